@@ -1,0 +1,6 @@
+//! Lambda entry point for the campaign routes.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(campaigns::router()).await
+}

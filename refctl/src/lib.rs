@@ -1,0 +1,6 @@
+//! `refctl`: the operator CLI and the local host, as a library so the
+//! integration tests and the benchmark drive the very same code.
+
+pub mod demo;
+pub mod serve;
+pub mod setup;

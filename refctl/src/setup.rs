@@ -1,0 +1,80 @@
+//! Operator operations: tables, accounts and keys.
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use shared::domain::tenant::Mode;
+use shared::store::accounts;
+use shared::{App, Error};
+
+/// Creates the table and the private bucket as template.yaml declares them.
+pub async fn tables_create(app: &App) -> Result<Value, Error> {
+    let table_created = app.store.create_table().await?;
+    let bucket = &app.config.bucket_name;
+    let bucket_created = match app.s3.head_bucket().bucket(bucket).send().await {
+        Ok(_) => false,
+        Err(_) => {
+            app.s3
+                .create_bucket()
+                .bucket(bucket)
+                .send()
+                .await
+                .map_err(Error::from)?;
+            true
+        }
+    };
+    app.s3
+        .put_public_access_block()
+        .bucket(bucket)
+        .public_access_block_configuration(
+            aws_sdk_s3::types::PublicAccessBlockConfiguration::builder()
+                .block_public_acls(true)
+                .block_public_policy(true)
+                .ignore_public_acls(true)
+                .restrict_public_buckets(true)
+                .build(),
+        )
+        .send()
+        .await
+        .map_err(Error::from)?;
+    Ok(json!({
+        "table": app.config.table_name, "tableCreated": table_created,
+        "bucket": bucket, "bucketCreated": bucket_created,
+    }))
+}
+
+/// `account create`.
+pub async fn account_create(app: &App, name: &str, plan: &str) -> Result<Value, Error> {
+    let a = accounts::create_account(&app.store, name, plan).await?;
+    Ok(json!({ "accountId": a.id, "account": a }))
+}
+
+/// `account lock` / `account unlock`.
+pub async fn account_lock(app: &App, id: &str, locked: bool) -> Result<Value, Error> {
+    Ok(json!({ "account": accounts::set_locked(&app.store, id, locked).await? }))
+}
+
+/// `account set-subscription`.
+pub async fn account_subscription(
+    app: &App,
+    id: &str,
+    expires: Option<DateTime<Utc>>,
+) -> Result<Value, Error> {
+    Ok(json!({ "account": accounts::set_subscription(&app.store, id, expires).await? }))
+}
+
+/// `key create`: the value is printed once and never again.
+pub async fn key_create(app: &App, account: &str, name: &str, mode: Mode) -> Result<Value, Error> {
+    let (k, value) =
+        accounts::create_key(&app.store, &app.config.api_key_secret, account, name, mode).await?;
+    Ok(json!({ "keyId": k.id, "key": value, "mode": mode, "name": k.name }))
+}
+
+/// `key revoke`.
+pub async fn key_revoke(app: &App, key_id: &str) -> Result<Value, Error> {
+    Ok(json!({ "key": accounts::revoke_key(&app.store, key_id).await? }))
+}
+
+/// `key list`: names and ids, never values.
+pub async fn key_list(app: &App, account: &str) -> Result<Value, Error> {
+    Ok(json!({ "keys": accounts::list_keys(&app.store, account).await? }))
+}

@@ -1,0 +1,280 @@
+//! Cross-cutting contract: routing errors, request ids, the OpenAPI
+//! description and the SAM template agree with the route catalogue.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use shared::routes::{Access, CATALOGUE};
+
+use crate::support::{call, merchant, raw, server};
+
+#[tokio::test]
+async fn unknown_routes_404_and_wrong_methods_405_with_allow() {
+    let m = merchant().await;
+    call("GET", "/api/v1/nothing-here", Some(&m.test_key), None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    let r = call("DELETE", "/api/v1/campaigns", Some(&m.test_key), None).await;
+    r.assert_error(405, "INVALID_REQUEST");
+    assert_eq!(r.header("allow"), Some("GET, POST"));
+}
+
+#[tokio::test]
+async fn request_ids_are_echoed_or_generated() {
+    let base = &server().base;
+    let r = raw(
+        base,
+        "GET",
+        "/api/v1/openapi.json",
+        None,
+        &[("x-request-id", "trace-123.abc")],
+        None,
+    )
+    .await;
+    assert_eq!(r.header("x-request-id"), Some("trace-123.abc"));
+    let r = raw(
+        base,
+        "GET",
+        "/api/v1/nope",
+        None,
+        &[("x-request-id", "bad id with spaces")],
+        None,
+    )
+    .await;
+    let id = r.header("x-request-id").unwrap();
+    assert!(id.starts_with("req_"), "{id}");
+    assert_eq!(r.body["meta"]["requestId"], id);
+}
+
+fn openapi() -> Value {
+    serde_json::from_str(public::OPENAPI_JSON).expect("docs/openapi.json is JSON")
+}
+
+#[tokio::test]
+async fn openapi_is_served_and_matches_the_routes() {
+    let r = raw(
+        &server().base,
+        "GET",
+        "/api/v1/openapi.json",
+        None,
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, openapi());
+
+    let doc = openapi();
+    let mut documented = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in ["get", "post", "put", "patch", "delete"] {
+            if item.get(method).is_some() {
+                documented.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    let routed: BTreeSet<_> = refctl::serve::router()
+        .served()
+        .into_iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    let catalogue: BTreeSet<_> = CATALOGUE
+        .iter()
+        .map(|r| (r.method.to_string(), r.path.to_string()))
+        .collect();
+    assert_eq!(routed, catalogue, "every catalogue route has a handler");
+    assert_eq!(documented, catalogue, "OpenAPI paths == routes");
+
+    let codes: BTreeSet<_> = doc["components"]["schemas"]["ErrorCode"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    let expected: BTreeSet<_> = shared::ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_string())
+        .collect();
+    assert_eq!(codes, expected);
+}
+
+fn template() -> serde_yaml::Value {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml")).unwrap();
+    serde_yaml::from_str(&text).unwrap()
+}
+
+#[test]
+fn template_routes_match_the_catalogue() {
+    let t = template();
+    let resources = t["Resources"].as_mapping().unwrap();
+    let mut declared = BTreeSet::new();
+    for (_, res) in resources {
+        if res["Type"].as_str() != Some("AWS::Serverless::Function") {
+            continue;
+        }
+        let Some(events) = res["Properties"]["Events"].as_mapping() else {
+            continue;
+        };
+        let binary = res["Metadata"]["BuildProperties"]["Binary"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for (_, ev) in events {
+            if ev["Type"].as_str() != Some("HttpApi") {
+                continue;
+            }
+            let method = ev["Properties"]["Method"].as_str().unwrap().to_uppercase();
+            let path = ev["Properties"]["Path"].as_str().unwrap().to_string();
+            declared.insert((method, path, binary.clone()));
+        }
+    }
+    let mut expected = BTreeSet::new();
+    for r in CATALOGUE {
+        expected.insert((
+            r.method.to_string(),
+            r.path.to_string(),
+            r.function.to_string(),
+        ));
+        if r.cors {
+            expected.insert((
+                "OPTIONS".to_string(),
+                r.path.to_string(),
+                r.function.to_string(),
+            ));
+        }
+    }
+    expected.insert((
+        "ANY".to_string(),
+        "$default".to_string(),
+        "public".to_string(),
+    ));
+    assert_eq!(declared, expected);
+    // Public routes must not carry the (absent) authorizer; merchant routes are checked in code.
+    assert!(CATALOGUE.iter().any(|r| r.access == Access::Public));
+}
+
+#[tokio::test]
+async fn the_table_refctl_creates_is_the_one_the_template_declares() {
+    let t = template();
+    let table = &t["Resources"]["Table"]["Properties"];
+    let app = crate::support::app_for(server()).await;
+    let desc = app
+        .store
+        .client()
+        .describe_table()
+        .table_name(app.store.table())
+        .send()
+        .await
+        .unwrap();
+    let d = desc.table().unwrap();
+
+    let attrs = |v: &serde_yaml::Value| -> BTreeSet<(String, String)> {
+        v.as_sequence()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["AttributeName"].as_str().unwrap().to_string(),
+                    a["AttributeType"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let live_attrs: BTreeSet<_> = d
+        .attribute_definitions()
+        .iter()
+        .map(|a| {
+            (
+                a.attribute_name().to_string(),
+                a.attribute_type().as_str().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(attrs(&table["AttributeDefinitions"]), live_attrs);
+
+    let schema = |v: &serde_yaml::Value| -> Vec<(String, String)> {
+        v.as_sequence()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                (
+                    k["AttributeName"].as_str().unwrap().to_string(),
+                    k["KeyType"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let live_schema: Vec<_> = d
+        .key_schema()
+        .iter()
+        .map(|k| {
+            (
+                k.attribute_name().to_string(),
+                k.key_type().as_str().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(schema(&table["KeySchema"]), live_schema);
+
+    let mut t_gsis: Vec<(String, Vec<(String, String)>, String)> = table["GlobalSecondaryIndexes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["IndexName"].as_str().unwrap().to_string(),
+                schema(&g["KeySchema"]),
+                g["Projection"]["ProjectionType"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            )
+        })
+        .collect();
+    let mut l_gsis: Vec<(String, Vec<(String, String)>, String)> = d
+        .global_secondary_indexes()
+        .iter()
+        .map(|g| {
+            (
+                g.index_name().unwrap().to_string(),
+                g.key_schema()
+                    .iter()
+                    .map(|k| {
+                        (
+                            k.attribute_name().to_string(),
+                            k.key_type().as_str().to_string(),
+                        )
+                    })
+                    .collect(),
+                g.projection()
+                    .unwrap()
+                    .projection_type()
+                    .unwrap()
+                    .as_str()
+                    .to_string(),
+            )
+        })
+        .collect();
+    t_gsis.sort();
+    l_gsis.sort();
+    assert_eq!(t_gsis, l_gsis);
+    assert_eq!(table["BillingMode"].as_str(), Some("PAY_PER_REQUEST"));
+    assert_eq!(
+        table["TimeToLiveSpecification"]["AttributeName"].as_str(),
+        Some(shared::store::table::TTL_ATTRIBUTE)
+    );
+    let ttl = app
+        .store
+        .client()
+        .describe_time_to_live()
+        .table_name(app.store.table())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        ttl.time_to_live_description()
+            .and_then(|t| t.attribute_name()),
+        Some(shared::store::table::TTL_ATTRIBUTE)
+    );
+}

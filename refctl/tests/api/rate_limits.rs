@@ -1,0 +1,68 @@
+//! Rate limits: counters in DynamoDB, 429 with Retry-After past the burst.
+
+use crate::support::{call_on, limited_server, merchant_on};
+
+#[tokio::test]
+async fn public_routes_are_limited_per_ip() {
+    let base = &limited_server().base;
+    let m = merchant_on(limited_server()).await;
+    let c = call_on(
+        base,
+        "POST",
+        "/api/v1/campaigns",
+        Some(&m.test_key),
+        Some(serde_json::json!({"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 5, "isPublic": true})),
+    )
+    .await;
+    let c = c.data();
+    let path = format!("/api/v1/campaigns/{}/public", c["id"].as_str().unwrap());
+    let mut statuses = Vec::new();
+    for _ in 0..5 {
+        let r = call_on(base, "GET", &path, None, None).await;
+        statuses.push(r.status);
+        if r.status == 429 {
+            r.assert_error(429, "RATE_LIMIT_EXCEEDED");
+            let retry: u64 = r.header("retry-after").unwrap().parse().unwrap();
+            assert!((1..=60).contains(&retry));
+            assert_eq!(r.header("ratelimit-limit"), Some("3"));
+            assert_eq!(r.header("ratelimit-remaining"), Some("0"));
+        } else {
+            assert!(r.header("ratelimit-remaining").is_some());
+        }
+    }
+    // A window boundary may fall inside the loop, so allow one reset.
+    assert!(
+        statuses.iter().filter(|s| **s == 429).count() >= 1,
+        "{statuses:?}"
+    );
+    assert_eq!(statuses[0], 200);
+}
+
+#[tokio::test]
+async fn authenticated_routes_are_limited_per_account() {
+    let base = &limited_server().base;
+    let m = merchant_on(limited_server()).await;
+    let other = merchant_on(limited_server()).await;
+    let mut statuses = Vec::new();
+    for _ in 0..6 {
+        statuses.push(
+            call_on(base, "GET", "/api/v1/campaigns", Some(&m.test_key), None)
+                .await
+                .status,
+        );
+    }
+    assert!(statuses.contains(&429), "{statuses:?}");
+    // Another account has its own budget.
+    assert_eq!(
+        call_on(
+            base,
+            "GET",
+            "/api/v1/campaigns",
+            Some(&other.test_key),
+            None
+        )
+        .await
+        .status,
+        200
+    );
+}

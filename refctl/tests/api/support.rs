@@ -1,0 +1,239 @@
+//! Shared test fixtures: one server per test binary, fresh accounts per test.
+
+use std::sync::{Arc, OnceLock};
+
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+use shared::config::Config;
+use shared::domain::tenant::Mode;
+use shared::store::accounts;
+use shared::App;
+
+/// A running local host.
+pub struct Server {
+    pub base: String,
+    pub app: Arc<App>,
+}
+
+fn endpoint(var: &str, default: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| default.to_string())
+}
+
+fn test_config() -> Config {
+    let suffix = ulid::Ulid::new().to_string().to_lowercase();
+    Config::local(
+        &endpoint("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
+        &endpoint("S3_ENDPOINT", "http://127.0.0.1:19000"),
+        &format!("test-{suffix}"),
+        &format!("test-{suffix}"),
+    )
+}
+
+/// Starts a server on its own thread and runtime, so it outlives each test's runtime.
+fn start(config: Config, create_tables: bool) -> Server {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let app = App::new(config).await;
+            if create_tables {
+                refctl::setup::tables_create(&app)
+                    .await
+                    .expect("tables create");
+            }
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let base = format!("http://{}", listener.local_addr().expect("addr"));
+            tx.send(Server {
+                base,
+                app: app.clone(),
+            })
+            .expect("send");
+            refctl::serve::serve(listener, app, Arc::new(refctl::serve::router()))
+                .await
+                .expect("serve");
+        });
+    });
+    rx.recv().expect("server started")
+}
+
+static SERVER: OnceLock<Server> = OnceLock::new();
+static LIMITED: OnceLock<Server> = OnceLock::new();
+
+/// The shared server with the default configuration.
+pub fn server() -> &'static Server {
+    SERVER.get_or_init(|| start(test_config(), true))
+}
+
+/// A server with its own table whose rate limits are tiny, so no other test
+/// spends its budget.
+pub fn limited_server() -> &'static Server {
+    LIMITED.get_or_init(|| {
+        let mut config = test_config();
+        config.public_rate_per_minute = 3;
+        config.account_rate_per_minute = 4;
+        start(config, true)
+    })
+}
+
+/// A fresh merchant account with a test and a live key.
+pub struct Merchant {
+    pub account_id: String,
+    pub test_key: String,
+    pub live_key: String,
+    pub test_key_id: String,
+}
+
+/// Creates a merchant on the shared server's table.
+pub async fn merchant() -> Merchant {
+    merchant_on(server()).await
+}
+
+/// Clients for a server's table, built on the calling test's runtime (SDK
+/// clients must not be shared across runtimes: their pooled connections die
+/// with the runtime that opened them).
+pub async fn app_for(server: &Server) -> Arc<App> {
+    App::new(server.app.config.clone()).await
+}
+
+/// Creates a merchant on a given server's table.
+pub async fn merchant_on(server: &Server) -> Merchant {
+    let app = &app_for(server).await;
+    let a = accounts::create_account(&app.store, "Test merchant", "growth")
+        .await
+        .unwrap();
+    let secret = &app.config.api_key_secret;
+    let (tk, test_key) = accounts::create_key(&app.store, secret, &a.id, "test", Mode::Test)
+        .await
+        .unwrap();
+    let (_, live_key) = accounts::create_key(&app.store, secret, &a.id, "live", Mode::Live)
+        .await
+        .unwrap();
+    Merchant {
+        account_id: a.id,
+        test_key,
+        live_key,
+        test_key_id: tk.id,
+    }
+}
+
+/// A response, decoded.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Resp {
+    /// `error.code` of a failure envelope.
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+
+    /// `data` of a success envelope.
+    pub fn data(&self) -> &Value {
+        &self.body["data"]
+    }
+
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts the failure envelope's shape and code.
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "status of {:?}", self.body);
+        assert_eq!(self.body["success"], Value::Bool(false), "{:?}", self.body);
+        assert_eq!(self.code(), code, "{:?}", self.body);
+        assert!(self.body["error"]["message"].is_string());
+        assert!(self.body["error"].get("details").is_some());
+        assert!(self.body["meta"]["timestamp"].is_string());
+        assert_eq!(
+            self.body["meta"]["requestId"].as_str(),
+            self.header("x-request-id"),
+            "meta.requestId equals X-Request-Id"
+        );
+    }
+}
+
+/// Sends a request with an optional key and raw body.
+pub async fn raw(
+    base: &str,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    headers: &[(&str, &str)],
+    body: Option<Vec<u8>>,
+) -> Resp {
+    let client = reqwest::Client::new();
+    let mut req = client.request(method.parse().unwrap(), format!("{base}{path}"));
+    if let Some(k) = key {
+        req = req.header("authorization", format!("Bearer {k}"));
+    }
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    if let Some(b) = body {
+        req = req.body(b);
+    }
+    let resp = req.send().await.expect("request sent");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let bytes = resp.bytes().await.expect("body read");
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// Sends JSON (or nothing) to the shared server.
+pub async fn call(method: &str, path: &str, key: Option<&str>, body: Option<Value>) -> Resp {
+    call_on(&server().base, method, path, key, body).await
+}
+
+/// Sends JSON (or nothing) to a given server.
+pub async fn call_on(
+    base: &str,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<Value>,
+) -> Resp {
+    match body {
+        Some(b) => {
+            raw(
+                base,
+                method,
+                path,
+                key,
+                &[("content-type", "application/json")],
+                Some(serde_json::to_vec(&b).unwrap()),
+            )
+            .await
+        }
+        None => raw(base, method, path, key, &[], None).await,
+    }
+}
+
+/// Creates a campaign and returns its JSON.
+pub async fn campaign(key: &str, extra: Value) -> Value {
+    let mut body = serde_json::json!({
+        "name": "Campaign", "commissionType": "PERCENTAGE", "commissionValue": 10,
+    });
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    let r = call("POST", "/api/v1/campaigns", Some(key), Some(body)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    r.data().clone()
+}

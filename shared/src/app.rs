@@ -1,0 +1,64 @@
+//! The application context: configuration and SDK clients, built once per process.
+
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::config::{Credentials, Region};
+
+use crate::config::Config;
+use crate::store::metrics::{CallCounter, CallMetrics};
+use crate::store::Store;
+
+/// Everything a handler needs, shared across invocations.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub config: Config,
+    pub store: Store,
+    pub s3: aws_sdk_s3::Client,
+}
+
+impl App {
+    /// Builds the clients for a configuration. Endpoint overrides imply the
+    /// local stack, which takes static credentials so no metadata lookup happens.
+    pub async fn new(config: Config) -> Arc<App> {
+        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .region(Region::new(config.region.clone()));
+        if config.dynamodb_endpoint.is_some() || config.s3_endpoint.is_some() {
+            loader = loader
+                .credentials_provider(Credentials::new("local", "local", None, None, "local"));
+        }
+        let sdk = loader.load().await;
+
+        let metrics = Arc::new(CallMetrics::default());
+        let mut ddb =
+            aws_sdk_dynamodb::config::Builder::from(&sdk).interceptor(CallCounter(metrics.clone()));
+        if let Some(ep) = &config.dynamodb_endpoint {
+            ddb = ddb.endpoint_url(ep);
+        }
+        let mut s3 = aws_sdk_s3::config::Builder::from(&sdk);
+        if let Some(ep) = &config.s3_endpoint {
+            s3 = s3.endpoint_url(ep).force_path_style(true);
+        }
+        let store = Store::new(
+            aws_sdk_dynamodb::Client::from_conf(ddb.build()),
+            config.table_name.clone(),
+            metrics,
+        );
+        Arc::new(App {
+            store,
+            s3: aws_sdk_s3::Client::from_conf(s3.build()),
+            config,
+        })
+    }
+}
+
+/// Installs the JSON log subscriber once; `RUST_LOG` filters it.
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_current_span(true)
+        .with_target(false)
+        .try_init();
+}

@@ -1,0 +1,107 @@
+//! The key value: `rk_<mode>_` + an HS256 JWT naming the key, its account and mode.
+
+use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::domain::tenant::Mode;
+
+/// What a key's token says about itself.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Claims {
+    /// Key id.
+    pub kid: String,
+    /// Account id.
+    pub acct: String,
+    /// Mode.
+    pub mode: Mode,
+    /// Issued at (epoch seconds).
+    pub iat: i64,
+}
+
+/// The prefix of a mode's keys.
+pub fn prefix(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Live => "rk_live_",
+        Mode::Test => "rk_test_",
+    }
+}
+
+/// Issues a key value for a key record.
+pub fn issue(secret: &str, key_id: &str, account_id: &str, mode: Mode) -> String {
+    let claims = Claims {
+        kid: key_id.to_string(),
+        acct: account_id.to_string(),
+        mode,
+        iat: chrono::Utc::now().timestamp(),
+    };
+    let token = encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .expect("HS256 signing cannot fail");
+    format!("{}{}", prefix(mode), token)
+}
+
+/// Verifies the prefix, the pinned algorithm and the signature. Keys do not
+/// expire, so no `exp` is required; revocation is checked against the store.
+pub fn verify(secret: &str, raw: &str) -> Option<Claims> {
+    let (mode, token) = if let Some(t) = raw.strip_prefix(prefix(Mode::Live)) {
+        (Mode::Live, t)
+    } else {
+        (Mode::Test, raw.strip_prefix(prefix(Mode::Test))?)
+    };
+    let mut validation = Validation::new(Algorithm::HS256);
+    validation.required_spec_claims.clear();
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    let data = decode::<Claims>(
+        token,
+        &DecodingKey::from_secret(secret.as_bytes()),
+        &validation,
+    )
+    .ok()?;
+    (data.claims.mode == mode).then_some(data.claims)
+}
+
+/// SHA-256 of the whole key value, hex: the only form the store keeps.
+pub fn hash(raw: &str) -> String {
+    hex::encode(Sha256::digest(raw.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+
+    const SECRET: &str = "a-test-secret-that-is-long-enough-123";
+
+    #[test]
+    fn issued_keys_verify_and_tampering_fails() {
+        let k = issue(SECRET, "key_1", "acct_1", Mode::Test);
+        assert!(k.starts_with("rk_test_"));
+        let c = verify(SECRET, &k).unwrap();
+        assert_eq!(c.kid, "key_1");
+        assert_eq!(c.mode, Mode::Test);
+        assert!(verify("another-secret-that-is-long-enough-1", &k).is_none());
+        // Prefix must match the mode inside the token.
+        let swapped = k.replacen("rk_test_", "rk_live_", 1);
+        assert!(verify(SECRET, &swapped).is_none());
+        assert!(verify(SECRET, "rk_test_garbage").is_none());
+        assert!(verify(SECRET, &k[8..]).is_none());
+    }
+
+    #[test]
+    fn unsigned_tokens_are_refused() {
+        let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
+        let body =
+            URL_SAFE_NO_PAD.encode(br#"{"kid":"key_1","acct":"acct_1","mode":"test","iat":1}"#);
+        let forged = format!("rk_test_{header}.{body}.");
+        assert!(verify(SECRET, &forged).is_none());
+        let hs512 = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS512","typ":"JWT"}"#);
+        let forged = format!("rk_test_{hs512}.{body}.xxxx");
+        assert!(verify(SECRET, &forged).is_none());
+    }
+}

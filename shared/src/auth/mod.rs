@@ -1,0 +1,65 @@
+//! API-key authentication: format, signature, revocation and account state.
+
+pub mod api_key;
+
+use crate::app::App;
+use crate::domain::account::{Account, ApiKey};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::store::keys::RECORD_SK;
+use crate::store::{from_item, get_s};
+
+/// The caller behind a valid key.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub tenant: Tenant,
+    pub account: Account,
+    pub key_id: String,
+}
+
+/// Checks `Authorization: Bearer <key>`. Every bad key gets the same 401; a
+/// good key of a locked or expired account gets 403. The key and its account
+/// are read in one strongly consistent batch on every call, so revocation is
+/// immediate.
+pub async fn authenticate(app: &App, header: Option<&str>) -> Result<Principal> {
+    let raw = header
+        .and_then(|h| {
+            h.strip_prefix("Bearer ")
+                .or_else(|| h.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .ok_or(Error::Unauthorized)?;
+    let claims = api_key::verify(&app.config.api_key_secret, raw).ok_or(Error::Unauthorized)?;
+    let items = app
+        .store
+        .batch_get(&[
+            (claims.kid.clone(), RECORD_SK.to_string()),
+            (claims.acct.clone(), RECORD_SK.to_string()),
+        ])
+        .await?;
+    let mut key: Option<ApiKey> = None;
+    let mut account: Option<Account> = None;
+    for item in items {
+        match get_s(&item, "pk") {
+            Some(pk) if pk == claims.kid => key = Some(from_item(item)?),
+            Some(pk) if pk == claims.acct => account = Some(from_item(item)?),
+            _ => {}
+        }
+    }
+    let key = key.ok_or(Error::Unauthorized)?;
+    let account = account.ok_or(Error::Unauthorized)?;
+    let hash_ok = api_key::hash(raw) == key.key_hash;
+    if !hash_ok
+        || key.revoked_at.is_some()
+        || key.mode != claims.mode
+        || key.account_id != account.id
+    {
+        return Err(Error::Unauthorized);
+    }
+    account.check_usable(chrono::Utc::now())?;
+    Ok(Principal {
+        tenant: Tenant::new(account.id.clone(), key.mode),
+        account,
+        key_id: key.id,
+    })
+}

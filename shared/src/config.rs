@@ -1,0 +1,178 @@
+//! Configuration, read once from the environment at start-up.
+
+use std::collections::BTreeMap;
+use std::env;
+
+/// Why the configuration could not be loaded. Reported at init, never per request.
+#[derive(Debug, thiserror::Error)]
+#[error("configuration error: {0}")]
+pub struct ConfigError(String);
+
+/// Local defaults shared by `make run`, `refctl` and the tests.
+pub mod defaults {
+    /// DynamoDB Local.
+    pub const DYNAMODB_ENDPOINT: &str = "http://127.0.0.1:8000";
+    /// The S3 emulator.
+    pub const S3_ENDPOINT: &str = "http://127.0.0.1:9000";
+    /// The single table.
+    pub const TABLE_NAME: &str = "referrals";
+    /// The private bucket.
+    pub const BUCKET_NAME: &str = "referrals-local";
+    /// Signing secret used only outside Lambda.
+    pub const LOCAL_API_KEY_SECRET: &str = "local-development-secret-not-for-production";
+    /// Region used when none is configured.
+    pub const REGION: &str = "us-east-1";
+}
+
+/// Everything a function needs to know about its environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// DynamoDB endpoint override (DynamoDB Local); `None` means AWS.
+    pub dynamodb_endpoint: Option<String>,
+    /// S3 endpoint override (the emulator); `None` means AWS.
+    pub s3_endpoint: Option<String>,
+    /// AWS region.
+    pub region: String,
+    /// The single DynamoDB table.
+    pub table_name: String,
+    /// The private S3 bucket (invoices, asset files).
+    pub bucket_name: String,
+    /// HMAC secret that signs API keys.
+    pub api_key_secret: String,
+    /// Requests per minute per client IP per public endpoint.
+    pub public_rate_per_minute: u64,
+    /// Requests per minute per account on authenticated endpoints.
+    pub account_rate_per_minute: u64,
+    /// Monthly live-mode conversion cap per plan; `None` is unlimited.
+    pub plan_quotas: BTreeMap<String, Option<u64>>,
+}
+
+impl Config {
+    /// Reads the environment. Inside Lambda the endpoints default to AWS and the
+    /// secret is required; elsewhere everything defaults to the local stack.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        let in_lambda = env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some();
+        let endpoint = |name: &str, local: &str| match env::var(name) {
+            Ok(v) if !v.trim().is_empty() => Some(v),
+            _ if in_lambda => None,
+            _ => Some(local.to_string()),
+        };
+        let api_key_secret = match env::var("API_KEY_SECRET") {
+            Ok(v) if v.len() >= 32 => v,
+            Ok(_) => {
+                return Err(ConfigError(
+                    "API_KEY_SECRET must be at least 32 bytes".into(),
+                ))
+            }
+            Err(_) if in_lambda => return Err(ConfigError("API_KEY_SECRET is not set".into())),
+            Err(_) => defaults::LOCAL_API_KEY_SECRET.to_string(),
+        };
+        let table_name = required_or(in_lambda, "TABLE_NAME", defaults::TABLE_NAME)?;
+        let bucket_name = required_or(in_lambda, "BUCKET_NAME", defaults::BUCKET_NAME)?;
+        Ok(Config {
+            dynamodb_endpoint: endpoint("DYNAMODB_ENDPOINT", defaults::DYNAMODB_ENDPOINT),
+            s3_endpoint: endpoint("S3_ENDPOINT", defaults::S3_ENDPOINT),
+            region: env::var("AWS_REGION")
+                .or_else(|_| env::var("AWS_DEFAULT_REGION"))
+                .unwrap_or_else(|_| defaults::REGION.to_string()),
+            table_name,
+            bucket_name,
+            api_key_secret,
+            public_rate_per_minute: number("RATE_LIMIT_PUBLIC_PER_MINUTE", 120)?,
+            account_rate_per_minute: number("RATE_LIMIT_ACCOUNT_PER_MINUTE", 1200)?,
+            plan_quotas: parse_quotas(&env::var("PLAN_CONVERSION_QUOTAS").unwrap_or_else(|_| {
+                "free=1000,starter=10000,growth=100000,enterprise=unlimited".into()
+            }))?,
+        })
+    }
+
+    /// A configuration for the local stack with the given table and endpoints (tests, bench).
+    pub fn local(
+        dynamodb_endpoint: &str,
+        s3_endpoint: &str,
+        table_name: &str,
+        bucket_name: &str,
+    ) -> Config {
+        Config {
+            dynamodb_endpoint: Some(dynamodb_endpoint.to_string()),
+            s3_endpoint: Some(s3_endpoint.to_string()),
+            region: defaults::REGION.to_string(),
+            table_name: table_name.to_string(),
+            bucket_name: bucket_name.to_string(),
+            api_key_secret: defaults::LOCAL_API_KEY_SECRET.to_string(),
+            public_rate_per_minute: 120,
+            account_rate_per_minute: 1200,
+            plan_quotas: parse_quotas("free=1000,starter=10000,growth=100000,enterprise=unlimited")
+                .expect("default quotas parse"),
+        }
+    }
+
+    /// The monthly conversion cap of a plan; unknown plans get the smallest cap.
+    pub fn conversion_quota(&self, plan: &str) -> Option<u64> {
+        match self.plan_quotas.get(plan) {
+            Some(q) => *q,
+            None => self.plan_quotas.values().flatten().min().copied(),
+        }
+    }
+}
+
+fn required_or(in_lambda: bool, name: &str, local: &str) -> Result<String, ConfigError> {
+    match env::var(name) {
+        Ok(v) if !v.trim().is_empty() => Ok(v),
+        _ if in_lambda => Err(ConfigError(format!("{name} is not set"))),
+        _ => Ok(local.to_string()),
+    }
+}
+
+fn number(name: &str, default: u64) -> Result<u64, ConfigError> {
+    match env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| ConfigError(format!("{name} must be a positive integer, got {v:?}"))),
+        Err(_) => Ok(default),
+    }
+}
+
+/// Parses `plan=N,plan=unlimited`.
+pub fn parse_quotas(s: &str) -> Result<BTreeMap<String, Option<u64>>, ConfigError> {
+    let mut out = BTreeMap::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (plan, value) = part.split_once('=').ok_or_else(|| {
+            ConfigError(format!(
+                "PLAN_CONVERSION_QUOTAS entry {part:?} is not plan=N"
+            ))
+        })?;
+        let value = match value.trim() {
+            "unlimited" => None,
+            n => Some(n.parse::<u64>().map_err(|_| {
+                ConfigError(format!(
+                    "PLAN_CONVERSION_QUOTAS value {n:?} is not a number or 'unlimited'"
+                ))
+            })?),
+        };
+        out.insert(plan.trim().to_string(), value);
+    }
+    if out.is_empty() {
+        return Err(ConfigError("PLAN_CONVERSION_QUOTAS names no plan".into()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotas_parse_and_unknown_plans_get_the_smallest_cap() {
+        let mut c = Config::local("a", "b", "t", "b");
+        c.plan_quotas = parse_quotas("free=10, pro=unlimited").unwrap();
+        assert_eq!(c.conversion_quota("free"), Some(10));
+        assert_eq!(c.conversion_quota("pro"), None);
+        assert_eq!(c.conversion_quota("mystery"), Some(10));
+        assert!(parse_quotas("free").is_err());
+        assert!(parse_quotas("free=lots").is_err());
+    }
+}

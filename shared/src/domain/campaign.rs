@@ -1,0 +1,520 @@
+//! Campaigns and their commission rules.
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::domain::metadata::{self, Metadata, MetadataPatch};
+use crate::error::Error;
+use crate::ids::{new_id, IdKind};
+use crate::money::{json_number, json_number_opt, Currency};
+use crate::patch::Patch;
+use crate::timestamp::serde_ts;
+use crate::validation::{check_len, check_range, Issues};
+
+/// How commission is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum CommissionType {
+    /// A percentage of the payment.
+    Percentage,
+    /// A fixed amount in the campaign's currency.
+    Fixed,
+}
+
+/// A campaign as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Campaign {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub commission_type: CommissionType,
+    pub commission_value: Decimal,
+    pub currency: Option<Currency>,
+    pub commission_recurring: bool,
+    /// `None`: lifetime recurring commission.
+    pub recurring_months_limit: Option<u32>,
+    pub cookie_days: u32,
+    pub hold_days: u32,
+    pub minimum_payout: Decimal,
+    pub is_public: bool,
+    pub signup_open: bool,
+    pub auto_approve_affiliates: bool,
+    #[serde(default)]
+    pub metadata: Metadata,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Body of `POST /api/v1/campaigns`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NewCampaign {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub commission_type: CommissionType,
+    #[serde(with = "json_number")]
+    pub commission_value: Decimal,
+    #[serde(default)]
+    pub currency: Option<String>,
+    #[serde(default)]
+    pub commission_recurring: bool,
+    #[serde(default)]
+    pub recurring_months_limit: Option<i64>,
+    #[serde(default)]
+    pub cookie_days: Option<i64>,
+    #[serde(default)]
+    pub hold_days: Option<i64>,
+    #[serde(default, with = "json_number_opt")]
+    pub minimum_payout: Option<Decimal>,
+    #[serde(default)]
+    pub is_public: bool,
+    #[serde(default)]
+    pub signup_open: Option<bool>,
+    #[serde(default)]
+    pub auto_approve_affiliates: bool,
+    #[serde(default)]
+    pub metadata: Option<Metadata>,
+}
+
+/// Body of `PUT /api/v1/campaigns/{id}`: only the fields sent change.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CampaignPatch {
+    #[serde(default)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    pub description: Patch<String>,
+    #[serde(default)]
+    pub commission_type: Patch<CommissionType>,
+    #[serde(default)]
+    pub commission_value: Patch<f64>,
+    #[serde(default)]
+    pub currency: Patch<String>,
+    #[serde(default)]
+    pub commission_recurring: Patch<bool>,
+    #[serde(default)]
+    pub recurring_months_limit: Patch<i64>,
+    #[serde(default)]
+    pub cookie_days: Patch<i64>,
+    #[serde(default)]
+    pub hold_days: Patch<i64>,
+    #[serde(default)]
+    pub minimum_payout: Patch<f64>,
+    #[serde(default)]
+    pub is_public: Patch<bool>,
+    #[serde(default)]
+    pub signup_open: Patch<bool>,
+    #[serde(default)]
+    pub auto_approve_affiliates: Patch<bool>,
+    #[serde(default)]
+    pub metadata: Patch<MetadataPatch>,
+}
+
+/// Default attribution window.
+pub const DEFAULT_COOKIE_DAYS: u32 = 30;
+/// Default hold period.
+pub const DEFAULT_HOLD_DAYS: u32 = 30;
+
+fn to_u32(path: &str, v: i64, min: i64, max: i64, issues: &mut Issues) -> u32 {
+    issues.check(check_range(path, v, min, max));
+    v.clamp(min, max) as u32
+}
+
+fn required(path: &str, issues: &mut Issues) {
+    issues.add(&[path], "invalid_type", format!("{path} cannot be null"));
+}
+
+impl Campaign {
+    /// Builds and validates a new campaign.
+    pub fn create(input: NewCampaign, now: DateTime<Utc>) -> Result<Campaign, Error> {
+        let mut issues = Issues::new();
+        let currency = input
+            .currency
+            .as_deref()
+            .and_then(|c| issues.check(Currency::parse("currency", c)));
+        let campaign = Campaign {
+            id: new_id(IdKind::Campaign),
+            name: input.name,
+            description: input.description,
+            commission_type: input.commission_type,
+            commission_value: input.commission_value,
+            currency,
+            commission_recurring: input.commission_recurring,
+            recurring_months_limit: input
+                .recurring_months_limit
+                .map(|v| to_u32("recurringMonthsLimit", v, 1, 120, &mut issues)),
+            cookie_days: input.cookie_days.map_or(DEFAULT_COOKIE_DAYS, |v| {
+                to_u32("cookieDays", v, 1, 365, &mut issues)
+            }),
+            hold_days: input.hold_days.map_or(DEFAULT_HOLD_DAYS, |v| {
+                to_u32("holdDays", v, 0, 365, &mut issues)
+            }),
+            minimum_payout: input.minimum_payout.unwrap_or(Decimal::ZERO),
+            is_public: input.is_public,
+            signup_open: input.signup_open.unwrap_or(true),
+            auto_approve_affiliates: input.auto_approve_affiliates,
+            metadata: input.metadata.unwrap_or_default(),
+            created_at: now,
+            updated_at: now,
+        };
+        campaign.validate(issues)?;
+        Ok(campaign)
+    }
+
+    /// Applies a partial update, then validates the merged campaign as a whole.
+    pub fn apply(&self, patch: CampaignPatch, now: DateTime<Utc>) -> Result<Campaign, Error> {
+        let mut issues = Issues::new();
+        let mut c = self.clone();
+        match patch.name {
+            Patch::Value(v) => c.name = v,
+            Patch::Null => required("name", &mut issues),
+            Patch::Absent => {}
+        }
+        c.description = patch.description.apply_opt(c.description);
+        match patch.commission_type {
+            Patch::Value(t) => {
+                // Switching to a percentage drops a currency the caller did not restate.
+                if t == CommissionType::Percentage && !patch.currency.is_present() {
+                    c.currency = None;
+                }
+                c.commission_type = t;
+            }
+            Patch::Null => required("commissionType", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.commission_value {
+            Patch::Value(v) => match crate::money::decimal_from_f64(v) {
+                Some(d) => c.commission_value = d,
+                None => issues.add(
+                    &["commissionValue"],
+                    "invalid_type",
+                    "commissionValue must be a number",
+                ),
+            },
+            Patch::Null => required("commissionValue", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.currency {
+            Patch::Value(code) => c.currency = issues.check(Currency::parse("currency", &code)),
+            Patch::Null => c.currency = None,
+            Patch::Absent => {}
+        }
+        match patch.commission_recurring {
+            Patch::Value(v) => c.commission_recurring = v,
+            Patch::Null => required("commissionRecurring", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.recurring_months_limit {
+            Patch::Value(v) => {
+                c.recurring_months_limit =
+                    Some(to_u32("recurringMonthsLimit", v, 1, 120, &mut issues))
+            }
+            Patch::Null => c.recurring_months_limit = None,
+            Patch::Absent => {}
+        }
+        match patch.cookie_days {
+            Patch::Value(v) => c.cookie_days = to_u32("cookieDays", v, 1, 365, &mut issues),
+            Patch::Null => required("cookieDays", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.hold_days {
+            Patch::Value(v) => c.hold_days = to_u32("holdDays", v, 0, 365, &mut issues),
+            Patch::Null => required("holdDays", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.minimum_payout {
+            Patch::Value(v) => match crate::money::decimal_from_f64(v) {
+                Some(d) => c.minimum_payout = d,
+                None => issues.add(
+                    &["minimumPayout"],
+                    "invalid_type",
+                    "minimumPayout must be a number",
+                ),
+            },
+            Patch::Null => required("minimumPayout", &mut issues),
+            Patch::Absent => {}
+        }
+        for (field, patch, target) in [
+            ("isPublic", patch.is_public, &mut c.is_public),
+            ("signupOpen", patch.signup_open, &mut c.signup_open),
+            (
+                "autoApproveAffiliates",
+                patch.auto_approve_affiliates,
+                &mut c.auto_approve_affiliates,
+            ),
+        ] {
+            match patch {
+                Patch::Value(v) => *target = v,
+                Patch::Null => required(field, &mut issues),
+                Patch::Absent => {}
+            }
+        }
+        match patch.metadata {
+            Patch::Value(m) => c.metadata = metadata::merge(c.metadata, m),
+            Patch::Null => c.metadata.clear(),
+            Patch::Absent => {}
+        }
+        c.updated_at = now;
+        c.validate(issues)?;
+        Ok(c)
+    }
+
+    /// The rules that hold for every stored campaign.
+    fn validate(&self, mut issues: Issues) -> Result<(), Error> {
+        issues.check(check_len("name", &self.name, 1, 200));
+        if let Some(d) = &self.description {
+            issues.check(check_len("description", d, 0, 2000));
+        }
+        match self.commission_type {
+            CommissionType::Percentage => {
+                if self.commission_value < Decimal::ZERO
+                    || self.commission_value > Decimal::ONE_HUNDRED
+                {
+                    issues.add(
+                        &["commissionValue"],
+                        "invalid_value",
+                        "a percentage commissionValue must be 0-100",
+                    );
+                }
+                if self.commission_value.normalize().scale() > 4 {
+                    issues.add(
+                        &["commissionValue"],
+                        "invalid_value",
+                        "a percentage has at most 4 decimals",
+                    );
+                }
+                if self.currency.is_some() {
+                    issues.add(
+                        &["currency"],
+                        "invalid_value",
+                        "currency applies to FIXED commission only",
+                    );
+                }
+            }
+            CommissionType::Fixed => {
+                if self.commission_value <= Decimal::ZERO {
+                    issues.add(
+                        &["commissionValue"],
+                        "too_small",
+                        "a FIXED commissionValue must be greater than 0",
+                    );
+                }
+                match &self.currency {
+                    None => issues.add(
+                        &["currency"],
+                        "required",
+                        "currency is required for FIXED commission",
+                    ),
+                    Some(cur) if !cur.fits(self.commission_value) => issues.add(
+                        &["commissionValue"],
+                        "invalid_value",
+                        format!(
+                            "{} amounts have at most {} decimals",
+                            cur.code(),
+                            cur.exponent()
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
+        if !self.commission_recurring && self.recurring_months_limit.is_some() {
+            issues.add(
+                &["recurringMonthsLimit"],
+                "invalid_value",
+                "recurringMonthsLimit must be null when commissionRecurring is false",
+            );
+        }
+        if self.minimum_payout < Decimal::ZERO {
+            issues.add(
+                &["minimumPayout"],
+                "too_small",
+                "minimumPayout must be >= 0",
+            );
+        }
+        metadata::validate(&self.metadata, &mut issues);
+        issues.finish()
+    }
+
+    /// Whether the public profile and sign-up accept affiliates.
+    pub fn accepts_signups(&self) -> bool {
+        self.is_public && self.signup_open
+    }
+}
+
+/// The merchant's view of a campaign.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignView<'a> {
+    pub id: &'a str,
+    pub object: &'static str,
+    pub name: &'a str,
+    pub description: Option<&'a str>,
+    pub commission_type: CommissionType,
+    #[serde(with = "json_number")]
+    pub commission_value: Decimal,
+    pub currency: Option<Currency>,
+    pub commission_recurring: bool,
+    pub recurring_months_limit: Option<u32>,
+    pub cookie_days: u32,
+    pub hold_days: u32,
+    #[serde(with = "json_number")]
+    pub minimum_payout: Decimal,
+    pub is_public: bool,
+    pub signup_open: bool,
+    pub auto_approve_affiliates: bool,
+    pub metadata: &'a Metadata,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl<'a> From<&'a Campaign> for CampaignView<'a> {
+    fn from(c: &'a Campaign) -> Self {
+        CampaignView {
+            id: &c.id,
+            object: "campaign",
+            name: &c.name,
+            description: c.description.as_deref(),
+            commission_type: c.commission_type,
+            commission_value: c.commission_value,
+            currency: c.currency,
+            commission_recurring: c.commission_recurring,
+            recurring_months_limit: c.recurring_months_limit,
+            cookie_days: c.cookie_days,
+            hold_days: c.hold_days,
+            minimum_payout: c.minimum_payout,
+            is_public: c.is_public,
+            signup_open: c.signup_open,
+            auto_approve_affiliates: c.auto_approve_affiliates,
+            metadata: &c.metadata,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+        }
+    }
+}
+
+/// The public profile for landing pages: commission terms, nothing private.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicCampaignView<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub description: Option<&'a str>,
+    pub commission_type: CommissionType,
+    #[serde(with = "json_number")]
+    pub commission_value: Decimal,
+    pub currency: Option<Currency>,
+    pub commission_recurring: bool,
+    pub recurring_months_limit: Option<u32>,
+    pub cookie_days: u32,
+    pub signup_open: bool,
+}
+
+impl<'a> From<&'a Campaign> for PublicCampaignView<'a> {
+    fn from(c: &'a Campaign) -> Self {
+        PublicCampaignView {
+            id: &c.id,
+            name: &c.name,
+            description: c.description.as_deref(),
+            commission_type: c.commission_type,
+            commission_value: c.commission_value,
+            currency: c.currency,
+            commission_recurring: c.commission_recurring,
+            recurring_months_limit: c.recurring_months_limit,
+            cookie_days: c.cookie_days,
+            signup_open: c.accepts_signups(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(json: serde_json::Value) -> Result<Campaign, Error> {
+        let input: NewCampaign = serde_json::from_value(json).unwrap();
+        Campaign::create(input, Utc::now())
+    }
+
+    fn patch(json: serde_json::Value) -> CampaignPatch {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn recurring_rules_are_checked_after_the_merge() {
+        let c = new(
+            serde_json::json!({"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 10,
+            "commissionRecurring": true, "recurringMonthsLimit": 12}),
+        )
+        .unwrap();
+        assert_eq!(c.recurring_months_limit, Some(12));
+        // Turning recurring off while a limit remains is a contradiction.
+        assert!(c
+            .apply(
+                patch(serde_json::json!({"commissionRecurring": false})),
+                Utc::now()
+            )
+            .is_err());
+        let off = c
+            .apply(
+                patch(
+                    serde_json::json!({"commissionRecurring": false, "recurringMonthsLimit": null}),
+                ),
+                Utc::now(),
+            )
+            .unwrap();
+        assert!(!off.commission_recurring);
+        let lifetime = c
+            .apply(
+                patch(serde_json::json!({"recurringMonthsLimit": null})),
+                Utc::now(),
+            )
+            .unwrap();
+        assert_eq!(lifetime.recurring_months_limit, None);
+        assert!(c
+            .apply(
+                patch(serde_json::json!({"recurringMonthsLimit": 121})),
+                Utc::now()
+            )
+            .is_err());
+        assert!(c
+            .apply(
+                patch(serde_json::json!({"recurringMonthsLimit": 0})),
+                Utc::now()
+            )
+            .is_err());
+    }
+
+    #[test]
+    fn commission_shapes() {
+        assert!(new(
+            serde_json::json!({"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 101})
+        )
+        .is_err());
+        assert!(new(
+            serde_json::json!({"name": "A", "commissionType": "FIXED", "commissionValue": 5})
+        )
+        .is_err());
+        assert!(new(serde_json::json!({"name": "A", "commissionType": "FIXED", "commissionValue": 5.5, "currency": "JPY"})).is_err());
+        let f = new(serde_json::json!({"name": "A", "commissionType": "FIXED", "commissionValue": 5.5, "currency": "usd"})).unwrap();
+        assert_eq!(f.currency.unwrap().code(), "USD");
+        let p = f
+            .apply(
+                patch(serde_json::json!({"commissionType": "PERCENTAGE", "commissionValue": 20})),
+                Utc::now(),
+            )
+            .unwrap();
+        assert_eq!(p.currency, None);
+        assert!(new(
+            serde_json::json!({"name": "", "commissionType": "PERCENTAGE", "commissionValue": 1})
+        )
+        .is_err());
+    }
+}

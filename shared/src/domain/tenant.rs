@@ -1,0 +1,52 @@
+//! The tenant of every record: an account in one mode.
+
+use serde::{Deserialize, Serialize};
+
+/// Live or test data; a key of one mode never sees the other's records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Live,
+    Test,
+}
+
+impl Mode {
+    /// `live` or `test`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Live => "live",
+            Mode::Test => "test",
+        }
+    }
+
+    /// Parses `live` or `test`.
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "live" => Some(Mode::Live),
+            "test" => Some(Mode::Test),
+            _ => None,
+        }
+    }
+}
+
+/// (account, mode): the owner of a record.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Tenant {
+    pub account_id: String,
+    pub mode: Mode,
+}
+
+impl Tenant {
+    /// The tenant of an account in a mode.
+    pub fn new(account_id: impl Into<String>, mode: Mode) -> Self {
+        Tenant {
+            account_id: account_id.into(),
+            mode,
+        }
+    }
+
+    /// The string stored on records and used in index keys: `acct_...#live`.
+    pub fn key(&self) -> String {
+        format!("{}#{}", self.account_id, self.mode.as_str())
+    }
+}

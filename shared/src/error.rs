@@ -1,0 +1,162 @@
+//! The one error type of the API and its stable codes.
+
+use serde::Serialize;
+
+use crate::validation::Issue;
+
+/// Stable machine-readable error codes (the full enum of the contract).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    ValidationFailed,
+    InvalidRequest,
+    Unauthorized,
+    PermissionDenied,
+    NotFound,
+    AlreadyExists,
+    InvalidState,
+    RateLimitExceeded,
+    LimitExceeded,
+    ServerError,
+    ServiceUnavailable,
+}
+
+impl ErrorCode {
+    /// Every code, in the order the documentation lists them.
+    pub const ALL: [ErrorCode; 11] = [
+        ErrorCode::ValidationFailed,
+        ErrorCode::InvalidRequest,
+        ErrorCode::Unauthorized,
+        ErrorCode::PermissionDenied,
+        ErrorCode::NotFound,
+        ErrorCode::AlreadyExists,
+        ErrorCode::InvalidState,
+        ErrorCode::RateLimitExceeded,
+        ErrorCode::LimitExceeded,
+        ErrorCode::ServerError,
+        ErrorCode::ServiceUnavailable,
+    ];
+
+    /// The code as it appears on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::ValidationFailed => "VALIDATION_FAILED",
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::AlreadyExists => "ALREADY_EXISTS",
+            ErrorCode::InvalidState => "INVALID_STATE",
+            ErrorCode::RateLimitExceeded => "RATE_LIMIT_EXCEEDED",
+            ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
+            ErrorCode::ServerError => "SERVER_ERROR",
+            ErrorCode::ServiceUnavailable => "SERVICE_UNAVAILABLE",
+        }
+    }
+
+    /// The HTTP status that carries this code.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorCode::ValidationFailed | ErrorCode::InvalidRequest => 400,
+            ErrorCode::Unauthorized => 401,
+            ErrorCode::PermissionDenied => 403,
+            ErrorCode::NotFound => 404,
+            ErrorCode::AlreadyExists | ErrorCode::InvalidState => 409,
+            ErrorCode::RateLimitExceeded | ErrorCode::LimitExceeded => 429,
+            ErrorCode::ServerError => 500,
+            ErrorCode::ServiceUnavailable => 503,
+        }
+    }
+}
+
+/// Every failure the API can report. Mapped to the envelope in `http::envelope`.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the request failed validation")]
+    Validation(Vec<Issue>),
+    #[error("{0}")]
+    InvalidRequest(String),
+    #[error("method not allowed; allowed: {}", .allow.join(", "))]
+    MethodNotAllowed { allow: Vec<String> },
+    #[error("invalid or expired API key")]
+    Unauthorized,
+    #[error("{0}")]
+    PermissionDenied(String),
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("no route matches {0}")]
+    RouteNotFound(String),
+    #[error("{0}")]
+    AlreadyExists(String),
+    #[error("{resource} is {current}; {action} is not possible in that state")]
+    InvalidState {
+        resource: &'static str,
+        current: String,
+        action: &'static str,
+    },
+    #[error("rate limit exceeded; retry in {retry_after} seconds")]
+    RateLimited { retry_after: u64 },
+    #[error("{0}")]
+    LimitExceeded(String),
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// The stable code this error carries.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Validation(_) => ErrorCode::ValidationFailed,
+            Error::InvalidRequest(_) | Error::MethodNotAllowed { .. } => ErrorCode::InvalidRequest,
+            Error::Unauthorized => ErrorCode::Unauthorized,
+            Error::PermissionDenied(_) => ErrorCode::PermissionDenied,
+            Error::NotFound(_) | Error::RouteNotFound(_) => ErrorCode::NotFound,
+            Error::AlreadyExists(_) => ErrorCode::AlreadyExists,
+            Error::InvalidState { .. } => ErrorCode::InvalidState,
+            Error::RateLimited { .. } => ErrorCode::RateLimitExceeded,
+            Error::LimitExceeded(_) => ErrorCode::LimitExceeded,
+            Error::Unavailable(_) => ErrorCode::ServiceUnavailable,
+            Error::Internal(_) => ErrorCode::ServerError,
+        }
+    }
+
+    /// One validation issue at `path`.
+    pub fn invalid(path: &[&str], code: &str, message: impl Into<String>) -> Self {
+        Error::Validation(vec![Issue::new(path, code, message)])
+    }
+
+    /// An internal failure; its cause is logged once and never sent to the client.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        Error::Internal(cause.to_string())
+    }
+}
+
+impl<E, R> From<aws_smithy_runtime_api::client::result::SdkError<E, R>> for Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    fn from(err: aws_smithy_runtime_api::client::result::SdkError<E, R>) -> Self {
+        use aws_smithy_runtime_api::client::result::SdkError;
+        match &err {
+            SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) => {
+                Error::Unavailable("a storage service is unavailable; retry later".into())
+            }
+            _ => Error::Internal(format!(
+                "{}",
+                aws_smithy_types::error::display::DisplayErrorContext(&err)
+            )),
+        }
+    }
+}
+
+impl From<serde_dynamo::Error> for Error {
+    fn from(err: serde_dynamo::Error) -> Self {
+        Error::Internal(format!("item conversion: {err}"))
+    }
+}
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

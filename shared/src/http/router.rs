@@ -1,0 +1,359 @@
+//! Routing, authentication, rate limiting and response mapping around handlers.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use http::{HeaderValue, Method, Response};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::app::App;
+use crate::auth::{self, Principal};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::http::envelope::{self, ListMeta};
+use crate::http::query::Query;
+use crate::http::request::ApiRequest;
+use crate::rate_limit::{self, RateState};
+use crate::routes::{self, Access, RouteSpec};
+use crate::store::page::{Page, PageRequest};
+
+/// What a handler produces.
+#[derive(Debug)]
+pub struct Reply {
+    status: u16,
+    body: ReplyBody,
+    headers: Vec<(&'static str, String)>,
+}
+
+#[derive(Debug)]
+enum ReplyBody {
+    Data(Value, Option<ListMeta>),
+    Raw(&'static str, Vec<u8>),
+}
+
+impl Reply {
+    /// 200 with `data`.
+    pub fn ok<T: Serialize>(data: T) -> Result<Reply> {
+        Self::with_status(200, data)
+    }
+
+    /// 201 with `data`.
+    pub fn created<T: Serialize>(data: T) -> Result<Reply> {
+        Self::with_status(201, data)
+    }
+
+    /// Any status with `data`.
+    pub fn with_status<T: Serialize>(status: u16, data: T) -> Result<Reply> {
+        Ok(Reply {
+            status,
+            body: ReplyBody::Data(serde_json::to_value(data).map_err(Error::internal)?, None),
+            headers: Vec::new(),
+        })
+    }
+
+    /// 200 with a page of records.
+    pub fn list<T: Serialize>(page: Page<T>, req: &PageRequest) -> Result<Reply> {
+        let meta = ListMeta {
+            limit: req.limit,
+            offset: req.offset,
+            has_more: page.has_more,
+            next_cursor: page.next_cursor,
+        };
+        Ok(Reply {
+            status: 200,
+            body: ReplyBody::Data(
+                serde_json::to_value(page.items).map_err(Error::internal)?,
+                Some(meta),
+            ),
+            headers: Vec::new(),
+        })
+    }
+
+    /// 200 with a page of records shown through `view`.
+    pub fn list_with<'a, T, V: Serialize>(
+        page: &'a Page<T>,
+        view: impl Fn(&'a T) -> V,
+        req: &PageRequest,
+    ) -> Result<Reply> {
+        let items: Vec<V> = page.items.iter().map(view).collect();
+        Self::list(
+            Page {
+                items,
+                has_more: page.has_more,
+                next_cursor: page.next_cursor.clone(),
+            },
+            req,
+        )
+    }
+
+    /// A non-enveloped body (documents, scripts, pages).
+    pub fn raw(status: u16, content_type: &'static str, body: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            body: ReplyBody::Raw(content_type, body),
+            headers: Vec::new(),
+        }
+    }
+
+    /// Adds a response header.
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
+        self.headers.push((name, value.into()));
+        self
+    }
+}
+
+/// Everything a handler gets for one call.
+pub struct Call {
+    pub app: Arc<App>,
+    pub req: ApiRequest,
+    params: Vec<(&'static str, String)>,
+    principal: Option<Principal>,
+}
+
+impl Call {
+    /// A path parameter (`{id}`).
+    pub fn param(&self, name: &str) -> &str {
+        self.params
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    }
+
+    /// The authenticated tenant (merchant routes only).
+    pub fn tenant(&self) -> &Tenant {
+        &self
+            .principal
+            .as_ref()
+            .expect("merchant routes are authenticated before the handler runs")
+            .tenant
+    }
+
+    /// The authenticated principal (merchant routes only).
+    pub fn principal(&self) -> &Principal {
+        self.principal
+            .as_ref()
+            .expect("merchant routes are authenticated before the handler runs")
+    }
+
+    /// The JSON body as `T`.
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T> {
+        crate::http::body::parse(&self.req)
+    }
+
+    /// The query, restricted to `allowed` names.
+    pub fn query(&self, allowed: &[&str]) -> Query<'_> {
+        Query::new(&self.req.query, allowed)
+    }
+}
+
+/// A boxed handler future.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Reply>> + Send>>;
+/// A route handler.
+pub type Handler = fn(Call) -> HandlerFuture;
+
+struct Bound {
+    spec: &'static RouteSpec,
+    handler: Handler,
+}
+
+/// The routes one function serves.
+pub struct Router {
+    routes: Vec<Bound>,
+}
+
+impl Router {
+    /// Binds handlers to catalogue routes. Panics at start-up on a route the
+    /// catalogue does not list, so a typo cannot ship.
+    pub fn new(handlers: Vec<(Method, &'static str, Handler)>) -> Router {
+        let routes = handlers
+            .into_iter()
+            .map(|(m, p, handler)| Bound {
+                spec: routes::find(&m, p)
+                    .unwrap_or_else(|| panic!("{m} {p} is not in the route catalogue")),
+                handler,
+            })
+            .collect();
+        Router { routes }
+    }
+
+    /// Joins several functions' routers (the local host).
+    pub fn merge(routers: Vec<Router>) -> Router {
+        Router {
+            routes: routers.into_iter().flat_map(|r| r.routes).collect(),
+        }
+    }
+
+    /// The (method, path) pairs this router serves.
+    pub fn served(&self) -> Vec<(&'static str, &'static str)> {
+        self.routes
+            .iter()
+            .map(|b| (b.spec.method, b.spec.path))
+            .collect()
+    }
+
+    /// Handles one request end to end and never fails: errors become envelopes.
+    pub async fn handle(&self, app: Arc<App>, req: ApiRequest) -> Response<Vec<u8>> {
+        let span = tracing::info_span!("request", request_id = %req.request_id);
+        self.handle_inner(app, req).instrument(span).await
+    }
+
+    async fn handle_inner(&self, app: Arc<App>, req: ApiRequest) -> Response<Vec<u8>> {
+        let started = Instant::now();
+        let request_id = req.request_id.clone();
+        let method = req.method.clone();
+        let mut rate: Option<RateState> = None;
+        let mut rate_limit_applied: u64 = 0;
+        let mut cors = false;
+        let mut route_name = "unmatched";
+        let mut account = None;
+
+        let result: Result<Reply> = async {
+            let path = normalise(&req.path);
+            let Some(matched) = routes::match_path(path) else {
+                return Err(Error::RouteNotFound(format!("{} {}", req.method, req.path)));
+            };
+            cors = matched.iter().any(|(spec, _)| spec.cors);
+            let Some((spec, params)) = matched
+                .iter()
+                .find(|(s, _)| s.method == req.method.as_str())
+            else {
+                if req.method == Method::OPTIONS && cors {
+                    return Ok(Reply::raw(204, "text/plain", Vec::new())
+                        .header(
+                            "access-control-allow-methods",
+                            allow_list(&matched).join(", "),
+                        )
+                        .header("access-control-allow-headers", "Content-Type, X-Request-Id")
+                        .header("access-control-max-age", "600"));
+                }
+                return Err(Error::MethodNotAllowed {
+                    allow: allow_list(&matched),
+                });
+            };
+            route_name = spec.path;
+            let Some(bound) = self.routes.iter().find(|b| std::ptr::eq(b.spec, *spec)) else {
+                return Err(Error::RouteNotFound(format!("{} {}", req.method, req.path)));
+            };
+            let principal = match spec.access {
+                Access::Public => {
+                    let ip = req.source_ip.as_deref().unwrap_or("unknown");
+                    let scope = format!("ip:{}:{}", rate_limit::hash_ip(ip), spec.path);
+                    rate_limit_applied = app.config.public_rate_per_minute;
+                    rate = Some(
+                        rate_limit::hit(&app.store, &scope, app.config.public_rate_per_minute)
+                            .await?,
+                    );
+                    None
+                }
+                Access::Merchant => {
+                    let p = auth::authenticate(&app, req.header("authorization")).await?;
+                    account = Some(p.tenant.key());
+                    let scope = format!("acct:{}", p.tenant.account_id);
+                    rate_limit_applied = app.config.account_rate_per_minute;
+                    rate = Some(
+                        rate_limit::hit(&app.store, &scope, app.config.account_rate_per_minute)
+                            .await?,
+                    );
+                    Some(p)
+                }
+            };
+            let call = Call {
+                app: app.clone(),
+                req: req.clone(),
+                params: params.clone(),
+                principal,
+            };
+            (bound.handler)(call).await
+        }
+        .await;
+
+        let mut builder = Response::builder();
+        let (status, body, content_type) = match result {
+            Ok(reply) => {
+                for (k, v) in reply.headers {
+                    builder = builder.header(k, v);
+                }
+                match reply.body {
+                    ReplyBody::Data(data, list) => (
+                        reply.status,
+                        envelope::success(data, list.as_ref(), &request_id)
+                            .to_string()
+                            .into_bytes(),
+                        "application/json",
+                    ),
+                    ReplyBody::Raw(ct, bytes) => (reply.status, bytes, ct),
+                }
+            }
+            Err(err) => {
+                if let Error::RateLimited { .. } = err {
+                    rate = Some(RateState::exhausted_from(&err, rate_limit_applied));
+                }
+                let (status, body, headers) = envelope::failure(&err, &request_id);
+                for (k, v) in headers {
+                    builder = builder.header(k, v);
+                }
+                (status, body.to_string().into_bytes(), "application/json")
+            }
+        };
+        if let Some(r) = rate {
+            builder = builder
+                .header("ratelimit-limit", r.limit.to_string())
+                .header("ratelimit-remaining", r.remaining.to_string())
+                .header("ratelimit-reset", r.reset_seconds.to_string());
+        }
+        if cors {
+            builder = builder.header("access-control-allow-origin", "*");
+        }
+        tracing::info!(
+            method = %method,
+            route = route_name,
+            status,
+            account = account.as_deref().unwrap_or("-"),
+            duration_ms = started.elapsed().as_millis() as u64,
+            "request"
+        );
+        let mut resp = builder
+            .status(status)
+            .header("content-type", content_type)
+            .body(body)
+            .expect("response parts are valid");
+        if let Ok(v) = HeaderValue::from_str(&request_id) {
+            resp.headers_mut().insert("x-request-id", v);
+        }
+        resp
+    }
+}
+
+fn normalise(path: &str) -> &str {
+    if path.len() > 1 {
+        path.strip_suffix('/').unwrap_or(path)
+    } else {
+        path
+    }
+}
+
+fn allow_list(matched: &[(&'static RouteSpec, Vec<(&'static str, String)>)]) -> Vec<String> {
+    let mut allow: Vec<String> = matched.iter().map(|(s, _)| s.method.to_string()).collect();
+    if matched.iter().any(|(s, _)| s.cors) {
+        allow.push("OPTIONS".into());
+    }
+    allow.sort();
+    allow.dedup();
+    allow
+}
+
+/// Declares a route handler: `handler!(name, |call| { ... })`.
+#[macro_export]
+macro_rules! handler {
+    ($name:ident, |$call:ident| $body:block) => {
+        fn $name($call: $crate::http::Call) -> $crate::http::router::HandlerFuture {
+            Box::pin(async move $body)
+        }
+    };
+}

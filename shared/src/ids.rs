@@ -1,0 +1,69 @@
+//! Prefixed, time-sortable identifiers (`cmp_01J...`).
+
+use ulid::Ulid;
+
+/// The kinds of record with an id, and their prefixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdKind {
+    Account,
+    Key,
+    Campaign,
+    Affiliate,
+    Application,
+    Conversion,
+    Payout,
+    Asset,
+    Click,
+    Session,
+    Request,
+}
+
+impl IdKind {
+    /// The id prefix, without the underscore.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            IdKind::Account => "acct",
+            IdKind::Key => "key",
+            IdKind::Campaign => "cmp",
+            IdKind::Affiliate => "aff",
+            IdKind::Application => "app",
+            IdKind::Conversion => "cnv",
+            IdKind::Payout => "po",
+            IdKind::Asset => "ast",
+            IdKind::Click => "clk",
+            IdKind::Session => "ses",
+            IdKind::Request => "req",
+        }
+    }
+}
+
+/// A new id of the given kind.
+pub fn new_id(kind: IdKind) -> String {
+    format!("{}_{}", kind.prefix(), Ulid::new())
+}
+
+/// True when `id` has the kind's prefix and a well-formed ULID body.
+///
+/// Ids that fail this check cannot exist, so callers answer 404 without a read.
+pub fn is_valid(kind: IdKind, id: &str) -> bool {
+    id.strip_prefix(kind.prefix())
+        .and_then(|rest| rest.strip_prefix('_'))
+        .is_some_and(|body| body.len() == 26 && Ulid::from_string(body).is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_sort_by_time() {
+        let a = new_id(IdKind::Campaign);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = new_id(IdKind::Campaign);
+        assert!(a.starts_with("cmp_"));
+        assert!(is_valid(IdKind::Campaign, &a));
+        assert!(!is_valid(IdKind::Affiliate, &a));
+        assert!(!is_valid(IdKind::Campaign, "cmp_nope"));
+        assert!(a < b);
+    }
+}

@@ -1,0 +1,21 @@
+//! The one common crate: configuration, authentication, errors, validation,
+//! the domain rules and DynamoDB/S3 access shared by every function.
+
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod domain;
+pub mod error;
+pub mod http;
+pub mod ids;
+pub mod lambda;
+pub mod money;
+pub mod patch;
+pub mod rate_limit;
+pub mod routes;
+pub mod store;
+pub mod timestamp;
+pub mod validation;
+
+pub use app::App;
+pub use error::{Error, ErrorCode};

@@ -1,0 +1,162 @@
+//! Money: exact decimals in major units, ISO 4217 currencies and their exponents.
+
+use std::str::FromStr;
+
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::validation::Issue;
+
+/// An ISO 4217 currency code with a minor unit (USD, JPY, KWD, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Currency(iso_currency::Currency);
+
+impl Currency {
+    /// Parses a code in any letter case; metals and funds without a minor unit are refused.
+    pub fn parse(path: &str, code: &str) -> Result<Self, Issue> {
+        let upper = code.trim().to_ascii_uppercase();
+        let bad = || {
+            Issue::new(
+                &[path],
+                "invalid_string",
+                format!("{path} must be a 3-letter ISO 4217 currency code"),
+            )
+        };
+        if upper.len() != 3 {
+            return Err(bad());
+        }
+        let c = iso_currency::Currency::from_code(&upper).ok_or_else(bad)?;
+        if c.exponent().is_none() {
+            return Err(bad());
+        }
+        Ok(Currency(c))
+    }
+
+    /// The three-letter code.
+    pub fn code(&self) -> &'static str {
+        self.0.code()
+    }
+
+    /// Digits after the decimal point in the minor unit (USD 2, JPY 0, KWD 3).
+    pub fn exponent(&self) -> u32 {
+        u32::from(self.0.exponent().unwrap_or(2))
+    }
+
+    /// Rounds half-even to the minor unit.
+    pub fn round(&self, amount: Decimal) -> Decimal {
+        let mut r =
+            amount.round_dp_with_strategy(self.exponent(), RoundingStrategy::MidpointNearestEven);
+        r.rescale(self.exponent());
+        r
+    }
+
+    /// True when `amount` has no more decimals than the minor unit allows.
+    pub fn fits(&self, amount: Decimal) -> bool {
+        amount.normalize().scale() <= self.exponent()
+    }
+}
+
+impl Serialize for Currency {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code())
+    }
+}
+
+impl<'de> Deserialize<'de> for Currency {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Currency::parse("currency", &s).map_err(|i| serde::de::Error::custom(i.message))
+    }
+}
+
+/// Converts a JSON number to an exact decimal through its shortest decimal form.
+pub fn decimal_from_f64(v: f64) -> Option<Decimal> {
+    if !v.is_finite() {
+        return None;
+    }
+    Decimal::from_str(&v.to_string())
+        .or_else(|_| Decimal::from_scientific(&format!("{v:e}")))
+        .ok()
+}
+
+/// Serde for decimals that travel as JSON numbers (never strings, never binary-float sums).
+pub mod json_number {
+    use super::*;
+    use rust_decimal::prelude::ToPrimitive;
+
+    /// Writes the decimal as a JSON number.
+    pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
+        match d.to_i64() {
+            Some(i) if d.fract().is_zero() => s.serialize_i64(i),
+            _ => s.serialize_f64(d.to_f64().unwrap_or(0.0)),
+        }
+    }
+
+    /// Reads a JSON number only.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+        let v = f64::deserialize(d)?;
+        decimal_from_f64(v).ok_or_else(|| serde::de::Error::custom("expected a finite number"))
+    }
+}
+
+/// Serde for optional decimals that travel as JSON numbers.
+pub mod json_number_opt {
+    use super::*;
+
+    /// Writes the decimal as a JSON number, or null.
+    pub fn serialize<S: Serializer>(d: &Option<Decimal>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => json_number::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Reads a JSON number or null.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
+        match Option::<f64>::deserialize(d)? {
+            None => Ok(None),
+            Some(v) => decimal_from_f64(v)
+                .map(Some)
+                .ok_or_else(|| serde::de::Error::custom("expected a finite number")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(s: &str) -> Decimal {
+        Decimal::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn exponents_follow_iso_4217() {
+        assert_eq!(Currency::parse("c", "usd").unwrap().exponent(), 2);
+        assert_eq!(Currency::parse("c", "JPY").unwrap().exponent(), 0);
+        assert_eq!(Currency::parse("c", "KWD").unwrap().exponent(), 3);
+        assert!(Currency::parse("c", "XXX").is_err());
+        assert!(Currency::parse("c", "ABC").is_err());
+        assert!(Currency::parse("c", "US").is_err());
+    }
+
+    #[test]
+    fn rounding_is_half_even_to_the_minor_unit() {
+        let usd = Currency::parse("c", "USD").unwrap();
+        assert_eq!(usd.round(dec("1.999")).to_string(), "2.00");
+        assert_eq!(usd.round(dec("0.125")).to_string(), "0.12");
+        assert_eq!(usd.round(dec("0.135")).to_string(), "0.14");
+        let jpy = Currency::parse("c", "JPY").unwrap();
+        assert_eq!(jpy.round(dec("150.5")).to_string(), "150");
+        assert!(usd.fits(dec("19.99")));
+        assert!(!usd.fits(dec("19.999")));
+        assert!(jpy.fits(dec("1000.00")));
+    }
+
+    #[test]
+    fn json_numbers_convert_exactly() {
+        assert_eq!(decimal_from_f64(19.99).unwrap(), dec("19.99"));
+        assert_eq!(decimal_from_f64(0.1).unwrap(), dec("0.1"));
+        assert_eq!(decimal_from_f64(1e-7).unwrap(), dec("0.0000001"));
+    }
+}

@@ -1,0 +1,37 @@
+//! Partial-update fields that tell "absent" from "null".
+
+use serde::{Deserialize, Deserializer};
+
+/// A field of a partial update: not sent, sent as null, or sent with a value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Patch<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+}
+
+impl<T> Patch<T> {
+    /// The new value of an optional field, or `current` when absent.
+    pub fn apply_opt(self, current: Option<T>) -> Option<T> {
+        match self {
+            Patch::Absent => current,
+            Patch::Null => None,
+            Patch::Value(v) => Some(v),
+        }
+    }
+
+    /// True when the field was sent.
+    pub fn is_present(&self) -> bool {
+        !matches!(self, Patch::Absent)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Option::<T>::deserialize(d)? {
+            None => Patch::Null,
+            Some(v) => Patch::Value(v),
+        })
+    }
+}

@@ -1,0 +1,80 @@
+//! Fixed-window rate limits with counters in DynamoDB, so they hold across
+//! every Lambda instance.
+
+use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValue};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::store::keys::{self, RECORD_SK};
+use crate::store::{n, s, Store};
+
+/// Length of a window in seconds.
+pub const WINDOW_SECONDS: i64 = 60;
+
+/// The limit state reported in `RateLimit-*` headers.
+#[derive(Debug, Clone, Copy)]
+pub struct RateState {
+    pub limit: u64,
+    pub remaining: u64,
+    pub reset_seconds: u64,
+}
+
+impl RateState {
+    /// The state implied by a RATE_LIMIT_EXCEEDED error.
+    pub fn exhausted_from(err: &Error, limit: u64) -> RateState {
+        let reset = match err {
+            Error::RateLimited { retry_after } => *retry_after,
+            _ => WINDOW_SECONDS as u64,
+        };
+        RateState {
+            limit,
+            remaining: 0,
+            reset_seconds: reset,
+        }
+    }
+}
+
+/// Hashes a client address so counters never hold it in plain form.
+pub fn hash_ip(ip: &str) -> String {
+    let digest = Sha256::digest(ip.as_bytes());
+    hex::encode(&digest[..12])
+}
+
+/// Counts one request in `scope`'s current window; RATE_LIMIT_EXCEEDED past `limit`.
+pub async fn hit(store: &Store, scope: &str, limit: u64) -> Result<RateState> {
+    let now = chrono::Utc::now().timestamp();
+    let window = now - now.rem_euclid(WINDOW_SECONDS);
+    let reset_seconds = (window + WINDOW_SECONDS - now).max(1) as u64;
+    let out = store
+        .client()
+        .update_item()
+        .table_name(store.table())
+        .key("pk", s(keys::rate_limit(scope, window)))
+        .key("sk", s(RECORD_SK))
+        .update_expression("ADD #c :one SET #ttl = if_not_exists(#ttl, :ttl)")
+        .expression_attribute_names("#c", "count")
+        .expression_attribute_names("#ttl", crate::store::table::TTL_ATTRIBUTE)
+        .expression_attribute_values(":one", n(1))
+        .expression_attribute_values(":ttl", n(window + 2 * WINDOW_SECONDS))
+        .return_values(ReturnValue::UpdatedNew)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await?;
+    store.metrics().record_write_total(out.consumed_capacity());
+    let count: u64 = out
+        .attributes()
+        .and_then(|a| a.get("count"))
+        .and_then(|v| v.as_n().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    if count > limit {
+        return Err(Error::RateLimited {
+            retry_after: reset_seconds,
+        });
+    }
+    Ok(RateState {
+        limit,
+        remaining: limit - count,
+        reset_seconds,
+    })
+}

@@ -1,0 +1,136 @@
+//! The route catalogue: every (method, path) of the API, which function serves
+//! it and who may call it. Routers, the template check and the OpenAPI check
+//! all read this one list.
+
+use http::Method;
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No key; rate-limited per client IP.
+    Public,
+    /// Bearer API key; rate-limited per account.
+    Merchant,
+}
+
+/// One route of the API.
+#[derive(Debug)]
+pub struct RouteSpec {
+    pub method: &'static str,
+    pub path: &'static str,
+    /// The Lambda function (crate under `functions/`) that serves it.
+    pub function: &'static str,
+    pub access: Access,
+    /// Answers CORS preflight and allows any origin (browser-facing routes).
+    pub cors: bool,
+}
+
+const fn merchant(method: &'static str, path: &'static str, function: &'static str) -> RouteSpec {
+    RouteSpec {
+        method,
+        path,
+        function,
+        access: Access::Merchant,
+        cors: false,
+    }
+}
+
+const fn public(method: &'static str, path: &'static str, cors: bool) -> RouteSpec {
+    RouteSpec {
+        method,
+        path,
+        function: "public",
+        access: Access::Public,
+        cors,
+    }
+}
+
+/// Every route of the API.
+pub static CATALOGUE: &[RouteSpec] = &[
+    merchant("GET", "/api/v1/campaigns", "campaigns"),
+    merchant("POST", "/api/v1/campaigns", "campaigns"),
+    merchant("GET", "/api/v1/campaigns/{id}", "campaigns"),
+    merchant("PUT", "/api/v1/campaigns/{id}", "campaigns"),
+    public("GET", "/api/v1/campaigns/{id}/public", true),
+    public("GET", "/api/v1/openapi.json", true),
+];
+
+/// The catalogue entry for a method and path pattern.
+pub fn find(method: &Method, path: &str) -> Option<&'static RouteSpec> {
+    CATALOGUE
+        .iter()
+        .find(|r| r.method == method.as_str() && r.path == path)
+}
+
+/// Path parameters captured by a match.
+pub type Params = Vec<(&'static str, String)>;
+
+/// Every route whose pattern matches `path` (any method), preferring literal
+/// segments over parameters; `None` when no route has this path.
+pub fn match_path(path: &str) -> Option<Vec<(&'static RouteSpec, Params)>> {
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let mut best: Vec<(&'static RouteSpec, Params)> = Vec::new();
+    let mut best_score = 0usize;
+    for spec in CATALOGUE {
+        let pat: Vec<&str> = spec.path.trim_start_matches('/').split('/').collect();
+        if pat.len() != segs.len() {
+            continue;
+        }
+        let mut params = Vec::new();
+        let mut score = 0;
+        let ok = pat.iter().zip(&segs).all(|(p, s)| {
+            if let Some(name) = p.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+                if s.is_empty() {
+                    return false;
+                }
+                params.push((name, (*s).to_string()));
+                true
+            } else {
+                score += 1;
+                p == s
+            }
+        });
+        if !ok {
+            continue;
+        }
+        if score > best_score {
+            best.clear();
+            best_score = score;
+        }
+        if score == best_score {
+            best.push((spec, params));
+        }
+    }
+    (!best.is_empty()).then_some(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_segments_win_and_params_are_captured() {
+        let m = match_path("/api/v1/campaigns/cmp_1/public").unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].1, vec![("id", "cmp_1".to_string())]);
+        let m = match_path("/api/v1/campaigns/cmp_1").unwrap();
+        let methods: Vec<_> = m.iter().map(|(s, _)| s.method).collect();
+        assert_eq!(methods, vec!["GET", "PUT"]);
+        assert!(match_path("/api/v1/nothing").is_none());
+        assert!(match_path("/api/v1/campaigns//public").is_none());
+    }
+
+    #[test]
+    fn catalogue_has_no_duplicates() {
+        for (i, a) in CATALOGUE.iter().enumerate() {
+            for b in &CATALOGUE[i + 1..] {
+                assert!(
+                    !(a.method == b.method && a.path == b.path),
+                    "{} {}",
+                    a.method,
+                    a.path
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! Accounts and API keys (operator operations; the API only reads them).
+
+use chrono::{DateTime, Utc};
+
+use crate::auth::api_key;
+use crate::domain::account::{Account, ApiKey};
+use crate::domain::tenant::Mode;
+use crate::error::{Error, Result};
+use crate::ids::{new_id, IdKind};
+use crate::store::keys::{self, Index, RECORD_SK};
+use crate::store::page::{ListQuery, PageRequest};
+use crate::store::{from_item, record_item, s, IndexKeys, Store};
+use crate::timestamp;
+
+/// Creates an account.
+pub async fn create_account(store: &Store, name: &str, plan: &str) -> Result<Account> {
+    let account = Account {
+        id: new_id(IdKind::Account),
+        name: name.to_string(),
+        plan: plan.to_string(),
+        locked: false,
+        subscription_expires_at: None,
+        created_at: timestamp::now(),
+    };
+    store
+        .put_new(record_item(&account.id, None, &account, &IndexKeys::new())?)
+        .await?;
+    Ok(account)
+}
+
+/// Reads an account.
+pub async fn get_account(store: &Store, id: &str) -> Result<Account> {
+    match store.get_item(id, RECORD_SK).await? {
+        Some(item) => from_item(item),
+        None => Err(Error::NotFound("account")),
+    }
+}
+
+/// Writes back a changed account.
+pub async fn save_account(store: &Store, account: &Account) -> Result<()> {
+    store
+        .put(record_item(&account.id, None, account, &IndexKeys::new())?)
+        .await
+}
+
+/// Locks or unlocks an account.
+pub async fn set_locked(store: &Store, id: &str, locked: bool) -> Result<Account> {
+    let mut a = get_account(store, id).await?;
+    a.locked = locked;
+    save_account(store, &a).await?;
+    Ok(a)
+}
+
+/// Sets when the subscription expires (`None`: never).
+pub async fn set_subscription(
+    store: &Store,
+    id: &str,
+    expires: Option<DateTime<Utc>>,
+) -> Result<Account> {
+    let mut a = get_account(store, id).await?;
+    a.subscription_expires_at = expires;
+    save_account(store, &a).await?;
+    Ok(a)
+}
+
+/// Creates a key and returns its record and its value (shown once, never stored).
+pub async fn create_key(
+    store: &Store,
+    secret: &str,
+    account_id: &str,
+    name: &str,
+    mode: Mode,
+) -> Result<(ApiKey, String)> {
+    get_account(store, account_id).await?;
+    let id = new_id(IdKind::Key);
+    let value = api_key::issue(secret, &id, account_id, mode);
+    let key = ApiKey {
+        id: id.clone(),
+        account_id: account_id.to_string(),
+        name: name.to_string(),
+        mode,
+        key_hash: api_key::hash(&value),
+        last4: value[value.len() - 4..].to_string(),
+        created_at: timestamp::now(),
+        revoked_at: None,
+    };
+    let index = IndexKeys::new().with(Index::Gsi4, keys::account_keys(account_id), &id);
+    store.put_new(record_item(&id, None, &key, &index)?).await?;
+    Ok((key, value))
+}
+
+/// Revokes a key for good.
+pub async fn revoke_key(store: &Store, key_id: &str) -> Result<ApiKey> {
+    let item = store
+        .get_item(key_id, RECORD_SK)
+        .await?
+        .ok_or(Error::NotFound("key"))?;
+    let mut key: ApiKey = from_item(item)?;
+    if key.revoked_at.is_none() {
+        let now = timestamp::now();
+        store
+            .client()
+            .update_item()
+            .table_name(store.table())
+            .key("pk", s(key_id))
+            .key("sk", s(RECORD_SK))
+            .update_expression("SET revokedAt = :r")
+            .condition_expression("attribute_exists(pk)")
+            .expression_attribute_values(":r", s(timestamp::format(&now)))
+            .send()
+            .await?;
+        key.revoked_at = Some(now);
+    }
+    key.key_hash.clear();
+    Ok(key)
+}
+
+/// Every key of an account, without hashes.
+pub async fn list_keys(store: &Store, account_id: &str) -> Result<Vec<ApiKey>> {
+    let q = ListQuery::new(Index::Gsi4, keys::account_keys(account_id));
+    let mut out = Vec::new();
+    let mut page = PageRequest {
+        limit: 100,
+        offset: 0,
+        cursor: None,
+    };
+    loop {
+        let p = store.query_page(&q, &page).await?;
+        for item in p.items {
+            let mut k: ApiKey = from_item(item)?;
+            k.key_hash.clear();
+            out.push(k);
+        }
+        match p.next_cursor {
+            Some(c) => page.cursor = Some(c),
+            None => return Ok(out),
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! Key builders: the one place that knows how records are laid out in the table.
+//!
+//! Every record lives under its own id (`pk = id`, `sk = "R"`), so a read by id is
+//! one GetItem whatever the tenant. Tenant-scoped lists go through the four
+//! overloaded indexes; `docs/data-model.md` lists each access pattern.
+
+use crate::domain::tenant::Tenant;
+
+/// Sort key of a primary record.
+pub const RECORD_SK: &str = "R";
+/// Sort key of a uniqueness guard.
+pub const GUARD_SK: &str = "GUARD";
+
+/// The four global secondary indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Index {
+    /// Every record of a kind in a tenant.
+    Gsi1,
+    /// Records of a kind by campaign.
+    Gsi2,
+    /// Records of a kind by status.
+    Gsi3,
+    /// Records of a kind by affiliate (or affiliates by e-mail; keys by account).
+    Gsi4,
+}
+
+impl Index {
+    /// Every index, in table order.
+    pub const ALL: [Index; 4] = [Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi4];
+
+    /// The index name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Index::Gsi1 => "GSI1",
+            Index::Gsi2 => "GSI2",
+            Index::Gsi3 => "GSI3",
+            Index::Gsi4 => "GSI4",
+        }
+    }
+
+    /// The partition-key attribute.
+    pub fn pk(self) -> &'static str {
+        match self {
+            Index::Gsi1 => "gsi1pk",
+            Index::Gsi2 => "gsi2pk",
+            Index::Gsi3 => "gsi3pk",
+            Index::Gsi4 => "gsi4pk",
+        }
+    }
+
+    /// The sort-key attribute.
+    pub fn sk(self) -> &'static str {
+        match self {
+            Index::Gsi1 => "gsi1sk",
+            Index::Gsi2 => "gsi2sk",
+            Index::Gsi3 => "gsi3sk",
+            Index::Gsi4 => "gsi4sk",
+        }
+    }
+}
+
+/// The record kinds that live in tenant lists, with their key tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Campaign,
+    Affiliate,
+    Application,
+    Conversion,
+    Payout,
+    Asset,
+}
+
+impl Kind {
+    /// Short tag used in index keys.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Kind::Campaign => "CMP",
+            Kind::Affiliate => "AFF",
+            Kind::Application => "APP",
+            Kind::Conversion => "CNV",
+            Kind::Payout => "PO",
+            Kind::Asset => "AST",
+        }
+    }
+}
+
+/// GSI1 partition: all records of a kind in a tenant.
+pub fn tenant_list(tenant: &Tenant, kind: Kind) -> String {
+    format!("{}#{}", tenant.key(), kind.tag())
+}
+
+/// GSI2 partition: records of a kind belonging to a campaign.
+pub fn by_campaign(tenant: &Tenant, kind: Kind, campaign_id: &str) -> String {
+    format!("{}#{}#CMP#{}", tenant.key(), kind.tag(), campaign_id)
+}
+
+/// GSI3 partition: records of a kind in a status.
+pub fn by_status(tenant: &Tenant, kind: Kind, status: &str) -> String {
+    format!("{}#{}#ST#{}", tenant.key(), kind.tag(), status)
+}
+
+/// GSI4 partition: records of a kind belonging to an affiliate.
+pub fn by_affiliate(tenant: &Tenant, kind: Kind, affiliate_id: &str) -> String {
+    format!("{}#{}#AFF#{}", tenant.key(), kind.tag(), affiliate_id)
+}
+
+/// GSI4 partition for affiliates: by (lowercased) e-mail across campaigns.
+pub fn affiliate_by_email(tenant: &Tenant, email_lower: &str) -> String {
+    format!("{}#AFF#EMAIL#{}", tenant.key(), email_lower)
+}
+
+/// GSI4 partition for API keys: every key of an account.
+pub fn account_keys(account_id: &str) -> String {
+    format!("{account_id}#KEYS")
+}
+
+/// Guard that makes an affiliate e-mail unique within a campaign.
+pub fn email_guard(tenant: &Tenant, campaign_id: &str, email_lower: &str) -> String {
+    format!("EMAIL#{}#{}#{}", tenant.key(), campaign_id, email_lower)
+}
+
+/// Guard (and lookup) that makes an affiliate code unique within a tenant.
+pub fn code_guard(tenant: &Tenant, code: &str) -> String {
+    format!("CODE#{}#{}", tenant.key(), code.to_ascii_lowercase())
+}
+
+/// Guard that makes a postback `externalId` unique across every tenant.
+pub fn external_id_guard(external_id: &str) -> String {
+    format!("XID#{external_id}")
+}
+
+/// Rate-limit counter for a scope and a window.
+pub fn rate_limit(scope: &str, window_start: i64) -> String {
+    format!("RL#{scope}#{window_start}")
+}
+
+/// Monthly conversion counter of an account (live mode only).
+pub fn quota(account_id: &str, month: &str) -> String {
+    format!("QUOTA#{account_id}#{month}")
+}
+
+/// Marker that the demo data was seeded.
+pub const DEMO_MARKER: &str = "DEMO#seeded";

@@ -1,0 +1,411 @@
+//! DynamoDB access: one table, typed items, conditional writes, Query-based pages.
+
+pub mod accounts;
+pub mod campaigns;
+pub mod keys;
+pub mod metrics;
+pub mod page;
+pub mod table;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity,
+    ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
+use aws_sdk_dynamodb::Client;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::store::keys::{Index, RECORD_SK};
+use crate::store::metrics::CallMetrics;
+
+/// A raw DynamoDB item.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// The table and its client.
+#[derive(Debug, Clone)]
+pub struct Store {
+    client: Client,
+    table: String,
+    metrics: Arc<CallMetrics>,
+}
+
+/// Index key attributes of one record: which lists it appears in.
+#[derive(Debug, Clone, Default)]
+pub struct IndexKeys(Vec<(Index, String, String)>);
+
+impl IndexKeys {
+    /// No index entries.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the record to an index partition at a sort position.
+    pub fn with(mut self, index: Index, pk: impl Into<String>, sk: impl Into<String>) -> Self {
+        self.0.push((index, pk.into(), sk.into()));
+        self
+    }
+}
+
+/// Why a transaction did not apply.
+#[derive(Debug)]
+pub enum TxError {
+    /// A condition failed; per action, the cancellation code and the item as it was.
+    Cancelled(Vec<(Option<String>, Option<Item>)>),
+    /// Anything else.
+    Failed(Error),
+}
+
+impl From<Error> for TxError {
+    fn from(e: Error) -> Self {
+        TxError::Failed(e)
+    }
+}
+
+impl TxError {
+    /// True when action `i` failed its condition.
+    pub fn failed_at(&self, i: usize) -> bool {
+        matches!(self, TxError::Cancelled(r) if r.get(i).and_then(|(c, _)| c.as_deref()) == Some("ConditionalCheckFailed"))
+    }
+
+    /// The old item of action `i`, when its condition failed.
+    pub fn old_item(&self, i: usize) -> Option<&Item> {
+        match self {
+            TxError::Cancelled(r) => r.get(i).and_then(|(_, item)| item.as_ref()),
+            TxError::Failed(_) => None,
+        }
+    }
+
+    /// Turns an unexplained cancellation into an internal error.
+    pub fn into_error(self) -> Error {
+        match self {
+            TxError::Failed(e) => e,
+            TxError::Cancelled(r) => Error::internal(format!(
+                "transaction cancelled: {:?}",
+                r.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>()
+            )),
+        }
+    }
+}
+
+/// String attribute.
+pub fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// Number attribute.
+pub fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+/// Reads a string attribute.
+pub fn get_s<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
+    item.get(name)
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
+}
+
+/// Serialises a record and adds its keys, tenant and index entries.
+pub fn record_item<T: Serialize>(
+    pk: &str,
+    tenant: Option<&str>,
+    record: &T,
+    index: &IndexKeys,
+) -> Result<Item> {
+    let mut item: Item = serde_dynamo::to_item(record)?;
+    // Absent optional fields are stored as missing attributes, not NULLs.
+    item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
+    item.insert("pk".into(), s(pk));
+    item.insert("sk".into(), s(RECORD_SK));
+    if let Some(t) = tenant {
+        item.insert("tenant".into(), s(t));
+    }
+    for (idx, ipk, isk) in &index.0 {
+        item.insert(idx.pk().into(), s(ipk.clone()));
+        item.insert(idx.sk().into(), s(isk.clone()));
+    }
+    Ok(item)
+}
+
+/// Deserialises a record, ignoring the key attributes.
+pub fn from_item<T: DeserializeOwned>(item: Item) -> Result<T> {
+    Ok(serde_dynamo::from_item(item)?)
+}
+
+impl Store {
+    /// Wraps a client and a table name.
+    pub fn new(client: Client, table: String, metrics: Arc<CallMetrics>) -> Self {
+        Store {
+            client,
+            table,
+            metrics,
+        }
+    }
+
+    /// The SDK client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The table name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// Call and capacity counters.
+    pub fn metrics(&self) -> &CallMetrics {
+        &self.metrics
+    }
+
+    /// Reads one item with a strongly consistent GetItem.
+    pub async fn get_item(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key("pk", s(pk))
+            .key("sk", s(sk))
+            .consistent_read(true)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await?;
+        self.metrics.record_read_total(out.consumed_capacity());
+        Ok(out.item)
+    }
+
+    /// Reads a record by id if it belongs to `tenant` (anything else is "not there").
+    pub async fn get_owned<T: DeserializeOwned>(
+        &self,
+        id: &str,
+        tenant: &str,
+    ) -> Result<Option<T>> {
+        match self.get_item(id, RECORD_SK).await? {
+            Some(item) if get_s(&item, "tenant") == Some(tenant) => Ok(Some(from_item(item)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Reads several items in one BatchGetItem (at most 100 keys), strongly consistent.
+    pub async fn batch_get(&self, keys: &[(String, String)]) -> Result<Vec<Item>> {
+        use aws_sdk_dynamodb::types::KeysAndAttributes;
+        let mut out_items = Vec::new();
+        let mut pending: Vec<Item> = keys
+            .iter()
+            .map(|(pk, sk)| HashMap::from([("pk".to_string(), s(pk)), ("sk".to_string(), s(sk))]))
+            .collect();
+        let mut attempt = 0;
+        while !pending.is_empty() {
+            let ka = KeysAndAttributes::builder()
+                .set_keys(Some(pending))
+                .consistent_read(true)
+                .build()
+                .map_err(Error::internal)?;
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, ka)
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .send()
+                .await?;
+            for cc in out.consumed_capacity() {
+                self.metrics.record_read_total(Some(cc));
+            }
+            if let Some(mut r) = out.responses {
+                out_items.extend(r.remove(&self.table).unwrap_or_default());
+            }
+            pending = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(&self.table))
+                .map(|k| k.keys)
+                .unwrap_or_default();
+            attempt += 1;
+            if !pending.is_empty() {
+                tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
+            }
+        }
+        Ok(out_items)
+    }
+
+    /// Writes an item only when no item with its key exists; false when one does.
+    pub async fn put_new(&self, item: Item) -> Result<bool> {
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await;
+        match res {
+            Ok(out) => {
+                self.metrics.record_write_total(out.consumed_capacity());
+                Ok(true)
+            }
+            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Writes an item unconditionally.
+    pub async fn put(&self, item: Item) -> Result<()> {
+        let out = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await?;
+        self.metrics.record_write_total(out.consumed_capacity());
+        Ok(())
+    }
+
+    /// A Put action for a transaction.
+    pub fn tx_put(&self, item: Item, condition: Option<&str>) -> TransactWriteItem {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .set_condition_expression(condition.map(str::to_string))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .expect("put fields set");
+        TransactWriteItem::builder().put(put).build()
+    }
+
+    /// A Put action that fails when the key exists.
+    pub fn tx_put_new(&self, item: Item) -> TransactWriteItem {
+        self.tx_put(item, Some("attribute_not_exists(pk)"))
+    }
+
+    /// A Delete action for a transaction.
+    pub fn tx_delete(
+        &self,
+        pk: &str,
+        sk: &str,
+        condition: Option<(&str, Item)>,
+    ) -> TransactWriteItem {
+        let mut b = Delete::builder()
+            .table_name(&self.table)
+            .key("pk", s(pk))
+            .key("sk", s(sk));
+        if let Some((expr, values)) = condition {
+            b = b
+                .condition_expression(expr)
+                .set_expression_attribute_values(Some(values));
+        }
+        TransactWriteItem::builder()
+            .delete(b.build().expect("delete fields set"))
+            .build()
+    }
+
+    /// An Update action for a transaction.
+    pub fn tx_update(
+        &self,
+        pk: &str,
+        sk: &str,
+        update: &str,
+        condition: Option<&str>,
+        names: HashMap<String, String>,
+        values: Item,
+    ) -> TransactWriteItem {
+        let u = Update::builder()
+            .table_name(&self.table)
+            .key("pk", s(pk))
+            .key("sk", s(sk))
+            .update_expression(update)
+            .set_condition_expression(condition.map(str::to_string))
+            .set_expression_attribute_names(if names.is_empty() { None } else { Some(names) })
+            .set_expression_attribute_values(if values.is_empty() {
+                None
+            } else {
+                Some(values)
+            })
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .expect("update fields set");
+        TransactWriteItem::builder().update(u).build()
+    }
+
+    /// A ConditionCheck action for a transaction.
+    pub fn tx_check(&self, pk: &str, sk: &str, condition: &str, values: Item) -> TransactWriteItem {
+        let c = ConditionCheck::builder()
+            .table_name(&self.table)
+            .key("pk", s(pk))
+            .key("sk", s(sk))
+            .condition_expression(condition)
+            .set_expression_attribute_values(if values.is_empty() {
+                None
+            } else {
+                Some(values)
+            })
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .expect("condition check fields set");
+        TransactWriteItem::builder().condition_check(c).build()
+    }
+
+    /// Runs a transaction. Conflicts with a concurrent transaction are retried,
+    /// so a racing writer ends with a clear condition failure, not a conflict.
+    pub async fn transact(
+        &self,
+        actions: Vec<TransactWriteItem>,
+    ) -> std::result::Result<(), TxError> {
+        let mut attempt: u32 = 0;
+        loop {
+            let res = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(actions.clone()))
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .send()
+                .await;
+            match res {
+                Ok(out) => {
+                    for cc in out.consumed_capacity() {
+                        self.metrics.record_write_total(Some(cc));
+                    }
+                    return Ok(());
+                }
+                Err(SdkError::ServiceError(ctx)) => {
+                    let conflict = match ctx.err() {
+                        TransactWriteItemsError::TransactionCanceledException(c) => {
+                            let reasons: Vec<(Option<String>, Option<Item>)> = c
+                                .cancellation_reasons()
+                                .iter()
+                                .map(|r| (r.code().map(str::to_string), r.item().cloned()))
+                                .collect();
+                            let conflict = reasons
+                                .iter()
+                                .any(|(c, _)| matches!(c.as_deref(), Some("TransactionConflict")));
+                            let failed = reasons.iter().any(|(c, _)| {
+                                matches!(c.as_deref(), Some("ConditionalCheckFailed"))
+                            });
+                            if failed || !conflict {
+                                return Err(TxError::Cancelled(reasons));
+                            }
+                            true
+                        }
+                        TransactWriteItemsError::TransactionInProgressException(_) => true,
+                        _ => false,
+                    };
+                    if !conflict || attempt >= 8 {
+                        return Err(TxError::Failed(Error::from(SdkError::ServiceError(ctx))));
+                    }
+                }
+                Err(e) => return Err(TxError::Failed(e.into())),
+            }
+            attempt += 1;
+            let jitter = rand::random::<u64>() % 20;
+            tokio::time::sleep(Duration::from_millis(10 * u64::from(attempt) + jitter)).await;
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! The table definition, shared by `refctl tables create` and the template check.
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
+};
+
+use crate::error::{Error, Result};
+use crate::store::keys::Index;
+use crate::store::Store;
+
+/// Attribute that DynamoDB's TTL reads (epoch seconds).
+pub const TTL_ATTRIBUTE: &str = "ttl";
+
+/// Names of the key attributes, table then indexes.
+pub fn key_attributes() -> Vec<&'static str> {
+    let mut names = vec!["pk", "sk"];
+    for idx in Index::ALL {
+        names.push(idx.pk());
+        names.push(idx.sk());
+    }
+    names
+}
+
+fn key(name: &str, kind: KeyType) -> KeySchemaElement {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(kind)
+        .build()
+        .expect("key schema fields set")
+}
+
+impl Store {
+    /// Creates the table, its indexes and TTL when missing; returns true when created.
+    pub async fn create_table(&self) -> Result<bool> {
+        let exists = self
+            .client()
+            .describe_table()
+            .table_name(self.table())
+            .send()
+            .await;
+        if exists.is_ok() {
+            return Ok(false);
+        }
+        let mut req = self
+            .client()
+            .create_table()
+            .table_name(self.table())
+            .billing_mode(BillingMode::PayPerRequest)
+            .key_schema(key("pk", KeyType::Hash))
+            .key_schema(key("sk", KeyType::Range));
+        for name in key_attributes() {
+            req = req.attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name(name)
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .expect("attribute definition fields set"),
+            );
+        }
+        for idx in Index::ALL {
+            req = req.global_secondary_indexes(
+                GlobalSecondaryIndex::builder()
+                    .index_name(idx.name())
+                    .key_schema(key(idx.pk(), KeyType::Hash))
+                    .key_schema(key(idx.sk(), KeyType::Range))
+                    .projection(
+                        Projection::builder()
+                            .projection_type(ProjectionType::All)
+                            .build(),
+                    )
+                    .build()
+                    .expect("index fields set"),
+            );
+        }
+        req.send().await.map_err(Error::from)?;
+        self.client()
+            .update_time_to_live()
+            .table_name(self.table())
+            .time_to_live_specification(
+                TimeToLiveSpecification::builder()
+                    .enabled(true)
+                    .attribute_name(TTL_ATTRIBUTE)
+                    .build()
+                    .expect("ttl fields set"),
+            )
+            .send()
+            .await
+            .map_err(Error::from)?;
+        Ok(true)
+    }
+
+    /// Deletes the table (test clean-up).
+    pub async fn delete_table(&self) -> Result<()> {
+        self.client()
+            .delete_table()
+            .table_name(self.table())
+            .send()
+            .await
+            .map_err(Error::from)?;
+        Ok(())
+    }
+}

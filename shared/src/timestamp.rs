@@ -1,0 +1,118 @@
+//! Timestamps: ISO-8601 UTC with milliseconds and `Z`, everywhere.
+
+use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use serde::{Deserialize, Deserializer, Serializer};
+
+/// Current time.
+pub fn now() -> DateTime<Utc> {
+    Utc::now()
+}
+
+/// Formats a time the one way the API and the store write it.
+pub fn format(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Parses an ISO-8601 date-time with an offset.
+pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// A bound given as a date (`2026-01-31`, the whole UTC day) or a date-time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    Date(NaiveDate),
+    DateTime(DateTime<Utc>),
+}
+
+impl Bound {
+    /// Parses either form.
+    pub fn parse(s: &str) -> Option<Bound> {
+        if let Some(t) = parse_datetime(s) {
+            return Some(Bound::DateTime(t));
+        }
+        NaiveDate::parse_from_str(s, "%Y-%m-%d")
+            .ok()
+            .map(Bound::Date)
+    }
+
+    /// The first instant the bound admits, when used as a lower bound.
+    pub fn start(self) -> DateTime<Utc> {
+        match self {
+            Bound::Date(d) => d.and_hms_opt(0, 0, 0).expect("midnight exists").and_utc(),
+            Bound::DateTime(t) => t,
+        }
+    }
+
+    /// The last instant the bound admits, when used as an upper bound (a date covers its whole day).
+    pub fn end(self) -> DateTime<Utc> {
+        match self {
+            Bound::Date(d) => d
+                .and_hms_milli_opt(23, 59, 59, 999)
+                .expect("end of day exists")
+                .and_utc(),
+            Bound::DateTime(t) => t,
+        }
+    }
+}
+
+/// Serde helpers for `DateTime<Utc>` in the API's one format.
+pub mod serde_ts {
+    use super::*;
+
+    /// Writes the API format.
+    pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format(t))
+    }
+
+    /// Reads any RFC 3339 time.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_datetime(&s).ok_or_else(|| serde::de::Error::custom("expected an ISO-8601 date-time"))
+    }
+}
+
+/// Serde helpers for `Option<DateTime<Utc>>` in the API's one format.
+pub mod serde_ts_opt {
+    use super::*;
+
+    /// Writes the API format or null.
+    pub fn serialize<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => s.serialize_str(&format(t)),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Reads any RFC 3339 time or null.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+        let s = Option::<String>::deserialize(d)?;
+        match s {
+            None => Ok(None),
+            Some(s) => parse_datetime(&s)
+                .map(Some)
+                .ok_or_else(|| serde::de::Error::custom("expected an ISO-8601 date-time")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_with_millis_and_z() {
+        let t = parse_datetime("2026-01-02T03:04:05.6+00:00").unwrap();
+        assert_eq!(format(&t), "2026-01-02T03:04:05.600Z");
+    }
+
+    #[test]
+    fn date_bounds_cover_the_whole_day() {
+        let b = Bound::parse("2026-01-31").unwrap();
+        assert_eq!(format(&b.start()), "2026-01-31T00:00:00.000Z");
+        assert_eq!(format(&b.end()), "2026-01-31T23:59:59.999Z");
+        assert!(Bound::parse("31/01/2026").is_none());
+    }
+}
