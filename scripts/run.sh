@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `make run`: the local stack on its default ports, the tables, the demo
+# account (seeded once; its keys are kept in .local/demo-keys.json), and the
+# API on 127.0.0.1:3000. Data stays on disk under .local/data between runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export DYNAMODB_ENDPOINT=${DYNAMODB_ENDPOINT:-http://127.0.0.1:8000}
+export S3_ENDPOINT=${S3_ENDPOINT:-http://127.0.0.1:9000}
+PORT=${PORT:-3000}
+
+started_stack=0
+if ! scripts/stack.sh status run >/dev/null 2>&1; then
+  scripts/stack.sh start run
+  started_stack=1
+fi
+cleanup() { if [ "$started_stack" = 1 ]; then scripts/stack.sh stop run; fi; }
+trap cleanup EXIT
+
+cargo build --quiet -p refctl
+REFCTL=target/debug/refctl
+$REFCTL tables create >/dev/null
+seed=$($REFCTL demo seed --keys-file .local/demo-keys.json --base-url "http://127.0.0.1:$PORT")
+
+python3 - "$seed" <<'PY'
+import json, sys
+s = json.loads(sys.argv[1])
+k = s.get("keys", {})
+print()
+print("Demo account %s (%s)" % (s.get("accountId"), "seeded now" if s.get("seeded") else "seeded earlier"))
+print("  test key: %s" % k.get("testKey", "?"))
+print("  live key: %s" % k.get("liveKey", "?"))
+print()
+print("Try:")
+print("  " + s.get("try", ""))
+print()
+PY
+echo "Serving on http://127.0.0.1:$PORT (Ctrl-C to stop)"
+$REFCTL serve --port "$PORT"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `make test`: formatting, lints, unit tests, integration tests against the
+# test stack (DynamoDB Local in memory and the S3 emulator, on their own
+# ports so a running `make run` is left alone), browser tests, template lint.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export DYNAMODB_ENDPOINT=http://127.0.0.1:${TEST_DDB_PORT:-18000}
+export S3_ENDPOINT=http://127.0.0.1:${TEST_S3_PORT:-19000}
+export SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=us-east-1
+export RUST_BACKTRACE=0
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+started_stack=0
+if ! DDB_PORT=${TEST_DDB_PORT:-18000} S3_PORT=${TEST_S3_PORT:-19000} scripts/stack.sh status test >/dev/null 2>&1; then
+  step "start the test stack"
+  DDB_PORT=${TEST_DDB_PORT:-18000} S3_PORT=${TEST_S3_PORT:-19000} scripts/stack.sh start test
+  started_stack=1
+fi
+cleanup() { if [ "$started_stack" = 1 ]; then scripts/stack.sh stop test; fi; }
+trap cleanup EXIT
+
+step "cargo test (unit and integration, against the test stack)"
+cargo test --workspace --quiet
+
+if [ -f tracker/package.json ] || [ -d tracker/test ]; then
+  step "browser tests (headless Chromium)"
+  scripts/browser-test.sh
+fi
+
+step "sam validate --lint"
+.local/venv/bin/sam validate --lint
+
+echo
+echo "make test: all checks passed"
