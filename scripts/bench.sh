@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# `make bench`: runs refbench against the test stack (started here when it is
+# not running) and prints the tables that docs/performance.md quotes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export DYNAMODB_ENDPOINT=http://127.0.0.1:${TEST_DDB_PORT:-18000}
+export S3_ENDPOINT=http://127.0.0.1:${TEST_S3_PORT:-19000}
+
+started_stack=0
+if ! scripts/stack.sh status test >/dev/null 2>&1; then
+  scripts/stack.sh start test
+  started_stack=1
+fi
+cleanup() { if [ "$started_stack" = 1 ]; then scripts/stack.sh stop test; fi; }
+trap cleanup EXIT
+
+# Call and capacity counts do not depend on optimisation: the dev build is enough.
+cargo run --quiet -p refctl --bin refbench
