@@ -278,3 +278,37 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
         Some(shared::store::table::TTL_ATTRIBUTE)
     );
 }
+
+#[test]
+fn sample_events_parse_and_name_real_routes() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../events");
+    let mut functions_covered = BTreeSet::new();
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let raw: Value = serde_json::from_str(&text).unwrap();
+        let route_key = raw["routeKey"].as_str().unwrap_or_default().to_string();
+        let req = lambda_http::request::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let api = shared::lambda::to_api_request(req);
+        assert!(api.source_ip.is_some(), "{}: source IP comes from the request context", path.display());
+        count += 1;
+        if route_key == "$default" {
+            assert!(shared::routes::match_path(&api.path).is_none(), "{}", path.display());
+            functions_covered.insert("public");
+            continue;
+        }
+        let (method, pattern) = route_key.split_once(' ').unwrap();
+        let spec = shared::routes::find(&method.parse().unwrap(), pattern)
+            .unwrap_or_else(|| panic!("{}: {route_key} is not a route", path.display()));
+        let matched = shared::routes::match_path(&api.path).unwrap();
+        assert!(matched.iter().any(|(s, _)| std::ptr::eq(*s, spec)), "{}: path does not match", path.display());
+        functions_covered.insert(spec.function);
+    }
+    assert!(count > 0);
+    let functions: BTreeSet<_> = CATALOGUE.iter().map(|r| r.function).collect();
+    assert_eq!(functions_covered, functions, "every function has a sample event");
+}
