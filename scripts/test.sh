@@ -27,16 +27,29 @@ fi
 cleanup() { if [ "$started_stack" = 1 ]; then scripts/stack.sh stop test; fi; }
 trap cleanup EXIT
 
+results=$(mktemp)
+trap 'cleanup; rm -f "$results"' EXIT
+
 step "cargo test (unit and integration, against the test stack)"
-cargo test --workspace --quiet
+cargo test --workspace --all-targets --quiet 2>&1 | tee -a "$results"
 
 if [ -f tracker/package.json ] || [ -d tracker/test ]; then
   step "browser tests (headless Chromium)"
-  scripts/browser-test.sh
+  scripts/browser-test.sh 2>&1 | tee -a "$results"
 fi
 
 step "sam validate --lint"
 .local/venv/bin/sam validate --lint
 
-echo
-echo "make test: all checks passed"
+# One closing line with the totals of every runner (cargo's and node's).
+python3 - "$results" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+passed = sum(int(n) for n in re.findall(r"test result: \w+\. (\d+) passed", text))
+failed = sum(int(n) for n in re.findall(r"test result: \w+\. \d+ passed; (\d+) failed", text))
+passed += sum(int(n) for n in re.findall(r"^# pass (\d+)$", text, re.M))
+failed += sum(int(n) for n in re.findall(r"^# fail (\d+)$", text, re.M))
+print()
+print(f"make test: {passed} passed, {failed} failed")
+sys.exit(1 if failed or not passed else 0)
+PY

@@ -3,10 +3,16 @@
 use std::path::Path;
 
 use serde_json::{json, Value};
+use shared::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
+use shared::domain::asset::{Asset, NewSwipeCopy};
 use shared::domain::campaign::{Campaign, NewCampaign};
+use shared::domain::conversion::PostbackBody;
+use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
+use shared::store::conversions::{self, Recorded};
 use shared::store::keys::{DEMO_MARKER, RECORD_SK};
-use shared::store::{accounts, campaigns, s, Item};
+use shared::store::{accounts, affiliates, assets, campaigns, s, Item};
+use shared::validation::Issues;
 use shared::{timestamp, App, Error};
 
 /// Seeds the demo data unless a previous run did; the key values are kept in
@@ -29,6 +35,8 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
     let (_, live_key) =
         accounts::create_key(&app.store, secret, &account.id, "demo live key", Mode::Live).await?;
     let mut campaign_ids = Vec::new();
+    let mut programme = Value::Null;
+    let mut conversions = Value::Null;
     for mode in [Mode::Test, Mode::Live] {
         let tenant = Tenant::new(account.id.clone(), mode);
         let input: NewCampaign = serde_json::from_value(json!({
@@ -42,6 +50,11 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
         .map_err(Error::internal)?;
         let c = Campaign::create(input, timestamp::now())?;
         campaigns::insert(&app.store, &tenant, &c).await?;
+        if mode == Mode::Test {
+            programme = seed_programme(app, &tenant, &c).await?;
+            let code = programme["activeAffiliate"]["code"].as_str();
+            conversions = seed_conversions(app, &tenant, &c, code).await?;
+        }
         campaign_ids.push((mode, c.id));
     }
     let saved = json!({
@@ -49,6 +62,8 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
         "testKey": test_key,
         "liveKey": live_key,
         "campaigns": campaign_ids.iter().map(|(m, id)| json!({"mode": m, "id": id})).collect::<Vec<_>>(),
+        "testProgramme": programme,
+        "testConversions": conversions,
     });
     if let Some(dir) = keys_file.parent() {
         std::fs::create_dir_all(dir).map_err(Error::internal)?;
@@ -72,6 +87,92 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
     .collect();
     app.store.put(marker).await?;
     Ok(summary(true, &account.id, &saved, base_url))
+}
+
+/// Test-mode affiliates (one ACTIVE with code DEMO10, one PENDING through a
+/// sign-up with its application) and a swipe-copy asset, through the same
+/// domain rules and store calls the API uses.
+async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result<Value, Error> {
+    let now = timestamp::now();
+    let input: NewAffiliate = serde_json::from_value(json!({
+        "campaignId": campaign.id, "email": "alice@partners.example.com",
+        "name": "Alice Partner", "code": "DEMO10",
+        "payoutMethod": "PAYPAL", "payoutEmail": "alice@partners.example.com",
+        "website": "https://alice.example.com",
+    }))
+    .map_err(Error::internal)?;
+    let mut active = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
+    affiliates::enroll(&app.store, tenant, &mut active).await?;
+    let input: SignUp = serde_json::from_value(json!({
+        "campaignId": campaign.id, "email": "bob@reviews.example.net",
+        "name": "Bob Reviewer", "website": "https://reviews.example.net",
+        "message": "I review SaaS tools for 40k monthly readers.",
+    }))
+    .map_err(Error::internal)?;
+    let mut pending = signup::enroll(input, campaign, now)?;
+    affiliates::enroll(&app.store, tenant, &mut pending).await?;
+    let input: NewSwipeCopy = serde_json::from_value(json!({
+        "name": "Launch week e-mail", "campaignId": campaign.id,
+        "body": "Tired of spreadsheets? Try Demo SaaS free for 30 days: https://demo.example.com/?ref=DEMO10",
+        "metadata": {"channel": "email"},
+    }))
+    .map_err(Error::internal)?;
+    let asset = Asset::swipe_copy(input, now)?;
+    assets::insert(&app.store, tenant, &asset).await?;
+    Ok(json!({
+        "activeAffiliate": {"id": active.affiliate.id, "code": active.affiliate.code.as_str()},
+        "pendingAffiliate": {
+            "id": pending.affiliate.id,
+            "applicationId": pending.application.as_ref().map(|a| a.id.clone()),
+        },
+        "swipeCopyAssetId": asset.id,
+    }))
+}
+
+/// Test-mode conversions in two currencies through the postback's own rules
+/// and store calls: a customer's first payment by affiliate code (which
+/// creates the customer's referral), a recurring payment of that customer
+/// recognised by `customerId`, a EUR sale by e-mail, and an unattributed EUR
+/// sale filed under the campaign. Without an affiliate code they are all
+/// unattributed.
+pub async fn seed_conversions(
+    app: &App,
+    tenant: &Tenant,
+    campaign: &Campaign,
+    affiliate_code: Option<&str>,
+) -> Result<Value, Error> {
+    let now = timestamp::now();
+    let days_ago = |d: i64| timestamp::format(&(now - chrono::Duration::days(d)));
+    let code = affiliate_code.map_or(Value::Null, |c| json!(c));
+    let payments = [
+        json!({"amount": 49.00, "currency": "USD", "affiliateCode": code, "customerId": "cus_demo_1",
+               "occurredAt": days_ago(40), "metadata": {"plan": "pro-monthly"}}),
+        json!({"amount": 49.00, "currency": "USD", "customerId": "cus_demo_1",
+               "occurredAt": days_ago(10), "metadata": {"plan": "pro-monthly"}}),
+        json!({"amount": 120.00, "currency": "EUR", "affiliateCode": code,
+               "customerEmail": "carol@customers.example.org", "occurredAt": days_ago(5)}),
+        json!({"amount": 15.50, "currency": "EUR", "campaignId": campaign.id, "occurredAt": days_ago(1)}),
+    ];
+    let mut ids = Vec::new();
+    for (i, mut body) in payments.into_iter().enumerate() {
+        // External ids are unique across every account: make them this account's.
+        body["externalId"] = json!(format!("demo-{}-order-{}", tenant.account_id, 1001 + i));
+        body["conversionType"] = json!("SALE");
+        if let Some(o) = body.as_object_mut() {
+            o.retain(|_, v| !v.is_null());
+        }
+        let input: PostbackBody = shared::http::body::from_value(body)?;
+        let recorded =
+            conversions::record(&app.store, tenant, &input.validate(now)?, None, now).await?;
+        let c = match recorded {
+            Recorded::Created(c) | Recorded::Replayed(c) => c,
+        };
+        ids.push(
+            json!({"id": c.id, "amount": c.amount.to_string(), "currency": c.currency,
+                        "commission": c.commission.to_string(), "status": c.status}),
+        );
+    }
+    Ok(json!(ids))
 }
 
 fn summary(seeded: bool, account: &str, saved: &Value, base_url: &str) -> Value {

@@ -20,9 +20,55 @@ use tokio::net::TcpListener;
 /// Largest body the local host reads (API Gateway's own cap is 10 MB).
 const MAX_READ_BYTES: usize = 10 * 1024 * 1024;
 
+/// The browser script and its demo pages: files of the local host only, not
+/// API routes (a deployment serves `tracker.js` from a CDN or the merchant's site).
+const STATIC_FILES: &[(&str, &str, &str)] = &[
+    (
+        "/tracker.js",
+        "application/javascript; charset=utf-8",
+        include_str!("../../tracker/src/tracker.js"),
+    ),
+    (
+        "/demo/landing",
+        "text/html; charset=utf-8",
+        include_str!("../../tracker/demo/landing.html"),
+    ),
+    (
+        "/demo/checkout",
+        "text/html; charset=utf-8",
+        include_str!("../../tracker/demo/checkout.html"),
+    ),
+];
+
+/// A static file of the local host, for GET and HEAD (hyper drops the body of
+/// a HEAD answer and keeps its length).
+fn static_file(method: &http::Method, path: &str) -> Option<hyper::Response<Full<Bytes>>> {
+    if method != http::Method::GET && method != http::Method::HEAD {
+        return None;
+    }
+    let (_, content_type, body) = STATIC_FILES.iter().find(|(p, _, _)| *p == path)?;
+    let body = Bytes::from_static(body.as_bytes());
+    Some(
+        hyper::Response::builder()
+            .status(200)
+            .header("content-type", *content_type)
+            .header("cache-control", "no-cache")
+            .header("x-content-type-options", "nosniff")
+            .body(Full::new(body))
+            .expect("static response"),
+    )
+}
+
 /// Every function's router, merged.
 pub fn router() -> Router {
-    Router::merge(vec![campaigns::router(), public::router()])
+    Router::merge(vec![
+        affiliates::router(),
+        applications::router(),
+        assets::router(),
+        campaigns::router(),
+        conversions::router(),
+        public::router(),
+    ])
 }
 
 /// Serves until the listener fails.
@@ -50,6 +96,9 @@ async fn handle(
     app: Arc<App>,
     router: Arc<Router>,
 ) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    if let Some(resp) = static_file(req.method(), req.uri().path()) {
+        return Ok(resp);
+    }
     let (parts, body) = req.into_parts();
     let bytes = match Limited::new(body, MAX_READ_BYTES).collect().await {
         Ok(b) => b.to_bytes(),

@@ -59,6 +59,7 @@ pub fn init_tracing() {
         .json()
         .with_env_filter(filter)
         .with_current_span(true)
+        .with_span_list(false)
         .with_target(false)
         .try_init();
 }

@@ -2,7 +2,6 @@
 //! every Lambda instance.
 
 use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValue};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::store::keys::{self, RECORD_SK};
@@ -32,12 +31,6 @@ impl RateState {
             reset_seconds: reset,
         }
     }
-}
-
-/// Hashes a client address so counters never hold it in plain form.
-pub fn hash_ip(ip: &str) -> String {
-    let digest = Sha256::digest(ip.as_bytes());
-    hex::encode(&digest[..12])
 }
 
 /// Counts one request in `scope`'s current window; RATE_LIMIT_EXCEEDED past `limit`.

@@ -1,4 +1,5 @@
-//! Unauthenticated routes: the public campaign profile and the API description.
+//! Unauthenticated routes: the public campaign profile, affiliate sign-up,
+//! click tracking for the browser script and the API description.
 
 use http::Method;
 use shared::domain::campaign::PublicCampaignView;
@@ -6,19 +7,25 @@ use shared::http::{Reply, Router};
 use shared::store::campaigns;
 use shared::{handler, Error};
 
+mod signup;
+mod tracking;
+
 /// The OpenAPI description, kept in `docs/openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("../../../docs/openapi.json");
 
 /// The routes this function serves.
 pub fn router() -> Router {
-    Router::new(vec![
+    let mut routes: Vec<(Method, &'static str, shared::http::Handler)> = vec![
         (
             Method::GET,
             "/api/v1/campaigns/{id}/public",
             public_campaign,
         ),
         (Method::GET, "/api/v1/openapi.json", openapi),
-    ])
+    ];
+    routes.extend(tracking::routes());
+    routes.extend(signup::routes());
+    Router::new(routes)
 }
 
 handler!(public_campaign, |call| {

@@ -20,14 +20,23 @@ struct Bench {
 }
 
 impl Bench {
-    async fn send(&self, method: Method, path: &str, key: Option<&str>, body: Option<&Value>) -> (u16, Value) {
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
         let (path, query) = match path.split_once('?') {
             Some((p, q)) => (p, Some(q)),
             None => (path, None),
         };
         let mut headers = HeaderMap::new();
         if let Some(k) = key {
-            headers.insert("authorization", HeaderValue::from_str(&format!("Bearer {k}")).unwrap());
+            headers.insert(
+                "authorization",
+                HeaderValue::from_str(&format!("Bearer {k}")).unwrap(),
+            );
         }
         if body.is_some() {
             headers.insert("content-type", HeaderValue::from_static("application/json"));
@@ -37,12 +46,16 @@ impl Bench {
             path,
             query,
             headers,
-            body.map(|b| serde_json::to_vec(b).unwrap()).unwrap_or_default(),
+            body.map(|b| serde_json::to_vec(b).unwrap())
+                .unwrap_or_default(),
             Some("192.0.2.10".into()),
         );
         let resp = self.router.handle(self.app.clone(), req).await;
         let status = resp.status().as_u16();
-        (status, serde_json::from_slice(resp.body()).unwrap_or(Value::Null))
+        (
+            status,
+            serde_json::from_slice(resp.body()).unwrap_or(Value::Null),
+        )
     }
 
     /// Runs one request, checks its status and records what it cost.
@@ -59,14 +72,65 @@ impl Bench {
         let (status, out) = self.send(method, path, key, body).await;
         let d = self.app.store.metrics().snapshot().since(&before);
         assert_eq!(status, expect, "{name}: {out}");
-        self.rows.push((name.to_string(), d.calls, d.read_units, d.write_units));
+        self.rows
+            .push((name.to_string(), d.calls, d.read_units, d.write_units));
         out
     }
 
     /// Runs one request that must succeed and records what it cost.
-    async fn measure(&mut self, name: &str, method: Method, path: &str, key: Option<&str>, body: Option<&Value>) -> Value {
+    async fn measure(
+        &mut self,
+        name: &str,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+    ) -> Value {
         let expect = if method == Method::POST { 201 } else { 200 };
-        self.measure_status(name, expect, method, path, key, body).await
+        self.measure_status(name, expect, method, path, key, body)
+            .await
+    }
+
+    /// Page 1 against a page 50 deep, by cursor and by offset, of a list.
+    async fn page_costs(&mut self, list: &str, note: &str, key: Option<&str>) {
+        let base = format!("/api/v1/{list}?limit=20");
+        self.measure(
+            &format!("GET /{list}?limit=20 (page 1{note})"),
+            Method::GET,
+            &base,
+            key,
+            None,
+        )
+        .await;
+        let mut cursor = String::new();
+        for _ in 0..49 {
+            let path = if cursor.is_empty() {
+                base.clone()
+            } else {
+                format!("{base}&cursor={cursor}")
+            };
+            let (_, v) = self.send(Method::GET, &path, key, None).await;
+            cursor = v["meta"]["nextCursor"]
+                .as_str()
+                .expect("a next page")
+                .to_string();
+        }
+        self.measure(
+            &format!("GET /{list}?limit=20&cursor=… (page 50)"),
+            Method::GET,
+            &format!("{base}&cursor={cursor}"),
+            key,
+            None,
+        )
+        .await;
+        self.measure(
+            &format!("GET /{list}?limit=20&offset=980 (page 50)"),
+            Method::GET,
+            &format!("{base}&offset=980"),
+            key,
+            None,
+        )
+        .await;
     }
 }
 
@@ -87,10 +151,18 @@ async fn main() {
     config.public_rate_per_minute = 1_000_000;
     let app = App::new(config).await;
     refctl::setup::tables_create(&app).await.expect("tables");
-    let account = accounts::create_account(&app.store, "Bench", "enterprise").await.unwrap();
-    let (_, key) = accounts::create_key(&app.store, &app.config.api_key_secret, &account.id, "bench", Mode::Test)
+    let account = accounts::create_account(&app.store, "Bench", "enterprise")
         .await
         .unwrap();
+    let (_, key) = accounts::create_key(
+        &app.store,
+        &app.config.api_key_secret,
+        &account.id,
+        "bench",
+        Mode::Test,
+    )
+    .await
+    .unwrap();
     let mut b = Bench {
         app: app.clone(),
         router: refctl::serve::router(),
@@ -99,10 +171,24 @@ async fn main() {
     let k = Some(key.as_str());
 
     let body = json!({"name": "Bench", "commissionType": "PERCENTAGE", "commissionValue": 10, "isPublic": true});
-    let created = b.measure("POST /campaigns (create)", Method::POST, "/api/v1/campaigns", k, Some(&body)).await;
-    let id = created["data"]["id"].as_str().unwrap().to_string();
-    b.measure("GET /campaigns/{id} (auth path + read)", Method::GET, &format!("/api/v1/campaigns/{id}"), k, None)
+    let created = b
+        .measure(
+            "POST /campaigns (create)",
+            Method::POST,
+            "/api/v1/campaigns",
+            k,
+            Some(&body),
+        )
         .await;
+    let id = created["data"]["id"].as_str().unwrap().to_string();
+    b.measure(
+        "GET /campaigns/{id} (auth path + read)",
+        Method::GET,
+        &format!("/api/v1/campaigns/{id}"),
+        k,
+        None,
+    )
+    .await;
     b.measure(
         "PUT /campaigns/{id} (partial update)",
         Method::PUT,
@@ -111,38 +197,86 @@ async fn main() {
         Some(&json!({"commissionRecurring": true, "recurringMonthsLimit": 12})),
     )
     .await;
-    b.measure("GET /campaigns/{id}/public (no key)", Method::GET, &format!("/api/v1/campaigns/{id}/public"), None, None)
-        .await;
-    b.measure_status("401: malformed key (rejected before any read)", 401, Method::GET, "/api/v1/campaigns", Some("rk_test_bogus"), None)
-        .await;
-
-    // Paging cost: page 1 against a page 50 deep, by cursor and by offset.
-    for i in 0..1000 {
-        let body = json!({"name": format!("c{i}"), "commissionType": "PERCENTAGE", "commissionValue": 5});
-        let (s, _) = b.send(Method::POST, "/api/v1/campaigns", k, Some(&body)).await;
-        assert_eq!(s, 201);
-    }
-    b.measure("GET /campaigns?limit=20 (page 1)", Method::GET, "/api/v1/campaigns?limit=20", k, None).await;
-    let mut cursor = String::new();
-    for _ in 0..49 {
-        let path = if cursor.is_empty() {
-            "/api/v1/campaigns?limit=20".to_string()
-        } else {
-            format!("/api/v1/campaigns?limit=20&cursor={cursor}")
-        };
-        let (_, v) = b.send(Method::GET, &path, k, None).await;
-        cursor = v["meta"]["nextCursor"].as_str().unwrap().to_string();
-    }
     b.measure(
-        "GET /campaigns?limit=20&cursor=… (page 50)",
+        "GET /campaigns/{id}/public (no key)",
         Method::GET,
-        &format!("/api/v1/campaigns?limit=20&cursor={cursor}"),
-        k,
+        &format!("/api/v1/campaigns/{id}/public"),
+        None,
         None,
     )
     .await;
-    b.measure("GET /campaigns?limit=20&offset=980 (page 50)", Method::GET, "/api/v1/campaigns?limit=20&offset=980", k, None)
+    b.measure_status(
+        "401: malformed key (rejected before any read)",
+        401,
+        Method::GET,
+        "/api/v1/campaigns",
+        Some("rk_test_bogus"),
+        None,
+    )
+    .await;
+
+    // Tracking (public, per-IP rate limit included): a click, then identify
+    // with one identity, the same again (first touch kept), and two new ones.
+    let aff = json!({"campaignId": id, "email": "bench-aff@example.com", "name": "Bench affiliate", "code": "BENCH1"});
+    let (s, _) = b
+        .send(Method::POST, "/api/v1/affiliates", k, Some(&aff))
         .await;
+    assert_eq!(s, 201, "affiliate for the tracking rows");
+    let click =
+        json!({"campaignId": id, "ref": "bench1", "url": "https://shop.example.com/?ref=bench1"});
+    let out = b
+        .measure(
+            "POST /track/click (campaign + code guard, 1 put)",
+            Method::POST,
+            "/api/v1/track/click",
+            None,
+            Some(&click),
+        )
+        .await;
+    let session = out["data"]["sessionId"].as_str().unwrap().to_string();
+    let one = json!({"sessionId": session, "customerEmail": "bench-customer@example.com"});
+    b.measure_status(
+        "POST /track/identify (1 identity, newly bound)",
+        200,
+        Method::POST,
+        "/api/v1/track/identify",
+        None,
+        Some(&one),
+    )
+    .await;
+    b.measure_status(
+        "POST /track/identify (1 identity, already bound)",
+        200,
+        Method::POST,
+        "/api/v1/track/identify",
+        None,
+        Some(&one),
+    )
+    .await;
+    let two = json!({"sessionId": session, "customerId": "bench-cus-2", "customerEmail": "bench-2@example.com"});
+    b.measure_status(
+        "POST /track/identify (2 new identities, 1 transaction)",
+        200,
+        Method::POST,
+        "/api/v1/track/identify",
+        None,
+        Some(&two),
+    )
+    .await;
+
+    // Conversions: postbacks, summary at 1,000 and 20,000 conversions, list pages.
+    conversion_rows(&mut b, &key).await;
+
+    // Paging cost: page 1 against a page 50 deep, by cursor and by offset.
+    for i in 0..1000 {
+        let body =
+            json!({"name": format!("c{i}"), "commissionType": "PERCENTAGE", "commissionValue": 5});
+        let (s, _) = b
+            .send(Method::POST, "/api/v1/campaigns", k, Some(&body))
+            .await;
+        assert_eq!(s, 201);
+    }
+    b.page_costs("campaigns", "", k).await;
 
     println!("| operation | DynamoDB calls | read units | write units |");
     println!("|---|---:|---:|---:|");
@@ -174,5 +308,286 @@ fn print_binary_sizes() {
     println!("|---|---:|");
     for (name, size) in rows {
         println!("| {name} | {:.2} MiB |", size as f64 / 1024.0 / 1024.0);
+    }
+}
+
+/// Conversion rows: postbacks (by click, by code, a replay), the summary at
+/// 1,000 and at 20,000 conversions (same calls and read units: it reads
+/// rollups, not conversions) and list pages 1 and 50 by cursor and by offset.
+/// The bulk conversions are written straight to the table (BatchWriteItem)
+/// with their rollups backfilled per (day, currency, campaign), which is what
+/// 20,000 postbacks would leave behind, in a fraction of the time.
+async fn conversion_rows(b: &mut Bench, key: &str) {
+    use rust_decimal::Decimal;
+    use shared::domain::conversion::{
+        AttributionMethod, Conversion, ConversionStatus, ConversionType,
+    };
+    use shared::ids::{new_id, IdKind};
+    use shared::money::Currency;
+    use shared::store::{conversions, rollups};
+
+    let k = Some(key);
+    let mut campaign_ids = Vec::new();
+    let mut affiliate_ids = Vec::new();
+    for (i, code) in ["BENCHCNV", "BENCHCNV2"].iter().enumerate() {
+        let body = json!({"name": format!("Conversions {i}"), "commissionType": "PERCENTAGE", "commissionValue": 10, "isPublic": true,
+            "commissionRecurring": true, "recurringMonthsLimit": 12});
+        let (s, v) = b
+            .send(Method::POST, "/api/v1/campaigns", k, Some(&body))
+            .await;
+        assert_eq!(s, 201, "{v}");
+        let cmp = v["data"]["id"].as_str().unwrap().to_string();
+        let aff = json!({"campaignId": cmp, "email": format!("{}@example.com", code.to_lowercase()), "name": code, "code": code});
+        let (s, v) = b
+            .send(Method::POST, "/api/v1/affiliates", k, Some(&aff))
+            .await;
+        assert_eq!(s, 201, "{v}");
+        affiliate_ids.push(v["data"]["id"].as_str().unwrap().to_string());
+        campaign_ids.push(cmp);
+    }
+    let click = json!({"campaignId": campaign_ids[0], "ref": "BENCHCNV"});
+    let (s, v) = b
+        .send(Method::POST, "/api/v1/track/click", None, Some(&click))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let click_id = v["data"]["clickId"].as_str().unwrap().to_string();
+
+    let by_click = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-1", "conversionType": "SALE",
+        "clickId": click_id, "customerId": "bench-cus-1"});
+    b.measure(
+        "POST /conversions/postback (by click id; new customer: referral created)",
+        Method::POST,
+        "/api/v1/conversions/postback",
+        k,
+        Some(&by_click),
+    )
+    .await;
+    let by_code = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-2", "conversionType": "SALE",
+        "affiliateCode": "BENCHCNV"});
+    b.measure(
+        "POST /conversions/postback (by affiliate code, no customer)",
+        Method::POST,
+        "/api/v1/conversions/postback",
+        k,
+        Some(&by_code),
+    )
+    .await;
+    let recurring = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-3", "conversionType": "SALE",
+        "customerId": "bench-cus-1"});
+    b.measure(
+        "POST /conversions/postback (recurring: customer's referral)",
+        Method::POST,
+        "/api/v1/conversions/postback",
+        k,
+        Some(&recurring),
+    )
+    .await;
+    let unattributed = json!({"amount": 5, "currency": "EUR", "externalId": "bench-order-4", "conversionType": "SALE"});
+    b.measure(
+        "POST /conversions/postback (unattributed)",
+        Method::POST,
+        "/api/v1/conversions/postback",
+        k,
+        Some(&unattributed),
+    )
+    .await;
+    b.measure_status(
+        "POST /conversions/postback (replay: 200, nothing written)",
+        200,
+        Method::POST,
+        "/api/v1/conversions/postback",
+        k,
+        Some(&by_code),
+    )
+    .await;
+
+    // Bulk conversions over the last 30 days, 2 currencies, 2 campaigns.
+    let principal = shared::auth::authenticate(&b.app, Some(&format!("Bearer {key}")))
+        .await
+        .unwrap();
+    let tenant = principal.tenant;
+    let currencies = [
+        Currency::parse("c", "USD").unwrap(),
+        Currency::parse("c", "EUR").unwrap(),
+    ];
+    let now = shared::timestamp::now();
+    let make = |i: usize| {
+        let day = i % 30;
+        let currency = currencies[(i / 30) % 2];
+        let which = (i / 60) % 2;
+        let amount = Decimal::new(1000 + (i % 9000) as i64, 2);
+        let occurred_at =
+            now - chrono::Duration::days(day as i64) - chrono::Duration::milliseconds(i as i64);
+        Conversion {
+            id: new_id(IdKind::Conversion),
+            external_id: format!("bench-bulk-{i}"),
+            campaign_id: Some(campaign_ids[which].clone()),
+            affiliate_id: Some(affiliate_ids[which].clone()),
+            amount,
+            currency,
+            conversion_type: ConversionType::Sale,
+            commission: currency.round(amount / Decimal::TEN),
+            commission_reason: None,
+            status: ConversionStatus::Pending,
+            attribution: AttributionMethod::Code,
+            customer_ref: None,
+            is_recurring: false,
+            click_id: None,
+            session_id: None,
+            customer_id: None,
+            hold_days: 30,
+            payable_at: occurred_at + chrono::Duration::days(30),
+            payout_id: None,
+            metadata: Default::default(),
+            occurred_at,
+            created_at: now,
+            updated_at: now,
+            reversed_at: None,
+            reversal_reason: None,
+        }
+    };
+    let bulk_store = b.app.store.clone();
+    let seed = |from: usize, to: usize| {
+        let store = bulk_store.clone();
+        let tenant = tenant.clone();
+        let all: Vec<Conversion> = (from..to).map(make).collect();
+        async move {
+            let mut set = tokio::task::JoinSet::new();
+            for chunk in all.chunks(25) {
+                let items: Vec<_> = chunk
+                    .iter()
+                    .map(|c| conversions::item(&tenant, c).unwrap())
+                    .collect();
+                let store = store.clone();
+                set.spawn(async move { put_batch(&store, items).await });
+                while set.len() >= 8 {
+                    set.join_next().await.unwrap().unwrap();
+                }
+            }
+            while let Some(r) = set.join_next().await {
+                r.unwrap();
+            }
+            // The rollups those conversions' postbacks would have added.
+            // Per (days ago, currency, campaign): a sample and the sums.
+            type Sums = (Conversion, Decimal, Decimal, i64);
+            let mut sums: std::collections::BTreeMap<(i64, &str, String), Sums> =
+                Default::default();
+            for c in &all {
+                let key = (
+                    (now - c.occurred_at).num_days(),
+                    c.currency.code(),
+                    c.campaign_id.clone().unwrap(),
+                );
+                let e = sums
+                    .entry(key)
+                    .or_insert_with(|| (c.clone(), Decimal::ZERO, Decimal::ZERO, 0));
+                e.1 += c.amount;
+                e.2 += c.commission;
+                e.3 += 1;
+            }
+            for (_, (sample, revenue, commission, count)) in sums {
+                store
+                    .transact(rollups::backfill_actions(
+                        &store, &tenant, &sample, revenue, commission, count,
+                    ))
+                    .await
+                    .map_err(|e| e.into_error())
+                    .unwrap();
+            }
+        }
+    };
+    let started = std::time::Instant::now();
+    seed(0, 1_000).await;
+    for (label, query) in [
+        ("30d, group_by=campaign", "period=30d&group_by=campaign"),
+        ("all", "period=all"),
+    ] {
+        b.measure(
+            &format!("GET /conversions/summary?{label} (1,000 conversions)"),
+            Method::GET,
+            &format!("/api/v1/conversions/summary?{query}"),
+            k,
+            None,
+        )
+        .await;
+    }
+    seed(1_000, 20_000).await;
+    eprintln!(
+        "refbench: 20,000 conversions seeded in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    for (label, query) in [
+        ("30d, group_by=campaign", "period=30d&group_by=campaign"),
+        ("all", "period=all"),
+    ] {
+        let at_20k = b
+            .measure(
+                &format!("GET /conversions/summary?{label} (20,000 conversions)"),
+                Method::GET,
+                &format!("/api/v1/conversions/summary?{query}"),
+                k,
+                None,
+            )
+            .await;
+        let count: i64 = at_20k["data"]["totals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["count"].as_i64().unwrap())
+            .sum();
+        assert_eq!(count, 20_004, "the summary counts every conversion");
+    }
+    let n = b.rows.len();
+    for i in 0..2 {
+        let (a, c) = (&b.rows[n - 4 + i], &b.rows[n - 2 + i]);
+        assert_eq!(
+            (a.1, a.2),
+            (c.1, c.2),
+            "summary cost must not grow with conversions: {} vs {}",
+            a.0,
+            c.0
+        );
+    }
+
+    b.page_costs("conversions", " of 20,004", k).await;
+    let cmp = &campaign_ids[1];
+    b.measure(
+        "GET /conversions?campaign_id=…&status=pending&min_amount=50 (filtered page 1)",
+        Method::GET,
+        &format!("/api/v1/conversions?limit=20&campaign_id={cmp}&status=pending&min_amount=50"),
+        k,
+        None,
+    )
+    .await;
+}
+
+/// Writes items with BatchWriteItem (at most 25), retrying unprocessed ones.
+async fn put_batch(store: &shared::store::Store, items: Vec<shared::store::Item>) {
+    use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+    let mut pending: Vec<WriteRequest> = items
+        .into_iter()
+        .map(|item| {
+            WriteRequest::builder()
+                .put_request(PutRequest::builder().set_item(Some(item)).build().unwrap())
+                .build()
+        })
+        .collect();
+    let mut attempt = 0;
+    while !pending.is_empty() {
+        let out = store
+            .client()
+            .batch_write_item()
+            .request_items(store.table(), pending)
+            .send()
+            .await
+            .expect("batch write");
+        pending = out
+            .unprocessed_items
+            .and_then(|mut u| u.remove(store.table()))
+            .unwrap_or_default();
+        attempt += 1;
+        if !pending.is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
+        }
     }
 }

@@ -217,7 +217,9 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
         .collect();
     assert_eq!(schema(&table["KeySchema"]), live_schema);
 
-    let mut t_gsis: Vec<(String, Vec<(String, String)>, String)> = table["GlobalSecondaryIndexes"]
+    // (index name, key schema, projection type)
+    type Gsi = (String, Vec<(String, String)>, String);
+    let mut t_gsis: Vec<Gsi> = table["GlobalSecondaryIndexes"]
         .as_sequence()
         .unwrap()
         .iter()
@@ -232,7 +234,7 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
             )
         })
         .collect();
-    let mut l_gsis: Vec<(String, Vec<(String, String)>, String)> = d
+    let mut l_gsis: Vec<Gsi> = d
         .global_secondary_indexes()
         .iter()
         .map(|g| {
@@ -292,12 +294,21 @@ fn sample_events_parse_and_name_real_routes() {
         let text = std::fs::read_to_string(&path).unwrap();
         let raw: Value = serde_json::from_str(&text).unwrap();
         let route_key = raw["routeKey"].as_str().unwrap_or_default().to_string();
-        let req = lambda_http::request::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let req = lambda_http::request::from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let api = shared::lambda::to_api_request(req);
-        assert!(api.source_ip.is_some(), "{}: source IP comes from the request context", path.display());
+        assert!(
+            api.source_ip.is_some(),
+            "{}: source IP comes from the request context",
+            path.display()
+        );
         count += 1;
         if route_key == "$default" {
-            assert!(shared::routes::match_path(&api.path).is_none(), "{}", path.display());
+            assert!(
+                shared::routes::match_path(&api.path).is_none(),
+                "{}",
+                path.display()
+            );
             functions_covered.insert("public");
             continue;
         }
@@ -305,10 +316,17 @@ fn sample_events_parse_and_name_real_routes() {
         let spec = shared::routes::find(&method.parse().unwrap(), pattern)
             .unwrap_or_else(|| panic!("{}: {route_key} is not a route", path.display()));
         let matched = shared::routes::match_path(&api.path).unwrap();
-        assert!(matched.iter().any(|(s, _)| std::ptr::eq(*s, spec)), "{}: path does not match", path.display());
+        assert!(
+            matched.iter().any(|(s, _)| std::ptr::eq(*s, spec)),
+            "{}: path does not match",
+            path.display()
+        );
         functions_covered.insert(spec.function);
     }
     assert!(count > 0);
     let functions: BTreeSet<_> = CATALOGUE.iter().map(|r| r.function).collect();
-    assert_eq!(functions_covered, functions, "every function has a sample event");
+    assert_eq!(
+        functions_covered, functions,
+        "every function has a sample event"
+    );
 }

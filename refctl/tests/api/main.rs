@@ -3,8 +3,14 @@
 
 mod support;
 
+mod affiliates;
+mod applications;
+mod assets;
 mod auth;
 mod bodies;
 mod campaigns;
 mod contract;
+mod conversions;
 mod rate_limits;
+mod signup;
+mod tracking;

@@ -19,14 +19,23 @@ fn endpoint(var: &str, default: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| default.to_string())
 }
 
+/// A plan whose monthly live-mode conversion cap is tiny (quota tests).
+pub const TINY_PLAN: &str = "tiny";
+/// Its cap.
+pub const TINY_QUOTA: u64 = 3;
+
 fn test_config() -> Config {
     let suffix = ulid::Ulid::new().to_string().to_lowercase();
-    Config::local(
+    let mut config = Config::local(
         &endpoint("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
         &endpoint("S3_ENDPOINT", "http://127.0.0.1:19000"),
         &format!("test-{suffix}"),
         &format!("test-{suffix}"),
-    )
+    );
+    config
+        .plan_quotas
+        .insert(TINY_PLAN.to_string(), Some(TINY_QUOTA));
+    config
 }
 
 /// Starts a server on its own thread and runtime, so it outlives each test's runtime.
@@ -234,6 +243,24 @@ pub async fn campaign(key: &str, extra: Value) -> Value {
         }
     }
     let r = call("POST", "/api/v1/campaigns", Some(key), Some(body)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    r.data().clone()
+}
+
+/// Adds an ACTIVE affiliate with a given code through the API and returns it.
+pub async fn affiliate_with_code(key: &str, campaign_id: &str, code: &str) -> Value {
+    let r = call(
+        "POST",
+        "/api/v1/affiliates",
+        Some(key),
+        Some(serde_json::json!({
+            "campaignId": campaign_id,
+            "email": format!("{}@partners.example.com", code.to_lowercase()),
+            "name": code,
+            "code": code,
+        })),
+    )
+    .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     r.data().clone()
 }

@@ -1,6 +1,18 @@
 //! Domain types and rules. Nothing here knows about HTTP.
 
 pub mod account;
+pub mod affiliate;
+pub mod affiliate_code;
+pub mod application;
+pub mod asset;
+pub mod attribution;
 pub mod campaign;
+pub mod commission;
+pub mod conversion;
+pub mod email;
 pub mod metadata;
+pub mod referral;
+pub mod signup;
+pub mod summary;
 pub mod tenant;
+pub mod tracking;

@@ -49,4 +49,13 @@ impl Tenant {
     pub fn key(&self) -> String {
         format!("{}#{}", self.account_id, self.mode.as_str())
     }
+
+    /// Reads a tenant key (`acct_...#live`) back, as stored on records.
+    pub fn from_key(key: &str) -> Option<Tenant> {
+        let (account, mode) = key.rsplit_once('#')?;
+        if account.is_empty() {
+            return None;
+        }
+        Some(Tenant::new(account, Mode::parse(mode)?))
+    }
 }

@@ -243,7 +243,12 @@ impl Router {
             let principal = match spec.access {
                 Access::Public => {
                     let ip = req.source_ip.as_deref().unwrap_or("unknown");
-                    let scope = format!("ip:{}:{}", rate_limit::hash_ip(ip), spec.path);
+                    let ip_hash = crate::client_ip::hash_ip(
+                        &app.config.api_key_secret,
+                        ip,
+                        chrono::Utc::now(),
+                    );
+                    let scope = format!("ip:{ip_hash}:{}", spec.path);
                     rate_limit_applied = app.config.public_rate_per_minute;
                     rate = Some(
                         rate_limit::hit(&app.store, &scope, app.config.public_rate_per_minute)

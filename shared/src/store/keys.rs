@@ -4,6 +4,7 @@
 //! one GetItem whatever the tenant. Tenant-scoped lists go through the four
 //! overloaded indexes; `docs/data-model.md` lists each access pattern.
 
+use crate::domain::referral::CustomerKey;
 use crate::domain::tenant::Tenant;
 
 /// Sort key of a primary record.
@@ -129,6 +130,11 @@ pub fn external_id_guard(external_id: &str) -> String {
     format!("XID#{external_id}")
 }
 
+/// Referral of a customer in a tenant: which affiliate brought them (first touch).
+pub fn referral(tenant: &Tenant, customer_key: &CustomerKey) -> String {
+    format!("REF#{}#{}", tenant.key(), customer_key)
+}
+
 /// Rate-limit counter for a scope and a window.
 pub fn rate_limit(scope: &str, window_start: i64) -> String {
     format!("RL#{scope}#{window_start}")
@@ -137,6 +143,12 @@ pub fn rate_limit(scope: &str, window_start: i64) -> String {
 /// Monthly conversion counter of an account (live mode only).
 pub fn quota(account_id: &str, month: &str) -> String {
     format!("QUOTA#{account_id}#{month}")
+}
+
+/// Partition of a tenant's conversion rollups (summary figures per day and
+/// per month; sort keys in `store::rollups`).
+pub fn rollups(tenant: &Tenant) -> String {
+    format!("ROLLUP#{}", tenant.key())
 }
 
 /// Marker that the demo data was seeded.

@@ -1,11 +1,19 @@
 //! DynamoDB access: one table, typed items, conditional writes, Query-based pages.
 
 pub mod accounts;
+pub mod affiliates;
+pub mod applications;
+pub mod assets;
 pub mod campaigns;
+pub mod clicks;
+pub mod conversions;
 pub mod keys;
 pub mod metrics;
 pub mod page;
+pub mod referrals;
+pub mod rollups;
 pub mod table;
+pub mod update;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,0 +1,6 @@
+//! Lambda entry point for the affiliate routes.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(affiliates::router()).await
+}

@@ -1,0 +1,69 @@
+//! Asset routes: swipe-copy create, list, get, partial update and soft delete.
+
+use http::Method;
+use shared::domain::asset::{Asset, AssetPatch, AssetStatus, AssetType, AssetView, NewSwipeCopy};
+use shared::http::{Reply, Router};
+use shared::store::assets::{self, AssetFilter};
+use shared::store::campaigns;
+use shared::{handler, timestamp, Error};
+
+/// Times an update is retried when another writer changed the asset meanwhile.
+const UPDATE_ATTEMPTS: usize = 5;
+
+/// The routes this function serves.
+pub fn router() -> Router {
+    Router::new(vec![
+        (Method::POST, "/api/v1/assets/swipe-copy", create_swipe_copy),
+        (Method::GET, "/api/v1/assets", list),
+        (Method::GET, "/api/v1/assets/{id}", get),
+        (Method::PATCH, "/api/v1/assets/{id}", update),
+        (Method::DELETE, "/api/v1/assets/{id}", archive),
+    ])
+}
+
+handler!(create_swipe_copy, |call| {
+    let input: NewSwipeCopy = call.json()?;
+    let asset = Asset::swipe_copy(input, timestamp::now())?;
+    if let Some(c) = &asset.campaign_id {
+        campaigns::get(&call.app.store, call.tenant(), c).await?;
+    }
+    assets::insert(&call.app.store, call.tenant(), &asset).await?;
+    Reply::created(AssetView::from(&asset))
+});
+
+handler!(list, |call| {
+    let mut q = call.query(&["limit", "offset", "cursor", "status", "campaign_id", "type"]);
+    let page = q.page();
+    let filter = AssetFilter {
+        status: q.one_of("status", &AssetStatus::NAMES),
+        campaign_id: q.str("campaign_id").map(str::to_string),
+        kind: q.one_of("type", &AssetType::NAMES),
+    };
+    q.finish()?;
+    let found = assets::list(&call.app.store, call.tenant(), &filter, &page).await?;
+    Reply::list_with(&found, AssetView::from, &page)
+});
+
+handler!(get, |call| {
+    let asset = assets::get(&call.app.store, call.tenant(), call.param("id")).await?;
+    Reply::ok(AssetView::from(&asset))
+});
+
+handler!(update, |call| {
+    let patch: AssetPatch = call.json()?;
+    for _ in 0..UPDATE_ATTEMPTS {
+        let current = assets::get(&call.app.store, call.tenant(), call.param("id")).await?;
+        let updated = current.apply(patch.clone(), timestamp::now())?;
+        if assets::replace(&call.app.store, call.tenant(), &updated, &current).await? {
+            return Reply::ok(AssetView::from(&updated));
+        }
+    }
+    Err(Error::Unavailable(
+        "the asset is being changed by other requests; retry".into(),
+    ))
+});
+
+handler!(archive, |call| {
+    let asset = assets::archive(&call.app.store, call.tenant(), call.param("id")).await?;
+    Reply::ok(AssetView::from(&asset))
+});

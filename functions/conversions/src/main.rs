@@ -1,0 +1,6 @@
+//! Lambda entry point for the conversion routes.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(conversions::router()).await
+}

@@ -1,0 +1,126 @@
+//! Public tracking for the browser script: clicks and session identification.
+
+use http::Method;
+use serde::Serialize;
+use shared::domain::referral::SOURCE_IDENTIFY;
+use shared::domain::tenant::Tenant;
+use shared::domain::tracking::{self, Click, ClickIds, ClickRequest, IdentifyRequest};
+use shared::http::{Handler, Reply};
+use shared::store::keys::{self, GUARD_SK};
+use shared::store::referrals::{self, Binding};
+use shared::store::{campaigns, clicks, get_s};
+use shared::{handler, timestamp, Error};
+
+/// The tracking routes.
+pub fn routes() -> Vec<(Method, &'static str, Handler)> {
+    vec![
+        (Method::POST, "/api/v1/track/click", click),
+        (Method::POST, "/api/v1/track/identify", identify),
+    ]
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClickView {
+    click_id: String,
+    session_id: String,
+    expires_at: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct IdentifyView {
+    session_id: String,
+    bound: bool,
+}
+
+// `POST /api/v1/track/click`: the campaign must be public and `ref` a code of
+// one of its affiliates; then one PutItem. Reads: the campaign (it names the
+// tenant), then the code guard under that tenant.
+handler!(click, |call| {
+    let body: ClickRequest = call.json()?;
+    body.validate()?;
+    let store = &call.app.store;
+    let not_found = || Error::NotFound("campaign or affiliate code");
+    if !body.code_is_well_formed() {
+        return Err(not_found());
+    }
+    let (campaign, tenant_key) = match campaigns::get_with_tenant(store, &body.campaign_id).await? {
+        Some((c, t)) if c.is_public => (c, t),
+        _ => return Err(not_found()),
+    };
+    let tenant = Tenant::from_key(&tenant_key)
+        .ok_or_else(|| Error::internal(format!("campaign {} has no tenant", campaign.id)))?;
+    let guard = store
+        .get_item(&keys::code_guard(&tenant, &body.code), GUARD_SK)
+        .await?
+        .ok_or_else(not_found)?;
+    let affiliate_id = match (
+        get_s(&guard, "affiliateId"),
+        get_s(&guard, "campaignId"),
+        get_s(&guard, "tenant"),
+    ) {
+        (Some(a), Some(c), Some(t)) if c == campaign.id && t == tenant_key => a.to_string(),
+        _ => return Err(not_found()),
+    };
+
+    let now = timestamp::now();
+    let ids = ClickIds::generate();
+    let expires_at = tracking::expires_at(now, campaign.cookie_days);
+    let secret = &call.app.config.api_key_secret;
+    let click = Click {
+        id: ids.click_id.clone(),
+        tenant: tenant_key,
+        campaign_id: campaign.id,
+        affiliate_id,
+        code: body.code,
+        created_at: now,
+        expires_at,
+        ttl: expires_at.timestamp(),
+        landing_url: body.url.filter(|u| !u.is_empty()),
+        referrer: body.referrer.filter(|r| !r.is_empty()),
+        ip_hash: call
+            .req
+            .source_ip
+            .as_deref()
+            .map(|ip| shared::client_ip::hash_ip(secret, ip, now)),
+        previous_session_id: body.session_id,
+    };
+    clicks::insert(store, &click).await?;
+    Reply::created(ClickView {
+        click_id: ids.click_id,
+        session_id: ids.session_id,
+        expires_at: timestamp::format(&expires_at),
+    })
+});
+
+// `POST /api/v1/track/identify`: binds the session's affiliate to the customer
+// (first touch). Answers only whether something new was bound.
+handler!(identify, |call| {
+    let body: IdentifyRequest = call.json()?;
+    let customer_keys = body.customer_keys()?;
+    let store = &call.app.store;
+    let now = timestamp::now();
+    let click = clicks::get_live_by_session(store, &body.session_id, now)
+        .await?
+        .ok_or(Error::NotFound("session"))?;
+    let tenant = Tenant::from_key(&click.tenant)
+        .ok_or_else(|| Error::internal(format!("click {} has no tenant", click.id)))?;
+    let bound = referrals::bind_identities(
+        store,
+        &tenant,
+        &customer_keys,
+        &Binding {
+            affiliate_id: &click.affiliate_id,
+            campaign_id: &click.campaign_id,
+            source: SOURCE_IDENTIFY,
+            session_id: Some(&body.session_id),
+            at: now,
+        },
+    )
+    .await?;
+    Reply::ok(IdentifyView {
+        session_id: body.session_id,
+        bound,
+    })
+});

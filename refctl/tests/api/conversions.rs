@@ -1,0 +1,1182 @@
+//! Conversions: attribution paths, commission arithmetic and recurring rules,
+//! idempotency under concurrency, the summary, the quota, lists and reversal.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use chrono::{DateTime, Duration, Months, Utc};
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+use shared::domain::referral::{email_hash, CustomerKey};
+use shared::domain::tenant::{Mode, Tenant};
+use shared::domain::tracking::{Click, ClickIds};
+use shared::store::keys::{self, GUARD_SK, RECORD_SK};
+use shared::store::{accounts, clicks, s as attr};
+use shared::timestamp;
+
+use crate::support::{
+    affiliate_with_code, app_for, call, campaign, merchant, server, Merchant, Resp, TINY_PLAN,
+    TINY_QUOTA,
+};
+
+const POSTBACK: &str = "/api/v1/conversions/postback";
+
+fn id(v: &Value) -> String {
+    v["id"].as_str().unwrap().to_string()
+}
+
+fn dec(v: &Value) -> Decimal {
+    Decimal::from_str(&v.to_string()).unwrap_or_else(|_| panic!("{v} is not a number"))
+}
+
+fn ts(t: DateTime<Utc>) -> String {
+    timestamp::format(&t)
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}_{}", ulid::Ulid::new())
+}
+
+/// A public campaign (clicks need one) of a fresh merchant with one affiliate.
+async fn setup(campaign_extra: Value) -> (Merchant, String, String, String) {
+    let m = merchant().await;
+    let mut body = json!({"isPublic": true});
+    for (k, v) in campaign_extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let c = id(&campaign(&m.test_key, body).await);
+    let code = format!("P{}", &ulid::Ulid::new().to_string()[18..]);
+    let a = affiliate(&m.test_key, &c, &code).await;
+    (m, c, a, code)
+}
+
+/// A click through the public API: (clickId, sessionId).
+async fn click(campaign_id: &str, code: &str) -> (String, String) {
+    let r = call(
+        "POST",
+        "/api/v1/track/click",
+        None,
+        Some(json!({"campaignId": campaign_id, "ref": code})),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    (
+        r.data()["clickId"].as_str().unwrap().to_string(),
+        r.data()["sessionId"].as_str().unwrap().to_string(),
+    )
+}
+
+/// A click made in the past, written directly (the API only makes clicks now).
+async fn past_click(
+    m: &Merchant,
+    campaign_id: &str,
+    affiliate_id: &str,
+    at: DateTime<Utc>,
+    cookie_days: i64,
+) -> String {
+    let app = app_for(server()).await;
+    let ids = ClickIds::generate();
+    let expires = at + Duration::days(cookie_days);
+    let c = Click {
+        id: ids.click_id.clone(),
+        tenant: Tenant::new(m.account_id.clone(), Mode::Test).key(),
+        campaign_id: campaign_id.to_string(),
+        affiliate_id: affiliate_id.to_string(),
+        code: "past".into(),
+        created_at: at,
+        expires_at: expires,
+        ttl: expires.timestamp(),
+        landing_url: None,
+        referrer: None,
+        ip_hash: None,
+        previous_session_id: None,
+    };
+    clicks::insert(&app.store, &c).await.unwrap();
+    ids.click_id
+}
+
+async fn postback(key: &str, body: Value) -> Resp {
+    call("POST", POSTBACK, Some(key), Some(body)).await
+}
+
+/// A postback that must create a conversion; returns it.
+async fn convert(key: &str, extra: Value) -> Value {
+    let mut body = json!({
+        "amount": 100, "currency": "USD", "externalId": unique("ord"), "conversionType": "SALE",
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let r = postback(key, body).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert!(r.header("idempotent-replayed").is_none());
+    r.data().clone()
+}
+
+async fn summary(key: &str, query: &str) -> Value {
+    let r = call(
+        "GET",
+        &format!("/api/v1/conversions/summary{query}"),
+        Some(key),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.data().clone()
+}
+
+async fn list(key: &str, query: &str) -> Resp {
+    call(
+        "GET",
+        &format!("/api/v1/conversions{query}"),
+        Some(key),
+        None,
+    )
+    .await
+}
+
+fn list_ids(r: &Resp) -> Vec<String> {
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.data().as_array().unwrap().iter().map(id).collect()
+}
+
+#[tokio::test]
+async fn each_attribution_path_finds_its_affiliate() {
+    let (m, c, a_click, code_click) = setup(json!({})).await;
+    let k = m.test_key.as_str();
+    let a_session = affiliate(k, &c, &format!("{code_click}S")).await;
+    let a_code = affiliate(k, &c, &format!("{code_click}C")).await;
+    let a_email = affiliate(k, &c, &format!("{code_click}E")).await;
+    let a_hash = affiliate(k, &c, &format!("{code_click}H")).await;
+    let a_cid = affiliate(k, &c, &format!("{code_click}I")).await;
+
+    // Click id.
+    let (clk, _) = click(&c, &code_click).await;
+    let v = convert(k, json!({"clickId": clk, "amount": 50})).await;
+    assert_eq!(v["affiliateId"], a_click.as_str());
+    assert_eq!(v["campaignId"], c.as_str());
+    assert_eq!(v["attribution"], "CLICK");
+    assert_eq!(v["status"], "PENDING");
+    assert_eq!(dec(&v["commission"]), Decimal::from(5));
+    assert_eq!(v["customerRef"], CustomerKey::from_click(&clk).to_string());
+    assert_eq!(v["isRecurring"], false);
+
+    // Session id.
+    let (_, ses) = click(&c, &format!("{code_click}S")).await;
+    let v = convert(k, json!({"sessionId": ses})).await;
+    assert_eq!(v["affiliateId"], a_session.as_str());
+    assert_eq!(v["attribution"], "SESSION");
+
+    // Affiliate code, in any letter case.
+    let v = convert(
+        k,
+        json!({"affiliateCode": format!("{code_click}C").to_lowercase()}),
+    )
+    .await;
+    assert_eq!(v["affiliateId"], a_code.as_str());
+    assert_eq!(v["attribution"], "CODE");
+    assert_eq!(v["customerRef"], Value::Null, "no customer named");
+
+    // E-mail after identify.
+    let (_, ses) = click(&c, &format!("{code_click}E")).await;
+    let r = call(
+        "POST",
+        "/api/v1/track/identify",
+        None,
+        Some(json!({"sessionId": ses, "customerEmail": "Buyer.One@Example.com"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let v = convert(k, json!({"customerEmail": " buyer.one@example.COM "})).await;
+    assert_eq!(v["affiliateId"], a_email.as_str());
+    assert_eq!(v["attribution"], "EMAIL");
+    assert_eq!(
+        v["customerRef"],
+        format!("email:{}", email_hash("buyer.one@example.com"))
+    );
+    assert!(
+        !v.to_string().to_lowercase().contains("buyer.one"),
+        "the plain e-mail is never stored or returned"
+    );
+
+    // E-mail hash (identify and postback both with the hash).
+    let hash = email_hash("second@example.com");
+    let (_, ses) = click(&c, &format!("{code_click}H")).await;
+    let r = call(
+        "POST",
+        "/api/v1/track/identify",
+        None,
+        Some(json!({"sessionId": ses, "customerEmailHash": hash})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let v = convert(k, json!({"customerEmailHash": hash})).await;
+    assert_eq!(v["affiliateId"], a_hash.as_str());
+    assert_eq!(v["attribution"], "EMAIL");
+
+    // Customer id bound by identify (ext method CUSTOMER).
+    let (_, ses) = click(&c, &format!("{code_click}I")).await;
+    let r = call(
+        "POST",
+        "/api/v1/track/identify",
+        None,
+        Some(json!({"sessionId": ses, "customerId": "cus_identify"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let v = convert(k, json!({"customerId": "cus_identify"})).await;
+    assert_eq!(v["affiliateId"], a_cid.as_str());
+    assert_eq!(v["attribution"], "CUSTOMER");
+    assert_eq!(v["customerRef"], "cid:cus_identify");
+
+    // The order: a click beats a code.
+    let (clk, _) = click(&c, &code_click).await;
+    let v = convert(
+        k,
+        json!({"clickId": clk, "affiliateCode": format!("{code_click}C")}),
+    )
+    .await;
+    assert_eq!(v["affiliateId"], a_click.as_str());
+    assert_eq!(v["attribution"], "CLICK");
+
+    // Unknown and malformed signals are skipped, never errors.
+    let v = convert(
+        k,
+        json!({"affiliateCode": "NOPE-NOT-A-CODE", "clickId": "clk_garbage", "sessionId": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"}),
+    )
+    .await;
+    assert_eq!(v["status"], "UNATTRIBUTED");
+    assert_eq!(v["attribution"], "NONE");
+    assert_eq!(v["affiliateId"], Value::Null);
+    assert_eq!(v["campaignId"], Value::Null);
+    assert_eq!(dec(&v["commission"]), Decimal::ZERO);
+    assert_eq!(v["commissionReason"], "UNATTRIBUTED");
+
+    // campaignId restricts attribution and files the unattributed payment.
+    let other = id(&campaign(k, json!({"name": "Other"})).await);
+    let v = convert(
+        k,
+        json!({"affiliateCode": format!("{code_click}C"), "campaignId": other}),
+    )
+    .await;
+    assert_eq!(v["status"], "UNATTRIBUTED");
+    assert_eq!(v["campaignId"], other.as_str());
+    let r = postback(
+        k,
+        json!({"amount": 1, "currency": "USD", "externalId": unique("ord"), "conversionType": "SALE", "campaignId": "cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"}),
+    )
+    .await;
+    r.assert_error(404, "NOT_FOUND");
+
+    // Another account's code and clicks do not attribute.
+    let other_m = merchant().await;
+    let v = convert(
+        &other_m.test_key,
+        json!({"affiliateCode": code_click, "clickId": clk}),
+    )
+    .await;
+    assert_eq!(v["status"], "UNATTRIBUTED");
+}
+
+#[tokio::test]
+async fn a_click_counts_only_inside_its_window() {
+    let (m, c, a, _) = setup(json!({"cookieDays": 30})).await;
+    let k = m.test_key.as_str();
+    let now = Utc::now();
+    let made = now - Duration::days(40);
+    // Inside the window at occurredAt, even though the click has expired since.
+    let inside = past_click(&m, &c, &a, made, 30).await;
+    let v = convert(
+        k,
+        json!({"clickId": inside, "occurredAt": ts(now - Duration::days(20))}),
+    )
+    .await;
+    assert_eq!(v["attribution"], "CLICK");
+    assert_eq!(v["isRecurring"], false);
+    // After the window.
+    let late = past_click(&m, &c, &a, made, 30).await;
+    let v = convert(k, json!({"clickId": late})).await;
+    assert_eq!(v["status"], "UNATTRIBUTED");
+    // Before the click (beyond five minutes of clock skew).
+    let early = past_click(&m, &c, &a, made, 30).await;
+    let v = convert(
+        k,
+        json!({"clickId": early, "occurredAt": ts(made - Duration::minutes(6))}),
+    )
+    .await;
+    assert_eq!(v["status"], "UNATTRIBUTED");
+    let v = convert(
+        k,
+        json!({"clickId": early, "occurredAt": ts(made - Duration::minutes(4))}),
+    )
+    .await;
+    assert_eq!(v["attribution"], "CLICK");
+    // Once a payment came through a click, the click names that customer for
+    // good: a later payment naming it is the same customer's, window or not.
+    let v = convert(k, json!({"clickId": inside})).await;
+    assert_eq!(v["attribution"], "CLICK");
+    assert_eq!(v["isRecurring"], true);
+    assert_eq!(v["commissionReason"], "NOT_RECURRING");
+}
+
+#[tokio::test]
+async fn a_suspended_affiliate_earns_nothing() {
+    let (m, _c, a, code) = setup(json!({})).await;
+    let k = m.test_key.as_str();
+    let r = call(
+        "PUT",
+        &format!("/api/v1/affiliates/{a}"),
+        Some(k),
+        Some(json!({"status": "SUSPENDED"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let v = convert(k, json!({"affiliateCode": code, "amount": 80})).await;
+    assert_eq!(v["affiliateId"], a.as_str(), "still attributed");
+    assert_eq!(v["status"], "PENDING");
+    assert_eq!(dec(&v["commission"]), Decimal::ZERO);
+    assert_eq!(v["commissionReason"], "AFFILIATE_NOT_ACTIVE");
+    let aff = call("GET", &format!("/api/v1/affiliates/{a}"), Some(k), None).await;
+    assert_eq!(aff.data()["earned"], json!({}), "nothing earned");
+
+    // Reactivated, it earns again.
+    call(
+        "PUT",
+        &format!("/api/v1/affiliates/{a}"),
+        Some(k),
+        Some(json!({"status": "ACTIVE"})),
+    )
+    .await;
+    let v = convert(k, json!({"affiliateCode": code, "amount": 80})).await;
+    assert_eq!(dec(&v["commission"]), Decimal::from(8));
+    let aff = call("GET", &format!("/api/v1/affiliates/{a}"), Some(k), None).await;
+    assert_eq!(dec(&aff.data()["earned"]["USD"]), Decimal::from(8));
+}
+
+#[tokio::test]
+async fn commission_arithmetic_is_exact() {
+    let (m, c, _a, code) = setup(json!({"commissionValue": 10})).await;
+    let k = m.test_key.as_str();
+    let v = convert(
+        k,
+        json!({"affiliateCode": code, "amount": 19.99, "currency": "usd"}),
+    )
+    .await;
+    assert_eq!(v["currency"], "USD");
+    assert_eq!(dec(&v["amount"]).to_string(), "19.99");
+    assert_eq!(dec(&v["commission"]), Decimal::from_str("2.00").unwrap());
+
+    let c15 = id(&campaign(k, json!({"commissionValue": 15})).await);
+    let code15 = format!("{code}J");
+    affiliate(k, &c15, &code15).await;
+    let v = convert(
+        k,
+        json!({"affiliateCode": code15, "amount": 1000, "currency": "JPY"}),
+    )
+    .await;
+    assert_eq!(v["commission"], 150);
+    assert_eq!(v["amount"], 1000);
+
+    let fixed = id(&campaign(
+        k,
+        json!({"commissionType": "FIXED", "commissionValue": 25.5, "currency": "EUR"}),
+    )
+    .await);
+    let code_f = format!("{code}F");
+    affiliate(k, &fixed, &code_f).await;
+    let v = convert(
+        k,
+        json!({"affiliateCode": code_f, "amount": 9.99, "currency": "EUR"}),
+    )
+    .await;
+    assert_eq!(dec(&v["commission"]), Decimal::from_str("25.5").unwrap());
+    assert_eq!(v["commissionReason"], Value::Null);
+    let v = convert(
+        k,
+        json!({"affiliateCode": code_f, "amount": 100, "currency": "USD"}),
+    )
+    .await;
+    assert_eq!(dec(&v["commission"]), Decimal::ZERO);
+    assert_eq!(v["commissionReason"], "CURRENCY_MISMATCH");
+
+    // KWD keeps three decimals; 12.345 at 10% = 1.2345 -> 1.234 (half-even).
+    let v = convert(
+        k,
+        json!({"affiliateCode": code, "amount": 12.345, "currency": "KWD"}),
+    )
+    .await;
+    assert_eq!(dec(&v["commission"]).to_string(), "1.234");
+    let _ = c;
+
+    // What the seed forbids.
+    let base = |extra: Value| {
+        let mut b = json!({"amount": 10, "currency": "USD", "externalId": unique("bad"), "conversionType": "SALE"});
+        for (key, val) in extra.as_object().unwrap() {
+            b[key] = val.clone();
+        }
+        b
+    };
+    for (bad, path) in [
+        (json!({"amount": 0}), "amount"),
+        (json!({"amount": -5}), "amount"),
+        (json!({"amount": 19.999}), "amount"),
+        (json!({"amount": 10.5, "currency": "JPY"}), "amount"),
+        (json!({"amount": "10"}), "amount"),
+        (json!({"currency": "ABC"}), "currency"),
+        (json!({"currency": "US"}), "currency"),
+        (json!({"conversionType": "LEAD"}), "conversionType"),
+        (json!({"externalId": ""}), "externalId"),
+        (json!({"unknown": 1}), "unknown"),
+        (json!({"customerEmail": "nope"}), "customerEmail"),
+        (
+            json!({"occurredAt": ts(Utc::now() + Duration::minutes(10))}),
+            "occurredAt",
+        ),
+    ] {
+        let r = postback(k, base(bad.clone())).await;
+        r.assert_error(400, "VALIDATION_FAILED");
+        assert_eq!(
+            r.body["error"]["details"][0]["path"],
+            json!([path]),
+            "{bad}: {:?}",
+            r.body
+        );
+    }
+}
+
+/// Posts a payment of a customer at a back-dated time.
+async fn pay(key: &str, extra: Value, at: DateTime<Utc>) -> Value {
+    let mut body = extra;
+    body["occurredAt"] = json!(ts(at));
+    convert(key, body).await
+}
+
+#[tokio::test]
+async fn recurring_rules_follow_the_first_payment() {
+    let now = Utc::now();
+    let ago = |months: u32| now.checked_sub_months(Months::new(months)).unwrap();
+
+    // Not recurring: the second payment earns 0.
+    let (m, _, _, code) = setup(json!({"commissionRecurring": false})).await;
+    let k = m.test_key.as_str();
+    let first = pay(
+        k,
+        json!({"affiliateCode": code, "customerId": "cus_1"}),
+        ago(2),
+    )
+    .await;
+    assert_eq!(dec(&first["commission"]), Decimal::from(10));
+    assert_eq!(first["isRecurring"], false);
+    let second = pay(k, json!({"customerId": "cus_1"}), ago(1)).await;
+    assert_eq!(second["attribution"], "CUSTOMER");
+    assert_eq!(second["affiliateId"], first["affiliateId"]);
+    assert_eq!(second["isRecurring"], true);
+    assert_eq!(dec(&second["commission"]), Decimal::ZERO);
+    assert_eq!(second["commissionReason"], "NOT_RECURRING");
+    // Naming the affiliate again does not make it a first payment.
+    let third = pay(
+        k,
+        json!({"affiliateCode": code, "customerId": "cus_1"}),
+        now - Duration::days(1),
+    )
+    .await;
+    assert_eq!(third["commissionReason"], "NOT_RECURRING");
+
+    // 12-month limit: +11 months earns, +13 months earns 0.
+    let (m, _, _, code) =
+        setup(json!({"commissionRecurring": true, "recurringMonthsLimit": 12})).await;
+    let k = m.test_key.as_str();
+    let t0 = ago(14);
+    let cust = json!({"customerEmail": "yearly@example.com"});
+    let mut first = cust.clone();
+    first["affiliateCode"] = json!(code);
+    let v = pay(k, first, t0).await;
+    assert_eq!(dec(&v["commission"]), Decimal::from(10));
+    let v = pay(
+        k,
+        cust.clone(),
+        t0.checked_add_months(Months::new(11)).unwrap(),
+    )
+    .await;
+    assert_eq!(v["attribution"], "EMAIL");
+    assert_eq!(v["isRecurring"], true);
+    assert_eq!(dec(&v["commission"]), Decimal::from(10));
+    assert_eq!(v["commissionReason"], Value::Null);
+    let v = pay(k, cust, t0.checked_add_months(Months::new(13)).unwrap()).await;
+    assert_eq!(dec(&v["commission"]), Decimal::ZERO);
+    assert_eq!(v["commissionReason"], "RECURRING_WINDOW_ENDED");
+
+    // Lifetime: a payment 5 years later earns.
+    let (m, _, _, code) = setup(json!({"commissionRecurring": true})).await;
+    let k = m.test_key.as_str();
+    let t0 = ago(61);
+    pay(
+        k,
+        json!({"affiliateCode": code, "customerId": "cus_life"}),
+        t0,
+    )
+    .await;
+    let v = pay(
+        k,
+        json!({"customerId": "cus_life"}),
+        t0.checked_add_months(Months::new(60)).unwrap(),
+    )
+    .await;
+    assert_eq!(v["isRecurring"], true);
+    assert_eq!(dec(&v["commission"]), Decimal::from(10));
+}
+
+#[tokio::test]
+async fn the_recurring_window_counts_from_the_first_payment_not_the_click() {
+    let (m, c, a, _) =
+        setup(json!({"commissionRecurring": true, "recurringMonthsLimit": 12, "cookieDays": 30}))
+            .await;
+    let k = m.test_key.as_str();
+    let now = Utc::now();
+    let click_at = now.checked_sub_months(Months::new(13)).unwrap();
+    let clk = past_click(&m, &c, &a, click_at, 30).await;
+    let first_at = click_at + Duration::days(25);
+    let first = pay(k, json!({"clickId": clk, "customerId": "cus_w"}), first_at).await;
+    assert_eq!(first["attribution"], "CLICK");
+    assert_eq!(first["customerRef"], "cid:cus_w");
+    assert_eq!(dec(&first["commission"]), Decimal::from(10));
+
+    // More than 12 months after the click, less than 12 after the first payment.
+    let inside = first_at.checked_add_months(Months::new(11)).unwrap() + Duration::days(20);
+    assert!(inside > click_at.checked_add_months(Months::new(12)).unwrap());
+    let v = pay(k, json!({"customerId": "cus_w"}), inside).await;
+    assert_eq!(v["isRecurring"], true);
+    assert_eq!(dec(&v["commission"]), Decimal::from(10), "{v}");
+    let outside = first_at.checked_add_months(Months::new(12)).unwrap() + Duration::days(1);
+    let v = pay(k, json!({"customerId": "cus_w"}), outside).await;
+    assert_eq!(v["commissionReason"], "RECURRING_WINDOW_ENDED");
+
+    // The referral remembers the first payment.
+    let app = app_for(server()).await;
+    let tenant = Tenant::new(m.account_id.clone(), Mode::Test);
+    let item = app
+        .store
+        .get_item(
+            &keys::referral(&tenant, &CustomerKey::from_id("cus_w").unwrap()),
+            RECORD_SK,
+        )
+        .await
+        .unwrap()
+        .expect("referral created by the first payment");
+    assert_eq!(
+        item.get("firstPaymentAt").unwrap().as_s().unwrap(),
+        &ts(first_at)
+    );
+    assert_eq!(item.get("affiliateId").unwrap().as_s().unwrap(), &a);
+    assert_eq!(item.get("source").unwrap().as_s().unwrap(), "PAYMENT");
+}
+
+#[tokio::test]
+async fn concurrent_duplicates_make_one_conversion_and_other_accounts_get_409() {
+    let (m, c, a, code) = setup(json!({})).await;
+    let external = unique("dup");
+    let body = json!({
+        "amount": 42.5, "currency": "EUR", "externalId": external, "conversionType": "SALE",
+        "affiliateCode": code,
+    });
+    let mut tasks = Vec::new();
+    for _ in 0..50 {
+        let key = m.test_key.clone();
+        let body = body.clone();
+        tasks.push(tokio::spawn(async move { postback(&key, body).await }));
+    }
+    let mut created = 0;
+    let mut ids = std::collections::BTreeSet::new();
+    for t in tasks {
+        let r = t.await.unwrap();
+        match r.status {
+            201 => created += 1,
+            200 => assert_eq!(r.header("idempotent-replayed"), Some("true")),
+            other => panic!("status {other}: {:?}", r.body),
+        }
+        ids.insert(id(r.data()));
+    }
+    assert_eq!(created, 1, "exactly one creation");
+    assert_eq!(ids.len(), 1, "every response names the same conversion");
+    let cnv = ids.into_iter().next().unwrap();
+
+    let k = m.test_key.as_str();
+    let r = list(k, &format!("?campaign_id={c}")).await;
+    assert_eq!(list_ids(&r), vec![cnv.clone()]);
+    let s = summary(k, "").await;
+    assert_eq!(
+        s["totals"],
+        json!([{"currency": "EUR", "revenue": 42.5, "commission": 4.25, "count": 1}])
+    );
+    let aff = call("GET", &format!("/api/v1/affiliates/{a}"), Some(k), None).await;
+    assert_eq!(aff.data()["earned"], json!({"EUR": 4.25}), "earned once");
+
+    // A later replay answers 200 with the original, unchanged.
+    let again = postback(
+        k,
+        json!({"amount": 999, "currency": "USD", "externalId": external, "conversionType": "SALE"}),
+    )
+    .await;
+    assert_eq!(again.status, 200);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    assert_eq!(id(again.data()), cnv);
+    assert_eq!(again.data()["amount"], 42.5);
+
+    // Another account, or this account's other mode: 409, nothing written.
+    let other = merchant().await;
+    postback(&other.test_key, body.clone())
+        .await
+        .assert_error(409, "ALREADY_EXISTS");
+    postback(&m.live_key, body.clone())
+        .await
+        .assert_error(409, "ALREADY_EXISTS");
+    assert!(list_ids(&list(&other.test_key, "").await).is_empty());
+    assert!(list_ids(&list(&m.live_key, "").await).is_empty());
+    assert_eq!(summary(&other.test_key, "").await["totals"], json!([]));
+    assert_eq!(summary(k, "").await["totals"][0]["count"], 1);
+    let got = call("GET", &format!("/api/v1/conversions/{cnv}"), Some(k), None).await;
+    assert_eq!(got.data()["externalId"], external.as_str());
+    assert_eq!(got.data()["amount"], 42.5);
+}
+
+#[derive(Default, Debug, PartialEq)]
+struct Fig {
+    revenue: Decimal,
+    commission: Decimal,
+    count: i64,
+}
+
+fn add(map: &mut BTreeMap<(String, String), Fig>, key: (&str, &str), v: &Value) {
+    let f = map
+        .entry((key.0.to_string(), key.1.to_string()))
+        .or_default();
+    f.revenue += dec(&v["amount"]);
+    f.commission += dec(&v["commission"]);
+    f.count += 1;
+}
+
+fn figures(rows: &Value, key_field: Option<&str>) -> BTreeMap<(String, String), Fig> {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let key = key_field
+                .map(|f| r[f].as_str().unwrap_or("-").to_string())
+                .unwrap_or_default();
+            (
+                (key, r["currency"].as_str().unwrap().to_string()),
+                Fig {
+                    revenue: dec(&r["revenue"]),
+                    commission: dec(&r["commission"]),
+                    count: r["count"].as_i64().unwrap(),
+                },
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_summary_equals_the_sum_of_the_posted_conversions() {
+    let (m, c1, _a1, code1) = setup(json!({"commissionValue": 10})).await;
+    let k = m.test_key.as_str();
+    let c2 = id(&campaign(k, json!({"commissionValue": 12.5})).await);
+    let code2 = format!("{code1}X");
+    affiliate(k, &c2, &code2).await;
+
+    let now = Utc::now();
+    let posts = [
+        (Some(&code1), 19.99, "USD", 0),
+        (Some(&code1), 0.1, "USD", 1),
+        (Some(&code1), 0.2, "USD", 2),
+        (Some(&code2), 33.33, "USD", 3),
+        (Some(&code2), 250.0, "EUR", 4),
+        (Some(&code1), 17.01, "EUR", 5),
+        (Some(&code2), 1234.0, "JPY", 6),
+        (None, 70.0, "EUR", 7),
+        (None, 0.01, "USD", 29),
+    ];
+    let mut totals = BTreeMap::new();
+    let mut by_status = BTreeMap::new();
+    let mut by_campaign = BTreeMap::new();
+    let mut posted = Vec::new();
+    for (code, amount, currency, days_ago) in posts {
+        let mut body = json!({"amount": amount, "currency": currency, "occurredAt": ts(now - Duration::days(days_ago))});
+        if let Some(c) = code {
+            body["affiliateCode"] = json!(c);
+        }
+        let v = convert(k, body).await;
+        add(&mut totals, ("", currency), &v);
+        add(
+            &mut by_status,
+            (v["status"].as_str().unwrap(), currency),
+            &v,
+        );
+        add(
+            &mut by_campaign,
+            (v["campaignId"].as_str().unwrap_or("-"), currency),
+            &v,
+        );
+        posted.push(v);
+    }
+    // Outside 30 days: in 90d and all only.
+    let old = convert(
+        k,
+        json!({"affiliateCode": code1, "amount": 5, "occurredAt": ts(now - Duration::days(40))}),
+    )
+    .await;
+
+    let s = summary(k, "?period=30d&group_by=status").await;
+    assert_eq!(s["period"], "30d");
+    assert_eq!(s["granularity"], "day");
+    assert_eq!(figures(&s["totals"], None), totals);
+    assert_eq!(figures(&s["groups"], Some("status")), by_status);
+    let s = summary(k, "?group_by=CAMPAIGN").await;
+    assert_eq!(s["period"], "30d", "the default period");
+    assert_eq!(figures(&s["groups"], Some("campaignId")), by_campaign);
+    assert_eq!(figures(&s["totals"], None), totals);
+
+    // One campaign only.
+    let s = summary(k, &format!("?campaign_id={c2}")).await;
+    let c2_only: BTreeMap<_, _> = by_campaign
+        .iter()
+        .filter(|((cmp, _), _)| *cmp == c2)
+        .map(|((_, cur), f)| {
+            (
+                (String::new(), cur.clone()),
+                Fig {
+                    revenue: f.revenue,
+                    commission: f.commission,
+                    count: f.count,
+                },
+            )
+        })
+        .collect();
+    assert_eq!(figures(&s["totals"], None), c2_only);
+
+    // Wider periods include the older conversion.
+    add(&mut totals, ("", "USD"), &old);
+    for period in ["90d", "12m", "all"] {
+        let s = summary(k, &format!("?period={period}")).await;
+        assert_eq!(figures(&s["totals"], None), totals, "{period}");
+    }
+    assert_eq!(summary(k, "?period=all").await["granularity"], "month");
+    assert_eq!(
+        summary(k, "?period=24h").await["totals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["count"].as_i64().unwrap())
+            .sum::<i64>(),
+        2,
+        "today and yesterday"
+    );
+
+    // A reversal leaves the totals and shows as its own status group.
+    let gone = &posted[0];
+    let r = call(
+        "POST",
+        &format!("/api/v1/conversions/{}/reverse", id(gone)),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let s = summary(k, "?group_by=status").await;
+    let usd = figures(&s["totals"], None)
+        .remove(&(String::new(), "USD".to_string()))
+        .unwrap();
+    let before = totals.get(&(String::new(), "USD".to_string())).unwrap();
+    assert_eq!(
+        usd.revenue,
+        before.revenue - dec(&old["amount"]) - dec(&gone["amount"])
+    );
+    assert_eq!(usd.count, before.count - 2);
+    let groups = figures(&s["groups"], Some("status"));
+    assert_eq!(
+        groups.get(&("REVERSED".to_string(), "USD".to_string())),
+        Some(&Fig {
+            revenue: dec(&gone["amount"]),
+            commission: dec(&gone["commission"]),
+            count: 1
+        })
+    );
+
+    // Bad parameters.
+    for q in ["?period=1y", "?group_by=affiliate", "?nope=1"] {
+        call(
+            "GET",
+            &format!("/api/v1/conversions/summary{q}"),
+            Some(k),
+            None,
+        )
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
+    }
+    let _ = c1;
+}
+
+#[tokio::test]
+async fn the_quota_refuses_at_the_cap_and_records_nothing() {
+    let app = app_for(server()).await;
+    let acct = accounts::create_account(&app.store, "Tiny", TINY_PLAN)
+        .await
+        .unwrap();
+    let secret = &app.config.api_key_secret;
+    let (_, live) = accounts::create_key(&app.store, secret, &acct.id, "live", Mode::Live)
+        .await
+        .unwrap();
+    let (_, test) = accounts::create_key(&app.store, secret, &acct.id, "test", Mode::Test)
+        .await
+        .unwrap();
+    let mut first = None;
+    for _ in 0..TINY_QUOTA {
+        let v = convert(&live, json!({})).await;
+        first.get_or_insert(v["externalId"].as_str().unwrap().to_string());
+    }
+    let refused = unique("over");
+    let r = postback(
+        &live,
+        json!({"amount": 10, "currency": "USD", "externalId": refused, "conversionType": "SALE"}),
+    )
+    .await;
+    r.assert_error(429, "LIMIT_EXCEEDED");
+    assert!(r.header("retry-after").is_none());
+
+    // Nothing recorded: no conversion, no consumed externalId, no rollup.
+    assert_eq!(list_ids(&list(&live, "").await).len(), TINY_QUOTA as usize);
+    assert!(app
+        .store
+        .get_item(&keys::external_id_guard(&refused), GUARD_SK)
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        summary(&live, "").await["totals"][0]["count"],
+        json!(TINY_QUOTA)
+    );
+    // A replay is not a new conversion and still answers.
+    let r = postback(
+        &live,
+        json!({"amount": 10, "currency": "USD", "externalId": first.unwrap(), "conversionType": "SALE"}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    // Test mode has no cap; the refused externalId is still free there.
+    let r = postback(
+        &test,
+        json!({"amount": 10, "currency": "USD", "externalId": refused, "conversionType": "SALE"}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+}
+
+#[tokio::test]
+async fn lists_filter_order_and_page() {
+    let (m, c, a, code) = setup(json!({})).await;
+    let k = m.test_key.as_str();
+    let c2 = id(&campaign(k, json!({"name": "Second"})).await);
+    let code2 = format!("{code}Z");
+    let a2 = affiliate(k, &c2, &code2).await;
+    let now = Utc::now();
+    let mut made = Vec::new();
+    // Posted out of order; listed by occurredAt.
+    for (i, days) in [3, 9, 1, 7, 5, 2, 8, 4, 6].iter().enumerate() {
+        let (code, amount) = if i % 3 == 0 {
+            (&code2, 10 * (i + 1))
+        } else {
+            (&code, 10 * (i + 1))
+        };
+        let v = convert(
+            k,
+            json!({"affiliateCode": code, "amount": amount, "occurredAt": ts(now - Duration::days(*days))}),
+        )
+        .await;
+        made.push((*days, v));
+    }
+    let unattributed = convert(k, json!({"amount": 1, "currency": "EUR"})).await;
+    made.sort_by_key(|(d, _)| *d);
+    let newest: Vec<String> = std::iter::once(id(&unattributed))
+        .chain(made.iter().map(|(_, v)| id(v)))
+        .collect();
+
+    assert_eq!(list_ids(&list(k, "").await), newest);
+    // Pages by cursor and by offset agree.
+    let p1 = list(k, "?limit=4").await;
+    assert_eq!(p1.body["meta"]["hasMore"], true);
+    let cursor = p1.body["meta"]["nextCursor"].as_str().unwrap().to_string();
+    let p2 = list(k, &format!("?limit=4&cursor={cursor}")).await;
+    assert_eq!(list_ids(&p2), newest[4..8].to_vec());
+    assert_eq!(
+        list_ids(&list(k, "?limit=4&offset=4").await),
+        newest[4..8].to_vec()
+    );
+    let last = list(k, "?limit=4&offset=8").await;
+    assert_eq!(last.body["meta"]["hasMore"], false);
+    assert_eq!(last.body["meta"]["nextCursor"], Value::Null);
+    list(k, &format!("?cursor={cursor}&offset=1"))
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
+
+    let of = |pred: &dyn Fn(&Value) -> bool| -> Vec<String> {
+        made.iter()
+            .filter(|(_, v)| pred(v))
+            .map(|(_, v)| id(v))
+            .collect()
+    };
+    assert_eq!(
+        list_ids(&list(k, &format!("?affiliate_id={a2}")).await),
+        of(&|v| v["affiliateId"] == a2.as_str())
+    );
+    assert_eq!(
+        list_ids(&list(k, &format!("?campaign_id={c}")).await),
+        of(&|v| v["campaignId"] == c.as_str())
+    );
+    assert_eq!(
+        list_ids(&list(k, &format!("?affiliate_id={a}&campaign_id={c2}")).await),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        list_ids(&list(k, "?status=unattributed").await),
+        vec![id(&unattributed)]
+    );
+    assert_eq!(
+        list_ids(&list(k, &format!("?status=Pending&campaign_id={c2}")).await),
+        of(&|v| v["campaignId"] == c2.as_str())
+    );
+    assert_eq!(
+        list_ids(&list(k, "?currency=eur").await),
+        vec![id(&unattributed)]
+    );
+    // Amount bounds (inclusive) and date bounds (whole UTC days).
+    assert_eq!(
+        list_ids(&list(k, "?min_amount=30&max_amount=50").await),
+        of(&|v| (30..=50).contains(&v["amount"].as_i64().unwrap()))
+    );
+    let from = (now - Duration::days(5)).date_naive();
+    let to = (now - Duration::days(3)).date_naive();
+    assert_eq!(
+        list_ids(&list(k, &format!("?from={from}&to={to}")).await),
+        made.iter()
+            .filter(|(d, _)| (3..=5).contains(d))
+            .map(|(_, v)| id(v))
+            .collect::<Vec<_>>()
+    );
+    let since = ts(now - Duration::days(2) - Duration::hours(1));
+    assert_eq!(
+        list_ids(&list(k, &format!("?from={since}")).await),
+        newest[..3].to_vec()
+    );
+    for bad in [
+        "?status=LOST",
+        "?from=2026-02-01&to=2026-01-01",
+        "?min_amount=5&max_amount=1",
+        "?min_amount=-1",
+        "?currency=ABC",
+        "?limit=0",
+        "?from=yesterday",
+    ] {
+        list(k, bad).await.assert_error(400, "VALIDATION_FAILED");
+    }
+    // Another account or mode sees none of them.
+    assert!(list_ids(&list(&m.live_key, "").await).is_empty());
+}
+
+#[tokio::test]
+async fn reverse_moves_state_totals_and_rollups() {
+    let (m, _c, a, code) = setup(json!({})).await;
+    let k = m.test_key.as_str();
+    let v = convert(k, json!({"affiliateCode": code, "amount": 30})).await;
+    let keep = convert(k, json!({"affiliateCode": code, "amount": 50})).await;
+    let path = format!("/api/v1/conversions/{}", id(&v));
+    let aff = call("GET", &format!("/api/v1/affiliates/{a}"), Some(k), None).await;
+    assert_eq!(aff.data()["earned"], json!({"USD": 8}));
+
+    // Not through another account or mode.
+    call("POST", &format!("{path}/reverse"), Some(&m.live_key), None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    let r = call(
+        "POST",
+        &format!("{path}/reverse"),
+        Some(k),
+        Some(json!({"reason": "refunded"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["status"], "REVERSED");
+    assert_eq!(r.data()["reversalReason"], "refunded");
+    assert!(r.data()["reversedAt"].is_string());
+    let got = call("GET", &path, Some(k), None).await;
+    assert_eq!(got.data(), r.data());
+    assert_eq!(list_ids(&list(k, "?status=REVERSED").await), vec![id(&v)]);
+    assert_eq!(list_ids(&list(k, "?status=PENDING").await), vec![id(&keep)]);
+    let aff = call("GET", &format!("/api/v1/affiliates/{a}"), Some(k), None).await;
+    assert_eq!(aff.data()["earned"], json!({"USD": 5}));
+    let s = summary(k, "").await;
+    assert_eq!(
+        s["totals"],
+        json!([{"currency": "USD", "revenue": 50, "commission": 5, "count": 1}])
+    );
+
+    // Again: 409 with the current state.
+    let r = call("POST", &format!("{path}/reverse"), Some(k), None).await;
+    r.assert_error(409, "INVALID_STATE");
+    assert_eq!(r.body["error"]["details"]["currentState"], "REVERSED");
+
+    // A conversion already in a payout is not reversed here.
+    let app = app_for(server()).await;
+    app.store
+        .client()
+        .update_item()
+        .table_name(app.store.table())
+        .key("pk", attr(id(&keep)))
+        .key("sk", attr(RECORD_SK))
+        .update_expression("SET payoutId = :p")
+        .expression_attribute_values(":p", attr("po_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))
+        .send()
+        .await
+        .unwrap();
+    let r = call(
+        "POST",
+        &format!("/api/v1/conversions/{}/reverse", id(&keep)),
+        Some(k),
+        None,
+    )
+    .await;
+    r.assert_error(409, "INVALID_STATE");
+    assert_eq!(r.body["error"]["details"]["currentState"], "PENDING");
+
+    // Unattributed conversions can be reversed too; unknown ids are 404.
+    let u = convert(k, json!({})).await;
+    let r = call(
+        "POST",
+        &format!("/api/v1/conversions/{}/reverse", id(&u)),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(r.data()["status"], "REVERSED");
+    call(
+        "POST",
+        "/api/v1/conversions/cnv_nope/reverse",
+        Some(k),
+        None,
+    )
+    .await
+    .assert_error(404, "NOT_FOUND");
+    call(
+        "POST",
+        &format!("{path}/reverse"),
+        Some(k),
+        Some(json!({"why": 1})),
+    )
+    .await
+    .assert_error(400, "VALIDATION_FAILED");
+}
+
+#[tokio::test]
+async fn one_conversion_is_read_by_its_owner_only() {
+    let (m, _c, _a, code) = setup(json!({"holdDays": 14})).await;
+    let v = convert(
+        &m.test_key,
+        json!({"affiliateCode": code, "metadata": {"plan": "pro"}, "customerId": "cus_9"}),
+    )
+    .await;
+    let path = format!("/api/v1/conversions/{}", id(&v));
+    let got = call("GET", &path, Some(&m.test_key), None).await;
+    assert_eq!(got.status, 200);
+    assert_eq!(got.data(), &v);
+    assert_eq!(v["object"], "conversion");
+    assert_eq!(v["holdDays"], 14);
+    assert_eq!(v["metadata"], json!({"plan": "pro"}));
+    assert_eq!(v["customerId"], "cus_9");
+    assert_eq!(v["payoutId"], Value::Null);
+    let occurred = timestamp::parse_datetime(v["occurredAt"].as_str().unwrap()).unwrap();
+    let payable = timestamp::parse_datetime(v["payableAt"].as_str().unwrap()).unwrap();
+    assert_eq!(payable - occurred, Duration::days(14));
+    for leak in ["pk", "sk", "tenant", "gsi1pk", "amountValue"] {
+        assert!(v.get(leak).is_none(), "{leak} must not leak");
+    }
+    call("GET", &path, Some(&m.live_key), None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    let other = merchant().await;
+    call("GET", &path, Some(&other.test_key), None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    call("GET", "/api/v1/conversions/cnv_x", Some(&m.test_key), None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn the_demo_seed_records_a_referral_and_conversions_in_two_currencies() {
+    let (m, c, a, code) = setup(
+        json!({"commissionValue": 20, "commissionRecurring": true, "recurringMonthsLimit": 12}),
+    )
+    .await;
+    let app = app_for(server()).await;
+    let tenant = Tenant::new(m.account_id.clone(), Mode::Test);
+    let cmp = shared::store::campaigns::get(&app.store, &tenant, &c)
+        .await
+        .unwrap();
+    let out = refctl::demo::seed_conversions(&app, &tenant, &cmp, Some(&code))
+        .await
+        .unwrap();
+    assert_eq!(out.as_array().unwrap().len(), 4);
+    let k = m.test_key.as_str();
+    let r = list(k, "?limit=10").await;
+    let got: Vec<(String, String, String)> = r
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["attribution"].as_str().unwrap().to_string(),
+                v["currency"].as_str().unwrap().to_string(),
+                dec(&v["commission"]).to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("NONE", "EUR", "0"),
+        ("CODE", "EUR", "24"),
+        ("CUSTOMER", "USD", "9.8"),
+        ("CODE", "USD", "9.8"),
+    ];
+    assert_eq!(
+        got,
+        want.map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    );
+    assert_eq!(r.data()[0]["campaignId"], c.as_str());
+    assert_eq!(r.data()[2]["isRecurring"], true);
+    let referral = app
+        .store
+        .get_item(
+            &keys::referral(&tenant, &CustomerKey::from_id("cus_demo_1").unwrap()),
+            RECORD_SK,
+        )
+        .await
+        .unwrap()
+        .expect("the first payment binds the customer");
+    assert_eq!(referral.get("affiliateId").unwrap().as_s().unwrap(), &a);
+    let s = summary(k, "?period=90d").await;
+    assert_eq!(
+        s["totals"],
+        json!([
+            {"currency": "EUR", "revenue": 135.5, "commission": 24, "count": 2},
+            {"currency": "USD", "revenue": 98, "commission": 19.6, "count": 2},
+        ])
+    );
+    // Seeding again changes nothing (the external ids are taken).
+    refctl::demo::seed_conversions(&app, &tenant, &cmp, Some(&code))
+        .await
+        .unwrap();
+    assert_eq!(list_ids(&list(k, "?limit=10").await).len(), 4);
+}
+
+/// Adds an ACTIVE affiliate with a given code through the API; its id.
+async fn affiliate(key: &str, campaign_id: &str, code: &str) -> String {
+    id(&affiliate_with_code(key, campaign_id, code).await)
+}

@@ -1,0 +1,457 @@
+//! Affiliates: the partners of a campaign, their codes and payout details.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::domain::affiliate_code::AffiliateCode;
+use crate::domain::application::Application;
+use crate::domain::email::Email;
+use crate::domain::metadata::{self, Metadata, MetadataPatch};
+use crate::error::Error;
+use crate::ids::{new_id, IdKind};
+use crate::money::{json_number, Currency};
+use crate::patch::Patch;
+use crate::timestamp::serde_ts;
+use crate::validation::{check_len, Issue, Issues};
+
+/// Where an affiliate stands with the merchant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AffiliateStatus {
+    /// Signed up; waiting for the application to be decided.
+    Pending,
+    /// Earns commission.
+    Active,
+    /// Paused by the merchant; earns nothing until reactivated.
+    Suspended,
+    /// The application was rejected.
+    Rejected,
+}
+
+impl AffiliateStatus {
+    /// Every status, as filters accept them.
+    pub const NAMES: [&'static str; 4] = ["PENDING", "ACTIVE", "SUSPENDED", "REJECTED"];
+
+    /// The wire and storage name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AffiliateStatus::Pending => "PENDING",
+            AffiliateStatus::Active => "ACTIVE",
+            AffiliateStatus::Suspended => "SUSPENDED",
+            AffiliateStatus::Rejected => "REJECTED",
+        }
+    }
+
+    /// True for the two states a merchant switches between directly; the
+    /// others change only through the affiliate's application.
+    pub fn merchant_settable(self) -> bool {
+        matches!(self, AffiliateStatus::Active | AffiliateStatus::Suspended)
+    }
+}
+
+/// How an affiliate wants to be paid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PayoutMethod {
+    Paypal,
+    Wise,
+    BankTransfer,
+    Manual,
+}
+
+/// Money per currency, exact.
+pub type Totals = BTreeMap<Currency, Decimal>;
+
+/// An affiliate as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Affiliate {
+    pub id: String,
+    pub campaign_id: String,
+    pub email: Email,
+    pub name: String,
+    pub code: AffiliateCode,
+    pub status: AffiliateStatus,
+    pub payout_method: Option<PayoutMethod>,
+    pub payout_email: Option<Email>,
+    pub website: Option<String>,
+    #[serde(default)]
+    pub metadata: Metadata,
+    /// Commission earned, per currency (maintained by the conversion flow).
+    #[serde(default)]
+    pub earned: Totals,
+    /// Commission paid out, per currency (maintained by the payout flow).
+    #[serde(default)]
+    pub paid: Totals,
+    /// Bumped by every write of the fields above the totals, so a read-modify-write
+    /// can tell that somebody else changed the record meanwhile.
+    #[serde(default)]
+    pub version: u64,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Body of `POST /api/v1/affiliates`: the merchant adds an ACTIVE affiliate.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NewAffiliate {
+    pub campaign_id: String,
+    pub email: String,
+    pub name: String,
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub payout_method: Option<PayoutMethod>,
+    #[serde(default)]
+    pub payout_email: Option<String>,
+    #[serde(default)]
+    pub website: Option<String>,
+    #[serde(default)]
+    pub metadata: Option<Metadata>,
+}
+
+/// Body of `PUT /api/v1/affiliates/{id}`: only the fields sent change.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AffiliatePatch {
+    #[serde(default)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    pub email: Patch<String>,
+    #[serde(default)]
+    pub code: Patch<String>,
+    #[serde(default)]
+    pub status: Patch<AffiliateStatus>,
+    #[serde(default)]
+    pub payout_method: Patch<PayoutMethod>,
+    #[serde(default)]
+    pub payout_email: Patch<String>,
+    #[serde(default)]
+    pub website: Patch<String>,
+    #[serde(default)]
+    pub metadata: Patch<MetadataPatch>,
+}
+
+/// A new affiliate (and its application, when it has to be reviewed) ready to store.
+#[derive(Debug, Clone)]
+pub struct Enrollment {
+    pub affiliate: Affiliate,
+    pub application: Option<Application>,
+    /// A generated code may be replaced when it clashes; a chosen one may not.
+    pub code_generated: bool,
+}
+
+/// Longest website URL.
+pub const MAX_WEBSITE_LEN: usize = 2000;
+
+fn check_website(path: &str, v: &str) -> Result<(), Issue> {
+    let lower = v.to_ascii_lowercase();
+    let has_host = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"))
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    if !has_host || v.chars().any(char::is_whitespace) {
+        return Err(Issue::new(
+            &[path],
+            "invalid_string",
+            format!("{path} must be an http(s) URL"),
+        ));
+    }
+    check_len(path, v, 1, MAX_WEBSITE_LEN)
+}
+
+fn required(path: &str, issues: &mut Issues) {
+    issues.add(&[path], "invalid_type", format!("{path} cannot be null"));
+}
+
+impl Affiliate {
+    /// Builds and validates a new affiliate in `status`; `issues` may already
+    /// hold problems of the surrounding body, so every one is reported at once.
+    pub fn enroll(
+        input: NewAffiliate,
+        status: AffiliateStatus,
+        now: DateTime<Utc>,
+        mut issues: Issues,
+    ) -> Result<Enrollment, Error> {
+        let email = issues.check(Email::parse("email", &input.email));
+        let code_generated = input.code.is_none();
+        let code = match &input.code {
+            Some(c) => issues.check(AffiliateCode::parse("code", c)),
+            None => Some(AffiliateCode::generate()),
+        };
+        let payout_email = input
+            .payout_email
+            .as_deref()
+            .and_then(|e| issues.check(Email::parse("payoutEmail", e)));
+        if let Some(w) = &input.website {
+            issues.check(check_website("website", w));
+        }
+        issues.check(check_len("name", &input.name, 1, 200));
+        let metadata = input.metadata.unwrap_or_default();
+        metadata::validate(&metadata, &mut issues);
+        issues.finish()?;
+        let (Some(email), Some(code)) = (email, code) else {
+            return Err(Error::internal("validated fields are missing"));
+        };
+        Ok(Enrollment {
+            affiliate: Affiliate {
+                id: new_id(IdKind::Affiliate),
+                campaign_id: input.campaign_id,
+                email,
+                name: input.name,
+                code,
+                status,
+                payout_method: input.payout_method,
+                payout_email,
+                website: input.website,
+                metadata,
+                earned: Totals::new(),
+                paid: Totals::new(),
+                version: 0,
+                created_at: now,
+                updated_at: now,
+            },
+            application: None,
+            code_generated,
+        })
+    }
+
+    /// Applies a partial update. Field problems come first (400); a status
+    /// change the current state forbids comes next (409).
+    pub fn apply(&self, patch: AffiliatePatch, now: DateTime<Utc>) -> Result<Affiliate, Error> {
+        let mut issues = Issues::new();
+        let mut a = self.clone();
+        let mut state_error = None;
+        match patch.name {
+            Patch::Value(v) => {
+                issues.check(check_len("name", &v, 1, 200));
+                a.name = v;
+            }
+            Patch::Null => required("name", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.email {
+            Patch::Value(v) => {
+                if let Some(e) = issues.check(Email::parse("email", &v)) {
+                    a.email = e;
+                }
+            }
+            Patch::Null => required("email", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.code {
+            Patch::Value(v) => {
+                if let Some(c) = issues.check(AffiliateCode::parse("code", &v)) {
+                    a.code = c;
+                }
+            }
+            Patch::Null => required("code", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.status {
+            Patch::Value(s) if !s.merchant_settable() => issues.add(
+                &["status"],
+                "invalid_enum_value",
+                "status can be set to ACTIVE or SUSPENDED only; PENDING and REJECTED follow the application",
+            ),
+            Patch::Value(s) if s == a.status => {}
+            Patch::Value(_) if !a.status.merchant_settable() => {
+                state_error = Some(Error::InvalidState {
+                    resource: "affiliate",
+                    current: a.status.as_str().to_string(),
+                    action: "changing status outside its application",
+                });
+            }
+            Patch::Value(s) => a.status = s,
+            Patch::Null => required("status", &mut issues),
+            Patch::Absent => {}
+        }
+        a.payout_method = patch.payout_method.apply_opt(a.payout_method);
+        match patch.payout_email {
+            Patch::Value(v) => {
+                a.payout_email = issues.check(Email::parse("payoutEmail", &v));
+            }
+            Patch::Null => a.payout_email = None,
+            Patch::Absent => {}
+        }
+        match patch.website {
+            Patch::Value(v) => {
+                issues.check(check_website("website", &v));
+                a.website = Some(v);
+            }
+            Patch::Null => a.website = None,
+            Patch::Absent => {}
+        }
+        match patch.metadata {
+            Patch::Value(m) => a.metadata = metadata::merge(a.metadata, m),
+            Patch::Null => a.metadata.clear(),
+            Patch::Absent => {}
+        }
+        metadata::validate(&a.metadata, &mut issues);
+        issues.finish()?;
+        if let Some(e) = state_error {
+            return Err(e);
+        }
+        a.updated_at = now;
+        a.version = self.version + 1;
+        Ok(a)
+    }
+}
+
+/// Serialises totals as `{ "USD": 12.5 }` with JSON numbers.
+struct TotalsJson<'a>(&'a Totals);
+
+struct Amount(Decimal);
+
+impl Serialize for Amount {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json_number::serialize(&self.0, s)
+    }
+}
+
+impl Serialize for TotalsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (c, d) in self.0 {
+            m.serialize_entry(c.code(), &Amount(*d))?;
+        }
+        m.end()
+    }
+}
+
+/// The merchant's view of an affiliate.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AffiliateView<'a> {
+    id: &'a str,
+    object: &'static str,
+    campaign_id: &'a str,
+    email: &'a str,
+    name: &'a str,
+    code: &'a str,
+    status: AffiliateStatus,
+    payout_method: Option<PayoutMethod>,
+    payout_email: Option<&'a str>,
+    website: Option<&'a str>,
+    metadata: &'a Metadata,
+    earned: TotalsJson<'a>,
+    paid: TotalsJson<'a>,
+    #[serde(with = "serde_ts")]
+    created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    updated_at: DateTime<Utc>,
+}
+
+impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
+    fn from(a: &'a Affiliate) -> Self {
+        AffiliateView {
+            id: &a.id,
+            object: "affiliate",
+            campaign_id: &a.campaign_id,
+            email: a.email.as_str(),
+            name: &a.name,
+            code: a.code.as_str(),
+            status: a.status,
+            payout_method: a.payout_method,
+            payout_email: a.payout_email.as_ref().map(Email::as_str),
+            website: a.website.as_deref(),
+            metadata: &a.metadata,
+            earned: TotalsJson(&a.earned),
+            paid: TotalsJson(&a.paid),
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(json: serde_json::Value) -> Result<Enrollment, Error> {
+        let input: NewAffiliate = serde_json::from_value(json).unwrap();
+        Affiliate::enroll(input, AffiliateStatus::Active, Utc::now(), Issues::new())
+    }
+
+    fn patch(json: serde_json::Value) -> AffiliatePatch {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn codes_are_generated_when_absent_and_checked_when_given() {
+        let e = new(serde_json::json!({"campaignId": "cmp_1", "email": "A@x.io", "name": "A"}))
+            .unwrap();
+        assert!(e.code_generated);
+        assert_eq!(e.affiliate.code.as_str().len(), 8);
+        let e = new(
+            serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A", "code": "DEMO10"}),
+        )
+        .unwrap();
+        assert!(!e.code_generated);
+        let err = new(
+            serde_json::json!({"campaignId": "cmp_1", "email": "nope", "name": "",
+            "code": "x", "website": "ftp://x", "payoutEmail": "bad"}),
+        )
+        .unwrap_err();
+        let Error::Validation(issues) = err else {
+            panic!("expected validation")
+        };
+        assert_eq!(issues.len(), 5, "{issues:?}");
+    }
+
+    #[test]
+    fn status_changes_only_between_active_and_suspended() {
+        let a = new(serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}))
+            .unwrap()
+            .affiliate;
+        let s = a
+            .apply(
+                patch(serde_json::json!({"status": "SUSPENDED"})),
+                Utc::now(),
+            )
+            .unwrap();
+        assert_eq!(s.status, AffiliateStatus::Suspended);
+        assert_eq!(s.version, 1);
+        assert!(matches!(
+            a.apply(patch(serde_json::json!({"status": "PENDING"})), Utc::now()),
+            Err(Error::Validation(_))
+        ));
+        let mut pending = a.clone();
+        pending.status = AffiliateStatus::Pending;
+        assert!(matches!(
+            pending.apply(patch(serde_json::json!({"status": "ACTIVE"})), Utc::now()),
+            Err(Error::InvalidState { .. })
+        ));
+        // Other fields of a pending affiliate may change.
+        let renamed = pending
+            .apply(
+                patch(serde_json::json!({"name": "B", "payoutMethod": "WISE"})),
+                Utc::now(),
+            )
+            .unwrap();
+        assert_eq!(renamed.name, "B");
+        assert_eq!(renamed.payout_method, Some(PayoutMethod::Wise));
+        assert!(a
+            .apply(patch(serde_json::json!({"email": null})), Utc::now())
+            .is_err());
+    }
+
+    #[test]
+    fn view_hides_the_version_and_shows_totals_as_numbers() {
+        let mut a = new(serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}))
+            .unwrap()
+            .affiliate;
+        a.earned
+            .insert(Currency::parse("c", "USD").unwrap(), Decimal::new(1250, 2));
+        let v = serde_json::to_value(AffiliateView::from(&a)).unwrap();
+        assert_eq!(v["earned"]["USD"], 12.5);
+        assert!(v.get("version").is_none());
+        assert_eq!(v["object"], "affiliate");
+    }
+}

@@ -1,0 +1,312 @@
+//! Affiliate applications: a sign-up waiting for the merchant's decision.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::affiliate::{Affiliate, AffiliateStatus};
+use crate::error::{Error, ErrorCode};
+use crate::ids::{new_id, IdKind};
+use crate::timestamp::{serde_ts, serde_ts_opt};
+use crate::validation::{check_len, Issues};
+
+/// Where an application stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ApplicationStatus {
+    Pending,
+    Accepted,
+    Rejected,
+}
+
+impl ApplicationStatus {
+    /// Every status, as filters accept them.
+    pub const NAMES: [&'static str; 3] = ["PENDING", "ACCEPTED", "REJECTED"];
+
+    /// The wire and storage name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApplicationStatus::Pending => "PENDING",
+            ApplicationStatus::Accepted => "ACCEPTED",
+            ApplicationStatus::Rejected => "REJECTED",
+        }
+    }
+}
+
+/// An application as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Application {
+    pub id: String,
+    pub affiliate_id: String,
+    pub campaign_id: String,
+    pub status: ApplicationStatus,
+    /// What the applicant wrote to the merchant at sign-up.
+    pub message: Option<String>,
+    /// Why it was rejected, when the merchant said.
+    pub reason: Option<String>,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub decided_at: Option<DateTime<Utc>>,
+}
+
+/// What the merchant decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Accept,
+    Reject { reason: Option<String> },
+}
+
+impl Decision {
+    /// The application's state afterwards.
+    pub fn status(&self) -> ApplicationStatus {
+        match self {
+            Decision::Accept => ApplicationStatus::Accepted,
+            Decision::Reject { .. } => ApplicationStatus::Rejected,
+        }
+    }
+
+    /// The affiliate's state afterwards.
+    pub fn affiliate_status(&self) -> AffiliateStatus {
+        match self {
+            Decision::Accept => AffiliateStatus::Active,
+            Decision::Reject { .. } => AffiliateStatus::Rejected,
+        }
+    }
+
+    /// The operation's name in error messages.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Decision::Accept => "accept",
+            Decision::Reject { .. } => "reject",
+        }
+    }
+}
+
+/// Longest rejection reason.
+pub const MAX_REASON_LEN: usize = 1000;
+/// Longest sign-up message.
+pub const MAX_MESSAGE_LEN: usize = 2000;
+/// Most ids one bulk accept takes.
+pub const MAX_BULK_IDS: usize = 100;
+
+impl Application {
+    /// A pending application for a newly signed-up affiliate.
+    pub fn pending(affiliate: &Affiliate, message: Option<String>, now: DateTime<Utc>) -> Self {
+        Application {
+            id: new_id(IdKind::Application),
+            affiliate_id: affiliate.id.clone(),
+            campaign_id: affiliate.campaign_id.clone(),
+            status: ApplicationStatus::Pending,
+            message,
+            reason: None,
+            created_at: now,
+            updated_at: now,
+            decided_at: None,
+        }
+    }
+
+    /// The application after `decision`; only a pending one can be decided.
+    pub fn decide(&self, decision: &Decision, now: DateTime<Utc>) -> Result<Application, Error> {
+        if self.status != ApplicationStatus::Pending {
+            return Err(Self::not_pending(self.status.as_str(), decision));
+        }
+        let mut a = self.clone();
+        a.status = decision.status();
+        if let Decision::Reject { reason } = decision {
+            a.reason = reason.clone();
+        }
+        a.updated_at = now;
+        a.decided_at = Some(now);
+        Ok(a)
+    }
+
+    /// The 409 for deciding an application that is `current`.
+    pub fn not_pending(current: &str, decision: &Decision) -> Error {
+        Error::InvalidState {
+            resource: "application",
+            current: current.to_string(),
+            action: decision.action(),
+        }
+    }
+}
+
+/// Body of `POST /api/v1/applications/{id}/accept`: an object with no fields yet.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptApplication {}
+
+/// Body of `POST /api/v1/applications/{id}/reject`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RejectApplication {
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl RejectApplication {
+    /// The decision, with a blank reason counted as none.
+    pub fn into_decision(self) -> Result<Decision, Error> {
+        let mut issues = Issues::new();
+        let reason = self.reason.filter(|r| !r.trim().is_empty());
+        if let Some(r) = &reason {
+            issues.check(check_len("reason", r, 1, MAX_REASON_LEN));
+        }
+        issues.finish()?;
+        Ok(Decision::Reject { reason })
+    }
+}
+
+/// Body of `POST /api/v1/applications/bulk-accept`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BulkAccept {
+    pub application_ids: Vec<String>,
+}
+
+impl BulkAccept {
+    /// 1-100 ids as sent, each kept once in first-seen order.
+    pub fn ids(self) -> Result<Vec<String>, Error> {
+        let n = self.application_ids.len();
+        if n == 0 || n > MAX_BULK_IDS {
+            return Err(Error::invalid(
+                &["applicationIds"],
+                if n == 0 { "too_small" } else { "too_big" },
+                format!("applicationIds must hold 1-{MAX_BULK_IDS} ids"),
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        Ok(self
+            .application_ids
+            .into_iter()
+            .filter(|id| seen.insert(id.clone()))
+            .collect())
+    }
+}
+
+/// The merchant's view of an application.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationView<'a> {
+    id: &'a str,
+    object: &'static str,
+    affiliate_id: &'a str,
+    campaign_id: &'a str,
+    status: ApplicationStatus,
+    message: Option<&'a str>,
+    reason: Option<&'a str>,
+    #[serde(with = "serde_ts")]
+    created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt")]
+    decided_at: Option<DateTime<Utc>>,
+}
+
+impl<'a> From<&'a Application> for ApplicationView<'a> {
+    fn from(a: &'a Application) -> Self {
+        ApplicationView {
+            id: &a.id,
+            object: "application",
+            affiliate_id: &a.affiliate_id,
+            campaign_id: &a.campaign_id,
+            status: a.status,
+            message: a.message.as_deref(),
+            reason: a.reason.as_deref(),
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+            decided_at: a.decided_at,
+        }
+    }
+}
+
+/// One id a bulk operation could not handle, and why.
+#[derive(Debug, Serialize)]
+pub struct BulkFailure {
+    pub id: String,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl BulkFailure {
+    /// The failure of `id` with `err`'s code and message. An internal cause is
+    /// logged and replaced, as the envelope does for a whole call.
+    pub fn new(id: String, err: &Error) -> Self {
+        let message = match err {
+            Error::Internal(cause) => {
+                tracing::error!(id = %id, cause = %cause, "bulk item failed");
+                "an internal error occurred; it has been logged".to_string()
+            }
+            _ => err.to_string(),
+        };
+        BulkFailure {
+            id,
+            code: err.code(),
+            message,
+        }
+    }
+}
+
+/// Result of a bulk accept: every id lands in exactly one of the two lists.
+#[derive(Serialize)]
+pub struct BulkAcceptView<'a> {
+    pub accepted: Vec<ApplicationView<'a>>,
+    pub failed: Vec<BulkFailure>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app() -> Application {
+        Application {
+            id: "app_1".into(),
+            affiliate_id: "aff_1".into(),
+            campaign_id: "cmp_1".into(),
+            status: ApplicationStatus::Pending,
+            message: None,
+            reason: None,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+            decided_at: None,
+        }
+    }
+
+    #[test]
+    fn only_pending_applications_are_decided() {
+        let reject = Decision::Reject {
+            reason: Some("no".into()),
+        };
+        let r = app().decide(&reject, Utc::now()).unwrap();
+        assert_eq!(r.status, ApplicationStatus::Rejected);
+        assert_eq!(r.reason.as_deref(), Some("no"));
+        assert!(r.decided_at.is_some());
+        match r.decide(&Decision::Accept, Utc::now()) {
+            Err(Error::InvalidState { current, .. }) => assert_eq!(current, "REJECTED"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bulk_ids_are_bounded_and_deduplicated() {
+        let ids = |n: usize| BulkAccept {
+            application_ids: (0..n).map(|i| format!("app_{}", i % 3)).collect(),
+        };
+        assert!(ids(0).ids().is_err());
+        assert!(ids(101).ids().is_err());
+        assert_eq!(ids(100).ids().unwrap(), ["app_0", "app_1", "app_2"]);
+        let long = RejectApplication {
+            reason: Some("x".repeat(1001)),
+        };
+        assert!(long.into_decision().is_err());
+        let blank = RejectApplication {
+            reason: Some("  ".into()),
+        };
+        assert_eq!(
+            blank.into_decision().unwrap(),
+            Decision::Reject { reason: None }
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! Marketing assets affiliates use: swipe copy (text), images, files, links.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::metadata::{self, Metadata, MetadataPatch};
+use crate::error::Error;
+use crate::ids::{new_id, IdKind};
+use crate::patch::Patch;
+use crate::timestamp::{serde_ts, serde_ts_opt};
+use crate::validation::{check_len, Issues};
+
+/// What an asset holds. Only swipe copy is created through the API; the other
+/// types come from the upload flow of the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AssetType {
+    /// Ready-made text an affiliate pastes into a mail or a post.
+    SwipeCopy,
+    Image,
+    File,
+    Link,
+}
+
+impl AssetType {
+    /// Every type, as filters accept them.
+    pub const NAMES: [&'static str; 4] = ["SWIPE_COPY", "IMAGE", "FILE", "LINK"];
+}
+
+/// Life cycle: an upload starts as DRAFT, becomes FINALIZED, and is archived
+/// instead of deleted so links affiliates already use keep resolving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AssetStatus {
+    Draft,
+    Finalized,
+    Archived,
+}
+
+impl AssetStatus {
+    /// Every status, as filters accept them.
+    pub const NAMES: [&'static str; 3] = ["DRAFT", "FINALIZED", "ARCHIVED"];
+
+    /// The wire and storage name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AssetStatus::Draft => "DRAFT",
+            AssetStatus::Finalized => "FINALIZED",
+            AssetStatus::Archived => "ARCHIVED",
+        }
+    }
+}
+
+/// An asset as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Asset {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: AssetType,
+    pub name: String,
+    /// The text of a SWIPE_COPY asset.
+    pub body: Option<String>,
+    pub campaign_id: Option<String>,
+    #[serde(default)]
+    pub metadata: Metadata,
+    pub status: AssetStatus,
+    /// Bumped by every write, so a read-modify-write sees concurrent changes.
+    #[serde(default)]
+    pub version: u64,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub archived_at: Option<DateTime<Utc>>,
+}
+
+/// Body of `POST /api/v1/assets/swipe-copy`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NewSwipeCopy {
+    pub name: String,
+    pub body: String,
+    #[serde(default)]
+    pub campaign_id: Option<String>,
+    #[serde(default)]
+    pub metadata: Option<Metadata>,
+}
+
+/// Body of `PATCH /api/v1/assets/{id}`: only the fields sent change.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AssetPatch {
+    #[serde(default)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    pub body: Patch<String>,
+    #[serde(default)]
+    pub metadata: Patch<MetadataPatch>,
+}
+
+/// Longest asset name.
+pub const MAX_NAME_LEN: usize = 200;
+/// Longest swipe-copy text.
+pub const MAX_BODY_LEN: usize = 20_000;
+
+fn required(path: &str, issues: &mut Issues) {
+    issues.add(&[path], "invalid_type", format!("{path} cannot be null"));
+}
+
+impl Asset {
+    /// A swipe-copy asset, FINALIZED at once (text needs no upload step).
+    pub fn swipe_copy(input: NewSwipeCopy, now: DateTime<Utc>) -> Result<Asset, Error> {
+        let mut issues = Issues::new();
+        issues.check(check_len("name", &input.name, 1, MAX_NAME_LEN));
+        issues.check(check_len("body", &input.body, 1, MAX_BODY_LEN));
+        let metadata = input.metadata.unwrap_or_default();
+        metadata::validate(&metadata, &mut issues);
+        issues.finish()?;
+        Ok(Asset {
+            id: new_id(IdKind::Asset),
+            kind: AssetType::SwipeCopy,
+            name: input.name,
+            body: Some(input.body),
+            campaign_id: input.campaign_id,
+            metadata,
+            status: AssetStatus::Finalized,
+            version: 0,
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+        })
+    }
+
+    /// Applies a partial update. Field problems come first (400); then only a
+    /// FINALIZED asset may change (409 otherwise).
+    pub fn apply(&self, patch: AssetPatch, now: DateTime<Utc>) -> Result<Asset, Error> {
+        let mut issues = Issues::new();
+        let mut a = self.clone();
+        match patch.name {
+            Patch::Value(v) => {
+                issues.check(check_len("name", &v, 1, MAX_NAME_LEN));
+                a.name = v;
+            }
+            Patch::Null => required("name", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.body {
+            _ if patch.body.is_present() && a.kind != AssetType::SwipeCopy => issues.add(
+                &["body"],
+                "invalid_value",
+                "body can be changed on SWIPE_COPY assets only",
+            ),
+            Patch::Value(v) => {
+                issues.check(check_len("body", &v, 1, MAX_BODY_LEN));
+                a.body = Some(v);
+            }
+            Patch::Null => required("body", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.metadata {
+            Patch::Value(m) => a.metadata = metadata::merge(a.metadata, m),
+            Patch::Null => a.metadata.clear(),
+            Patch::Absent => {}
+        }
+        metadata::validate(&a.metadata, &mut issues);
+        issues.finish()?;
+        self.require_finalized("update")?;
+        a.updated_at = now;
+        a.version = self.version + 1;
+        Ok(a)
+    }
+
+    /// 409 unless the asset is FINALIZED, the one state that allows `action`.
+    pub fn require_finalized(&self, action: &'static str) -> Result<(), Error> {
+        if self.status == AssetStatus::Finalized {
+            Ok(())
+        } else {
+            Err(Error::InvalidState {
+                resource: "asset",
+                current: self.status.as_str().to_string(),
+                action,
+            })
+        }
+    }
+}
+
+/// The merchant's view of an asset.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssetView<'a> {
+    id: &'a str,
+    object: &'static str,
+    #[serde(rename = "type")]
+    kind: AssetType,
+    name: &'a str,
+    body: Option<&'a str>,
+    campaign_id: Option<&'a str>,
+    metadata: &'a Metadata,
+    status: AssetStatus,
+    #[serde(with = "serde_ts")]
+    created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt")]
+    archived_at: Option<DateTime<Utc>>,
+}
+
+impl<'a> From<&'a Asset> for AssetView<'a> {
+    fn from(a: &'a Asset) -> Self {
+        AssetView {
+            id: &a.id,
+            object: "asset",
+            kind: a.kind,
+            name: &a.name,
+            body: a.body.as_deref(),
+            campaign_id: a.campaign_id.as_deref(),
+            metadata: &a.metadata,
+            status: a.status,
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+            archived_at: a.archived_at,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy() -> Asset {
+        let input: NewSwipeCopy =
+            serde_json::from_value(serde_json::json!({"name": "Launch", "body": "Try it"}))
+                .unwrap();
+        Asset::swipe_copy(input, Utc::now()).unwrap()
+    }
+
+    fn patch(json: serde_json::Value) -> AssetPatch {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn patches_merge_metadata_and_respect_type_and_state() {
+        let a = copy();
+        assert_eq!(a.status, AssetStatus::Finalized);
+        let b = a
+            .apply(
+                patch(serde_json::json!({"body": "New", "metadata": {"k": "v", "gone": null}})),
+                Utc::now(),
+            )
+            .unwrap();
+        assert_eq!(b.body.as_deref(), Some("New"));
+        assert_eq!(b.metadata.get("k").map(String::as_str), Some("v"));
+        assert_eq!(b.version, 1);
+        let mut image = a.clone();
+        image.kind = AssetType::Image;
+        image.body = None;
+        assert!(matches!(
+            image.apply(patch(serde_json::json!({"body": "x"})), Utc::now()),
+            Err(Error::Validation(_))
+        ));
+        let mut archived = a.clone();
+        archived.status = AssetStatus::Archived;
+        assert!(matches!(
+            archived.apply(patch(serde_json::json!({"name": "x"})), Utc::now()),
+            Err(Error::InvalidState { .. })
+        ));
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..51).map(|i| (format!("k{i}"), "v".into())).collect();
+        assert!(matches!(
+            a.apply(patch(serde_json::json!({ "metadata": many })), Utc::now()),
+            Err(Error::Validation(_))
+        ));
+    }
+}

@@ -1,0 +1,639 @@
+//! Conversions: the postback body, its validation, the stored record and its view.
+
+use chrono::{DateTime, Duration, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::domain::commission::CommissionReason;
+use crate::domain::metadata::{self, Metadata};
+use crate::domain::referral::CustomerKey;
+use crate::error::Error;
+use crate::money::{json_number, Currency};
+use crate::timestamp::{self, serde_ts, serde_ts_opt};
+use crate::validation::{check_len, Issues};
+
+/// Lifecycle of a conversion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ConversionStatus {
+    /// Attributed, inside the hold period.
+    Pending,
+    /// Payable (moved by the payout job once the hold period is over).
+    Approved,
+    /// Paid out.
+    Paid,
+    /// Refunded or clawed back.
+    Reversed,
+    /// No affiliate was found; kept with commission 0 so the externalId stays consumed.
+    Unattributed,
+}
+
+impl ConversionStatus {
+    /// Every status, as the API spells them.
+    pub const ALL: [ConversionStatus; 5] = [
+        ConversionStatus::Pending,
+        ConversionStatus::Approved,
+        ConversionStatus::Paid,
+        ConversionStatus::Reversed,
+        ConversionStatus::Unattributed,
+    ];
+    /// The wire values, for query filters.
+    pub const NAMES: [&'static str; 5] =
+        ["PENDING", "APPROVED", "PAID", "REVERSED", "UNATTRIBUTED"];
+
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConversionStatus::Pending => "PENDING",
+            ConversionStatus::Approved => "APPROVED",
+            ConversionStatus::Paid => "PAID",
+            ConversionStatus::Reversed => "REVERSED",
+            ConversionStatus::Unattributed => "UNATTRIBUTED",
+        }
+    }
+
+    /// Parses the wire value (exact case).
+    pub fn parse(s: &str) -> Option<ConversionStatus> {
+        Self::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// States a conversion may be reversed from (when it is in no payout).
+    pub fn reversible(self) -> bool {
+        matches!(
+            self,
+            ConversionStatus::Pending | ConversionStatus::Approved | ConversionStatus::Unattributed
+        )
+    }
+}
+
+/// How the affiliate of a conversion was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AttributionMethod {
+    /// The postback's `clickId`.
+    Click,
+    /// The postback's `sessionId` (the browser script's session of a click).
+    Session,
+    /// The postback's `affiliateCode`.
+    Code,
+    /// `customerEmailHash` / `customerEmail` matched a referral.
+    Email,
+    /// (ext) `customerId` matched a referral (a customer bound earlier).
+    Customer,
+    /// No affiliate found.
+    None,
+}
+
+/// The only conversion type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ConversionType {
+    Sale,
+}
+
+/// A conversion as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Conversion {
+    pub id: String,
+    pub external_id: String,
+    pub campaign_id: Option<String>,
+    pub affiliate_id: Option<String>,
+    pub amount: Decimal,
+    pub currency: Currency,
+    pub conversion_type: ConversionType,
+    pub commission: Decimal,
+    pub commission_reason: Option<CommissionReason>,
+    pub status: ConversionStatus,
+    pub attribution: AttributionMethod,
+    /// The referral (customer key) the payment belongs to.
+    pub customer_ref: Option<String>,
+    pub is_recurring: bool,
+    pub click_id: Option<String>,
+    pub session_id: Option<String>,
+    pub customer_id: Option<String>,
+    /// Days the commission stays PENDING (the campaign's, at postback time).
+    pub hold_days: u32,
+    /// `occurredAt + holdDays`: when the payout job may approve it.
+    #[serde(with = "serde_ts")]
+    pub payable_at: DateTime<Utc>,
+    pub payout_id: Option<String>,
+    #[serde(default)]
+    pub metadata: Metadata,
+    #[serde(with = "serde_ts")]
+    pub occurred_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub reversed_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub reversal_reason: Option<String>,
+}
+
+impl Conversion {
+    /// The index sort key of every conversion list: newest first by `occurredAt`.
+    pub fn sort_key(&self) -> String {
+        format!("{}#{}", timestamp::format(&self.occurred_at), self.id)
+    }
+}
+
+/// Body of `POST /api/v1/conversions/postback`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PostbackBody {
+    #[serde(with = "json_number")]
+    pub amount: Decimal,
+    pub currency: String,
+    pub external_id: String,
+    pub conversion_type: String,
+    #[serde(default)]
+    pub affiliate_code: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub click_id: Option<String>,
+    #[serde(default)]
+    pub customer_email_hash: Option<String>,
+    #[serde(default)]
+    pub customer_email: Option<String>,
+    #[serde(default)]
+    pub campaign_id: Option<String>,
+    #[serde(default)]
+    pub customer_id: Option<String>,
+    #[serde(default)]
+    pub occurred_at: Option<String>,
+    #[serde(default)]
+    pub metadata: Option<Metadata>,
+}
+
+/// A validated postback.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Postback {
+    pub amount: Decimal,
+    pub currency: Currency,
+    pub external_id: String,
+    pub affiliate_code: Option<String>,
+    pub session_id: Option<String>,
+    pub click_id: Option<String>,
+    /// `cid:<customerId>`.
+    pub customer_id: Option<CustomerKey>,
+    /// `email:<sha256>`, from `customerEmail` or `customerEmailHash`.
+    pub email: Option<CustomerKey>,
+    pub campaign_id: Option<String>,
+    pub occurred_at: DateTime<Utc>,
+    pub metadata: Metadata,
+}
+
+/// How far in the future `occurredAt` may be (clock skew).
+pub const FUTURE_TOLERANCE_MINUTES: i64 = 5;
+/// Longest `externalId`, `customerId` and attribution token.
+pub const MAX_TOKEN_LEN: usize = 255;
+/// Amounts are below 10^12 major units.
+pub const MAX_AMOUNT_DIGITS: u32 = 12;
+
+fn no_control(path: &str, v: &str, issues: &mut Issues) {
+    if v.chars().any(char::is_control) {
+        issues.add(
+            &[path],
+            "invalid_string",
+            format!("{path} must not contain control characters"),
+        );
+    }
+}
+
+/// An optional token: 1-255 characters without control characters.
+fn token(path: &str, v: Option<String>, issues: &mut Issues) -> Option<String> {
+    let v = v?;
+    issues.check(check_len(path, &v, 1, MAX_TOKEN_LEN));
+    no_control(path, &v, issues);
+    Some(v)
+}
+
+impl PostbackBody {
+    /// Checks every field and reports every problem at once.
+    pub fn validate(self, now: DateTime<Utc>) -> Result<Postback, Error> {
+        let mut issues = Issues::new();
+        let currency = issues.check(Currency::parse("currency", &self.currency));
+        if self.amount <= Decimal::ZERO {
+            issues.add(&["amount"], "too_small", "amount must be greater than 0");
+        } else if self.amount >= Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS)) {
+            issues.add(
+                &["amount"],
+                "too_big",
+                format!("amount must be less than 10^{MAX_AMOUNT_DIGITS}"),
+            );
+        }
+        if let Some(c) = currency {
+            if !c.fits(self.amount) {
+                issues.add(
+                    &["amount"],
+                    "invalid_value",
+                    format!(
+                        "{} amounts have at most {} decimals",
+                        c.code(),
+                        c.exponent()
+                    ),
+                );
+            }
+        }
+        issues.check(check_len("externalId", &self.external_id, 1, MAX_TOKEN_LEN));
+        no_control("externalId", &self.external_id, &mut issues);
+        if self.conversion_type != "SALE" {
+            issues.add(
+                &["conversionType"],
+                "invalid_enum_value",
+                "conversionType must be SALE",
+            );
+        }
+        let affiliate_code = token("affiliateCode", self.affiliate_code, &mut issues);
+        let session_id = token("sessionId", self.session_id, &mut issues);
+        let click_id = token("clickId", self.click_id, &mut issues);
+        let campaign_id = token("campaignId", self.campaign_id, &mut issues);
+
+        let customer_id = self
+            .customer_id
+            .as_deref()
+            .and_then(|id| issues.check(CustomerKey::from_id(id)));
+        let from_email = self
+            .customer_email
+            .as_deref()
+            .and_then(|e| issues.check(CustomerKey::from_email(e)));
+        // Hex is case-blind: an upper-case hash is accepted and stored in lowercase.
+        let from_hash = self.customer_email_hash.as_deref().and_then(|h| {
+            issues.check(CustomerKey::from_email_hash(&h.trim().to_ascii_lowercase()))
+        });
+        let email = match (from_email, from_hash) {
+            (Some(a), Some(b)) if a != b => {
+                issues.add(
+                    &["customerEmailHash"],
+                    "invalid_combination",
+                    "customerEmailHash is not the hash of customerEmail; send one of them",
+                );
+                None
+            }
+            (Some(k), _) | (None, Some(k)) => Some(k),
+            (None, None) => None,
+        };
+
+        let occurred_at = match self.occurred_at.as_deref() {
+            None => now,
+            Some(raw) => match timestamp::parse_datetime(raw) {
+                Some(t) if t > now + Duration::minutes(FUTURE_TOLERANCE_MINUTES) => {
+                    issues.add(
+                        &["occurredAt"],
+                        "too_big",
+                        format!(
+                            "occurredAt must be at most {FUTURE_TOLERANCE_MINUTES} minutes in the future"
+                        ),
+                    );
+                    now
+                }
+                Some(t) if t.timestamp() < 0 => {
+                    issues.add(
+                        &["occurredAt"],
+                        "too_small",
+                        "occurredAt must not be before 1970",
+                    );
+                    now
+                }
+                Some(t) => t,
+                None => {
+                    issues.add(
+                        &["occurredAt"],
+                        "invalid_date",
+                        "occurredAt must be an ISO-8601 date-time with an offset",
+                    );
+                    now
+                }
+            },
+        };
+        let metadata = self.metadata.unwrap_or_default();
+        metadata::validate(&metadata, &mut issues);
+        issues.finish()?;
+        Ok(Postback {
+            amount: self.amount,
+            currency: currency.expect("checked above"),
+            external_id: self.external_id,
+            affiliate_code,
+            session_id,
+            click_id,
+            customer_id,
+            email,
+            campaign_id,
+            // Stored and compared at the API's millisecond precision.
+            occurred_at: truncate_millis(occurred_at),
+            metadata,
+        })
+    }
+}
+
+impl Postback {
+    /// The customer identities the payment names, strongest first: the
+    /// `customerId`, then the e-mail hash. The conversion's referral
+    /// (`customerRef`) is the first of them.
+    pub fn customer_keys(&self) -> Vec<CustomerKey> {
+        self.customer_id
+            .iter()
+            .chain(self.email.iter())
+            .cloned()
+            .collect()
+    }
+
+    /// The identity of a customer the postback names only through the browser
+    /// session or click it came from (when it names no customer id or e-mail).
+    pub fn fallback_key(&self) -> Option<CustomerKey> {
+        if self.customer_id.is_some() || self.email.is_some() {
+            return None;
+        }
+        self.session_id
+            .as_deref()
+            .map(CustomerKey::from_session)
+            .or_else(|| self.click_id.as_deref().map(CustomerKey::from_click))
+    }
+}
+
+/// Drops sub-millisecond digits, so stored and compared times agree.
+pub fn truncate_millis(t: DateTime<Utc>) -> DateTime<Utc> {
+    timestamp::parse_datetime(&timestamp::format(&t)).unwrap_or(t)
+}
+
+/// Body of `POST /api/v1/conversions/{id}/reverse` (may be empty).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReverseBody {
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl ReverseBody {
+    /// The optional reason, at most 1000 characters.
+    pub fn validate(self) -> Result<Option<String>, Error> {
+        let mut issues = Issues::new();
+        if let Some(r) = &self.reason {
+            issues.check(check_len("reason", r, 1, 1000));
+        }
+        issues.finish()?;
+        Ok(self.reason)
+    }
+}
+
+/// The merchant's view of a conversion.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversionView<'a> {
+    pub id: &'a str,
+    pub object: &'static str,
+    pub external_id: &'a str,
+    pub campaign_id: Option<&'a str>,
+    pub affiliate_id: Option<&'a str>,
+    #[serde(with = "json_number")]
+    pub amount: Decimal,
+    pub currency: Currency,
+    pub conversion_type: ConversionType,
+    #[serde(with = "json_number")]
+    pub commission: Decimal,
+    pub commission_reason: Option<CommissionReason>,
+    pub status: ConversionStatus,
+    pub attribution: AttributionMethod,
+    pub customer_ref: Option<&'a str>,
+    pub is_recurring: bool,
+    pub click_id: Option<&'a str>,
+    pub session_id: Option<&'a str>,
+    pub customer_id: Option<&'a str>,
+    pub hold_days: u32,
+    #[serde(with = "serde_ts")]
+    pub payable_at: DateTime<Utc>,
+    pub payout_id: Option<&'a str>,
+    pub metadata: &'a Metadata,
+    #[serde(with = "serde_ts")]
+    pub occurred_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt")]
+    pub reversed_at: Option<DateTime<Utc>>,
+    pub reversal_reason: Option<&'a str>,
+}
+
+impl<'a> From<&'a Conversion> for ConversionView<'a> {
+    fn from(c: &'a Conversion) -> Self {
+        ConversionView {
+            id: &c.id,
+            object: "conversion",
+            external_id: &c.external_id,
+            campaign_id: c.campaign_id.as_deref(),
+            affiliate_id: c.affiliate_id.as_deref(),
+            amount: c.amount,
+            currency: c.currency,
+            conversion_type: c.conversion_type,
+            commission: c.commission,
+            commission_reason: c.commission_reason,
+            status: c.status,
+            attribution: c.attribution,
+            customer_ref: c.customer_ref.as_deref(),
+            is_recurring: c.is_recurring,
+            click_id: c.click_id.as_deref(),
+            session_id: c.session_id.as_deref(),
+            customer_id: c.customer_id.as_deref(),
+            hold_days: c.hold_days,
+            payable_at: c.payable_at,
+            payout_id: c.payout_id.as_deref(),
+            metadata: &c.metadata,
+            occurred_at: c.occurred_at,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+            reversed_at: c.reversed_at,
+            reversal_reason: c.reversal_reason.as_deref(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::referral::email_hash;
+    use serde_json::json;
+
+    fn body(v: serde_json::Value) -> Result<Postback, Error> {
+        crate::http::body::from_value::<PostbackBody>(v)?.validate(Utc::now())
+    }
+
+    fn issue_paths(r: Result<Postback, Error>) -> Vec<String> {
+        match r {
+            Err(Error::Validation(issues)) => issues
+                .iter()
+                .map(|i| {
+                    i.path
+                        .iter()
+                        .map(|p| p.as_str().unwrap_or("").to_string())
+                        .collect::<Vec<_>>()
+                        .join(".")
+                })
+                .collect(),
+            other => panic!("expected validation failure, got {other:?}"),
+        }
+    }
+
+    fn base() -> serde_json::Value {
+        json!({"amount": 19.99, "currency": "usd", "externalId": "ord_1", "conversionType": "SALE"})
+    }
+
+    fn with(extra: serde_json::Value) -> serde_json::Value {
+        let mut b = base();
+        for (k, v) in extra.as_object().unwrap() {
+            b[k] = v.clone();
+        }
+        b
+    }
+
+    #[test]
+    fn a_minimal_postback_is_valid_and_normalised() {
+        let p = body(base()).unwrap();
+        assert_eq!(p.amount.to_string(), "19.99");
+        assert_eq!(p.currency.code(), "USD");
+        assert!(p.email.is_none());
+        assert!(p.customer_keys().is_empty());
+        assert_eq!(p.fallback_key(), None);
+        assert!(p.occurred_at <= Utc::now());
+    }
+
+    #[test]
+    fn amounts_must_be_positive_and_fit_the_currency() {
+        assert_eq!(issue_paths(body(with(json!({"amount": 0})))), ["amount"]);
+        assert_eq!(issue_paths(body(with(json!({"amount": -1})))), ["amount"]);
+        assert_eq!(
+            issue_paths(body(with(json!({"amount": 19.999})))),
+            ["amount"]
+        );
+        assert_eq!(
+            issue_paths(body(with(json!({"amount": 10.5, "currency": "JPY"})))),
+            ["amount"]
+        );
+        assert!(body(with(json!({"amount": 10.125, "currency": "KWD"}))).is_ok());
+        assert_eq!(issue_paths(body(with(json!({"amount": 1e12})))), ["amount"]);
+        assert!(matches!(
+            body(with(json!({"amount": "19.99"}))),
+            Err(Error::Validation(_))
+        ));
+    }
+
+    #[test]
+    fn currency_type_and_external_id_are_checked() {
+        assert_eq!(
+            issue_paths(body(with(json!({"currency": "ABC"})))),
+            ["currency"]
+        );
+        assert_eq!(
+            issue_paths(body(with(json!({"currency": "XAU"})))),
+            ["currency"]
+        );
+        assert_eq!(
+            issue_paths(body(with(json!({"conversionType": "LEAD"})))),
+            ["conversionType"]
+        );
+        assert_eq!(
+            issue_paths(body(with(json!({"externalId": ""})))),
+            ["externalId"]
+        );
+        assert_eq!(
+            issue_paths(body(with(json!({"externalId": "x".repeat(256)})))),
+            ["externalId"]
+        );
+        assert!(body(with(json!({"externalId": "x".repeat(255)}))).is_ok());
+        assert_eq!(issue_paths(body(with(json!({"extra": 1})))), ["extra"]);
+    }
+
+    #[test]
+    fn customer_identities_are_hashed_checked_and_ordered() {
+        let h = email_hash("jane@example.com");
+        let p = body(with(json!({"customerEmail": " Jane@Example.com "}))).unwrap();
+        assert_eq!(p.email, Some(CustomerKey::EmailHash(h.clone())));
+        let p = body(with(
+            json!({"customerEmailHash": h.to_uppercase(), "customerId": "u1"}),
+        ))
+        .unwrap();
+        assert_eq!(
+            p.customer_keys()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            vec!["cid:u1".to_string(), format!("email:{h}")]
+        );
+        let p = body(with(json!({"sessionId": "ses_x", "clickId": "clk_y"}))).unwrap();
+        assert_eq!(p.fallback_key(), Some(CustomerKey::from_session("ses_x")));
+        let p = body(with(json!({"clickId": "clk_y"}))).unwrap();
+        assert_eq!(p.fallback_key(), Some(CustomerKey::from_click("clk_y")));
+        let p = body(with(json!({"clickId": "clk_y", "customerId": "u1"}))).unwrap();
+        assert_eq!(p.fallback_key(), None);
+        assert_eq!(
+            issue_paths(body(with(json!({"customerEmailHash": "abc"})))),
+            ["customerEmailHash"]
+        );
+        assert_eq!(
+            issue_paths(body(with(json!({"customerEmail": "not-an-email"})))),
+            ["customerEmail"]
+        );
+        assert_eq!(
+            issue_paths(body(with(json!({"customerId": "  "})))),
+            ["customerId"]
+        );
+        assert_eq!(
+            issue_paths(body(with(json!({
+                "customerEmail": "a@b.co", "customerEmailHash": h
+            })))),
+            ["customerEmailHash"]
+        );
+    }
+
+    #[test]
+    fn occurred_at_may_be_back_dated_but_not_far_in_the_future() {
+        let p = body(with(json!({"occurredAt": "2020-02-29T12:00:00.123456Z"}))).unwrap();
+        assert_eq!(
+            timestamp::format(&p.occurred_at),
+            "2020-02-29T12:00:00.123Z"
+        );
+        let soon = timestamp::format(&(Utc::now() + Duration::minutes(4)));
+        assert!(body(with(json!({ "occurredAt": soon }))).is_ok());
+        let late = timestamp::format(&(Utc::now() + Duration::minutes(6)));
+        assert_eq!(
+            issue_paths(body(with(json!({ "occurredAt": late })))),
+            ["occurredAt"]
+        );
+        assert_eq!(
+            issue_paths(body(with(json!({"occurredAt": "yesterday"})))),
+            ["occurredAt"]
+        );
+    }
+
+    #[test]
+    fn every_bad_field_is_reported_at_once() {
+        let paths = issue_paths(body(json!({
+            "amount": 0, "currency": "US", "externalId": "", "conversionType": "sale",
+            "metadata": {"k": "v".repeat(501)},
+        })));
+        assert_eq!(
+            paths,
+            [
+                "currency",
+                "amount",
+                "externalId",
+                "conversionType",
+                "metadata.k"
+            ]
+        );
+    }
+
+    #[test]
+    fn statuses_parse_and_reverse_rules() {
+        for name in ConversionStatus::NAMES {
+            assert_eq!(ConversionStatus::parse(name).unwrap().as_str(), name);
+        }
+        assert!(ConversionStatus::Pending.reversible());
+        assert!(ConversionStatus::Unattributed.reversible());
+        assert!(!ConversionStatus::Paid.reversible());
+        assert!(!ConversionStatus::Reversed.reversible());
+    }
+}

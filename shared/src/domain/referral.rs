@@ -1,0 +1,184 @@
+//! Referrals: which affiliate brought a customer, keyed by the customer's
+//! identity within a tenant. The first binding wins (first-touch) and is
+//! never overwritten.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::domain::email::Email;
+use crate::timestamp::serde_ts;
+use crate::validation::Issue;
+
+/// Longest `customerId` accepted (characters).
+pub const MAX_CUSTOMER_ID_CHARS: usize = 256;
+
+/// `source` of a referral bound by `POST /api/v1/track/identify`.
+pub const SOURCE_IDENTIFY: &str = "IDENTIFY";
+
+/// A customer identity a referral is keyed by. Its string form
+/// (`cid:<customerId>`, `email:<sha256 hex>`, `session:<ses_…>`,
+/// `click:<clk_…>`) is the `customerKey` stored on referrals.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CustomerKey {
+    /// The merchant's own customer id, as given (case-sensitive).
+    CustomerId(String),
+    /// Lowercase hex SHA-256 of the trimmed, lowercased e-mail.
+    EmailHash(String),
+    /// A browser session, when nothing better identifies the customer.
+    Session(String),
+    /// A click, when nothing better identifies the customer.
+    Click(String),
+}
+
+impl CustomerKey {
+    /// From a `customerId`: 1-256 characters, not blank, no control characters.
+    pub fn from_id(id: &str) -> Result<CustomerKey, Issue> {
+        let n = id.chars().count();
+        if id.trim().is_empty() || n > MAX_CUSTOMER_ID_CHARS || id.chars().any(char::is_control) {
+            return Err(Issue::new(
+                &["customerId"],
+                "invalid_string",
+                format!(
+                    "customerId must be 1-{MAX_CUSTOMER_ID_CHARS} characters, not blank, without control characters"
+                ),
+            ));
+        }
+        Ok(CustomerKey::CustomerId(id.to_string()))
+    }
+
+    /// From a `customerEmail`: validated, then hashed; the address itself is never kept.
+    pub fn from_email(email: &str) -> Result<CustomerKey, Issue> {
+        let email = Email::parse("customerEmail", email)?;
+        Ok(CustomerKey::EmailHash(email_hash(email.as_str())))
+    }
+
+    /// From a `customerEmailHash`: exactly 64 lowercase hex characters.
+    pub fn from_email_hash(hash: &str) -> Result<CustomerKey, Issue> {
+        if !is_email_hash(hash) {
+            return Err(Issue::new(
+                &["customerEmailHash"],
+                "invalid_string",
+                "customerEmailHash must be the lowercase hex SHA-256 of the trimmed, lowercased e-mail (64 characters)",
+            ));
+        }
+        Ok(CustomerKey::EmailHash(hash.to_string()))
+    }
+
+    /// From a session id (`ses_…`).
+    pub fn from_session(session_id: &str) -> CustomerKey {
+        CustomerKey::Session(session_id.to_string())
+    }
+
+    /// From a click id (`clk_…`).
+    pub fn from_click(click_id: &str) -> CustomerKey {
+        CustomerKey::Click(click_id.to_string())
+    }
+
+    /// Reads the string form back (`cid:…`, `email:…`, `session:…`, `click:…`).
+    pub fn parse(s: &str) -> Option<CustomerKey> {
+        let (kind, value) = s.split_once(':')?;
+        if value.is_empty() {
+            return None;
+        }
+        Some(match kind {
+            "cid" => CustomerKey::CustomerId(value.to_string()),
+            "email" if is_email_hash(value) => CustomerKey::EmailHash(value.to_string()),
+            "session" => CustomerKey::Session(value.to_string()),
+            "click" => CustomerKey::Click(value.to_string()),
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for CustomerKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CustomerKey::CustomerId(v) => write!(f, "cid:{v}"),
+            CustomerKey::EmailHash(v) => write!(f, "email:{v}"),
+            CustomerKey::Session(v) => write!(f, "session:{v}"),
+            CustomerKey::Click(v) => write!(f, "click:{v}"),
+        }
+    }
+}
+
+/// Lowercase hex SHA-256 of the trimmed, lowercased e-mail.
+pub fn email_hash(email: &str) -> String {
+    hex::encode(Sha256::digest(email.trim().to_lowercase().as_bytes()))
+}
+
+/// 64 lowercase hex characters.
+pub fn is_email_hash(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// A stored referral (`pk = keys::referral(tenant, customerKey)`, `sk = "R"`;
+/// the tenant key is stored beside it as `tenant`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Referral {
+    pub affiliate_id: String,
+    pub campaign_id: String,
+    /// The string form of the `CustomerKey`.
+    pub customer_key: String,
+    #[serde(with = "serde_ts")]
+    pub bound_at: DateTime<Utc>,
+    /// How the binding came about (`IDENTIFY`, …).
+    pub source: String,
+    /// The session that identified the customer, when bound by identify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// When this identity joined an earlier binding of another identity of the
+    /// same customer: that identity's customer key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked_from: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn email_hashes_ignore_case_and_surrounding_space() {
+        let h = email_hash("  Ann@Example.COM\n");
+        assert_eq!(h, email_hash("ann@example.com"));
+        // sha256("ann@example.com")
+        assert_eq!(
+            h,
+            "71d4f55f72fa128dfb468a1a3901507c804b74316488744d769d7f4b16696476"
+        );
+        assert!(is_email_hash(&h));
+        assert!(!is_email_hash(&h.to_uppercase()));
+        assert!(!is_email_hash(&h[1..]));
+    }
+
+    #[test]
+    fn customer_keys_round_trip() {
+        let keys = [
+            CustomerKey::from_id("cus_42").unwrap(),
+            CustomerKey::from_email("ann@example.com").unwrap(),
+            CustomerKey::from_session("ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"),
+            CustomerKey::from_click("clk_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"),
+        ];
+        for k in keys {
+            assert_eq!(CustomerKey::parse(&k.to_string()), Some(k));
+        }
+        assert_eq!(
+            CustomerKey::from_id("cus_42").unwrap().to_string(),
+            "cid:cus_42"
+        );
+        assert_eq!(
+            CustomerKey::from_email("ann@example.com").unwrap(),
+            CustomerKey::from_email_hash(&email_hash("ann@example.com")).unwrap()
+        );
+        assert!(CustomerKey::from_id("  ").is_err());
+        assert!(CustomerKey::from_id(&"x".repeat(257)).is_err());
+        assert!(CustomerKey::from_id("a\nb").is_err());
+        assert!(CustomerKey::parse("nope").is_none());
+        assert!(CustomerKey::parse("email:zz").is_none());
+    }
+}

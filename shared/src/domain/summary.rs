@@ -1,0 +1,394 @@
+//! The conversion summary: periods, the rollup window they read, and the
+//! exact aggregation of rollup rows into totals and groups.
+//!
+//! Periods are whole UTC days (or months for `all`) ending today, so they map
+//! onto the daily rollup items: `7d` is today and the 6 days before, `30d` and
+//! `90d` likewise, `12m` is every day from the same date 12 months ago (the
+//! day after it) up to today, and `24h` is today and yesterday (at least the
+//! last 24 hours, at most 48). `all` reads the monthly rollups.
+//!
+//! Totals count every conversion of the window except REVERSED ones (refunded
+//! revenue is not revenue, clawed-back commission not commission);
+//! `group_by=status` shows REVERSED as its own group, `group_by=campaign`
+//! leaves it out like the totals.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Days, Duration, Months, NaiveDate, Utc};
+use rust_decimal::Decimal;
+use serde::Serialize;
+
+use crate::domain::conversion::{ConversionStatus, FUTURE_TOLERANCE_MINUTES};
+use crate::money::{json_number, Currency};
+use crate::timestamp;
+
+/// A summary period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Period {
+    Hours24,
+    Days7,
+    Days30,
+    Days90,
+    Months12,
+    All,
+}
+
+impl Period {
+    /// The query values, in the order documented.
+    pub const NAMES: [&'static str; 6] = ["24h", "7d", "30d", "90d", "12m", "all"];
+
+    /// Parses a query value (already matched against `NAMES`).
+    pub fn parse(s: &str) -> Option<Period> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "24h" => Period::Hours24,
+            "7d" => Period::Days7,
+            "30d" => Period::Days30,
+            "90d" => Period::Days90,
+            "12m" => Period::Months12,
+            "all" => Period::All,
+            _ => return None,
+        })
+    }
+
+    /// The query value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Period::Hours24 => "24h",
+            Period::Days7 => "7d",
+            Period::Days30 => "30d",
+            Period::Days90 => "90d",
+            Period::Months12 => "12m",
+            Period::All => "all",
+        }
+    }
+}
+
+/// Rollup granularity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Granularity {
+    Day,
+    Month,
+}
+
+/// The rollups a period reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub granularity: Granularity,
+    /// First day read (`None`: from the beginning, monthly).
+    pub first_day: Option<NaiveDate>,
+    /// Last day read: today, or tomorrow when a payment may already be dated
+    /// there (occurredAt may lie up to 5 minutes ahead).
+    pub last_day: NaiveDate,
+    /// The instant the window starts (`None` for `all`).
+    pub from: Option<DateTime<Utc>>,
+    /// The instant of the request.
+    pub to: DateTime<Utc>,
+}
+
+/// The window of a period at `now`.
+pub fn window(period: Period, now: DateTime<Utc>) -> Window {
+    let today = now.date_naive();
+    let back = |days: u64| today.checked_sub_days(Days::new(days)).unwrap_or(today);
+    let first_day = match period {
+        Period::Hours24 => Some(back(1)),
+        Period::Days7 => Some(back(6)),
+        Period::Days30 => Some(back(29)),
+        Period::Days90 => Some(back(89)),
+        Period::Months12 => Some(
+            today
+                .checked_sub_months(Months::new(12))
+                .and_then(|d| d.checked_add_days(Days::new(1)))
+                .unwrap_or(today),
+        ),
+        Period::All => None,
+    };
+    Window {
+        granularity: if period == Period::All {
+            Granularity::Month
+        } else {
+            Granularity::Day
+        },
+        first_day,
+        last_day: (now + Duration::minutes(FUTURE_TOLERANCE_MINUTES)).date_naive(),
+        from: first_day.map(|d| d.and_hms_opt(0, 0, 0).expect("midnight").and_utc()),
+        to: now,
+    }
+}
+
+/// How groups are keyed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    Status,
+    Campaign,
+}
+
+impl GroupBy {
+    /// The query values.
+    pub const NAMES: [&'static str; 2] = ["status", "campaign"];
+
+    /// Parses a query value.
+    pub fn parse(s: &str) -> Option<GroupBy> {
+        match s.to_ascii_lowercase().as_str() {
+            "status" => Some(GroupBy::Status),
+            "campaign" => Some(GroupBy::Campaign),
+            _ => None,
+        }
+    }
+
+    /// The query value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupBy::Status => "status",
+            GroupBy::Campaign => "campaign",
+        }
+    }
+}
+
+/// One rollup item's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RollupRow {
+    pub currency: Currency,
+    pub status: ConversionStatus,
+    pub campaign_id: Option<String>,
+    pub revenue: Decimal,
+    pub commission: Decimal,
+    pub count: i64,
+}
+
+/// Revenue, commission and count in one currency.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Figures {
+    pub currency: Currency,
+    #[serde(with = "json_number")]
+    pub revenue: Decimal,
+    #[serde(with = "json_number")]
+    pub commission: Decimal,
+    pub count: i64,
+}
+
+impl Figures {
+    fn new(currency: Currency) -> Figures {
+        Figures {
+            currency,
+            revenue: Decimal::ZERO,
+            commission: Decimal::ZERO,
+            count: 0,
+        }
+    }
+
+    fn add(&mut self, r: &RollupRow) {
+        self.revenue += r.revenue;
+        self.commission += r.commission;
+        self.count += r.count;
+    }
+
+    fn rounded(mut self) -> Figures {
+        self.revenue = self.currency.round(self.revenue);
+        self.commission = self.currency.round(self.commission);
+        self
+    }
+}
+
+/// The key of a group.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(untagged)]
+pub enum GroupKey {
+    Status {
+        status: ConversionStatus,
+    },
+    #[serde(rename_all = "camelCase")]
+    Campaign {
+        /// Null for conversions without a campaign (unattributed, no `campaignId`).
+        campaign_id: Option<String>,
+    },
+}
+
+/// One group: its key and its figures in one currency.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Group {
+    #[serde(flatten)]
+    pub key: GroupKey,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// The summary as returned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub period: &'static str,
+    pub granularity: Granularity,
+    #[serde(with = "timestamp::serde_ts_opt")]
+    pub from: Option<DateTime<Utc>>,
+    #[serde(with = "timestamp::serde_ts")]
+    pub to: DateTime<Utc>,
+    pub group_by: Option<&'static str>,
+    pub campaign_id: Option<String>,
+    pub totals: Vec<Figures>,
+    pub groups: Vec<Group>,
+}
+
+/// Adds rollup rows up exactly: totals per currency, groups per key and currency.
+pub fn summarise(
+    period: Period,
+    window: &Window,
+    group_by: Option<GroupBy>,
+    campaign_id: Option<String>,
+    rows: &[RollupRow],
+) -> Summary {
+    let mut totals: BTreeMap<Currency, Figures> = BTreeMap::new();
+    let mut groups: BTreeMap<(GroupKey, Currency), Figures> = BTreeMap::new();
+    for r in rows {
+        let reversed = r.status == ConversionStatus::Reversed;
+        if !reversed {
+            totals
+                .entry(r.currency)
+                .or_insert_with(|| Figures::new(r.currency))
+                .add(r);
+        }
+        let key = match group_by {
+            Some(GroupBy::Status) => GroupKey::Status { status: r.status },
+            Some(GroupBy::Campaign) if !reversed => GroupKey::Campaign {
+                campaign_id: r.campaign_id.clone(),
+            },
+            _ => continue,
+        };
+        groups
+            .entry((key, r.currency))
+            .or_insert_with(|| Figures::new(r.currency))
+            .add(r);
+    }
+    Summary {
+        period: period.as_str(),
+        granularity: window.granularity,
+        from: window.from,
+        to: window.to,
+        group_by: group_by.map(GroupBy::as_str),
+        campaign_id,
+        totals: totals
+            .into_values()
+            .filter(|f| f.count != 0)
+            .map(Figures::rounded)
+            .collect(),
+        groups: groups
+            .into_iter()
+            .filter(|(_, f)| f.count != 0)
+            .map(|((key, _), f)| Group {
+                key,
+                figures: f.rounded(),
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        timestamp::parse_datetime(s).unwrap()
+    }
+
+    fn day(s: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn periods_map_to_whole_utc_days_ending_today() {
+        let now = at("2026-03-31T15:00:00Z");
+        let w = |p| window(p, now);
+        assert_eq!(w(Period::Hours24).first_day, Some(day("2026-03-30")));
+        assert_eq!(w(Period::Days7).first_day, Some(day("2026-03-25")));
+        assert_eq!(w(Period::Days30).first_day, Some(day("2026-03-02")));
+        assert_eq!(w(Period::Days90).first_day, Some(day("2026-01-01")));
+        assert_eq!(w(Period::Months12).first_day, Some(day("2025-04-01")));
+        assert_eq!(w(Period::Days7).last_day, day("2026-03-31"));
+        assert_eq!(w(Period::Days7).granularity, Granularity::Day);
+        assert_eq!(
+            timestamp::format(&w(Period::Days7).from.unwrap()),
+            "2026-03-25T00:00:00.000Z"
+        );
+        let all = w(Period::All);
+        assert_eq!(all.granularity, Granularity::Month);
+        assert_eq!(all.first_day, None);
+        assert_eq!(all.from, None);
+        // Five minutes before midnight, tomorrow's rollups are read too.
+        let late = window(Period::Days7, at("2026-03-31T23:57:00Z"));
+        assert_eq!(late.last_day, day("2026-04-01"));
+        for name in Period::NAMES {
+            assert_eq!(Period::parse(name).unwrap().as_str(), name);
+        }
+        assert_eq!(Period::parse("1y"), None);
+    }
+
+    fn row(
+        cur: &str,
+        st: ConversionStatus,
+        cmp: Option<&str>,
+        rev: &str,
+        com: &str,
+        n: i64,
+    ) -> RollupRow {
+        RollupRow {
+            currency: Currency::parse("c", cur).unwrap(),
+            status: st,
+            campaign_id: cmp.map(str::to_string),
+            revenue: Decimal::from_str(rev).unwrap(),
+            commission: Decimal::from_str(com).unwrap(),
+            count: n,
+        }
+    }
+
+    #[test]
+    fn sums_are_exact_and_reversed_conversions_only_show_in_their_group() {
+        use ConversionStatus::*;
+        let rows = vec![
+            row("USD", Pending, Some("cmp_a"), "0.1", "0.01", 1),
+            row("USD", Pending, Some("cmp_a"), "0.2", "0.02", 1),
+            row("USD", Approved, Some("cmp_b"), "19.99", "2.00", 1),
+            row("USD", Reversed, Some("cmp_b"), "5.00", "0.50", 1),
+            row("EUR", Unattributed, None, "7", "0", 2),
+            row("JPY", Pending, Some("cmp_a"), "0", "0", 0),
+        ];
+        let w = window(Period::Days30, at("2026-03-31T15:00:00Z"));
+        let s = summarise(Period::Days30, &w, Some(GroupBy::Status), None, &rows);
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            v["totals"],
+            serde_json::json!([
+                {"currency": "EUR", "revenue": 7, "commission": 0, "count": 2},
+                {"currency": "USD", "revenue": 20.29, "commission": 2.03, "count": 3},
+            ])
+        );
+        assert_eq!(s.totals[1].revenue.to_string(), "20.29");
+        assert_eq!(
+            v["groups"],
+            serde_json::json!([
+                {"status": "PENDING", "currency": "USD", "revenue": 0.3, "commission": 0.03, "count": 2},
+                {"status": "APPROVED", "currency": "USD", "revenue": 19.99, "commission": 2, "count": 1},
+                {"status": "REVERSED", "currency": "USD", "revenue": 5, "commission": 0.5, "count": 1},
+                {"status": "UNATTRIBUTED", "currency": "EUR", "revenue": 7, "commission": 0, "count": 2},
+            ])
+        );
+        let s = summarise(Period::Days30, &w, Some(GroupBy::Campaign), None, &rows);
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["groupBy"], "campaign");
+        assert_eq!(
+            v["groups"],
+            serde_json::json!([
+                {"campaignId": null, "currency": "EUR", "revenue": 7, "commission": 0, "count": 2},
+                {"campaignId": "cmp_a", "currency": "USD", "revenue": 0.3, "commission": 0.03, "count": 2},
+                {"campaignId": "cmp_b", "currency": "USD", "revenue": 19.99, "commission": 2, "count": 1},
+            ])
+        );
+        let none = summarise(Period::All, &window(Period::All, w.to), None, None, &rows);
+        assert!(none.groups.is_empty());
+        assert_eq!(
+            serde_json::to_value(&none).unwrap()["from"],
+            serde_json::Value::Null
+        );
+    }
+}

@@ -1,0 +1,312 @@
+//! Click tracking for the browser script: click and session ids, the
+//! attribution window, hashing of client addresses, and the two public
+//! request bodies.
+//!
+//! A click is one record, `clk_<ULID>`; its session is `ses_<ULID>` with the
+//! same ULID, so a session resolves to its click with one GetItem and needs no
+//! record of its own. A click counts until `expiresAt` (`cookieDays` after it
+//! was made); DynamoDB's TTL removes it some time later, and readers treat an
+//! expired click as absent before that happens.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use ulid::Ulid;
+
+use crate::domain::affiliate_code::AffiliateCode;
+use crate::domain::referral::CustomerKey;
+use crate::error::Error;
+use crate::ids::{self, IdKind};
+use crate::timestamp::serde_ts;
+use crate::validation::{check_len, Issues};
+
+/// Longest `url` and `referrer` accepted (characters).
+pub const MAX_URL_CHARS: usize = 2048;
+
+/// A click and the session derived from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClickIds {
+    /// `clk_<ULID>`.
+    pub click_id: String,
+    /// `ses_<ULID>`, the same ULID.
+    pub session_id: String,
+}
+
+impl ClickIds {
+    /// Fresh ids for a new click.
+    pub fn generate() -> Self {
+        let ulid = Ulid::new();
+        ClickIds {
+            click_id: format!("{}_{ulid}", IdKind::Click.prefix()),
+            session_id: format!("{}_{ulid}", IdKind::Session.prefix()),
+        }
+    }
+}
+
+/// The click id a session id stands for; `None` when the session id is malformed.
+pub fn click_id_of_session(session_id: &str) -> Option<String> {
+    ids::is_valid(IdKind::Session, session_id).then(|| swap_prefix(session_id, IdKind::Click))
+}
+
+/// The session id of a click id; `None` when the click id is malformed.
+pub fn session_id_of_click(click_id: &str) -> Option<String> {
+    ids::is_valid(IdKind::Click, click_id).then(|| swap_prefix(click_id, IdKind::Session))
+}
+
+fn swap_prefix(id: &str, to: IdKind) -> String {
+    let body = id.split_once('_').map_or(id, |(_, b)| b);
+    format!("{}_{body}", to.prefix())
+}
+
+/// When a click made at `now` stops counting: `cookie_days` later.
+pub fn expires_at(now: DateTime<Utc>, cookie_days: u32) -> DateTime<Utc> {
+    now + Duration::days(i64::from(cookie_days))
+}
+
+/// A stored click (`pk = clk_<ULID>`, `sk = "R"`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Click {
+    /// The click id; it is the record's key, not an attribute.
+    #[serde(skip)]
+    pub id: String,
+    /// The owner's tenant key (`acct_…#live`).
+    pub tenant: String,
+    pub campaign_id: String,
+    pub affiliate_id: String,
+    /// The affiliate code as the link carried it.
+    pub code: String,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub expires_at: DateTime<Utc>,
+    /// `expiresAt` in epoch seconds, for DynamoDB's TTL.
+    pub ttl: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landing_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub referrer: Option<String>,
+    /// `client_ip::hash_ip` of the client address; never the address itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_hash: Option<String>,
+    /// The session the browser held before this click, when it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_session_id: Option<String>,
+}
+
+impl Click {
+    /// The session id derived from this click.
+    pub fn session_id(&self) -> String {
+        swap_prefix(&self.id, IdKind::Session)
+    }
+
+    /// Whether the click still counts at `now`.
+    pub fn is_live(&self, now: DateTime<Utc>) -> bool {
+        now < self.expires_at
+    }
+}
+
+/// Body of `POST /api/v1/track/click`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClickRequest {
+    pub campaign_id: String,
+    #[serde(rename = "ref")]
+    pub code: String,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub referrer: Option<String>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
+impl ClickRequest {
+    /// Checks lengths and shapes. A campaign id or code that cannot exist is not
+    /// a validation error: the caller answers 404 for it, as for unknown ones.
+    pub fn validate(&self) -> Result<(), Error> {
+        let mut issues = Issues::new();
+        issues.check(check_len("campaignId", &self.campaign_id, 1, 64));
+        issues.check(check_len("ref", &self.code, 1, 64));
+        for (name, v) in [("url", &self.url), ("referrer", &self.referrer)] {
+            if let Some(v) = v {
+                issues.check(check_len(name, v, 0, MAX_URL_CHARS));
+            }
+        }
+        if let Some(s) = &self.session_id {
+            if !ids::is_valid(IdKind::Session, s) {
+                issues.add(
+                    &["sessionId"],
+                    "invalid_string",
+                    "sessionId must be a session id returned by this API (ses_…)",
+                );
+            }
+        }
+        issues.finish()
+    }
+
+    /// Whether `ref` has the shape of an affiliate code (`[A-Za-z0-9_-]{3,32}`).
+    pub fn code_is_well_formed(&self) -> bool {
+        AffiliateCode::parse("ref", &self.code).is_ok()
+    }
+}
+
+/// Body of `POST /api/v1/track/identify`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IdentifyRequest {
+    pub session_id: String,
+    #[serde(default)]
+    pub customer_email: Option<String>,
+    #[serde(default)]
+    pub customer_email_hash: Option<String>,
+    #[serde(default)]
+    pub customer_id: Option<String>,
+}
+
+impl IdentifyRequest {
+    /// The customer identities named, validated: the customer id first, then
+    /// the e-mail hash (from `customerEmail` or `customerEmailHash`; when both
+    /// are sent they must denote the same address). At least one is required.
+    pub fn customer_keys(&self) -> Result<Vec<CustomerKey>, Error> {
+        let mut issues = Issues::new();
+        let mut keys = Vec::new();
+        if let Some(id) = &self.customer_id {
+            keys.extend(issues.check(CustomerKey::from_id(id)));
+        }
+        let from_email = self
+            .customer_email
+            .as_deref()
+            .and_then(|e| issues.check(CustomerKey::from_email(e)));
+        let from_hash = self
+            .customer_email_hash
+            .as_deref()
+            .and_then(|h| issues.check(CustomerKey::from_email_hash(h)));
+        match (from_email, from_hash) {
+            (Some(a), Some(b)) if a != b => issues.add(
+                &["customerEmailHash"],
+                "invalid_combination",
+                "customerEmailHash is not the hash of customerEmail; send one of them",
+            ),
+            (Some(k), _) | (None, Some(k)) => keys.push(k),
+            (None, None) => {}
+        }
+        if issues.is_empty() && keys.is_empty() {
+            issues.add(
+                &[],
+                "required",
+                "one of customerEmail, customerEmailHash or customerId is required",
+            );
+        }
+        issues.finish()?;
+        Ok(keys)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_and_clicks_share_one_ulid() {
+        let ids = ClickIds::generate();
+        assert!(ids::is_valid(IdKind::Click, &ids.click_id));
+        assert!(ids::is_valid(IdKind::Session, &ids.session_id));
+        assert_eq!(ids.click_id[4..], ids.session_id[4..]);
+        assert_eq!(
+            click_id_of_session(&ids.session_id).as_deref(),
+            Some(ids.click_id.as_str())
+        );
+        assert_eq!(
+            session_id_of_click(&ids.click_id).as_deref(),
+            Some(ids.session_id.as_str())
+        );
+        assert_eq!(click_id_of_session(&ids.click_id), None);
+        assert_eq!(click_id_of_session("ses_nope"), None);
+    }
+
+    #[test]
+    fn clicks_expire_after_cookie_days() {
+        let now = crate::timestamp::parse_datetime("2026-01-31T12:00:00Z").unwrap();
+        let exp = expires_at(now, 30);
+        assert_eq!(crate::timestamp::format(&exp), "2026-03-02T12:00:00.000Z");
+        let ids = ClickIds::generate();
+        let c = Click {
+            id: ids.click_id,
+            tenant: "acct_x#test".into(),
+            campaign_id: "cmp_x".into(),
+            affiliate_id: "aff_x".into(),
+            code: "abc".into(),
+            created_at: now,
+            expires_at: exp,
+            ttl: exp.timestamp(),
+            landing_url: None,
+            referrer: None,
+            ip_hash: None,
+            previous_session_id: None,
+        };
+        assert!(c.is_live(now));
+        assert!(!c.is_live(exp));
+        assert_eq!(c.session_id(), ids.session_id);
+    }
+
+    fn click(v: serde_json::Value) -> Result<ClickRequest, Error> {
+        let r: ClickRequest =
+            serde_json::from_value(v).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+        r.validate()?;
+        Ok(r)
+    }
+
+    #[test]
+    fn click_bodies() {
+        let ok = click(serde_json::json!({"campaignId": "cmp_1", "ref": "alice-01"})).unwrap();
+        assert!(ok.code_is_well_formed());
+        let odd = click(serde_json::json!({"campaignId": "cmp_1", "ref": "a b"})).unwrap();
+        assert!(!odd.code_is_well_formed());
+        assert!(click(serde_json::json!({"campaignId": "cmp_1", "ref": "abc", "x": 1})).is_err());
+        assert!(click(
+            serde_json::json!({"campaignId": "cmp_1", "ref": "abc", "url": "u".repeat(2049)})
+        )
+        .is_err());
+        assert!(click(
+            serde_json::json!({"campaignId": "cmp_1", "ref": "abc", "referrer": "u".repeat(2048)})
+        )
+        .is_ok());
+        assert!(click(
+            serde_json::json!({"campaignId": "cmp_1", "ref": "abc", "sessionId": "ses_bad"})
+        )
+        .is_err());
+    }
+
+    fn keys(v: serde_json::Value) -> Result<Vec<String>, Error> {
+        let r: IdentifyRequest =
+            serde_json::from_value(v).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+        Ok(r.customer_keys()?.iter().map(|k| k.to_string()).collect())
+    }
+
+    #[test]
+    fn identify_needs_one_valid_identity() {
+        let s = "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+        assert!(matches!(
+            keys(serde_json::json!({"sessionId": s})),
+            Err(Error::Validation(_))
+        ));
+        let hash = crate::domain::referral::email_hash("Ann@Example.com");
+        assert_eq!(
+            keys(serde_json::json!({"sessionId": s, "customerId": "u1", "customerEmail": " ann@example.COM "})).unwrap(),
+            vec!["cid:u1".to_string(), format!("email:{hash}")]
+        );
+        assert_eq!(
+            keys(serde_json::json!({"sessionId": s, "customerEmail": "ann@example.com", "customerEmailHash": hash})).unwrap(),
+            vec![format!("email:{hash}")]
+        );
+        assert!(keys(serde_json::json!({"sessionId": s, "customerEmail": "bob@example.com", "customerEmailHash": hash})).is_err());
+        assert!(
+            keys(serde_json::json!({"sessionId": s, "customerEmail": "not-an-email"})).is_err()
+        );
+        assert!(keys(
+            serde_json::json!({"sessionId": s, "customerEmailHash": hash.to_uppercase()})
+        )
+        .is_err());
+        assert!(keys(serde_json::json!({"sessionId": s, "customerId": ""})).is_err());
+    }
+}

@@ -1,0 +1,256 @@
+//! Affiliate records and the guard items that keep e-mails (per campaign) and
+//! codes (per tenant) unique. A guard is written in the same transaction as
+//! the record with `attribute_not_exists(pk)`, so two concurrent sign-ups
+//! cannot both pass: no read-then-write race.
+
+use crate::domain::affiliate::{Affiliate, Enrollment};
+use crate::domain::affiliate_code::AffiliateCode;
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::ids::{self, IdKind};
+use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK};
+use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::update::{UpdateExpr, Updated};
+use crate::store::{applications, from_item, n, record_item, s, IndexKeys, Item, Store};
+
+/// Fresh codes tried when a generated one clashes with an existing code.
+const CODE_ATTEMPTS: usize = 3;
+
+/// Attributes a merchant's update owns. The totals are absent on purpose: the
+/// conversion and payout flows maintain them with their own atomic updates.
+const EDITABLE: [&str; 10] = [
+    "name",
+    "email",
+    "code",
+    "status",
+    "payoutMethod",
+    "payoutEmail",
+    "website",
+    "metadata",
+    "version",
+    "updatedAt",
+];
+
+fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
+    let index = IndexKeys::new()
+        .with(
+            Index::Gsi1,
+            keys::tenant_list(tenant, Kind::Affiliate),
+            &a.id,
+        )
+        .with(
+            Index::Gsi2,
+            keys::by_campaign(tenant, Kind::Affiliate, &a.campaign_id),
+            &a.id,
+        )
+        .with(
+            Index::Gsi3,
+            keys::by_status(tenant, Kind::Affiliate, a.status.as_str()),
+            &a.id,
+        )
+        .with(
+            Index::Gsi4,
+            keys::affiliate_by_email(tenant, &a.email.lower()),
+            &a.id,
+        );
+    record_item(&a.id, Some(&tenant.key()), a, &index)
+}
+
+/// A guard item. The code guard doubles as the look-up from a `ref` or
+/// `affiliateCode` to its affiliate, hence the attribute names are fixed.
+fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Item {
+    Item::from([
+        ("pk".to_string(), s(pk)),
+        ("sk".to_string(), s(GUARD_SK)),
+        ("affiliateId".to_string(), s(a.id.clone())),
+        ("campaignId".to_string(), s(a.campaign_id.clone())),
+        ("tenant".to_string(), s(tenant.key())),
+    ])
+}
+
+fn email_guard(tenant: &Tenant, a: &Affiliate) -> String {
+    keys::email_guard(tenant, &a.campaign_id, &a.email.lower())
+}
+
+fn duplicate_email() -> Error {
+    Error::AlreadyExists("an affiliate with this email already exists in this campaign".into())
+}
+
+fn duplicate_code(code: &AffiliateCode) -> Error {
+    Error::AlreadyExists(format!("the affiliate code {} is taken", code.as_str()))
+}
+
+/// Stores a new affiliate, its two guards and its application (if any) in one
+/// transaction. A clashing generated code is replaced; anything else that
+/// clashes is ALREADY_EXISTS.
+pub async fn enroll(store: &Store, tenant: &Tenant, e: &mut Enrollment) -> Result<()> {
+    let mut attempt = 1;
+    loop {
+        let a = &e.affiliate;
+        let mut actions = vec![
+            store.tx_put_new(item(tenant, a)?),
+            store.tx_put_new(guard(email_guard(tenant, a), tenant, a)),
+            store.tx_put_new(guard(keys::code_guard(tenant, a.code.as_str()), tenant, a)),
+        ];
+        if let Some(app) = &e.application {
+            actions.push(store.tx_put_new(applications::item(tenant, app)?));
+        }
+        match store.transact(actions).await {
+            Ok(()) => return Ok(()),
+            Err(err) if err.failed_at(1) => return Err(duplicate_email()),
+            Err(err) if err.failed_at(2) => {
+                if !e.code_generated || attempt >= CODE_ATTEMPTS {
+                    return Err(duplicate_code(&e.affiliate.code));
+                }
+                e.affiliate.code = AffiliateCode::generate();
+                attempt += 1;
+            }
+            Err(err) => return Err(err.into_error()),
+        }
+    }
+}
+
+/// The tenant's affiliate, or NOT_FOUND.
+pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Affiliate> {
+    if !ids::is_valid(IdKind::Affiliate, id) {
+        return Err(Error::NotFound("affiliate"));
+    }
+    store
+        .get_owned(id, &tenant.key())
+        .await?
+        .ok_or(Error::NotFound("affiliate"))
+}
+
+/// Writes a merchant's update if nobody changed the affiliate since `old` was
+/// read (false when somebody did). A changed e-mail or code swaps its guard in
+/// the same transaction; a taken one is ALREADY_EXISTS.
+pub async fn replace(
+    store: &Store,
+    tenant: &Tenant,
+    new: &Affiliate,
+    old: &Affiliate,
+) -> Result<bool> {
+    let full = item(tenant, new)?;
+    let mut fields = EDITABLE.to_vec();
+    fields.extend([Index::Gsi3.pk(), Index::Gsi4.pk()]);
+    let update = UpdateExpr::new()
+        .copy_from(&full, &fields)
+        .when_tenant(&tenant.key())
+        .when_eq("version", n(old.version));
+    let email_changed = new.email.lower() != old.email.lower();
+    let code_changed = new.code.lower() != old.code.lower();
+    if !email_changed && !code_changed {
+        let done = store.update(&new.id, RECORD_SK, &update).await?;
+        return Ok(matches!(done, Updated::Applied(_)));
+    }
+    let mut actions = vec![store.tx_update_expr(&new.id, RECORD_SK, &update)];
+    // The old guard goes only if it is still ours, so a stale read can never
+    // release another affiliate's e-mail or code.
+    let release = |pk: String| {
+        let values = Item::from([(":me".to_string(), s(old.id.clone()))]);
+        store.tx_delete(
+            &pk,
+            GUARD_SK,
+            Some(("attribute_not_exists(pk) OR affiliateId = :me", values)),
+        )
+    };
+    let mut email_at = None;
+    if email_changed {
+        actions.push(release(email_guard(tenant, old)));
+        email_at = Some(actions.len());
+        actions.push(store.tx_put_new(guard(email_guard(tenant, new), tenant, new)));
+    }
+    let mut code_at = None;
+    if code_changed {
+        actions.push(release(keys::code_guard(tenant, old.code.as_str())));
+        code_at = Some(actions.len());
+        actions.push(store.tx_put_new(guard(
+            keys::code_guard(tenant, new.code.as_str()),
+            tenant,
+            new,
+        )));
+    }
+    match store.transact(actions).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed_at(0) => Ok(false),
+        Err(e) if email_at.is_some_and(|i| e.failed_at(i)) => Err(duplicate_email()),
+        Err(e) if code_at.is_some_and(|i| e.failed_at(i)) => Err(duplicate_code(&new.code)),
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// List filters; each is served by an index, the rest by a filter on that Query.
+#[derive(Debug, Clone, Default)]
+pub struct AffiliateFilter {
+    pub campaign_id: Option<String>,
+    pub status: Option<&'static str>,
+    /// Lowercased.
+    pub email: Option<String>,
+}
+
+/// The tenant's affiliates, newest first.
+pub async fn list(
+    store: &Store,
+    tenant: &Tenant,
+    f: &AffiliateFilter,
+    page: &PageRequest,
+) -> Result<Page<Affiliate>> {
+    // The most selective key first: an e-mail names a handful of records.
+    let mut q = if let Some(email) = &f.email {
+        ListQuery::new(Index::Gsi4, keys::affiliate_by_email(tenant, email))
+    } else if let Some(c) = &f.campaign_id {
+        ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, Kind::Affiliate, c))
+    } else if let Some(st) = f.status {
+        ListQuery::new(Index::Gsi3, keys::by_status(tenant, Kind::Affiliate, st))
+    } else {
+        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Affiliate))
+    };
+    if let (Some(c), Index::Gsi4) = (&f.campaign_id, q.index) {
+        q.filter = q.filter.eq("campaignId", c);
+    }
+    if let (Some(st), Index::Gsi4 | Index::Gsi2) = (f.status, q.index) {
+        q.filter = q.filter.eq("status", st);
+    }
+    store.query_page(&q, page).await?.try_map(from_item)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::affiliate::{AffiliateStatus, NewAffiliate};
+    use crate::domain::tenant::Mode;
+    use crate::validation::Issues;
+    use aws_sdk_dynamodb::types::AttributeValue;
+
+    #[test]
+    fn totals_written_as_numbers_by_the_conversion_flow_read_back_exactly() {
+        let input: NewAffiliate = serde_json::from_value(
+            serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}),
+        )
+        .unwrap();
+        let e = Affiliate::enroll(
+            input,
+            AffiliateStatus::Active,
+            crate::timestamp::now(),
+            Issues::new(),
+        )
+        .unwrap();
+        let tenant = Tenant::new("acct_1", Mode::Test);
+        let mut stored = item(&tenant, &e.affiliate).unwrap();
+        assert_eq!(
+            stored.get("earned"),
+            Some(&AttributeValue::M(Default::default()))
+        );
+        stored.insert(
+            "earned".into(),
+            AttributeValue::M(Item::from([
+                ("USD".to_string(), n("1234567.89")),
+                ("JPY".to_string(), n("1500")),
+            ])),
+        );
+        let back: Affiliate = from_item(stored).unwrap();
+        let usd = crate::money::Currency::parse("c", "USD").unwrap();
+        assert_eq!(back.earned[&usd].to_string(), "1234567.89");
+        assert_eq!(back.earned.len(), 2);
+    }
+}

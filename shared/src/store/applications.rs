@@ -1,0 +1,222 @@
+//! Application records and their decisions. Accepting or rejecting changes the
+//! application and its affiliate in one transaction conditioned on the
+//! application being PENDING, so of two racing decisions exactly one applies.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::domain::application::{Application, ApplicationStatus, Decision};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::ids::{self, IdKind};
+use crate::store::keys::{self, Index, Kind, RECORD_SK};
+use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::update::UpdateExpr;
+use crate::store::{from_item, get_s, record_item, s, IndexKeys, Item, Store};
+use crate::timestamp;
+
+/// Decisions of one bulk call that run at the same time: enough to finish 100
+/// in a few round trips without a burst of transaction conflicts.
+const BULK_CONCURRENCY: usize = 10;
+
+pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
+    let index = IndexKeys::new()
+        .with(
+            Index::Gsi1,
+            keys::tenant_list(tenant, Kind::Application),
+            &a.id,
+        )
+        .with(
+            Index::Gsi2,
+            keys::by_campaign(tenant, Kind::Application, &a.campaign_id),
+            &a.id,
+        )
+        .with(
+            Index::Gsi3,
+            keys::by_status(tenant, Kind::Application, a.status.as_str()),
+            &a.id,
+        )
+        .with(
+            Index::Gsi4,
+            keys::by_affiliate(tenant, Kind::Application, &a.affiliate_id),
+            &a.id,
+        );
+    record_item(&a.id, Some(&tenant.key()), a, &index)
+}
+
+/// The tenant's application, or NOT_FOUND.
+pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Application> {
+    if !ids::is_valid(IdKind::Application, id) {
+        return Err(Error::NotFound("application"));
+    }
+    store
+        .get_owned(id, &tenant.key())
+        .await?
+        .ok_or(Error::NotFound("application"))
+}
+
+/// Decides one application by id.
+pub async fn decide(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    decision: &Decision,
+) -> Result<Application> {
+    let app = get(store, tenant, id).await?;
+    decide_loaded(store, tenant, &app, decision).await
+}
+
+/// Decides an application already read: the application and its affiliate
+/// change in one transaction, conditioned on the application still being PENDING.
+pub async fn decide_loaded(
+    store: &Store,
+    tenant: &Tenant,
+    app: &Application,
+    decision: &Decision,
+) -> Result<Application> {
+    let now = timestamp::now();
+    // A decided application fails here without spending a write.
+    let decided = app.decide(decision, now)?;
+    let t = tenant.key();
+    let ts = s(timestamp::format(&now));
+    let mut app_update = UpdateExpr::new()
+        .set("status", s(decided.status.as_str()))
+        .set("updatedAt", ts.clone())
+        .set("decidedAt", ts.clone())
+        .set(
+            Index::Gsi3.pk(),
+            s(keys::by_status(
+                tenant,
+                Kind::Application,
+                decided.status.as_str(),
+            )),
+        )
+        .when_tenant(&t)
+        .when_eq("status", s(ApplicationStatus::Pending.as_str()));
+    if let Some(r) = &decided.reason {
+        app_update = app_update.set("reason", s(r.clone()));
+    }
+    let aff_status = decision.affiliate_status().as_str();
+    let aff_update = UpdateExpr::new()
+        .set("status", s(aff_status))
+        .set("updatedAt", ts)
+        .set(
+            Index::Gsi3.pk(),
+            s(keys::by_status(tenant, Kind::Affiliate, aff_status)),
+        )
+        .increment("version")
+        .when_tenant(&t);
+    let actions = vec![
+        store.tx_update_expr(&app.id, RECORD_SK, &app_update),
+        store.tx_update_expr(&app.affiliate_id, RECORD_SK, &aff_update),
+    ];
+    match store.transact(actions).await {
+        Ok(()) => Ok(decided),
+        Err(e) if e.failed_at(0) => match e.old_item(0) {
+            Some(old) if get_s(old, "tenant") == Some(t.as_str()) => Err(Application::not_pending(
+                get_s(old, "status").unwrap_or("UNKNOWN"),
+                decision,
+            )),
+            _ => Err(Error::NotFound("application")),
+        },
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// Accepts each id on its own (they were de-duplicated by the caller) and
+/// returns one result per id, in the order given: one strongly consistent
+/// batch read, then one transaction per pending application.
+pub async fn bulk_accept(
+    store: &Store,
+    tenant: &Tenant,
+    ids: Vec<String>,
+) -> Result<Vec<(String, Result<Application>)>> {
+    let keys: Vec<(String, String)> = ids
+        .iter()
+        .filter(|id| ids::is_valid(IdKind::Application, id))
+        .map(|id| (id.clone(), RECORD_SK.to_string()))
+        .collect();
+    let t = tenant.key();
+    let mut found: HashMap<String, Application> = HashMap::new();
+    if !keys.is_empty() {
+        for item in store.batch_get(&keys).await? {
+            if get_s(&item, "tenant") == Some(t.as_str()) {
+                let app: Application = from_item(item)?;
+                found.insert(app.id.clone(), app);
+            }
+        }
+    }
+    let mut results: Vec<Option<Result<Application>>> = Vec::with_capacity(ids.len());
+    let mut queue = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        match found.remove(id) {
+            Some(app) => {
+                results.push(None);
+                queue.push((i, app));
+            }
+            None => results.push(Some(Err(Error::NotFound("application")))),
+        }
+    }
+    let queue = Arc::new(Mutex::new(queue));
+    let workers: Vec<_> = (0..BULK_CONCURRENCY.min(ids.len()))
+        .map(|_| {
+            let (store, tenant, queue) = (store.clone(), tenant.clone(), queue.clone());
+            tokio::spawn(async move {
+                let mut done = Vec::new();
+                loop {
+                    let next = queue.lock().expect("queue lock").pop();
+                    let Some((i, app)) = next else { break };
+                    done.push((
+                        i,
+                        decide_loaded(&store, &tenant, &app, &Decision::Accept).await,
+                    ));
+                }
+                done
+            })
+        })
+        .collect();
+    for w in workers {
+        for (i, r) in w.await.map_err(Error::internal)? {
+            results[i] = Some(r);
+        }
+    }
+    Ok(ids
+        .into_iter()
+        .zip(results)
+        .map(|(id, r)| {
+            let r = r.unwrap_or_else(|| Err(Error::internal("bulk accept lost a result")));
+            (id, r)
+        })
+        .collect())
+}
+
+/// List filters; each is served by an index, the rest by a filter on that Query.
+#[derive(Debug, Clone, Default)]
+pub struct ApplicationFilter {
+    pub campaign_id: Option<String>,
+    pub status: Option<&'static str>,
+}
+
+/// The tenant's applications, newest first.
+pub async fn list(
+    store: &Store,
+    tenant: &Tenant,
+    f: &ApplicationFilter,
+    page: &PageRequest,
+) -> Result<Page<Application>> {
+    let q = match (&f.campaign_id, f.status) {
+        (Some(c), st) => {
+            let mut q =
+                ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, Kind::Application, c));
+            if let Some(st) = st {
+                q.filter = q.filter.eq("status", st);
+            }
+            q
+        }
+        (None, Some(st)) => {
+            ListQuery::new(Index::Gsi3, keys::by_status(tenant, Kind::Application, st))
+        }
+        (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Application)),
+    };
+    store.query_page(&q, page).await?.try_map(from_item)
+}

@@ -1,0 +1,137 @@
+//! Asset records. Archived assets leave the tenant list (GSI1) and the
+//! campaign list (GSI2), so the default lists hide them without a filter;
+//! they stay reachable by id and through the status index (GSI3).
+
+use crate::domain::asset::{Asset, AssetStatus};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::ids::{self, IdKind};
+use crate::store::keys::{self, Index, Kind, RECORD_SK};
+use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::update::{UpdateExpr, Updated};
+use crate::store::{from_item, get_s, n, record_item, s, IndexKeys, Item, Store};
+use crate::timestamp;
+
+/// Attributes a PATCH owns.
+const EDITABLE: [&str; 5] = ["name", "body", "metadata", "version", "updatedAt"];
+
+fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
+    let mut index = IndexKeys::new();
+    if a.status != AssetStatus::Archived {
+        index = index.with(Index::Gsi1, keys::tenant_list(tenant, Kind::Asset), &a.id);
+        if let Some(c) = &a.campaign_id {
+            index = index.with(
+                Index::Gsi2,
+                keys::by_campaign(tenant, Kind::Asset, c),
+                &a.id,
+            );
+        }
+    }
+    index = index.with(
+        Index::Gsi3,
+        keys::by_status(tenant, Kind::Asset, a.status.as_str()),
+        &a.id,
+    );
+    record_item(&a.id, Some(&tenant.key()), a, &index)
+}
+
+/// Stores a new asset.
+pub async fn insert(store: &Store, tenant: &Tenant, a: &Asset) -> Result<()> {
+    if store.put_new(item(tenant, a)?).await? {
+        Ok(())
+    } else {
+        Err(Error::internal("asset id collision"))
+    }
+}
+
+/// The tenant's asset (archived ones included), or NOT_FOUND.
+pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
+    if !ids::is_valid(IdKind::Asset, id) {
+        return Err(Error::NotFound("asset"));
+    }
+    store
+        .get_owned(id, &tenant.key())
+        .await?
+        .ok_or(Error::NotFound("asset"))
+}
+
+/// Writes an edit if the asset is unchanged since `old` was read and still
+/// FINALIZED; false when somebody changed it meanwhile.
+pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -> Result<bool> {
+    let update = UpdateExpr::new()
+        .copy_from(&item(tenant, new)?, &EDITABLE)
+        .when_tenant(&tenant.key())
+        .when_eq("version", n(old.version))
+        .when_eq("status", s(AssetStatus::Finalized.as_str()));
+    let done = store.update(&new.id, RECORD_SK, &update).await?;
+    Ok(matches!(done, Updated::Applied(_)))
+}
+
+/// Soft-deletes a FINALIZED asset in one conditional write and returns it as
+/// archived; another state is INVALID_STATE, another tenant NOT_FOUND.
+pub async fn archive(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
+    if !ids::is_valid(IdKind::Asset, id) {
+        return Err(Error::NotFound("asset"));
+    }
+    let t = tenant.key();
+    let ts = s(timestamp::format(&timestamp::now()));
+    let archived = AssetStatus::Archived.as_str();
+    let update = UpdateExpr::new()
+        .set("status", s(archived))
+        .set("archivedAt", ts.clone())
+        .set("updatedAt", ts)
+        .set(
+            Index::Gsi3.pk(),
+            s(keys::by_status(tenant, Kind::Asset, archived)),
+        )
+        .increment("version")
+        .remove(Index::Gsi1.pk())
+        .remove(Index::Gsi1.sk())
+        .remove(Index::Gsi2.pk())
+        .remove(Index::Gsi2.sk())
+        .when_tenant(&t)
+        .when_eq("status", s(AssetStatus::Finalized.as_str()));
+    match store.update(id, RECORD_SK, &update).await? {
+        Updated::Applied(item) => from_item(item),
+        Updated::Refused(Some(old)) if get_s(&old, "tenant") == Some(t.as_str()) => {
+            Err(Error::InvalidState {
+                resource: "asset",
+                current: get_s(&old, "status").unwrap_or("UNKNOWN").to_string(),
+                action: "archive",
+            })
+        }
+        Updated::Refused(_) => Err(Error::NotFound("asset")),
+    }
+}
+
+/// List filters. Without a status, archived assets are left out.
+#[derive(Debug, Clone, Default)]
+pub struct AssetFilter {
+    pub status: Option<&'static str>,
+    pub campaign_id: Option<String>,
+    pub kind: Option<&'static str>,
+}
+
+/// The tenant's assets, newest first.
+pub async fn list(
+    store: &Store,
+    tenant: &Tenant,
+    f: &AssetFilter,
+    page: &PageRequest,
+) -> Result<Page<Asset>> {
+    let mut q = match (f.status, &f.campaign_id) {
+        (Some(st), c) => {
+            let mut q = ListQuery::new(Index::Gsi3, keys::by_status(tenant, Kind::Asset, st));
+            if let Some(c) = c {
+                q.filter = q.filter.eq("campaignId", c);
+            }
+            q
+        }
+        (None, Some(c)) => ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, Kind::Asset, c)),
+        (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Asset)),
+    };
+    if let Some(k) = f.kind {
+        q.filter = q.filter.eq("type", k);
+    }
+    store.query_page(&q, page).await?.try_map(from_item)
+}

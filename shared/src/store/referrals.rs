@@ -1,0 +1,136 @@
+//! Referral records (`pk = keys::referral(tenant, customerKey)`, `sk = "R"`):
+//! one per customer identity in a tenant, written once and never overwritten
+//! (first-touch).
+
+use chrono::{DateTime, Utc};
+
+use crate::domain::referral::{CustomerKey, Referral};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::store::keys::{self, RECORD_SK};
+use crate::store::{from_item, get_s, record_item, IndexKeys, Item, Store};
+
+/// Times a multi-identity binding is re-planned after a concurrent writer won a race.
+const BIND_ATTEMPTS: usize = 3;
+
+/// The item of a referral.
+pub fn item(tenant: &Tenant, referral: &Referral) -> Result<Item> {
+    let key = CustomerKey::parse(&referral.customer_key)
+        .ok_or_else(|| Error::internal(format!("bad customer key {:?}", referral.customer_key)))?;
+    record_item(
+        &keys::referral(tenant, &key),
+        Some(&tenant.key()),
+        referral,
+        &IndexKeys::new(),
+    )
+}
+
+/// The referral of a customer identity in a tenant.
+pub async fn get(store: &Store, tenant: &Tenant, key: &CustomerKey) -> Result<Option<Referral>> {
+    match store
+        .get_item(&keys::referral(tenant, key), RECORD_SK)
+        .await?
+    {
+        Some(item) => Ok(Some(from_item(item)?)),
+        None => Ok(None),
+    }
+}
+
+/// The referrals of several identities of a tenant, in one BatchGetItem.
+pub async fn get_many(
+    store: &Store,
+    tenant: &Tenant,
+    keys: &[CustomerKey],
+) -> Result<Vec<Referral>> {
+    let wanted: Vec<(String, String)> = keys
+        .iter()
+        .map(|k| (keys::referral(tenant, k), RECORD_SK.to_string()))
+        .collect();
+    let tenant_key = tenant.key();
+    store
+        .batch_get(&wanted)
+        .await?
+        .into_iter()
+        .filter(|item| get_s(item, "tenant") == Some(tenant_key.as_str()))
+        .map(from_item)
+        .collect()
+}
+
+/// Writes a referral unless its identity is already bound; true when written.
+pub async fn bind_first(store: &Store, tenant: &Tenant, referral: &Referral) -> Result<bool> {
+    store.put_new(item(tenant, referral)?).await
+}
+
+/// Who a binding names and where it came from.
+#[derive(Debug, Clone)]
+pub struct Binding<'a> {
+    pub affiliate_id: &'a str,
+    pub campaign_id: &'a str,
+    pub source: &'a str,
+    pub session_id: Option<&'a str>,
+    pub at: DateTime<Utc>,
+}
+
+/// Binds every given identity of one customer to an affiliate, first touch
+/// winning; true when at least one identity was newly bound.
+///
+/// One identity: one conditional PutItem. Several identities (they name the
+/// same customer): when none is bound yet, all are bound to `binding`'s
+/// affiliate in one transaction; when some already are, the unbound ones join
+/// the earliest existing binding (recorded in `linkedFrom`), so a customer
+/// never ends up with different affiliates under different identities.
+pub async fn bind_identities(
+    store: &Store,
+    tenant: &Tenant,
+    keys: &[CustomerKey],
+    binding: &Binding<'_>,
+) -> Result<bool> {
+    let referral = |key: &CustomerKey, owner: Option<&Referral>| Referral {
+        affiliate_id: owner
+            .map_or(binding.affiliate_id, |r| &r.affiliate_id)
+            .to_string(),
+        campaign_id: owner
+            .map_or(binding.campaign_id, |r| &r.campaign_id)
+            .to_string(),
+        customer_key: key.to_string(),
+        bound_at: binding.at,
+        source: binding.source.to_string(),
+        session_id: binding.session_id.map(str::to_string),
+        linked_from: owner.map(|r| r.customer_key.clone()),
+    };
+    match keys {
+        [] => return Ok(false),
+        [key] => return bind_first(store, tenant, &referral(key, None)).await,
+        _ => {}
+    }
+    for _ in 0..BIND_ATTEMPTS {
+        let existing = get_many(store, tenant, keys).await?;
+        let owner = existing.iter().min_by_key(|r| r.bound_at);
+        let missing: Vec<&CustomerKey> = keys
+            .iter()
+            .filter(|k| {
+                let k = k.to_string();
+                !existing.iter().any(|r| r.customer_key == k)
+            })
+            .collect();
+        let actions = missing
+            .iter()
+            .map(|k| Ok(store.tx_put_new(item(tenant, &referral(k, owner))?)))
+            .collect::<Result<Vec<_>>>()?;
+        match actions.len() {
+            0 => return Ok(false),
+            1 => {
+                if bind_first(store, tenant, &referral(missing[0], owner)).await? {
+                    return Ok(true);
+                }
+            }
+            _ => match store.transact(actions).await {
+                Ok(()) => return Ok(true),
+                Err(e) if (0..missing.len()).any(|i| e.failed_at(i)) => {}
+                Err(e) => return Err(e.into_error()),
+            },
+        }
+        // A concurrent call bound one of the identities meanwhile: plan again.
+    }
+    Ok(false)
+}

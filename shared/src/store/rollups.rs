@@ -1,0 +1,267 @@
+//! Conversion rollups: revenue, commission and count per (day, currency,
+//! status, campaign) and per (month, currency, status, campaign), kept up to
+//! date with ADD in the same transaction as every conversion write, so the
+//! summary reads a bounded number of small items however many conversions
+//! there are.
+//!
+//! Items: `pk = keys::rollups(tenant)`,
+//! `sk = D#<yyyy-mm-dd>#<currency>#<status>#<campaignId or ->` and
+//! `sk = M#<yyyy-mm>#…` with number attributes `revenue`, `commission`,
+//! `count` (exact decimals: DynamoDB numbers, written as decimal strings,
+//! never through binary floats) and `campaignId` for the campaign filter.
+//!
+//! A status change (reverse here; approval and payment in the payout flow)
+//! moves the figures between status items with [`move_actions`] in the same
+//! transaction as the change.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, TransactWriteItem};
+use rust_decimal::Decimal;
+
+use crate::domain::conversion::{Conversion, ConversionStatus};
+use crate::domain::summary::{Granularity, RollupRow, Window};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::money::Currency;
+use crate::store::keys;
+use crate::store::{get_s, n, s, Item, Store};
+
+/// Placeholder of the campaign segment for conversions without a campaign.
+const NO_CAMPAIGN: &str = "-";
+/// Sorts after every character a rollup sort key holds.
+const HIGH: &str = "~";
+
+fn sort_key(granularity: Granularity, c: &Conversion, status: ConversionStatus) -> String {
+    let (prefix, period) = match granularity {
+        Granularity::Day => ("D", c.occurred_at.format("%Y-%m-%d").to_string()),
+        Granularity::Month => ("M", c.occurred_at.format("%Y-%m").to_string()),
+    };
+    format!(
+        "{prefix}#{period}#{}#{}#{}",
+        c.currency.code(),
+        status.as_str(),
+        c.campaign_id.as_deref().unwrap_or(NO_CAMPAIGN)
+    )
+}
+
+fn negate(d: Decimal, sign: i64) -> Decimal {
+    if sign < 0 {
+        -d
+    } else {
+        d
+    }
+}
+
+/// Adds (`sign` 1) or removes (`sign` -1) a conversion's figures under `status`.
+fn add(
+    store: &Store,
+    tenant: &Tenant,
+    c: &Conversion,
+    status: ConversionStatus,
+    sign: i64,
+) -> Vec<TransactWriteItem> {
+    add_figures(
+        store,
+        tenant,
+        c,
+        status,
+        negate(c.amount, sign),
+        negate(c.commission, sign),
+        sign,
+    )
+}
+
+/// Adds figures to the day and month rollups of `c`'s day, currency and campaign.
+fn add_figures(
+    store: &Store,
+    tenant: &Tenant,
+    c: &Conversion,
+    status: ConversionStatus,
+    revenue: Decimal,
+    commission: Decimal,
+    count: i64,
+) -> Vec<TransactWriteItem> {
+    let pk = keys::rollups(tenant);
+    [Granularity::Day, Granularity::Month]
+        .into_iter()
+        .map(|g| {
+            let mut names = HashMap::from([
+                ("#r".to_string(), "revenue".to_string()),
+                ("#c".to_string(), "commission".to_string()),
+                ("#n".to_string(), "count".to_string()),
+            ]);
+            let mut values: Item = HashMap::from([
+                (":r".to_string(), n(revenue)),
+                (":c".to_string(), n(commission)),
+                (":n".to_string(), n(count)),
+            ]);
+            let mut update = "ADD #r :r, #c :c, #n :n".to_string();
+            if let Some(cmp) = &c.campaign_id {
+                names.insert("#cmp".into(), "campaignId".into());
+                values.insert(":cmp".into(), s(cmp.clone()));
+                update.push_str(" SET #cmp = :cmp");
+            }
+            store.tx_update(&pk, &sort_key(g, c, status), &update, None, names, values)
+        })
+        .collect()
+}
+
+/// The rollup updates that count a new conversion (two actions).
+pub fn record_actions(store: &Store, tenant: &Tenant, c: &Conversion) -> Vec<TransactWriteItem> {
+    add(store, tenant, c, c.status, 1)
+}
+
+/// Backfills (seeding, rebuilds): the rollup updates that count `count`
+/// conversions of `sample`'s day, currency, status and campaign whose amounts
+/// and commissions sum to `revenue` and `commission` (two actions).
+pub fn backfill_actions(
+    store: &Store,
+    tenant: &Tenant,
+    sample: &Conversion,
+    revenue: Decimal,
+    commission: Decimal,
+    count: i64,
+) -> Vec<TransactWriteItem> {
+    add_figures(
+        store,
+        tenant,
+        sample,
+        sample.status,
+        revenue,
+        commission,
+        count,
+    )
+}
+
+/// The rollup updates that move a conversion from its current status to `to`
+/// (four actions); put them in the transaction that changes the status.
+pub fn move_actions(
+    store: &Store,
+    tenant: &Tenant,
+    c: &Conversion,
+    to: ConversionStatus,
+) -> Vec<TransactWriteItem> {
+    let mut actions = add(store, tenant, c, c.status, -1);
+    actions.extend(add(store, tenant, c, to, 1));
+    actions
+}
+
+fn decimal(item: &Item, name: &str) -> Result<Decimal> {
+    let raw = item
+        .get(name)
+        .and_then(|v| v.as_n().ok())
+        .ok_or_else(|| Error::internal(format!("rollup without {name}")))?;
+    Decimal::from_str(raw)
+        .or_else(|_| Decimal::from_scientific(raw))
+        .map_err(|e| Error::internal(format!("rollup {name} {raw:?}: {e}")))
+}
+
+/// Reads one rollup item back into figures.
+pub fn row(item: &Item) -> Result<RollupRow> {
+    let sk = get_s(item, "sk").unwrap_or_default();
+    let parts: Vec<&str> = sk.split('#').collect();
+    let [_, _, currency, status, campaign] = parts[..] else {
+        return Err(Error::internal(format!("malformed rollup key {sk:?}")));
+    };
+    let bad = || Error::internal(format!("malformed rollup key {sk:?}"));
+    Ok(RollupRow {
+        currency: Currency::parse("currency", currency).map_err(|_| bad())?,
+        status: ConversionStatus::parse(status).ok_or_else(bad)?,
+        campaign_id: (campaign != NO_CAMPAIGN).then(|| campaign.to_string()),
+        revenue: decimal(item, "revenue")?,
+        commission: decimal(item, "commission")?,
+        count: decimal(item, "count")?
+            .try_into()
+            .map_err(|_| Error::internal("rollup count is not an integer"))?,
+    })
+}
+
+/// The rollup rows of a window, optionally of one campaign: one strongly
+/// consistent Query (more pages only past 1 MB of rollups).
+pub async fn read(
+    store: &Store,
+    tenant: &Tenant,
+    window: &Window,
+    campaign_id: Option<&str>,
+) -> Result<Vec<RollupRow>> {
+    let (lo, hi) = match window.granularity {
+        Granularity::Day => (
+            format!(
+                "D#{}",
+                window
+                    .first_day
+                    .map(|d| d.format("%Y-%m-%d").to_string())
+                    .unwrap_or_default()
+            ),
+            format!("D#{}#{HIGH}", window.last_day.format("%Y-%m-%d")),
+        ),
+        Granularity::Month => (
+            format!(
+                "M#{}",
+                window
+                    .first_day
+                    .map(|d| d.format("%Y-%m").to_string())
+                    .unwrap_or_default()
+            ),
+            format!("M#{}#{HIGH}", window.last_day.format("%Y-%m")),
+        ),
+    };
+    let mut rows = Vec::new();
+    let mut start = None;
+    loop {
+        let mut q = store
+            .client()
+            .query()
+            .table_name(store.table())
+            .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
+            .expression_attribute_values(":pk", s(keys::rollups(tenant)))
+            .expression_attribute_values(":lo", s(lo.clone()))
+            .expression_attribute_values(":hi", s(hi.clone()))
+            .consistent_read(true)
+            .set_exclusive_start_key(start.take())
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        if let Some(c) = campaign_id {
+            q = q
+                .filter_expression("campaignId = :cmp")
+                .expression_attribute_values(":cmp", s(c));
+        }
+        let out = q.send().await?;
+        store.metrics().record_read_total(out.consumed_capacity());
+        for item in out.items() {
+            rows.push(row(item)?);
+        }
+        start = out.last_evaluated_key;
+        if start.is_none() {
+            return Ok(rows);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_read_back_from_their_keys() {
+        let item: Item = HashMap::from([
+            ("pk".to_string(), s("ROLLUP#acct_1#test")),
+            ("sk".to_string(), s("D#2026-01-31#USD#PENDING#cmp_1")),
+            ("revenue".to_string(), n("20.29")),
+            ("commission".to_string(), n("2.03")),
+            ("count".to_string(), n("3")),
+        ]);
+        let r = row(&item).unwrap();
+        assert_eq!(r.currency.code(), "USD");
+        assert_eq!(r.status, ConversionStatus::Pending);
+        assert_eq!(r.campaign_id.as_deref(), Some("cmp_1"));
+        assert_eq!(r.revenue.to_string(), "20.29");
+        assert_eq!(r.count, 3);
+        let mut none = item.clone();
+        none.insert("sk".into(), s("M#2026-01#EUR#UNATTRIBUTED#-"));
+        assert_eq!(row(&none).unwrap().campaign_id, None);
+        none.insert("sk".into(), s("M#2026-01#EUR"));
+        assert!(row(&none).is_err());
+    }
+}
