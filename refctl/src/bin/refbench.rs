@@ -264,6 +264,8 @@ async fn main() {
     )
     .await;
 
+    affiliate_rows(&mut b, &id, k).await;
+
     // Conversions: postbacks, summary at 1,000 and 20,000 conversions, list pages.
     conversion_rows(&mut b, &key).await;
 
@@ -309,6 +311,63 @@ fn print_binary_sizes() {
     for (name, size) in rows {
         println!("| {name} | {:.2} MiB |", size as f64 / 1024.0 / 1024.0);
     }
+}
+
+/// Affiliate rows: public sign-up, accept, bulk-accept of 100, swipe-copy create.
+async fn affiliate_rows(b: &mut Bench, campaign_id: &str, k: Option<&str>) {
+    let signup = |i: usize| json!({"campaignId": campaign_id, "email": format!("signup-{i}@example.com"), "name": format!("Partner {i}")});
+    let out = b
+        .measure(
+            "POST /affiliates/signup (affiliate + application + 2 guards, 1 transaction)",
+            Method::POST,
+            "/api/v1/affiliates/signup",
+            None,
+            Some(&signup(0)),
+        )
+        .await;
+    let app = out["data"]["applicationId"]
+        .as_str()
+        .expect("an application")
+        .to_string();
+    b.measure_status(
+        "POST /applications/{id}/accept (application + affiliate, 1 transaction)",
+        200,
+        Method::POST,
+        &format!("/api/v1/applications/{app}/accept"),
+        k,
+        None,
+    )
+    .await;
+    let mut ids = Vec::new();
+    for i in 1..=100 {
+        let (s, v) = b
+            .send(
+                Method::POST,
+                "/api/v1/affiliates/signup",
+                None,
+                Some(&signup(i)),
+            )
+            .await;
+        assert_eq!(s, 201, "{v}");
+        ids.push(v["data"]["applicationId"].as_str().unwrap().to_string());
+    }
+    b.measure_status(
+        "POST /applications/bulk-accept (100 pending)",
+        200,
+        Method::POST,
+        "/api/v1/applications/bulk-accept",
+        k,
+        Some(&json!({ "applicationIds": ids })),
+    )
+    .await;
+    b.measure(
+        "POST /assets/swipe-copy (create)",
+        Method::POST,
+        "/api/v1/assets/swipe-copy",
+        k,
+        Some(&json!({"name": "Launch e-mail", "body": "Try the product: 20% off with my link."})),
+    )
+    .await;
 }
 
 /// Conversion rows: postbacks (by click, by code, a replay), the summary at
