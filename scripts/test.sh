@@ -41,6 +41,10 @@ fi
 step "sam validate --lint"
 .local/venv/bin/sam validate --lint
 
+# Stop what this script started first, so the totals are the last line.
+cleanup
+started_stack=0
+
 # One closing line with the totals of every runner (cargo's and node's).
 python3 - "$results" <<'PY'
 import re, sys
@@ -50,6 +54,6 @@ failed = sum(int(n) for n in re.findall(r"test result: \w+\. \d+ passed; (\d+) f
 passed += sum(int(n) for n in re.findall(r"^# pass (\d+)$", text, re.M))
 failed += sum(int(n) for n in re.findall(r"^# fail (\d+)$", text, re.M))
 print()
-print(f"make test: {passed} passed, {failed} failed")
+print(f"tests: {passed} passed, {failed} failed")
 sys.exit(1 if failed or not passed else 0)
 PY

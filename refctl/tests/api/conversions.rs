@@ -572,6 +572,32 @@ async fn the_recurring_window_counts_from_the_first_payment_not_the_click() {
 }
 
 #[tokio::test]
+async fn concurrent_distinct_postbacks_for_one_affiliate_all_land_once() {
+    // Every one of these touches the same rollup items and the same affiliate
+    // total: the transactions conflict and must be retried, not lost.
+    let (m, c, a, code) = setup(json!({})).await;
+    let mut tasks = Vec::new();
+    for _ in 0..40 {
+        let key = m.test_key.clone();
+        let body = json!({
+            "amount": 10, "currency": "USD", "externalId": unique("hot"), "conversionType": "SALE",
+            "affiliateCode": code,
+        });
+        tasks.push(tokio::spawn(async move { postback(&key, body).await }));
+    }
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.unwrap().status);
+    }
+    assert!(statuses.iter().all(|s| *s == 201), "{statuses:?}");
+    let s = summary(&m.test_key, &format!("?campaign_id={c}")).await;
+    assert_eq!(s["totals"][0]["count"], 40, "{s}");
+    assert_eq!(dec(&s["totals"][0]["revenue"]), Decimal::from(400));
+    let aff = call("GET", &format!("/api/v1/affiliates/{a}"), Some(&m.test_key), None).await;
+    assert_eq!(dec(&aff.data()["earned"]["USD"]), Decimal::from(40), "{:?}", aff.body);
+}
+
+#[tokio::test]
 async fn concurrent_duplicates_make_one_conversion_and_other_accounts_get_409() {
     let (m, c, a, code) = setup(json!({})).await;
     let external = unique("dup");
