@@ -4,13 +4,14 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Months, Utc};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use shared::domain::referral::{email_hash, CustomerKey};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::domain::tracking::{Click, ClickIds};
-use shared::store::keys::{self, GUARD_SK, RECORD_SK};
+use shared::store::keys::{self, GUARD_SK, RECORD_SK, TOTALS_SK};
 use shared::store::{accounts, clicks, s as attr};
 use shared::timestamp;
 
@@ -593,8 +594,19 @@ async fn concurrent_distinct_postbacks_for_one_affiliate_all_land_once() {
     let s = summary(&m.test_key, &format!("?campaign_id={c}")).await;
     assert_eq!(s["totals"][0]["count"], 40, "{s}");
     assert_eq!(dec(&s["totals"][0]["revenue"]), Decimal::from(400));
-    let aff = call("GET", &format!("/api/v1/affiliates/{a}"), Some(&m.test_key), None).await;
-    assert_eq!(dec(&aff.data()["earned"]["USD"]), Decimal::from(40), "{:?}", aff.body);
+    let aff = call(
+        "GET",
+        &format!("/api/v1/affiliates/{a}"),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(
+        dec(&aff.data()["earned"]["USD"]),
+        Decimal::from(40),
+        "{:?}",
+        aff.body
+    );
 }
 
 #[tokio::test]
@@ -1005,6 +1017,88 @@ async fn lists_filter_order_and_page() {
     }
     // Another account or mode sees none of them.
     assert!(list_ids(&list(&m.live_key, "").await).is_empty());
+}
+
+#[tokio::test]
+async fn totals_change_in_their_own_item_never_in_the_affiliate_record() {
+    let (m, _c, a, code) = setup(json!({})).await;
+    let k = m.test_key.as_str();
+    let app = app_for(server()).await;
+    let record = || async { app.store.get_item(&a, RECORD_SK).await.unwrap().unwrap() };
+    let totals = || async { app.store.get_item(&a, TOTALS_SK).await.unwrap() };
+    let before = record().await;
+    assert!(before.keys().any(|k| k.starts_with("gsi")), "{before:?}");
+    assert!(!before.contains_key("earned") && !before.contains_key("paid"));
+    assert!(totals().await.is_none(), "created by the first earning");
+
+    let first = convert(k, json!({"affiliateCode": code, "amount": 30})).await;
+    convert(k, json!({"affiliateCode": code, "amount": 12.5})).await;
+    convert(
+        k,
+        json!({"affiliateCode": code, "amount": 20, "currency": "EUR"}),
+    )
+    .await;
+    // The record (and so its four index entries) is exactly as it was.
+    assert_eq!(record().await, before);
+    let t = totals().await.unwrap();
+    let tenant = Tenant::new(m.account_id.clone(), Mode::Test).key();
+    let mut names: Vec<&str> = t.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["earned_EUR", "earned_USD", "pk", "sk", "tenant"],
+        "no index attributes"
+    );
+    assert_eq!(t["tenant"], attr(tenant));
+    let num = |v: &AttributeValue| Decimal::from_str(v.as_n().unwrap()).unwrap();
+    assert_eq!(num(&t["earned_USD"]), Decimal::new(425, 2));
+    assert_eq!(num(&t["earned_EUR"]), Decimal::from(2));
+    let want = json!({"USD": 4.25, "EUR": 2});
+    let got = call("GET", &format!("/api/v1/affiliates/{a}"), Some(k), None).await;
+    assert_eq!(got.data()["earned"], want, "{:?}", got.body);
+    assert_eq!(got.data()["paid"], json!({}));
+    let listed = call("GET", "/api/v1/affiliates", Some(k), None).await;
+    let row = listed
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == a.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(row["earned"], want);
+    assert_eq!(row["paid"], json!({}));
+
+    // A reversal gives the commission back in the same item.
+    let r = call(
+        "POST",
+        &format!("/api/v1/conversions/{}/reverse", id(&first)),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(record().await, before);
+    assert_eq!(
+        num(&totals().await.unwrap()["earned_USD"]),
+        Decimal::new(125, 2)
+    );
+
+    // A merchant's update answers with the totals and leaves them alone.
+    let r = call(
+        "PUT",
+        &format!("/api/v1/affiliates/{a}"),
+        Some(k),
+        Some(json!({"name": "Renamed"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["earned"], json!({"USD": 1.25, "EUR": 2}));
+    assert!(!record().await.contains_key("earned"));
+    assert_eq!(
+        num(&totals().await.unwrap()["earned_EUR"]),
+        Decimal::from(2)
+    );
 }
 
 #[tokio::test]

@@ -2,22 +2,27 @@
 //! codes (per tenant) unique. A guard is written in the same transaction as
 //! the record with `attribute_not_exists(pk)`, so two concurrent sign-ups
 //! cannot both pass: no read-then-write race.
+//!
+//! The money totals (`earned`, `paid`) live in the affiliate's TOTALS item
+//! (`store::affiliate_totals`), not in the record: reads join the two.
 
 use crate::domain::affiliate::{Affiliate, Enrollment};
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK};
+use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::{UpdateExpr, Updated};
-use crate::store::{applications, from_item, n, record_item, s, IndexKeys, Item, Store};
+use crate::store::{
+    affiliate_totals, applications, from_item, get_s, n, record_item, s, IndexKeys, Item, Store,
+};
 
 /// Fresh codes tried when a generated one clashes with an existing code.
 const CODE_ATTEMPTS: usize = 3;
 
-/// Attributes a merchant's update owns. The totals are absent on purpose: the
-/// conversion and payout flows maintain them with their own atomic updates.
+/// Attributes a merchant's update owns. The totals are not record attributes:
+/// the conversion and payout flows keep them in the TOTALS item.
 const EDITABLE: [&str; 10] = [
     "name",
     "email",
@@ -53,7 +58,25 @@ fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
             keys::affiliate_by_email(tenant, &a.email.lower()),
             &a.id,
         );
-    record_item(&a.id, Some(&tenant.key()), a, &index)
+    let mut item = record_item(&a.id, Some(&tenant.key()), a, &index)?;
+    // The totals live in the TOTALS item; the record never stores them.
+    for total in TOTAL_ATTRIBUTES {
+        item.remove(total);
+    }
+    Ok(item)
+}
+
+/// Record attributes that older records may still carry and that reads ignore.
+const TOTAL_ATTRIBUTES: [&str; 2] = ["earned", "paid"];
+
+/// An affiliate from its record and its totals item (absent: nothing earned yet).
+fn from_parts(mut record: Item, totals: Option<&Item>, tenant_key: &str) -> Result<Affiliate> {
+    for total in TOTAL_ATTRIBUTES {
+        record.remove(total);
+    }
+    let mut a: Affiliate = from_item(record)?;
+    (a.earned, a.paid) = affiliate_totals::read(totals, tenant_key)?;
+    Ok(a)
 }
 
 /// A guard item. The code guard doubles as the look-up from a `ref` or
@@ -110,15 +133,28 @@ pub async fn enroll(store: &Store, tenant: &Tenant, e: &mut Enrollment) -> Resul
     }
 }
 
-/// The tenant's affiliate, or NOT_FOUND.
+/// The tenant's affiliate with its totals, or NOT_FOUND: the record and the
+/// TOTALS item in one strongly consistent Query (`"R" <= sk <= "TOTALS"`).
 pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Affiliate> {
     if !ids::is_valid(IdKind::Affiliate, id) {
         return Err(Error::NotFound("affiliate"));
     }
-    store
-        .get_owned(id, &tenant.key())
-        .await?
-        .ok_or(Error::NotFound("affiliate"))
+    let tenant_key = tenant.key();
+    let mut record = None;
+    let mut totals = None;
+    for item in store.query_range(id, RECORD_SK, TOTALS_SK).await? {
+        match get_s(&item, "sk") {
+            Some(RECORD_SK) => record = Some(item),
+            Some(TOTALS_SK) => totals = Some(item),
+            _ => {}
+        }
+    }
+    match record {
+        Some(r) if get_s(&r, "tenant") == Some(tenant_key.as_str()) => {
+            from_parts(r, totals.as_ref(), &tenant_key)
+        }
+        _ => Err(Error::NotFound("affiliate")),
+    }
 }
 
 /// Writes a merchant's update if nobody changed the affiliate since `old` was
@@ -211,7 +247,18 @@ pub async fn list(
     if let (Some(st), Index::Gsi4 | Index::Gsi2) = (f.status, q.index) {
         q.filter = q.filter.eq("status", st);
     }
-    store.query_page(&q, page).await?.try_map(from_item)
+    let found = store.query_page(&q, page).await?;
+    let ids: Vec<&str> = found
+        .items
+        .iter()
+        .filter_map(|item| get_s(item, "pk"))
+        .collect();
+    let totals = affiliate_totals::read_many(store, &ids).await?;
+    let tenant_key = tenant.key();
+    found.try_map(|item| {
+        let t = get_s(&item, "pk").and_then(|id| totals.get(id));
+        from_parts(item, t, &tenant_key)
+    })
 }
 
 #[cfg(test)]
@@ -223,7 +270,7 @@ mod tests {
     use aws_sdk_dynamodb::types::AttributeValue;
 
     #[test]
-    fn totals_written_as_numbers_by_the_conversion_flow_read_back_exactly() {
+    fn the_record_stores_no_totals_and_older_records_that_do_still_read() {
         let input: NewAffiliate = serde_json::from_value(
             serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}),
         )
@@ -236,21 +283,30 @@ mod tests {
         )
         .unwrap();
         let tenant = Tenant::new("acct_1", Mode::Test);
+        let tk = tenant.key();
         let mut stored = item(&tenant, &e.affiliate).unwrap();
-        assert_eq!(
-            stored.get("earned"),
-            Some(&AttributeValue::M(Default::default()))
-        );
+        assert!(!stored.contains_key("earned") && !stored.contains_key("paid"));
+        // An older record with totals in it (numbers, or strings): ignored,
+        // the TOTALS item is the only source.
         stored.insert(
             "earned".into(),
             AttributeValue::M(Item::from([
-                ("USD".to_string(), n("1234567.89")),
+                ("USD".to_string(), s("oops")),
                 ("JPY".to_string(), n("1500")),
             ])),
         );
-        let back: Affiliate = from_item(stored).unwrap();
+        stored.insert("paid".into(), s("not a map"));
+        let totals = Item::from([
+            ("tenant".to_string(), s(tk.clone())),
+            ("earned_USD".to_string(), n("1234567.89")),
+        ]);
+        let back = from_parts(stored.clone(), Some(&totals), &tk).unwrap();
         let usd = crate::money::Currency::parse("c", "USD").unwrap();
         assert_eq!(back.earned[&usd].to_string(), "1234567.89");
-        assert_eq!(back.earned.len(), 2);
+        assert_eq!(back.earned.len(), 1);
+        assert!(back.paid.is_empty());
+        let none = from_parts(stored, None, &tk).unwrap();
+        assert!(none.earned.is_empty() && none.paid.is_empty());
+        assert_eq!(none.id, e.affiliate.id);
     }
 }

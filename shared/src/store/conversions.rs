@@ -13,7 +13,9 @@
 //! 1. the conversion;
 //! 2. the live-mode monthly quota counter (ADD with a cap condition);
 //! 3. the customer's referrals (created, or `firstPaymentAt` set once);
-//! 4. the affiliate's `earned` total in the payment's currency;
+//! 4. the affiliate's `earned` total in the payment's currency, in its TOTALS
+//!    item (`ADD`; see `store::affiliate_totals`), with a ConditionCheck that
+//!    the affiliate is still ACTIVE (neither rewrites the affiliate record);
 //! 5. the day and month rollups.
 //!
 //! Either all of it happens or none; a repeated postback finds the guard
@@ -21,9 +23,8 @@
 //! with the conversion it names.
 
 use std::collections::{HashMap, HashSet};
-use std::str::FromStr;
 
-use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 
@@ -42,7 +43,9 @@ use crate::ids::{self, new_id, IdKind};
 use crate::money::Currency;
 use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
-use crate::store::{from_item, get_s, n, referrals, rollups, s, IndexKeys, Item, Store};
+use crate::store::{
+    affiliate_totals, from_item, get_s, n, referrals, rollups, s, IndexKeys, Item, Store,
+};
 use crate::timestamp;
 
 /// `source` of a referral bound by an attributed payment.
@@ -50,7 +53,7 @@ pub const SOURCE_PAYMENT: &str = "PAYMENT";
 /// Times a postback is re-planned after a concurrent write changed what it read
 /// (the customer's referral or the affiliate).
 const RECORD_ATTEMPTS: usize = 4;
-/// Times a reversal is re-planned after a concurrent write to the affiliate.
+/// Times a reversal is re-planned after a concurrent write to the conversion.
 const REVERSE_ATTEMPTS: usize = 3;
 /// Quota counters outlive their month by this long, then TTL removes them.
 const QUOTA_TTL_DAYS: i64 = 400;
@@ -542,12 +545,12 @@ async fn attempt(
             }
         }
         if decision.commission > Decimal::ZERO {
-            let aff = owned(&got, &key(a.affiliate_id.as_str(), RECORD_SK), &tenant_key)
+            owned(&got, &key(a.affiliate_id.as_str(), RECORD_SK), &tenant_key)
                 .ok_or_else(|| Error::internal("attributed affiliate was not read"))?;
-            actions.push(earned_action(
+            actions.extend(affiliate_totals::earn_actions(
                 store,
                 &tenant_key,
-                aff,
+                &a.affiliate_id,
                 conversion.currency,
                 conversion.commission,
                 Some("ACTIVE"),
@@ -600,58 +603,6 @@ fn quota_action(store: &Store, q: &Quota, now: DateTime<Utc>) -> TransactWriteIt
         ]),
         values,
     )
-}
-
-/// Adds `delta` to the affiliate's `earned` total in `currency` (a map of
-/// currency code to number), whatever shape the stored map is in.
-fn earned_action(
-    store: &Store,
-    tenant_key: &str,
-    affiliate: &Item,
-    currency: Currency,
-    delta: Decimal,
-    require_status: Option<&str>,
-) -> TransactWriteItem {
-    let pk = get_s(affiliate, "pk").unwrap_or_default().to_string();
-    let mut names = HashMap::from([
-        ("#e".to_string(), "earned".to_string()),
-        ("#cur".to_string(), currency.code().to_string()),
-        ("#t".to_string(), "tenant".to_string()),
-    ]);
-    let mut values = Item::from([(":t".to_string(), s(tenant_key))]);
-    let mut condition = "#t = :t".to_string();
-    if let Some(st) = require_status {
-        names.insert("#st".into(), "status".into());
-        values.insert(":st".into(), s(st));
-        condition.push_str(" AND #st = :st");
-    }
-    let update = match affiliate.get("earned") {
-        Some(AttributeValue::M(map)) => match map.get(currency.code()) {
-            // A total stored as a decimal string: rewrite it as a number.
-            Some(AttributeValue::S(old)) => {
-                let sum = Decimal::from_str(old).unwrap_or_default() + delta;
-                values.insert(":old".into(), s(old.clone()));
-                values.insert(":new".into(), n(sum));
-                condition.push_str(" AND #e.#cur = :old");
-                "SET #e.#cur = :new".to_string()
-            }
-            _ => {
-                values.insert(":zero".into(), n(0));
-                values.insert(":d".into(), n(delta));
-                "SET #e.#cur = if_not_exists(#e.#cur, :zero) + :d".to_string()
-            }
-        },
-        _ => {
-            names.remove("#cur");
-            values.insert(
-                ":m".into(),
-                AttributeValue::M(HashMap::from([(currency.code().to_string(), n(delta))])),
-            );
-            condition.push_str(" AND attribute_not_exists(#e)");
-            "SET #e = :m".to_string()
-        }
-    };
-    store.tx_update(&pk, RECORD_SK, &update, Some(&condition), names, values)
 }
 
 /// Reverses (refunds) a conversion that is in no payout and PENDING, APPROVED
@@ -717,23 +668,22 @@ pub async fn reverse(
             &c,
             ConversionStatus::Reversed,
         ));
-        let affiliate_at = match (&c.affiliate_id, c.commission > Decimal::ZERO) {
-            (Some(aff), true) => match store.get_item(aff, RECORD_SK).await? {
-                Some(item) if get_s(&item, "tenant") == Some(tenant_key.as_str()) => {
-                    actions.push(earned_action(
+        let first_affiliate_action = actions.len();
+        if let (Some(aff), true) = (&c.affiliate_id, c.commission > Decimal::ZERO) {
+            if let Some(item) = store.get_item(aff, RECORD_SK).await? {
+                if get_s(&item, "tenant") == Some(tenant_key.as_str()) {
+                    actions.extend(affiliate_totals::earn_actions(
                         store,
                         &tenant_key,
-                        &item,
+                        aff,
                         c.currency,
                         -c.commission,
                         None,
                     ));
-                    Some(actions.len() - 1)
                 }
-                _ => None,
-            },
-            _ => None,
-        };
+            }
+        }
+        let affiliate_actions = first_affiliate_action..actions.len();
         match store.transact(actions).await {
             Ok(()) => {
                 let mut done = c;
@@ -743,8 +693,8 @@ pub async fn reverse(
                 done.updated_at = now;
                 return Ok(done);
             }
-            // The conversion changed meanwhile (or the affiliate): look again.
-            Err(e) if e.failed_at(0) || affiliate_at.is_some_and(|i| e.failed_at(i)) => {}
+            // The conversion changed meanwhile (or the totals item refused the tenant): look again.
+            Err(e) if e.failed_at(0) || affiliate_actions.clone().any(|i| e.failed_at(i)) => {}
             Err(e) => return Err(e.into_error()),
         }
     }

@@ -11,6 +11,9 @@ use crate::domain::tenant::Tenant;
 pub const RECORD_SK: &str = "R";
 /// Sort key of a uniqueness guard.
 pub const GUARD_SK: &str = "GUARD";
+/// Sort key of an affiliate's money totals, next to its record
+/// (`pk = aff_…`; see `store::affiliate_totals`).
+pub const TOTALS_SK: &str = "TOTALS";
 
 /// The four global secondary indexes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

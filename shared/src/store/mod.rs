@@ -1,6 +1,7 @@
 //! DynamoDB access: one table, typed items, conditional writes, Query-based pages.
 
 pub mod accounts;
+pub mod affiliate_totals;
 pub mod affiliates;
 pub mod applications;
 pub mod assets;
@@ -199,8 +200,45 @@ impl Store {
         }
     }
 
+    /// Reads the items of one partition whose sort keys lie in `lo..=hi`, with
+    /// one strongly consistent Query (another only past 1 MB).
+    pub async fn query_range(&self, pk: &str, lo: &str, hi: &str) -> Result<Vec<Item>> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
+                .expression_attribute_values(":pk", s(pk))
+                .expression_attribute_values(":lo", s(lo))
+                .expression_attribute_values(":hi", s(hi))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .send()
+                .await?;
+            self.metrics.record_read_total(out.consumed_capacity());
+            items.extend(out.items.unwrap_or_default());
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                return Ok(items);
+            }
+        }
+    }
+
     /// Reads several items in one BatchGetItem (at most 100 keys), strongly consistent.
     pub async fn batch_get(&self, keys: &[(String, String)]) -> Result<Vec<Item>> {
+        self.batch_get_with(keys, true).await
+    }
+
+    /// Reads several items in one BatchGetItem (at most 100 keys).
+    pub async fn batch_get_with(
+        &self,
+        keys: &[(String, String)],
+        consistent: bool,
+    ) -> Result<Vec<Item>> {
         use aws_sdk_dynamodb::types::KeysAndAttributes;
         let mut out_items = Vec::new();
         let mut pending: Vec<Item> = keys
@@ -211,7 +249,7 @@ impl Store {
         while !pending.is_empty() {
             let ka = KeysAndAttributes::builder()
                 .set_keys(Some(pending))
-                .consistent_read(true)
+                .consistent_read(consistent)
                 .build()
                 .map_err(Error::internal)?;
             let out = self
@@ -343,13 +381,22 @@ impl Store {
         TransactWriteItem::builder().update(u).build()
     }
 
-    /// A ConditionCheck action for a transaction.
-    pub fn tx_check(&self, pk: &str, sk: &str, condition: &str, values: Item) -> TransactWriteItem {
+    /// A ConditionCheck action for a transaction: it writes nothing (so no
+    /// index entry is rewritten), yet cancels the transaction when false.
+    pub fn tx_check(
+        &self,
+        pk: &str,
+        sk: &str,
+        condition: &str,
+        names: HashMap<String, String>,
+        values: Item,
+    ) -> TransactWriteItem {
         let c = ConditionCheck::builder()
             .table_name(&self.table)
             .key("pk", s(pk))
             .key("sk", s(sk))
             .condition_expression(condition)
+            .set_expression_attribute_names(if names.is_empty() { None } else { Some(names) })
             .set_expression_attribute_values(if values.is_empty() {
                 None
             } else {

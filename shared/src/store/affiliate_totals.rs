@@ -1,0 +1,198 @@
+//! An affiliate's money totals, kept in their own item next to its record.
+//!
+//! `pk = <affiliate id>`, `sk = "TOTALS"`, holding `tenant` and one number
+//! per kind and currency: `earned_USD`, `paid_EUR`, … It carries no index
+//! attributes, so changing a total writes this one small item only: never the
+//! affiliate record, its four index entries or its `version`, and concurrent
+//! postbacks of one affiliate do not contend with a merchant's update.
+//!
+//! Totals change with `ADD`, which starts a missing attribute (and a missing
+//! item) from zero: the item appears with the affiliate's first earning (an
+//! affiliate's creation writes nothing here) and a write needs no read first.
+//! Its condition, `attribute_not_exists(tenant) OR tenant = :t`, keeps one
+//! tenant from writing into another tenant's item.
+//!
+//! The record itself stores no totals. `GET /affiliates/{id}` reads the record
+//! and this item with one consistent Query (`store::affiliates::get`), a list
+//! page reads its affiliates' items with one BatchGetItem ([`read_many`]).
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use rust_decimal::Decimal;
+
+use crate::domain::affiliate::Totals;
+use crate::error::{Error, Result};
+use crate::money::Currency;
+use crate::store::keys::{RECORD_SK, TOTALS_SK};
+use crate::store::{get_s, n, s, Item, Store};
+
+/// Kind of total: commission earned (the conversion flow).
+pub const EARNED: &str = "earned";
+/// Kind of total: commission paid out (the payout flow).
+pub const PAID: &str = "paid";
+
+/// Key of an affiliate's totals item.
+pub fn key(affiliate_id: &str) -> (String, String) {
+    (affiliate_id.to_string(), TOTALS_SK.to_string())
+}
+
+/// The attribute holding one kind of total in one currency.
+fn attribute(kind: &str, currency: Currency) -> String {
+    format!("{kind}_{}", currency.code())
+}
+
+/// An Update action adding `delta` (negative to give back) to one total.
+pub fn add_action(
+    store: &Store,
+    tenant_key: &str,
+    affiliate_id: &str,
+    kind: &str,
+    currency: Currency,
+    delta: Decimal,
+) -> TransactWriteItem {
+    store.tx_update(
+        affiliate_id,
+        TOTALS_SK,
+        "ADD #v :d SET #t = :t",
+        Some("attribute_not_exists(#t) OR #t = :t"),
+        HashMap::from([
+            ("#v".to_string(), attribute(kind, currency)),
+            ("#t".to_string(), "tenant".to_string()),
+        ]),
+        Item::from([
+            (":d".to_string(), n(delta)),
+            (":t".to_string(), s(tenant_key)),
+        ]),
+    )
+}
+
+/// The transaction actions that add `delta` to the affiliate's `earned` total
+/// in `currency`. With `require_status`, a ConditionCheck first requires the
+/// affiliate record to be the tenant's and in that status (a check writes
+/// nothing). Either action fails as a condition failure of the transaction.
+pub fn earn_actions(
+    store: &Store,
+    tenant_key: &str,
+    affiliate_id: &str,
+    currency: Currency,
+    delta: Decimal,
+    require_status: Option<&str>,
+) -> Vec<TransactWriteItem> {
+    let mut actions = Vec::with_capacity(2);
+    if let Some(st) = require_status {
+        actions.push(store.tx_check(
+            affiliate_id,
+            RECORD_SK,
+            "#t = :t AND #st = :st",
+            HashMap::from([
+                ("#t".to_string(), "tenant".to_string()),
+                ("#st".to_string(), "status".to_string()),
+            ]),
+            Item::from([
+                (":t".to_string(), s(tenant_key)),
+                (":st".to_string(), s(st)),
+            ]),
+        ));
+    }
+    actions.push(add_action(
+        store,
+        tenant_key,
+        affiliate_id,
+        EARNED,
+        currency,
+        delta,
+    ));
+    actions
+}
+
+fn bad(name: &str) -> Error {
+    Error::internal(format!("affiliate totals: unreadable attribute {name}"))
+}
+
+/// The `earned` and `paid` totals an item holds: both empty when there is no
+/// item (nothing earned yet) or when it is not the tenant's.
+pub fn read(item: Option<&Item>, tenant_key: &str) -> Result<(Totals, Totals)> {
+    let mut earned = Totals::new();
+    let mut paid = Totals::new();
+    let Some(item) = item.filter(|i| get_s(i, "tenant") == Some(tenant_key)) else {
+        return Ok((earned, paid));
+    };
+    for (name, value) in item {
+        let Some((kind, code)) = name.split_once('_') else {
+            continue;
+        };
+        let into = match kind {
+            EARNED => &mut earned,
+            PAID => &mut paid,
+            _ => continue,
+        };
+        let currency = Currency::parse(name, code).map_err(|_| bad(name))?;
+        let AttributeValue::N(v) = value else {
+            return Err(bad(name));
+        };
+        let amount = Decimal::from_str(v)
+            .or_else(|_| Decimal::from_scientific(v))
+            .map_err(|_| bad(name))?;
+        into.insert(currency, amount);
+    }
+    Ok((earned, paid))
+}
+
+/// The totals items of several affiliates, by affiliate id, with one
+/// BatchGetItem (at most 100 ids; none for none). Eventually consistent, like
+/// the index Query that lists the affiliates. An affiliate without an item
+/// has earned nothing yet.
+pub async fn read_many(store: &Store, affiliate_ids: &[&str]) -> Result<HashMap<String, Item>> {
+    if affiliate_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let keys: Vec<(String, String)> = affiliate_ids.iter().map(|id| key(id)).collect();
+    Ok(store
+        .batch_get_with(&keys, false)
+        .await?
+        .into_iter()
+        .filter_map(|item| Some((get_s(&item, "pk")?.to_string(), item)))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usd() -> Currency {
+        Currency::parse("c", "USD").unwrap()
+    }
+
+    #[test]
+    fn totals_read_back_exactly_and_only_for_their_tenant() {
+        let item = Item::from([
+            ("pk".to_string(), s("aff_1")),
+            ("sk".to_string(), s(TOTALS_SK)),
+            ("tenant".to_string(), s("acct_1#test")),
+            ("earned_USD".to_string(), n("1234567.89")),
+            ("earned_JPY".to_string(), n("1500")),
+            ("paid_USD".to_string(), n("0.1")),
+        ]);
+        let (earned, paid) = read(Some(&item), "acct_1#test").unwrap();
+        assert_eq!(earned[&usd()].to_string(), "1234567.89");
+        assert_eq!(earned.len(), 2);
+        assert_eq!(paid[&usd()].to_string(), "0.1");
+        assert_eq!(paid.len(), 1);
+        let (earned, paid) = read(Some(&item), "acct_2#test").unwrap();
+        assert!(earned.is_empty() && paid.is_empty());
+        let (earned, paid) = read(None, "acct_1#test").unwrap();
+        assert!(earned.is_empty() && paid.is_empty());
+        let mut broken = item.clone();
+        broken.insert("earned_XYZ".into(), n("1"));
+        assert!(read(Some(&broken), "acct_1#test").is_err());
+    }
+
+    #[test]
+    fn attributes_are_per_kind_and_currency() {
+        assert_eq!(attribute(EARNED, usd()), "earned_USD");
+        assert_eq!(attribute(PAID, usd()), "paid_USD");
+        assert_eq!(key("aff_1"), ("aff_1".to_string(), "TOTALS".to_string()));
+    }
+}
