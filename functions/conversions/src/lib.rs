@@ -5,6 +5,7 @@ use http::Method;
 use shared::domain::conversion::{ConversionStatus, ConversionView, PostbackBody, ReverseBody};
 use shared::domain::summary::{self, GroupBy, Period};
 use shared::domain::tenant::Mode;
+use shared::http::query::Query;
 use shared::http::{Reply, Router};
 use shared::money::Currency;
 use shared::store::conversions::{self, ConversionFilter, Quota, Recorded};
@@ -45,20 +46,31 @@ handler!(postback, |call| {
 });
 
 handler!(list, |call| {
-    let mut q = call.query(&[
-        "limit",
-        "offset",
-        "cursor",
-        "affiliate_id",
-        "campaign_id",
-        "status",
-        "currency",
-        "from",
-        "to",
-        "min_amount",
-        "max_amount",
-    ]);
+    let mut q = call.query(&LIST_PARAMS);
     let page = q.page();
+    let filter = list_filter(&mut q);
+    q.finish()?;
+    let found = conversions::list(&call.app.store, call.tenant(), &filter, &page).await?;
+    Reply::list_with(&found, ConversionView::from, &page)
+});
+
+/// Query parameters of the conversion list.
+const LIST_PARAMS: [&str; 11] = [
+    "limit",
+    "offset",
+    "cursor",
+    "affiliate_id",
+    "campaign_id",
+    "status",
+    "currency",
+    "from",
+    "to",
+    "min_amount",
+    "max_amount",
+];
+
+/// The list's filters; problems are recorded on the query.
+fn list_filter(q: &mut Query<'_>) -> ConversionFilter {
     let status = q
         .one_of("status", &ConversionStatus::NAMES)
         .and_then(ConversionStatus::parse);
@@ -82,7 +94,7 @@ handler!(list, |call| {
             ));
         }
     }
-    let filter = ConversionFilter {
+    ConversionFilter {
         affiliate_id: q.str("affiliate_id").map(str::to_string),
         campaign_id: q.str("campaign_id").map(str::to_string),
         status,
@@ -91,11 +103,8 @@ handler!(list, |call| {
         to: to.map(|b| b.end()),
         min_amount,
         max_amount,
-    };
-    q.finish()?;
-    let found = conversions::list(&call.app.store, call.tenant(), &filter, &page).await?;
-    Reply::list_with(&found, ConversionView::from, &page)
-});
+    }
+}
 
 handler!(summary, |call| {
     let mut q = call.query(&["period", "group_by", "campaign_id"]);
