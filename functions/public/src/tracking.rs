@@ -4,11 +4,10 @@ use http::Method;
 use serde::Serialize;
 use shared::domain::referral::SOURCE_IDENTIFY;
 use shared::domain::tenant::Tenant;
-use shared::domain::tracking::{self, Click, ClickIds, ClickRequest, IdentifyRequest};
+use shared::domain::tracking::{Click, ClickIds, ClickRequest, IdentifyRequest};
 use shared::http::{Handler, Reply};
-use shared::store::keys::{self, GUARD_SK};
 use shared::store::referrals::{self, Binding};
-use shared::store::{campaigns, clicks, get_s};
+use shared::store::{affiliates, campaigns, clicks};
 use shared::{handler, timestamp, Error};
 
 /// The tracking routes.
@@ -51,46 +50,32 @@ handler!(click, |call| {
     };
     let tenant = Tenant::from_key(&tenant_key)
         .ok_or_else(|| Error::internal(format!("campaign {} has no tenant", campaign.id)))?;
-    let guard = store
-        .get_item(&keys::code_guard(&tenant, &body.code), GUARD_SK)
+    let owner = affiliates::resolve_code(store, &tenant, &body.code)
         .await?
+        .filter(|o| o.campaign_id == campaign.id)
         .ok_or_else(not_found)?;
-    let affiliate_id = match (
-        get_s(&guard, "affiliateId"),
-        get_s(&guard, "campaignId"),
-        get_s(&guard, "tenant"),
-    ) {
-        (Some(a), Some(c), Some(t)) if c == campaign.id && t == tenant_key => a.to_string(),
-        _ => return Err(not_found()),
-    };
 
     let now = timestamp::now();
     let ids = ClickIds::generate();
-    let expires_at = tracking::expires_at(now, campaign.cookie_days);
-    let secret = &call.app.config.api_key_secret;
-    let click = Click {
-        id: ids.click_id.clone(),
-        tenant: tenant_key,
-        campaign_id: campaign.id,
-        affiliate_id,
-        code: body.code,
-        created_at: now,
-        expires_at,
-        ttl: expires_at.timestamp(),
-        landing_url: body.url.filter(|u| !u.is_empty()),
-        referrer: body.referrer.filter(|r| !r.is_empty()),
-        ip_hash: call
-            .req
-            .source_ip
-            .as_deref()
-            .map(|ip| shared::client_ip::hash_ip(secret, ip, now)),
-        previous_session_id: body.session_id,
-    };
+    let ip_hash = call
+        .req
+        .source_ip
+        .as_deref()
+        .map(|ip| shared::client_ip::hash_ip(&call.app.config.api_key_secret, ip, now));
+    let click = Click::record(
+        body,
+        &ids,
+        tenant_key,
+        &campaign,
+        owner.affiliate_id,
+        ip_hash,
+        now,
+    );
     clicks::insert(store, &click).await?;
     Reply::created(ClickView {
         click_id: ids.click_id,
         session_id: ids.session_id,
-        expires_at: timestamp::format(&expires_at),
+        expires_at: timestamp::format(&click.expires_at),
     })
 });
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use ulid::Ulid;
 
 use crate::domain::affiliate_code::AffiliateCode;
+use crate::domain::campaign::Campaign;
 use crate::domain::referral::CustomerKey;
 use crate::error::Error;
 use crate::ids::{self, IdKind};
@@ -94,6 +95,34 @@ pub struct Click {
 }
 
 impl Click {
+    /// A click recorded at `now` for a resolved campaign and affiliate; the
+    /// client address is kept only as its hash.
+    pub fn record(
+        request: ClickRequest,
+        ids: &ClickIds,
+        tenant_key: String,
+        campaign: &Campaign,
+        affiliate_id: String,
+        ip_hash: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Click {
+        let expires_at = expires_at(now, campaign.cookie_days);
+        Click {
+            id: ids.click_id.clone(),
+            tenant: tenant_key,
+            campaign_id: campaign.id.clone(),
+            affiliate_id,
+            code: request.code,
+            created_at: now,
+            expires_at,
+            ttl: expires_at.timestamp(),
+            landing_url: request.url.filter(|u| !u.is_empty()),
+            referrer: request.referrer.filter(|r| !r.is_empty()),
+            ip_hash,
+            previous_session_id: request.session_id,
+        }
+    }
+
     /// The session id derived from this click.
     pub fn session_id(&self) -> String {
         swap_prefix(&self.id, IdKind::Session)

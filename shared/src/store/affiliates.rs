@@ -91,6 +91,35 @@ fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Item {
     ])
 }
 
+/// The affiliate and campaign an affiliate code belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeOwner {
+    pub affiliate_id: String,
+    pub campaign_id: String,
+}
+
+/// Resolves an affiliate code (any letter case) within a tenant with one
+/// GetItem of its guard.
+pub async fn resolve_code(store: &Store, tenant: &Tenant, code: &str) -> Result<Option<CodeOwner>> {
+    let tenant_key = tenant.key();
+    Ok(store
+        .get_item(&keys::code_guard(tenant, code), GUARD_SK)
+        .await?
+        .and_then(|item| {
+            match (
+                get_s(&item, "affiliateId"),
+                get_s(&item, "campaignId"),
+                get_s(&item, "tenant"),
+            ) {
+                (Some(a), Some(c), Some(t)) if t == tenant_key => Some(CodeOwner {
+                    affiliate_id: a.to_string(),
+                    campaign_id: c.to_string(),
+                }),
+                _ => None,
+            }
+        }))
+}
+
 fn email_guard(tenant: &Tenant, a: &Affiliate) -> String {
     keys::email_guard(tenant, &a.campaign_id, &a.email.lower())
 }
