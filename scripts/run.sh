@@ -34,6 +34,9 @@ print()
 print("Try:")
 print("  " + s.get("try", ""))
 print()
+print("The browser script on a demo landing page (affiliate DEMO10):")
+print("  " + s.get("landingPage", ""))
+print()
 PY
 echo "Serving on http://127.0.0.1:$PORT (Ctrl-C to stop)"
 $REFCTL serve --port "$PORT"

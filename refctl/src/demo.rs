@@ -180,11 +180,19 @@ fn summary(seeded: bool, account: &str, saved: &Value, base_url: &str) -> Value 
         .get("testKey")
         .and_then(Value::as_str)
         .unwrap_or("<test key>");
+    // The test-mode campaign, whose affiliate DEMO10 the landing page can track.
+    let campaign = saved
+        .get("campaigns")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["mode"] == "test"))
+        .and_then(|c| c["id"].as_str())
+        .unwrap_or("<campaign id>");
     json!({
         "seeded": seeded,
         "accountId": account,
         "keys": saved,
         "try": format!("curl -s {base_url}/api/v1/campaigns -H 'Authorization: Bearer {key}'"),
+        "landingPage": format!("{base_url}/demo/landing?ref=DEMO10&campaign={campaign}"),
     })
 }
 
