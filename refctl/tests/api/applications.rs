@@ -470,7 +470,10 @@ async fn dynamodb_calls_per_operation() {
         .unwrap();
     let bulk_cost = metrics().since(&before);
     assert!(results.iter().all(|(_, r)| r.is_ok()));
-    assert_eq!(bulk_cost.calls, 101, "BatchGetItem + 100 transactions");
+    assert_eq!(
+        bulk_cost.calls, 3,
+        "BatchGetItem + 2 transactions of 50 accepts"
+    );
 
     let before = metrics();
     let input: NewSwipeCopy = serde_json::from_value(json!({"name": "N", "body": "B"})).unwrap();
@@ -488,6 +491,84 @@ async fn dynamodb_calls_per_operation() {
         eprintln!(
             "cost {name}: {} calls, {} RCU, {} WCU (store work only)",
             cost.calls, cost.read_units, cost.write_units
+        );
+    }
+}
+
+#[tokio::test]
+async fn bulk_accept_racing_single_rejects_gives_each_application_one_winner() {
+    // Rejects land while the bulk transactions run: a chunk that no longer
+    // applies as a whole falls back to one transaction per application.
+    let app = app_for(server()).await;
+    let m = merchant().await;
+    let c = id(&campaign(&m.test_key, json!({"isPublic": true})).await);
+    let mut apps = Vec::new();
+    for _ in 0..60 {
+        apps.push(pending(&app, &m, &c).await);
+    }
+    let ids: Vec<String> = apps.iter().map(|(_, a)| a.clone()).collect();
+    let key = m.test_key.clone();
+    let bulk_ids = ids.clone();
+    let bulk = tokio::spawn(async move {
+        call(
+            "POST",
+            "/api/v1/applications/bulk-accept",
+            Some(&key),
+            Some(json!({ "applicationIds": bulk_ids })),
+        )
+        .await
+    });
+    let mut rejects = Vec::new();
+    for a in ids.iter().step_by(6) {
+        let key = m.test_key.clone();
+        let path = format!("/api/v1/applications/{a}/reject");
+        rejects.push((
+            a.clone(),
+            tokio::spawn(async move { call("POST", &path, Some(&key), None).await }),
+        ));
+    }
+    let bulk = bulk.await.unwrap();
+    assert_eq!(bulk.status, 200, "{:?}", bulk.body);
+    let accepted: std::collections::BTreeSet<String> = bulk.data()["accepted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect();
+    let mut rejected = std::collections::BTreeSet::new();
+    for (a, t) in rejects {
+        let r = t.await.unwrap();
+        match r.status {
+            200 => {
+                rejected.insert(a);
+            }
+            409 => assert_eq!(r.code(), "INVALID_STATE"),
+            other => panic!("reject answered {other}: {:?}", r.body),
+        }
+    }
+    for f in bulk.data()["failed"].as_array().unwrap() {
+        assert_eq!(f["code"], "INVALID_STATE", "{f}");
+        assert!(rejected.contains(f["id"].as_str().unwrap()), "{f}");
+    }
+    assert_eq!(
+        accepted.len() + rejected.len(),
+        60,
+        "every application has exactly one winner"
+    );
+    for (aff, a) in &apps {
+        let (want_app, want_aff) = if rejected.contains(a) {
+            ("REJECTED", "REJECTED")
+        } else {
+            assert!(accepted.contains(a));
+            ("ACCEPTED", "ACTIVE")
+        };
+        assert_eq!(
+            status_of(&m.test_key, format!("/api/v1/applications/{a}")).await,
+            want_app
+        );
+        assert_eq!(
+            status_of(&m.test_key, format!("/api/v1/affiliates/{aff}")).await,
+            want_aff
         );
     }
 }

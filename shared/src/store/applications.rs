@@ -3,7 +3,8 @@
 //! application being PENDING, so of two racing decisions exactly one applies.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use crate::domain::application::{Application, ApplicationStatus, Decision};
 use crate::domain::tenant::Tenant;
@@ -15,9 +16,9 @@ use crate::store::update::UpdateExpr;
 use crate::store::{from_item, get_s, record_item, s, IndexKeys, Item, Store};
 use crate::timestamp;
 
-/// Decisions of one bulk call that run at the same time: enough to finish 100
-/// in a few round trips without a burst of transaction conflicts.
-const BULK_CONCURRENCY: usize = 10;
+/// Applications accepted per transaction in a bulk accept: two updates each,
+/// within DynamoDB's 100 actions per transaction.
+const BULK_CHUNK: usize = 50;
 
 pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
     let index = IndexKeys::new()
@@ -74,8 +75,31 @@ pub async fn decide_loaded(
     app: &Application,
     decision: &Decision,
 ) -> Result<Application> {
-    let now = timestamp::now();
     // A decided application fails here without spending a write.
+    let (decided, actions) = decision_actions(store, tenant, app, decision, timestamp::now())?;
+    let t = tenant.key();
+    match store.transact(actions).await {
+        Ok(()) => Ok(decided),
+        Err(e) if e.failed_at(0) => match e.old_item(0) {
+            Some(old) if get_s(old, "tenant") == Some(t.as_str()) => Err(Application::not_pending(
+                get_s(old, "status").unwrap_or("UNKNOWN"),
+                decision,
+            )),
+            _ => Err(Error::NotFound("application")),
+        },
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// The decided application and the two updates that make it so: the
+/// application (conditioned on still being PENDING) and its affiliate.
+fn decision_actions(
+    store: &Store,
+    tenant: &Tenant,
+    app: &Application,
+    decision: &Decision,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<(Application, Vec<TransactWriteItem>)> {
     let decided = app.decide(decision, now)?;
     let t = tenant.key();
     let ts = s(timestamp::format(&now));
@@ -110,22 +134,15 @@ pub async fn decide_loaded(
         store.tx_update_expr(&app.id, RECORD_SK, &app_update),
         store.tx_update_expr(&app.affiliate_id, RECORD_SK, &aff_update),
     ];
-    match store.transact(actions).await {
-        Ok(()) => Ok(decided),
-        Err(e) if e.failed_at(0) => match e.old_item(0) {
-            Some(old) if get_s(old, "tenant") == Some(t.as_str()) => Err(Application::not_pending(
-                get_s(old, "status").unwrap_or("UNKNOWN"),
-                decision,
-            )),
-            _ => Err(Error::NotFound("application")),
-        },
-        Err(e) => Err(e.into_error()),
-    }
+    Ok((decided, actions))
 }
 
 /// Accepts each id on its own (they were de-duplicated by the caller) and
-/// returns one result per id, in the order given: one strongly consistent
-/// batch read, then one transaction per pending application.
+/// returns one result per id, in the order given. One strongly consistent
+/// batch read, then the pending applications are accepted in transactions of
+/// up to [`BULK_CHUNK`] (two updates each); a chunk that does not apply as a
+/// whole (an application decided meanwhile, a conflict) is retried one
+/// application per transaction, so each id still succeeds or fails on its own.
 pub async fn bulk_accept(
     store: &Store,
     tenant: &Tenant,
@@ -146,38 +163,32 @@ pub async fn bulk_accept(
             }
         }
     }
+    let now = timestamp::now();
     let mut results: Vec<Option<Result<Application>>> = Vec::with_capacity(ids.len());
-    let mut queue = Vec::new();
+    let mut pending: Vec<(usize, Application, Application, Vec<TransactWriteItem>)> = Vec::new();
     for (i, id) in ids.iter().enumerate() {
         match found.remove(id) {
-            Some(app) => {
-                results.push(None);
-                queue.push((i, app));
-            }
             None => results.push(Some(Err(Error::NotFound("application")))),
+            Some(app) => match decision_actions(store, tenant, &app, &Decision::Accept, now) {
+                Err(e) => results.push(Some(Err(e))),
+                Ok((decided, actions)) => {
+                    results.push(None);
+                    pending.push((i, app, decided, actions));
+                }
+            },
         }
     }
-    let queue = Arc::new(Mutex::new(queue));
-    let workers: Vec<_> = (0..BULK_CONCURRENCY.min(ids.len()))
-        .map(|_| {
-            let (store, tenant, queue) = (store.clone(), tenant.clone(), queue.clone());
-            tokio::spawn(async move {
-                let mut done = Vec::new();
-                loop {
-                    let next = queue.lock().expect("queue lock").pop();
-                    let Some((i, app)) = next else { break };
-                    done.push((
-                        i,
-                        decide_loaded(&store, &tenant, &app, &Decision::Accept).await,
-                    ));
-                }
-                done
-            })
-        })
-        .collect();
-    for w in workers {
-        for (i, r) in w.await.map_err(Error::internal)? {
-            results[i] = Some(r);
+    for chunk in pending.chunks(BULK_CHUNK) {
+        let actions: Vec<TransactWriteItem> =
+            chunk.iter().flat_map(|(_, _, _, a)| a.clone()).collect();
+        if store.transact(actions).await.is_ok() {
+            for (i, _, decided, _) in chunk {
+                results[*i] = Some(Ok(decided.clone()));
+            }
+            continue;
+        }
+        for (i, app, _, _) in chunk {
+            results[*i] = Some(decide_loaded(store, tenant, app, &Decision::Accept).await);
         }
     }
     Ok(ids
