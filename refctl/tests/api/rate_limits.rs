@@ -1,6 +1,6 @@
 //! Rate limits: counters in DynamoDB, 429 with Retry-After past the burst.
 
-use crate::support::{call_on, limited_server, merchant_on};
+use crate::support::{call_on, limited_server, merchant_on, raw};
 
 #[tokio::test]
 async fn public_routes_are_limited_per_ip() {
@@ -17,8 +17,19 @@ async fn public_routes_are_limited_per_ip() {
     let c = c.data();
     let path = format!("/api/v1/campaigns/{}/public", c["id"].as_str().unwrap());
     let mut statuses = Vec::new();
-    for _ in 0..5 {
-        let r = call_on(base, "GET", &path, None, None).await;
+    for i in 0..5 {
+        // A spoofable header must not buy a fresh budget: the address is the
+        // connection's, as API Gateway's request context gives it.
+        let forwarded = format!("198.51.100.{i}");
+        let r = raw(
+            base,
+            "GET",
+            &path,
+            None,
+            &[("x-forwarded-for", forwarded.as_str())],
+            None,
+        )
+        .await;
         statuses.push(r.status);
         if r.status == 429 {
             r.assert_error(429, "RATE_LIMIT_EXCEEDED");
