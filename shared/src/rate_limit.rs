@@ -16,24 +16,24 @@ pub struct RateState {
     pub limit: u64,
     pub remaining: u64,
     pub reset_seconds: u64,
+    /// This request went past the limit.
+    pub exceeded: bool,
 }
 
 impl RateState {
-    /// The state implied by a RATE_LIMIT_EXCEEDED error.
-    pub fn exhausted_from(err: &Error, limit: u64) -> RateState {
-        let reset = match err {
-            Error::RateLimited { retry_after } => *retry_after,
-            _ => WINDOW_SECONDS as u64,
-        };
-        RateState {
-            limit,
-            remaining: 0,
-            reset_seconds: reset,
+    /// RATE_LIMIT_EXCEEDED when this request went past the limit.
+    pub fn check(&self) -> Result<()> {
+        if self.exceeded {
+            return Err(Error::RateLimited {
+                retry_after: self.reset_seconds,
+            });
         }
+        Ok(())
     }
 }
 
-/// Counts one request in `scope`'s current window; RATE_LIMIT_EXCEEDED past `limit`.
+/// Counts one request in `scope`'s current window and reports the state,
+/// including whether the request went past `limit`.
 pub async fn hit(store: &Store, scope: &str, limit: u64) -> Result<RateState> {
     let now = chrono::Utc::now().timestamp();
     let window = now - now.rem_euclid(WINDOW_SECONDS);
@@ -60,14 +60,10 @@ pub async fn hit(store: &Store, scope: &str, limit: u64) -> Result<RateState> {
         .and_then(|v| v.as_n().ok())
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
-    if count > limit {
-        return Err(Error::RateLimited {
-            retry_after: reset_seconds,
-        });
-    }
     Ok(RateState {
         limit,
-        remaining: limit - count,
+        remaining: limit.saturating_sub(count),
         reset_seconds,
+        exceeded: count > limit,
     })
 }

@@ -207,76 +207,15 @@ impl Router {
         let started = Instant::now();
         let request_id = req.request_id.clone();
         let method = req.method.clone();
-        let mut rate: Option<RateState> = None;
-        let mut rate_limit_applied: u64 = 0;
-        let mut cors = false;
-        let mut route_name = "unmatched";
-        let mut account = None;
-
-        let result: Result<Reply> = async {
-            let path = normalise(&req.path);
-            let Some(matched) = routes::match_path(path) else {
-                return Err(Error::RouteNotFound(format!("{} {}", req.method, req.path)));
-            };
-            cors = matched.iter().any(|(spec, _)| spec.cors);
-            let Some((spec, params)) = matched
-                .iter()
-                .find(|(s, _)| s.method == req.method.as_str())
-            else {
-                if req.method == Method::OPTIONS && cors {
-                    return Ok(Reply::raw(204, "text/plain", Vec::new())
-                        .header(
-                            "access-control-allow-methods",
-                            allow_list(&matched).join(", "),
-                        )
-                        .header("access-control-allow-headers", "Content-Type, X-Request-Id")
-                        .header("access-control-max-age", "600"));
-                }
-                return Err(Error::MethodNotAllowed {
-                    allow: allow_list(&matched),
-                });
-            };
-            route_name = spec.path;
-            let Some(bound) = self.routes.iter().find(|b| std::ptr::eq(b.spec, *spec)) else {
-                return Err(Error::RouteNotFound(format!("{} {}", req.method, req.path)));
-            };
-            let principal = match spec.access {
-                Access::Public => {
-                    let ip = req.source_ip.as_deref().unwrap_or("unknown");
-                    let ip_hash = crate::client_ip::hash_ip(
-                        &app.config.api_key_secret,
-                        ip,
-                        chrono::Utc::now(),
-                    );
-                    let scope = format!("ip:{ip_hash}:{}", spec.path);
-                    rate_limit_applied = app.config.public_rate_per_minute;
-                    rate = Some(
-                        rate_limit::hit(&app.store, &scope, app.config.public_rate_per_minute)
-                            .await?,
-                    );
-                    None
-                }
-                Access::Merchant => {
-                    let p = auth::authenticate(&app, req.header("authorization")).await?;
-                    account = Some(p.tenant.key());
-                    let scope = format!("acct:{}", p.tenant.account_id);
-                    rate_limit_applied = app.config.account_rate_per_minute;
-                    rate = Some(
-                        rate_limit::hit(&app.store, &scope, app.config.account_rate_per_minute)
-                            .await?,
-                    );
-                    Some(p)
-                }
-            };
-            let call = Call {
-                app: app.clone(),
-                req: req.clone(),
-                params: params.clone(),
-                principal,
-            };
-            (bound.handler)(call).await
-        }
-        .await;
+        let mut facts = Facts::default();
+        let result = self.dispatch(app, req, &mut facts).await;
+        let Facts {
+            rate,
+            cors,
+            route,
+            account,
+        } = facts;
+        let route_name = route.unwrap_or("unmatched");
 
         let mut builder = Response::builder();
         let (status, body, content_type) = match result {
@@ -296,9 +235,6 @@ impl Router {
                 }
             }
             Err(err) => {
-                if let Error::RateLimited { .. } = err {
-                    rate = Some(RateState::exhausted_from(&err, rate_limit_applied));
-                }
                 let (status, body, headers) = envelope::failure(&err, &request_id);
                 for (k, v) in headers {
                     builder = builder.header(k, v);
@@ -333,6 +269,77 @@ impl Router {
         }
         resp
     }
+
+    /// Routes, limits, authenticates and runs the handler, recording what the
+    /// response headers and the log line need in `facts`.
+    async fn dispatch(&self, app: Arc<App>, req: ApiRequest, facts: &mut Facts) -> Result<Reply> {
+        let path = normalise(&req.path);
+        let Some(mut matched) = routes::match_path(path) else {
+            return Err(Error::RouteNotFound(format!("{} {}", req.method, req.path)));
+        };
+        facts.cors = matched.iter().any(|(spec, _)| spec.cors);
+        let Some(pos) = matched
+            .iter()
+            .position(|(s, _)| s.method == req.method.as_str())
+        else {
+            if req.method == Method::OPTIONS && facts.cors {
+                return Ok(Reply::raw(204, "text/plain", Vec::new())
+                    .header(
+                        "access-control-allow-methods",
+                        allow_list(&matched).join(", "),
+                    )
+                    .header("access-control-allow-headers", "Content-Type, X-Request-Id")
+                    .header("access-control-max-age", "600"));
+            }
+            return Err(Error::MethodNotAllowed {
+                allow: allow_list(&matched),
+            });
+        };
+        let (spec, params) = matched.swap_remove(pos);
+        facts.route = Some(spec.path);
+        let Some(bound) = self.routes.iter().find(|b| std::ptr::eq(b.spec, spec)) else {
+            return Err(Error::RouteNotFound(format!("{} {}", req.method, req.path)));
+        };
+        let principal = match spec.access {
+            Access::Public => {
+                let ip = req.source_ip.as_deref().unwrap_or("unknown");
+                let ip_hash =
+                    crate::client_ip::hash_ip(&app.config.api_key_secret, ip, chrono::Utc::now());
+                let scope = format!("ip:{ip_hash}:{}", spec.path);
+                let rate =
+                    rate_limit::hit(&app.store, &scope, app.config.public_rate_per_minute).await?;
+                facts.rate = Some(rate);
+                rate.check()?;
+                None
+            }
+            Access::Merchant => {
+                let p = auth::authenticate(&app, req.header("authorization")).await?;
+                facts.account = Some(p.tenant.key());
+                let scope = format!("acct:{}", p.tenant.account_id);
+                let rate =
+                    rate_limit::hit(&app.store, &scope, app.config.account_rate_per_minute).await?;
+                facts.rate = Some(rate);
+                rate.check()?;
+                Some(p)
+            }
+        };
+        (bound.handler)(Call {
+            app,
+            req,
+            params,
+            principal,
+        })
+        .await
+    }
+}
+
+/// What one request's handling learnt that the response and the log need.
+#[derive(Default)]
+struct Facts {
+    rate: Option<RateState>,
+    cors: bool,
+    route: Option<&'static str>,
+    account: Option<String>,
 }
 
 fn normalise(path: &str) -> &str {
