@@ -153,16 +153,12 @@ pub async fn bulk_accept(
         .filter(|id| ids::is_valid(IdKind::Application, id))
         .map(|id| (id.clone(), RECORD_SK.to_string()))
         .collect();
-    let t = tenant.key();
-    let mut found: HashMap<String, Application> = HashMap::new();
-    if !keys.is_empty() {
-        for item in store.batch_get(&keys).await? {
-            if get_s(&item, "tenant") == Some(t.as_str()) {
-                let app: Application = from_item(item)?;
-                found.insert(app.id.clone(), app);
-            }
-        }
-    }
+    let mut found: HashMap<String, Application> = store
+        .batch_get_owned::<Application>(&keys, &tenant.key())
+        .await?
+        .into_iter()
+        .map(|app| (app.id.clone(), app))
+        .collect();
     let now = timestamp::now();
     let mut results: Vec<Option<Result<Application>>> = Vec::with_capacity(ids.len());
     let mut pending: Vec<(usize, Application, Application, Vec<TransactWriteItem>)> = Vec::new();

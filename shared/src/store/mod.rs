@@ -228,6 +228,24 @@ impl Store {
         }
     }
 
+    /// Reads several records in one batch and keeps those of `tenant` as `T`
+    /// (another tenant's records are "not there", as with `get_owned`).
+    pub async fn batch_get_owned<T: DeserializeOwned>(
+        &self,
+        keys: &[(String, String)],
+        tenant: &str,
+    ) -> Result<Vec<T>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.batch_get(keys)
+            .await?
+            .into_iter()
+            .filter(|item| get_s(item, "tenant") == Some(tenant))
+            .map(from_item)
+            .collect()
+    }
+
     /// Reads several items in one BatchGetItem (at most 100 keys), strongly consistent.
     pub async fn batch_get(&self, keys: &[(String, String)]) -> Result<Vec<Item>> {
         self.batch_get_with(keys, true).await

@@ -8,7 +8,7 @@ use crate::domain::referral::{CustomerKey, Referral};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::store::keys::{self, RECORD_SK};
-use crate::store::{from_item, get_s, record_item, IndexKeys, Item, Store};
+use crate::store::{from_item, record_item, IndexKeys, Item, Store};
 
 /// Times a multi-identity binding is re-planned after a concurrent writer won a race.
 const BIND_ATTEMPTS: usize = 3;
@@ -46,14 +46,7 @@ pub async fn get_many(
         .iter()
         .map(|k| (keys::referral(tenant, k), RECORD_SK.to_string()))
         .collect();
-    let tenant_key = tenant.key();
-    store
-        .batch_get(&wanted)
-        .await?
-        .into_iter()
-        .filter(|item| get_s(item, "tenant") == Some(tenant_key.as_str()))
-        .map(from_item)
-        .collect()
+    store.batch_get_owned(&wanted, &tenant.key()).await
 }
 
 /// Writes a referral unless its identity is already bound; true when written.
