@@ -30,10 +30,22 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
     }
     let account = accounts::create_account(&app.store, "Demo Store", "growth").await?;
     let secret = &app.config.api_key_secret;
-    let (_, test_key) =
-        accounts::create_key(&app.store, secret, &account.id, "demo test key", Mode::Test).await?;
-    let (_, live_key) =
-        accounts::create_key(&app.store, secret, &account.id, "demo live key", Mode::Live).await?;
+    let (_, test_key) = shared::auth::keys::create_key(
+        &app.store,
+        secret,
+        &account.id,
+        "demo test key",
+        Mode::Test,
+    )
+    .await?;
+    let (_, live_key) = shared::auth::keys::create_key(
+        &app.store,
+        secret,
+        &account.id,
+        "demo live key",
+        Mode::Live,
+    )
+    .await?;
     let mut campaign_ids = Vec::new();
     let mut programme = Value::Null;
     let mut conversions = Value::Null;

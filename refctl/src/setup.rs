@@ -65,7 +65,8 @@ pub async fn account_subscription(
 /// `key create`: the value is printed once and never again.
 pub async fn key_create(app: &App, account: &str, name: &str, mode: Mode) -> Result<Value, Error> {
     let (k, value) =
-        accounts::create_key(&app.store, &app.config.api_key_secret, account, name, mode).await?;
+        shared::auth::keys::create_key(&app.store, &app.config.api_key_secret, account, name, mode)
+            .await?;
     Ok(json!({ "keyId": k.id, "key": value, "mode": mode, "name": k.name }))
 }
 

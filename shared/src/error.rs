@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::validation::Issue;
+use crate::issue::Issue;
 
 /// Stable machine-readable error codes (the full enum of the contract).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -9,6 +9,7 @@ pub mod domain;
 pub mod error;
 pub mod http;
 pub mod ids;
+pub mod issue;
 pub mod lambda;
 pub mod money;
 pub mod patch;

@@ -1,31 +1,7 @@
 //! Field-level validation issues, collected and reported together.
 
-use serde::Serialize;
-use serde_json::Value;
-
 use crate::error::Error;
-
-/// One field-level problem: where, what kind, and a readable message.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Issue {
-    pub path: Vec<Value>,
-    pub code: String,
-    pub message: String,
-}
-
-impl Issue {
-    /// An issue at a path of object keys.
-    pub fn new(path: &[&str], code: &str, message: impl Into<String>) -> Self {
-        Issue {
-            path: path
-                .iter()
-                .map(|p| Value::String((*p).to_string()))
-                .collect(),
-            code: code.to_string(),
-            message: message.into(),
-        }
-    }
-}
+pub use crate::issue::Issue;
 
 /// Collects issues so a caller hears about every bad field at once.
 #[derive(Debug, Default)]

@@ -3,12 +3,13 @@
 
 use http::Method;
 use shared::domain::conversion::{ConversionStatus, ConversionView, PostbackBody, ReverseBody};
+use shared::domain::postback::Quota;
 use shared::domain::summary::{self, GroupBy, Period};
 use shared::domain::tenant::Mode;
 use shared::http::query::Query;
 use shared::http::{Reply, Router};
 use shared::money::Currency;
-use shared::store::conversions::{self, ConversionFilter, Quota, Recorded};
+use shared::store::conversions::{self, ConversionFilter, Recorded};
 use shared::store::rollups;
 use shared::validation::Issue;
 use shared::{handler, timestamp};

@@ -2,7 +2,7 @@
 
 use http::Method;
 use serde::Serialize;
-use shared::domain::referral::SOURCE_IDENTIFY;
+use shared::domain::referral::ReferralSource;
 use shared::domain::tenant::Tenant;
 use shared::domain::tracking::{Click, ClickIds, ClickRequest, IdentifyRequest};
 use shared::http::{Handler, Reply};
@@ -98,7 +98,7 @@ handler!(identify, |call| {
         &Binding {
             affiliate_id: &click.affiliate_id,
             campaign_id: &click.campaign_id,
-            source: SOURCE_IDENTIFY,
+            source: ReferralSource::Identify,
             session_id: Some(&body.session_id),
             at: now,
         },

@@ -154,7 +154,7 @@ async fn main() {
     let account = accounts::create_account(&app.store, "Bench", "enterprise")
         .await
         .unwrap();
-    let (_, key) = accounts::create_key(
+    let (_, key) = shared::auth::keys::create_key(
         &app.store,
         &app.config.api_key_secret,
         &account.id,
@@ -545,10 +545,10 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
                 e.3 += 1;
             }
             for (_, (sample, revenue, commission, count)) in sums {
+                let mut tx = store.tx();
+                rollups::backfill(&mut tx, (), &tenant, &sample, revenue, commission, count);
                 store
-                    .transact(rollups::backfill_actions(
-                        &store, &tenant, &sample, revenue, commission, count,
-                    ))
+                    .transact(tx)
                     .await
                     .map_err(|e| e.into_error())
                     .unwrap();

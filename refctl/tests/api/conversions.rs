@@ -860,12 +860,14 @@ async fn the_quota_refuses_at_the_cap_and_records_nothing() {
         .await
         .unwrap();
     let secret = &app.config.api_key_secret;
-    let (_, live) = accounts::create_key(&app.store, secret, &acct.id, "live", Mode::Live)
-        .await
-        .unwrap();
-    let (_, test) = accounts::create_key(&app.store, secret, &acct.id, "test", Mode::Test)
-        .await
-        .unwrap();
+    let (_, live) =
+        shared::auth::keys::create_key(&app.store, secret, &acct.id, "live", Mode::Live)
+            .await
+            .unwrap();
+    let (_, test) =
+        shared::auth::keys::create_key(&app.store, secret, &acct.id, "test", Mode::Test)
+            .await
+            .unwrap();
     let mut first = None;
     for _ in 0..TINY_QUOTA {
         let v = convert(&live, json!({})).await;

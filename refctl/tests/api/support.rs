@@ -117,12 +117,14 @@ pub async fn merchant_on(server: &Server) -> Merchant {
         .await
         .unwrap();
     let secret = &app.config.api_key_secret;
-    let (tk, test_key) = accounts::create_key(&app.store, secret, &a.id, "test", Mode::Test)
-        .await
-        .unwrap();
-    let (_, live_key) = accounts::create_key(&app.store, secret, &a.id, "live", Mode::Live)
-        .await
-        .unwrap();
+    let (tk, test_key) =
+        shared::auth::keys::create_key(&app.store, secret, &a.id, "test", Mode::Test)
+            .await
+            .unwrap();
+    let (_, live_key) =
+        shared::auth::keys::create_key(&app.store, secret, &a.id, "live", Mode::Live)
+            .await
+            .unwrap();
     Merchant {
         account_id: a.id,
         test_key,

@@ -1,6 +1,7 @@
 //! API-key authentication: format, signature, revocation and account state.
 
 pub mod api_key;
+pub mod keys;
 
 use crate::app::App;
 use crate::domain::account::{Account, ApiKey};

@@ -8,7 +8,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::domain::affiliate_code::AffiliateCode;
-use crate::domain::application::Application;
+use crate::domain::application::{Application, Decision};
 use crate::domain::email::Email;
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::error::Error;
@@ -136,6 +136,16 @@ pub struct AffiliatePatch {
     pub website: Patch<String>,
     #[serde(default)]
     pub metadata: Patch<MetadataPatch>,
+}
+
+impl AffiliateStatus {
+    /// The affiliate's status once its application is decided.
+    pub fn after(decision: &Decision) -> AffiliateStatus {
+        match decision {
+            Decision::Accept => AffiliateStatus::Active,
+            Decision::Reject { .. } => AffiliateStatus::Rejected,
+        }
+    }
 }
 
 /// A new affiliate (and its application, when it has to be reviewed) ready to store.

@@ -5,6 +5,15 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::validation::Issue;
 
+/// The affiliate and campaign an affiliate code belongs to (what a code
+/// guard records, so a `ref` or `affiliateCode` resolves with one read).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeOwner {
+    pub affiliate_id: String,
+    pub campaign_id: String,
+}
+
 /// Length of a generated code.
 pub const GENERATED_LEN: usize = 8;
 /// Letters and digits that cannot be mistaken for one another when read aloud

@@ -3,7 +3,6 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::error::{Error, ErrorCode};
 use crate::ids::{new_id, IdKind};
 use crate::timestamp::{serde_ts, serde_ts_opt};
@@ -68,14 +67,6 @@ impl Decision {
         }
     }
 
-    /// The affiliate's state afterwards.
-    pub fn affiliate_status(&self) -> AffiliateStatus {
-        match self {
-            Decision::Accept => AffiliateStatus::Active,
-            Decision::Reject { .. } => AffiliateStatus::Rejected,
-        }
-    }
-
     /// The operation's name in error messages.
     pub fn action(&self) -> &'static str {
         match self {
@@ -94,11 +85,16 @@ pub const MAX_BULK_IDS: usize = 100;
 
 impl Application {
     /// A pending application for a newly signed-up affiliate.
-    pub fn pending(affiliate: &Affiliate, message: Option<String>, now: DateTime<Utc>) -> Self {
+    pub fn pending(
+        affiliate_id: &str,
+        campaign_id: &str,
+        message: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Self {
         Application {
             id: new_id(IdKind::Application),
-            affiliate_id: affiliate.id.clone(),
-            campaign_id: affiliate.campaign_id.clone(),
+            affiliate_id: affiliate_id.to_string(),
+            campaign_id: campaign_id.to_string(),
             status: ApplicationStatus::Pending,
             message,
             reason: None,

@@ -20,6 +20,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::conversion::AttributionMethod;
 
 /// How much earlier than its click a payment may be dated (clock skew).
@@ -38,6 +39,15 @@ pub struct Signal {
 pub struct AffiliateFacts {
     pub campaign_id: String,
     pub active: bool,
+}
+
+impl From<&Affiliate> for AffiliateFacts {
+    fn from(a: &Affiliate) -> Self {
+        AffiliateFacts {
+            campaign_id: a.campaign_id.clone(),
+            active: a.status == AffiliateStatus::Active,
+        }
+    }
 }
 
 /// The outcome: the affiliate, its campaign and how it was found.

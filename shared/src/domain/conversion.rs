@@ -4,6 +4,7 @@ use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::commission::CommissionReason;
 use crate::domain::metadata::{self, Metadata};
 use crate::domain::referral::CustomerKey;
@@ -137,6 +138,63 @@ impl Conversion {
     pub fn sort_key(&self) -> String {
         format!("{}#{}", timestamp::format(&self.occurred_at), self.id)
     }
+
+    /// Reverses (refunds) a conversion that is in no payout and PENDING,
+    /// APPROVED or UNATTRIBUTED: it becomes REVERSED and its affiliate gives
+    /// the commission back. Anything else is INVALID_STATE.
+    pub fn reverse(&self, reason: Option<String>, now: DateTime<Utc>) -> Result<Reversal, Error> {
+        if !self.status.reversible() || self.payout_id.is_some() {
+            return Err(Error::InvalidState {
+                resource: "conversion",
+                current: self.status.as_str().to_string(),
+                action: if self.payout_id.is_some() {
+                    "reverse (it is in a payout)"
+                } else {
+                    "reverse"
+                },
+            });
+        }
+        let give_back = self
+            .affiliate_id
+            .as_ref()
+            .filter(|_| self.commission > Decimal::ZERO)
+            .map(|aff| Earning {
+                affiliate_id: aff.clone(),
+                currency: self.currency,
+                amount: -self.commission,
+                while_status: None,
+            });
+        let mut reversed = self.clone();
+        reversed.status = ConversionStatus::Reversed;
+        reversed.reversed_at = Some(now);
+        reversed.reversal_reason = reason;
+        reversed.updated_at = now;
+        Ok(Reversal {
+            from: self.status,
+            reversed,
+            give_back,
+        })
+    }
+}
+
+/// A change of an affiliate's `earned` total in one currency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Earning {
+    pub affiliate_id: String,
+    pub currency: Currency,
+    /// Negative to give commission back.
+    pub amount: Decimal,
+    /// Applies only while the affiliate is in this status, when set.
+    pub while_status: Option<AffiliateStatus>,
+}
+
+/// A conversion's reversal: the conversion after it, the status it left
+/// (its rollups move from there) and the commission its affiliate gives back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reversal {
+    pub reversed: Conversion,
+    pub from: ConversionStatus,
+    pub give_back: Option<Earning>,
 }
 
 /// Body of `POST /api/v1/conversions/postback`.
@@ -635,5 +693,78 @@ mod tests {
         assert!(ConversionStatus::Unattributed.reversible());
         assert!(!ConversionStatus::Paid.reversible());
         assert!(!ConversionStatus::Reversed.reversible());
+    }
+
+    fn recorded(status: ConversionStatus, payout: Option<&str>) -> Conversion {
+        let p = body(base()).unwrap();
+        Conversion {
+            id: "cnv_1".into(),
+            external_id: p.external_id,
+            campaign_id: Some("cmp_1".into()),
+            affiliate_id: Some("aff_1".into()),
+            amount: p.amount,
+            currency: p.currency,
+            conversion_type: ConversionType::Sale,
+            commission: Decimal::new(250, 2),
+            commission_reason: None,
+            status,
+            attribution: AttributionMethod::Code,
+            customer_ref: None,
+            is_recurring: false,
+            click_id: None,
+            session_id: None,
+            customer_id: None,
+            hold_days: 30,
+            payable_at: p.occurred_at,
+            payout_id: payout.map(str::to_string),
+            metadata: Metadata::default(),
+            occurred_at: p.occurred_at,
+            created_at: p.occurred_at,
+            updated_at: p.occurred_at,
+            reversed_at: None,
+            reversal_reason: None,
+        }
+    }
+
+    #[test]
+    fn reversal_transitions() {
+        use ConversionStatus::*;
+        let now = Utc::now();
+        for (from, in_payout, ok) in [
+            (Pending, false, true),
+            (Approved, false, true),
+            (Unattributed, false, true),
+            (Approved, true, false),
+            (Paid, true, false),
+            (Reversed, false, false),
+        ] {
+            let c = recorded(from, in_payout.then_some("po_1"));
+            match c.reverse(Some("refund".into()), now) {
+                Ok(r) => {
+                    assert!(ok, "{from:?} must not reverse");
+                    assert_eq!(r.from, from);
+                    assert_eq!(r.reversed.status, Reversed);
+                    assert_eq!(r.reversed.reversed_at, Some(now));
+                    assert_eq!(r.reversed.reversal_reason.as_deref(), Some("refund"));
+                    let back = r.give_back.expect("commission goes back");
+                    assert_eq!(
+                        (back.affiliate_id.as_str(), back.amount),
+                        ("aff_1", -c.commission)
+                    );
+                    assert_eq!(back.while_status, None);
+                }
+                Err(Error::InvalidState {
+                    current, action, ..
+                }) => {
+                    assert!(!ok, "{from:?} must reverse");
+                    assert_eq!(current, from.as_str());
+                    assert_eq!(action.contains("payout"), in_payout);
+                }
+                Err(e) => panic!("unexpected {e:?}"),
+            }
+        }
+        let mut free = recorded(Pending, None);
+        free.commission = Decimal::ZERO;
+        assert_eq!(free.reverse(None, now).unwrap().give_back, None);
     }
 }

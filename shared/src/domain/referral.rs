@@ -9,14 +9,21 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::domain::email::Email;
-use crate::timestamp::serde_ts;
+use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::Issue;
 
 /// Longest `customerId` accepted (characters).
 pub const MAX_CUSTOMER_ID_CHARS: usize = 256;
 
-/// `source` of a referral bound by `POST /api/v1/track/identify`.
-pub const SOURCE_IDENTIFY: &str = "IDENTIFY";
+/// How a referral's binding came about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReferralSource {
+    /// `POST /api/v1/track/identify` bound the browser session's customer.
+    Identify,
+    /// An attributed payment bound an identity not bound before.
+    Payment,
+}
 
 /// A customer identity a referral is keyed by. Its string form
 /// (`cid:<customerId>`, `email:<sha256 hex>`, `session:<ses_…>`,
@@ -127,8 +134,8 @@ pub struct Referral {
     pub customer_key: String,
     #[serde(with = "serde_ts")]
     pub bound_at: DateTime<Utc>,
-    /// How the binding came about (`IDENTIFY`, …).
-    pub source: String,
+    /// How the binding came about.
+    pub source: ReferralSource,
     /// The session that identified the customer, when bound by identify.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
@@ -136,6 +143,14 @@ pub struct Referral {
     /// same customer: that identity's customer key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linked_from: Option<String>,
+    /// The `occurredAt` of the customer's first attributed payment, once
+    /// there was one: the start of a limited recurring window.
+    #[serde(
+        with = "serde_ts_opt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub first_payment_at: Option<DateTime<Utc>>,
 }
 
 #[cfg(test)]

@@ -50,7 +50,12 @@ pub fn enroll(input: SignUp, campaign: &Campaign, now: DateTime<Utc>) -> Result<
     };
     let mut e = Affiliate::enroll(new, status, now, issues)?;
     if status == AffiliateStatus::Pending {
-        e.application = Some(Application::pending(&e.affiliate, message, now));
+        e.application = Some(Application::pending(
+            &e.affiliate.id,
+            &e.affiliate.campaign_id,
+            message,
+            now,
+        ));
     }
     Ok(e)
 }

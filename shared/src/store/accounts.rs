@@ -2,13 +2,12 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::auth::api_key;
 use crate::domain::account::{Account, ApiKey};
-use crate::domain::tenant::Mode;
 use crate::error::{Error, Result};
 use crate::ids::{new_id, IdKind};
 use crate::store::keys::{self, Index, RECORD_SK};
 use crate::store::page::{ListQuery, PageRequest};
+use crate::store::update::UpdateExpr;
 use crate::store::{from_item, record_item, s, IndexKeys, Store};
 use crate::timestamp;
 
@@ -63,30 +62,17 @@ pub async fn set_subscription(
     Ok(a)
 }
 
-/// Creates a key and returns its record and its value (shown once, never stored).
-pub async fn create_key(
-    store: &Store,
-    secret: &str,
-    account_id: &str,
-    name: &str,
-    mode: Mode,
-) -> Result<(ApiKey, String)> {
-    get_account(store, account_id).await?;
-    let id = new_id(IdKind::Key);
-    let value = api_key::issue(secret, &id, account_id, mode);
-    let key = ApiKey {
-        id: id.clone(),
-        account_id: account_id.to_string(),
-        name: name.to_string(),
-        mode,
-        key_hash: api_key::hash(&value),
-        last4: value[value.len() - 4..].to_string(),
-        created_at: timestamp::now(),
-        revoked_at: None,
-    };
-    let index = IndexKeys::new().with(Index::Gsi4, keys::account_keys(account_id), &id);
-    store.put_new(record_item(&id, None, &key, &index)?).await?;
-    Ok((key, value))
+/// Stores a new key record (its value is never stored, only its hash).
+pub async fn insert_key(store: &Store, key: &ApiKey) -> Result<()> {
+    let index = IndexKeys::new().with(Index::Gsi4, keys::account_keys(&key.account_id), &key.id);
+    if store
+        .put_new(record_item(&key.id, None, key, &index)?)
+        .await?
+    {
+        Ok(())
+    } else {
+        Err(Error::internal("key id collision"))
+    }
 }
 
 /// Revokes a key for good.
@@ -98,17 +84,10 @@ pub async fn revoke_key(store: &Store, key_id: &str) -> Result<ApiKey> {
     let mut key: ApiKey = from_item(item)?;
     if key.revoked_at.is_none() {
         let now = timestamp::now();
-        store
-            .client()
-            .update_item()
-            .table_name(store.table())
-            .key("pk", s(key_id))
-            .key("sk", s(RECORD_SK))
-            .update_expression("SET revokedAt = :r")
-            .condition_expression("attribute_exists(pk)")
-            .expression_attribute_values(":r", s(timestamp::format(&now)))
-            .send()
-            .await?;
+        let revoke = UpdateExpr::new()
+            .set("revokedAt", s(timestamp::format(&now)))
+            .when_exists();
+        store.update(key_id, RECORD_SK, &revoke).await?;
         key.revoked_at = Some(now);
     }
     key.key_hash.clear();

@@ -19,13 +19,16 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 
-use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::AttributeValue;
 use rust_decimal::Decimal;
 
 use crate::domain::affiliate::Totals;
+use crate::domain::conversion::Earning;
 use crate::error::{Error, Result};
 use crate::money::Currency;
 use crate::store::keys::{RECORD_SK, TOTALS_SK};
+use crate::store::tx::Tx;
+use crate::store::update::UpdateExpr;
 use crate::store::{get_s, n, s, Item, Store};
 
 /// Kind of total: commission earned (the conversion flow).
@@ -43,68 +46,44 @@ fn attribute(kind: &str, currency: Currency) -> String {
     format!("{kind}_{}", currency.code())
 }
 
-/// An Update action adding `delta` (negative to give back) to one total.
-pub fn add_action(
-    store: &Store,
+/// Adds `delta` (negative to give back) to one total: an Update of the
+/// TOTALS item that starts missing attributes (and the item) from zero.
+pub fn add<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
     tenant_key: &str,
     affiliate_id: &str,
     kind: &str,
     currency: Currency,
     delta: Decimal,
-) -> TransactWriteItem {
-    store.tx_update(
-        affiliate_id,
-        TOTALS_SK,
-        "ADD #v :d SET #t = :t",
-        Some("attribute_not_exists(#t) OR #t = :t"),
-        HashMap::from([
-            ("#v".to_string(), attribute(kind, currency)),
-            ("#t".to_string(), "tenant".to_string()),
-        ]),
-        Item::from([
-            (":d".to_string(), n(delta)),
-            (":t".to_string(), s(tenant_key)),
-        ]),
-    )
+) {
+    let update = UpdateExpr::new()
+        .add(&attribute(kind, currency), n(delta))
+        .set("tenant", s(tenant_key))
+        .when_absent_or_eq("tenant", s(tenant_key));
+    tx.update(role, affiliate_id, TOTALS_SK, &update);
 }
 
-/// The transaction actions that add `delta` to the affiliate's `earned` total
-/// in `currency`. With `require_status`, a ConditionCheck first requires the
-/// affiliate record to be the tenant's and in that status (a check writes
-/// nothing). Either action fails as a condition failure of the transaction.
-pub fn earn_actions(
-    store: &Store,
-    tenant_key: &str,
-    affiliate_id: &str,
-    currency: Currency,
-    delta: Decimal,
-    require_status: Option<&str>,
-) -> Vec<TransactWriteItem> {
-    let mut actions = Vec::with_capacity(2);
-    if let Some(st) = require_status {
-        actions.push(store.tx_check(
-            affiliate_id,
-            RECORD_SK,
-            "#t = :t AND #st = :st",
-            HashMap::from([
-                ("#t".to_string(), "tenant".to_string()),
-                ("#st".to_string(), "status".to_string()),
-            ]),
-            Item::from([
-                (":t".to_string(), s(tenant_key)),
-                (":st".to_string(), s(st)),
-            ]),
-        ));
+/// Adds an earning to the affiliate's `earned` total (role `add_role`). With
+/// `while_status`, a ConditionCheck (role `check_role`) first requires the
+/// affiliate record to be the tenant's and in that status; a check writes
+/// nothing. Either fails as a condition failure of the transaction.
+pub fn earn<R: Copy>(tx: &mut Tx<R>, check_role: R, add_role: R, tenant_key: &str, e: &Earning) {
+    if let Some(st) = e.while_status {
+        let when = UpdateExpr::new()
+            .when_tenant(tenant_key)
+            .when_eq("status", s(st.as_str()));
+        tx.check(check_role, &e.affiliate_id, RECORD_SK, &when);
     }
-    actions.push(add_action(
-        store,
+    add(
+        tx,
+        add_role,
         tenant_key,
-        affiliate_id,
+        &e.affiliate_id,
         EARNED,
-        currency,
-        delta,
-    ));
-    actions
+        e.currency,
+        e.amount,
+    );
 }
 
 fn bad(name: &str) -> Error {

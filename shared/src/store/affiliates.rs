@@ -7,7 +7,7 @@
 //! (`store::affiliate_totals`), not in the record: reads join the two.
 
 use crate::domain::affiliate::{Affiliate, Enrollment};
-use crate::domain::affiliate_code::AffiliateCode;
+use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -15,8 +15,20 @@ use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::{UpdateExpr, Updated};
 use crate::store::{
-    affiliate_totals, applications, from_item, get_s, n, record_item, s, IndexKeys, Item, Store,
+    affiliate_totals, applications, from_item, get_s, item_at, n, record_item, s, IndexKeys, Item,
+    Store,
 };
+
+/// The role of each action of an affiliate's transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Write {
+    Record,
+    EmailGuard,
+    CodeGuard,
+    Application,
+    /// The removal of a guard the affiliate no longer needs.
+    Release,
+}
 
 /// Fresh codes tried when a generated one clashes with an existing code.
 const CODE_ATTEMPTS: usize = 3;
@@ -70,7 +82,11 @@ fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
 const TOTAL_ATTRIBUTES: [&str; 2] = ["earned", "paid"];
 
 /// An affiliate from its record and its totals item (absent: nothing earned yet).
-fn from_parts(mut record: Item, totals: Option<&Item>, tenant_key: &str) -> Result<Affiliate> {
+pub(crate) fn from_parts(
+    mut record: Item,
+    totals: Option<&Item>,
+    tenant_key: &str,
+) -> Result<Affiliate> {
     for total in TOTAL_ATTRIBUTES {
         record.remove(total);
     }
@@ -79,45 +95,30 @@ fn from_parts(mut record: Item, totals: Option<&Item>, tenant_key: &str) -> Resu
     Ok(a)
 }
 
-/// A guard item. The code guard doubles as the look-up from a `ref` or
-/// `affiliateCode` to its affiliate, hence the attribute names are fixed.
-fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Item {
-    Item::from([
-        ("pk".to_string(), s(pk)),
-        ("sk".to_string(), s(GUARD_SK)),
-        ("affiliateId".to_string(), s(a.id.clone())),
-        ("campaignId".to_string(), s(a.campaign_id.clone())),
-        ("tenant".to_string(), s(tenant.key())),
-    ])
-}
-
-/// The affiliate and campaign an affiliate code belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodeOwner {
-    pub affiliate_id: String,
-    pub campaign_id: String,
+/// A guard item: the tenant and the code's owner. The code guard doubles as
+/// the look-up from a `ref` or `affiliateCode` to its affiliate.
+fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Result<Item> {
+    let owner = CodeOwner {
+        affiliate_id: a.id.clone(),
+        campaign_id: a.campaign_id.clone(),
+    };
+    let mut item = item_at(&pk, GUARD_SK, &owner)?;
+    item.insert("tenant".into(), s(tenant.key()));
+    Ok(item)
 }
 
 /// Resolves an affiliate code (any letter case) within a tenant with one
 /// GetItem of its guard.
 pub async fn resolve_code(store: &Store, tenant: &Tenant, code: &str) -> Result<Option<CodeOwner>> {
-    let tenant_key = tenant.key();
-    Ok(store
+    match store
         .get_item(&keys::code_guard(tenant, code), GUARD_SK)
         .await?
-        .and_then(|item| {
-            match (
-                get_s(&item, "affiliateId"),
-                get_s(&item, "campaignId"),
-                get_s(&item, "tenant"),
-            ) {
-                (Some(a), Some(c), Some(t)) if t == tenant_key => Some(CodeOwner {
-                    affiliate_id: a.to_string(),
-                    campaign_id: c.to_string(),
-                }),
-                _ => None,
-            }
-        }))
+    {
+        Some(item) if get_s(&item, "tenant") == Some(tenant.key().as_str()) => {
+            Ok(Some(from_item(item)?))
+        }
+        _ => Ok(None),
+    }
 }
 
 fn email_guard(tenant: &Tenant, a: &Affiliate) -> String {
@@ -139,18 +140,20 @@ pub async fn enroll(store: &Store, tenant: &Tenant, e: &mut Enrollment) -> Resul
     let mut attempt = 1;
     loop {
         let a = &e.affiliate;
-        let mut actions = vec![
-            store.tx_put_new(item(tenant, a)?),
-            store.tx_put_new(guard(email_guard(tenant, a), tenant, a)),
-            store.tx_put_new(guard(keys::code_guard(tenant, a.code.as_str()), tenant, a)),
-        ];
+        let mut tx = store.tx();
+        tx.put_new(Write::Record, item(tenant, a)?)
+            .put_new(Write::EmailGuard, guard(email_guard(tenant, a), tenant, a)?)
+            .put_new(
+                Write::CodeGuard,
+                guard(keys::code_guard(tenant, a.code.as_str()), tenant, a)?,
+            );
         if let Some(app) = &e.application {
-            actions.push(store.tx_put_new(applications::item(tenant, app)?));
+            tx.put_new(Write::Application, applications::item(tenant, app)?);
         }
-        match store.transact(actions).await {
+        match store.transact(tx).await {
             Ok(()) => return Ok(()),
-            Err(err) if err.failed_at(1) => return Err(duplicate_email()),
-            Err(err) if err.failed_at(2) => {
+            Err(err) if err.failed(Write::EmailGuard) => return Err(duplicate_email()),
+            Err(err) if err.failed(Write::CodeGuard) => {
                 if !e.code_generated || attempt >= CODE_ATTEMPTS {
                     return Err(duplicate_code(&e.affiliate.code));
                 }
@@ -208,38 +211,29 @@ pub async fn replace(
         let done = store.update(&new.id, RECORD_SK, &update).await?;
         return Ok(matches!(done, Updated::Applied(_)));
     }
-    let mut actions = vec![store.tx_update_expr(&new.id, RECORD_SK, &update)];
+    let mut tx = store.tx();
+    tx.update(Write::Record, &new.id, RECORD_SK, &update);
     // The old guard goes only if it is still ours, so a stale read can never
     // release another affiliate's e-mail or code.
-    let release = |pk: String| {
-        let values = Item::from([(":me".to_string(), s(old.id.clone()))]);
-        store.tx_delete(
-            &pk,
-            GUARD_SK,
-            Some(("attribute_not_exists(pk) OR affiliateId = :me", values)),
-        )
-    };
-    let mut email_at = None;
+    let ours = UpdateExpr::new().when_absent_or_eq("affiliateId", s(old.id.clone()));
     if email_changed {
-        actions.push(release(email_guard(tenant, old)));
-        email_at = Some(actions.len());
-        actions.push(store.tx_put_new(guard(email_guard(tenant, new), tenant, new)));
+        tx.delete(Write::Release, &email_guard(tenant, old), GUARD_SK, &ours);
+        tx.put_new(
+            Write::EmailGuard,
+            guard(email_guard(tenant, new), tenant, new)?,
+        );
     }
-    let mut code_at = None;
     if code_changed {
-        actions.push(release(keys::code_guard(tenant, old.code.as_str())));
-        code_at = Some(actions.len());
-        actions.push(store.tx_put_new(guard(
-            keys::code_guard(tenant, new.code.as_str()),
-            tenant,
-            new,
-        )));
+        let old_code = keys::code_guard(tenant, old.code.as_str());
+        tx.delete(Write::Release, &old_code, GUARD_SK, &ours);
+        let new_code = keys::code_guard(tenant, new.code.as_str());
+        tx.put_new(Write::CodeGuard, guard(new_code, tenant, new)?);
     }
-    match store.transact(actions).await {
+    match store.transact(tx).await {
         Ok(()) => Ok(true),
-        Err(e) if e.failed_at(0) => Ok(false),
-        Err(e) if email_at.is_some_and(|i| e.failed_at(i)) => Err(duplicate_email()),
-        Err(e) if code_at.is_some_and(|i| e.failed_at(i)) => Err(duplicate_code(&new.code)),
+        Err(e) if e.failed(Write::Record) => Ok(false),
+        Err(e) if e.failed(Write::EmailGuard) => Err(duplicate_email()),
+        Err(e) if e.failed(Write::CodeGuard) => Err(duplicate_code(&new.code)),
         Err(e) => Err(e.into_error()),
     }
 }

@@ -4,14 +4,14 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
-
+use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::application::{Application, ApplicationStatus, Decision};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::store::keys::{self, Index, Kind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::{from_item, get_s, record_item, s, IndexKeys, Item, Store};
 use crate::timestamp;
@@ -19,6 +19,13 @@ use crate::timestamp;
 /// Applications accepted per transaction in a bulk accept: two updates each,
 /// within DynamoDB's 100 actions per transaction.
 const BULK_CHUNK: usize = 50;
+
+/// The role of each action of a decision's transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Write {
+    Application,
+    Affiliate,
+}
 
 pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
     let index = IndexKeys::new()
@@ -76,11 +83,11 @@ pub async fn decide_loaded(
     decision: &Decision,
 ) -> Result<Application> {
     // A decided application fails here without spending a write.
-    let (decided, actions) = decision_actions(store, tenant, app, decision, timestamp::now())?;
+    let (decided, tx) = decision_tx(store, tenant, app, decision, timestamp::now())?;
     let t = tenant.key();
-    match store.transact(actions).await {
+    match store.transact(tx).await {
         Ok(()) => Ok(decided),
-        Err(e) if e.failed_at(0) => match e.old_item(0) {
+        Err(e) if e.failed(Write::Application) => match e.old_item(Write::Application) {
             Some(old) if get_s(old, "tenant") == Some(t.as_str()) => Err(Application::not_pending(
                 get_s(old, "status").unwrap_or("UNKNOWN"),
                 decision,
@@ -93,13 +100,13 @@ pub async fn decide_loaded(
 
 /// The decided application and the two updates that make it so: the
 /// application (conditioned on still being PENDING) and its affiliate.
-fn decision_actions(
+fn decision_tx(
     store: &Store,
     tenant: &Tenant,
     app: &Application,
     decision: &Decision,
     now: chrono::DateTime<chrono::Utc>,
-) -> Result<(Application, Vec<TransactWriteItem>)> {
+) -> Result<(Application, Tx<Write>)> {
     let decided = app.decide(decision, now)?;
     let t = tenant.key();
     let ts = s(timestamp::format(&now));
@@ -120,7 +127,7 @@ fn decision_actions(
     if let Some(r) = &decided.reason {
         app_update = app_update.set("reason", s(r.clone()));
     }
-    let aff_status = decision.affiliate_status().as_str();
+    let aff_status = AffiliateStatus::after(decision).as_str();
     let aff_update = UpdateExpr::new()
         .set("status", s(aff_status))
         .set("updatedAt", ts)
@@ -130,11 +137,10 @@ fn decision_actions(
         )
         .increment("version")
         .when_tenant(&t);
-    let actions = vec![
-        store.tx_update_expr(&app.id, RECORD_SK, &app_update),
-        store.tx_update_expr(&app.affiliate_id, RECORD_SK, &aff_update),
-    ];
-    Ok((decided, actions))
+    let mut tx = store.tx();
+    tx.update(Write::Application, &app.id, RECORD_SK, &app_update)
+        .update(Write::Affiliate, &app.affiliate_id, RECORD_SK, &aff_update);
+    Ok((decided, tx))
 }
 
 /// Accepts each id on its own (they were de-duplicated by the caller) and
@@ -161,23 +167,25 @@ pub async fn bulk_accept(
         .collect();
     let now = timestamp::now();
     let mut results: Vec<Option<Result<Application>>> = Vec::with_capacity(ids.len());
-    let mut pending: Vec<(usize, Application, Application, Vec<TransactWriteItem>)> = Vec::new();
+    let mut pending: Vec<(usize, Application, Application, Tx<Write>)> = Vec::new();
     for (i, id) in ids.iter().enumerate() {
         match found.remove(id) {
             None => results.push(Some(Err(Error::NotFound("application")))),
-            Some(app) => match decision_actions(store, tenant, &app, &Decision::Accept, now) {
+            Some(app) => match decision_tx(store, tenant, &app, &Decision::Accept, now) {
                 Err(e) => results.push(Some(Err(e))),
-                Ok((decided, actions)) => {
+                Ok((decided, tx)) => {
                     results.push(None);
-                    pending.push((i, app, decided, actions));
+                    pending.push((i, app, decided, tx));
                 }
             },
         }
     }
     for chunk in pending.chunks(BULK_CHUNK) {
-        let actions: Vec<TransactWriteItem> =
-            chunk.iter().flat_map(|(_, _, _, a)| a.clone()).collect();
-        if store.transact(actions).await.is_ok() {
+        let mut tx = store.tx();
+        for (_, _, _, one) in chunk {
+            tx.append(one.clone());
+        }
+        if store.transact(tx).await.is_ok() {
             for (i, _, decided, _) in chunk {
                 results[*i] = Some(Ok(decided.clone()));
             }

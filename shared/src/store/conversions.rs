@@ -6,50 +6,51 @@
 //! by status (GSI3) and by affiliate (GSI4). `amountValue` repeats the amount
 //! as a number for the `min_amount`/`max_amount` filters.
 //!
-//! A postback costs two BatchGetItem calls (every key its signals name, then
-//! the affiliates and campaigns they point to) and one TransactWriteItems:
+//! A postback is read -> plan -> commit (`domain::postback` decides): two
+//! BatchGetItem calls (every key the postback names, then the affiliates and
+//! campaigns its signals point to) and one TransactWriteItems of the plan:
 //!
-//! 0. the `externalId` guard (`attribute_not_exists`), unique across tenants;
-//! 1. the conversion;
-//! 2. the live-mode monthly quota counter (ADD with a cap condition);
-//! 3. the customer's referrals (created, or `firstPaymentAt` set once);
-//! 4. the affiliate's `earned` total in the payment's currency, in its TOTALS
-//!    item (`ADD`; see `store::affiliate_totals`), with a ConditionCheck that
-//!    the affiliate is still ACTIVE (neither rewrites the affiliate record);
-//! 5. the day and month rollups.
+//! - the `externalId` claim (`attribute_not_exists`), unique across tenants;
+//! - the conversion;
+//! - the live-mode monthly quota counter (ADD with a cap condition);
+//! - the customer's referrals (created, or `firstPaymentAt` set once);
+//! - the affiliate's `earned` total in the payment's currency, in its TOTALS
+//!   item (`ADD`; see `store::affiliate_totals`), with a ConditionCheck that
+//!   the affiliate is still in the status the plan requires (neither rewrites
+//!   the affiliate record);
+//! - the day and month rollups.
 //!
-//! Either all of it happens or none; a repeated postback finds the guard
+//! Either all of it happens or none; a repeated postback finds the claim
 //! (before writing, or as the transaction's failed condition) and answers
 //! with the conversion it names.
 
 use std::collections::{HashMap, HashSet};
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
+use serde::de::DeserializeOwned;
 
 use crate::domain::affiliate_code::AffiliateCode;
-use crate::domain::attribution::{self, AffiliateFacts, Signal};
+use crate::domain::attribution::{AffiliateFacts, Signal};
 use crate::domain::campaign::Campaign;
-use crate::domain::commission::{self, Payment};
-use crate::domain::conversion::{
-    AttributionMethod, Conversion, ConversionStatus, ConversionType, Postback,
-};
-use crate::domain::referral::{CustomerKey, Referral};
+use crate::domain::conversion::{Conversion, ConversionStatus, Postback};
+use crate::domain::postback::{self, ExternalIdClaim, Opening, Parties, Plan, Quota, Sightings};
+use crate::domain::referral::Referral;
 use crate::domain::tenant::Tenant;
-use crate::domain::tracking;
+use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
-use crate::ids::{self, new_id, IdKind};
+use crate::ids::{self, IdKind};
 use crate::money::Currency;
 use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::tx::TxError;
+use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliate_totals, from_item, get_s, n, referrals, rollups, s, IndexKeys, Item, Store,
+    affiliate_totals, affiliates, counters, from_item, get_s, item_at, n, referrals, rollups, s,
+    IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
-/// `source` of a referral bound by an attributed payment.
-pub const SOURCE_PAYMENT: &str = "PAYMENT";
 /// Times a postback is re-planned after a concurrent write changed what it read
 /// (the customer's referral or the affiliate).
 const RECORD_ATTEMPTS: usize = 4;
@@ -57,6 +58,10 @@ const RECORD_ATTEMPTS: usize = 4;
 const REVERSE_ATTEMPTS: usize = 3;
 /// Quota counters outlive their month by this long, then TTL removes them.
 const QUOTA_TTL_DAYS: i64 = 400;
+/// Conversion attributes a reversal rewrites (with the GSI3 partition).
+const REVERSAL_FIELDS: [&str; 4] = [STATUS, "reversedAt", "reversalReason", "updatedAt"];
+const STATUS: &str = "status";
+const PAYOUT_ID: &str = "payoutId";
 
 /// The index entries of a conversion.
 pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
@@ -174,15 +179,6 @@ pub async fn list(
         .try_map(from_item)
 }
 
-/// The live-mode monthly conversion quota of an account.
-#[derive(Debug, Clone)]
-pub struct Quota {
-    pub account_id: String,
-    pub plan: String,
-    /// `None`: unlimited (still counted).
-    pub cap: Option<u64>,
-}
-
 /// What a postback did.
 #[derive(Debug, Clone)]
 pub enum Recorded {
@@ -192,21 +188,34 @@ pub enum Recorded {
     Replayed(Conversion),
 }
 
+/// The role of each action of a postback's transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PostbackAction {
+    Claim,
+    Conversion,
+    Quota,
+    Referral,
+    AffiliateStatus,
+    Earned,
+    Rollup,
+}
+
+/// The role of each action of a reversal's transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReverseAction {
+    Conversion,
+    Rollup,
+    AffiliateStatus,
+    Earned,
+}
+
 type Key = (String, String);
 
 fn key(pk: impl Into<String>, sk: &str) -> Key {
     (pk.into(), sk.to_string())
 }
 
-fn owned<'a>(got: &'a HashMap<Key, Item>, k: &Key, tenant_key: &str) -> Option<&'a Item> {
-    got.get(k)
-        .filter(|item| get_s(item, "tenant") == Some(tenant_key))
-}
-
-fn time_attr(item: &Item, name: &str) -> Option<DateTime<Utc>> {
-    get_s(item, name).and_then(timestamp::parse_datetime)
-}
-
+/// The items read by key, de-duplicated, in one BatchGetItem (none for no key).
 async fn batch(store: &Store, keys: Vec<Key>) -> Result<HashMap<Key, Item>> {
     let mut seen = HashSet::new();
     let keys: Vec<Key> = keys
@@ -227,6 +236,33 @@ async fn batch(store: &Store, keys: Vec<Key>) -> Result<HashMap<Key, Item>> {
         .collect())
 }
 
+/// The tenant's record at `k` among the items read, as `T`.
+fn owned<T: DeserializeOwned>(
+    got: &HashMap<Key, Item>,
+    k: Option<&Key>,
+    tenant_key: &str,
+) -> Result<Option<T>> {
+    match k.and_then(|k| got.get(k)) {
+        Some(item) if get_s(item, "tenant") == Some(tenant_key) => {
+            Ok(Some(from_item(item.clone())?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The tenant's click at `k` among the items read (its id is its key).
+fn owned_click(
+    got: &HashMap<Key, Item>,
+    k: Option<&Key>,
+    tenant_key: &str,
+) -> Result<Option<Click>> {
+    let click: Option<Click> = owned(got, k, tenant_key)?;
+    Ok(click.map(|mut c| {
+        c.id = k.map(|k| k.0.clone()).unwrap_or_default();
+        c
+    }))
+}
+
 /// Records a postback: attribution, commission, referral, quota and rollups in
 /// one transaction, exactly once per `externalId`.
 pub async fn record(
@@ -237,7 +273,7 @@ pub async fn record(
     now: DateTime<Utc>,
 ) -> Result<Recorded> {
     for _ in 0..RECORD_ATTEMPTS {
-        if let Some(done) = attempt(store, tenant, p, quota, now).await? {
+        if let Some(done) = try_record(store, tenant, p, quota, now).await? {
             return Ok(done);
         }
     }
@@ -247,43 +283,8 @@ pub async fn record(
     ))
 }
 
-fn quota_reached(q: &Quota) -> Error {
-    Error::LimitExceeded(format!(
-        "the monthly conversion quota of the {} plan ({}) is reached",
-        q.plan,
-        q.cap.unwrap_or_default()
-    ))
-}
-
-/// The conversion a guard names, for a repeated postback.
-async fn replay(store: &Store, tenant: &Tenant, guard: &Item) -> Result<Recorded> {
-    if get_s(guard, "tenant") != Some(tenant.key().as_str()) {
-        return Err(Error::AlreadyExists(
-            "this externalId was already submitted by another account (or in the other mode)"
-                .into(),
-        ));
-    }
-    let id = get_s(guard, "conversionId")
-        .ok_or_else(|| Error::internal("externalId guard without conversionId"))?;
-    let item = store
-        .get_item(id, RECORD_SK)
-        .await?
-        .ok_or_else(|| Error::internal(format!("guarded conversion {id} is missing")))?;
-    Ok(Recorded::Replayed(from_item(item)?))
-}
-
-/// The referral method of a customer identity.
-fn referral_method(k: &CustomerKey) -> AttributionMethod {
-    match k {
-        CustomerKey::CustomerId(_) => AttributionMethod::Customer,
-        CustomerKey::EmailHash(_) => AttributionMethod::Email,
-        CustomerKey::Session(_) => AttributionMethod::Session,
-        CustomerKey::Click(_) => AttributionMethod::Click,
-    }
-}
-
-/// One try; `None` when a concurrent write invalidated what it read.
-async fn attempt(
+/// One read -> plan -> commit; `None` when a concurrent write changed what it read.
+async fn try_record(
     store: &Store,
     tenant: &Tenant,
     p: &Postback,
@@ -291,7 +292,42 @@ async fn attempt(
     now: DateTime<Utc>,
 ) -> Result<Option<Recorded>> {
     let tenant_key = tenant.key();
-    let guard_key = key(keys::external_id_guard(&p.external_id), GUARD_SK);
+    let sightings = read_sightings(store, tenant, p).await?;
+    let signals = match postback::open(&tenant_key, p, &sightings, quota)? {
+        Opening::Replay { conversion_id } => return replay(store, &conversion_id).await.map(Some),
+        Opening::Attribute { signals } => signals,
+    };
+    let parties = read_parties(store, &tenant_key, &signals, sightings.campaign.as_ref()).await?;
+    let plan = postback::plan(&tenant_key, p, &sightings, &signals, &parties, quota, now);
+    let recorded = commit(store, tenant, &plan, now).await;
+    match recorded {
+        Ok(()) => Ok(Some(Recorded::Created(plan.conversion))),
+        Err(e) if e.failed(PostbackAction::Claim) => {
+            let claim = match e.old_item(PostbackAction::Claim) {
+                Some(item) => from_item(item.clone())?,
+                None => read_claim(store, &p.external_id).await?,
+            };
+            let id = postback::replay(&tenant_key, &claim)?;
+            replay(store, &id).await.map(Some)
+        }
+        Err(e) if e.failed(PostbackAction::Quota) => {
+            Err(quota.map_or_else(|| e.into_error(), Quota::reached))
+        }
+        Err(e)
+            if e.failed(PostbackAction::Referral)
+                || e.failed(PostbackAction::AffiliateStatus)
+                || e.failed(PostbackAction::Earned) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// Read 1: everything the postback names, as typed facts.
+async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Result<Sightings> {
+    let tenant_key = tenant.key();
+    let claim_key = key(keys::external_id_guard(&p.external_id), GUARD_SK);
     let click_key = p
         .click_id
         .as_deref()
@@ -307,12 +343,7 @@ async fn attempt(
         .as_deref()
         .filter(|c| AffiliateCode::parse("affiliateCode", c).is_ok())
         .map(|c| key(keys::code_guard(tenant, c), GUARD_SK));
-    // The identities whose referrals this payment belongs to (and is matched by).
-    let identities: Vec<CustomerKey> = match p.customer_keys() {
-        ks if ks.is_empty() => p.fallback_key().into_iter().collect(),
-        ks => ks,
-    };
-    let referral_keys: Vec<Key> = identities
+    let referral_keys: Vec<Key> = postback::identities(p)
         .iter()
         .map(|k| key(keys::referral(tenant, k), RECORD_SK))
         .collect();
@@ -321,294 +352,115 @@ async fn attempt(
         .as_deref()
         .filter(|c| ids::is_valid(IdKind::Campaign, c))
         .map(|c| key(c, RECORD_SK));
-
-    // Read 1: everything the postback names.
-    let mut wanted = vec![guard_key.clone()];
+    let mut wanted = vec![claim_key.clone()];
     wanted.extend(click_key.iter().cloned());
     wanted.extend(session_key.iter().cloned());
     wanted.extend(code_key.iter().cloned());
     wanted.extend(referral_keys.iter().cloned());
     wanted.extend(campaign_key.iter().cloned());
-    let mut got = batch(store, wanted).await?;
-    if let Some(guard) = got.get(&guard_key) {
-        return replay(store, tenant, guard).await.map(Some);
+    let got = batch(store, wanted).await?;
+    let mut referrals = Vec::new();
+    for k in &referral_keys {
+        referrals.extend(owned::<Referral>(&got, Some(k), &tenant_key)?);
     }
-    // A repeated postback answers before anything else is checked.
-    if p.campaign_id.is_some()
-        && campaign_key
-            .as_ref()
-            .and_then(|k| owned(&got, k, &tenant_key))
-            .is_none()
-    {
-        return Err(Error::NotFound("campaign"));
-    }
-    if let Some(q) = quota.filter(|q| q.cap == Some(0)) {
-        return Err(quota_reached(q));
-    }
+    Ok(Sightings {
+        claim: got.get(&claim_key).cloned().map(from_item).transpose()?,
+        click: owned_click(&got, click_key.as_ref(), &tenant_key)?,
+        session_click: owned_click(&got, session_key.as_ref(), &tenant_key)?,
+        code_owner: owned(&got, code_key.as_ref(), &tenant_key)?,
+        referrals,
+        campaign: owned(&got, campaign_key.as_ref(), &tenant_key)?,
+    })
+}
 
-    // The signals, in the contract's order.
-    let mut signals = Vec::new();
-    let from_item_attrs = |method, item: &Item| {
-        Some(Signal {
-            method,
-            affiliate_id: get_s(item, "affiliateId")?.to_string(),
-            campaign_id: get_s(item, "campaignId")?.to_string(),
-        })
-    };
-    for (method, k) in [
-        (AttributionMethod::Click, &click_key),
-        (AttributionMethod::Session, &session_key),
-    ] {
-        let Some(item) = k.as_ref().and_then(|k| owned(&got, k, &tenant_key)) else {
+/// Read 2: the tenant's affiliates and campaigns the signals name (the
+/// postback's own campaign was read already).
+async fn read_parties(
+    store: &Store,
+    tenant_key: &str,
+    signals: &[Signal],
+    named: Option<&Campaign>,
+) -> Result<Parties> {
+    let mut wanted = Vec::new();
+    for sig in signals {
+        wanted.push(key(sig.affiliate_id.as_str(), RECORD_SK));
+        if named.is_none_or(|c| c.id != sig.campaign_id) {
+            wanted.push(key(sig.campaign_id.as_str(), RECORD_SK));
+        }
+    }
+    let got = batch(store, wanted).await?;
+    let mut parties = Parties::default();
+    for (k, item) in got {
+        if get_s(&item, "tenant") != Some(tenant_key) {
             continue;
-        };
-        let covers = match (time_attr(item, "createdAt"), time_attr(item, "expiresAt")) {
-            (Some(c), Some(e)) => attribution::click_covers(c, e, p.occurred_at),
-            _ => false,
-        };
-        if covers {
-            signals.extend(from_item_attrs(method, item));
         }
-    }
-    if let Some(item) = code_key.as_ref().and_then(|k| owned(&got, k, &tenant_key)) {
-        signals.extend(from_item_attrs(AttributionMethod::Code, item));
-    }
-    let existing: Vec<(&CustomerKey, Item)> = identities
-        .iter()
-        .zip(&referral_keys)
-        .filter_map(|(ck, k)| owned(&got, k, &tenant_key).map(|item| (ck, item.clone())))
-        .collect();
-    for (ck, item) in &existing {
-        signals.extend(from_item_attrs(referral_method(ck), item));
-    }
-
-    // Read 2: the affiliates and campaigns the signals name.
-    let mut more = Vec::new();
-    for sig in &signals {
-        more.push(key(sig.affiliate_id.as_str(), RECORD_SK));
-        let ck = key(sig.campaign_id.as_str(), RECORD_SK);
-        if !got.contains_key(&ck) {
-            more.push(ck);
-        }
-    }
-    got.extend(batch(store, more).await?);
-    let mut facts: HashMap<String, AffiliateFacts> = HashMap::new();
-    let mut campaigns: HashMap<String, Campaign> = HashMap::new();
-    for sig in &signals {
-        if let Some(item) = owned(
-            &got,
-            &key(sig.affiliate_id.as_str(), RECORD_SK),
-            &tenant_key,
-        ) {
-            if let Some(cmp) = get_s(item, "campaignId") {
-                facts.insert(
-                    sig.affiliate_id.clone(),
-                    AffiliateFacts {
-                        campaign_id: cmp.to_string(),
-                        active: get_s(item, "status") == Some("ACTIVE"),
-                    },
-                );
-            }
-        }
-        if let Some(item) = owned(&got, &key(sig.campaign_id.as_str(), RECORD_SK), &tenant_key) {
-            campaigns.insert(sig.campaign_id.clone(), from_item(item.clone())?);
-        }
-    }
-    if let Some(k) = &campaign_key {
-        if let Some(item) = owned(&got, k, &tenant_key) {
-            campaigns.insert(k.0.clone(), from_item(item.clone())?);
-        }
-    }
-    let chosen = attribution::attribute(
-        &signals,
-        |id| facts.get(id),
-        |c| campaigns.contains_key(c),
-        p.campaign_id.as_deref(),
-    );
-
-    // The commission rules, per customer: the earliest first payment any of the
-    // customer's identities recorded.
-    let payment = Payment {
-        amount: p.amount,
-        currency: p.currency,
-        occurred_at: p.occurred_at,
-    };
-    let first_payment_at = existing
-        .iter()
-        .filter_map(|(_, item)| time_attr(item, "firstPaymentAt"))
-        .min();
-    let campaign = chosen
-        .as_ref()
-        .map(|a| &a.campaign_id)
-        .or(p.campaign_id.as_ref())
-        .and_then(|c| campaigns.get(c));
-    let decision = match (&chosen, campaign) {
-        (Some(a), Some(c)) => commission::decide(c, a.affiliate_active, &payment, first_payment_at),
-        _ => commission::unattributed(&payment),
-    };
-    let hold_days = campaign.map_or(0, |c| c.hold_days);
-    let conversion = Conversion {
-        id: new_id(IdKind::Conversion),
-        external_id: p.external_id.clone(),
-        campaign_id: campaign.map(|c| c.id.clone()),
-        affiliate_id: chosen.as_ref().map(|a| a.affiliate_id.clone()),
-        amount: p.currency.round(p.amount),
-        currency: p.currency,
-        conversion_type: ConversionType::Sale,
-        commission: decision.commission,
-        commission_reason: decision.reason,
-        status: if chosen.is_some() {
-            ConversionStatus::Pending
+        if ids::is_valid(IdKind::Affiliate, &k.0) {
+            let a = affiliates::from_parts(item, None, tenant_key)?;
+            parties.affiliates.insert(k.0, AffiliateFacts::from(&a));
         } else {
-            ConversionStatus::Unattributed
-        },
-        attribution: chosen
-            .as_ref()
-            .map_or(AttributionMethod::None, |a| a.method),
-        customer_ref: chosen
-            .as_ref()
-            .and(identities.first())
-            .map(ToString::to_string),
-        is_recurring: decision.is_recurring,
-        click_id: p.click_id.clone(),
-        session_id: p.session_id.clone(),
-        customer_id: p.customer_id.as_ref().map(|k| match k {
-            CustomerKey::CustomerId(id) => id.clone(),
-            other => other.to_string(),
-        }),
-        hold_days,
-        payable_at: p.occurred_at + Duration::days(i64::from(hold_days)),
-        payout_id: None,
-        metadata: p.metadata.clone(),
-        occurred_at: p.occurred_at,
-        created_at: now,
-        updated_at: now,
-        reversed_at: None,
-        reversal_reason: None,
-    };
-
-    // The transaction.
-    let guard = Item::from([
-        ("pk".to_string(), s(guard_key.0.clone())),
-        ("sk".to_string(), s(GUARD_SK)),
-        ("tenant".to_string(), s(tenant_key.clone())),
-        ("conversionId".to_string(), s(conversion.id.clone())),
-        ("createdAt".to_string(), s(timestamp::format(&now))),
-    ]);
-    let mut actions = vec![
-        store.tx_put_new(guard),
-        store.tx_put_new(item(tenant, &conversion)?),
-    ];
-    let quota_at = quota.map(|q| {
-        actions.push(quota_action(store, q, now));
-        actions.len() - 1
-    });
-    let first_conditional = actions.len();
-    if let Some(a) = &chosen {
-        let fp = first_payment_at.unwrap_or(p.occurred_at);
-        let owner = existing
-            .iter()
-            .min_by_key(|(_, item)| time_attr(item, "boundAt"))
-            .map(|(ck, item)| (*ck, item));
-        for (ck, k) in identities.iter().zip(&referral_keys) {
-            match owned(&got, k, &tenant_key) {
-                Some(item) if item.contains_key("firstPaymentAt") => {}
-                Some(_) => actions.push(store.tx_update(
-                    &k.0,
-                    RECORD_SK,
-                    "SET #f = :f",
-                    Some("attribute_exists(pk) AND attribute_not_exists(#f)"),
-                    HashMap::from([("#f".to_string(), "firstPaymentAt".to_string())]),
-                    Item::from([(":f".to_string(), s(timestamp::format(&fp)))]),
-                )),
-                None => {
-                    let (affiliate_id, campaign_id) = match owner {
-                        Some((_, item)) => (
-                            get_s(item, "affiliateId").unwrap_or(&a.affiliate_id),
-                            get_s(item, "campaignId").unwrap_or(&a.campaign_id),
-                        ),
-                        None => (a.affiliate_id.as_str(), a.campaign_id.as_str()),
-                    };
-                    let referral = Referral {
-                        affiliate_id: affiliate_id.to_string(),
-                        campaign_id: campaign_id.to_string(),
-                        customer_key: ck.to_string(),
-                        bound_at: now,
-                        source: SOURCE_PAYMENT.to_string(),
-                        session_id: p.session_id.clone(),
-                        linked_from: owner.map(|(ok, _)| ok.to_string()),
-                    };
-                    let mut ref_item = referrals::item(tenant, &referral)?;
-                    ref_item.insert("firstPaymentAt".into(), s(timestamp::format(&fp)));
-                    actions.push(store.tx_put_new(ref_item));
-                }
-            }
-        }
-        if decision.commission > Decimal::ZERO {
-            owned(&got, &key(a.affiliate_id.as_str(), RECORD_SK), &tenant_key)
-                .ok_or_else(|| Error::internal("attributed affiliate was not read"))?;
-            actions.extend(affiliate_totals::earn_actions(
-                store,
-                &tenant_key,
-                &a.affiliate_id,
-                conversion.currency,
-                conversion.commission,
-                Some("ACTIVE"),
-            ));
+            parties.campaigns.insert(k.0, from_item(item)?);
         }
     }
-    let conditional = first_conditional..actions.len();
-    actions.extend(rollups::record_actions(store, tenant, &conversion));
-
-    match store.transact(actions).await {
-        Ok(()) => Ok(Some(Recorded::Created(conversion))),
-        Err(e) if e.failed_at(0) => match e.old_item(0) {
-            Some(guard) => replay(store, tenant, guard).await.map(Some),
-            None => {
-                let guard = store
-                    .get_item(&guard_key.0, GUARD_SK)
-                    .await?
-                    .ok_or_else(|| Error::internal("externalId guard vanished"))?;
-                replay(store, tenant, &guard).await.map(Some)
-            }
-        },
-        Err(e) if quota_at.is_some_and(|i| e.failed_at(i)) => {
-            Err(quota_reached(quota.expect("quota action implies quota")))
-        }
-        Err(e) if conditional.clone().any(|i| e.failed_at(i)) => Ok(None),
-        Err(e) => Err(e.into_error()),
+    if let Some(c) = named {
+        parties.campaigns.insert(c.id.clone(), c.clone());
     }
+    Ok(parties)
 }
 
-/// The monthly counter update (the month of the recording time, UTC).
-fn quota_action(store: &Store, q: &Quota, now: DateTime<Utc>) -> TransactWriteItem {
-    let mut values = Item::from([
-        (":one".to_string(), n(1)),
-        (
-            ":ttl".to_string(),
-            n((now + Duration::days(QUOTA_TTL_DAYS)).timestamp()),
-        ),
-    ]);
-    if let Some(cap) = q.cap {
-        values.insert(":cap".into(), n(cap));
-    }
-    store.tx_update(
-        &keys::quota(&q.account_id, &now.format("%Y-%m").to_string()),
-        RECORD_SK,
-        "ADD #n :one SET #ttl = if_not_exists(#ttl, :ttl)",
-        q.cap.map(|_| "attribute_not_exists(#n) OR #n < :cap"),
-        HashMap::from([
-            ("#n".to_string(), "count".to_string()),
-            ("#ttl".to_string(), "ttl".to_string()),
-        ]),
-        values,
-    )
+/// The claim of an externalId whose claim exists (it made the transaction fail).
+async fn read_claim(store: &Store, external_id: &str) -> Result<ExternalIdClaim> {
+    let item = store
+        .get_item(&keys::external_id_guard(external_id), GUARD_SK)
+        .await?
+        .ok_or_else(|| Error::internal("externalId claim vanished"))?;
+    from_item(item)
 }
 
-/// Reverses (refunds) a conversion that is in no payout and PENDING, APPROVED
-/// or UNATTRIBUTED: the status becomes REVERSED, the rollups move with it and
-/// the affiliate's `earned` total gives the commission back, in one
-/// transaction. Anything else is INVALID_STATE.
+/// The conversion a claim names, for a repeated postback.
+async fn replay(store: &Store, conversion_id: &str) -> Result<Recorded> {
+    let item = store
+        .get_item(conversion_id, RECORD_SK)
+        .await?
+        .ok_or_else(|| Error::internal(format!("claimed conversion {conversion_id} is missing")))?;
+    Ok(Recorded::Replayed(from_item(item)?))
+}
+
+/// Commits a plan in one transaction.
+async fn commit(
+    store: &Store,
+    tenant: &Tenant,
+    plan: &Plan,
+    now: DateTime<Utc>,
+) -> std::result::Result<(), TxError<PostbackAction>> {
+    use PostbackAction as A;
+    let tenant_key = tenant.key();
+    let mut tx = store.tx();
+    let claim_pk = keys::external_id_guard(&plan.conversion.external_id);
+    tx.put_new(A::Claim, item_at(&claim_pk, GUARD_SK, &plan.claim)?);
+    tx.put_new(A::Conversion, item(tenant, &plan.conversion)?);
+    if let Some(q) = &plan.quota {
+        let expires_at = (now + Duration::days(QUOTA_TTL_DAYS)).timestamp();
+        let count = counters::increment(expires_at, q.cap);
+        tx.update(
+            A::Quota,
+            &keys::quota(&q.account_id, &q.month),
+            RECORD_SK,
+            &count,
+        );
+    }
+    for change in &plan.referrals {
+        referrals::apply(&mut tx, A::Referral, tenant, change)?;
+    }
+    if let Some(e) = &plan.earning {
+        affiliate_totals::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
+    }
+    rollups::record(&mut tx, A::Rollup, tenant, &plan.conversion);
+    store.transact(tx).await
+}
+
+/// Reverses (refunds) a conversion as `Conversion::reverse` decides: the
+/// status, the rollups and the affiliate's `earned` total change in one
+/// transaction, conditioned on the conversion being as it was read.
 pub async fn reverse(
     store: &Store,
     tenant: &Tenant,
@@ -616,85 +468,27 @@ pub async fn reverse(
     reason: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Conversion> {
+    use ReverseAction as A;
     let tenant_key = tenant.key();
     for _ in 0..REVERSE_ATTEMPTS {
         let c = get(store, tenant, id).await?;
-        if !c.status.reversible() || c.payout_id.is_some() {
-            return Err(Error::InvalidState {
-                resource: "conversion",
-                current: c.status.as_str().to_string(),
-                action: if c.payout_id.is_some() {
-                    "reverse (it is in a payout)"
-                } else {
-                    "reverse"
-                },
-            });
+        let r = c.reverse(reason.clone(), now)?;
+        let mut tx = store.tx();
+        let change = UpdateExpr::new()
+            .copy_from(&item(tenant, &r.reversed)?, &REVERSAL_FIELDS)
+            .copy_from(&item(tenant, &r.reversed)?, &[Index::Gsi3.pk()])
+            .when_tenant(&tenant_key)
+            .when_eq(STATUS, s(r.from.as_str()))
+            .when_absent(PAYOUT_ID);
+        tx.update(A::Conversion, &c.id, RECORD_SK, &change);
+        rollups::moved(&mut tx, A::Rollup, tenant, &r.reversed, r.from);
+        if let Some(e) = &r.give_back {
+            affiliate_totals::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
         }
-        let mut names = HashMap::from([
-            ("#st".to_string(), "status".to_string()),
-            ("#t".to_string(), "tenant".to_string()),
-            ("#g3".to_string(), Index::Gsi3.pk().to_string()),
-            ("#p".to_string(), "payoutId".to_string()),
-            ("#ra".to_string(), "reversedAt".to_string()),
-            ("#ua".to_string(), "updatedAt".to_string()),
-        ]);
-        let mut values = Item::from([
-            (":to".to_string(), s(ConversionStatus::Reversed.as_str())),
-            (":from".to_string(), s(c.status.as_str())),
-            (":t".to_string(), s(tenant_key.clone())),
-            (
-                ":g3".to_string(),
-                s(status_partition(tenant, ConversionStatus::Reversed)),
-            ),
-            (":now".to_string(), s(timestamp::format(&now))),
-        ]);
-        let mut update = "SET #st = :to, #g3 = :g3, #ra = :now, #ua = :now".to_string();
-        if let Some(r) = &reason {
-            names.insert("#rr".into(), "reversalReason".into());
-            values.insert(":rr".into(), s(r.clone()));
-            update.push_str(", #rr = :rr");
-        }
-        let mut actions = vec![store.tx_update(
-            &c.id,
-            RECORD_SK,
-            &update,
-            Some("#t = :t AND #st = :from AND attribute_not_exists(#p)"),
-            names,
-            values,
-        )];
-        actions.extend(rollups::move_actions(
-            store,
-            tenant,
-            &c,
-            ConversionStatus::Reversed,
-        ));
-        let first_affiliate_action = actions.len();
-        if let (Some(aff), true) = (&c.affiliate_id, c.commission > Decimal::ZERO) {
-            if let Some(item) = store.get_item(aff, RECORD_SK).await? {
-                if get_s(&item, "tenant") == Some(tenant_key.as_str()) {
-                    actions.extend(affiliate_totals::earn_actions(
-                        store,
-                        &tenant_key,
-                        aff,
-                        c.currency,
-                        -c.commission,
-                        None,
-                    ));
-                }
-            }
-        }
-        let affiliate_actions = first_affiliate_action..actions.len();
-        match store.transact(actions).await {
-            Ok(()) => {
-                let mut done = c;
-                done.status = ConversionStatus::Reversed;
-                done.reversed_at = Some(now);
-                done.reversal_reason = reason;
-                done.updated_at = now;
-                return Ok(done);
-            }
+        match store.transact(tx).await {
+            Ok(()) => return Ok(r.reversed),
             // The conversion changed meanwhile (or the totals item refused the tenant): look again.
-            Err(e) if e.failed_at(0) || affiliate_actions.clone().any(|i| e.failed_at(i)) => {}
+            Err(e) if e.failed(A::Conversion) || e.failed(A::Earned) => {}
             Err(e) => return Err(e.into_error()),
         }
     }

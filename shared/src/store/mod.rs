@@ -8,12 +8,14 @@ pub mod assets;
 pub mod campaigns;
 pub mod clicks;
 pub mod conversions;
+pub mod counters;
 pub mod keys;
 pub mod metrics;
 pub mod page;
 pub mod referrals;
 pub mod rollups;
 pub mod table;
+pub mod tx;
 pub mod update;
 
 use std::collections::HashMap;
@@ -21,11 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity,
-    ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -62,47 +60,6 @@ impl IndexKeys {
     }
 }
 
-/// Why a transaction did not apply.
-#[derive(Debug)]
-pub enum TxError {
-    /// A condition failed; per action, the cancellation code and the item as it was.
-    Cancelled(Vec<(Option<String>, Option<Item>)>),
-    /// Anything else.
-    Failed(Error),
-}
-
-impl From<Error> for TxError {
-    fn from(e: Error) -> Self {
-        TxError::Failed(e)
-    }
-}
-
-impl TxError {
-    /// True when action `i` failed its condition.
-    pub fn failed_at(&self, i: usize) -> bool {
-        matches!(self, TxError::Cancelled(r) if r.get(i).and_then(|(c, _)| c.as_deref()) == Some("ConditionalCheckFailed"))
-    }
-
-    /// The old item of action `i`, when its condition failed.
-    pub fn old_item(&self, i: usize) -> Option<&Item> {
-        match self {
-            TxError::Cancelled(r) => r.get(i).and_then(|(_, item)| item.as_ref()),
-            TxError::Failed(_) => None,
-        }
-    }
-
-    /// Turns an unexplained cancellation into an internal error.
-    pub fn into_error(self) -> Error {
-        match self {
-            TxError::Failed(e) => e,
-            TxError::Cancelled(r) => Error::internal(format!(
-                "transaction cancelled: {:?}",
-                r.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>()
-            )),
-        }
-    }
-}
-
 /// String attribute.
 pub fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
@@ -120,6 +77,16 @@ pub fn get_s<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
+/// Serialises a value into the item at `pk`, `sk`.
+pub fn item_at<T: Serialize>(pk: &str, sk: &str, value: &T) -> Result<Item> {
+    let mut item: Item = serde_dynamo::to_item(value)?;
+    // Absent optional fields are stored as missing attributes, not NULLs.
+    item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
+    item.insert("pk".into(), s(pk));
+    item.insert("sk".into(), s(sk));
+    Ok(item)
+}
+
 /// Serialises a record and adds its keys, tenant and index entries.
 pub fn record_item<T: Serialize>(
     pk: &str,
@@ -127,11 +94,7 @@ pub fn record_item<T: Serialize>(
     record: &T,
     index: &IndexKeys,
 ) -> Result<Item> {
-    let mut item: Item = serde_dynamo::to_item(record)?;
-    // Absent optional fields are stored as missing attributes, not NULLs.
-    item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
-    item.insert("pk".into(), s(pk));
-    item.insert("sk".into(), s(RECORD_SK));
+    let mut item = item_at(pk, RECORD_SK, record)?;
     if let Some(t) = tenant {
         item.insert("tenant".into(), s(t));
     }
@@ -331,154 +294,5 @@ impl Store {
             .await?;
         self.metrics.record_write_total(out.consumed_capacity());
         Ok(())
-    }
-
-    /// A Put action for a transaction.
-    pub fn tx_put(&self, item: Item, condition: Option<&str>) -> TransactWriteItem {
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .set_condition_expression(condition.map(str::to_string))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .expect("put fields set");
-        TransactWriteItem::builder().put(put).build()
-    }
-
-    /// A Put action that fails when the key exists.
-    pub fn tx_put_new(&self, item: Item) -> TransactWriteItem {
-        self.tx_put(item, Some("attribute_not_exists(pk)"))
-    }
-
-    /// A Delete action for a transaction.
-    pub fn tx_delete(
-        &self,
-        pk: &str,
-        sk: &str,
-        condition: Option<(&str, Item)>,
-    ) -> TransactWriteItem {
-        let mut b = Delete::builder()
-            .table_name(&self.table)
-            .key("pk", s(pk))
-            .key("sk", s(sk));
-        if let Some((expr, values)) = condition {
-            b = b
-                .condition_expression(expr)
-                .set_expression_attribute_values(Some(values));
-        }
-        TransactWriteItem::builder()
-            .delete(b.build().expect("delete fields set"))
-            .build()
-    }
-
-    /// An Update action for a transaction.
-    pub fn tx_update(
-        &self,
-        pk: &str,
-        sk: &str,
-        update: &str,
-        condition: Option<&str>,
-        names: HashMap<String, String>,
-        values: Item,
-    ) -> TransactWriteItem {
-        let u = Update::builder()
-            .table_name(&self.table)
-            .key("pk", s(pk))
-            .key("sk", s(sk))
-            .update_expression(update)
-            .set_condition_expression(condition.map(str::to_string))
-            .set_expression_attribute_names(if names.is_empty() { None } else { Some(names) })
-            .set_expression_attribute_values(if values.is_empty() {
-                None
-            } else {
-                Some(values)
-            })
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .expect("update fields set");
-        TransactWriteItem::builder().update(u).build()
-    }
-
-    /// A ConditionCheck action for a transaction: it writes nothing (so no
-    /// index entry is rewritten), yet cancels the transaction when false.
-    pub fn tx_check(
-        &self,
-        pk: &str,
-        sk: &str,
-        condition: &str,
-        names: HashMap<String, String>,
-        values: Item,
-    ) -> TransactWriteItem {
-        let c = ConditionCheck::builder()
-            .table_name(&self.table)
-            .key("pk", s(pk))
-            .key("sk", s(sk))
-            .condition_expression(condition)
-            .set_expression_attribute_names(if names.is_empty() { None } else { Some(names) })
-            .set_expression_attribute_values(if values.is_empty() {
-                None
-            } else {
-                Some(values)
-            })
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .expect("condition check fields set");
-        TransactWriteItem::builder().condition_check(c).build()
-    }
-
-    /// Runs a transaction. Conflicts with a concurrent transaction are retried,
-    /// so a racing writer ends with a clear condition failure, not a conflict.
-    pub async fn transact(
-        &self,
-        actions: Vec<TransactWriteItem>,
-    ) -> std::result::Result<(), TxError> {
-        let mut attempt: u32 = 0;
-        loop {
-            let res = self
-                .client
-                .transact_write_items()
-                .set_transact_items(Some(actions.clone()))
-                .return_consumed_capacity(ReturnConsumedCapacity::Total)
-                .send()
-                .await;
-            match res {
-                Ok(out) => {
-                    for cc in out.consumed_capacity() {
-                        self.metrics.record_write_total(Some(cc));
-                    }
-                    return Ok(());
-                }
-                Err(SdkError::ServiceError(ctx)) => {
-                    let conflict = match ctx.err() {
-                        TransactWriteItemsError::TransactionCanceledException(c) => {
-                            let reasons: Vec<(Option<String>, Option<Item>)> = c
-                                .cancellation_reasons()
-                                .iter()
-                                .map(|r| (r.code().map(str::to_string), r.item().cloned()))
-                                .collect();
-                            let conflict = reasons
-                                .iter()
-                                .any(|(c, _)| matches!(c.as_deref(), Some("TransactionConflict")));
-                            let failed = reasons.iter().any(|(c, _)| {
-                                matches!(c.as_deref(), Some("ConditionalCheckFailed"))
-                            });
-                            if failed || !conflict {
-                                return Err(TxError::Cancelled(reasons));
-                            }
-                            true
-                        }
-                        TransactWriteItemsError::TransactionInProgressException(_) => true,
-                        _ => false,
-                    };
-                    if !conflict || attempt >= 8 {
-                        return Err(TxError::Failed(Error::from(SdkError::ServiceError(ctx))));
-                    }
-                }
-                Err(e) => return Err(TxError::Failed(e.into())),
-            }
-            attempt += 1;
-            let jitter = rand::random::<u64>() % 20;
-            tokio::time::sleep(Duration::from_millis(10 * u64::from(attempt) + jitter)).await;
-        }
     }
 }

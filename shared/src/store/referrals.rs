@@ -4,14 +4,48 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::referral::{CustomerKey, Referral};
+use crate::domain::postback::ReferralChange;
+use crate::domain::referral::{CustomerKey, Referral, ReferralSource};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::store::keys::{self, RECORD_SK};
-use crate::store::{from_item, record_item, IndexKeys, Item, Store};
+use crate::store::tx::Tx;
+use crate::store::update::UpdateExpr;
+use crate::store::{from_item, record_item, s, IndexKeys, Item, Store};
+use crate::timestamp;
 
 /// Times a multi-identity binding is re-planned after a concurrent writer won a race.
 const BIND_ATTEMPTS: usize = 3;
+/// The attribute of `Referral::first_payment_at`.
+const FIRST_PAYMENT_AT: &str = "firstPaymentAt";
+
+/// The role of a binding's actions: each binds one identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BindIdentity;
+
+/// Adds a referral change to a transaction: a binding is a Put that fails
+/// when the identity is bound meanwhile; a first payment is set only on a
+/// bound identity that has none yet.
+pub fn apply<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant: &Tenant,
+    change: &ReferralChange,
+) -> Result<()> {
+    match change {
+        ReferralChange::Bind(r) => {
+            tx.put_new(role, item(tenant, r)?);
+        }
+        ReferralChange::FirstPayment { customer_key, at } => {
+            let set = UpdateExpr::new()
+                .set(FIRST_PAYMENT_AT, s(timestamp::format(at)))
+                .when_exists()
+                .when_absent(FIRST_PAYMENT_AT);
+            tx.update(role, &keys::referral(tenant, customer_key), RECORD_SK, &set);
+        }
+    }
+    Ok(())
+}
 
 /// The item of a referral.
 pub fn item(tenant: &Tenant, referral: &Referral) -> Result<Item> {
@@ -59,7 +93,7 @@ pub async fn bind_first(store: &Store, tenant: &Tenant, referral: &Referral) -> 
 pub struct Binding<'a> {
     pub affiliate_id: &'a str,
     pub campaign_id: &'a str,
-    pub source: &'a str,
+    pub source: ReferralSource,
     pub session_id: Option<&'a str>,
     pub at: DateTime<Utc>,
 }
@@ -87,9 +121,10 @@ pub async fn bind_identities(
             .to_string(),
         customer_key: key.to_string(),
         bound_at: binding.at,
-        source: binding.source.to_string(),
+        source: binding.source,
         session_id: binding.session_id.map(str::to_string),
         linked_from: owner.map(|r| r.customer_key.clone()),
+        first_payment_at: None,
     };
     match keys {
         [] => return Ok(false),
@@ -106,20 +141,20 @@ pub async fn bind_identities(
                 !existing.iter().any(|r| r.customer_key == k)
             })
             .collect();
-        let actions = missing
-            .iter()
-            .map(|k| Ok(store.tx_put_new(item(tenant, &referral(k, owner))?)))
-            .collect::<Result<Vec<_>>>()?;
-        match actions.len() {
+        let mut tx = store.tx();
+        for k in &missing {
+            tx.put_new(BindIdentity, item(tenant, &referral(k, owner))?);
+        }
+        match tx.len() {
             0 => return Ok(false),
             1 => {
                 if bind_first(store, tenant, &referral(missing[0], owner)).await? {
                     return Ok(true);
                 }
             }
-            _ => match store.transact(actions).await {
+            _ => match store.transact(tx).await {
                 Ok(()) => return Ok(true),
-                Err(e) if (0..missing.len()).any(|i| e.failed_at(i)) => {}
+                Err(e) if e.failed(BindIdentity) => {}
                 Err(e) => return Err(e.into_error()),
             },
         }

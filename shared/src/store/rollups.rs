@@ -11,13 +11,12 @@
 //! never through binary floats) and `campaignId` for the campaign filter.
 //!
 //! A status change (reverse here; approval and payment in the payout flow)
-//! moves the figures between status items with [`move_actions`] in the same
+//! moves the figures between status items with [`moved`] in the same
 //! transaction as the change.
 
-use std::collections::HashMap;
 use std::str::FromStr;
 
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, TransactWriteItem};
+use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use rust_decimal::Decimal;
 
 use crate::domain::conversion::{Conversion, ConversionStatus};
@@ -26,6 +25,8 @@ use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::money::Currency;
 use crate::store::keys;
+use crate::store::tx::Tx;
+use crate::store::update::UpdateExpr;
 use crate::store::{get_s, n, s, Item, Store};
 
 /// Placeholder of the campaign segment for conversions without a campaign.
@@ -55,97 +56,87 @@ fn negate(d: Decimal, sign: i64) -> Decimal {
 }
 
 /// Adds (`sign` 1) or removes (`sign` -1) a conversion's figures under `status`.
-fn add(
-    store: &Store,
+fn add<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
     tenant: &Tenant,
     c: &Conversion,
     status: ConversionStatus,
     sign: i64,
-) -> Vec<TransactWriteItem> {
-    add_figures(
-        store,
-        tenant,
-        c,
-        status,
-        negate(c.amount, sign),
-        negate(c.commission, sign),
-        sign,
-    )
+) {
+    let figures = Figures {
+        revenue: negate(c.amount, sign),
+        commission: negate(c.commission, sign),
+        count: sign,
+    };
+    add_figures(tx, role, tenant, c, status, &figures);
 }
 
-/// Adds figures to the day and month rollups of `c`'s day, currency and campaign.
-fn add_figures(
-    store: &Store,
-    tenant: &Tenant,
-    c: &Conversion,
-    status: ConversionStatus,
+/// Revenue, commission and count added to a rollup.
+struct Figures {
     revenue: Decimal,
     commission: Decimal,
     count: i64,
-) -> Vec<TransactWriteItem> {
+}
+
+/// Adds figures to the day and month rollups of `c`'s day, currency and campaign.
+fn add_figures<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant: &Tenant,
+    c: &Conversion,
+    status: ConversionStatus,
+    f: &Figures,
+) {
     let pk = keys::rollups(tenant);
-    [Granularity::Day, Granularity::Month]
-        .into_iter()
-        .map(|g| {
-            let mut names = HashMap::from([
-                ("#r".to_string(), "revenue".to_string()),
-                ("#c".to_string(), "commission".to_string()),
-                ("#n".to_string(), "count".to_string()),
-            ]);
-            let mut values: Item = HashMap::from([
-                (":r".to_string(), n(revenue)),
-                (":c".to_string(), n(commission)),
-                (":n".to_string(), n(count)),
-            ]);
-            let mut update = "ADD #r :r, #c :c, #n :n".to_string();
-            if let Some(cmp) = &c.campaign_id {
-                names.insert("#cmp".into(), "campaignId".into());
-                values.insert(":cmp".into(), s(cmp.clone()));
-                update.push_str(" SET #cmp = :cmp");
-            }
-            store.tx_update(&pk, &sort_key(g, c, status), &update, None, names, values)
-        })
-        .collect()
+    for g in [Granularity::Day, Granularity::Month] {
+        let mut update = UpdateExpr::new()
+            .add("revenue", n(f.revenue))
+            .add("commission", n(f.commission))
+            .add("count", n(f.count));
+        if let Some(cmp) = &c.campaign_id {
+            update = update.set("campaignId", s(cmp.clone()));
+        }
+        tx.update(role, &pk, &sort_key(g, c, status), &update);
+    }
 }
 
-/// The rollup updates that count a new conversion (two actions).
-pub fn record_actions(store: &Store, tenant: &Tenant, c: &Conversion) -> Vec<TransactWriteItem> {
-    add(store, tenant, c, c.status, 1)
+/// Counts a new conversion in its rollups (two actions).
+pub fn record<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, c: &Conversion) {
+    add(tx, role, tenant, c, c.status, 1);
 }
 
-/// Backfills (seeding, rebuilds): the rollup updates that count `count`
-/// conversions of `sample`'s day, currency, status and campaign whose amounts
-/// and commissions sum to `revenue` and `commission` (two actions).
-pub fn backfill_actions(
-    store: &Store,
+/// Backfills (seeding, rebuilds): counts `count` conversions of `sample`'s
+/// day, currency, status and campaign whose amounts and commissions sum to
+/// `revenue` and `commission` (two actions).
+pub fn backfill<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
     tenant: &Tenant,
     sample: &Conversion,
     revenue: Decimal,
     commission: Decimal,
     count: i64,
-) -> Vec<TransactWriteItem> {
-    add_figures(
-        store,
-        tenant,
-        sample,
-        sample.status,
+) {
+    let figures = Figures {
         revenue,
         commission,
         count,
-    )
+    };
+    add_figures(tx, role, tenant, sample, sample.status, &figures);
 }
 
-/// The rollup updates that move a conversion from its current status to `to`
+/// Moves a conversion's figures from status `from` to its status `c.status`
 /// (four actions); put them in the transaction that changes the status.
-pub fn move_actions(
-    store: &Store,
+pub fn moved<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
     tenant: &Tenant,
     c: &Conversion,
-    to: ConversionStatus,
-) -> Vec<TransactWriteItem> {
-    let mut actions = add(store, tenant, c, c.status, -1);
-    actions.extend(add(store, tenant, c, to, 1));
-    actions
+    from: ConversionStatus,
+) {
+    add(tx, role, tenant, c, from, -1);
+    add(tx, role, tenant, c, c.status, 1);
 }
 
 fn decimal(item: &Item, name: &str) -> Result<Decimal> {
@@ -241,6 +232,8 @@ pub async fn read(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     #[test]

@@ -5,17 +5,20 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue};
-use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem};
 
 use crate::error::Result;
 use crate::store::{n, s, Item, Store};
 
-/// One item's update and the conditions it is applied under.
+/// One item's update and the conditions it is applied under: the one way a
+/// conditional write (an UpdateItem, or a transaction's Update, Delete or
+/// ConditionCheck, see `store::tx`) is spelled.
 #[derive(Debug, Clone, Default)]
 pub struct UpdateExpr {
     sets: Vec<String>,
     removes: Vec<String>,
+    adds: Vec<String>,
     conditions: Vec<String>,
     names: HashMap<String, String>,
     values: Item,
@@ -82,6 +85,20 @@ impl UpdateExpr {
         self
     }
 
+    /// `ADD attr value`: adds to a number (a missing one counts as 0).
+    pub fn add(mut self, attr: &str, v: AttributeValue) -> Self {
+        let (a, v) = (self.name(attr), self.value(v));
+        self.adds.push(format!("{a} {v}"));
+        self
+    }
+
+    /// `SET attr = value` only when the attribute is missing (keeps the first value).
+    pub fn set_if_absent(mut self, attr: &str, v: AttributeValue) -> Self {
+        let (a, v) = (self.name(attr), self.value(v));
+        self.sets.push(format!("{a} = if_not_exists({a}, {v})"));
+        self
+    }
+
     /// Copies `attrs` from a full item: set when present there, removed when absent.
     pub fn copy_from(mut self, item: &Item, attrs: &[&str]) -> Self {
         for attr in attrs {
@@ -94,6 +111,43 @@ impl UpdateExpr {
     pub fn when_eq(mut self, attr: &str, v: AttributeValue) -> Self {
         let (a, v) = (self.name(attr), self.value(v));
         self.conditions.push(format!("{a} = {v}"));
+        self
+    }
+
+    /// Applies only while the item exists.
+    pub fn when_exists(mut self) -> Self {
+        let a = self.name("pk");
+        self.conditions.push(format!("attribute_exists({a})"));
+        self
+    }
+
+    /// Applies only while the item does not exist (a Put that creates).
+    pub fn when_new(mut self) -> Self {
+        let a = self.name("pk");
+        self.conditions.push(format!("attribute_not_exists({a})"));
+        self
+    }
+
+    /// Applies only while `attr` is missing (or the item is).
+    pub fn when_absent(mut self, attr: &str) -> Self {
+        let a = self.name(attr);
+        self.conditions.push(format!("attribute_not_exists({a})"));
+        self
+    }
+
+    /// Applies while `attr` is missing or equal to `value`.
+    pub fn when_absent_or_eq(mut self, attr: &str, v: AttributeValue) -> Self {
+        let (a, v) = (self.name(attr), self.value(v));
+        self.conditions
+            .push(format!("(attribute_not_exists({a}) OR {a} = {v})"));
+        self
+    }
+
+    /// Applies while the number `attr` is missing or below `value`.
+    pub fn when_absent_or_below(mut self, attr: &str, v: AttributeValue) -> Self {
+        let (a, v) = (self.name(attr), self.value(v));
+        self.conditions
+            .push(format!("(attribute_not_exists({a}) OR {a} < {v})"));
         self
     }
 
@@ -116,7 +170,24 @@ impl UpdateExpr {
             out.push_str("REMOVE ");
             out.push_str(&self.removes.join(", "));
         }
+        if !self.adds.is_empty() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str("ADD ");
+            out.push_str(&self.adds.join(", "));
+        }
         out
+    }
+
+    /// The attribute names the expressions use (none: `None`, as the SDK wants).
+    pub(crate) fn names(&self) -> Option<HashMap<String, String>> {
+        (!self.names.is_empty()).then(|| self.names.clone())
+    }
+
+    /// The values the expressions use (none: `None`, as the SDK wants).
+    pub(crate) fn values(&self) -> Option<Item> {
+        (!self.values.is_empty()).then(|| self.values.clone())
     }
 
     /// The condition expression, if any.
@@ -126,18 +197,6 @@ impl UpdateExpr {
 }
 
 impl Store {
-    /// An Update action for a transaction from an [`UpdateExpr`].
-    pub fn tx_update_expr(&self, pk: &str, sk: &str, u: &UpdateExpr) -> TransactWriteItem {
-        self.tx_update(
-            pk,
-            sk,
-            &u.expression(),
-            u.condition().as_deref(),
-            u.names.clone(),
-            u.values.clone(),
-        )
-    }
-
     /// Applies an [`UpdateExpr`] to one item; a failed condition is an answer, not an error.
     pub async fn update(&self, pk: &str, sk: &str, u: &UpdateExpr) -> Result<Updated> {
         let res = self
@@ -148,8 +207,8 @@ impl Store {
             .key("sk", s(sk))
             .update_expression(u.expression())
             .set_condition_expression(u.condition())
-            .set_expression_attribute_names((!u.names.is_empty()).then(|| u.names.clone()))
-            .set_expression_attribute_values((!u.values.is_empty()).then(|| u.values.clone()))
+            .set_expression_attribute_names(u.names())
+            .set_expression_attribute_values(u.values())
             .return_values(ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
@@ -181,10 +240,10 @@ mod tests {
     #[test]
     fn builds_set_remove_and_conditions_with_placeholders() {
         let u = UpdateExpr::new()
-            .set("status", s("ACTIVE"))
+            .set("status", s("ON"))
             .remove("gsi1pk")
             .increment("version")
-            .when_eq("status", s("PENDING"))
+            .when_eq("status", s("OFF"))
             .when_tenant("acct_1#test");
         assert_eq!(
             u.expression(),
@@ -196,5 +255,33 @@ mod tests {
         let item: Item = HashMap::from([("name".to_string(), s("x"))]);
         let u = UpdateExpr::new().copy_from(&item, &["name", "website"]);
         assert_eq!(u.expression(), "SET #a0 = :v0 REMOVE #a1");
+    }
+
+    #[test]
+    fn builds_counters_first_values_and_alternative_conditions() {
+        let u = UpdateExpr::new()
+            .add("count", n(1))
+            .set_if_absent("ttl", n(99))
+            .when_absent_or_below("count", n(3));
+        assert_eq!(
+            u.expression(),
+            "SET #a1 = if_not_exists(#a1, :v1) ADD #a0 :v0"
+        );
+        assert_eq!(
+            u.condition().unwrap(),
+            "(attribute_not_exists(#a0) OR #a0 < :v2)"
+        );
+        let u = UpdateExpr::new()
+            .set("firstPaymentAt", s("t"))
+            .when_exists()
+            .when_absent("firstPaymentAt");
+        assert_eq!(
+            u.condition().unwrap(),
+            "attribute_exists(#a1) AND attribute_not_exists(#a0)"
+        );
+        let u = UpdateExpr::new().when_new();
+        assert_eq!(u.expression(), "");
+        assert_eq!(u.condition().unwrap(), "attribute_not_exists(#a0)");
+        assert!(UpdateExpr::new().values().is_none());
     }
 }

@@ -1,0 +1,784 @@
+//! A postback as a pure decision: from the facts the store read to a plan of
+//! what must change.
+//!
+//! The store reads in two steps and commits once:
+//!
+//! 1. [`Sightings`]: everything the postback names (its externalId's claim,
+//!    its click, its session's click, its affiliate code, the customer's
+//!    referrals, the campaign it names). [`open`] decides from them alone:
+//!    a replay, an error (another tenant's externalId, an unknown campaign, a
+//!    quota of zero), or the attribution signals in the contract's order.
+//! 2. [`Parties`]: the affiliates and campaigns those signals name. [`plan`]
+//!    attributes the payment, applies the commission rules and returns the
+//!    [`Plan`]: the new conversion and its externalId claim, the quota charge,
+//!    the referral changes (bindings with their `firstPaymentAt`) and the
+//!    affiliate's earning. The conversion's rollups follow from the conversion.
+//!
+//! The store turns the plan into one transaction; when a referral or the
+//! affiliate changed between the reads and the commit, it reads and plans again.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::domain::affiliate::AffiliateStatus;
+use crate::domain::affiliate_code::CodeOwner;
+use crate::domain::attribution::{self, AffiliateFacts, Attribution, Signal};
+use crate::domain::campaign::Campaign;
+use crate::domain::commission::{self, Payment};
+use crate::domain::conversion::{
+    AttributionMethod, Conversion, ConversionStatus, ConversionType, Earning, Postback,
+};
+use crate::domain::referral::{CustomerKey, Referral, ReferralSource};
+use crate::domain::tracking::Click;
+use crate::error::Error;
+use crate::ids::{new_id, IdKind};
+use crate::timestamp::serde_ts;
+
+/// Who consumed an `externalId` (unique across every tenant), and as which conversion.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalIdClaim {
+    /// The tenant key (`acct_…#live`) that sent it first.
+    pub tenant: String,
+    pub conversion_id: String,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+}
+
+/// The live-mode monthly conversion quota of an account.
+#[derive(Debug, Clone)]
+pub struct Quota {
+    pub account_id: String,
+    pub plan: String,
+    /// `None`: unlimited (still counted).
+    pub cap: Option<u64>,
+}
+
+impl Quota {
+    /// The 429 for a postback past the cap.
+    pub fn reached(&self) -> Error {
+        Error::LimitExceeded(format!(
+            "the monthly conversion quota of the {} plan ({}) is reached",
+            self.plan,
+            self.cap.unwrap_or_default()
+        ))
+    }
+}
+
+/// One more conversion on an account's monthly counter, refused past `cap`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaCharge {
+    pub account_id: String,
+    /// `YYYY-MM` of the recording time (UTC).
+    pub month: String,
+    pub cap: Option<u64>,
+}
+
+/// What the first read found, the tenant's records only (but the claim,
+/// which may be another tenant's).
+#[derive(Debug, Clone, Default)]
+pub struct Sightings {
+    pub claim: Option<ExternalIdClaim>,
+    /// The click `clickId` names.
+    pub click: Option<Click>,
+    /// The click `sessionId` stands for.
+    pub session_click: Option<Click>,
+    /// The owner of `affiliateCode`.
+    pub code_owner: Option<CodeOwner>,
+    /// The referrals of the payment's customer identities, in any order.
+    pub referrals: Vec<Referral>,
+    /// The campaign `campaignId` names.
+    pub campaign: Option<Campaign>,
+}
+
+/// What the first read decides.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Opening {
+    /// The externalId was seen before in this tenant: answer with this conversion.
+    Replay { conversion_id: String },
+    /// Attribute with these signals, in the order tried.
+    Attribute { signals: Vec<Signal> },
+}
+
+/// The affiliates and campaigns of the tenant that the signals name.
+#[derive(Debug, Clone, Default)]
+pub struct Parties {
+    pub affiliates: HashMap<String, AffiliateFacts>,
+    pub campaigns: HashMap<String, Campaign>,
+}
+
+/// A change to a customer's referrals.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReferralChange {
+    /// A new binding of an identity not bound yet.
+    Bind(Referral),
+    /// A bound identity gets its first attributed payment's time (set once).
+    FirstPayment {
+        customer_key: CustomerKey,
+        at: DateTime<Utc>,
+    },
+}
+
+/// Everything one new conversion changes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub claim: ExternalIdClaim,
+    pub conversion: Conversion,
+    pub quota: Option<QuotaCharge>,
+    pub referrals: Vec<ReferralChange>,
+    /// The commission added to the affiliate's `earned`, while it is ACTIVE.
+    pub earning: Option<Earning>,
+}
+
+/// The customer identities a payment belongs to (and is matched by): the
+/// ones it names, else the session or click it came through.
+pub fn identities(p: &Postback) -> Vec<CustomerKey> {
+    match p.customer_keys() {
+        ks if ks.is_empty() => p.fallback_key().into_iter().collect(),
+        ks => ks,
+    }
+}
+
+/// The referral method of a customer identity.
+fn referral_method(k: &CustomerKey) -> AttributionMethod {
+    match k {
+        CustomerKey::CustomerId(_) => AttributionMethod::Customer,
+        CustomerKey::EmailHash(_) => AttributionMethod::Email,
+        CustomerKey::Session(_) => AttributionMethod::Session,
+        CustomerKey::Click(_) => AttributionMethod::Click,
+    }
+}
+
+fn click_signal(method: AttributionMethod, click: Option<&Click>, p: &Postback) -> Option<Signal> {
+    click
+        .filter(|c| attribution::click_covers(c.created_at, c.expires_at, p.occurred_at))
+        .map(|c| Signal {
+            method,
+            affiliate_id: c.affiliate_id.clone(),
+            campaign_id: c.campaign_id.clone(),
+        })
+}
+
+/// The referral of each identity that has one, in the identities' order.
+fn bound<'a>(p: &Postback, s: &'a Sightings) -> Vec<(CustomerKey, &'a Referral)> {
+    identities(p)
+        .into_iter()
+        .filter_map(|k| {
+            let key = k.to_string();
+            let r = s.referrals.iter().find(|r| r.customer_key == key)?;
+            Some((k, r))
+        })
+        .collect()
+}
+
+/// The conversion a repeated postback answers with: the claim's, when the
+/// claim is this tenant's; another tenant's externalId is ALREADY_EXISTS.
+pub fn replay(tenant_key: &str, claim: &ExternalIdClaim) -> Result<String, Error> {
+    if claim.tenant != tenant_key {
+        return Err(Error::AlreadyExists(
+            "this externalId was already submitted by another account (or in the other mode)"
+                .into(),
+        ));
+    }
+    Ok(claim.conversion_id.clone())
+}
+
+/// Decides what the first read allows: a repeated postback answers before
+/// anything else is checked; then an unknown campaign and a zero quota refuse.
+pub fn open(
+    tenant_key: &str,
+    p: &Postback,
+    s: &Sightings,
+    quota: Option<&Quota>,
+) -> Result<Opening, Error> {
+    if let Some(claim) = &s.claim {
+        return replay(tenant_key, claim).map(|conversion_id| Opening::Replay { conversion_id });
+    }
+    if p.campaign_id.is_some() && s.campaign.is_none() {
+        return Err(Error::NotFound("campaign"));
+    }
+    if let Some(q) = quota.filter(|q| q.cap == Some(0)) {
+        return Err(q.reached());
+    }
+    let mut signals: Vec<Signal> = [
+        click_signal(AttributionMethod::Click, s.click.as_ref(), p),
+        click_signal(AttributionMethod::Session, s.session_click.as_ref(), p),
+        s.code_owner.as_ref().map(|o| Signal {
+            method: AttributionMethod::Code,
+            affiliate_id: o.affiliate_id.clone(),
+            campaign_id: o.campaign_id.clone(),
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    signals.extend(bound(p, s).into_iter().map(|(k, r)| Signal {
+        method: referral_method(&k),
+        affiliate_id: r.affiliate_id.clone(),
+        campaign_id: r.campaign_id.clone(),
+    }));
+    Ok(Opening::Attribute { signals })
+}
+
+/// Attributes the payment, applies the commission rules and plans every change.
+pub fn plan(
+    tenant_key: &str,
+    p: &Postback,
+    s: &Sightings,
+    signals: &[Signal],
+    parties: &Parties,
+    quota: Option<&Quota>,
+    now: DateTime<Utc>,
+) -> Plan {
+    let chosen = attribution::attribute(
+        signals,
+        |id| parties.affiliates.get(id),
+        |c| parties.campaigns.contains_key(c),
+        p.campaign_id.as_deref(),
+    );
+    let bound = bound(p, s);
+    // Per customer: the earliest first payment any of its identities recorded.
+    let first_payment_at = bound.iter().filter_map(|(_, r)| r.first_payment_at).min();
+    let campaign = chosen
+        .as_ref()
+        .map(|a| &a.campaign_id)
+        .or(p.campaign_id.as_ref())
+        .and_then(|c| parties.campaigns.get(c));
+    let conversion = new_conversion(p, chosen.as_ref(), campaign, first_payment_at, now);
+    let earning = chosen
+        .as_ref()
+        .filter(|_| conversion.commission > Decimal::ZERO)
+        .map(|a| Earning {
+            affiliate_id: a.affiliate_id.clone(),
+            currency: conversion.currency,
+            amount: conversion.commission,
+            while_status: Some(AffiliateStatus::Active),
+        });
+    let referrals = match &chosen {
+        Some(a) => referral_changes(p, &bound, a, first_payment_at.unwrap_or(p.occurred_at), now),
+        None => Vec::new(),
+    };
+    Plan {
+        claim: ExternalIdClaim {
+            tenant: tenant_key.to_string(),
+            conversion_id: conversion.id.clone(),
+            created_at: now,
+        },
+        quota: quota.map(|q| QuotaCharge {
+            account_id: q.account_id.clone(),
+            month: now.format("%Y-%m").to_string(),
+            cap: q.cap,
+        }),
+        referrals,
+        earning,
+        conversion,
+    }
+}
+
+/// The conversion a payment makes: PENDING for its campaign's hold period
+/// when attributed, UNATTRIBUTED (commission 0) when not.
+fn new_conversion(
+    p: &Postback,
+    chosen: Option<&Attribution>,
+    campaign: Option<&Campaign>,
+    first_payment_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Conversion {
+    let payment = Payment {
+        amount: p.amount,
+        currency: p.currency,
+        occurred_at: p.occurred_at,
+    };
+    let decision = match (chosen, campaign) {
+        (Some(a), Some(c)) => commission::decide(c, a.affiliate_active, &payment, first_payment_at),
+        _ => commission::unattributed(&payment),
+    };
+    let hold_days = campaign.map_or(0, |c| c.hold_days);
+    Conversion {
+        id: new_id(IdKind::Conversion),
+        external_id: p.external_id.clone(),
+        campaign_id: campaign.map(|c| c.id.clone()),
+        affiliate_id: chosen.map(|a| a.affiliate_id.clone()),
+        amount: p.currency.round(p.amount),
+        currency: p.currency,
+        conversion_type: ConversionType::Sale,
+        commission: decision.commission,
+        commission_reason: decision.reason,
+        status: if chosen.is_some() {
+            ConversionStatus::Pending
+        } else {
+            ConversionStatus::Unattributed
+        },
+        attribution: chosen.map_or(AttributionMethod::None, |a| a.method),
+        customer_ref: chosen
+            .and(identities(p).first().cloned())
+            .map(|k| k.to_string()),
+        is_recurring: decision.is_recurring,
+        click_id: p.click_id.clone(),
+        session_id: p.session_id.clone(),
+        customer_id: p.customer_id.as_ref().map(|k| match k {
+            CustomerKey::CustomerId(id) => id.clone(),
+            other => other.to_string(),
+        }),
+        hold_days,
+        payable_at: p.occurred_at + Duration::days(i64::from(hold_days)),
+        payout_id: None,
+        metadata: p.metadata.clone(),
+        occurred_at: p.occurred_at,
+        created_at: now,
+        updated_at: now,
+        reversed_at: None,
+        reversal_reason: None,
+    }
+}
+
+/// An attributed payment binds the customer's unbound identities (to the
+/// customer's earliest binding when there is one, first touch) and records
+/// the first payment's time on every identity that lacks it.
+fn referral_changes(
+    p: &Postback,
+    bound: &[(CustomerKey, &Referral)],
+    chosen: &Attribution,
+    first_payment_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Vec<ReferralChange> {
+    let owner = bound.iter().map(|(_, r)| *r).min_by_key(|r| r.bound_at);
+    identities(p)
+        .into_iter()
+        .filter_map(|k| match bound.iter().find(|(bk, _)| *bk == k) {
+            Some((_, r)) if r.first_payment_at.is_some() => None,
+            Some(_) => Some(ReferralChange::FirstPayment {
+                customer_key: k,
+                at: first_payment_at,
+            }),
+            None => Some(ReferralChange::Bind(Referral {
+                affiliate_id: owner
+                    .map_or(&chosen.affiliate_id, |o| &o.affiliate_id)
+                    .clone(),
+                campaign_id: owner
+                    .map_or(&chosen.campaign_id, |o| &o.campaign_id)
+                    .clone(),
+                customer_key: k.to_string(),
+                bound_at: now,
+                source: ReferralSource::Payment,
+                session_id: p.session_id.clone(),
+                linked_from: owner.map(|o| o.customer_key.clone()),
+                first_payment_at: Some(first_payment_at),
+            })),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::commission::CommissionReason;
+    use crate::domain::conversion::PostbackBody;
+    use crate::timestamp::parse_datetime;
+
+    const TENANT: &str = "acct_1#test";
+    const CLICK: &str = "clk_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    const SESSION: &str = "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+
+    fn at(s: &str) -> DateTime<Utc> {
+        parse_datetime(s).unwrap()
+    }
+
+    fn campaign(id: &str, extra: serde_json::Value) -> Campaign {
+        let mut body = serde_json::json!({
+            "name": "C", "commissionType": "PERCENTAGE", "commissionValue": 10, "holdDays": 30,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let mut c = Campaign::create(serde_json::from_value(body).unwrap(), Utc::now()).unwrap();
+        c.id = id.to_string();
+        c
+    }
+
+    fn postback(extra: serde_json::Value) -> Postback {
+        let mut body = serde_json::json!({
+            "amount": 100, "currency": "USD", "externalId": "ord_1", "conversionType": "SALE",
+            "occurredAt": "2026-03-01T00:00:00Z",
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let body: PostbackBody = serde_json::from_value(body).unwrap();
+        body.validate(at("2026-06-01T00:00:00Z")).unwrap()
+    }
+
+    fn click(affiliate: &str, created: &str, days: i64) -> Click {
+        Click {
+            id: CLICK.into(),
+            tenant: TENANT.into(),
+            campaign_id: "cmp_1".into(),
+            affiliate_id: affiliate.into(),
+            code: "CODE".into(),
+            created_at: at(created),
+            expires_at: at(created) + Duration::days(days),
+            ttl: 0,
+            landing_url: None,
+            referrer: None,
+            ip_hash: None,
+            previous_session_id: None,
+        }
+    }
+
+    fn referral(key: &str, affiliate: &str, bound: &str, first: Option<&str>) -> Referral {
+        Referral {
+            affiliate_id: affiliate.into(),
+            campaign_id: "cmp_1".into(),
+            customer_key: key.into(),
+            bound_at: at(bound),
+            source: ReferralSource::Identify,
+            session_id: None,
+            linked_from: None,
+            first_payment_at: first.map(at),
+        }
+    }
+
+    fn owner(affiliate: &str) -> CodeOwner {
+        CodeOwner {
+            affiliate_id: affiliate.into(),
+            campaign_id: "cmp_1".into(),
+        }
+    }
+
+    fn parties(recurring: serde_json::Value) -> Parties {
+        let facts = |active| AffiliateFacts {
+            campaign_id: "cmp_1".into(),
+            active,
+        };
+        Parties {
+            affiliates: HashMap::from([
+                ("aff_click".into(), facts(true)),
+                ("aff_code".into(), facts(true)),
+                ("aff_ref".into(), facts(true)),
+                ("aff_off".into(), facts(false)),
+            ]),
+            campaigns: HashMap::from([("cmp_1".into(), campaign("cmp_1", recurring))]),
+        }
+    }
+
+    fn signals_of(p: &Postback, s: &Sightings) -> Vec<Signal> {
+        match open(TENANT, p, s, None).unwrap() {
+            Opening::Attribute { signals } => signals,
+            other => panic!("expected signals, got {other:?}"),
+        }
+    }
+
+    fn run(p: &Postback, s: &Sightings, terms: serde_json::Value) -> Plan {
+        let signals = signals_of(p, s);
+        let now = at("2026-06-01T00:00:00Z");
+        plan(TENANT, p, s, &signals, &parties(terms), None, now)
+    }
+
+    #[test]
+    fn signals_follow_the_contracts_order_and_windows() {
+        use AttributionMethod as M;
+        let cid = serde_json::json!({"clickId": CLICK, "sessionId": SESSION,
+            "affiliateCode": "CODE", "customerId": "cus_1"});
+        let all = Sightings {
+            click: Some(click("aff_click", "2026-02-20T00:00:00Z", 30)),
+            session_click: Some(click("aff_click", "2026-02-20T00:00:00Z", 30)),
+            code_owner: Some(owner("aff_code")),
+            referrals: vec![referral(
+                "cid:cus_1",
+                "aff_ref",
+                "2026-01-01T00:00:00Z",
+                None,
+            )],
+            ..Default::default()
+        };
+        let expired = Sightings {
+            click: Some(click("aff_click", "2026-01-01T00:00:00Z", 30)),
+            session_click: Some(click("aff_click", "2026-01-01T00:00:00Z", 30)),
+            ..all.clone()
+        };
+        let too_late_click = Sightings {
+            // A click made after the payment (beyond the clock-skew allowance).
+            click: Some(click("aff_click", "2026-03-02T00:00:00Z", 30)),
+            session_click: None,
+            ..all.clone()
+        };
+        let cases: [(&str, &Sightings, Vec<AttributionMethod>); 3] = [
+            (
+                "every signal",
+                &all,
+                vec![M::Click, M::Session, M::Code, M::Customer],
+            ),
+            (
+                "clicks outside their window",
+                &expired,
+                vec![M::Code, M::Customer],
+            ),
+            (
+                "click after the payment",
+                &too_late_click,
+                vec![M::Code, M::Customer],
+            ),
+        ];
+        for (name, s, want) in cases {
+            let got: Vec<_> = signals_of(&postback(cid.clone()), s)
+                .iter()
+                .map(|s| s.method)
+                .collect();
+            assert_eq!(got, want, "{name}");
+        }
+        // Without customer id or e-mail, the session then the click stand for the customer.
+        let p = postback(serde_json::json!({"sessionId": SESSION}));
+        let s = Sightings {
+            referrals: vec![referral(
+                &format!("session:{SESSION}"),
+                "aff_ref",
+                "2026-01-01T00:00:00Z",
+                None,
+            )],
+            ..Default::default()
+        };
+        assert_eq!(signals_of(&p, &s)[0].method, M::Session);
+        assert_eq!(signals_of(&p, &s)[0].affiliate_id, "aff_ref");
+    }
+
+    #[test]
+    fn a_claim_replays_or_refuses_and_checks_come_before_attribution() {
+        let p = postback(serde_json::json!({}));
+        let claim = |tenant: &str| Sightings {
+            claim: Some(ExternalIdClaim {
+                tenant: tenant.into(),
+                conversion_id: "cnv_1".into(),
+                created_at: at("2026-01-01T00:00:00Z"),
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            open(TENANT, &p, &claim(TENANT), None).unwrap(),
+            Opening::Replay {
+                conversion_id: "cnv_1".into()
+            }
+        );
+        let other = open(TENANT, &p, &claim("acct_1#live"), None).unwrap_err();
+        assert!(matches!(other, Error::AlreadyExists(_)));
+        let named = postback(serde_json::json!({"campaignId": "cmp_9"}));
+        let err = open(TENANT, &named, &Sightings::default(), None).unwrap_err();
+        assert!(matches!(err, Error::NotFound("campaign")));
+        let zero = Quota {
+            account_id: "acct_1".into(),
+            plan: "free".into(),
+            cap: Some(0),
+        };
+        let err = open(TENANT, &p, &Sightings::default(), Some(&zero)).unwrap_err();
+        assert!(matches!(err, Error::LimitExceeded(_)));
+        // A replay answers even when the quota is used up.
+        assert!(open(TENANT, &p, &claim(TENANT), Some(&zero)).is_ok());
+    }
+
+    /// (case, campaign terms, earlier first payment, payment time, commission, reason, recurring)
+    type RuleCase<'a> = (
+        &'a str,
+        serde_json::Value,
+        Option<&'a str>,
+        &'a str,
+        &'a str,
+        Option<CommissionReason>,
+        bool,
+    );
+
+    #[test]
+    fn commission_rules_per_customer_first_payment() {
+        use CommissionReason::*;
+        let once = serde_json::json!({});
+        let year = serde_json::json!({"commissionRecurring": true, "recurringMonthsLimit": 12});
+        let life = serde_json::json!({"commissionRecurring": true});
+        let first = Some("2025-06-01T00:00:00Z");
+        let cases: [RuleCase; 6] = [
+            (
+                "first payment",
+                once.clone(),
+                None,
+                "2026-03-01T00:00:00Z",
+                "10.00",
+                None,
+                false,
+            ),
+            (
+                "later, not recurring",
+                once,
+                first,
+                "2026-03-01T00:00:00Z",
+                "0.00",
+                Some(NotRecurring),
+                true,
+            ),
+            (
+                "later, inside 12 months",
+                year.clone(),
+                first,
+                "2026-05-31T23:59:59Z",
+                "10.00",
+                None,
+                true,
+            ),
+            (
+                "later, at 12 months",
+                year.clone(),
+                first,
+                "2026-06-01T00:00:00Z",
+                "0.00",
+                Some(RecurringWindowEnded),
+                true,
+            ),
+            (
+                "later, lifetime",
+                life,
+                first,
+                "2026-03-01T00:00:00Z",
+                "10.00",
+                None,
+                true,
+            ),
+            (
+                "first payment, limited",
+                year,
+                None,
+                "2026-03-01T00:00:00Z",
+                "10.00",
+                None,
+                false,
+            ),
+        ];
+        for (name, terms, first, when, commission, reason, recurring) in cases {
+            let p = postback(serde_json::json!({"customerId": "cus_1", "occurredAt": when}));
+            let s = Sightings {
+                referrals: vec![referral(
+                    "cid:cus_1",
+                    "aff_ref",
+                    "2025-01-01T00:00:00Z",
+                    first,
+                )],
+                ..Default::default()
+            };
+            let plan = run(&p, &s, terms);
+            let c = &plan.conversion;
+            assert_eq!(c.commission.to_string(), commission, "{name}");
+            assert_eq!(c.commission_reason, reason, "{name}");
+            assert_eq!(c.is_recurring, recurring, "{name}");
+            assert_eq!(c.status, ConversionStatus::Pending, "{name}");
+            assert_eq!(plan.earning.is_some(), commission != "0.00", "{name}");
+            // The window starts at the first payment, recorded once.
+            let want: Vec<ReferralChange> = match first {
+                Some(_) => vec![],
+                None => vec![ReferralChange::FirstPayment {
+                    customer_key: CustomerKey::CustomerId("cus_1".into()),
+                    at: p.occurred_at,
+                }],
+            };
+            assert_eq!(plan.referrals, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn an_attributed_payment_binds_new_identities_to_the_customers_first_affiliate() {
+        let p = postback(serde_json::json!({
+            "customerId": "cus_1", "customerEmail": "ann@example.com", "affiliateCode": "CODE",
+        }));
+        let email_key = CustomerKey::from_email("ann@example.com")
+            .unwrap()
+            .to_string();
+        let s = Sightings {
+            code_owner: Some(owner("aff_code")),
+            referrals: vec![referral(
+                &email_key,
+                "aff_ref",
+                "2025-01-01T00:00:00Z",
+                None,
+            )],
+            ..Default::default()
+        };
+        let plan = run(&p, &s, serde_json::json!({}));
+        // The code is tried before the referral, so the code's affiliate earns ...
+        assert_eq!(plan.conversion.attribution, AttributionMethod::Code);
+        assert_eq!(plan.conversion.affiliate_id.as_deref(), Some("aff_code"));
+        assert_eq!(plan.conversion.customer_ref.as_deref(), Some("cid:cus_1"));
+        let earning = plan.earning.unwrap();
+        assert_eq!(earning.affiliate_id, "aff_code");
+        assert_eq!(earning.while_status, Some(AffiliateStatus::Active));
+        // ... while the customer id joins the customer's existing binding (first touch).
+        let [ReferralChange::Bind(bound), ReferralChange::FirstPayment { .. }] =
+            &plan.referrals[..]
+        else {
+            panic!("unexpected changes {:?}", plan.referrals);
+        };
+        assert_eq!(bound.customer_key, "cid:cus_1");
+        assert_eq!(bound.affiliate_id, "aff_ref");
+        assert_eq!(bound.linked_from.as_deref(), Some(email_key.as_str()));
+        assert_eq!(bound.source, ReferralSource::Payment);
+        assert_eq!(bound.first_payment_at, Some(p.occurred_at));
+    }
+
+    #[test]
+    fn unattributed_inactive_and_quota_plans() {
+        let p = postback(serde_json::json!({"affiliateCode": "NONE"}));
+        let plan = run(&p, &Sightings::default(), serde_json::json!({}));
+        let c = &plan.conversion;
+        assert_eq!(c.status, ConversionStatus::Unattributed);
+        assert_eq!(c.attribution, AttributionMethod::None);
+        assert_eq!(
+            (c.affiliate_id.as_ref(), c.campaign_id.as_ref()),
+            (None, None)
+        );
+        assert_eq!(c.commission_reason, Some(CommissionReason::Unattributed));
+        assert_eq!(c.payable_at, p.occurred_at);
+        assert!(plan.referrals.is_empty() && plan.earning.is_none());
+        assert_eq!(plan.claim.conversion_id, c.id);
+
+        let p = postback(serde_json::json!({"affiliateCode": "CODE", "customerId": "cus_1"}));
+        let s = Sightings {
+            code_owner: Some(owner("aff_off")),
+            ..Default::default()
+        };
+        let plan = run(&p, &s, serde_json::json!({}));
+        let c = &plan.conversion;
+        assert_eq!(c.status, ConversionStatus::Pending);
+        assert_eq!(
+            c.commission_reason,
+            Some(CommissionReason::AffiliateNotActive)
+        );
+        assert_eq!(c.payable_at, p.occurred_at + Duration::days(30));
+        assert!(plan.earning.is_none());
+        assert_eq!(plan.referrals.len(), 1, "the customer is still bound");
+
+        let quota = Quota {
+            account_id: "acct_1".into(),
+            plan: "starter".into(),
+            cap: Some(5),
+        };
+        let now = at("2026-06-01T00:00:00Z");
+        let plan = plan_with_quota(&p, &s, &quota, now);
+        assert_eq!(
+            plan.quota,
+            Some(QuotaCharge {
+                account_id: "acct_1".into(),
+                month: "2026-06".into(),
+                cap: Some(5),
+            })
+        );
+    }
+
+    fn plan_with_quota(p: &Postback, s: &Sightings, q: &Quota, now: DateTime<Utc>) -> Plan {
+        let signals = signals_of(p, s);
+        plan(
+            TENANT,
+            p,
+            s,
+            &signals,
+            &parties(serde_json::json!({})),
+            Some(q),
+            now,
+        )
+    }
+}
