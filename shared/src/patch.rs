@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Deserializer};
 
+use crate::validation::Issues;
+
 /// A field of a partial update: not sent, sent as null, or sent with a value.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Patch<T> {
@@ -17,6 +19,19 @@ impl<T> Patch<T> {
         match self {
             Patch::Absent => current,
             Patch::Null => None,
+            Patch::Value(v) => Some(v),
+        }
+    }
+
+    /// The new value of a field that cannot be null: `None` when absent, and
+    /// an `invalid_type` issue at `path` when sent as null.
+    pub fn required(self, path: &str, issues: &mut Issues) -> Option<T> {
+        match self {
+            Patch::Absent => None,
+            Patch::Null => {
+                issues.add(&[path], "invalid_type", format!("{path} cannot be null"));
+                None
+            }
             Patch::Value(v) => Some(v),
         }
     }

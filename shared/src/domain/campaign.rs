@@ -125,8 +125,12 @@ fn to_u32(path: &str, v: i64, min: i64, max: i64, issues: &mut Issues) -> u32 {
     v.clamp(min, max) as u32
 }
 
-fn required(path: &str, issues: &mut Issues) {
-    issues.add(&[path], "invalid_type", format!("{path} cannot be null"));
+/// Stores a JSON number as an exact decimal, or records why it cannot be one.
+fn decimal_into(path: &str, v: f64, target: &mut Decimal, issues: &mut Issues) {
+    match crate::money::decimal_from_f64(v) {
+        Some(d) => *target = d,
+        None => issues.add(&[path], "invalid_type", format!("{path} must be a number")),
+    }
 }
 
 impl Campaign {
@@ -169,77 +173,50 @@ impl Campaign {
     /// Applies a partial update, then validates the merged campaign as a whole.
     pub fn apply(&self, patch: CampaignPatch, now: DateTime<Utc>) -> Result<Campaign, Error> {
         let mut issues = Issues::new();
+        let i = &mut issues;
         let mut c = self.clone();
-        match patch.name {
-            Patch::Value(v) => c.name = v,
-            Patch::Null => required("name", &mut issues),
-            Patch::Absent => {}
+        if let Some(v) = patch.name.required("name", i) {
+            c.name = v;
         }
         c.description = patch.description.apply_opt(c.description);
-        match patch.commission_type {
-            Patch::Value(t) => {
-                // Switching to a percentage drops a currency the caller did not restate.
-                if t == CommissionType::Percentage && !patch.currency.is_present() {
-                    c.currency = None;
-                }
-                c.commission_type = t;
+        if let Some(t) = patch.commission_type.required("commissionType", i) {
+            // Switching to a percentage drops a currency the caller did not restate.
+            if t == CommissionType::Percentage && !patch.currency.is_present() {
+                c.currency = None;
             }
-            Patch::Null => required("commissionType", &mut issues),
-            Patch::Absent => {}
+            c.commission_type = t;
         }
-        match patch.commission_value {
-            Patch::Value(v) => match crate::money::decimal_from_f64(v) {
-                Some(d) => c.commission_value = d,
-                None => issues.add(
-                    &["commissionValue"],
-                    "invalid_type",
-                    "commissionValue must be a number",
-                ),
-            },
-            Patch::Null => required("commissionValue", &mut issues),
-            Patch::Absent => {}
+        if let Some(v) = patch.commission_value.required("commissionValue", i) {
+            decimal_into("commissionValue", v, &mut c.commission_value, i);
         }
         match patch.currency {
-            Patch::Value(code) => c.currency = issues.check(Currency::parse("currency", &code)),
+            Patch::Value(code) => c.currency = i.check(Currency::parse("currency", &code)),
             Patch::Null => c.currency = None,
             Patch::Absent => {}
         }
-        match patch.commission_recurring {
-            Patch::Value(v) => c.commission_recurring = v,
-            Patch::Null => required("commissionRecurring", &mut issues),
-            Patch::Absent => {}
+        if let Some(v) = patch
+            .commission_recurring
+            .required("commissionRecurring", i)
+        {
+            c.commission_recurring = v;
         }
         match patch.recurring_months_limit {
             Patch::Value(v) => {
-                c.recurring_months_limit =
-                    Some(to_u32("recurringMonthsLimit", v, 1, 120, &mut issues))
+                c.recurring_months_limit = Some(to_u32("recurringMonthsLimit", v, 1, 120, i))
             }
             Patch::Null => c.recurring_months_limit = None,
             Patch::Absent => {}
         }
-        match patch.cookie_days {
-            Patch::Value(v) => c.cookie_days = to_u32("cookieDays", v, 1, 365, &mut issues),
-            Patch::Null => required("cookieDays", &mut issues),
-            Patch::Absent => {}
+        if let Some(v) = patch.cookie_days.required("cookieDays", i) {
+            c.cookie_days = to_u32("cookieDays", v, 1, 365, i);
         }
-        match patch.hold_days {
-            Patch::Value(v) => c.hold_days = to_u32("holdDays", v, 0, 365, &mut issues),
-            Patch::Null => required("holdDays", &mut issues),
-            Patch::Absent => {}
+        if let Some(v) = patch.hold_days.required("holdDays", i) {
+            c.hold_days = to_u32("holdDays", v, 0, 365, i);
         }
-        match patch.minimum_payout {
-            Patch::Value(v) => match crate::money::decimal_from_f64(v) {
-                Some(d) => c.minimum_payout = d,
-                None => issues.add(
-                    &["minimumPayout"],
-                    "invalid_type",
-                    "minimumPayout must be a number",
-                ),
-            },
-            Patch::Null => required("minimumPayout", &mut issues),
-            Patch::Absent => {}
+        if let Some(v) = patch.minimum_payout.required("minimumPayout", i) {
+            decimal_into("minimumPayout", v, &mut c.minimum_payout, i);
         }
-        for (field, patch, target) in [
+        for (field, flag, target) in [
             ("isPublic", patch.is_public, &mut c.is_public),
             ("signupOpen", patch.signup_open, &mut c.signup_open),
             (
@@ -248,10 +225,8 @@ impl Campaign {
                 &mut c.auto_approve_affiliates,
             ),
         ] {
-            match patch {
-                Patch::Value(v) => *target = v,
-                Patch::Null => required(field, &mut issues),
-                Patch::Absent => {}
+            if let Some(v) = flag.required(field, i) {
+                *target = v;
             }
         }
         match patch.metadata {

@@ -269,33 +269,97 @@ fn token(path: &str, v: Option<String>, issues: &mut Issues) -> Option<String> {
     Some(v)
 }
 
+/// Amounts are positive, below 10^12 and exact to the currency's minor unit.
+fn check_amount(amount: Decimal, currency: Option<Currency>, issues: &mut Issues) {
+    if amount <= Decimal::ZERO {
+        issues.add(&["amount"], "too_small", "amount must be greater than 0");
+    } else if amount >= Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS)) {
+        issues.add(
+            &["amount"],
+            "too_big",
+            format!("amount must be less than 10^{MAX_AMOUNT_DIGITS}"),
+        );
+    }
+    if let Some(c) = currency.filter(|c| !c.fits(amount)) {
+        issues.add(
+            &["amount"],
+            "invalid_value",
+            format!(
+                "{} amounts have at most {} decimals",
+                c.code(),
+                c.exponent()
+            ),
+        );
+    }
+}
+
+/// The customer's e-mail identity from `customerEmail` and/or
+/// `customerEmailHash` (both given: they must agree).
+fn email_identity(
+    email: Option<&str>,
+    hash: Option<&str>,
+    issues: &mut Issues,
+) -> Option<CustomerKey> {
+    let from_email = email.and_then(|e| issues.check(CustomerKey::from_email(e)));
+    // Hex is case-blind: an upper-case hash is accepted and stored in lowercase.
+    let from_hash = hash
+        .and_then(|h| issues.check(CustomerKey::from_email_hash(&h.trim().to_ascii_lowercase())));
+    match (from_email, from_hash) {
+        (Some(a), Some(b)) if a != b => {
+            issues.add(
+                &["customerEmailHash"],
+                "invalid_combination",
+                "customerEmailHash is not the hash of customerEmail; send one of them",
+            );
+            None
+        }
+        (Some(k), _) | (None, Some(k)) => Some(k),
+        (None, None) => None,
+    }
+}
+
+/// `occurredAt`: now when absent; at most a few minutes in the future, not before 1970.
+fn occurred_at(raw: Option<&str>, now: DateTime<Utc>, issues: &mut Issues) -> DateTime<Utc> {
+    match raw {
+        None => now,
+        Some(raw) => match timestamp::parse_datetime(raw) {
+            Some(t) if t > now + Duration::minutes(FUTURE_TOLERANCE_MINUTES) => {
+                issues.add(
+                    &["occurredAt"],
+                    "too_big",
+                    format!(
+                        "occurredAt must be at most {FUTURE_TOLERANCE_MINUTES} minutes in the future"
+                    ),
+                );
+                now
+            }
+            Some(t) if t.timestamp() < 0 => {
+                issues.add(
+                    &["occurredAt"],
+                    "too_small",
+                    "occurredAt must not be before 1970",
+                );
+                now
+            }
+            Some(t) => t,
+            None => {
+                issues.add(
+                    &["occurredAt"],
+                    "invalid_date",
+                    "occurredAt must be an ISO-8601 date-time with an offset",
+                );
+                now
+            }
+        },
+    }
+}
+
 impl PostbackBody {
     /// Checks every field and reports every problem at once.
     pub fn validate(self, now: DateTime<Utc>) -> Result<Postback, Error> {
         let mut issues = Issues::new();
         let currency = issues.check(Currency::parse("currency", &self.currency));
-        if self.amount <= Decimal::ZERO {
-            issues.add(&["amount"], "too_small", "amount must be greater than 0");
-        } else if self.amount >= Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS)) {
-            issues.add(
-                &["amount"],
-                "too_big",
-                format!("amount must be less than 10^{MAX_AMOUNT_DIGITS}"),
-            );
-        }
-        if let Some(c) = currency {
-            if !c.fits(self.amount) {
-                issues.add(
-                    &["amount"],
-                    "invalid_value",
-                    format!(
-                        "{} amounts have at most {} decimals",
-                        c.code(),
-                        c.exponent()
-                    ),
-                );
-            }
-        }
+        check_amount(self.amount, currency, &mut issues);
         issues.check(check_len("externalId", &self.external_id, 1, MAX_TOKEN_LEN));
         no_control("externalId", &self.external_id, &mut issues);
         if self.conversion_type != "SALE" {
@@ -314,59 +378,13 @@ impl PostbackBody {
             .customer_id
             .as_deref()
             .and_then(|id| issues.check(CustomerKey::from_id(id)));
-        let from_email = self
-            .customer_email
-            .as_deref()
-            .and_then(|e| issues.check(CustomerKey::from_email(e)));
-        // Hex is case-blind: an upper-case hash is accepted and stored in lowercase.
-        let from_hash = self.customer_email_hash.as_deref().and_then(|h| {
-            issues.check(CustomerKey::from_email_hash(&h.trim().to_ascii_lowercase()))
-        });
-        let email = match (from_email, from_hash) {
-            (Some(a), Some(b)) if a != b => {
-                issues.add(
-                    &["customerEmailHash"],
-                    "invalid_combination",
-                    "customerEmailHash is not the hash of customerEmail; send one of them",
-                );
-                None
-            }
-            (Some(k), _) | (None, Some(k)) => Some(k),
-            (None, None) => None,
-        };
+        let email = email_identity(
+            self.customer_email.as_deref(),
+            self.customer_email_hash.as_deref(),
+            &mut issues,
+        );
 
-        let occurred_at = match self.occurred_at.as_deref() {
-            None => now,
-            Some(raw) => match timestamp::parse_datetime(raw) {
-                Some(t) if t > now + Duration::minutes(FUTURE_TOLERANCE_MINUTES) => {
-                    issues.add(
-                        &["occurredAt"],
-                        "too_big",
-                        format!(
-                            "occurredAt must be at most {FUTURE_TOLERANCE_MINUTES} minutes in the future"
-                        ),
-                    );
-                    now
-                }
-                Some(t) if t.timestamp() < 0 => {
-                    issues.add(
-                        &["occurredAt"],
-                        "too_small",
-                        "occurredAt must not be before 1970",
-                    );
-                    now
-                }
-                Some(t) => t,
-                None => {
-                    issues.add(
-                        &["occurredAt"],
-                        "invalid_date",
-                        "occurredAt must be an ISO-8601 date-time with an offset",
-                    );
-                    now
-                }
-            },
-        };
+        let occurred_at = occurred_at(self.occurred_at.as_deref(), now, &mut issues);
         let metadata = self.metadata.unwrap_or_default();
         metadata::validate(&metadata, &mut issues);
         issues.finish()?;
