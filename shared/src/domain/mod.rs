@@ -11,6 +11,7 @@ pub mod commission;
 pub mod conversion;
 pub mod email;
 pub mod metadata;
+pub mod payout;
 pub mod postback;
 pub mod referral;
 pub mod signup;

@@ -1,0 +1,584 @@
+//! Payouts: what an affiliate is owed in one currency, moved through invoice,
+//! approval and payment, or rejected or cancelled.
+//!
+//! One pure function, [`Payout::apply`], holds the contract's transition
+//! table: for each command, the states it may start from, the record after
+//! it, the follow-up its conversions need (paid, or back to the payable
+//! pool) and the event it records. Any other from-state is 409
+//! INVALID_STATE naming `currentState`.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use crate::domain::affiliate::PayoutMethod;
+use crate::error::Error;
+use crate::money::Currency;
+use crate::timestamp::{serde_ts, serde_ts_opt};
+
+/// Where a payout stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PayoutStatus {
+    /// Created by the payout job; waiting for the affiliate's invoice.
+    Pending,
+    /// The invoice is in storage; waiting for the merchant's approval.
+    InvoiceUploaded,
+    /// Approved; waiting for payment.
+    Approved,
+    /// Handed to the payment provider; waiting for its confirmation.
+    Processing,
+    /// Paid: its conversions are PAID and the affiliate's `paid` total grew.
+    Paid,
+    /// Rejected by the merchant; its conversions returned to the payable pool.
+    Rejected,
+    /// Cancelled by the merchant; its conversions returned to the payable pool.
+    Cancelled,
+}
+
+impl PayoutStatus {
+    /// Every status.
+    pub const ALL: [PayoutStatus; 7] = [
+        PayoutStatus::Pending,
+        PayoutStatus::InvoiceUploaded,
+        PayoutStatus::Approved,
+        PayoutStatus::Processing,
+        PayoutStatus::Paid,
+        PayoutStatus::Rejected,
+        PayoutStatus::Cancelled,
+    ];
+
+    /// The wire and storage name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayoutStatus::Pending => "PENDING",
+            PayoutStatus::InvoiceUploaded => "INVOICE_UPLOADED",
+            PayoutStatus::Approved => "APPROVED",
+            PayoutStatus::Processing => "PROCESSING",
+            PayoutStatus::Paid => "PAID",
+            PayoutStatus::Rejected => "REJECTED",
+            PayoutStatus::Cancelled => "CANCELLED",
+        }
+    }
+
+    /// Parses a status in any letter case (list filters accept any).
+    pub fn parse_any_case(s: &str) -> Option<PayoutStatus> {
+        Self::ALL
+            .into_iter()
+            .find(|st| st.as_str().eq_ignore_ascii_case(s))
+    }
+
+    /// Open: its conversions are held and may not be reversed.
+    pub fn is_open(self) -> bool {
+        matches!(
+            self,
+            PayoutStatus::Pending
+                | PayoutStatus::InvoiceUploaded
+                | PayoutStatus::Approved
+                | PayoutStatus::Processing
+        )
+    }
+}
+
+/// What the API shows of an invoice (never its storage key).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Invoice {
+    pub file_name: String,
+    pub content_type: String,
+    pub size: u64,
+    #[serde(with = "serde_ts")]
+    pub uploaded_at: DateTime<Utc>,
+}
+
+/// A payout as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Payout {
+    pub id: String,
+    pub affiliate_id: String,
+    pub campaign_id: String,
+    /// The sum of its conversions' commissions plus `adjustment_total`.
+    pub amount: Decimal,
+    pub currency: Currency,
+    pub status: PayoutStatus,
+    pub method: PayoutMethod,
+    #[serde(with = "serde_ts")]
+    pub requested_at: DateTime<Utc>,
+    pub conversion_count: u64,
+    /// Clawbacks netted into this payout: zero or negative.
+    pub adjustment_total: Decimal,
+    #[serde(default)]
+    pub invoice: Option<Invoice>,
+    /// Private: the invoice's storage key. It appears in no response.
+    #[serde(default)]
+    pub invoice_key: Option<String>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub approved_at: Option<DateTime<Utc>>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub paid_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub payment_date: Option<NaiveDate>,
+    #[serde(default)]
+    pub payment_method: Option<String>,
+    #[serde(default)]
+    pub payment_reference: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+    #[serde(default)]
+    pub rejection_reason: Option<String>,
+    #[serde(default)]
+    pub cancellation_reason: Option<String>,
+    /// Why the provider's last attempt failed, when it did.
+    #[serde(default)]
+    pub payment_error: Option<String>,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+}
+
+/// An invoice object that landed in storage for a payout.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvoiceUpload {
+    pub key: String,
+    pub file_name: String,
+    pub content_type: String,
+    pub size: u64,
+}
+
+/// What the merchant, the provider or the storage event asks of a payout.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// The invoice object landed (storage event).
+    AttachInvoice(InvoiceUpload),
+    /// `POST approve`; `invoice_present`: the object is in storage now.
+    Approve { invoice_present: bool },
+    /// `POST mark-paid`: paid outside the platform on `payment_date`.
+    MarkPaid {
+        payment_date: NaiveDate,
+        payment_method: String,
+    },
+    /// `PUT mark-paid`: settled outside the platform, from any open state.
+    Settle {
+        payment_reference: Option<String>,
+        note: Option<String>,
+    },
+    /// `POST reject`.
+    Reject { reason: String },
+    /// `POST batch-process`: approve (when invoiced) and hand to the provider.
+    Process { invoice_present: bool },
+    /// The provider confirmed the payment.
+    ConfirmPayment { reference: Option<String> },
+    /// The provider refused or failed; the payout is approved again.
+    PaymentFailed { message: String },
+    /// `POST bulk-cancel`.
+    Cancel { reason: String },
+}
+
+/// What a payout's conversions need after a transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FollowUp {
+    Nothing,
+    /// Paid side effects: its conversions become PAID, the affiliate's `paid` grows.
+    PayConversions,
+    /// Its conversions (and adjustments) return to the payable pool.
+    ReleaseConversions,
+}
+
+/// The event a transition records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayoutEvent {
+    InvoiceUploaded,
+    Approved,
+    Processing,
+    Paid,
+    Rejected,
+    Cancelled,
+    PaymentFailed,
+}
+
+impl PayoutEvent {
+    /// The event type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayoutEvent::InvoiceUploaded => "payout.invoice_uploaded",
+            PayoutEvent::Approved => "payout.approved",
+            PayoutEvent::Processing => "payout.processing",
+            PayoutEvent::Paid => "payout.paid",
+            PayoutEvent::Rejected => "payout.rejected",
+            PayoutEvent::Cancelled => "payout.cancelled",
+            PayoutEvent::PaymentFailed => "payout.payment_failed",
+        }
+    }
+}
+
+/// A transition's result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The payout changed from `from`.
+    Changed {
+        payout: Box<Payout>,
+        from: PayoutStatus,
+        follow_up: FollowUp,
+        event: PayoutEvent,
+    },
+    /// Nothing to do (PUT mark-paid on a PAID payout): 200 with the payout as it is.
+    Unchanged,
+}
+
+impl Command {
+    /// The operation's name in error messages.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Command::AttachInvoice(_) => "attach an invoice to",
+            Command::Approve { .. } => "approve",
+            Command::MarkPaid { .. } | Command::Settle { .. } => "mark paid",
+            Command::Reject { .. } => "reject",
+            Command::Process { .. } => "process",
+            Command::ConfirmPayment { .. } => "confirm the payment of",
+            Command::PaymentFailed { .. } => "fail the payment of",
+            Command::Cancel { .. } => "cancel",
+        }
+    }
+
+    /// The states the command may start from.
+    pub fn from_states(&self) -> &'static [PayoutStatus] {
+        use PayoutStatus::*;
+        match self {
+            Command::AttachInvoice(_) => &[Pending],
+            Command::Approve { .. } => &[InvoiceUploaded],
+            Command::MarkPaid { .. } => &[Approved],
+            Command::Settle { .. } => &[Pending, InvoiceUploaded, Approved, Processing],
+            Command::Reject { .. } | Command::Cancel { .. } => {
+                &[Pending, InvoiceUploaded, Approved]
+            }
+            Command::Process { .. } => &[InvoiceUploaded, Approved],
+            Command::ConfirmPayment { .. } | Command::PaymentFailed { .. } => &[Processing],
+        }
+    }
+}
+
+impl Payout {
+    /// The 409 for `command` on a payout that is `current`.
+    pub fn wrong_state(current: PayoutStatus, command: &Command) -> Error {
+        Error::InvalidState {
+            resource: "payout",
+            current: current.as_str().to_string(),
+            action: command.action(),
+        }
+    }
+
+    /// Applies `command` at `now`, as the contract's transition table says.
+    pub fn apply(&self, command: Command, now: DateTime<Utc>) -> Result<Outcome, Error> {
+        if self.status == PayoutStatus::Paid && matches!(command, Command::Settle { .. }) {
+            return Ok(Outcome::Unchanged);
+        }
+        if !command.from_states().contains(&self.status) {
+            return Err(Self::wrong_state(self.status, &command));
+        }
+        let mut p = self.clone();
+        p.updated_at = now;
+        let (to, follow_up, event) = match command {
+            Command::AttachInvoice(upload) => {
+                p.invoice = Some(Invoice {
+                    file_name: upload.file_name,
+                    content_type: upload.content_type,
+                    size: upload.size,
+                    uploaded_at: now,
+                });
+                p.invoice_key = Some(upload.key);
+                (
+                    PayoutStatus::InvoiceUploaded,
+                    FollowUp::Nothing,
+                    PayoutEvent::InvoiceUploaded,
+                )
+            }
+            Command::Approve { invoice_present } | Command::Process { invoice_present }
+                if self.status == PayoutStatus::InvoiceUploaded && !invoice_present =>
+            {
+                return Err(Error::InvalidState {
+                    resource: "payout",
+                    current: self.status.as_str().to_string(),
+                    action: "approve (its invoice is missing from storage)",
+                });
+            }
+            Command::Approve { .. } => {
+                p.approved_at = Some(now);
+                (
+                    PayoutStatus::Approved,
+                    FollowUp::Nothing,
+                    PayoutEvent::Approved,
+                )
+            }
+            Command::Process { .. } => {
+                p.approved_at.get_or_insert(now);
+                p.payment_error = None;
+                (
+                    PayoutStatus::Processing,
+                    FollowUp::Nothing,
+                    PayoutEvent::Processing,
+                )
+            }
+            Command::MarkPaid {
+                payment_date,
+                payment_method,
+            } => {
+                p.payment_date = Some(payment_date);
+                p.payment_method = Some(payment_method);
+                p.paid_at = Some(now);
+                (
+                    PayoutStatus::Paid,
+                    FollowUp::PayConversions,
+                    PayoutEvent::Paid,
+                )
+            }
+            Command::Settle {
+                payment_reference,
+                note,
+            } => {
+                p.payment_reference = payment_reference.or(p.payment_reference);
+                p.note = note.or(p.note);
+                p.paid_at = Some(now);
+                (
+                    PayoutStatus::Paid,
+                    FollowUp::PayConversions,
+                    PayoutEvent::Paid,
+                )
+            }
+            Command::ConfirmPayment { reference } => {
+                p.payment_reference = reference.or(p.payment_reference);
+                p.paid_at = Some(now);
+                (
+                    PayoutStatus::Paid,
+                    FollowUp::PayConversions,
+                    PayoutEvent::Paid,
+                )
+            }
+            Command::PaymentFailed { message } => {
+                p.payment_error = Some(message);
+                (
+                    PayoutStatus::Approved,
+                    FollowUp::Nothing,
+                    PayoutEvent::PaymentFailed,
+                )
+            }
+            Command::Reject { reason } => {
+                p.rejection_reason = Some(reason);
+                (
+                    PayoutStatus::Rejected,
+                    FollowUp::ReleaseConversions,
+                    PayoutEvent::Rejected,
+                )
+            }
+            Command::Cancel { reason } => {
+                p.cancellation_reason = Some(reason);
+                (
+                    PayoutStatus::Cancelled,
+                    FollowUp::ReleaseConversions,
+                    PayoutEvent::Cancelled,
+                )
+            }
+        };
+        p.status = to;
+        Ok(Outcome::Changed {
+            payout: Box::new(p),
+            from: self.status,
+            follow_up,
+            event,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timestamp::parse_datetime;
+    use PayoutStatus::*;
+
+    fn payout(status: PayoutStatus) -> Payout {
+        let t = parse_datetime("2026-01-01T00:00:00Z").unwrap();
+        Payout {
+            id: "po_1".into(),
+            affiliate_id: "aff_1".into(),
+            campaign_id: "cmp_1".into(),
+            amount: Decimal::new(12_345, 2),
+            currency: Currency::parse("currency", "USD").unwrap(),
+            status,
+            method: PayoutMethod::Paypal,
+            requested_at: t,
+            conversion_count: 3,
+            adjustment_total: Decimal::ZERO,
+            invoice: None,
+            invoice_key: None,
+            approved_at: None,
+            paid_at: None,
+            payment_date: None,
+            payment_method: None,
+            payment_reference: None,
+            note: None,
+            rejection_reason: None,
+            cancellation_reason: None,
+            payment_error: None,
+            created_at: t,
+            updated_at: t,
+        }
+    }
+
+    fn commands() -> Vec<Command> {
+        vec![
+            Command::AttachInvoice(InvoiceUpload {
+                key: "invoices/k".into(),
+                file_name: "inv.pdf".into(),
+                content_type: "application/pdf".into(),
+                size: 10,
+            }),
+            Command::Approve {
+                invoice_present: true,
+            },
+            Command::MarkPaid {
+                payment_date: NaiveDate::from_ymd_opt(2026, 1, 2).unwrap(),
+                payment_method: "wire".into(),
+            },
+            Command::Settle {
+                payment_reference: Some("ref".into()),
+                note: None,
+            },
+            Command::Reject {
+                reason: "no".into(),
+            },
+            Command::Process {
+                invoice_present: true,
+            },
+            Command::ConfirmPayment { reference: None },
+            Command::PaymentFailed {
+                message: "down".into(),
+            },
+            Command::Cancel {
+                reason: "dup".into(),
+            },
+        ]
+    }
+
+    /// The contract's table: (command index, from, to, follow-up).
+    fn table() -> Vec<(usize, PayoutStatus, PayoutStatus, FollowUp)> {
+        use FollowUp::*;
+        let mut t = vec![
+            (0, Pending, InvoiceUploaded, Nothing),
+            (1, InvoiceUploaded, Approved, Nothing),
+            (2, Approved, Paid, PayConversions),
+            (5, InvoiceUploaded, Processing, Nothing),
+            (5, Approved, Processing, Nothing),
+            (6, Processing, Paid, PayConversions),
+            (7, Processing, Approved, Nothing),
+        ];
+        for from in [Pending, InvoiceUploaded, Approved, Processing] {
+            t.push((3, from, Paid, PayConversions));
+        }
+        for from in [Pending, InvoiceUploaded, Approved] {
+            t.push((4, from, Rejected, ReleaseConversions));
+            t.push((8, from, Cancelled, ReleaseConversions));
+        }
+        t
+    }
+
+    #[test]
+    fn every_command_from_every_state_follows_the_table() {
+        let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
+        let table = table();
+        for (i, command) in commands().into_iter().enumerate() {
+            for from in PayoutStatus::ALL {
+                let got = payout(from).apply(command.clone(), now);
+                let want = table.iter().find(|(c, f, _, _)| *c == i && *f == from);
+                match (got, want) {
+                    (
+                        Ok(Outcome::Changed {
+                            payout,
+                            from: f,
+                            follow_up,
+                            ..
+                        }),
+                        Some((_, _, to, fu)),
+                    ) => {
+                        assert_eq!(
+                            (payout.status, f, follow_up),
+                            (*to, from, *fu),
+                            "{command:?} from {from:?}"
+                        );
+                        assert_eq!(payout.updated_at, now);
+                    }
+                    (Ok(Outcome::Unchanged), None) => {
+                        assert_eq!(
+                            (i, from),
+                            (3, Paid),
+                            "only PUT mark-paid on PAID is a no-op"
+                        );
+                    }
+                    (Err(Error::InvalidState { current, .. }), None) => {
+                        assert_eq!(current, from.as_str());
+                    }
+                    (got, want) => panic!("{command:?} from {from:?}: got {got:?}, want {want:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn approving_needs_the_invoice_in_storage() {
+        let now = Utc::now();
+        for command in [
+            Command::Approve {
+                invoice_present: false,
+            },
+            Command::Process {
+                invoice_present: false,
+            },
+        ] {
+            let err = payout(InvoiceUploaded).apply(command, now).unwrap_err();
+            assert!(matches!(err, Error::InvalidState { .. }));
+        }
+        // An approved payout's invoice was checked at approval.
+        assert!(payout(Approved)
+            .apply(
+                Command::Process {
+                    invoice_present: false
+                },
+                now
+            )
+            .is_ok());
+    }
+
+    #[test]
+    fn transitions_record_what_happened() {
+        let now = Utc::now();
+        let Outcome::Changed {
+            payout: p, event, ..
+        } = payout(Pending).apply(commands().remove(0), now).unwrap()
+        else {
+            panic!("changed");
+        };
+        assert_eq!(event, PayoutEvent::InvoiceUploaded);
+        assert_eq!(p.invoice_key.as_deref(), Some("invoices/k"));
+        assert_eq!(p.invoice.as_ref().map(|i| i.size), Some(10));
+        let Outcome::Changed {
+            payout: p, event, ..
+        } = payout(Processing)
+            .apply(
+                Command::PaymentFailed {
+                    message: "down".into(),
+                },
+                now,
+            )
+            .unwrap()
+        else {
+            panic!("changed");
+        };
+        assert_eq!((p.status, event), (Approved, PayoutEvent::PaymentFailed));
+        assert_eq!(p.payment_error.as_deref(), Some("down"));
+        assert_eq!(
+            PayoutStatus::parse_any_case("invoice_uploaded"),
+            Some(InvoiceUploaded)
+        );
+        assert!(Processing.is_open() && !Paid.is_open() && !Rejected.is_open());
+    }
+}
