@@ -9,33 +9,8 @@ use shared::{App, Error};
 /// Creates the table and the private bucket as template.yaml declares them.
 pub async fn tables_create(app: &App) -> Result<Value, Error> {
     let table_created = app.store.create_table().await?;
-    let bucket = &app.config.bucket_name;
-    let bucket_created = match app.s3.head_bucket().bucket(bucket).send().await {
-        Ok(_) => false,
-        Err(_) => {
-            app.s3
-                .create_bucket()
-                .bucket(bucket)
-                .send()
-                .await
-                .map_err(Error::from)?;
-            true
-        }
-    };
-    app.s3
-        .put_public_access_block()
-        .bucket(bucket)
-        .public_access_block_configuration(
-            aws_sdk_s3::types::PublicAccessBlockConfiguration::builder()
-                .block_public_acls(true)
-                .block_public_policy(true)
-                .ignore_public_acls(true)
-                .restrict_public_buckets(true)
-                .build(),
-        )
-        .send()
-        .await
-        .map_err(Error::from)?;
+    let bucket = app.files.bucket();
+    let bucket_created = app.files.create_private_bucket().await?;
     Ok(json!({
         "table": app.config.table_name, "tableCreated": table_created,
         "bucket": bucket, "bucketCreated": bucket_created,

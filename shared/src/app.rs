@@ -6,6 +6,8 @@ use aws_sdk_dynamodb::config::{Credentials, Region};
 
 use crate::config::Config;
 use crate::store::metrics::{CallCounter, CallMetrics};
+use crate::payouts::provider::Payments;
+use crate::store::files::Files;
 use crate::store::Store;
 
 /// Everything a handler needs, shared across invocations.
@@ -13,7 +15,10 @@ use crate::store::Store;
 pub struct App {
     pub config: Config,
     pub store: Store,
-    pub s3: aws_sdk_s3::Client,
+    /// The private bucket (payout invoices).
+    pub files: Files,
+    /// How payouts are paid, per mode.
+    pub payments: Arc<Payments>,
 }
 
 impl App {
@@ -45,7 +50,11 @@ impl App {
         );
         Arc::new(App {
             store,
-            s3: aws_sdk_s3::Client::from_conf(s3.build()),
+            files: Files::new(
+                aws_sdk_s3::Client::from_conf(s3.build()),
+                config.bucket_name.clone(),
+            ),
+            payments: Arc::new(Payments::new(&config)),
             config,
         })
     }

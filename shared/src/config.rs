@@ -45,6 +45,34 @@ pub struct Config {
     pub account_rate_per_minute: u64,
     /// Monthly live-mode conversion cap per plan; `None` is unlimited.
     pub plan_quotas: BTreeMap<String, Option<u64>>,
+    /// How live-mode payouts are paid (`PAYMENT_PROVIDER`); test mode always
+    /// uses the sandbox.
+    pub payment_provider: ProviderKind,
+    /// How many first attempts per payout the sandbox refuses
+    /// (`SANDBOX_PAYMENT_FAILURES`, default 0), to try failure handling.
+    pub sandbox_failures: u32,
+}
+
+/// The payment providers shipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// Nothing is sent anywhere: a processed payout stays PROCESSING until
+    /// the merchant marks it paid.
+    Manual,
+    /// Pays at once, with the payout id as idempotency key; never real money.
+    Sandbox,
+}
+
+impl ProviderKind {
+    fn parse(s: &str) -> Result<ProviderKind, ConfigError> {
+        match s {
+            "manual" => Ok(ProviderKind::Manual),
+            "sandbox" => Ok(ProviderKind::Sandbox),
+            other => Err(ConfigError(format!(
+                "PAYMENT_PROVIDER must be manual or sandbox, not {other:?}"
+            ))),
+        }
+    }
 }
 
 impl Config {
@@ -83,6 +111,11 @@ impl Config {
             plan_quotas: parse_quotas(&env::var("PLAN_CONVERSION_QUOTAS").unwrap_or_else(|_| {
                 "free=1000,starter=10000,growth=100000,enterprise=unlimited".into()
             }))?,
+            payment_provider: ProviderKind::parse(
+                &env::var("PAYMENT_PROVIDER").unwrap_or_else(|_| "manual".into()),
+            )?,
+            sandbox_failures: u32::try_from(number("SANDBOX_PAYMENT_FAILURES", 0)?)
+                .map_err(|_| ConfigError("SANDBOX_PAYMENT_FAILURES is too large".into()))?,
         })
     }
 
@@ -104,6 +137,8 @@ impl Config {
             account_rate_per_minute: 1200,
             plan_quotas: parse_quotas("free=1000,starter=10000,growth=100000,enterprise=unlimited")
                 .expect("default quotas parse"),
+            payment_provider: ProviderKind::Manual,
+            sandbox_failures: 0,
         }
     }
 

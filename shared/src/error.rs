@@ -94,6 +94,8 @@ pub enum Error {
         current: String,
         action: &'static str,
     },
+    #[error("the conversion is in payout {payout_id}, which is open; reject or cancel that payout first")]
+    InPayout { current: String, payout_id: String },
     #[error("rate limit exceeded; retry in {retry_after} seconds")]
     RateLimited { retry_after: u64 },
     #[error("{0}")]
@@ -114,7 +116,7 @@ impl Error {
             Error::PermissionDenied(_) => ErrorCode::PermissionDenied,
             Error::NotFound(_) | Error::RouteNotFound(_) => ErrorCode::NotFound,
             Error::AlreadyExists(_) => ErrorCode::AlreadyExists,
-            Error::InvalidState { .. } => ErrorCode::InvalidState,
+            Error::InvalidState { .. } | Error::InPayout { .. } => ErrorCode::InvalidState,
             Error::RateLimited { .. } => ErrorCode::RateLimitExceeded,
             Error::LimitExceeded(_) => ErrorCode::LimitExceeded,
             Error::Unavailable(_) => ErrorCode::ServiceUnavailable,

@@ -12,6 +12,7 @@ pub mod ids;
 pub mod issue;
 pub mod lambda;
 pub mod money;
+pub mod payouts;
 pub mod patch;
 pub mod rate_limit;
 pub mod routes;

@@ -50,6 +50,20 @@ impl Currency {
         r
     }
 
+    /// The amount in minor units (cents), rounded half-even; exact counters use it.
+    pub fn to_minor(&self, amount: Decimal) -> i64 {
+        let r = self.round(amount);
+        (r * Decimal::from(10_i64.pow(self.exponent())))
+            .trunc()
+            .try_into()
+            .unwrap_or(i64::MAX)
+    }
+
+    /// An amount given in minor units, in major units.
+    pub fn from_minor(&self, minor: i64) -> Decimal {
+        Decimal::new(minor, self.exponent())
+    }
+
     /// True when `amount` has no more decimals than the minor unit allows.
     pub fn fits(&self, amount: Decimal) -> bool {
         amount.normalize().scale() <= self.exponent()

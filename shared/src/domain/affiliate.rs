@@ -63,6 +63,26 @@ pub enum PayoutMethod {
     Manual,
 }
 
+impl PayoutMethod {
+    /// Every method, as filters accept them.
+    pub const ALL: [PayoutMethod; 4] = [
+        PayoutMethod::Paypal,
+        PayoutMethod::Wise,
+        PayoutMethod::BankTransfer,
+        PayoutMethod::Manual,
+    ];
+
+    /// The wire and storage name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayoutMethod::Paypal => "PAYPAL",
+            PayoutMethod::Wise => "WISE",
+            PayoutMethod::BankTransfer => "BANK_TRANSFER",
+            PayoutMethod::Manual => "MANUAL",
+        }
+    }
+}
+
 /// Money per currency, exact.
 pub type Totals = BTreeMap<Currency, Decimal>;
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::commission::CommissionReason;
 use crate::domain::metadata::{self, Metadata};
+use crate::domain::payout::PayoutStatus;
 use crate::domain::referral::CustomerKey;
 use crate::error::Error;
 use crate::money::{json_number, Currency};
@@ -139,21 +140,76 @@ impl Conversion {
         format!("{}#{}", timestamp::format(&self.occurred_at), self.id)
     }
 
-    /// Reverses (refunds) a conversion that is in no payout and PENDING,
-    /// APPROVED or UNATTRIBUTED: it becomes REVERSED and its affiliate gives
-    /// the commission back. Anything else is INVALID_STATE.
-    pub fn reverse(&self, reason: Option<String>, now: DateTime<Utc>) -> Result<Reversal, Error> {
-        if !self.status.reversible() || self.payout_id.is_some() {
-            return Err(Error::InvalidState {
-                resource: "conversion",
-                current: self.status.as_str().to_string(),
-                action: if self.payout_id.is_some() {
-                    "reverse (it is in a payout)"
-                } else {
-                    "reverse"
-                },
-            });
+    /// Where the conversion stands on its way to a payout.
+    pub fn payout_stage(&self) -> PayoutStage {
+        match (self.status, &self.payout_id) {
+            (_, Some(po)) => PayoutStage::InPayout(po.clone()),
+            (ConversionStatus::Pending, None) => PayoutStage::AwaitingHold(self.payable_at),
+            (ConversionStatus::Approved, None) => PayoutStage::Payable,
+            _ => PayoutStage::Outside,
         }
+    }
+
+    /// PENDING -> APPROVED once the hold period is over at `now`.
+    pub fn approve(&self, now: DateTime<Utc>) -> Result<Conversion, Error> {
+        if self.status != ConversionStatus::Pending || self.payable_at > now {
+            return Err(self.wrong_state("approve"));
+        }
+        Ok(self.moved_to(ConversionStatus::Approved, now))
+    }
+
+    /// APPROVED -> PAID with its payout `payout_id`.
+    pub fn pay(&self, payout_id: &str, now: DateTime<Utc>) -> Result<Conversion, Error> {
+        if self.status != ConversionStatus::Approved || self.payout_id.as_deref() != Some(payout_id)
+        {
+            return Err(self.wrong_state("pay"));
+        }
+        Ok(self.moved_to(ConversionStatus::Paid, now))
+    }
+
+    /// The conversion in `status` at `now`.
+    fn moved_to(&self, status: ConversionStatus, now: DateTime<Utc>) -> Conversion {
+        let mut c = self.clone();
+        c.status = status;
+        c.updated_at = now;
+        c
+    }
+
+    fn wrong_state(&self, action: &'static str) -> Error {
+        Error::InvalidState {
+            resource: "conversion",
+            current: self.status.as_str().to_string(),
+            action,
+        }
+    }
+
+    /// Reverses (refunds) a conversion; `payout` is the status of the payout
+    /// holding it, when one does.
+    ///
+    /// - In no payout and PENDING, APPROVED or UNATTRIBUTED: REVERSED, and its
+    ///   affiliate gives the commission back (`earned` drops).
+    /// - PAID in a PAID payout: REVERSED, `earned` drops, `paid` stays, and a
+    ///   negative adjustment (clawback) of its commission is netted against
+    ///   the affiliate's next payout in that currency.
+    /// - In an open payout (or one still settling or releasing): 409 naming it.
+    /// - Anything else (REVERSED, ...): 409.
+    pub fn reverse(
+        &self,
+        payout: Option<PayoutStatus>,
+        reason: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Reversal, Error> {
+        let clawback = match (&self.payout_id, payout, self.status) {
+            (None, _, st) if st.reversible() => false,
+            (Some(_), Some(PayoutStatus::Paid), ConversionStatus::Paid) => true,
+            (Some(po), _, ConversionStatus::Approved | ConversionStatus::Paid) => {
+                return Err(Error::InPayout {
+                    current: self.status.as_str().to_string(),
+                    payout_id: po.clone(),
+                })
+            }
+            _ => return Err(self.wrong_state("reverse")),
+        };
         let give_back = self
             .affiliate_id
             .as_ref()
@@ -164,16 +220,68 @@ impl Conversion {
                 amount: -self.commission,
                 while_status: None,
             });
-        let mut reversed = self.clone();
-        reversed.status = ConversionStatus::Reversed;
+        let clawback = give_back
+            .as_ref()
+            .filter(|_| clawback)
+            .map(|e| Adjustment::clawback(self, e.amount, now));
+        let mut reversed = self.moved_to(ConversionStatus::Reversed, now);
         reversed.reversed_at = Some(now);
         reversed.reversal_reason = reason;
-        reversed.updated_at = now;
         Ok(Reversal {
             from: self.status,
             reversed,
             give_back,
+            clawback,
         })
+    }
+}
+
+/// Where a conversion stands on its way to a payout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PayoutStage {
+    /// PENDING: the payout job approves it once `payable_at` has passed.
+    AwaitingHold(DateTime<Utc>),
+    /// APPROVED and in no payout: in the affiliate's payable pool.
+    Payable,
+    /// Held by (or paid with) this payout.
+    InPayout(String),
+    /// Never paid out (unattributed, or reversed before any payout).
+    Outside,
+}
+
+/// A negative amount owed back by an affiliate (a PAID conversion that was
+/// reversed), netted against its next payout in that currency.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Adjustment {
+    pub id: String,
+    pub affiliate_id: String,
+    pub campaign_id: Option<String>,
+    pub currency: Currency,
+    /// Negative.
+    pub amount: Decimal,
+    /// The reversed conversion it claws back.
+    pub conversion_id: String,
+    /// The payout it was netted into, once it was.
+    #[serde(default)]
+    pub payout_id: Option<String>,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+}
+
+impl Adjustment {
+    /// The clawback of a paid conversion's commission (`amount` negative).
+    pub fn clawback(c: &Conversion, amount: Decimal, now: DateTime<Utc>) -> Adjustment {
+        Adjustment {
+            id: crate::ids::new_id(crate::ids::IdKind::Adjustment),
+            affiliate_id: c.affiliate_id.clone().unwrap_or_default(),
+            campaign_id: c.campaign_id.clone(),
+            currency: c.currency,
+            amount,
+            conversion_id: c.id.clone(),
+            payout_id: None,
+            created_at: now,
+        }
     }
 }
 
@@ -189,12 +297,14 @@ pub struct Earning {
 }
 
 /// A conversion's reversal: the conversion after it, the status it left
-/// (its rollups move from there) and the commission its affiliate gives back.
+/// (its rollups move from there), the commission its affiliate gives back
+/// and, for a paid conversion, the clawback netted into the next payout.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reversal {
     pub reversed: Conversion,
     pub from: ConversionStatus,
     pub give_back: Option<Earning>,
+    pub clawback: Option<Adjustment>,
 }
 
 /// Body of `POST /api/v1/conversions/postback`.
@@ -757,7 +867,8 @@ mod tests {
             (Reversed, false, false),
         ] {
             let c = recorded(from, in_payout.then_some("po_1"));
-            match c.reverse(Some("refund".into()), now) {
+            let payout = in_payout.then_some(PayoutStatus::Approved);
+            match c.reverse(payout, Some("refund".into()), now) {
                 Ok(r) => {
                     assert!(ok, "{from:?} must not reverse");
                     assert_eq!(r.from, from);
@@ -770,19 +881,69 @@ mod tests {
                         ("aff_1", -c.commission)
                     );
                     assert_eq!(back.while_status, None);
+                    assert_eq!(r.clawback, None);
                 }
-                Err(Error::InvalidState {
-                    current, action, ..
-                }) => {
-                    assert!(!ok, "{from:?} must reverse");
+                Err(Error::InvalidState { current, .. }) => {
+                    assert!(!ok && !in_payout, "{from:?} must reverse");
                     assert_eq!(current, from.as_str());
-                    assert_eq!(action.contains("payout"), in_payout);
+                }
+                Err(Error::InPayout { current, payout_id }) => {
+                    assert!(!ok && in_payout, "{from:?} in a payout");
+                    assert_eq!(
+                        (current.as_str(), payout_id.as_str()),
+                        (from.as_str(), "po_1")
+                    );
                 }
                 Err(e) => panic!("unexpected {e:?}"),
             }
         }
         let mut free = recorded(Pending, None);
         free.commission = Decimal::ZERO;
-        assert_eq!(free.reverse(None, now).unwrap().give_back, None);
+        assert_eq!(free.reverse(None, None, now).unwrap().give_back, None);
+        // A paid conversion of a paid payout is clawed back.
+        let paid = recorded(Paid, Some("po_1"));
+        let r = paid.reverse(Some(PayoutStatus::Paid), None, now).unwrap();
+        let claw = r.clawback.expect("clawback");
+        assert_eq!(
+            (claw.amount, claw.conversion_id.as_str()),
+            (-paid.commission, "cnv_1")
+        );
+        assert_eq!(claw.payout_id, None);
+        assert_eq!(r.give_back.map(|e| e.amount), Some(-paid.commission));
+        // Still settling (APPROVED in a PAID payout), or in a rejected payout not yet released.
+        for (st, po) in [
+            (Approved, PayoutStatus::Paid),
+            (Approved, PayoutStatus::Rejected),
+        ] {
+            let err = recorded(st, Some("po_1"))
+                .reverse(Some(po), None, now)
+                .unwrap_err();
+            assert!(matches!(err, Error::InPayout { .. }));
+        }
+    }
+
+    #[test]
+    fn approval_and_payment_and_stages() {
+        let now = Utc::now();
+        let mut c = recorded(ConversionStatus::Pending, None);
+        c.payable_at = now + chrono::Duration::days(1);
+        assert_eq!(c.payout_stage(), PayoutStage::AwaitingHold(c.payable_at));
+        assert!(c.approve(now).is_err(), "inside its hold");
+        c.payable_at = now;
+        let approved = c.approve(now).unwrap();
+        assert_eq!(approved.status, ConversionStatus::Approved);
+        assert_eq!(approved.payout_stage(), PayoutStage::Payable);
+        assert!(approved.approve(now).is_err());
+        assert!(approved.pay("po_1", now).is_err(), "not in that payout");
+        let mut held = approved.clone();
+        held.payout_id = Some("po_1".into());
+        assert_eq!(held.payout_stage(), PayoutStage::InPayout("po_1".into()));
+        assert_eq!(
+            held.pay("po_1", now).unwrap().status,
+            ConversionStatus::Paid
+        );
+        assert!(held.pay("po_2", now).is_err());
+        let unattributed = recorded(ConversionStatus::Unattributed, None);
+        assert_eq!(unattributed.payout_stage(), PayoutStage::Outside);
     }
 }

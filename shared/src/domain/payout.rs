@@ -11,8 +11,11 @@ use chrono::{DateTime, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::domain::affiliate::PayoutMethod;
+use crate::domain::affiliate::{Affiliate, PayoutMethod};
+use crate::domain::campaign::Campaign;
+use crate::domain::conversion::{Adjustment, Conversion};
 use crate::error::Error;
+use crate::ids::{new_id, IdKind};
 use crate::money::Currency;
 use crate::timestamp::{serde_ts, serde_ts_opt};
 
@@ -132,10 +135,80 @@ pub struct Payout {
     /// Why the provider's last attempt failed, when it did.
     #[serde(default)]
     pub payment_error: Option<String>,
+    /// Work on its conversions still to be completed (resumable, by the job).
+    #[serde(default)]
+    pub work: Option<PayoutWork>,
+    /// Counted as the multi-record steps commit (never shown).
+    #[serde(flatten)]
+    pub progress: Progress,
     #[serde(with = "serde_ts")]
     pub created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
     pub updated_at: DateTime<Utc>,
+}
+
+/// Multi-record work a payout owes its conversions, completed in chunks
+/// that each commit exactly once, resumed after a crash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PayoutWork {
+    /// Being assembled: conversions and adjustments are claimed from the pool.
+    /// The payout is invisible to the API until the claim completes.
+    Claim,
+    /// Paid: its conversions become PAID.
+    Settle,
+    /// Rejected or cancelled: its conversions and adjustments return to the pool.
+    Release,
+}
+
+impl PayoutWork {
+    /// The storage name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayoutWork::Claim => "CLAIM",
+            PayoutWork::Settle => "SETTLE",
+            PayoutWork::Release => "RELEASE",
+        }
+    }
+}
+
+/// What the chunks of a payout's work have done so far.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    /// Conversions claimed, and the sum of their commissions in minor units.
+    #[serde(default)]
+    pub claimed: u64,
+    #[serde(default)]
+    pub claimed_minor: i64,
+    /// Adjustments claimed, and the sum of their (negative) amounts in minor units.
+    #[serde(default)]
+    pub claimed_adjustments: u64,
+    #[serde(default)]
+    pub claimed_adjustment_minor: i64,
+    /// Conversions made PAID.
+    #[serde(default)]
+    pub settled: u64,
+    /// Conversions and adjustments returned to the pool.
+    #[serde(default)]
+    pub released: u64,
+}
+
+/// Something in an affiliate's payable pool in one currency.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PoolEntry {
+    Conversion(Box<Conversion>),
+    Adjustment(Adjustment),
+}
+
+impl PoolEntry {
+    /// What it adds to a payout: the commission, or the (negative) adjustment.
+    pub fn amount(&self) -> Decimal {
+        match self {
+            PoolEntry::Conversion(c) => c.commission,
+            PoolEntry::Adjustment(a) => a.amount,
+        }
+    }
 }
 
 /// An invoice object that landed in storage for a payout.
@@ -260,6 +333,78 @@ impl Command {
 }
 
 impl Payout {
+    /// The payout the job opens for an affiliate's pool in one currency, when
+    /// the pool's net total (commissions plus clawbacks) is positive and
+    /// reaches the campaign's `minimumPayout`; none otherwise (the balance
+    /// carries over). It starts with its claim to do.
+    pub fn open(
+        affiliate: &Affiliate,
+        campaign: &Campaign,
+        currency: Currency,
+        pool: &[PoolEntry],
+        now: DateTime<Utc>,
+    ) -> Option<Payout> {
+        let net: Decimal = pool.iter().map(PoolEntry::amount).sum();
+        if net <= Decimal::ZERO || net < campaign.minimum_payout {
+            return None;
+        }
+        Some(Payout {
+            id: new_id(IdKind::Payout),
+            affiliate_id: affiliate.id.clone(),
+            campaign_id: campaign.id.clone(),
+            amount: currency.round(Decimal::ZERO),
+            currency,
+            status: PayoutStatus::Pending,
+            method: affiliate.payout_method.unwrap_or(PayoutMethod::Manual),
+            requested_at: now,
+            conversion_count: 0,
+            adjustment_total: currency.round(Decimal::ZERO),
+            invoice: None,
+            invoice_key: None,
+            approved_at: None,
+            paid_at: None,
+            payment_date: None,
+            payment_method: None,
+            payment_reference: None,
+            note: None,
+            rejection_reason: None,
+            cancellation_reason: None,
+            payment_error: None,
+            work: Some(PayoutWork::Claim),
+            progress: Progress::default(),
+            created_at: now,
+            updated_at: now,
+        })
+    }
+
+    /// Shown by the API: every payout but one still being assembled.
+    pub fn is_visible(&self) -> bool {
+        self.work != Some(PayoutWork::Claim)
+    }
+
+    /// The payout once its claim is complete: its figures are what was claimed.
+    pub fn claimed(&self, now: DateTime<Utc>) -> Payout {
+        let mut p = self.clone();
+        let c = p.currency;
+        p.conversion_count = p.progress.claimed;
+        p.adjustment_total = c.from_minor(p.progress.claimed_adjustment_minor);
+        p.amount = c.from_minor(p.progress.claimed_minor + p.progress.claimed_adjustment_minor);
+        p.work = None;
+        p.updated_at = now;
+        p
+    }
+
+    /// Whether its outstanding work is done, by what the chunks counted.
+    pub fn work_done(&self) -> bool {
+        let p = &self.progress;
+        match self.work {
+            None => true,
+            Some(PayoutWork::Claim) => false,
+            Some(PayoutWork::Settle) => p.settled >= self.conversion_count,
+            Some(PayoutWork::Release) => p.released >= self.conversion_count + p.claimed_adjustments,
+        }
+    }
+
     /// The 409 for `command` on a payout that is `current`.
     pub fn wrong_state(current: PayoutStatus, command: &Command) -> Error {
         Error::InvalidState {
@@ -381,6 +526,11 @@ impl Payout {
             }
         };
         p.status = to;
+        p.work = match follow_up {
+            FollowUp::Nothing => None,
+            FollowUp::PayConversions => Some(PayoutWork::Settle),
+            FollowUp::ReleaseConversions => Some(PayoutWork::Release),
+        };
         Ok(Outcome::Changed {
             payout: Box::new(p),
             from: self.status,
@@ -420,6 +570,8 @@ mod tests {
             rejection_reason: None,
             cancellation_reason: None,
             payment_error: None,
+            work: None,
+            progress: Progress::default(),
             created_at: t,
             updated_at: t,
         }

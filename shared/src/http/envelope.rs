@@ -39,6 +39,10 @@ pub fn failure(err: &Error, request_id: &str) -> (u16, Value, Vec<(&'static str,
         Error::InvalidState { current, .. } => {
             (err.to_string(), json!({ "currentState": current }))
         }
+        Error::InPayout { current, payout_id } => (
+            err.to_string(),
+            json!({ "currentState": current, "payoutId": payout_id }),
+        ),
         Error::MethodNotAllowed { allow } => {
             status = 405;
             headers.push(("allow", allow.join(", ")));

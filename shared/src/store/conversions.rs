@@ -33,7 +33,8 @@ use serde::de::DeserializeOwned;
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::attribution::{AffiliateFacts, Signal};
 use crate::domain::campaign::Campaign;
-use crate::domain::conversion::{Conversion, ConversionStatus, Postback};
+use crate::domain::conversion::{Conversion, ConversionStatus, PayoutStage, Postback};
+use crate::domain::payout::Payout;
 use crate::domain::postback::{self, ExternalIdClaim, Opening, Parties, Plan, Quota, Sightings};
 use crate::domain::referral::Referral;
 use crate::domain::tenant::Tenant;
@@ -46,7 +47,7 @@ use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::TxError;
 use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliate_totals, affiliates, counters, from_item, get_s, item_at, n, referrals, rollups, s,
+    affiliate_totals, affiliates, counters, from_item, pools, get_s, item_at, n, referrals, rollups, s,
     IndexKeys, Item, Store,
 };
 use crate::timestamp;
@@ -87,7 +88,27 @@ pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
             &sk,
         );
     }
-    index
+    match (c.payout_stage(), &c.affiliate_id) {
+        (PayoutStage::AwaitingHold(at), _) => index.with(
+            Index::Gsi5,
+            keys::due_approval(keys::shard_of(&c.id)),
+            format!("{}#{}", timestamp::format(&at), c.id),
+        ),
+        (PayoutStage::Payable, Some(aff)) => index.with(
+            Index::Gsi5,
+            keys::payable_pool(tenant, aff, c.currency.code()),
+            &sk,
+        ),
+        (PayoutStage::InPayout(po), _) => {
+            index.with(Index::Gsi5, keys::payout_members(&po), &sk)
+        }
+        _ => index,
+    }
+}
+
+/// Every index attribute, for updates that re-derive a record's index entries.
+pub fn index_attributes() -> Vec<&'static str> {
+    Index::ALL.iter().flat_map(|i| [i.pk(), i.sk()]).collect()
 }
 
 /// The GSI3 partition of conversions in a status. A status change must set
@@ -207,6 +228,7 @@ enum ReverseAction {
     Rollup,
     AffiliateStatus,
     Earned,
+    Clawback,
 }
 
 type Key = (String, String);
@@ -458,9 +480,10 @@ async fn commit(
     store.transact(tx).await
 }
 
-/// Reverses (refunds) a conversion as `Conversion::reverse` decides: the
-/// status, the rollups and the affiliate's `earned` total change in one
-/// transaction, conditioned on the conversion being as it was read.
+/// Reverses (refunds) a conversion as `Conversion::reverse` decides (given
+/// the status of the payout holding it): the status, the rollups, the
+/// affiliate's `earned` total and, for a paid conversion, the clawback
+/// change in one transaction, conditioned on the conversion being as it was read.
 pub async fn reverse(
     store: &Store,
     tenant: &Tenant,
@@ -472,18 +495,28 @@ pub async fn reverse(
     let tenant_key = tenant.key();
     for _ in 0..REVERSE_ATTEMPTS {
         let c = get(store, tenant, id).await?;
-        let r = c.reverse(reason.clone(), now)?;
+        let payout: Option<Payout> = match &c.payout_id {
+            Some(po) => store.get_owned(po, &tenant_key).await?,
+            None => None,
+        };
+        let r = c.reverse(payout.map(|p| p.status), reason.clone(), now)?;
         let mut tx = store.tx();
-        let change = UpdateExpr::new()
+        let held = match &c.payout_id {
+            Some(po) => UpdateExpr::new().when_eq(PAYOUT_ID, s(po.clone())),
+            None => UpdateExpr::new().when_absent(PAYOUT_ID),
+        };
+        let change = held
             .copy_from(&item(tenant, &r.reversed)?, &REVERSAL_FIELDS)
-            .copy_from(&item(tenant, &r.reversed)?, &[Index::Gsi3.pk()])
+            .copy_from(&item(tenant, &r.reversed)?, &index_attributes())
             .when_tenant(&tenant_key)
-            .when_eq(STATUS, s(r.from.as_str()))
-            .when_absent(PAYOUT_ID);
+            .when_eq(STATUS, s(r.from.as_str()));
         tx.update(A::Conversion, &c.id, RECORD_SK, &change);
         rollups::moved(&mut tx, A::Rollup, tenant, &r.reversed, r.from);
         if let Some(e) = &r.give_back {
             affiliate_totals::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
+        }
+        if let Some(a) = &r.clawback {
+            pools::add_adjustment(&mut tx, A::Clawback, tenant, a)?;
         }
         match store.transact(tx).await {
             Ok(()) => return Ok(r.reversed),

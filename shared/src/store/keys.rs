@@ -15,7 +15,8 @@ pub const GUARD_SK: &str = "GUARD";
 /// (`pk = aff_…`; see `store::affiliate_totals`).
 pub const TOTALS_SK: &str = "TOTALS";
 
-/// The four global secondary indexes.
+/// The global secondary indexes: four overloaded tenant lists, and a sparse
+/// one of work that comes due (`GSI5`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Index {
     /// Every record of a kind in a tenant.
@@ -26,11 +27,20 @@ pub enum Index {
     Gsi3,
     /// Records of a kind by affiliate (or affiliates by e-mail; keys by account).
     Gsi4,
+    /// Sparse: payout work (conversions due for approval, payable pools,
+    /// pools to check, a payout's conversions, payouts with work left).
+    Gsi5,
 }
 
 impl Index {
     /// Every index, in table order.
-    pub const ALL: [Index; 4] = [Index::Gsi1, Index::Gsi2, Index::Gsi3, Index::Gsi4];
+    pub const ALL: [Index; 5] = [
+        Index::Gsi1,
+        Index::Gsi2,
+        Index::Gsi3,
+        Index::Gsi4,
+        Index::Gsi5,
+    ];
 
     /// The index name.
     pub fn name(self) -> &'static str {
@@ -39,6 +49,7 @@ impl Index {
             Index::Gsi2 => "GSI2",
             Index::Gsi3 => "GSI3",
             Index::Gsi4 => "GSI4",
+            Index::Gsi5 => "GSI5",
         }
     }
 
@@ -49,6 +60,7 @@ impl Index {
             Index::Gsi2 => "gsi2pk",
             Index::Gsi3 => "gsi3pk",
             Index::Gsi4 => "gsi4pk",
+            Index::Gsi5 => "gsi5pk",
         }
     }
 
@@ -59,6 +71,7 @@ impl Index {
             Index::Gsi2 => "gsi2sk",
             Index::Gsi3 => "gsi3sk",
             Index::Gsi4 => "gsi4sk",
+            Index::Gsi5 => "gsi5sk",
         }
     }
 }
@@ -152,6 +165,52 @@ pub fn quota(account_id: &str, month: &str) -> String {
 /// per month; sort keys in `store::rollups`).
 pub fn rollups(tenant: &Tenant) -> String {
     format!("ROLLUP#{}", tenant.key())
+}
+
+/// Shards of the global work partitions of `GSI5`, so no one partition takes
+/// every tenant's writes.
+pub const WORK_SHARDS: u32 = 4;
+
+/// The shard of a record id (its last ULID character spreads evenly).
+pub fn shard_of(id: &str) -> u32 {
+    id.bytes().last().map_or(0, |b| u32::from(b) % WORK_SHARDS)
+}
+
+/// GSI5 partition of conversions waiting for their hold to end (all tenants).
+pub fn due_approval(shard: u32) -> String {
+    format!("DUE#{shard}")
+}
+
+/// GSI5 partition of an affiliate's payable pool in one currency.
+pub fn payable_pool(tenant: &Tenant, affiliate_id: &str, currency: &str) -> String {
+    format!("POOL#{}#{affiliate_id}#{currency}", tenant.key())
+}
+
+/// GSI5 partition of pool markers to check (all tenants).
+pub fn pools_to_check(shard: u32) -> String {
+    format!("CHECK#{shard}")
+}
+
+/// GSI5 partition of the conversions and adjustments a payout holds.
+pub fn payout_members(payout_id: &str) -> String {
+    format!("PO#{payout_id}")
+}
+
+/// GSI5 partition of payouts with work left of a kind (`BUILD`, `SETTLE`,
+/// `RELEASE`, `PAYING`), all tenants.
+pub fn payout_work(kind: &str, shard: u32) -> String {
+    format!("{kind}#{shard}")
+}
+
+/// Sort key of a pool marker (`pk = <affiliate id>`).
+pub fn pool_marker_sk(currency: &str) -> String {
+    format!("POOL#{currency}")
+}
+
+/// Sort key of the lock held while a payout of an affiliate and currency is
+/// being assembled (`pk = <affiliate id>`).
+pub fn claim_lock_sk(currency: &str) -> String {
+    format!("CLAIM#{currency}")
 }
 
 /// Marker that the demo data was seeded.

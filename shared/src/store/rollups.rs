@@ -79,6 +79,16 @@ struct Figures {
     count: i64,
 }
 
+impl Figures {
+    fn zero() -> Self {
+        Figures {
+            revenue: Decimal::ZERO,
+            commission: Decimal::ZERO,
+            count: 0,
+        }
+    }
+}
+
 /// Adds figures to the day and month rollups of `c`'s day, currency and campaign.
 fn add_figures<R: Copy>(
     tx: &mut Tx<R>,
@@ -137,6 +147,44 @@ pub fn moved<R: Copy>(
 ) {
     add(tx, role, tenant, c, from, -1);
     add(tx, role, tenant, c, c.status, 1);
+}
+
+/// Moves the figures of many status changes `(before, after)` at once, one
+/// update per rollup item (a transaction may not touch an item twice).
+pub fn moved_many<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant: &Tenant,
+    changes: &[(Conversion, Conversion)],
+) {
+    let mut sums: std::collections::BTreeMap<String, (Option<String>, Figures)> =
+        std::collections::BTreeMap::new();
+    for (before, after) in changes {
+        for g in [Granularity::Day, Granularity::Month] {
+            for (c, status, sign) in [(before, before.status, -1), (after, after.status, 1)] {
+                let e = sums
+                    .entry(sort_key(g, c, status))
+                    .or_insert_with(|| (c.campaign_id.clone(), Figures::zero()));
+                e.1.revenue += negate(c.amount, sign);
+                e.1.commission += negate(c.commission, sign);
+                e.1.count += sign;
+            }
+        }
+    }
+    let pk = keys::rollups(tenant);
+    for (sk, (campaign, f)) in sums {
+        if f.count == 0 && f.revenue.is_zero() && f.commission.is_zero() {
+            continue;
+        }
+        let mut update = UpdateExpr::new()
+            .add("revenue", n(f.revenue))
+            .add("commission", n(f.commission))
+            .add("count", n(f.count));
+        if let Some(cmp) = campaign {
+            update = update.set("campaignId", s(cmp));
+        }
+        tx.update(role, &pk, &sk, &update);
+    }
 }
 
 fn decimal(item: &Item, name: &str) -> Result<Decimal> {

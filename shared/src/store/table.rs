@@ -1,8 +1,9 @@
 //! The table definition, shared by `refctl tables create` and the template check.
 
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
+    AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
+    GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
+    ScalarAttributeType, TimeToLiveSpecification,
 };
 
 use crate::error::{Error, Result};
@@ -30,7 +31,62 @@ fn key(name: &str, kind: KeyType) -> KeySchemaElement {
         .expect("key schema fields set")
 }
 
+fn index(idx: Index) -> Result<GlobalSecondaryIndex> {
+    GlobalSecondaryIndex::builder()
+        .index_name(idx.name())
+        .key_schema(key(idx.pk(), KeyType::Hash))
+        .key_schema(key(idx.sk(), KeyType::Range))
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::All)
+                .build(),
+        )
+        .build()
+        .map_err(Error::internal)
+}
+
+fn string_attribute(name: &str) -> Result<AttributeDefinition> {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(ScalarAttributeType::S)
+        .build()
+        .map_err(Error::internal)
+}
+
 impl Store {
+    /// Adds the indexes a table made by an earlier version lacks (a local
+    /// table kept across runs), one at a time as DynamoDB requires.
+    async fn add_missing_indexes(&self, have: &[String]) -> Result<()> {
+        for idx in Index::ALL {
+            if have.iter().any(|n| n == idx.name()) {
+                continue;
+            }
+            let create = CreateGlobalSecondaryIndexAction::builder()
+                .index_name(idx.name())
+                .key_schema(key(idx.pk(), KeyType::Hash))
+                .key_schema(key(idx.sk(), KeyType::Range))
+                .projection(
+                    Projection::builder()
+                        .projection_type(ProjectionType::All)
+                        .build(),
+                )
+                .build()
+                .map_err(Error::internal)?;
+            self.client()
+                .update_table()
+                .table_name(self.table())
+                .attribute_definitions(string_attribute(idx.pk())?)
+                .attribute_definitions(string_attribute(idx.sk())?)
+                .global_secondary_index_updates(
+                    GlobalSecondaryIndexUpdate::builder().create(create).build(),
+                )
+                .send()
+                .await
+                .map_err(Error::from)?;
+        }
+        Ok(())
+    }
+
     /// Creates the table, its indexes and TTL when missing; returns true when created.
     pub async fn create_table(&self) -> Result<bool> {
         let exists = self
@@ -39,7 +95,17 @@ impl Store {
             .table_name(self.table())
             .send()
             .await;
-        if exists.is_ok() {
+        if let Ok(out) = exists {
+            let have: Vec<String> = out
+                .table()
+                .map(|t| {
+                    t.global_secondary_indexes()
+                        .iter()
+                        .filter_map(|i| i.index_name().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            self.add_missing_indexes(&have).await?;
             return Ok(false);
         }
         let mut req = self
@@ -50,28 +116,10 @@ impl Store {
             .key_schema(key("pk", KeyType::Hash))
             .key_schema(key("sk", KeyType::Range));
         for name in key_attributes() {
-            req = req.attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name(name)
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .expect("attribute definition fields set"),
-            );
+            req = req.attribute_definitions(string_attribute(name)?);
         }
         for idx in Index::ALL {
-            req = req.global_secondary_indexes(
-                GlobalSecondaryIndex::builder()
-                    .index_name(idx.name())
-                    .key_schema(key(idx.pk(), KeyType::Hash))
-                    .key_schema(key(idx.sk(), KeyType::Range))
-                    .projection(
-                        Projection::builder()
-                            .projection_type(ProjectionType::All)
-                            .build(),
-                    )
-                    .build()
-                    .expect("index fields set"),
-            );
+            req = req.global_secondary_indexes(index(idx)?);
         }
         req.send().await.map_err(Error::from)?;
         self.client()

@@ -1,0 +1,518 @@
+//! Payout records, their transitions, and the chunked work on the records a
+//! payout holds (claim, settle, release), each chunk one transaction that
+//! commits exactly once.
+//!
+//! A payout lives under its id (`pk = po_<ULID>`, `sk = "R"`), in the tenant
+//! lists (GSI1 every payout, GSI2 by campaign, GSI3 by status, GSI4 by
+//! affiliate; sort key `<requestedAt>#<id>`) once it is assembled, and in a
+//! GSI5 work partition while it has work left (`BUILD#`, `SETTLE#`,
+//! `RELEASE#`, `PAYING#`). Its `progress` counters grow with `ADD` in the
+//! same transaction as each chunk, so they always equal what was done.
+//!
+//! Conversions and adjustments sit in GSI5 by stage (see
+//! `conversions::index_keys`): due for approval, in their affiliate's payable
+//! pool, or in their payout's `PO#<id>` partition. Each chunk re-derives a
+//! member's GSI5 entry from the record after the change.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::domain::affiliate::PayoutMethod;
+use crate::domain::conversion::{Adjustment, Conversion};
+use crate::domain::payout::{Payout, PayoutStatus, PayoutWork};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::ids::{self, IdKind};
+use crate::money::Currency;
+use crate::store::conversions::{self, index_attributes};
+use crate::store::keys::{self, Index, Kind, RECORD_SK};
+use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::tx::{Tx, TxError};
+use crate::store::update::UpdateExpr;
+use crate::store::pools::{adjustment_item, touch_pool};
+use crate::store::work::WorkRange;
+use crate::store::{
+    affiliate_totals, from_item, get_s, item_at, n, record_item, rollups, s, IndexKeys, Item, Store,
+};
+use crate::timestamp;
+
+/// Conversions claimed per transaction (one update each, plus the payout's counters).
+pub const CLAIM_CHUNK: usize = 98;
+/// Members released per transaction (one update each, the payout, the pool marker).
+pub const RELEASE_CHUNK: usize = 97;
+/// Conversions settled or approved per transaction: one update each plus up
+/// to four rollup updates each (day and month, old and new status) and a
+/// pool marker or the payout, within DynamoDB's 100 actions.
+pub const STATUS_CHUNK: usize = 16;
+
+/// The role of each action of a payout's transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    Payout,
+    Member,
+    Rollup,
+    Totals,
+    Lock,
+    Marker,
+}
+
+/// The GSI5 work partition kind of a payout, when it has work left.
+fn work_kind(p: &Payout) -> Option<&'static str> {
+    match (p.work, p.status) {
+        (Some(PayoutWork::Claim), _) => Some("BUILD"),
+        (Some(PayoutWork::Settle), _) => Some("SETTLE"),
+        (Some(PayoutWork::Release), _) => Some("RELEASE"),
+        (None, PayoutStatus::Processing) => Some("PAYING"),
+        _ => None,
+    }
+}
+
+/// The item of a payout: in the tenant lists once assembled, in a work
+/// partition while it has work left.
+pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
+    let sk = format!("{}#{}", timestamp::format(&p.requested_at), p.id);
+    let mut index = IndexKeys::new();
+    if p.is_visible() {
+        index = index
+            .with(Index::Gsi1, keys::tenant_list(tenant, Kind::Payout), &sk)
+            .with(
+                Index::Gsi2,
+                keys::by_campaign(tenant, Kind::Payout, &p.campaign_id),
+                &sk,
+            )
+            .with(
+                Index::Gsi3,
+                keys::by_status(tenant, Kind::Payout, p.status.as_str()),
+                &sk,
+            )
+            .with(
+                Index::Gsi4,
+                keys::by_affiliate(tenant, Kind::Payout, &p.affiliate_id),
+                &sk,
+            );
+    }
+    if let Some(kind) = work_kind(p) {
+        let shard = keys::shard_of(&p.id);
+        index = index.with(Index::Gsi5, keys::payout_work(kind, shard), &sk);
+    }
+    record_item(&p.id, Some(&tenant.key()), p, &index)
+}
+
+/// The tenant's payout as stored (also one being assembled), if any.
+pub async fn read(store: &Store, tenant: &Tenant, id: &str) -> Result<Option<Payout>> {
+    if !ids::is_valid(IdKind::Payout, id) {
+        return Ok(None);
+    }
+    store.get_owned(id, &tenant.key()).await
+}
+
+/// The tenant's payout, or NOT_FOUND (also while it is being assembled).
+pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Payout> {
+    match read(store, tenant, id).await? {
+        Some(p) if p.is_visible() => Ok(p),
+        _ => Err(Error::NotFound("payout")),
+    }
+}
+
+/// List filters; one picks the index partition, the rest filter that Query.
+#[derive(Debug, Clone, Default)]
+pub struct PayoutFilter {
+    pub affiliate_id: Option<String>,
+    pub status: Option<PayoutStatus>,
+    pub method: Option<PayoutMethod>,
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+}
+
+/// The query a filter runs: by affiliate, else by status, else every payout.
+pub fn list_query(tenant: &Tenant, f: &PayoutFilter) -> ListQuery {
+    let mut q = if let Some(a) = &f.affiliate_id {
+        ListQuery::new(Index::Gsi4, keys::by_affiliate(tenant, Kind::Payout, a))
+    } else if let Some(st) = f.status {
+        ListQuery::new(Index::Gsi3, keys::by_status(tenant, Kind::Payout, st.as_str()))
+    } else {
+        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Payout))
+    };
+    if f.from.is_some() || f.to.is_some() {
+        q.sk_between = Some((
+            f.from.map_or("0".to_string(), |t| timestamp::format(&t)),
+            f.to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
+        ));
+    }
+    if let (Some(st), Index::Gsi4) = (f.status, q.index) {
+        q.filter = q.filter.eq("status", st.as_str());
+    }
+    if let Some(m) = f.method {
+        q.filter = q.filter.eq("method", m.as_str());
+    }
+    q
+}
+
+/// The tenant's payouts, newest first by `requestedAt`.
+pub async fn list(
+    store: &Store,
+    tenant: &Tenant,
+    f: &PayoutFilter,
+    page: &PageRequest,
+) -> Result<Page<Payout>> {
+    store
+        .query_page(&list_query(tenant, f), page)
+        .await?
+        .try_map(from_item)
+}
+
+/// A conditional Put of the whole payout after a transition: it applies only
+/// while the payout is the tenant's, in `from`, and without work left.
+fn put_transition(tx: &mut Tx<Write>, tenant: &Tenant, after: &Payout, from: PayoutStatus) -> Result<()> {
+    let when = UpdateExpr::new()
+        .when_tenant(&tenant.key())
+        .when_eq("status", s(from.as_str()))
+        .when_absent("work");
+    tx.put(Write::Payout, item(tenant, after)?, &when);
+    Ok(())
+}
+
+/// Commits a transition from `from`; false when the payout changed meanwhile.
+/// A transition to PAID adds the amount to the affiliate's `paid` total in
+/// the same transaction (the rest of the paid side effects follow as work).
+pub async fn commit_transition(
+    store: &Store,
+    tenant: &Tenant,
+    after: &Payout,
+    from: PayoutStatus,
+) -> Result<bool> {
+    let mut tx = store.tx();
+    put_transition(&mut tx, tenant, after, from)?;
+    if after.status == PayoutStatus::Paid {
+        affiliate_totals::add(
+            &mut tx,
+            Write::Totals,
+            &tenant.key(),
+            &after.affiliate_id,
+            affiliate_totals::PAID,
+            after.currency,
+            after.amount,
+        );
+    }
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(Write::Payout) => Ok(false),
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// Commits a claim chunk: each member gets the payout (only while it is in
+/// no payout and, for a conversion, APPROVED), and the payout's counters
+/// grow by what was claimed. False when a member or the payout changed.
+pub async fn claim_chunk(
+    store: &Store,
+    tenant: &Tenant,
+    payout: &Payout,
+    conversions: &[Conversion],
+    adjustments: &[Adjustment],
+) -> Result<bool> {
+    let mut tx = store.tx();
+    let t = tenant.key();
+    let c = payout.currency;
+    let mut minor = 0_i64;
+    for cv in conversions {
+        let mut after = cv.clone();
+        after.payout_id = Some(payout.id.clone());
+        let u = UpdateExpr::new()
+            .copy_from(&conversions::item(tenant, &after)?, &["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()])
+            .when_tenant(&t)
+            .when_eq("status", s(cv.status.as_str()))
+            .when_absent("payoutId");
+        tx.update(Write::Member, &cv.id, RECORD_SK, &u);
+        minor += c.to_minor(cv.commission);
+    }
+    let mut adj_minor = 0_i64;
+    for a in adjustments {
+        let mut after = a.clone();
+        after.payout_id = Some(payout.id.clone());
+        let u = UpdateExpr::new()
+            .copy_from(&adjustment_item(tenant, &after)?, &["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()])
+            .when_tenant(&t)
+            .when_absent("payoutId");
+        tx.update(Write::Member, &a.id, RECORD_SK, &u);
+        adj_minor += c.to_minor(a.amount);
+    }
+    let counters = UpdateExpr::new()
+        .add("claimed", n(conversions.len()))
+        .add("claimedMinor", n(minor))
+        .add("claimedAdjustments", n(adjustments.len()))
+        .add("claimedAdjustmentMinor", n(adj_minor))
+        .when_tenant(&t)
+        .when_eq("work", s(PayoutWork::Claim.as_str()));
+    tx.update(Write::Payout, &payout.id, RECORD_SK, &counters);
+    applied(store.transact(tx).await)
+}
+
+/// Starts assembling a payout: the payout (invisible while its claim runs)
+/// and the lock that keeps a second one of the same affiliate and currency
+/// from being assembled at the same time. False when the lock is taken.
+pub async fn start_claim(store: &Store, tenant: &Tenant, payout: &Payout) -> Result<bool> {
+    let mut tx = store.tx();
+    tx.put_new(Write::Payout, item(tenant, payout)?);
+    let lock = ClaimLock {
+        tenant: tenant.key(),
+        payout_id: payout.id.clone(),
+    };
+    let lock_sk = keys::claim_lock_sk(payout.currency.code());
+    tx.put_new(Write::Lock, item_at(&payout.affiliate_id, &lock_sk, &lock)?);
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(Write::Lock) => Ok(false),
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// The lock of an affiliate's payout being assembled in a currency.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimLock {
+    pub tenant: String,
+    pub payout_id: String,
+}
+
+/// The claim lock of an affiliate and currency, if one is held.
+pub async fn claim_lock(
+    store: &Store,
+    affiliate_id: &str,
+    currency: Currency,
+) -> Result<Option<ClaimLock>> {
+    let lock_sk = keys::claim_lock_sk(currency.code());
+    store.get_item(affiliate_id, &lock_sk).await?.map(from_item).transpose()
+}
+
+/// Completes a claim: the payout shows what was claimed (conditioned on the
+/// counters it was computed from) and the lock goes. False when a chunk
+/// committed meanwhile.
+pub async fn finish_claim(store: &Store, tenant: &Tenant, before: &Payout, after: &Payout) -> Result<bool> {
+    let mut tx = store.tx();
+    let full = item(tenant, after)?;
+    let mut fields = vec!["amount", "conversionCount", "adjustmentTotal", "updatedAt", "work"];
+    fields.extend(index_attributes());
+    let u = UpdateExpr::new()
+        .copy_from(&full, &fields)
+        .when_tenant(&tenant.key())
+        .when_eq("work", s(PayoutWork::Claim.as_str()))
+        .when_absent_or_eq("claimed", n(before.progress.claimed))
+        .when_absent_or_eq("claimedAdjustments", n(before.progress.claimed_adjustments));
+    tx.update(Write::Payout, &after.id, RECORD_SK, &u);
+    let lock_sk = keys::claim_lock_sk(after.currency.code());
+    let ours = UpdateExpr::new().when_absent_or_eq("payoutId", s(after.id.clone()));
+    tx.delete(Write::Lock, &after.affiliate_id, &lock_sk, &ours);
+    applied(store.transact(tx).await)
+}
+
+/// Commits a settle chunk: each conversion becomes PAID (only while it is
+/// APPROVED in this payout), its rollups move, and the payout counts them.
+pub async fn settle_chunk(store: &Store, tenant: &Tenant, payout: &Payout, paid: &[(Conversion, Conversion)]) -> Result<bool> {
+    status_chunk(store, tenant, paid, Some(payout), |tx| {
+        let u = UpdateExpr::new()
+            .add("settled", n(paid.len()))
+            .when_tenant(&tenant.key())
+            .when_eq("work", s(PayoutWork::Settle.as_str()));
+        tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
+    })
+    .await
+}
+
+/// Commits an approval chunk: each conversion becomes APPROVED (only while
+/// PENDING), its rollups move, and the pools it joins are marked for a check.
+pub async fn approve_chunk(store: &Store, tenant: &Tenant, approved: &[(Conversion, Conversion)]) -> Result<bool> {
+    status_chunk(store, tenant, approved, None, |tx| {
+        let mut pools: Vec<(&str, Currency)> = approved
+            .iter()
+            .filter_map(|(_, after)| Some((after.affiliate_id.as_deref()?, after.currency)))
+            .collect();
+        pools.sort();
+        pools.dedup();
+        for (aff, cur) in pools {
+            touch_pool(tx, Write::Marker, tenant, aff, cur);
+        }
+    })
+    .await
+}
+
+/// A chunk of status changes `(before, after)` with their rollups; `finish`
+/// adds the chunk's own bookkeeping.
+async fn status_chunk(
+    store: &Store,
+    tenant: &Tenant,
+    changes: &[(Conversion, Conversion)],
+    payout: Option<&Payout>,
+    finish: impl FnOnce(&mut Tx<Write>),
+) -> Result<bool> {
+    let mut tx = store.tx();
+    let t = tenant.key();
+    let mut fields = vec!["status", "updatedAt"];
+    fields.extend(index_attributes());
+    for (before, after) in changes {
+        let mut u = UpdateExpr::new()
+            .copy_from(&conversions::item(tenant, after)?, &fields)
+            .when_tenant(&t)
+            .when_eq("status", s(before.status.as_str()));
+        u = match payout {
+            Some(p) => u.when_eq("payoutId", s(p.id.clone())),
+            None => u.when_absent("payoutId"),
+        };
+        tx.update(Write::Member, &after.id, RECORD_SK, &u);
+    }
+    rollups::moved_many(&mut tx, Write::Rollup, tenant, changes);
+    finish(&mut tx);
+    applied(store.transact(tx).await)
+}
+
+/// Commits a release chunk: each member leaves the payout for its pool
+/// (only while it is in this payout), the payout counts them, and the pool
+/// is marked for a check.
+pub async fn release_chunk(
+    store: &Store,
+    tenant: &Tenant,
+    payout: &Payout,
+    conversions: &[Conversion],
+    adjustments: &[Adjustment],
+) -> Result<bool> {
+    let mut tx = store.tx();
+    let t = tenant.key();
+    let fields = ["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()];
+    for cv in conversions {
+        let mut after = cv.clone();
+        after.payout_id = None;
+        let u = UpdateExpr::new()
+            .copy_from(&conversions::item(tenant, &after)?, &fields)
+            .when_tenant(&t)
+            .when_eq("payoutId", s(payout.id.clone()));
+        tx.update(Write::Member, &cv.id, RECORD_SK, &u);
+    }
+    for a in adjustments {
+        let mut after = a.clone();
+        after.payout_id = None;
+        let u = UpdateExpr::new()
+            .copy_from(&adjustment_item(tenant, &after)?, &fields)
+            .when_tenant(&t)
+            .when_eq("payoutId", s(payout.id.clone()));
+        tx.update(Write::Member, &a.id, RECORD_SK, &u);
+    }
+    let u = UpdateExpr::new()
+        .add("released", n(conversions.len() + adjustments.len()))
+        .when_tenant(&t)
+        .when_eq("work", s(PayoutWork::Release.as_str()));
+    tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
+    touch_pool(&mut tx, Write::Marker, tenant, &payout.affiliate_id, payout.currency);
+    applied(store.transact(tx).await)
+}
+
+/// Marks a payout's work done, conditioned on the counters it was judged by.
+pub async fn finish_work(store: &Store, tenant: &Tenant, p: &Payout, now: DateTime<Utc>) -> Result<bool> {
+    let mut done = p.clone();
+    done.work = None;
+    done.updated_at = now;
+    let mut fields = vec!["work", "updatedAt"];
+    fields.extend(index_attributes());
+    let u = UpdateExpr::new()
+        .copy_from(&item(tenant, &done)?, &fields)
+        .when_tenant(&tenant.key())
+        .when_eq("work", s(p.work.map_or("", PayoutWork::as_str)))
+        .when_absent_or_eq("settled", n(p.progress.settled))
+        .when_absent_or_eq("released", n(p.progress.released));
+    let mut tx = store.tx();
+    tx.update(Write::Payout, &p.id, RECORD_SK, &u);
+    applied(store.transact(tx).await)
+}
+
+fn applied(r: std::result::Result<(), TxError<Write>>) -> Result<bool> {
+    match r {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(Write::Member) || e.failed(Write::Payout) || e.failed(Write::Lock) => Ok(false),
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// The members of a GSI5 partition (a pool or a payout's), re-read
+/// consistently from their records, at most `limit` of them.
+pub async fn members(
+    store: &Store,
+    tenant: &Tenant,
+    partition: &str,
+    range: WorkRange<'_>,
+    limit: usize,
+) -> Result<(Vec<Conversion>, Vec<Adjustment>)> {
+    let keys: Vec<(String, String)> = store
+        .query_work(partition, range, limit)
+        .await?
+        .iter()
+        .filter_map(|i| Some((get_s(i, "pk")?.to_string(), RECORD_SK.to_string())))
+        .collect();
+    let mut conversions = Vec::new();
+    let mut adjustments = Vec::new();
+    for chunk in keys.chunks(100) {
+        for item in store.batch_get(chunk).await? {
+            if get_s(&item, "tenant") != Some(tenant.key().as_str()) {
+                continue;
+            }
+            match get_s(&item, "pk") {
+                Some(id) if ids::is_valid(IdKind::Adjustment, id) => adjustments.push(from_item(item)?),
+                _ => conversions.push(from_item(item)?),
+            }
+        }
+    }
+    Ok((conversions, adjustments))
+}
+
+/// Payouts of every tenant with work of `kind` left, from one shard.
+pub async fn with_work(store: &Store, kind: &str, shard: u32, limit: usize) -> Result<Vec<(Tenant, Payout)>> {
+    let items = store
+        .query_work(&keys::payout_work(kind, shard), WorkRange::All, limit)
+        .await?;
+    let mut out = Vec::new();
+    for item in items {
+        let Some(tenant) = get_s(&item, "tenant").and_then(Tenant::from_key) else {
+            continue;
+        };
+        out.push((tenant, from_item(item)?));
+    }
+    Ok(out)
+}
+
+/// Conversions of every tenant whose hold ended by `now`, from one shard:
+/// the due partition read up to `now`, then the records re-read consistently.
+pub async fn due_conversions(store: &Store, shard: u32, now: DateTime<Utc>, limit: usize) -> Result<Vec<(Tenant, Conversion)>> {
+    let upto = format!("{}#~", timestamp::format(&now));
+    let keys: Vec<(String, String)> = store
+        .query_work(&keys::due_approval(shard), WorkRange::UpTo(&upto), limit)
+        .await?
+        .iter()
+        .filter_map(|i| Some((get_s(i, "pk")?.to_string(), RECORD_SK.to_string())))
+        .collect();
+    let mut out = Vec::new();
+    for chunk in keys.chunks(100) {
+        for item in store.batch_get(chunk).await? {
+            let Some(tenant) = get_s(&item, "tenant").and_then(Tenant::from_key) else {
+                continue;
+            };
+            out.push((tenant, from_item(item)?));
+        }
+    }
+    Ok(out)
+}
+
+/// Group `(tenant, conversion)` pairs by tenant, keeping their order.
+pub fn by_tenant<T>(pairs: Vec<(Tenant, T)>) -> Vec<(Tenant, Vec<T>)> {
+    let mut groups: HashMap<Tenant, Vec<T>> = HashMap::new();
+    let mut order = Vec::new();
+    for (t, v) in pairs {
+        if !groups.contains_key(&t) {
+            order.push(t.clone());
+        }
+        groups.entry(t).or_default().push(v);
+    }
+    order
+        .into_iter()
+        .filter_map(|t| groups.remove(&t).map(|v| (t, v)))
+        .collect()
+}

@@ -1,0 +1,102 @@
+//! Payable pools: per affiliate and currency, the APPROVED conversions in no
+//! payout and the clawbacks (adjustments) not netted yet, in the GSI5
+//! partition `POOL#<tenant>#<affiliate>#<currency>`; and the pool markers
+//! (`pk = <affiliate id>`, `sk = POOL#<currency>`) that put a pool on the
+//! payout job's list (`CHECK#<shard>`) whenever something joins it.
+
+use crate::domain::conversion::Adjustment;
+use crate::domain::tenant::Tenant;
+use crate::error::Result;
+use crate::money::Currency;
+use crate::store::keys::{self, Index};
+use crate::store::tx::Tx;
+use crate::store::update::UpdateExpr;
+use crate::store::work::WorkRange;
+use crate::store::{get_s, n, record_item, s, IndexKeys, Item, Store};
+use crate::timestamp;
+
+/// The item of an adjustment: in its affiliate's pool until a payout nets it.
+pub fn adjustment_item(tenant: &Tenant, a: &Adjustment) -> Result<Item> {
+    let sk = format!("{}#{}", timestamp::format(&a.created_at), a.id);
+    let partition = match &a.payout_id {
+        Some(po) => keys::payout_members(po),
+        None => keys::payable_pool(tenant, &a.affiliate_id, a.currency.code()),
+    };
+    let index = IndexKeys::new().with(Index::Gsi5, partition, sk);
+    record_item(&a.id, Some(&tenant.key()), a, &index)
+}
+
+/// A pool marker touch: the affiliate's pool in `currency` has new entries;
+/// the payout job checks it.
+pub fn touch_pool<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, affiliate_id: &str, currency: Currency) {
+    let shard = keys::shard_of(affiliate_id);
+    let u = UpdateExpr::new()
+        .set("tenant", s(tenant.key()))
+        .set(Index::Gsi5.pk(), s(keys::pools_to_check(shard)))
+        .set(
+            Index::Gsi5.sk(),
+            s(format!("{}#{affiliate_id}#{}", tenant.key(), currency.code())),
+        )
+        .add("touches", n(1))
+        .when_absent_or_eq("tenant", s(tenant.key()));
+    tx.update(
+        role,
+        affiliate_id,
+        &keys::pool_marker_sk(currency.code()),
+        &u,
+    );
+}
+
+/// Stores a new adjustment (a clawback) and marks its pool for a check.
+pub fn add_adjustment<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, a: &Adjustment) -> Result<()> {
+    tx.put_new(role, adjustment_item(tenant, a)?);
+    touch_pool(tx, role, tenant, &a.affiliate_id, a.currency);
+    Ok(())
+}
+
+/// A pool marker to check: the tenant, affiliate and currency it names, and
+/// how often it was touched when read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolMarker {
+    pub tenant: Tenant,
+    pub affiliate_id: String,
+    pub currency: Currency,
+    pub touches: String,
+}
+
+/// Reads pool markers of one shard.
+pub async fn pool_markers(store: &Store, shard: u32, limit: usize) -> Result<Vec<PoolMarker>> {
+    let items = store
+        .query_work(&keys::pools_to_check(shard), WorkRange::All, limit)
+        .await?;
+    Ok(items
+        .iter()
+        .filter_map(|i| {
+            let sk = get_s(i, Index::Gsi5.sk())?;
+            let mut parts = sk.rsplitn(3, '#');
+            let currency = Currency::parse("currency", parts.next()?).ok()?;
+            let affiliate_id = parts.next()?.to_string();
+            let tenant = Tenant::from_key(parts.next()?)?;
+            let touches = i.get("touches")?.as_n().ok()?.clone();
+            Some(PoolMarker {
+                tenant,
+                affiliate_id,
+                currency,
+                touches,
+            })
+        })
+        .collect())
+}
+
+/// Takes a checked pool off the check list, unless it was touched since.
+pub async fn clear_marker(store: &Store, m: &PoolMarker) -> Result<()> {
+    let u = UpdateExpr::new()
+        .remove(Index::Gsi5.pk())
+        .remove(Index::Gsi5.sk())
+        .when_eq("touches", n(&m.touches));
+    store
+        .update(&m.affiliate_id, &keys::pool_marker_sk(m.currency.code()), &u)
+        .await?;
+    Ok(())
+}
+
