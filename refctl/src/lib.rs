@@ -2,5 +2,6 @@
 //! integration tests and the benchmark drive the very same code.
 
 pub mod demo;
+pub mod payouts;
 pub mod serve;
 pub mod setup;

@@ -49,6 +49,40 @@ enum Command {
         #[command(subcommand)]
         command: DemoCommand,
     },
+    /// The payout job.
+    Payouts {
+        #[command(subcommand)]
+        command: PayoutsCommand,
+    },
+    /// Payout invoices.
+    Invoice {
+        #[command(subcommand)]
+        command: InvoiceCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PayoutsCommand {
+    /// Run the payout job once (approve due conversions, open payouts, finish work).
+    Run {
+        /// The job's clock (default: now), e.g. to see a hold period end.
+        #[arg(long)]
+        now: Option<String>,
+        /// Stop after this many records; the next run goes on.
+        #[arg(long)]
+        max_items: Option<usize>,
+    },
+}
+
+#[derive(Subcommand)]
+enum InvoiceCommand {
+    /// Put a file in storage as the payout's invoice and handle it as S3's event would.
+    Attach {
+        #[arg(long)]
+        payout: String,
+        #[arg(long)]
+        file: std::path::PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -219,5 +253,23 @@ async fn run(command: Command, app: Arc<App>) -> Result<Option<Value>, shared::E
                     base_url,
                 },
         } => refctl::demo::seed(&app, &keys_file, &base_url).await?,
+        Command::Payouts {
+            command: PayoutsCommand::Run { now, max_items },
+        } => {
+            let now = match now {
+                None => timestamp::now(),
+                Some(raw) => timestamp::parse_datetime(&raw).ok_or_else(|| {
+                    shared::Error::invalid(
+                        &["now"],
+                        "invalid_date",
+                        "now must be an ISO-8601 date-time",
+                    )
+                })?,
+            };
+            refctl::payouts::run(&app, now, max_items).await?
+        }
+        Command::Invoice {
+            command: InvoiceCommand::Attach { payout, file },
+        } => refctl::payouts::attach(&app, &payout, &file, timestamp::now()).await?,
     }))
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::config::{Credentials, Region};
 
 use crate::config::Config;
-use crate::store::metrics::{CallCounter, CallMetrics};
 use crate::payouts::provider::Payments;
 use crate::store::files::Files;
+use crate::store::metrics::{CallCounter, CallMetrics};
 use crate::store::Store;
 
 /// Everything a handler needs, shared across invocations.

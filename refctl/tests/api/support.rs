@@ -73,6 +73,7 @@ fn start(config: Config, create_tables: bool) -> Server {
 
 static SERVER: OnceLock<Server> = OnceLock::new();
 static LIMITED: OnceLock<Server> = OnceLock::new();
+static PAYOUTS: OnceLock<Server> = OnceLock::new();
 
 /// The shared server with the default configuration.
 pub fn server() -> &'static Server {
@@ -88,6 +89,18 @@ pub fn limited_server() -> &'static Server {
         config.account_rate_per_minute = 4;
         start(config, true)
     })
+}
+
+/// A server with its own table for tests that run the payout job, which
+/// acts on every tenant of its table: other tests' conversions stay as they are.
+pub fn payout_server() -> &'static Server {
+    PAYOUTS.get_or_init(|| start(test_config(), true))
+}
+
+/// A server with a table of its own for one test (leaked: it lives as long
+/// as the test binary).
+pub fn fresh_server() -> &'static Server {
+    Box::leak(Box::new(start(test_config(), true)))
 }
 
 /// A fresh merchant account with a test and a live key.

@@ -401,7 +401,9 @@ impl Payout {
             None => true,
             Some(PayoutWork::Claim) => false,
             Some(PayoutWork::Settle) => p.settled >= self.conversion_count,
-            Some(PayoutWork::Release) => p.released >= self.conversion_count + p.claimed_adjustments,
+            Some(PayoutWork::Release) => {
+                p.released >= self.conversion_count + p.claimed_adjustments
+            }
         }
     }
 

@@ -46,7 +46,8 @@ pub fn key(tenant: &Tenant, payout_id: &str, file_name: &str) -> String {
 pub fn parse_key(key: &str) -> Option<(Tenant, String, String)> {
     let rest = key.strip_prefix(PREFIX)?;
     let mut parts = rest.splitn(4, '/');
-    let (account, mode, payout, file) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let (account, mode, payout, file) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
     let well_formed = ids::is_valid(IdKind::Account, account)
         && ids::is_valid(IdKind::Payout, payout)
         && !file.is_empty()
@@ -71,7 +72,12 @@ pub async fn on_object_created(app: &App, key: &str, now: DateTime<Utc>) -> Resu
         return Ok(ignored(Some(&payout_id), "the object is gone"));
     };
     let content_type = facts.content_type.unwrap_or_default();
-    let base_type = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base_type = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     if !CONTENT_TYPES.contains(&base_type.as_str()) {
         return Ok(ignored(Some(&payout_id), "not a PDF, PNG or JPEG"));
     }
@@ -97,6 +103,10 @@ pub async fn on_object_created(app: &App, key: &str, now: DateTime<Utc>) -> Resu
 }
 
 fn ignored(payout: Option<&str>, why: &str) -> Handled {
-    tracing::warn!(payout = payout.unwrap_or("-"), reason = why, "invoice object ignored");
+    tracing::warn!(
+        payout = payout.unwrap_or("-"),
+        reason = why,
+        "invoice object ignored"
+    );
     Handled::Ignored(why.to_string())
 }

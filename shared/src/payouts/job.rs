@@ -105,6 +105,9 @@ pub async fn run(app: &App, now: DateTime<Utc>, budget: Budget) -> Result<Report
 }
 
 async fn resume_claims(run: &mut Run<'_>, shard: u32) -> Result<()> {
+    if run.report.cut_short {
+        return Ok(());
+    }
     for (tenant, p) in store_payouts::with_work(&run.app.store, "BUILD", shard, 100).await? {
         claim(run, &tenant, p).await?;
         if run.spent(1) {
@@ -143,6 +146,9 @@ async fn approve_due(run: &mut Run<'_>, shard: u32) -> Result<()> {
 }
 
 async fn check_pools(run: &mut Run<'_>, shard: u32) -> Result<()> {
+    if run.report.cut_short {
+        return Ok(());
+    }
     for marker in pools::pool_markers(&run.app.store, shard, 500).await? {
         check_pool(run, &marker).await?;
         if run.spent(1) {
@@ -178,9 +184,15 @@ async fn check_pool(run: &mut Run<'_>, m: &PoolMarker) -> Result<()> {
 }
 
 /// The claimable entries of a pool, re-read consistently.
-async fn read_pool(store: &Store, t: &Tenant, affiliate_id: &str, currency: &str) -> Result<Vec<PoolEntry>> {
+async fn read_pool(
+    store: &Store,
+    t: &Tenant,
+    affiliate_id: &str,
+    currency: &str,
+) -> Result<Vec<PoolEntry>> {
     let partition = keys::payable_pool(t, affiliate_id, currency);
-    let (conversions, adjustments) = store_payouts::members(store, t, &partition, WorkRange::All, 100_000).await?;
+    let (conversions, adjustments) =
+        store_payouts::members(store, t, &partition, WorkRange::All, 100_000).await?;
     let (conversions, adjustments) = claimable(conversions, adjustments);
     Ok(conversions
         .into_iter()
@@ -204,7 +216,8 @@ async fn claim(run: &mut Run<'_>, t: &Tenant, p: Payout) -> Result<()> {
     let store = &run.app.store;
     let partition = keys::payable_pool(t, &p.affiliate_id, p.currency.code());
     loop {
-        let (c, a) = store_payouts::members(store, t, &partition, WorkRange::All, CLAIM_CHUNK).await?;
+        let (c, a) =
+            store_payouts::members(store, t, &partition, WorkRange::All, CLAIM_CHUNK).await?;
         let (c, a) = claimable(c, a);
         if c.is_empty() && a.is_empty() {
             break;
@@ -233,6 +246,9 @@ async fn claim(run: &mut Run<'_>, t: &Tenant, p: Payout) -> Result<()> {
 /// Completes settle and release work, and asks providers again for payouts
 /// left PROCESSING.
 async fn complete_work(run: &mut Run<'_>, shard: u32) -> Result<()> {
+    if run.report.cut_short {
+        return Ok(());
+    }
     let store = &run.app.store;
     for kind in ["SETTLE", "RELEASE"] {
         for (t, p) in store_payouts::with_work(store, kind, shard, 100).await? {

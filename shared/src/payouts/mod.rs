@@ -51,7 +51,16 @@ pub async fn transition(
 /// Approves a payout whose invoice is in storage.
 pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
     let present = invoice_present(app, tenant, id).await?;
-    transition(&app.store, tenant, id, |_| Command::Approve { invoice_present: present }, now).await
+    transition(
+        &app.store,
+        tenant,
+        id,
+        |_| Command::Approve {
+            invoice_present: present,
+        },
+        now,
+    )
+    .await
 }
 
 async fn invoice_present(app: &App, tenant: &Tenant, id: &str) -> Result<bool> {

@@ -47,8 +47,8 @@ use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::TxError;
 use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliate_totals, affiliates, counters, from_item, pools, get_s, item_at, n, referrals, rollups, s,
-    IndexKeys, Item, Store,
+    affiliate_totals, affiliates, counters, from_item, get_s, item_at, n, pools, referrals,
+    rollups, s, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
@@ -99,9 +99,7 @@ pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
             keys::payable_pool(tenant, aff, c.currency.code()),
             &sk,
         ),
-        (PayoutStage::InPayout(po), _) => {
-            index.with(Index::Gsi5, keys::payout_members(&po), &sk)
-        }
+        (PayoutStage::InPayout(po), _) => index.with(Index::Gsi5, keys::payout_members(&po), &sk),
         _ => index,
     }
 }

@@ -35,9 +35,19 @@ impl Files {
 
     /// Size and content type of an object; `None` when there is none.
     pub async fn head(&self, key: &str) -> Result<Option<ObjectFacts>> {
-        match self.client.head_object().bucket(&self.bucket).key(key).send().await {
+        match self
+            .client
+            .head_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
             Ok(out) => Ok(Some(ObjectFacts {
-                size: out.content_length().and_then(|n| u64::try_from(n).ok()).unwrap_or(0),
+                size: out
+                    .content_length()
+                    .and_then(|n| u64::try_from(n).ok())
+                    .unwrap_or(0),
                 content_type: out.content_type().map(str::to_string),
             })),
             Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => Ok(None),
@@ -47,13 +57,25 @@ impl Files {
 
     /// The bytes and content type of an object; `None` when there is none.
     pub async fn get(&self, key: &str) -> Result<Option<(Vec<u8>, Option<String>)>> {
-        let out = match self.client.get_object().bucket(&self.bucket).key(key).send().await {
+        let out = match self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
             Ok(out) => out,
             Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => return Ok(None),
             Err(e) => return Err(storage_error(aws_sdk_s3::error::DisplayErrorContext(e))),
         };
         let content_type = out.content_type().map(str::to_string);
-        let bytes = out.body.collect().await.map_err(storage_error)?.into_bytes();
+        let bytes = out
+            .body
+            .collect()
+            .await
+            .map_err(storage_error)?
+            .into_bytes();
         Ok(Some((bytes.to_vec(), content_type)))
     }
 
@@ -74,7 +96,14 @@ impl Files {
     /// Creates the bucket when missing and blocks public access to it, as
     /// the template declares it; true when it was created.
     pub async fn create_private_bucket(&self) -> Result<bool> {
-        let created = if self.client.head_bucket().bucket(&self.bucket).send().await.is_ok() {
+        let created = if self
+            .client
+            .head_bucket()
+            .bucket(&self.bucket)
+            .send()
+            .await
+            .is_ok()
+        {
             false
         } else {
             self.client

@@ -29,9 +29,9 @@ use crate::money::Currency;
 use crate::store::conversions::{self, index_attributes};
 use crate::store::keys::{self, Index, Kind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::pools::{adjustment_item, touch_pool};
 use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
-use crate::store::pools::{adjustment_item, touch_pool};
 use crate::store::work::WorkRange;
 use crate::store::{
     affiliate_totals, from_item, get_s, item_at, n, record_item, rollups, s, IndexKeys, Item, Store,
@@ -131,7 +131,10 @@ pub fn list_query(tenant: &Tenant, f: &PayoutFilter) -> ListQuery {
     let mut q = if let Some(a) = &f.affiliate_id {
         ListQuery::new(Index::Gsi4, keys::by_affiliate(tenant, Kind::Payout, a))
     } else if let Some(st) = f.status {
-        ListQuery::new(Index::Gsi3, keys::by_status(tenant, Kind::Payout, st.as_str()))
+        ListQuery::new(
+            Index::Gsi3,
+            keys::by_status(tenant, Kind::Payout, st.as_str()),
+        )
     } else {
         ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Payout))
     };
@@ -165,7 +168,12 @@ pub async fn list(
 
 /// A conditional Put of the whole payout after a transition: it applies only
 /// while the payout is the tenant's, in `from`, and without work left.
-fn put_transition(tx: &mut Tx<Write>, tenant: &Tenant, after: &Payout, from: PayoutStatus) -> Result<()> {
+fn put_transition(
+    tx: &mut Tx<Write>,
+    tenant: &Tenant,
+    after: &Payout,
+    from: PayoutStatus,
+) -> Result<()> {
     let when = UpdateExpr::new()
         .when_tenant(&tenant.key())
         .when_eq("status", s(from.as_str()))
@@ -221,7 +229,10 @@ pub async fn claim_chunk(
         let mut after = cv.clone();
         after.payout_id = Some(payout.id.clone());
         let u = UpdateExpr::new()
-            .copy_from(&conversions::item(tenant, &after)?, &["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()])
+            .copy_from(
+                &conversions::item(tenant, &after)?,
+                &["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()],
+            )
             .when_tenant(&t)
             .when_eq("status", s(cv.status.as_str()))
             .when_absent("payoutId");
@@ -233,7 +244,10 @@ pub async fn claim_chunk(
         let mut after = a.clone();
         after.payout_id = Some(payout.id.clone());
         let u = UpdateExpr::new()
-            .copy_from(&adjustment_item(tenant, &after)?, &["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()])
+            .copy_from(
+                &adjustment_item(tenant, &after)?,
+                &["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()],
+            )
             .when_tenant(&t)
             .when_absent("payoutId");
         tx.update(Write::Member, &a.id, RECORD_SK, &u);
@@ -284,16 +298,31 @@ pub async fn claim_lock(
     currency: Currency,
 ) -> Result<Option<ClaimLock>> {
     let lock_sk = keys::claim_lock_sk(currency.code());
-    store.get_item(affiliate_id, &lock_sk).await?.map(from_item).transpose()
+    store
+        .get_item(affiliate_id, &lock_sk)
+        .await?
+        .map(from_item)
+        .transpose()
 }
 
 /// Completes a claim: the payout shows what was claimed (conditioned on the
 /// counters it was computed from) and the lock goes. False when a chunk
 /// committed meanwhile.
-pub async fn finish_claim(store: &Store, tenant: &Tenant, before: &Payout, after: &Payout) -> Result<bool> {
+pub async fn finish_claim(
+    store: &Store,
+    tenant: &Tenant,
+    before: &Payout,
+    after: &Payout,
+) -> Result<bool> {
     let mut tx = store.tx();
     let full = item(tenant, after)?;
-    let mut fields = vec!["amount", "conversionCount", "adjustmentTotal", "updatedAt", "work"];
+    let mut fields = vec![
+        "amount",
+        "conversionCount",
+        "adjustmentTotal",
+        "updatedAt",
+        "work",
+    ];
     fields.extend(index_attributes());
     let u = UpdateExpr::new()
         .copy_from(&full, &fields)
@@ -310,7 +339,12 @@ pub async fn finish_claim(store: &Store, tenant: &Tenant, before: &Payout, after
 
 /// Commits a settle chunk: each conversion becomes PAID (only while it is
 /// APPROVED in this payout), its rollups move, and the payout counts them.
-pub async fn settle_chunk(store: &Store, tenant: &Tenant, payout: &Payout, paid: &[(Conversion, Conversion)]) -> Result<bool> {
+pub async fn settle_chunk(
+    store: &Store,
+    tenant: &Tenant,
+    payout: &Payout,
+    paid: &[(Conversion, Conversion)],
+) -> Result<bool> {
     status_chunk(store, tenant, paid, Some(payout), |tx| {
         let u = UpdateExpr::new()
             .add("settled", n(paid.len()))
@@ -323,7 +357,11 @@ pub async fn settle_chunk(store: &Store, tenant: &Tenant, payout: &Payout, paid:
 
 /// Commits an approval chunk: each conversion becomes APPROVED (only while
 /// PENDING), its rollups move, and the pools it joins are marked for a check.
-pub async fn approve_chunk(store: &Store, tenant: &Tenant, approved: &[(Conversion, Conversion)]) -> Result<bool> {
+pub async fn approve_chunk(
+    store: &Store,
+    tenant: &Tenant,
+    approved: &[(Conversion, Conversion)],
+) -> Result<bool> {
     status_chunk(store, tenant, approved, None, |tx| {
         let mut pools: Vec<(&str, Currency)> = approved
             .iter()
@@ -403,12 +441,23 @@ pub async fn release_chunk(
         .when_tenant(&t)
         .when_eq("work", s(PayoutWork::Release.as_str()));
     tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
-    touch_pool(&mut tx, Write::Marker, tenant, &payout.affiliate_id, payout.currency);
+    touch_pool(
+        &mut tx,
+        Write::Marker,
+        tenant,
+        &payout.affiliate_id,
+        payout.currency,
+    );
     applied(store.transact(tx).await)
 }
 
 /// Marks a payout's work done, conditioned on the counters it was judged by.
-pub async fn finish_work(store: &Store, tenant: &Tenant, p: &Payout, now: DateTime<Utc>) -> Result<bool> {
+pub async fn finish_work(
+    store: &Store,
+    tenant: &Tenant,
+    p: &Payout,
+    now: DateTime<Utc>,
+) -> Result<bool> {
     let mut done = p.clone();
     done.work = None;
     done.updated_at = now;
@@ -428,7 +477,9 @@ pub async fn finish_work(store: &Store, tenant: &Tenant, p: &Payout, now: DateTi
 fn applied(r: std::result::Result<(), TxError<Write>>) -> Result<bool> {
     match r {
         Ok(()) => Ok(true),
-        Err(e) if e.failed(Write::Member) || e.failed(Write::Payout) || e.failed(Write::Lock) => Ok(false),
+        Err(e) if e.failed(Write::Member) || e.failed(Write::Payout) || e.failed(Write::Lock) => {
+            Ok(false)
+        }
         Err(e) => Err(e.into_error()),
     }
 }
@@ -456,7 +507,9 @@ pub async fn members(
                 continue;
             }
             match get_s(&item, "pk") {
-                Some(id) if ids::is_valid(IdKind::Adjustment, id) => adjustments.push(from_item(item)?),
+                Some(id) if ids::is_valid(IdKind::Adjustment, id) => {
+                    adjustments.push(from_item(item)?)
+                }
                 _ => conversions.push(from_item(item)?),
             }
         }
@@ -465,7 +518,12 @@ pub async fn members(
 }
 
 /// Payouts of every tenant with work of `kind` left, from one shard.
-pub async fn with_work(store: &Store, kind: &str, shard: u32, limit: usize) -> Result<Vec<(Tenant, Payout)>> {
+pub async fn with_work(
+    store: &Store,
+    kind: &str,
+    shard: u32,
+    limit: usize,
+) -> Result<Vec<(Tenant, Payout)>> {
     let items = store
         .query_work(&keys::payout_work(kind, shard), WorkRange::All, limit)
         .await?;
@@ -481,7 +539,12 @@ pub async fn with_work(store: &Store, kind: &str, shard: u32, limit: usize) -> R
 
 /// Conversions of every tenant whose hold ended by `now`, from one shard:
 /// the due partition read up to `now`, then the records re-read consistently.
-pub async fn due_conversions(store: &Store, shard: u32, now: DateTime<Utc>, limit: usize) -> Result<Vec<(Tenant, Conversion)>> {
+pub async fn due_conversions(
+    store: &Store,
+    shard: u32,
+    now: DateTime<Utc>,
+    limit: usize,
+) -> Result<Vec<(Tenant, Conversion)>> {
     let upto = format!("{}#~", timestamp::format(&now));
     let keys: Vec<(String, String)> = store
         .query_work(&keys::due_approval(shard), WorkRange::UpTo(&upto), limit)
@@ -515,4 +578,15 @@ pub fn by_tenant<T>(pairs: Vec<(Tenant, T)>) -> Vec<(Tenant, Vec<T>)> {
         .into_iter()
         .filter_map(|t| groups.remove(&t).map(|v| (t, v)))
         .collect()
+}
+
+/// The tenant a payout belongs to, whoever asks (operator tools only).
+pub async fn tenant_of(store: &Store, id: &str) -> Result<Option<Tenant>> {
+    if !ids::is_valid(IdKind::Payout, id) {
+        return Ok(None);
+    }
+    Ok(store
+        .get_item(id, RECORD_SK)
+        .await?
+        .and_then(|item| get_s(&item, "tenant").and_then(Tenant::from_key)))
 }

@@ -28,14 +28,24 @@ pub fn adjustment_item(tenant: &Tenant, a: &Adjustment) -> Result<Item> {
 
 /// A pool marker touch: the affiliate's pool in `currency` has new entries;
 /// the payout job checks it.
-pub fn touch_pool<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, affiliate_id: &str, currency: Currency) {
+pub fn touch_pool<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant: &Tenant,
+    affiliate_id: &str,
+    currency: Currency,
+) {
     let shard = keys::shard_of(affiliate_id);
     let u = UpdateExpr::new()
         .set("tenant", s(tenant.key()))
         .set(Index::Gsi5.pk(), s(keys::pools_to_check(shard)))
         .set(
             Index::Gsi5.sk(),
-            s(format!("{}#{affiliate_id}#{}", tenant.key(), currency.code())),
+            s(format!(
+                "{}#{affiliate_id}#{}",
+                tenant.key(),
+                currency.code()
+            )),
         )
         .add("touches", n(1))
         .when_absent_or_eq("tenant", s(tenant.key()));
@@ -48,7 +58,12 @@ pub fn touch_pool<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, affiliate_i
 }
 
 /// Stores a new adjustment (a clawback) and marks its pool for a check.
-pub fn add_adjustment<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, a: &Adjustment) -> Result<()> {
+pub fn add_adjustment<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant: &Tenant,
+    a: &Adjustment,
+) -> Result<()> {
     tx.put_new(role, adjustment_item(tenant, a)?);
     touch_pool(tx, role, tenant, &a.affiliate_id, a.currency);
     Ok(())
@@ -95,8 +110,11 @@ pub async fn clear_marker(store: &Store, m: &PoolMarker) -> Result<()> {
         .remove(Index::Gsi5.sk())
         .when_eq("touches", n(&m.touches));
     store
-        .update(&m.affiliate_id, &keys::pool_marker_sk(m.currency.code()), &u)
+        .update(
+            &m.affiliate_id,
+            &keys::pool_marker_sk(m.currency.code()),
+            &u,
+        )
         .await?;
     Ok(())
 }
-

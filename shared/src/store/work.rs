@@ -22,7 +22,12 @@ pub enum WorkRange<'a> {
 impl Store {
     /// Up to `limit` items of a GSI5 partition, oldest first, whose sort key
     /// is in `range`.
-    pub async fn query_work(&self, partition: &str, range: WorkRange<'_>, limit: usize) -> Result<Vec<Item>> {
+    pub async fn query_work(
+        &self,
+        partition: &str,
+        range: WorkRange<'_>,
+        limit: usize,
+    ) -> Result<Vec<Item>> {
         let idx = Index::Gsi5;
         let mut names = HashMap::from([("#pk".to_string(), idx.pk().to_string())]);
         let mut values: Item = HashMap::from([(":pk".to_string(), s(partition))]);

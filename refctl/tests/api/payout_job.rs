@@ -1,0 +1,422 @@
+//! The payout job and the exactly-once work of payouts, on a table of their
+//! own: hold periods, minimums, currencies, modes, repeated and concurrent
+//! runs, crashes in the middle of a claim and of the paid side effects, and
+//! clawbacks.
+
+use chrono::{DateTime, Duration, Utc};
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+use shared::domain::conversion::ConversionStatus;
+use shared::domain::payout::{Command, Outcome, Payout, PayoutStatus, PoolEntry};
+use shared::domain::tenant::{Mode, Tenant};
+use shared::payouts::job::{self, Budget};
+use shared::store::page::PageRequest;
+use shared::store::payouts::{self as store_payouts, PayoutFilter};
+use shared::store::work::WorkRange;
+use shared::store::{affiliates, campaigns, keys};
+use shared::{payouts, timestamp, App};
+
+use crate::support::{app_for, call_on, fresh_server, merchant_on, payout_server, Merchant};
+
+fn dec(v: &Value) -> Decimal {
+    v.to_string().parse().unwrap()
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}_{}", ulid::Ulid::new())
+}
+
+/// A campaign and an ACTIVE affiliate on the payout server; their ids and code.
+async fn programme(key: &str, terms: Value) -> (String, String, String) {
+    programme_on(&payout_server().base, key, terms).await
+}
+
+/// A campaign and an ACTIVE affiliate on a server; their ids and code.
+async fn programme_on(base: &str, key: &str, terms: Value) -> (String, String, String) {
+    let mut body =
+        json!({"name": "Payouts", "commissionType": "PERCENTAGE", "commissionValue": 10});
+    for (k, v) in terms.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let c = call_on(base, "POST", "/api/v1/campaigns", Some(key), Some(body)).await;
+    assert_eq!(c.status, 201, "{:?}", c.body);
+    let cmp = c.data()["id"].as_str().unwrap().to_string();
+    let code = unique("P").replace('_', "");
+    let code = code[..code.len().min(20)].to_string();
+    let a = call_on(
+        base,
+        "POST",
+        "/api/v1/affiliates",
+        Some(key),
+        Some(
+            json!({"campaignId": cmp, "email": format!("{}@pay.example.com", code.to_lowercase()),
+            "name": "Payee", "code": code, "payoutMethod": "PAYPAL"}),
+        ),
+    )
+    .await;
+    assert_eq!(a.status, 201, "{:?}", a.body);
+    (cmp, a.data()["id"].as_str().unwrap().to_string(), code)
+}
+
+/// A postback of `amount` in `currency` at `at` through `code`; the conversion.
+async fn sale(key: &str, code: &str, amount: u32, currency: &str, at: DateTime<Utc>) -> Value {
+    sale_on(&payout_server().base, key, code, amount, currency, at).await
+}
+
+/// The same on a given server.
+async fn sale_on(
+    base: &str,
+    key: &str,
+    code: &str,
+    amount: u32,
+    currency: &str,
+    at: DateTime<Utc>,
+) -> Value {
+    let r = call_on(
+        base,
+        "POST",
+        "/api/v1/conversions/postback",
+        Some(key),
+        Some(
+            json!({"amount": amount, "currency": currency, "externalId": unique("ord"),
+            "conversionType": "SALE", "affiliateCode": code,
+            "occurredAt": timestamp::format(&at)}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    r.data().clone()
+}
+
+async fn payouts_of(app: &App, tenant: &Tenant, affiliate: &str) -> Vec<Payout> {
+    let f = PayoutFilter {
+        affiliate_id: Some(affiliate.to_string()),
+        ..Default::default()
+    };
+    let page = PageRequest {
+        limit: 100,
+        ..Default::default()
+    };
+    store_payouts::list(&app.store, tenant, &f, &page)
+        .await
+        .unwrap()
+        .items
+}
+
+async fn conversion(m: &Merchant, id: &str) -> Value {
+    let r = call_on(
+        &payout_server().base,
+        "GET",
+        &format!("/api/v1/conversions/{id}"),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.data().clone()
+}
+
+async fn run_job(app: &App, now: DateTime<Utc>) {
+    job::run(app, now, Budget::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_job_respects_holds_minimums_currencies_and_modes_and_creates_nothing_twice() {
+    let m = merchant_on(payout_server()).await;
+    let app = app_for(payout_server()).await;
+    let test = Tenant::new(&m.account_id, Mode::Test);
+    let now = Utc::now();
+    let terms = json!({"holdDays": 10, "minimumPayout": 50});
+    let (_, aff, code) = programme(&m.test_key, terms.clone()).await;
+    let old = now - Duration::days(20);
+    let usd1 = sale(&m.test_key, &code, 300, "USD", old).await;
+    let usd2 = sale(&m.test_key, &code, 400, "USD", old).await;
+    let eur = sale(&m.test_key, &code, 600, "EUR", old).await;
+    let held = sale(&m.test_key, &code, 1000, "USD", now).await;
+    // A second affiliate below the minimum; and live-mode data of the same account.
+    let (_, small, small_code) = programme(&m.test_key, terms.clone()).await;
+    sale(&m.test_key, &small_code, 200, "USD", old).await;
+    let (_, live_aff, live_code) = programme(&m.live_key, terms).await;
+    sale(&m.live_key, &live_code, 900, "USD", old).await;
+
+    // Two runs at once, then a third: nothing is created twice.
+    let (a, b) = tokio::join!(run_job(&app, now), run_job(&app, now));
+    let _ = (a, b);
+    run_job(&app, now).await;
+
+    let mut got = payouts_of(&app, &test, &aff).await;
+    got.sort_by_key(|p| p.currency.code());
+    let summary: Vec<(&str, String, u64, PayoutStatus)> = got
+        .iter()
+        .map(|p| {
+            (
+                p.currency.code(),
+                p.amount.to_string(),
+                p.conversion_count,
+                p.status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("EUR", "60.00".to_string(), 1, PayoutStatus::Pending),
+            ("USD", "70.00".to_string(), 2, PayoutStatus::Pending),
+        ]
+    );
+    assert_eq!(got[1].method.as_str(), "PAYPAL");
+    let usd = &got[1];
+    for c in [&usd1, &usd2] {
+        let c = conversion(&m, c["id"].as_str().unwrap()).await;
+        assert_eq!(c["status"], "APPROVED");
+        assert_eq!(c["payoutId"].as_str(), Some(usd.id.as_str()));
+    }
+    assert_eq!(
+        conversion(&m, eur["id"].as_str().unwrap()).await["payoutId"].as_str(),
+        Some(got[0].id.as_str())
+    );
+    let inside = conversion(&m, held["id"].as_str().unwrap()).await;
+    assert_eq!(
+        (inside["status"].as_str(), inside["payoutId"].is_null()),
+        (Some("PENDING"), true)
+    );
+    assert!(
+        payouts_of(&app, &test, &small).await.is_empty(),
+        "below the minimum"
+    );
+    // Test-mode data makes test-mode payouts only; live data live ones.
+    assert!(payouts_of(&app, &test, &live_aff).await.is_empty());
+    let live = payouts_of(&app, &Tenant::new(&m.account_id, Mode::Live), &live_aff).await;
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].amount.to_string(), "90.00");
+
+    // The small balance carries over: with 40 more it reaches 60.
+    sale(&m.test_key, &small_code, 400, "USD", old).await;
+    run_job(&app, now).await;
+    let small_payouts = payouts_of(&app, &test, &small).await;
+    assert_eq!(small_payouts.len(), 1);
+    assert_eq!(small_payouts[0].amount.to_string(), "60.00");
+    assert_eq!(small_payouts[0].conversion_count, 2);
+    // Once the hold is over, the held conversion makes a payout of its own.
+    run_job(&app, now + Duration::days(11)).await;
+    assert_eq!(payouts_of(&app, &test, &aff).await.len(), 3);
+}
+
+/// Settles a payout by the merchant's PUT mark-paid, without driving its work.
+async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
+    let Outcome::Changed { payout, from, .. } = p
+        .apply(
+            Command::Settle {
+                payment_reference: Some("wire-1".into()),
+                note: None,
+            },
+            Utc::now(),
+        )
+        .unwrap()
+    else {
+        panic!("changed");
+    };
+    assert!(
+        store_payouts::commit_transition(&app.store, t, &payout, from)
+            .await
+            .unwrap()
+    );
+    *payout
+}
+
+#[tokio::test]
+async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle() {
+    let server = fresh_server();
+    let base = &server.base;
+    let m = merchant_on(server).await;
+    let app = app_for(server).await;
+    let t = Tenant::new(&m.account_id, Mode::Test);
+    let (cmp, aff, code) = programme_on(base, &m.test_key, json!({"holdDays": 0})).await;
+    let then = Utc::now() - Duration::hours(1);
+    let mut expected = Decimal::ZERO;
+    for i in 0..250_u32 {
+        let c = sale_on(base, &m.test_key, &code, 100 + i, "USD", then).await;
+        expected += dec(&c["commission"]);
+    }
+    let now = Utc::now();
+    // The job's first step by hand: the hold is over, all 250 are APPROVED.
+    for shard in 0..keys::WORK_SHARDS {
+        let due = store_payouts::due_conversions(&app.store, shard, now, 1000)
+            .await
+            .unwrap();
+        let approved: Vec<_> = due
+            .into_iter()
+            .map(|(_, c)| {
+                let a = c.approve(now).unwrap();
+                (c, a)
+            })
+            .collect();
+        for chunk in approved.chunks(store_payouts::STATUS_CHUNK) {
+            assert!(store_payouts::approve_chunk(&app.store, &t, chunk)
+                .await
+                .unwrap());
+        }
+    }
+    // A crash after the first claim chunk: the payout is started, 98 claimed.
+    let affiliate = affiliates::get(&app.store, &t, &aff).await.unwrap();
+    let campaign = campaigns::get(&app.store, &t, &cmp).await.unwrap();
+    let pool_key = keys::payable_pool(&t, &aff, "USD");
+    let (all, _) = store_payouts::members(&app.store, &t, &pool_key, WorkRange::All, 1000)
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 250);
+    let pool: Vec<PoolEntry> = all
+        .into_iter()
+        .map(|c| PoolEntry::Conversion(Box::new(c)))
+        .collect();
+    let currency = shared::money::Currency::parse("c", "USD").unwrap();
+    let p = Payout::open(&affiliate, &campaign, currency, &pool, now).unwrap();
+    assert!(store_payouts::start_claim(&app.store, &t, &p)
+        .await
+        .unwrap());
+    let (first, _) = store_payouts::members(&app.store, &t, &pool_key, WorkRange::All, 98)
+        .await
+        .unwrap();
+    assert!(store_payouts::claim_chunk(&app.store, &t, &p, &first, &[])
+        .await
+        .unwrap());
+    assert!(
+        store_payouts::get(&app.store, &t, &p.id).await.is_err(),
+        "invisible while assembled"
+    );
+    // The next runs finish the claim: one payout holding all 250, exact.
+    run_job(&app, now).await;
+    run_job(&app, now).await;
+    let got = payouts_of(&app, &t, &aff).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    let p = &got[0];
+    assert_eq!((p.conversion_count, p.amount), (250, expected));
+
+    // A crash after part of the paid side effects: PAID, one settle chunk done.
+    let paid = mark_paid_without_work(&app, &t, p).await;
+    let (members, _) = store_payouts::members(
+        &app.store,
+        &t,
+        &keys::payout_members(&p.id),
+        WorkRange::All,
+        16,
+    )
+    .await
+    .unwrap();
+    let chunk: Vec<_> = members
+        .into_iter()
+        .map(|c| {
+            let after = c.pay(&p.id, now).unwrap();
+            (c, after)
+        })
+        .collect();
+    assert!(store_payouts::settle_chunk(&app.store, &t, &paid, &chunk)
+        .await
+        .unwrap());
+    run_job(&app, now).await;
+    let done = store_payouts::get(&app.store, &t, &p.id).await.unwrap();
+    assert_eq!((done.status, done.work), (PayoutStatus::Paid, None));
+    assert_eq!(done.progress.settled, 250);
+    let (all, _) = store_payouts::members(
+        &app.store,
+        &t,
+        &keys::payout_members(&p.id),
+        WorkRange::All,
+        1000,
+    )
+    .await
+    .unwrap();
+    assert_eq!(all.len(), 250);
+    assert!(all.iter().all(|c| c.status == ConversionStatus::Paid));
+    // Totals equal the sum of their parts: paid, earned, and the PAID rollup.
+    let a = call_on(
+        base,
+        "GET",
+        &format!("/api/v1/affiliates/{aff}"),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(dec(&a.data()["paid"]["USD"]), expected);
+    assert_eq!(dec(&a.data()["earned"]["USD"]), expected);
+    let path = format!("/api/v1/conversions/summary?period=all&group_by=status&campaign_id={cmp}");
+    let s = call_on(base, "GET", &path, Some(&m.test_key), None).await;
+    let groups = s.data()["groups"].as_array().unwrap();
+    let paid_group = groups.iter().find(|g| g["status"] == "PAID").unwrap();
+    assert_eq!(paid_group["count"], 250);
+    assert_eq!(dec(&paid_group["commission"]), expected);
+    assert!(groups.iter().all(|g| g["status"] == "PAID"), "{groups:?}");
+}
+
+#[tokio::test]
+async fn a_reversed_paid_conversion_is_clawed_back_from_the_next_payout() {
+    let m = merchant_on(payout_server()).await;
+    let app = app_for(payout_server()).await;
+    let t = Tenant::new(&m.account_id, Mode::Test);
+    let base = &payout_server().base;
+    let (_, aff, code) = programme(&m.test_key, json!({"holdDays": 0, "minimumPayout": 10})).await;
+    let then = Utc::now() - Duration::hours(1);
+    let big = sale(&m.test_key, &code, 500, "USD", then).await; // 50.00
+    sale(&m.test_key, &code, 100, "USD", then).await; // 10.00
+    let now = Utc::now();
+    run_job(&app, now).await;
+    let first = payouts_of(&app, &t, &aff).await;
+    assert_eq!(first.len(), 1);
+    // In an open payout, a reversal is refused and names the payout.
+    let path = format!(
+        "/api/v1/conversions/{}/reverse",
+        big["id"].as_str().unwrap()
+    );
+    let r = call_on(base, "POST", &path, Some(&m.test_key), Some(json!({}))).await;
+    r.assert_error(409, "INVALID_STATE");
+    assert_eq!(
+        r.body["error"]["details"]["payoutId"].as_str(),
+        Some(first[0].id.as_str())
+    );
+    // Paid: the reversal claws the commission back.
+    let settle = |_: &Payout| Command::Settle {
+        payment_reference: None,
+        note: None,
+    };
+    let paid = payouts::transition(&app.store, &t, &first[0].id, settle, now)
+        .await
+        .unwrap();
+    assert_eq!((paid.status, paid.work), (PayoutStatus::Paid, None));
+    let r = call_on(
+        base,
+        "POST",
+        &path,
+        Some(&m.test_key),
+        Some(json!({"reason": "refund"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["status"], "REVERSED");
+    let a = call_on(
+        base,
+        "GET",
+        &format!("/api/v1/affiliates/{aff}"),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(dec(&a.data()["earned"]["USD"]), Decimal::new(1000, 2));
+    assert_eq!(dec(&a.data()["paid"]["USD"]), Decimal::new(6000, 2));
+    // 30.00 of new commission does not cover the 50.00 clawback: no payout.
+    sale(&m.test_key, &code, 300, "USD", then).await;
+    run_job(&app, now).await;
+    assert_eq!(
+        payouts_of(&app, &t, &aff).await.len(),
+        1,
+        "the balance carries over"
+    );
+    // 40.00 more: 70.00 - 50.00 = 20.00, above the minimum.
+    sale(&m.test_key, &code, 400, "USD", then).await;
+    run_job(&app, now).await;
+    let all = payouts_of(&app, &t, &aff).await;
+    assert_eq!(all.len(), 2);
+    let next = all.iter().find(|p| p.id != first[0].id).unwrap();
+    assert_eq!(next.amount.to_string(), "20.00");
+    assert_eq!(next.adjustment_total.to_string(), "-50.00");
+    assert_eq!(next.conversion_count, 2);
+}
