@@ -424,110 +424,24 @@ impl Payout {
         if !command.from_states().contains(&self.status) {
             return Err(Self::wrong_state(self.status, &command));
         }
-        let mut p = self.clone();
-        p.updated_at = now;
-        let (to, follow_up, event) = match command {
-            Command::AttachInvoice(upload) => {
-                p.invoice = Some(Invoice {
-                    file_name: upload.file_name,
-                    content_type: upload.content_type,
-                    size: upload.size,
-                    uploaded_at: now,
-                });
-                p.invoice_key = Some(upload.key);
-                (
-                    PayoutStatus::InvoiceUploaded,
-                    FollowUp::Nothing,
-                    PayoutEvent::InvoiceUploaded,
-                )
-            }
-            Command::Approve { invoice_present } | Command::Process { invoice_present }
-                if self.status == PayoutStatus::InvoiceUploaded && !invoice_present =>
-            {
+        if let Command::Approve { invoice_present } | Command::Process { invoice_present } = command
+        {
+            if self.status == PayoutStatus::InvoiceUploaded && !invoice_present {
                 return Err(Error::InvalidState {
                     resource: "payout",
                     current: self.status.as_str().to_string(),
                     action: "approve (its invoice is missing from storage)",
                 });
             }
-            Command::Approve { .. } => {
-                p.approved_at = Some(now);
-                (
-                    PayoutStatus::Approved,
-                    FollowUp::Nothing,
-                    PayoutEvent::Approved,
-                )
-            }
-            Command::Process { .. } => {
-                p.approved_at.get_or_insert(now);
-                p.payment_error = None;
-                (
-                    PayoutStatus::Processing,
-                    FollowUp::Nothing,
-                    PayoutEvent::Processing,
-                )
-            }
-            Command::MarkPaid {
-                payment_date,
-                payment_method,
-            } => {
-                p.payment_date = Some(payment_date);
-                p.payment_method = Some(payment_method);
-                p.paid_at = Some(now);
-                (
-                    PayoutStatus::Paid,
-                    FollowUp::PayConversions,
-                    PayoutEvent::Paid,
-                )
-            }
-            Command::Settle {
-                payment_reference,
-                note,
-            } => {
-                p.payment_reference = payment_reference.or(p.payment_reference);
-                p.note = note.or(p.note);
-                p.paid_at = Some(now);
-                (
-                    PayoutStatus::Paid,
-                    FollowUp::PayConversions,
-                    PayoutEvent::Paid,
-                )
-            }
-            Command::ConfirmPayment { reference } => {
-                p.payment_reference = reference.or(p.payment_reference);
-                p.paid_at = Some(now);
-                (
-                    PayoutStatus::Paid,
-                    FollowUp::PayConversions,
-                    PayoutEvent::Paid,
-                )
-            }
-            Command::PaymentFailed { message } => {
-                p.payment_error = Some(message);
-                (
-                    PayoutStatus::Approved,
-                    FollowUp::Nothing,
-                    PayoutEvent::PaymentFailed,
-                )
-            }
-            Command::Reject { reason } => {
-                p.rejection_reason = Some(reason);
-                (
-                    PayoutStatus::Rejected,
-                    FollowUp::ReleaseConversions,
-                    PayoutEvent::Rejected,
-                )
-            }
-            Command::Cancel { reason } => {
-                p.cancellation_reason = Some(reason);
-                (
-                    PayoutStatus::Cancelled,
-                    FollowUp::ReleaseConversions,
-                    PayoutEvent::Cancelled,
-                )
-            }
+        }
+        let mut p = self.clone();
+        p.updated_at = now;
+        let event = p.record(command, now);
+        let follow_up = match p.status {
+            PayoutStatus::Paid => FollowUp::PayConversions,
+            PayoutStatus::Rejected | PayoutStatus::Cancelled => FollowUp::ReleaseConversions,
+            _ => FollowUp::Nothing,
         };
-        p.status = to;
         p.work = match follow_up {
             FollowUp::Nothing => None,
             FollowUp::PayConversions => Some(PayoutWork::Settle),
@@ -539,6 +453,68 @@ impl Payout {
             follow_up,
             event,
         })
+    }
+
+    /// Records what a (permitted) command says and moves to its state.
+    fn record(&mut self, command: Command, now: DateTime<Utc>) -> PayoutEvent {
+        let (to, event) = match command {
+            Command::AttachInvoice(upload) => {
+                self.invoice = Some(Invoice {
+                    file_name: upload.file_name,
+                    content_type: upload.content_type,
+                    size: upload.size,
+                    uploaded_at: now,
+                });
+                self.invoice_key = Some(upload.key);
+                (PayoutStatus::InvoiceUploaded, PayoutEvent::InvoiceUploaded)
+            }
+            Command::Approve { .. } => {
+                self.approved_at = Some(now);
+                (PayoutStatus::Approved, PayoutEvent::Approved)
+            }
+            Command::Process { .. } => {
+                self.approved_at.get_or_insert(now);
+                self.payment_error = None;
+                (PayoutStatus::Processing, PayoutEvent::Processing)
+            }
+            Command::MarkPaid {
+                payment_date,
+                payment_method,
+            } => {
+                self.payment_date = Some(payment_date);
+                self.payment_method = Some(payment_method);
+                (PayoutStatus::Paid, PayoutEvent::Paid)
+            }
+            Command::Settle {
+                payment_reference,
+                note,
+            } => {
+                self.payment_reference = payment_reference.or(self.payment_reference.take());
+                self.note = note.or(self.note.take());
+                (PayoutStatus::Paid, PayoutEvent::Paid)
+            }
+            Command::ConfirmPayment { reference } => {
+                self.payment_reference = reference.or(self.payment_reference.take());
+                (PayoutStatus::Paid, PayoutEvent::Paid)
+            }
+            Command::PaymentFailed { message } => {
+                self.payment_error = Some(message);
+                (PayoutStatus::Approved, PayoutEvent::PaymentFailed)
+            }
+            Command::Reject { reason } => {
+                self.rejection_reason = Some(reason);
+                (PayoutStatus::Rejected, PayoutEvent::Rejected)
+            }
+            Command::Cancel { reason } => {
+                self.cancellation_reason = Some(reason);
+                (PayoutStatus::Cancelled, PayoutEvent::Cancelled)
+            }
+        };
+        if to == PayoutStatus::Paid {
+            self.paid_at = Some(now);
+        }
+        self.status = to;
+        event
     }
 }
 
