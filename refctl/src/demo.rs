@@ -66,6 +66,7 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
             programme = seed_programme(app, &tenant, &c).await?;
             let code = programme["activeAffiliate"]["code"].as_str();
             conversions = seed_conversions(app, &tenant, &c, code).await?;
+            programme["payouts"] = seed_payouts(app, &tenant, &c).await?;
         }
         campaign_ids.push((mode, c.id));
     }
@@ -185,6 +186,77 @@ pub async fn seed_conversions(
         );
     }
     Ok(json!(ids))
+}
+
+/// A tiny but well-formed PDF, the demo's invoice.
+const DEMO_INVOICE: &[u8] = b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n";
+
+/// Test-mode payouts in several states: four partners with paid-out sales
+/// old enough to be past the hold, the payout job run once, then one payout
+/// left PENDING, one with its invoice, one approved and one paid.
+async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result<Value, Error> {
+    let now = timestamp::now();
+    let mut codes = Vec::new();
+    for (name, code) in [
+        ("Dana", "DANA20"),
+        ("Erin", "ERIN20"),
+        ("Frank", "FRANK20"),
+        ("Grace", "GRACE20"),
+    ] {
+        let input: NewAffiliate = serde_json::from_value(json!({
+            "campaignId": campaign.id, "email": format!("{}@partners.example.com", name.to_lowercase()),
+            "name": format!("{name} Partner"), "code": code, "payoutMethod": "BANK_TRANSFER",
+        }))
+        .map_err(Error::internal)?;
+        let mut e = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
+        affiliates::enroll(&app.store, tenant, &mut e).await?;
+        for (i, days) in [60, 45, 30].into_iter().enumerate() {
+            let body = json!({"amount": 150 + 50 * i, "currency": "USD", "affiliateCode": code,
+                "externalId": format!("demo-{}-{code}-{i}", tenant.account_id), "conversionType": "SALE",
+                "occurredAt": timestamp::format(&(now - chrono::Duration::days(days)))});
+            let input: PostbackBody = shared::http::body::from_value(body)?;
+            conversions::record(&app.store, tenant, &input.validate(now)?, None, now).await?;
+        }
+        codes.push(e.affiliate.id);
+    }
+    shared::payouts::job::run(app, now, shared::payouts::job::Budget::default()).await?;
+    let mut out = Vec::new();
+    for (i, aff) in codes.iter().enumerate() {
+        let filter = shared::store::payouts::PayoutFilter {
+            affiliate_id: Some(aff.clone()),
+            ..Default::default()
+        };
+        let page = shared::store::page::PageRequest::default();
+        let Some(p) = shared::store::payouts::list(&app.store, tenant, &filter, &page)
+            .await?
+            .items
+            .pop()
+        else {
+            continue;
+        };
+        if i >= 1 {
+            let key = shared::payouts::invoice::key(tenant, &p.id, "invoice-2026-001.pdf");
+            app.files
+                .put(&key, DEMO_INVOICE.to_vec(), "application/pdf")
+                .await?;
+            shared::payouts::invoice::on_object_created(app, &key, now).await?;
+        }
+        if i >= 2 {
+            shared::payouts::approve(app, tenant, &p.id, now).await?;
+        }
+        let p = if i >= 3 {
+            let paid =
+                |_: &shared::domain::payout::Payout| shared::domain::payout::Command::MarkPaid {
+                    payment_date: now.date_naive(),
+                    payment_method: "bank transfer".into(),
+                };
+            shared::payouts::transition(&app.store, tenant, &p.id, paid, now).await?
+        } else {
+            shared::store::payouts::get(&app.store, tenant, &p.id).await?
+        };
+        out.push(json!({"id": p.id, "affiliateId": aff, "status": p.status, "amount": p.amount.to_string()}));
+    }
+    Ok(json!(out))
 }
 
 fn summary(seeded: bool, account: &str, saved: &Value, base_url: &str) -> Value {

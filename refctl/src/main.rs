@@ -255,19 +255,7 @@ async fn run(command: Command, app: Arc<App>) -> Result<Option<Value>, shared::E
         } => refctl::demo::seed(&app, &keys_file, &base_url).await?,
         Command::Payouts {
             command: PayoutsCommand::Run { now, max_items },
-        } => {
-            let now = match now {
-                None => timestamp::now(),
-                Some(raw) => timestamp::parse_datetime(&raw).ok_or_else(|| {
-                    shared::Error::invalid(
-                        &["now"],
-                        "invalid_date",
-                        "now must be an ISO-8601 date-time",
-                    )
-                })?,
-            };
-            refctl::payouts::run(&app, now, max_items).await?
-        }
+        } => refctl::payouts::run(&app, now.as_deref(), max_items).await?,
         Command::Invoice {
             command: InvoiceCommand::Attach { payout, file },
         } => refctl::payouts::attach(&app, &payout, &file, timestamp::now()).await?,

@@ -12,7 +12,17 @@ use shared::store::payouts as store_payouts;
 use shared::{App, Error};
 
 /// `payouts run [--now ISO] [--max-items N]`: the payout job, once.
-pub async fn run(app: &App, now: DateTime<Utc>, max_items: Option<usize>) -> Result<Value, Error> {
+pub async fn run(app: &App, now: Option<&str>, max_items: Option<usize>) -> Result<Value, Error> {
+    let now = match now {
+        None => shared::timestamp::now(),
+        Some(raw) => shared::timestamp::parse_datetime(raw).ok_or_else(|| {
+            Error::invalid(
+                &["now"],
+                "invalid_date",
+                "now must be an ISO-8601 date-time",
+            )
+        })?,
+    };
     let mut budget = Budget::default();
     if let Some(n) = max_items {
         budget.items = n;

@@ -7,7 +7,7 @@ use shared::store::get_s;
 use shared::store::keys::{self, GUARD_SK};
 
 use crate::applications::pending;
-use crate::support::{app_for, call, campaign, merchant, server};
+use crate::support::{app_for, call, call_on, campaign, fresh_server, merchant, server};
 
 fn id(v: &Value) -> String {
     v["id"].as_str().unwrap().to_string()
@@ -364,34 +364,50 @@ async fn affiliate_bodies_refuse_unknown_fields() {
 }
 
 #[tokio::test]
-async fn demo_seed_adds_affiliates_an_application_and_swipe_copy() {
-    let app = app_for(server()).await;
+async fn demo_seed_adds_affiliates_an_application_swipe_copy_and_payouts() {
+    // The seed runs the payout job, which acts on its whole table: a table of its own.
+    let server = fresh_server();
+    let app = app_for(server).await;
     let keys_file = std::env::temp_dir().join(format!("refctl-demo-{}.json", ulid::Ulid::new()));
-    // The marker is one per table; this is the only test that seeds the shared one.
-    let out = refctl::demo::seed(&app, &keys_file, &server().base)
+    let out = refctl::demo::seed(&app, &keys_file, &server.base)
         .await
         .unwrap();
     let _ = std::fs::remove_file(&keys_file);
-    if out["seeded"] != true {
-        return;
-    }
+    assert_eq!(out["seeded"], true, "{out}");
     let key = out["keys"]["testKey"].as_str().unwrap();
     let k = Some(key);
-    let r = call("GET", "/api/v1/affiliates?status=active", k, None).await;
-    let codes: Vec<_> = r
+    let base = &server.base;
+    let r = call_on(base, "GET", "/api/v1/affiliates?status=active", k, None).await;
+    let mut codes: Vec<_> = r
         .data()
         .as_array()
         .unwrap()
         .iter()
         .map(|a| a["code"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(codes, ["DEMO10"]);
-    let r = call("GET", "/api/v1/applications?status=pending", k, None).await;
+    codes.sort();
+    assert_eq!(codes, ["DANA20", "DEMO10", "ERIN20", "FRANK20", "GRACE20"]);
+    let r = call_on(base, "GET", "/api/v1/applications?status=pending", k, None).await;
     assert_eq!(r.data().as_array().unwrap().len(), 1);
-    let r = call("GET", "/api/v1/assets", k, None).await;
+    let r = call_on(base, "GET", "/api/v1/assets", k, None).await;
     assert_eq!(r.data()[0]["type"], "SWIPE_COPY");
+    // Payouts in four states, one per partner.
+    let mut states: Vec<_> = out["keys"]["testProgramme"]["payouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["status"].as_str().unwrap().to_string())
+        .collect();
+    states.sort();
+    assert_eq!(states, ["APPROVED", "INVOICE_UPLOADED", "PAID", "PENDING"]);
     // Live mode holds none of it.
     let live = out["keys"]["liveKey"].as_str();
-    let r = call("GET", "/api/v1/affiliates", live, None).await;
+    let r = call_on(base, "GET", "/api/v1/affiliates", live, None).await;
     assert_eq!(r.data().as_array().unwrap().len(), 0);
+    // Seeding again changes nothing.
+    let again = refctl::demo::seed(&app, &keys_file, &server.base)
+        .await
+        .unwrap();
+    assert_eq!(again["seeded"], false);
+    let _ = std::fs::remove_file(&keys_file);
 }
