@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region};
 
 use crate::config::Config;
@@ -24,9 +26,20 @@ pub struct App {
 impl App {
     /// Builds the clients for a configuration. Endpoint overrides imply the
     /// local stack, which takes static credentials so no metadata lookup happens.
+    /// Both clients share the configured timeouts and retry bound, so a
+    /// stalled store fails a call instead of holding it until the Lambda dies.
     pub async fn new(config: Config) -> Arc<App> {
+        let t = config.sdk_timeouts;
         let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .region(Region::new(config.region.clone()));
+            .region(Region::new(config.region.clone()))
+            .timeout_config(
+                TimeoutConfig::builder()
+                    .connect_timeout(t.connect)
+                    .operation_attempt_timeout(t.attempt)
+                    .operation_timeout(t.operation)
+                    .build(),
+            )
+            .retry_config(RetryConfig::standard().with_max_attempts(t.max_attempts));
         if config.dynamodb_endpoint.is_some() || config.s3_endpoint.is_some() {
             loader = loader
                 .credentials_provider(Credentials::new("local", "local", None, None, "local"));

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::env;
+use std::time::Duration;
 
 /// Why the configuration could not be loaded. Reported at init, never per request.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +23,64 @@ pub mod defaults {
     pub const LOCAL_API_KEY_SECRET: &str = "local-development-secret-not-for-production";
     /// Region used when none is configured.
     pub const REGION: &str = "us-east-1";
+    /// Longest wait for a TCP/TLS connection to DynamoDB or S3, in milliseconds.
+    pub const SDK_CONNECT_TIMEOUT_MS: u64 = 1_000;
+    /// Longest wait for one attempt of an SDK call, in milliseconds.
+    pub const SDK_ATTEMPT_TIMEOUT_MS: u64 = 2_000;
+    /// Longest wait for an SDK call with its retries, in milliseconds; well
+    /// inside the Lambda timeout so the 503 still reaches the client.
+    pub const SDK_OPERATION_TIMEOUT_MS: u64 = 5_000;
+    /// Attempts per SDK call, the first included.
+    pub const SDK_MAX_ATTEMPTS: u64 = 3;
+}
+
+/// How long the API waits on DynamoDB and S3 before it answers 503.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SdkTimeouts {
+    /// Establishing a connection.
+    pub connect: Duration,
+    /// One attempt (request sent to response read).
+    pub attempt: Duration,
+    /// The whole call, retries included.
+    pub operation: Duration,
+    /// Attempts per call, the first included.
+    pub max_attempts: u32,
+}
+
+impl Default for SdkTimeouts {
+    fn default() -> Self {
+        SdkTimeouts {
+            connect: Duration::from_millis(defaults::SDK_CONNECT_TIMEOUT_MS),
+            attempt: Duration::from_millis(defaults::SDK_ATTEMPT_TIMEOUT_MS),
+            operation: Duration::from_millis(defaults::SDK_OPERATION_TIMEOUT_MS),
+            max_attempts: defaults::SDK_MAX_ATTEMPTS as u32,
+        }
+    }
+}
+
+impl SdkTimeouts {
+    /// Reads `SDK_CONNECT_TIMEOUT_MS`, `SDK_ATTEMPT_TIMEOUT_MS`,
+    /// `SDK_OPERATION_TIMEOUT_MS` and `SDK_MAX_ATTEMPTS`.
+    fn from_env() -> Result<SdkTimeouts, ConfigError> {
+        let ms = |name, default| number(name, default).map(Duration::from_millis);
+        let t = SdkTimeouts {
+            connect: ms("SDK_CONNECT_TIMEOUT_MS", defaults::SDK_CONNECT_TIMEOUT_MS)?,
+            attempt: ms("SDK_ATTEMPT_TIMEOUT_MS", defaults::SDK_ATTEMPT_TIMEOUT_MS)?,
+            operation: ms(
+                "SDK_OPERATION_TIMEOUT_MS",
+                defaults::SDK_OPERATION_TIMEOUT_MS,
+            )?,
+            max_attempts: u32::try_from(number("SDK_MAX_ATTEMPTS", defaults::SDK_MAX_ATTEMPTS)?)
+                .map_err(|_| ConfigError("SDK_MAX_ATTEMPTS is too large".into()))?,
+        };
+        if t.attempt > t.operation || t.connect > t.operation {
+            return Err(ConfigError(
+                "SDK_CONNECT_TIMEOUT_MS and SDK_ATTEMPT_TIMEOUT_MS must not exceed SDK_OPERATION_TIMEOUT_MS"
+                    .into(),
+            ));
+        }
+        Ok(t)
+    }
 }
 
 /// Everything a function needs to know about its environment.
@@ -45,6 +104,8 @@ pub struct Config {
     pub account_rate_per_minute: u64,
     /// Monthly live-mode conversion cap per plan; `None` is unlimited.
     pub plan_quotas: BTreeMap<String, Option<u64>>,
+    /// Bounded waits on DynamoDB and S3.
+    pub sdk_timeouts: SdkTimeouts,
     /// How live-mode payouts are paid (`PAYMENT_PROVIDER`); test mode always
     /// uses the sandbox.
     pub payment_provider: ProviderKind,
@@ -111,6 +172,7 @@ impl Config {
             plan_quotas: parse_quotas(&env::var("PLAN_CONVERSION_QUOTAS").unwrap_or_else(|_| {
                 "free=1000,starter=10000,growth=100000,enterprise=unlimited".into()
             }))?,
+            sdk_timeouts: SdkTimeouts::from_env()?,
             payment_provider: ProviderKind::parse(
                 &env::var("PAYMENT_PROVIDER").unwrap_or_else(|_| "manual".into()),
             )?,
@@ -137,6 +199,7 @@ impl Config {
             account_rate_per_minute: 1200,
             plan_quotas: parse_quotas("free=1000,starter=10000,growth=100000,enterprise=unlimited")
                 .expect("default quotas parse"),
+            sdk_timeouts: SdkTimeouts::default(),
             payment_provider: ProviderKind::Manual,
             sandbox_failures: 0,
         }

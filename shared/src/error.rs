@@ -135,21 +135,52 @@ impl Error {
     }
 }
 
-impl<E, R> From<aws_smithy_runtime_api::client::result::SdkError<E, R>> for Error
+/// Seconds a client is told to wait (`Retry-After`) after a 503.
+pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 2;
+
+type SdkError<E> = aws_smithy_runtime_api::client::result::SdkError<
+    E,
+    aws_smithy_runtime_api::client::orchestrator::HttpResponse,
+>;
+
+/// Service error codes that mean "overloaded, try again", after the SDK's own retries.
+const TRANSIENT_CODES: &[&str] = &[
+    "ThrottlingException",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "SlowDown",
+];
+
+impl<E> From<SdkError<E>> for Error
 where
-    E: std::error::Error + Send + Sync + 'static,
-    R: std::fmt::Debug,
+    E: aws_smithy_types::error::metadata::ProvideErrorMetadata
+        + std::error::Error
+        + Send
+        + Sync
+        + 'static,
 {
-    fn from(err: aws_smithy_runtime_api::client::result::SdkError<E, R>) -> Self {
-        use aws_smithy_runtime_api::client::result::SdkError;
-        match &err {
-            SdkError::DispatchFailure(_) | SdkError::TimeoutError(_) => {
-                Error::Unavailable("a storage service is unavailable; retry later".into())
+    /// The one place SDK failures become API errors: a timeout, an unreachable
+    /// or dropped connection, throttling or a 5xx of the store is 503 (the
+    /// client may retry); anything else is a bug or a misconfiguration, 500.
+    fn from(err: SdkError<E>) -> Self {
+        use aws_smithy_runtime_api::client::result::SdkError as E_;
+        let transient = match &err {
+            E_::DispatchFailure(_) | E_::TimeoutError(_) | E_::ResponseError(_) => true,
+            E_::ServiceError(ctx) => {
+                ctx.raw().status().is_server_error()
+                    || ctx
+                        .err()
+                        .code()
+                        .is_some_and(|c| TRANSIENT_CODES.contains(&c))
             }
-            _ => Error::Internal(format!(
-                "{}",
-                aws_smithy_types::error::display::DisplayErrorContext(&err)
-            )),
+            _ => false,
+        };
+        let cause = aws_smithy_types::error::display::DisplayErrorContext(&err).to_string();
+        if transient {
+            tracing::warn!(cause = %cause, "storage call failed");
+            Error::Unavailable("a storage service is unavailable; retry later".into())
+        } else {
+            Error::Internal(cause)
         }
     }
 }
@@ -162,3 +193,17 @@ impl From<serde_dynamo::Error> for Error {
 
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::operation::get_item::GetItemError;
+
+    #[test]
+    fn sdk_timeouts_are_503_and_other_failures_500() {
+        let timeout: SdkError<GetItemError> = SdkError::timeout_error("operation timed out");
+        assert_eq!(Error::from(timeout).code(), ErrorCode::ServiceUnavailable);
+        let built: SdkError<GetItemError> = SdkError::construction_failure("bad input");
+        assert_eq!(Error::from(built).code(), ErrorCode::ServerError);
+    }
+}

@@ -11,6 +11,7 @@ mod bodies;
 mod campaigns;
 mod contract;
 mod conversions;
+mod hardening;
 mod payout_job;
 mod rate_limits;
 mod signup;

@@ -24,7 +24,8 @@ pub const TINY_PLAN: &str = "tiny";
 /// Its cap.
 pub const TINY_QUOTA: u64 = 3;
 
-fn test_config() -> Config {
+/// A configuration with its own table on the test stack.
+pub fn test_config() -> Config {
     let suffix = ulid::Ulid::new().to_string().to_lowercase();
     let mut config = Config::local(
         &endpoint("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
@@ -39,7 +40,7 @@ fn test_config() -> Config {
 }
 
 /// Starts a server on its own thread and runtime, so it outlives each test's runtime.
-fn start(config: Config, create_tables: bool) -> Server {
+pub fn start(config: Config, create_tables: bool) -> Server {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -125,7 +126,12 @@ pub async fn app_for(server: &Server) -> Arc<App> {
 
 /// Creates a merchant on a given server's table.
 pub async fn merchant_on(server: &Server) -> Merchant {
-    let app = &app_for(server).await;
+    let app = app_for(server).await;
+    merchant_in(&app).await
+}
+
+/// Creates a merchant through given clients.
+pub async fn merchant_in(app: &App) -> Merchant {
     let a = accounts::create_account(&app.store, "Test merchant", "growth")
         .await
         .unwrap();

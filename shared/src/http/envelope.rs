@@ -61,7 +61,9 @@ pub fn failure(err: &Error, request_id: &str) -> (u16, Value, Vec<(&'static str,
         }
         Error::Unavailable(cause) => {
             tracing::warn!(request_id, cause = %cause, "dependency unavailable");
-            (err.to_string(), Value::Null)
+            let retry_after = crate::error::UNAVAILABLE_RETRY_AFTER_SECONDS;
+            headers.push(("retry-after", retry_after.to_string()));
+            (err.to_string(), json!({ "retryAfter": retry_after }))
         }
         _ => (err.to_string(), Value::Null),
     };

@@ -27,7 +27,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure};
 use aws_sdk_dynamodb::Client;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -264,13 +265,16 @@ impl Store {
     }
 
     /// Writes an item only when no item with its key exists; false when one does.
+    /// When the SDK retried a put whose first answer was lost, the item found is
+    /// the one this call wrote: that counts as written, not as taken.
     pub async fn put_new(&self, item: Item) -> Result<bool> {
         let res = self
             .client
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(item))
+            .set_item(Some(item.clone()))
             .condition_expression("attribute_not_exists(pk)")
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
             .await;
@@ -279,9 +283,10 @@ impl Store {
                 self.metrics.record_write_total(out.consumed_capacity());
                 Ok(true)
             }
-            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
-                Ok(false)
-            }
+            Err(SdkError::ServiceError(e)) => match e.err() {
+                PutItemError::ConditionalCheckFailedException(c) => Ok(c.item() == Some(&item)),
+                _ => Err(SdkError::ServiceError(e).into()),
+            },
             Err(e) => Err(e.into()),
         }
     }

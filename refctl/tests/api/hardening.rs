@@ -1,0 +1,251 @@
+//! Hardening: bounded waits on a stalled store, inputs that must never reach
+//! a 500, static documents without DynamoDB, and the headers every response carries.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use shared::config::{Config, SdkTimeouts};
+use shared::App;
+
+use crate::support::{call_on, merchant_in, start, test_config, Merchant, Resp, Server};
+
+/// Timeouts short enough for a test, with the retry bound of production.
+fn short_timeouts(operation: Duration) -> SdkTimeouts {
+    SdkTimeouts {
+        connect: Duration::from_secs(1),
+        attempt: Duration::from_secs(1),
+        operation,
+        max_attempts: 3,
+    }
+}
+
+/// A TCP endpoint that accepts connections, reads what comes and never answers.
+fn black_hole() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            std::thread::spawn(move || std::io::copy(&mut stream, &mut std::io::sink()));
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// A proxy to DynamoDB Local that forwards every request but drops every
+/// answer on a connection once it has carried a write (`PutItem`,
+/// `TransactWriteItems`): the write reaches the store, its answer never comes
+/// back. Only the first `losses` connections with a write are treated so.
+fn lossy_proxy(upstream: &str, losses: usize) -> String {
+    let upstream = upstream
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let budget = Arc::new(AtomicUsize::new(losses));
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(&upstream) else {
+                continue;
+            };
+            let lose = Arc::new(AtomicBool::new(false));
+            let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (lose2, budget) = (lose.clone(), budget.clone());
+            std::thread::spawn(move || forward_requests(client, server, &lose2, &budget));
+            std::thread::spawn(move || forward_answers(s2, c2, &lose));
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn forward_requests(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    lose: &AtomicBool,
+    budget: &AtomicUsize,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut tail: Vec<u8> = Vec::new();
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        // Look across the chunk boundary too, so a split header is still seen.
+        tail.extend_from_slice(&buf[..n]);
+        let is_write = [
+            &b"DynamoDB_20120810.PutItem"[..],
+            b"DynamoDB_20120810.TransactWriteItems",
+        ]
+        .iter()
+        .any(|t| tail.windows(t.len()).any(|w| w == *t));
+        if is_write
+            && !lose.load(Ordering::SeqCst)
+            && budget
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| b.checked_sub(1))
+                .is_ok()
+        {
+            // Set before the request leaves, so its answer cannot slip through.
+            lose.store(true, Ordering::SeqCst);
+        }
+        let keep = tail.len().saturating_sub(64);
+        tail.drain(..keep);
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
+
+fn forward_answers(mut from: TcpStream, mut to: TcpStream, lose: &AtomicBool) {
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        if !lose.load(Ordering::SeqCst) && to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+}
+
+/// A server whose DynamoDB never answers, with 1-second timeouts.
+fn stalled_server() -> &'static Server {
+    static STALLED: OnceLock<Server> = OnceLock::new();
+    STALLED.get_or_init(|| {
+        let mut config = test_config();
+        config.dynamodb_endpoint = Some(black_hole());
+        config.sdk_timeouts = short_timeouts(Duration::from_secs(1));
+        start(config, false)
+    })
+}
+
+/// A well-signed key whose ids are well formed but name nothing.
+fn signed_key(config: &Config) -> String {
+    use shared::ids::{new_id, IdKind};
+    shared::auth::api_key::issue(
+        &config.api_key_secret,
+        &new_id(IdKind::Key),
+        &new_id(IdKind::Account),
+        shared::domain::tenant::Mode::Test,
+    )
+}
+
+/// Asserts the 503 of a stalled store: envelope, `Retry-After`, and an
+/// answer within the operation timeout plus a second.
+fn assert_unavailable(r: &Resp, elapsed: Duration, config: &Config) {
+    r.assert_error(503, "SERVICE_UNAVAILABLE");
+    let retry: u64 = r
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After in whole seconds");
+    assert!(retry >= 1, "{retry}");
+    let bound = config.sdk_timeouts.operation + Duration::from_secs(1);
+    assert!(
+        elapsed <= bound,
+        "answered after {elapsed:?}, bound {bound:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stalled_store_answers_503_with_retry_after_in_bounded_time() {
+    let s = stalled_server();
+    let key = signed_key(&s.app.config);
+    let started = Instant::now();
+    let r = call_on(&s.base, "GET", "/api/v1/campaigns", Some(&key), None).await;
+    assert_unavailable(&r, started.elapsed(), &s.app.config);
+}
+
+/// A table on the test stack with a merchant, and a configuration for it.
+async fn table_with_merchant() -> (Config, Merchant) {
+    let config = test_config();
+    let app = App::new(config.clone()).await;
+    refctl::setup::tables_create(&app)
+        .await
+        .expect("tables create");
+    let m = merchant_in(&app).await;
+    (config, m)
+}
+
+/// The campaigns of a merchant named `name`, read through a server on the real store.
+async fn campaigns_named(healthy: &Server, key: &str, name: &str) -> Vec<serde_json::Value> {
+    let r = call_on(
+        &healthy.base,
+        "GET",
+        "/api/v1/campaigns?limit=100",
+        Some(key),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == name)
+        .cloned()
+        .collect()
+}
+
+fn campaign_body(name: &str) -> serde_json::Value {
+    json!({"name": name, "commissionType": "PERCENTAGE", "commissionValue": 12.5, "cookieDays": 45})
+}
+
+#[tokio::test]
+async fn a_write_whose_answers_are_lost_is_503_and_leaves_nothing_or_everything() {
+    let (config, m) = table_with_merchant().await;
+    let mut lossy = config.clone();
+    lossy.dynamodb_endpoint = Some(lossy_proxy(
+        config.dynamodb_endpoint.as_deref().unwrap(),
+        usize::MAX,
+    ));
+    lossy.sdk_timeouts = short_timeouts(Duration::from_secs(1));
+    let stalled = start(lossy.clone(), false);
+    let started = Instant::now();
+    let r = call_on(
+        &stalled.base,
+        "POST",
+        "/api/v1/campaigns",
+        Some(&m.test_key),
+        Some(campaign_body("lost answer")),
+    )
+    .await;
+    assert_unavailable(&r, started.elapsed(), &lossy);
+
+    // The store is healthy again: the campaign is either absent or whole.
+    let healthy = start(config, false);
+    let found = campaigns_named(&healthy, &m.test_key, "lost answer").await;
+    assert!(found.len() <= 1, "{found:?}");
+    if let Some(c) = found.first() {
+        let path = format!("/api/v1/campaigns/{}", c["id"].as_str().unwrap());
+        let r = call_on(&healthy.base, "GET", &path, Some(&m.test_key), None).await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        assert_eq!(r.data()["commissionValue"], json!(12.5));
+        assert_eq!(r.data()["cookieDays"], json!(45));
+    }
+}
+
+#[tokio::test]
+async fn a_put_retried_after_its_answer_was_lost_reports_the_write() {
+    let (config, m) = table_with_merchant().await;
+    let mut lossy = config.clone();
+    lossy.dynamodb_endpoint = Some(lossy_proxy(config.dynamodb_endpoint.as_deref().unwrap(), 1));
+    lossy.sdk_timeouts = short_timeouts(Duration::from_secs(4));
+    let server = start(lossy, false);
+    let r = call_on(
+        &server.base,
+        "POST",
+        "/api/v1/campaigns",
+        Some(&m.test_key),
+        Some(campaign_body("retried")),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let healthy = start(config, false);
+    let found = campaigns_named(&healthy, &m.test_key, "retried").await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["id"], r.data()["id"]);
+}
