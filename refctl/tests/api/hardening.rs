@@ -249,3 +249,30 @@ async fn a_put_retried_after_its_answer_was_lost_reports_the_write() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0]["id"], r.data()["id"]);
 }
+
+#[tokio::test]
+async fn offsets_past_ten_thousand_are_400_pointing_at_cursor() {
+    let m = crate::support::merchant().await;
+    for list in [
+        "campaigns",
+        "affiliates",
+        "applications",
+        "assets",
+        "conversions",
+    ] {
+        for offset in ["10001", "2147483648", "18446744073709551615"] {
+            let path = format!("/api/v1/{list}?offset={offset}");
+            let r = crate::support::call("GET", &path, Some(&m.test_key), None).await;
+            r.assert_error(400, "VALIDATION_FAILED");
+            let issue = &r.body["error"]["details"][0];
+            assert_eq!(issue["path"], json!(["offset"]), "{path}");
+            assert!(
+                issue["message"].as_str().unwrap().contains("cursor"),
+                "{path}: {issue}"
+            );
+        }
+        let path = format!("/api/v1/{list}?offset=10000&limit=100");
+        let r = crate::support::call("GET", &path, Some(&m.test_key), None).await;
+        assert_eq!(r.status, 200, "{path}: {:?}", r.body);
+    }
+}

@@ -3,7 +3,7 @@
 use rust_decimal::Decimal;
 
 use crate::error::Error;
-use crate::store::page::{PageRequest, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::store::page::{PageRequest, DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
 use crate::timestamp::Bound;
 use crate::validation::{Issue, Issues};
 
@@ -110,8 +110,8 @@ impl<'a> Query<'a> {
     pub fn page(&mut self) -> PageRequest {
         let mut page = PageRequest::default();
         if let Some(raw) = self.str("limit") {
-            match raw.parse::<i64>() {
-                Ok(n) if n >= 1 => page.limit = (n as usize).min(MAX_LIMIT),
+            match parse_count(raw) {
+                Some(n) if n >= 1 => page.limit = n.min(MAX_LIMIT as u64) as usize,
                 _ => self
                     .issues
                     .add(&["limit"], "too_small", "limit must be an integer >= 1"),
@@ -120,9 +120,16 @@ impl<'a> Query<'a> {
             page.limit = DEFAULT_LIMIT;
         }
         if let Some(raw) = self.str("offset") {
-            match raw.parse::<usize>() {
-                Ok(n) => page.offset = n,
-                _ => self.issues.add(
+            match parse_count(raw) {
+                Some(n) if n <= MAX_OFFSET as u64 => page.offset = n as usize,
+                Some(_) => self.issues.add(
+                    &["offset"],
+                    "too_big",
+                    format!(
+                        "offset must be at most {MAX_OFFSET}; page deeper with cursor (meta.nextCursor)"
+                    ),
+                ),
+                None => self.issues.add(
                     &["offset"],
                     "invalid_number",
                     "offset must be an integer >= 0",
@@ -153,6 +160,15 @@ impl<'a> Query<'a> {
     }
 }
 
+/// A non-negative integer in plain decimal digits; values past `u64` saturate,
+/// so "too big" stays distinguishable from "not a number".
+fn parse_count(raw: &str) -> Option<u64> {
+    if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(raw.parse::<u64>().unwrap_or(u64::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,7 +195,41 @@ mod tests {
         let mut q = Query::new(&p, &["cursor", "offset"]);
         q.page();
         assert!(q.finish().is_err());
+        let p = pairs(&[("limit", "99999999999999999999999")]);
+        let mut q = Query::new(&p, &["limit"]);
+        assert_eq!(q.page().limit, 100);
+        assert!(q.finish().is_ok());
         let p = pairs(&[("nope", "1")]);
         assert!(Query::new(&p, &["limit"]).finish().is_err());
+    }
+
+    #[test]
+    fn offsets_are_capped_at_ten_thousand() {
+        let offset = |raw: &str| {
+            let p = pairs(&[("offset", raw)]);
+            let mut q = Query::new(&p, &["offset"]);
+            let page = q.page();
+            q.finish().map(|_| page.offset)
+        };
+        assert_eq!(offset("0").ok(), Some(0));
+        assert_eq!(offset("10000").ok(), Some(10_000));
+        for bad in [
+            "10001",
+            "2147483627",
+            "2147483648",
+            "18446744073709551615",
+            "99999999999999999999999",
+        ] {
+            match offset(bad) {
+                Err(Error::Validation(issues)) => {
+                    assert_eq!(issues[0].code, "too_big", "{bad}");
+                    assert!(issues[0].message.contains("cursor"), "{bad}");
+                }
+                other => panic!("offset={bad} gave {other:?}"),
+            }
+        }
+        for bad in ["-1", "1.5", "+3", "", " 1", "abc"] {
+            assert!(offset(bad).is_err(), "offset={bad} must fail");
+        }
     }
 }

@@ -14,6 +14,9 @@ use crate::store::{get_s, s, Item, Store};
 pub const DEFAULT_LIMIT: usize = 20;
 /// Largest page; larger requests are clamped.
 pub const MAX_LIMIT: usize = 100;
+/// Largest `offset`: an offset is paid for by reading every skipped record, so
+/// deeper pages go through `cursor`.
+pub const MAX_OFFSET: usize = 10_000;
 
 /// What page the caller asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,7 +150,20 @@ fn decode_cursor(index: Index, pk: &str, cursor: &str) -> Result<Item> {
 impl Store {
     /// Reads one page of an index partition, newest first.
     pub async fn query_page(&self, q: &ListQuery, page: &PageRequest) -> Result<Page<Item>> {
-        let want = page.offset + page.limit + 1;
+        // The query layer caps both; checked anyway, since a wrap here would
+        // turn a request into a panic or a wrong page.
+        let shown = page
+            .offset
+            .checked_add(page.limit)
+            .filter(|n| *n <= MAX_OFFSET + MAX_LIMIT)
+            .ok_or_else(|| {
+                Error::invalid(
+                    &["offset"],
+                    "too_big",
+                    format!("offset must be at most {MAX_OFFSET}; page deeper with cursor"),
+                )
+            })?;
+        let want = shown + 1;
         let mut start = match &page.cursor {
             Some(c) => Some(decode_cursor(q.index, &q.pk, c)?),
             None => None,
@@ -167,7 +183,7 @@ impl Store {
 
         let mut got: Vec<Item> = Vec::new();
         loop {
-            let remaining = want - got.len();
+            let remaining = want.saturating_sub(got.len());
             // With a filter, DynamoDB's Limit counts items before filtering: read wider.
             let batch = if filter_expr.is_some() {
                 remaining.clamp(50, 1000)
@@ -184,7 +200,7 @@ impl Store {
                 .set_expression_attribute_names(Some(names.clone()))
                 .set_expression_attribute_values(Some(values.clone()))
                 .scan_index_forward(false)
-                .limit(batch as i32)
+                .limit(i32::try_from(batch).unwrap_or(i32::MAX))
                 .set_exclusive_start_key(start.take())
                 .return_consumed_capacity(ReturnConsumedCapacity::Total)
                 .send()
@@ -196,7 +212,7 @@ impl Store {
                 break;
             }
         }
-        let has_more = got.len() > page.offset + page.limit;
+        let has_more = got.len() > shown;
         let items: Vec<Item> = got.into_iter().skip(page.offset).take(page.limit).collect();
         let next_cursor = if has_more {
             items.last().and_then(|last| encode_cursor(q.index, last))
