@@ -276,3 +276,31 @@ async fn offsets_past_ten_thousand_are_400_pointing_at_cursor() {
         assert_eq!(r.status, 200, "{path}: {:?}", r.body);
     }
 }
+
+#[tokio::test]
+async fn validly_signed_tokens_with_odd_claims_get_the_common_401() {
+    use shared::domain::tenant::Mode;
+    let m = crate::support::merchant().await;
+    let secret = &crate::support::server().app.config.api_key_secret;
+    let kid = &m.test_key_id;
+    let acct = &m.account_id;
+    let long = "k".repeat(3000);
+    let odd = [
+        ("", acct.as_str()),
+        (acct.as_str(), acct.as_str()),
+        (long.as_str(), acct.as_str()),
+        (acct.as_str(), kid.as_str()),
+    ];
+    for (k, a) in odd {
+        let key = shared::auth::api_key::issue(secret, k, a, Mode::Test);
+        let r = crate::support::call("GET", "/api/v1/campaigns", Some(&key), None).await;
+        r.assert_error(401, "UNAUTHORIZED");
+        assert_eq!(
+            r.body["error"]["message"], "invalid or expired API key",
+            "kid {k:.40}, acct {a}"
+        );
+    }
+    // The same ids the right way round still name a real key (hash aside).
+    let r = crate::support::call("GET", "/api/v1/campaigns", Some(&m.test_key), None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}

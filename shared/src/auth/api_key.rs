@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::domain::tenant::Mode;
+use crate::ids::{self, IdKind};
 
 /// What a key's token says about itself.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -44,8 +45,10 @@ pub fn issue(secret: &str, key_id: &str, account_id: &str, mode: Mode) -> String
     format!("{}{}", prefix(mode), token)
 }
 
-/// Verifies the prefix, the pinned algorithm and the signature. Keys do not
-/// expire, so no `exp` is required; revocation is checked against the store.
+/// Verifies the prefix, the pinned algorithm, the signature and the shape of
+/// the ids it names. Keys do not expire, so no `exp` is required; revocation
+/// is checked against the store. Ids that cannot exist are refused here, so
+/// no odd claim (empty, oversized, swapped) ever reaches a store lookup.
 pub fn verify(secret: &str, raw: &str) -> Option<Claims> {
     let (mode, token) = if let Some(t) = raw.strip_prefix(prefix(Mode::Live)) {
         (Mode::Live, t)
@@ -62,7 +65,9 @@ pub fn verify(secret: &str, raw: &str) -> Option<Claims> {
         &validation,
     )
     .ok()?;
-    (data.claims.mode == mode).then_some(data.claims)
+    let c = data.claims;
+    let well_formed = ids::is_valid(IdKind::Key, &c.kid) && ids::is_valid(IdKind::Account, &c.acct);
+    (c.mode == mode && well_formed).then_some(c)
 }
 
 /// SHA-256 of the whole key value, hex: the only form the store keeps.
@@ -73,6 +78,7 @@ pub fn hash(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::new_id;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use base64::Engine;
 
@@ -80,10 +86,11 @@ mod tests {
 
     #[test]
     fn issued_keys_verify_and_tampering_fails() {
-        let k = issue(SECRET, "key_1", "acct_1", Mode::Test);
+        let (kid, acct) = (new_id(IdKind::Key), new_id(IdKind::Account));
+        let k = issue(SECRET, &kid, &acct, Mode::Test);
         assert!(k.starts_with("rk_test_"));
         let c = verify(SECRET, &k).unwrap();
-        assert_eq!(c.kid, "key_1");
+        assert_eq!(c.kid, kid);
         assert_eq!(c.mode, Mode::Test);
         assert!(verify("another-secret-that-is-long-enough-1", &k).is_none());
         // Prefix must match the mode inside the token.
@@ -103,5 +110,26 @@ mod tests {
         let hs512 = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS512","typ":"JWT"}"#);
         let forged = format!("rk_test_{hs512}.{body}.xxxx");
         assert!(verify(SECRET, &forged).is_none());
+    }
+
+    #[test]
+    fn signed_tokens_naming_impossible_ids_are_refused() {
+        let (kid, acct) = (new_id(IdKind::Key), new_id(IdKind::Account));
+        let long = format!("key_{}", "A".repeat(3000));
+        for (k, a) in [
+            ("", acct.as_str()),
+            (acct.as_str(), acct.as_str()),
+            (long.as_str(), acct.as_str()),
+            (acct.as_str(), kid.as_str()),
+            (kid.as_str(), ""),
+            (kid.as_str(), kid.as_str()),
+            ("key_1", acct.as_str()),
+        ] {
+            assert!(
+                verify(SECRET, &issue(SECRET, k, a, Mode::Live)).is_none(),
+                "{k:.40} {a}"
+            );
+        }
+        assert!(verify(SECRET, &issue(SECRET, &kid, &acct, Mode::Live)).is_some());
     }
 }
