@@ -82,3 +82,113 @@ pub fn check_range(path: &str, value: i64, min: i64, max: i64) -> Result<(), Iss
     }
     Ok(())
 }
+
+/// Long free-text fields, where tab, line feed and carriage return are allowed.
+pub const FREE_TEXT_FIELDS: &[&str] = &["body", "description", "message", "note"];
+
+/// True when `c` is a control character (U+0000-U+001F, U+007F) that a field
+/// may not hold; free text may hold tab, line feed and carriage return.
+pub fn is_refused_control(c: char, free_text: bool) -> bool {
+    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}') && !(free_text && matches!(c, '\t' | '\n' | '\r'))
+}
+
+/// The issue of a string holding a refused control character, if it does.
+pub fn check_control(path: &[Value], value: &str, free_text: bool) -> Option<Issue> {
+    if !value.chars().any(|c| is_refused_control(c, free_text)) {
+        return None;
+    }
+    let message = if free_text {
+        "must not contain control characters other than tab, line feed and carriage return"
+    } else {
+        "must not contain control characters"
+    };
+    Some(Issue {
+        path: path.to_vec(),
+        code: "invalid_string".into(),
+        message: message.into(),
+    })
+}
+
+/// Every string of a request body, object keys included, that holds a refused
+/// control character. The one check for every body field: free text is a
+/// top-level field named in `FREE_TEXT_FIELDS`.
+pub fn control_issues(body: &Value) -> Vec<Issue> {
+    let mut issues = Vec::new();
+    walk_strings(body, &mut Vec::new(), &mut issues);
+    issues
+}
+
+fn walk_strings(value: &Value, path: &mut Vec<Value>, issues: &mut Vec<Issue>) {
+    match value {
+        Value::String(s) => {
+            let free_text = path.len() == 1
+                && path[0]
+                    .as_str()
+                    .is_some_and(|f| FREE_TEXT_FIELDS.contains(&f));
+            issues.extend(check_control(path, s, free_text));
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(Value::from(i));
+                walk_strings(item, path, issues);
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                path.push(Value::String(k.clone()));
+                issues.extend(check_control(path, k, false));
+                walk_strings(v, path, issues);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn control_characters_are_refused_except_whitespace_in_free_text() {
+        for c in ['\u{0}', '\u{1}', '\u{1b}', '\u{1f}', '\u{7f}'] {
+            assert!(is_refused_control(c, false), "{c:?}");
+            assert!(is_refused_control(c, true), "{c:?}");
+        }
+        for c in ['\t', '\n', '\r'] {
+            assert!(is_refused_control(c, false), "{c:?}");
+            assert!(!is_refused_control(c, true), "{c:?}");
+        }
+        for c in [' ', 'a', '\u{80}', '\u{a0}', 'é', '\u{2028}'] {
+            assert!(!is_refused_control(c, false), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn every_body_string_is_checked_with_its_path() {
+        let body = json!({
+            "name": "a\u{0}b",
+            "body": "line\tone\r\nline two",
+            "description": "bell\u{7}",
+            "metadata": {"k\u{1}": "v", "note": "x\ty"},
+            "items": ["ok", "tab\there"],
+        });
+        let paths: Vec<Value> = control_issues(&body)
+            .into_iter()
+            .map(|i| json!(i.path))
+            .collect();
+        assert_eq!(
+            paths,
+            vec![
+                json!(["name"]),
+                json!(["description"]),
+                json!(["metadata", "k\u{1}"]),
+                json!(["metadata", "note"]),
+                json!(["items", 1]),
+            ]
+        );
+        assert!(control_issues(&json!({"name": "plain", "body": "a\tb"})).is_empty());
+    }
+}

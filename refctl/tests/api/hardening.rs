@@ -304,3 +304,66 @@ async fn validly_signed_tokens_with_odd_claims_get_the_common_401() {
     let r = crate::support::call("GET", "/api/v1/campaigns", Some(&m.test_key), None).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
 }
+
+/// Sends raw JSON text to the shared server.
+async fn send_text(method: &str, path: &str, key: &str, text: &str) -> Resp {
+    crate::support::raw(
+        &crate::support::server().base,
+        method,
+        path,
+        Some(key),
+        &[("content-type", "application/json")],
+        Some(text.as_bytes().to_vec()),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn control_characters_are_refused_except_whitespace_in_free_text() {
+    let m = crate::support::merchant().await;
+    let k = &m.test_key;
+    let base = campaign_body("x");
+    let mut nul = base.clone();
+    nul["name"] = json!("bad\u{0}name");
+    let r = crate::support::call("POST", "/api/v1/campaigns", Some(k), Some(nul)).await;
+    r.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(r.body["error"]["details"][0]["path"], json!(["name"]));
+
+    let mut meta = base.clone();
+    meta["metadata"] = json!({"plan\u{7f}": "gold", "tier": "a\tb"});
+    let r = crate::support::call("POST", "/api/v1/campaigns", Some(k), Some(meta)).await;
+    r.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(r.body["error"]["details"].as_array().unwrap().len(), 2);
+
+    let r = crate::support::call("GET", "/api/v1/campaigns?status=%00", Some(k), None).await;
+    r.assert_error(400, "VALIDATION_FAILED");
+
+    let copy = json!({"name": "Launch", "body": "Line one\twith a tab\r\nline two"});
+    let r = crate::support::call("POST", "/api/v1/assets/swipe-copy", Some(k), Some(copy)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(r.data()["body"], "Line one\twith a tab\r\nline two");
+    let bell = json!({"name": "Launch", "body": "ding\u{7}"});
+    let r = crate::support::call("POST", "/api/v1/assets/swipe-copy", Some(k), Some(bell)).await;
+    r.assert_error(400, "VALIDATION_FAILED");
+}
+
+#[tokio::test]
+async fn a_body_with_a_repeated_key_is_invalid_request() {
+    let m = crate::support::merchant().await;
+    let k = &m.test_key;
+    let top = r#"{"name": "A", "name": "B", "commissionType": "PERCENTAGE", "commissionValue": 5}"#;
+    let nested = r#"{"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 5, "metadata": {"k": "1", "k": "2"}}"#;
+    for text in [top, nested] {
+        send_text("POST", "/api/v1/campaigns", k, text)
+            .await
+            .assert_error(400, "INVALID_REQUEST");
+    }
+    let r = send_text(
+        "POST",
+        "/api/v1/campaigns",
+        k,
+        r#"{"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 5, "metadata": {"k": "1"}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+}

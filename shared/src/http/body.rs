@@ -1,11 +1,12 @@
 //! JSON bodies: content type, size cap, syntax, then schema with field paths.
 
-use serde::de::DeserializeOwned;
+use serde::de::{self, DeserializeOwned, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::error::Error;
 use crate::http::request::ApiRequest;
-use crate::validation::Issue;
+use crate::validation::{self, Issue};
 
 /// Largest accepted body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -26,13 +27,98 @@ pub fn parse<T: DeserializeOwned>(req: &ApiRequest) -> Result<T, Error> {
                 "Content-Type must be application/json".into(),
             ));
         }
-        serde_json::from_slice(&req.body)
-            .map_err(|e| Error::InvalidRequest(format!("request body is not valid JSON: {e}")))?
+        parse_json(&req.body)?
     };
     from_value(value)
 }
 
-/// Deserialises a JSON value, reporting the failing field's path.
+/// Parses JSON text in one pass, refusing an object that has the same key
+/// twice (at any depth): which of the two a reader would keep is not defined,
+/// so neither is guessed.
+pub fn parse_json(bytes: &[u8]) -> Result<Value, Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let parsed = NoDuplicateKeys::deserialize(&mut de).and_then(|v| de.end().map(|()| v.0));
+    parsed.map_err(|e| {
+        if e.is_data() {
+            Error::InvalidRequest(format!("request body {}", strip_position(&e.to_string())))
+        } else {
+            Error::InvalidRequest(format!("request body is not valid JSON: {e}"))
+        }
+    })
+}
+
+/// A JSON value whose objects were read without a repeated key.
+struct NoDuplicateKeys(Value);
+
+impl<'de> Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicateKeysVisitor)
+            .map(NoDuplicateKeys)
+    }
+}
+
+struct NoDuplicateKeysVisitor;
+
+impl<'de> Visitor<'de> for NoDuplicateKeysVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(NoDuplicateKeys(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "has the key {key:?} twice in one object"
+                )));
+            }
+            let NoDuplicateKeys(v) = map.next_value()?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Deserialises a JSON value, reporting the failing field's path. Every
+/// string in it, keys included, is first checked for control characters.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, Error> {
     if !value.is_object() {
         return Err(Error::Validation(vec![Issue {
@@ -40,6 +126,10 @@ pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, Error> {
             code: "invalid_type".into(),
             message: "request body must be a JSON object".into(),
         }]));
+    }
+    let control = validation::control_issues(&value);
+    if !control.is_empty() {
+        return Err(Error::Validation(control));
     }
     serde_path_to_error::deserialize(value).map_err(|e| Error::Validation(vec![issue_from(&e)]))
 }
@@ -137,6 +227,35 @@ mod tests {
         assert_eq!(i.path, vec![Value::from("items"), Value::from(1)]);
         let i = issue(serde_json::json!([1]));
         assert_eq!(i.code, "invalid_type");
+    }
+
+    #[test]
+    fn repeated_keys_are_refused_at_any_depth() {
+        for dup in [
+            r#"{"name": "a", "name": "b"}"#,
+            r#"{"metadata": {"k": "1", "k": "2"}}"#,
+            r#"{"items": [{"a": 1}, {"b": 1, "b": 2}]}"#,
+        ] {
+            match parse_json(dup.as_bytes()) {
+                Err(Error::InvalidRequest(m)) => assert!(m.contains("twice"), "{m}"),
+                other => panic!("{dup} gave {other:?}"),
+            }
+        }
+        let ok = r#"{"a": {"x": 1}, "b": {"x": 1.5}, "c": [{"x": null}, {"x": true}], "d": -3}"#;
+        let v = parse_json(ok.as_bytes()).unwrap();
+        assert_eq!(v, serde_json::from_str::<Value>(ok).unwrap());
+        match parse_json(b"{\"a\": 1} x") {
+            Err(Error::InvalidRequest(m)) => assert!(m.contains("not valid JSON"), "{m}"),
+            other => panic!("trailing characters gave {other:?}"),
+        }
+        assert!(parse_json(b"{\"a\": ").is_err());
+    }
+
+    #[test]
+    fn control_characters_fail_validation_before_the_schema() {
+        let i = issue(serde_json::json!({"name": "a\u{0}b"}));
+        assert_eq!(i.code, "invalid_string");
+        assert_eq!(i.path, vec![Value::from("name")]);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use rust_decimal::Decimal;
 use crate::error::Error;
 use crate::store::page::{PageRequest, DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
 use crate::timestamp::Bound;
-use crate::validation::{Issue, Issues};
+use crate::validation::{self, Issue, Issues};
 
 /// The query of one request, with the names a route accepts.
 #[derive(Debug)]
@@ -26,6 +26,10 @@ impl<'a> Query<'a> {
                     format!("unknown query parameter {k}"),
                 );
             }
+        }
+        for (k, v) in pairs {
+            let path = [serde_json::Value::String(k.clone())];
+            issues.check(validation::check_control(&path, v, false).map_or(Ok(()), Err));
         }
         let mut seen = std::collections::HashSet::new();
         for (k, _) in pairs {
@@ -199,6 +203,8 @@ mod tests {
         let mut q = Query::new(&p, &["limit"]);
         assert_eq!(q.page().limit, 100);
         assert!(q.finish().is_ok());
+        let p = pairs(&[("status", "pending\u{0}")]);
+        assert!(Query::new(&p, &["status"]).finish().is_err());
         let p = pairs(&[("nope", "1")]);
         assert!(Query::new(&p, &["limit"]).finish().is_err());
     }
