@@ -22,20 +22,25 @@ const MAX_READ_BYTES: usize = 10 * 1024 * 1024;
 
 /// The browser script and its demo pages: files of the local host only, not
 /// API routes (a deployment serves `tracker.js` from a CDN or the merchant's site).
-const STATIC_FILES: &[(&str, &str, &str)] = &[
+/// Served from the binary, never through DynamoDB; the script may be cached
+/// like the OpenAPI document, the demo pages are revalidated.
+const STATIC_FILES: &[(&str, &str, &str, &str)] = &[
     (
         "/tracker.js",
         "application/javascript; charset=utf-8",
+        shared::routes::STATIC_CACHE_CONTROL,
         include_str!("../../tracker/src/tracker.js"),
     ),
     (
         "/demo/landing",
         "text/html; charset=utf-8",
+        "no-cache",
         include_str!("../../tracker/demo/landing.html"),
     ),
     (
         "/demo/checkout",
         "text/html; charset=utf-8",
+        "no-cache",
         include_str!("../../tracker/demo/checkout.html"),
     ),
 ];
@@ -46,13 +51,14 @@ fn static_file(method: &http::Method, path: &str) -> Option<hyper::Response<Full
     if method != http::Method::GET && method != http::Method::HEAD {
         return None;
     }
-    let (_, content_type, body) = STATIC_FILES.iter().find(|(p, _, _)| *p == path)?;
+    let (_, content_type, cache_control, body) =
+        STATIC_FILES.iter().find(|(p, _, _, _)| *p == path)?;
     let body = Bytes::from_static(body.as_bytes());
     Some(
         hyper::Response::builder()
             .status(200)
             .header("content-type", *content_type)
-            .header("cache-control", "no-cache")
+            .header("cache-control", *cache_control)
             .header("x-content-type-options", "nosniff")
             .body(Full::new(body))
             .expect("static response"),

@@ -11,7 +11,13 @@ pub enum Access {
     Public,
     /// Bearer API key; rate-limited per account.
     Merchant,
+    /// No key and no rate limit: a fixed document built into the binary,
+    /// served with caching headers, so it never touches DynamoDB.
+    Static,
 }
+
+/// `Cache-Control` of static documents: shared caches may keep them briefly.
+pub const STATIC_CACHE_CONTROL: &str = "public, max-age=300";
 
 /// One route of the API.
 #[derive(Debug)]
@@ -45,6 +51,16 @@ const fn public(method: &'static str, path: &'static str, cors: bool) -> RouteSp
     }
 }
 
+const fn document(path: &'static str) -> RouteSpec {
+    RouteSpec {
+        method: "GET",
+        path,
+        function: "public",
+        access: Access::Static,
+        cors: true,
+    }
+}
+
 /// Every route of the API.
 pub static CATALOGUE: &[RouteSpec] = &[
     merchant("GET", "/api/v1/campaigns", "campaigns"),
@@ -57,7 +73,7 @@ pub static CATALOGUE: &[RouteSpec] = &[
     merchant("GET", "/api/v1/conversions/{id}", "conversions"),
     merchant("POST", "/api/v1/conversions/{id}/reverse", "conversions"),
     public("GET", "/api/v1/campaigns/{id}/public", true),
-    public("GET", "/api/v1/openapi.json", true),
+    document("/api/v1/openapi.json"),
     merchant("GET", "/api/v1/affiliates", "affiliates"),
     merchant("POST", "/api/v1/affiliates", "affiliates"),
     merchant("GET", "/api/v1/affiliates/{id}", "affiliates"),

@@ -367,3 +367,40 @@ async fn a_body_with_a_repeated_key_is_invalid_request() {
     .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
 }
+
+#[tokio::test]
+async fn static_documents_are_served_with_caching_while_the_store_is_unreachable() {
+    let s = stalled_server();
+    let r = crate::support::raw(&s.base, "GET", "/api/v1/openapi.json", None, &[], None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.header("cache-control"), Some("public, max-age=300"));
+    assert_eq!(
+        r.header("ratelimit-limit"),
+        None,
+        "no DynamoDB-backed limit"
+    );
+    let doc: serde_json::Value = serde_json::from_str(public::OPENAPI_JSON).unwrap();
+    assert_eq!(r.body, doc);
+
+    let client = reqwest::Client::new();
+    let r = client
+        .get(format!("{}/tracker.js", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "public, max-age=300");
+    assert!(r.text().await.unwrap().contains("consent"));
+
+    // The same server does need the store for anything else.
+    let r = crate::support::raw(
+        &s.base,
+        "GET",
+        "/api/v1/campaigns/cmp_01JD0000000000000000000000/public",
+        None,
+        &[],
+        None,
+    )
+    .await;
+    r.assert_error(503, "SERVICE_UNAVAILABLE");
+}

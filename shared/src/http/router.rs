@@ -213,6 +213,7 @@ impl Router {
             rate,
             cors,
             route,
+            access,
             account,
         } = facts;
         let route_name = route.unwrap_or("unmatched");
@@ -250,6 +251,9 @@ impl Router {
         }
         if cors {
             builder = builder.header("access-control-allow-origin", "*");
+        }
+        if access == Some(Access::Static) && status == 200 {
+            builder = builder.header("cache-control", routes::STATIC_CACHE_CONTROL);
         }
         tracing::info!(
             method = %method,
@@ -297,6 +301,7 @@ impl Router {
         };
         let (spec, params) = matched.swap_remove(pos);
         facts.route = Some(spec.path);
+        facts.access = Some(spec.access);
         let Some(bound) = self.routes.iter().find(|b| std::ptr::eq(b.spec, spec)) else {
             return Err(Error::RouteNotFound(format!("{} {}", req.method, req.path)));
         };
@@ -312,6 +317,7 @@ impl Router {
                 rate.check()?;
                 None
             }
+            Access::Static => None,
             Access::Merchant => {
                 let p = auth::authenticate(&app, req.header("authorization")).await?;
                 facts.account = Some(p.tenant.key());
@@ -339,6 +345,7 @@ struct Facts {
     rate: Option<RateState>,
     cors: bool,
     route: Option<&'static str>,
+    access: Option<Access>,
     account: Option<String>,
 }
 
