@@ -111,6 +111,7 @@ async fn handle(
         Err(_) => {
             return Ok(hyper::Response::builder()
                 .status(413)
+                .header("x-content-type-options", "nosniff")
                 .body(Full::new(Bytes::from_static(b"payload too large")))
                 .expect("static response"))
         }

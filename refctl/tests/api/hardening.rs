@@ -404,3 +404,65 @@ async fn static_documents_are_served_with_caching_while_the_store_is_unreachable
     .await;
     r.assert_error(503, "SERVICE_UNAVAILABLE");
 }
+
+#[tokio::test]
+async fn every_response_is_nosniff_and_authenticated_ones_are_no_store() {
+    use crate::support::{call, raw, server};
+    let m = crate::support::merchant().await;
+    let k = Some(m.test_key.as_str());
+    let created = call("POST", "/api/v1/campaigns", k, Some(campaign_body("h"))).await;
+    assert_eq!(created.status, 201);
+    let one = format!(
+        "/api/v1/campaigns/{}",
+        created.data()["id"].as_str().unwrap()
+    );
+    let authenticated = [
+        created,
+        call("GET", "/api/v1/campaigns", k, None).await,
+        call("GET", &one, k, None).await,
+        call(
+            "GET",
+            "/api/v1/campaigns/cmp_01JD0000000000000000000000",
+            k,
+            None,
+        )
+        .await,
+        call("POST", "/api/v1/campaigns", k, Some(json!({}))).await,
+        call("GET", "/api/v1/campaigns", Some("rk_test_nope"), None).await,
+        call("GET", "/api/v1/campaigns", None, None).await,
+    ];
+    for r in &authenticated {
+        assert_eq!(
+            r.header("x-content-type-options"),
+            Some("nosniff"),
+            "{:?}",
+            r.body
+        );
+        assert_eq!(r.header("cache-control"), Some("no-store"), "{:?}", r.body);
+    }
+    let base = &server().base;
+    let public = [
+        raw(base, "GET", "/api/v1/openapi.json", None, &[], None).await,
+        raw(base, "OPTIONS", "/api/v1/track/click", None, &[], None).await,
+        call("POST", "/api/v1/track/click", None, Some(json!({}))).await,
+        call("GET", "/api/v1/nowhere", None, None).await,
+        call("DELETE", "/api/v1/openapi.json", None, None).await,
+    ];
+    for r in &public {
+        assert_eq!(
+            r.header("x-content-type-options"),
+            Some("nosniff"),
+            "{}",
+            r.status
+        );
+        assert_ne!(r.header("cache-control"), Some("no-store"), "{}", r.status);
+    }
+    for path in ["/tracker.js", "/demo/landing"] {
+        let r = raw(base, "GET", path, None, &[], None).await;
+        assert_eq!(
+            r.header("x-content-type-options"),
+            Some("nosniff"),
+            "{path}"
+        );
+    }
+}

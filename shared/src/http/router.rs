@@ -207,6 +207,7 @@ impl Router {
         let started = Instant::now();
         let request_id = req.request_id.clone();
         let method = req.method.clone();
+        let sent_key = req.headers.contains_key("authorization");
         let mut facts = Facts::default();
         let result = self.dispatch(app, req, &mut facts).await;
         let Facts {
@@ -252,7 +253,10 @@ impl Router {
         if cors {
             builder = builder.header("access-control-allow-origin", "*");
         }
-        if access == Some(Access::Static) && status == 200 {
+        // Anything a key could unlock stays out of shared and browser caches.
+        if access == Some(Access::Merchant) || sent_key {
+            builder = builder.header("cache-control", "no-store");
+        } else if access == Some(Access::Static) && status == 200 {
             builder = builder.header("cache-control", routes::STATIC_CACHE_CONTROL);
         }
         tracing::info!(
@@ -266,6 +270,7 @@ impl Router {
         let mut resp = builder
             .status(status)
             .header("content-type", content_type)
+            .header("x-content-type-options", "nosniff")
             .body(body)
             .expect("response parts are valid");
         if let Ok(v) = HeaderValue::from_str(&request_id) {
