@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { sizes, strip, TRACKER } from '../scripts/size.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = path.join(ROOT, 'target/debug/refctl');
+// Where `cargo build` put it: CARGO_TARGET_DIR when set, as cargo itself reads it.
+const BIN = path.join(path.resolve(ROOT, process.env.CARGO_TARGET_DIR || 'target'), 'debug/refctl');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
 function loadPlaywright() {
