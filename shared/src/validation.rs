@@ -1,5 +1,7 @@
 //! Field-level validation issues, collected and reported together.
 
+use serde_json::Value;
+
 use crate::error::Error;
 pub use crate::issue::Issue;
 
