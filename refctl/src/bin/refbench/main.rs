@@ -13,6 +13,8 @@ use shared::http::{ApiRequest, Router};
 use shared::store::accounts;
 use shared::App;
 
+mod payout_job;
+
 struct Bench {
     app: Arc<App>,
     router: Router,
@@ -279,6 +281,8 @@ async fn main() {
         assert_eq!(s, 201);
     }
     b.page_costs("campaigns", "", k).await;
+
+    payout_job::rows(&mut b).await;
 
     println!("| operation | DynamoDB calls | read units | write units |");
     println!("|---|---:|---:|---:|");
