@@ -252,7 +252,7 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
             })
             .collect();
         for chunk in approved.chunks(store_payouts::STATUS_CHUNK) {
-            assert!(store_payouts::approve_chunk(&app.store, &t, chunk)
+            assert!(store_payouts::approve_chunk(&app.store, &t, chunk, &[])
                 .await
                 .unwrap());
         }

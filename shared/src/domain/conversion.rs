@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::commission::CommissionReason;
+use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata};
 use crate::domain::payout::PayoutStatus;
 use crate::domain::referral::CustomerKey;
@@ -227,7 +228,13 @@ impl Conversion {
         let mut reversed = self.moved_to(ConversionStatus::Reversed, now);
         reversed.reversed_at = Some(now);
         reversed.reversal_reason = reason;
+        let event = Event::new(
+            EventType::ConversionReversed,
+            ConversionView::from(&reversed),
+            now,
+        )?;
         Ok(Reversal {
+            event,
             from: self.status,
             reversed,
             give_back,
@@ -305,6 +312,8 @@ pub struct Reversal {
     pub from: ConversionStatus,
     pub give_back: Option<Earning>,
     pub clawback: Option<Adjustment>,
+    /// `conversion.reversed`, recorded with the change.
+    pub event: Event,
 }
 
 /// Body of `POST /api/v1/conversions/postback`.

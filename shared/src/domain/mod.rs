@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod commission;
 pub mod conversion;
 pub mod email;
+pub mod event;
 pub mod metadata;
 pub mod payout;
 pub mod postback;

@@ -29,8 +29,10 @@ use crate::domain::attribution::{self, AffiliateFacts, Attribution, Signal};
 use crate::domain::campaign::Campaign;
 use crate::domain::commission::{self, Payment};
 use crate::domain::conversion::{
-    AttributionMethod, Conversion, ConversionStatus, ConversionType, Earning, Postback,
+    AttributionMethod, Conversion, ConversionStatus, ConversionType, ConversionView, Earning,
+    Postback,
 };
+use crate::domain::event::{Event, EventType};
 use crate::domain::referral::{CustomerKey, Referral, ReferralSource};
 use crate::domain::tracking::Click;
 use crate::error::Error;
@@ -131,6 +133,8 @@ pub struct Plan {
     pub referrals: Vec<ReferralChange>,
     /// The commission added to the affiliate's `earned`, while it is ACTIVE.
     pub earning: Option<Earning>,
+    /// `conversion.created`, recorded with the conversion.
+    pub event: Event,
 }
 
 /// The customer identities a payment belongs to (and is matched by): the
@@ -232,7 +236,7 @@ pub fn plan(
     parties: &Parties,
     quota: Option<&Quota>,
     now: DateTime<Utc>,
-) -> Plan {
+) -> Result<Plan, Error> {
     let chosen = attribution::attribute(
         signals,
         |id| parties.affiliates.get(id),
@@ -261,7 +265,13 @@ pub fn plan(
         Some(a) => referral_changes(p, &bound, a, first_payment_at.unwrap_or(p.occurred_at), now),
         None => Vec::new(),
     };
-    Plan {
+    let event = Event::new(
+        EventType::ConversionCreated,
+        ConversionView::from(&conversion),
+        now,
+    )?;
+    Ok(Plan {
+        event,
         claim: ExternalIdClaim {
             tenant: tenant_key.to_string(),
             conversion_id: conversion.id.clone(),
@@ -275,7 +285,7 @@ pub fn plan(
         referrals,
         earning,
         conversion,
-    }
+    })
 }
 
 /// The conversion a payment makes: PENDING for its campaign's hold period
@@ -474,7 +484,7 @@ mod tests {
     fn run(p: &Postback, s: &Sightings, terms: serde_json::Value) -> Plan {
         let signals = signals_of(p, s);
         let now = at("2026-06-01T00:00:00Z");
-        plan(TENANT, p, s, &signals, &parties(terms), None, now)
+        plan(TENANT, p, s, &signals, &parties(terms), None, now).unwrap()
     }
 
     #[test]
@@ -780,5 +790,6 @@ mod tests {
             Some(q),
             now,
         )
+        .unwrap()
     }
 }

@@ -21,7 +21,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::app::App;
-use crate::domain::conversion::{Adjustment, Conversion, ConversionStatus};
+use crate::domain::conversion::{Adjustment, Conversion, ConversionStatus, ConversionView};
+use crate::domain::event::{Event, EventType};
 use crate::domain::payout::{Payout, PoolEntry};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -129,7 +130,17 @@ async fn approve_due(run: &mut Run<'_>, shard: u32) -> Result<()> {
                 .filter_map(|c| c.approve(run.now).ok().map(|a| (c, a)))
                 .collect();
             for chunk in approved.chunks(STATUS_CHUNK) {
-                if store_payouts::approve_chunk(store, &tenant, chunk).await? {
+                let recorded = chunk
+                    .iter()
+                    .map(|(_, a)| {
+                        Event::new(
+                            EventType::ConversionApproved,
+                            ConversionView::from(a),
+                            run.now,
+                        )
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                if store_payouts::approve_chunk(store, &tenant, chunk, &recorded).await? {
                     run.report.approved += chunk.len();
                     progressed = true;
                 }

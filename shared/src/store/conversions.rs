@@ -47,7 +47,7 @@ use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::TxError;
 use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliate_totals, affiliates, counters, from_item, get_s, item_at, n, pools, referrals,
+    affiliate_totals, affiliates, counters, events, from_item, get_s, item_at, n, pools, referrals,
     rollups, s, IndexKeys, Item, Store,
 };
 use crate::timestamp;
@@ -217,6 +217,7 @@ enum PostbackAction {
     AffiliateStatus,
     Earned,
     Rollup,
+    Event,
 }
 
 /// The role of each action of a reversal's transaction.
@@ -227,6 +228,7 @@ enum ReverseAction {
     AffiliateStatus,
     Earned,
     Clawback,
+    Event,
 }
 
 type Key = (String, String);
@@ -318,7 +320,7 @@ async fn try_record(
         Opening::Attribute { signals } => signals,
     };
     let parties = read_parties(store, &tenant_key, &signals, sightings.campaign.as_ref()).await?;
-    let plan = postback::plan(&tenant_key, p, &sightings, &signals, &parties, quota, now);
+    let plan = postback::plan(&tenant_key, p, &sightings, &signals, &parties, quota, now)?;
     let recorded = commit(store, tenant, &plan, now).await;
     match recorded {
         Ok(()) => Ok(Some(Recorded::Created(plan.conversion))),
@@ -475,6 +477,7 @@ async fn commit(
         affiliate_totals::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
     }
     rollups::record(&mut tx, A::Rollup, tenant, &plan.conversion);
+    events::append(&mut tx, A::Event, tenant, &plan.event)?;
     store.transact(tx).await
 }
 
@@ -516,6 +519,7 @@ pub async fn reverse(
         if let Some(a) = &r.clawback {
             pools::add_adjustment(&mut tx, A::Clawback, tenant, a)?;
         }
+        events::append(&mut tx, A::Event, tenant, &r.event)?;
         match store.transact(tx).await {
             Ok(()) => return Ok(r.reversed),
             // The conversion changed meanwhile (or the totals item refused the tenant): look again.

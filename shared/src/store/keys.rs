@@ -85,6 +85,8 @@ pub enum Kind {
     Conversion,
     Payout,
     Asset,
+    Event,
+    WebhookEndpoint,
 }
 
 impl Kind {
@@ -97,6 +99,8 @@ impl Kind {
             Kind::Conversion => "CNV",
             Kind::Payout => "PO",
             Kind::Asset => "AST",
+            Kind::Event => "EVT",
+            Kind::WebhookEndpoint => "WHE",
         }
     }
 }

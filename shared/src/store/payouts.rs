@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::domain::affiliate::PayoutMethod;
 use crate::domain::conversion::{Adjustment, Conversion};
+use crate::domain::event::Event;
 use crate::domain::payout::{Payout, PayoutStatus, PayoutWork};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -34,7 +35,8 @@ use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
 use crate::store::work::WorkRange;
 use crate::store::{
-    affiliate_totals, from_item, get_s, item_at, n, record_item, rollups, s, IndexKeys, Item, Store,
+    affiliate_totals, events, from_item, get_s, item_at, n, record_item, rollups, s, IndexKeys,
+    Item, Store,
 };
 use crate::timestamp;
 
@@ -42,10 +44,10 @@ use crate::timestamp;
 pub const CLAIM_CHUNK: usize = 98;
 /// Members released per transaction (one update each, the payout, the pool marker).
 pub const RELEASE_CHUNK: usize = 97;
-/// Conversions settled or approved per transaction: one update each plus up
-/// to four rollup updates each (day and month, old and new status) and a
-/// pool marker or the payout, within DynamoDB's 100 actions.
-pub const STATUS_CHUNK: usize = 16;
+/// Conversions settled or approved per transaction: one update each, up to
+/// four rollup updates each (day and month, old and new status), an event
+/// each, and a pool marker each or the payout, within DynamoDB's 100 actions.
+pub const STATUS_CHUNK: usize = 12;
 
 /// The role of each action of a payout's transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +58,7 @@ pub enum Write {
     Totals,
     Lock,
     Marker,
+    Event,
 }
 
 /// The GSI5 work partition kind of a payout, when it has work left.
@@ -351,18 +354,24 @@ pub async fn settle_chunk(
             .when_tenant(&tenant.key())
             .when_eq("work", s(PayoutWork::Settle.as_str()));
         tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
+        Ok(())
     })
     .await
 }
 
 /// Commits an approval chunk: each conversion becomes APPROVED (only while
-/// PENDING), its rollups move, and the pools it joins are marked for a check.
+/// PENDING), its rollups move, its event is recorded, and the pools it joins
+/// are marked for a check.
 pub async fn approve_chunk(
     store: &Store,
     tenant: &Tenant,
     approved: &[(Conversion, Conversion)],
+    recorded: &[Event],
 ) -> Result<bool> {
     status_chunk(store, tenant, approved, None, |tx| {
+        for e in recorded {
+            events::append(tx, Write::Event, tenant, e)?;
+        }
         let mut pools: Vec<(&str, Currency)> = approved
             .iter()
             .filter_map(|(_, after)| Some((after.affiliate_id.as_deref()?, after.currency)))
@@ -372,6 +381,7 @@ pub async fn approve_chunk(
         for (aff, cur) in pools {
             touch_pool(tx, Write::Marker, tenant, aff, cur);
         }
+        Ok(())
     })
     .await
 }
@@ -383,7 +393,7 @@ async fn status_chunk(
     tenant: &Tenant,
     changes: &[(Conversion, Conversion)],
     payout: Option<&Payout>,
-    finish: impl FnOnce(&mut Tx<Write>),
+    finish: impl FnOnce(&mut Tx<Write>) -> Result<()>,
 ) -> Result<bool> {
     let mut tx = store.tx();
     let t = tenant.key();
@@ -401,7 +411,7 @@ async fn status_chunk(
         tx.update(Write::Member, &after.id, RECORD_SK, &u);
     }
     rollups::moved_many(&mut tx, Write::Rollup, tenant, changes);
-    finish(&mut tx);
+    finish(&mut tx)?;
     applied(store.transact(tx).await)
 }
 
