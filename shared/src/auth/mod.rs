@@ -23,6 +23,27 @@ pub struct Principal {
 /// are read in one strongly consistent batch on every call, so revocation is
 /// immediate.
 pub async fn authenticate(app: &App, header: Option<&str>) -> Result<Principal> {
+    let token = verify(app, header)?;
+    principal(app, &token).await
+}
+
+/// A bearer token whose signature and claims are valid (checked without I/O).
+#[derive(Debug, Clone)]
+pub struct SignedToken {
+    raw: String,
+    claims: api_key::Claims,
+}
+
+impl SignedToken {
+    /// The account the token names (not yet checked against the store).
+    pub fn account_id(&self) -> &str {
+        &self.claims.acct
+    }
+}
+
+/// The signature and claims check of `Authorization: Bearer <key>`: no I/O,
+/// so the caller can read the key record and count the request at once.
+pub fn verify(app: &App, header: Option<&str>) -> Result<SignedToken> {
     let raw = header
         .and_then(|h| {
             h.strip_prefix("Bearer ")
@@ -31,6 +52,16 @@ pub async fn authenticate(app: &App, header: Option<&str>) -> Result<Principal> 
         .map(str::trim)
         .ok_or(Error::Unauthorized)?;
     let claims = api_key::verify(&app.config.api_key_secret, raw).ok_or(Error::Unauthorized)?;
+    Ok(SignedToken {
+        raw: raw.to_string(),
+        claims,
+    })
+}
+
+/// The principal behind a signed token: its key and account read in one
+/// strongly consistent batch, so revocation is immediate.
+pub async fn principal(app: &App, token: &SignedToken) -> Result<Principal> {
+    let claims = &token.claims;
     let items = app
         .store
         .batch_get(&[
@@ -49,7 +80,7 @@ pub async fn authenticate(app: &App, header: Option<&str>) -> Result<Principal> 
     }
     let key = key.ok_or(Error::Unauthorized)?;
     let account = account.ok_or(Error::Unauthorized)?;
-    let hash_ok = api_key::hash(raw) == key.key_hash;
+    let hash_ok = api_key::hash(&token.raw) == key.key_hash;
     if !hash_ok
         || key.revoked_at.is_some()
         || key.mode != claims.mode

@@ -324,11 +324,18 @@ impl Router {
             }
             Access::Static => None,
             Access::Merchant => {
-                let p = auth::authenticate(&app, req.header("authorization")).await?;
+                // The signature names the account: its key record and its
+                // rate-limit counter are read and written at once (one round trip).
+                let token = auth::verify(&app, req.header("authorization"))?;
+                let scope = format!("acct:{}", token.account_id());
+                let limit = app.config.account_rate_per_minute;
+                let (p, rate) = tokio::join!(
+                    auth::principal(&app, &token),
+                    rate_limit::hit(&app.store, &scope, limit)
+                );
+                let p = p?;
                 facts.account = Some(p.tenant.key());
-                let scope = format!("acct:{}", p.tenant.account_id);
-                let rate =
-                    rate_limit::hit(&app.store, &scope, app.config.account_rate_per_minute).await?;
+                let rate = rate?;
                 facts.rate = Some(rate);
                 rate.check()?;
                 Some(p)

@@ -12,6 +12,9 @@ use aws_sdk_dynamodb::types::ConsumedCapacity;
 #[derive(Debug, Default)]
 pub struct CallMetrics {
     calls: AtomicU64,
+    /// Calls under way now; a call that starts when none is counts a round trip.
+    in_flight: AtomicU64,
+    round_trips: AtomicU64,
     read_milli_units: AtomicU64,
     write_milli_units: AtomicU64,
 }
@@ -20,6 +23,8 @@ pub struct CallMetrics {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct MetricsSnapshot {
     pub calls: u64,
+    /// Sequential round trips: calls issued while others were under way count once.
+    pub round_trips: u64,
     pub read_units: f64,
     pub write_units: f64,
 }
@@ -29,6 +34,7 @@ impl MetricsSnapshot {
     pub fn since(&self, earlier: &MetricsSnapshot) -> MetricsSnapshot {
         MetricsSnapshot {
             calls: self.calls - earlier.calls,
+            round_trips: self.round_trips - earlier.round_trips,
             read_units: self.read_units - earlier.read_units,
             write_units: self.write_units - earlier.write_units,
         }
@@ -72,6 +78,7 @@ impl CallMetrics {
     pub fn snapshot(&self) -> MetricsSnapshot {
         MetricsSnapshot {
             calls: self.calls.load(Ordering::Relaxed),
+            round_trips: self.round_trips.load(Ordering::Relaxed),
             read_units: self.read_milli_units.load(Ordering::Relaxed) as f64 / 1000.0,
             write_units: self.write_milli_units.load(Ordering::Relaxed) as f64 / 1000.0,
         }
@@ -93,6 +100,19 @@ impl Intercept for CallCounter {
         _cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         self.0.calls.fetch_add(1, Ordering::Relaxed);
+        if self.0.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.0.round_trips.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn read_after_execution(
+        &self,
+        _ctx: &aws_sdk_dynamodb::config::interceptors::FinalizerInterceptorContextRef<'_>,
+        _rc: &aws_sdk_dynamodb::config::RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
         Ok(())
     }
 }

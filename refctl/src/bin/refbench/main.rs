@@ -18,7 +18,7 @@ mod payout_job;
 struct Bench {
     app: Arc<App>,
     router: Router,
-    rows: Vec<(String, u64, f64, f64)>,
+    rows: Vec<(String, u64, u64, f64, f64)>,
 }
 
 impl Bench {
@@ -74,8 +74,13 @@ impl Bench {
         let (status, out) = self.send(method, path, key, body).await;
         let d = self.app.store.metrics().snapshot().since(&before);
         assert_eq!(status, expect, "{name}: {out}");
-        self.rows
-            .push((name.to_string(), d.calls, d.read_units, d.write_units));
+        self.rows.push((
+            name.to_string(),
+            d.calls,
+            d.round_trips,
+            d.read_units,
+            d.write_units,
+        ));
         out
     }
 
@@ -284,10 +289,10 @@ async fn main() {
 
     payout_job::rows(&mut b).await;
 
-    println!("| operation | DynamoDB calls | read units | write units |");
-    println!("|---|---:|---:|---:|");
-    for (name, calls, r, w) in &b.rows {
-        println!("| {name} | {calls} | {r:.1} | {w:.1} |");
+    println!("| operation | DynamoDB calls | sequential round trips | read units | write units |");
+    println!("|---|---:|---:|---:|---:|");
+    for (name, calls, trips, r, w) in &b.rows {
+        println!("| {name} | {calls} | {trips} | {r:.1} | {w:.1} |");
     }
     println!();
     print_binary_sizes();

@@ -132,6 +132,7 @@ async fn measured_run(b: &mut Bench, app: &App, label: &str) {
             report.approved, report.payouts_created
         ),
         d.calls,
+        d.round_trips,
         d.read_units,
         d.write_units,
     ));
