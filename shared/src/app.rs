@@ -7,6 +7,7 @@ use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region};
 
 use crate::config::Config;
+use crate::lookups::Lookups;
 use crate::payouts::provider::Payments;
 use crate::store::files::Files;
 use crate::store::metrics::{CallCounter, CallMetrics};
@@ -21,6 +22,8 @@ pub struct App {
     pub files: Files,
     /// How payouts are paid, per mode.
     pub payments: Arc<Payments>,
+    /// The public tracking path's cached lookups.
+    pub lookups: Arc<Lookups>,
 }
 
 impl App {
@@ -68,6 +71,7 @@ impl App {
                 config.bucket_name.clone(),
             ),
             payments: Arc::new(Payments::new(&config)),
+            lookups: Arc::new(Lookups::default()),
             config,
         })
     }

@@ -11,6 +11,7 @@ pub mod http;
 pub mod ids;
 pub mod issue;
 pub mod lambda;
+pub mod lookups;
 pub mod money;
 pub mod patch;
 pub mod payouts;

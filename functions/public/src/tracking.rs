@@ -6,8 +6,8 @@ use shared::domain::referral::ReferralSource;
 use shared::domain::tenant::Tenant;
 use shared::domain::tracking::{Click, ClickIds, ClickRequest, IdentifyRequest};
 use shared::http::{Handler, Reply};
+use shared::store::clicks;
 use shared::store::referrals::{self, Binding};
-use shared::store::{affiliates, campaigns, clicks};
 use shared::{handler, timestamp, Error};
 
 /// The tracking routes.
@@ -35,7 +35,8 @@ struct IdentifyView {
 
 // `POST /api/v1/track/click`: the campaign must be public and `ref` a code of
 // one of its affiliates; then one PutItem. Reads: the campaign (it names the
-// tenant), then the code guard under that tenant.
+// tenant), then the code guard under that tenant, both through the process's
+// lookup cache (`shared::lookups`: at most 60 s stale).
 handler!(click, |call| {
     let body: ClickRequest = call.json()?;
     body.validate()?;
@@ -44,13 +45,15 @@ handler!(click, |call| {
     if !body.code_is_well_formed() {
         return Err(not_found());
     }
-    let (campaign, tenant_key) = match campaigns::get_with_tenant(store, &body.campaign_id).await? {
+    let lookups = &call.app.lookups;
+    let (campaign, tenant_key) = match lookups.campaign(store, &body.campaign_id).await? {
         Some((c, t)) if c.is_public => (c, t),
         _ => return Err(not_found()),
     };
     let tenant = Tenant::from_key(&tenant_key)
         .ok_or_else(|| Error::internal(format!("campaign {} has no tenant", campaign.id)))?;
-    let owner = affiliates::resolve_code(store, &tenant, &body.code)
+    let owner = lookups
+        .code_owner(store, &tenant, &body.code)
         .await?
         .filter(|o| o.campaign_id == campaign.id)
         .ok_or_else(not_found)?;

@@ -233,13 +233,21 @@ async fn main() {
         json!({"campaignId": id, "ref": "bench1", "url": "https://shop.example.com/?ref=bench1"});
     let out = b
         .measure(
-            "POST /track/click (campaign + code guard, 1 put)",
+            "POST /track/click (cold: campaign + code guard, 1 put)",
             Method::POST,
             "/api/v1/track/click",
             None,
             Some(&click),
         )
         .await;
+    b.measure(
+        "POST /track/click (warm: campaign and code from the 60 s lookup cache)",
+        Method::POST,
+        "/api/v1/track/click",
+        None,
+        Some(&click),
+    )
+    .await;
     let session = out["data"]["sessionId"].as_str().unwrap().to_string();
     let one = json!({"sessionId": session, "customerEmail": "bench-customer@example.com"});
     b.measure_status(
