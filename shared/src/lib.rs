@@ -6,6 +6,7 @@ pub mod auth;
 pub mod client_ip;
 pub mod config;
 pub mod domain;
+mod enums;
 pub mod error;
 pub mod http;
 pub mod ids;

@@ -34,7 +34,9 @@ handler!(list, |call| {
         "email",
     ]);
     let page = q.page();
-    let status = q.one_of("status", &AffiliateStatus::NAMES);
+    let status = q
+        .one_of("status", &AffiliateStatus::NAMES)
+        .and_then(AffiliateStatus::parse);
     let email = match q.str("email").map(|e| Email::parse("email", e)) {
         Some(Ok(e)) => Some(e.lower()),
         Some(Err(issue)) => {

@@ -29,7 +29,9 @@ handler!(list, |call| {
     let mut q = call.query(&["limit", "offset", "cursor", "campaign_id", "status"]);
     let page = q.page();
     let filter = ApplicationFilter {
-        status: q.one_of("status", &ApplicationStatus::NAMES),
+        status: q
+            .one_of("status", &ApplicationStatus::NAMES)
+            .and_then(ApplicationStatus::parse),
         campaign_id: q.str("campaign_id").map(str::to_string),
     };
     q.finish()?;

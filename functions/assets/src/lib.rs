@@ -35,9 +35,13 @@ handler!(list, |call| {
     let mut q = call.query(&["limit", "offset", "cursor", "status", "campaign_id", "type"]);
     let page = q.page();
     let filter = AssetFilter {
-        status: q.one_of("status", &AssetStatus::NAMES),
+        status: q
+            .one_of("status", &AssetStatus::NAMES)
+            .and_then(AssetStatus::parse),
         campaign_id: q.str("campaign_id").map(str::to_string),
-        kind: q.one_of("type", &AssetType::NAMES),
+        kind: q
+            .one_of("type", &AssetType::NAMES)
+            .and_then(AssetType::parse),
     };
     q.finish()?;
     let found = assets::list(&call.app.store, call.tenant(), &filter, &page).await?;

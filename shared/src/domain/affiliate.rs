@@ -11,6 +11,7 @@ use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::application::{Application, Decision};
 use crate::domain::email::Email;
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
+use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::money::{json_number, Currency};
@@ -18,34 +19,21 @@ use crate::patch::Patch;
 use crate::timestamp::serde_ts;
 use crate::validation::{check_len, Issue, Issues};
 
-/// Where an affiliate stands with the merchant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum AffiliateStatus {
-    /// Signed up; waiting for the application to be decided.
-    Pending,
-    /// Earns commission.
-    Active,
-    /// Paused by the merchant; earns nothing until reactivated.
-    Suspended,
-    /// The application was rejected.
-    Rejected,
+wire_enum! {
+    /// Where an affiliate stands with the merchant.
+    pub enum AffiliateStatus {
+        /// Signed up; waiting for the application to be decided.
+        Pending = "PENDING",
+        /// Earns commission.
+        Active = "ACTIVE",
+        /// Paused by the merchant; earns nothing until reactivated.
+        Suspended = "SUSPENDED",
+        /// The application was rejected.
+        Rejected = "REJECTED",
+    }
 }
 
 impl AffiliateStatus {
-    /// Every status, as filters accept them.
-    pub const NAMES: [&'static str; 4] = ["PENDING", "ACTIVE", "SUSPENDED", "REJECTED"];
-
-    /// The wire and storage name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AffiliateStatus::Pending => "PENDING",
-            AffiliateStatus::Active => "ACTIVE",
-            AffiliateStatus::Suspended => "SUSPENDED",
-            AffiliateStatus::Rejected => "REJECTED",
-        }
-    }
-
     /// True for the two states a merchant switches between directly; the
     /// others change only through the affiliate's application.
     pub fn merchant_settable(self) -> bool {
@@ -53,33 +41,13 @@ impl AffiliateStatus {
     }
 }
 
-/// How an affiliate wants to be paid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum PayoutMethod {
-    Paypal,
-    Wise,
-    BankTransfer,
-    Manual,
-}
-
-impl PayoutMethod {
-    /// Every method, as filters accept them.
-    pub const ALL: [PayoutMethod; 4] = [
-        PayoutMethod::Paypal,
-        PayoutMethod::Wise,
-        PayoutMethod::BankTransfer,
-        PayoutMethod::Manual,
-    ];
-
-    /// The wire and storage name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PayoutMethod::Paypal => "PAYPAL",
-            PayoutMethod::Wise => "WISE",
-            PayoutMethod::BankTransfer => "BANK_TRANSFER",
-            PayoutMethod::Manual => "MANUAL",
-        }
+wire_enum! {
+    /// How an affiliate wants to be paid.
+    pub enum PayoutMethod {
+        Paypal = "PAYPAL",
+        Wise = "WISE",
+        BankTransfer = "BANK_TRANSFER",
+        Manual = "MANUAL",
     }
 }
 

@@ -3,31 +3,18 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::enums::wire_enum;
 use crate::error::{Error, ErrorCode};
 use crate::ids::{new_id, IdKind};
 use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::{check_len, Issues};
 
-/// Where an application stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ApplicationStatus {
-    Pending,
-    Accepted,
-    Rejected,
-}
-
-impl ApplicationStatus {
-    /// Every status, as filters accept them.
-    pub const NAMES: [&'static str; 3] = ["PENDING", "ACCEPTED", "REJECTED"];
-
-    /// The wire and storage name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApplicationStatus::Pending => "PENDING",
-            ApplicationStatus::Accepted => "ACCEPTED",
-            ApplicationStatus::Rejected => "REJECTED",
-        }
+wire_enum! {
+    /// Where an application stands.
+    pub enum ApplicationStatus {
+        Pending = "PENDING",
+        Accepted = "ACCEPTED",
+        Rejected = "REJECTED",
     }
 }
 

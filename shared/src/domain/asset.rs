@@ -4,50 +4,32 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
+use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::patch::Patch;
 use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::{check_len, Issues};
 
-/// What an asset holds. Only swipe copy is created through the API; the other
-/// types come from the upload flow of the dashboard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum AssetType {
-    /// Ready-made text an affiliate pastes into a mail or a post.
-    SwipeCopy,
-    Image,
-    File,
-    Link,
+wire_enum! {
+    /// What an asset holds. Only swipe copy is created through the API; the other
+    /// types come from the upload flow of the dashboard.
+    pub enum AssetType {
+        /// Ready-made text an affiliate pastes into a mail or a post.
+        SwipeCopy = "SWIPE_COPY",
+        Image = "IMAGE",
+        File = "FILE",
+        Link = "LINK",
+    }
 }
 
-impl AssetType {
-    /// Every type, as filters accept them.
-    pub const NAMES: [&'static str; 4] = ["SWIPE_COPY", "IMAGE", "FILE", "LINK"];
-}
-
-/// Life cycle: an upload starts as DRAFT, becomes FINALIZED, and is archived
-/// instead of deleted so links affiliates already use keep resolving.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum AssetStatus {
-    Draft,
-    Finalized,
-    Archived,
-}
-
-impl AssetStatus {
-    /// Every status, as filters accept them.
-    pub const NAMES: [&'static str; 3] = ["DRAFT", "FINALIZED", "ARCHIVED"];
-
-    /// The wire and storage name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AssetStatus::Draft => "DRAFT",
-            AssetStatus::Finalized => "FINALIZED",
-            AssetStatus::Archived => "ARCHIVED",
-        }
+wire_enum! {
+    /// Life cycle: an upload starts as DRAFT, becomes FINALIZED, and is archived
+    /// instead of deleted so links affiliates already use keep resolving.
+    pub enum AssetStatus {
+        Draft = "DRAFT",
+        Finalized = "FINALIZED",
+        Archived = "ARCHIVED",
     }
 }
 

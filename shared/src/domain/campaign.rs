@@ -5,6 +5,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
+use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::money::{json_number, json_number_opt, Currency};
@@ -12,14 +13,14 @@ use crate::patch::Patch;
 use crate::timestamp::serde_ts;
 use crate::validation::{check_len, check_range, Issues};
 
-/// How commission is computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum CommissionType {
-    /// A percentage of the payment.
-    Percentage,
-    /// A fixed amount in the campaign's currency.
-    Fixed,
+wire_enum! {
+    /// How commission is computed.
+    pub enum CommissionType {
+        /// A percentage of the payment.
+        Percentage = "PERCENTAGE",
+        /// A fixed amount in the campaign's currency.
+        Fixed = "FIXED",
+    }
 }
 
 /// A campaign as stored.

@@ -18,37 +18,24 @@
 
 use chrono::{DateTime, Months, Utc};
 use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
 
 use crate::domain::campaign::{Campaign, CommissionType};
+use crate::enums::wire_enum;
 use crate::money::Currency;
 
-/// Why a recorded payment earns no commission.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum CommissionReason {
-    /// No affiliate was found for the payment.
-    Unattributed,
-    /// The affiliate is not ACTIVE (pending, suspended or rejected).
-    AffiliateNotActive,
-    /// A later payment of the customer, and the campaign pays on the first only.
-    NotRecurring,
-    /// A later payment after `firstPaymentAt + recurringMonthsLimit` months.
-    RecurringWindowEnded,
-    /// A FIXED commission whose currency is not the payment's currency.
-    CurrencyMismatch,
-}
-
-impl CommissionReason {
-    /// The wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CommissionReason::Unattributed => "UNATTRIBUTED",
-            CommissionReason::AffiliateNotActive => "AFFILIATE_NOT_ACTIVE",
-            CommissionReason::NotRecurring => "NOT_RECURRING",
-            CommissionReason::RecurringWindowEnded => "RECURRING_WINDOW_ENDED",
-            CommissionReason::CurrencyMismatch => "CURRENCY_MISMATCH",
-        }
+wire_enum! {
+    /// Why a recorded payment earns no commission.
+    pub enum CommissionReason {
+        /// No affiliate was found for the payment.
+        Unattributed = "UNATTRIBUTED",
+        /// The affiliate is not ACTIVE (pending, suspended or rejected).
+        AffiliateNotActive = "AFFILIATE_NOT_ACTIVE",
+        /// A later payment of the customer, and the campaign pays on the first only.
+        NotRecurring = "NOT_RECURRING",
+        /// A later payment after `firstPaymentAt + recurringMonthsLimit` months.
+        RecurringWindowEnded = "RECURRING_WINDOW_ENDED",
+        /// A FIXED commission whose currency is not the payment's currency.
+        CurrencyMismatch = "CURRENCY_MISMATCH",
     }
 }
 

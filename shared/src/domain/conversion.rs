@@ -10,56 +10,30 @@ use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata};
 use crate::domain::payout::PayoutStatus;
 use crate::domain::referral::CustomerKey;
+use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::money::{json_number, Currency};
 use crate::timestamp::{self, serde_ts, serde_ts_opt};
 use crate::validation::{check_len, Issues};
 
-/// Lifecycle of a conversion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ConversionStatus {
-    /// Attributed, inside the hold period.
-    Pending,
-    /// Payable (moved by the payout job once the hold period is over).
-    Approved,
-    /// Paid out.
-    Paid,
-    /// Refunded or clawed back.
-    Reversed,
-    /// No affiliate was found; kept with commission 0 so the externalId stays consumed.
-    Unattributed,
+wire_enum! {
+    /// Lifecycle of a conversion.
+    #[derive(Hash, PartialOrd, Ord)]
+    pub enum ConversionStatus {
+        /// Attributed, inside the hold period.
+        Pending = "PENDING",
+        /// Payable (moved by the payout job once the hold period is over).
+        Approved = "APPROVED",
+        /// Paid out.
+        Paid = "PAID",
+        /// Refunded or clawed back.
+        Reversed = "REVERSED",
+        /// No affiliate was found; kept with commission 0 so the externalId stays consumed.
+        Unattributed = "UNATTRIBUTED",
+    }
 }
 
 impl ConversionStatus {
-    /// Every status, as the API spells them.
-    pub const ALL: [ConversionStatus; 5] = [
-        ConversionStatus::Pending,
-        ConversionStatus::Approved,
-        ConversionStatus::Paid,
-        ConversionStatus::Reversed,
-        ConversionStatus::Unattributed,
-    ];
-    /// The wire values, for query filters.
-    pub const NAMES: [&'static str; 5] =
-        ["PENDING", "APPROVED", "PAID", "REVERSED", "UNATTRIBUTED"];
-
-    /// The wire value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConversionStatus::Pending => "PENDING",
-            ConversionStatus::Approved => "APPROVED",
-            ConversionStatus::Paid => "PAID",
-            ConversionStatus::Reversed => "REVERSED",
-            ConversionStatus::Unattributed => "UNATTRIBUTED",
-        }
-    }
-
-    /// Parses the wire value (exact case).
-    pub fn parse(s: &str) -> Option<ConversionStatus> {
-        Self::ALL.into_iter().find(|st| st.as_str() == s)
-    }
-
     /// States a conversion may be reversed from (when it is in no payout).
     pub fn reversible(self) -> bool {
         matches!(
@@ -69,29 +43,29 @@ impl ConversionStatus {
     }
 }
 
-/// How the affiliate of a conversion was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum AttributionMethod {
-    /// The postback's `clickId`.
-    Click,
-    /// The postback's `sessionId` (the browser script's session of a click).
-    Session,
-    /// The postback's `affiliateCode`.
-    Code,
-    /// `customerEmailHash` / `customerEmail` matched a referral.
-    Email,
-    /// (ext) `customerId` matched a referral (a customer bound earlier).
-    Customer,
-    /// No affiliate found.
-    None,
+wire_enum! {
+    /// How the affiliate of a conversion was found.
+    pub enum AttributionMethod {
+        /// The postback's `clickId`.
+        Click = "CLICK",
+        /// The postback's `sessionId` (the browser script's session of a click).
+        Session = "SESSION",
+        /// The postback's `affiliateCode`.
+        Code = "CODE",
+        /// `customerEmailHash` / `customerEmail` matched a referral.
+        Email = "EMAIL",
+        /// (ext) `customerId` matched a referral (a customer bound earlier).
+        Customer = "CUSTOMER",
+        /// No affiliate found.
+        None = "NONE",
+    }
 }
 
-/// The only conversion type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ConversionType {
-    Sale,
+wire_enum! {
+    /// The only conversion type.
+    pub enum ConversionType {
+        Sale = "SALE",
+    }
 }
 
 /// A conversion as stored.

@@ -6,79 +6,43 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 
-macro_rules! event_types {
-    ($($variant:ident => $name:literal),+ $(,)?) => {
-        /// The kinds of event.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum EventType {
-            $($variant),+
-        }
-
-        impl EventType {
-            /// Every type, in the documented order.
-            pub const ALL: &'static [EventType] = &[$(EventType::$variant),+];
-
-            /// The wire name (`payout.paid`).
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(EventType::$variant => $name),+
-                }
-            }
-        }
-    };
-}
-
-event_types! {
-    CampaignCreated => "campaign.created",
-    CampaignUpdated => "campaign.updated",
-    AffiliateCreated => "affiliate.created",
-    AffiliateUpdated => "affiliate.updated",
-    ApplicationCreated => "application.created",
-    ApplicationAccepted => "application.accepted",
-    ApplicationRejected => "application.rejected",
-    ConversionCreated => "conversion.created",
-    ConversionApproved => "conversion.approved",
-    ConversionReversed => "conversion.reversed",
-    PayoutCreated => "payout.created",
-    PayoutInvoiceUploaded => "payout.invoice_uploaded",
-    PayoutApproved => "payout.approved",
-    PayoutProcessing => "payout.processing",
-    PayoutPaid => "payout.paid",
-    PayoutRejected => "payout.rejected",
-    PayoutCancelled => "payout.cancelled",
-    PayoutPaymentFailed => "payout.payment_failed",
-    AssetCreated => "asset.created",
-    AssetUpdated => "asset.updated",
-    AssetArchived => "asset.archived",
-    WebhookTest => "webhook.test",
+wire_enum! {
+    /// The kinds of event.
+    #[derive(Hash)]
+    pub enum EventType {
+        CampaignCreated = "campaign.created",
+        CampaignUpdated = "campaign.updated",
+        AffiliateCreated = "affiliate.created",
+        AffiliateUpdated = "affiliate.updated",
+        ApplicationCreated = "application.created",
+        ApplicationAccepted = "application.accepted",
+        ApplicationRejected = "application.rejected",
+        ConversionCreated = "conversion.created",
+        ConversionApproved = "conversion.approved",
+        ConversionReversed = "conversion.reversed",
+        PayoutCreated = "payout.created",
+        PayoutInvoiceUploaded = "payout.invoice_uploaded",
+        PayoutApproved = "payout.approved",
+        PayoutProcessing = "payout.processing",
+        PayoutPaid = "payout.paid",
+        PayoutRejected = "payout.rejected",
+        PayoutCancelled = "payout.cancelled",
+        PayoutPaymentFailed = "payout.payment_failed",
+        AssetCreated = "asset.created",
+        AssetUpdated = "asset.updated",
+        AssetArchived = "asset.archived",
+        WebhookTest = "webhook.test",
+    }
 }
 
 impl EventType {
-    /// Parses a wire name.
-    pub fn parse(s: &str) -> Option<EventType> {
-        Self::ALL.iter().copied().find(|t| t.as_str() == s)
-    }
-
     /// Whether an endpoint subscribed to `event_types` (`["*"]`: all) gets it.
     pub fn subscribed(self, event_types: &[String]) -> bool {
         event_types.iter().any(|t| t == "*" || t == self.as_str())
-    }
-}
-
-impl Serialize for EventType {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for EventType {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        EventType::parse(&s)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown event type {s}")))
     }
 }
 
@@ -115,7 +79,7 @@ mod tests {
     #[test]
     fn types_round_trip_and_subscriptions_match() {
         for t in EventType::ALL {
-            assert_eq!(EventType::parse(t.as_str()), Some(*t));
+            assert_eq!(EventType::parse(t.as_str()), Some(t));
         }
         assert_eq!(EventType::ALL.len(), 22);
         assert!(EventType::PayoutPaid.subscribed(&["*".into()]));

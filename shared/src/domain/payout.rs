@@ -14,63 +14,34 @@ use serde::{Deserialize, Serialize};
 use crate::domain::affiliate::{Affiliate, PayoutMethod};
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{Adjustment, Conversion};
+use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::money::Currency;
 use crate::timestamp::{serde_ts, serde_ts_opt};
 
-/// Where a payout stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum PayoutStatus {
-    /// Created by the payout job; waiting for the affiliate's invoice.
-    Pending,
-    /// The invoice is in storage; waiting for the merchant's approval.
-    InvoiceUploaded,
-    /// Approved; waiting for payment.
-    Approved,
-    /// Handed to the payment provider; waiting for its confirmation.
-    Processing,
-    /// Paid: its conversions are PAID and the affiliate's `paid` total grew.
-    Paid,
-    /// Rejected by the merchant; its conversions returned to the payable pool.
-    Rejected,
-    /// Cancelled by the merchant; its conversions returned to the payable pool.
-    Cancelled,
+wire_enum! {
+    /// Where a payout stands (filters accept any letter case).
+    #[derive(Hash)]
+    pub enum PayoutStatus [ignore_case] {
+        /// Created by the payout job; waiting for the affiliate's invoice.
+        Pending = "PENDING",
+        /// The invoice is in storage; waiting for the merchant's approval.
+        InvoiceUploaded = "INVOICE_UPLOADED",
+        /// Approved; waiting for payment.
+        Approved = "APPROVED",
+        /// Handed to the payment provider; waiting for its confirmation.
+        Processing = "PROCESSING",
+        /// Paid: its conversions are PAID and the affiliate's `paid` total grew.
+        Paid = "PAID",
+        /// Rejected by the merchant; its conversions returned to the payable pool.
+        Rejected = "REJECTED",
+        /// Cancelled by the merchant; its conversions returned to the payable pool.
+        Cancelled = "CANCELLED",
+    }
 }
 
 impl PayoutStatus {
-    /// Every status.
-    pub const ALL: [PayoutStatus; 7] = [
-        PayoutStatus::Pending,
-        PayoutStatus::InvoiceUploaded,
-        PayoutStatus::Approved,
-        PayoutStatus::Processing,
-        PayoutStatus::Paid,
-        PayoutStatus::Rejected,
-        PayoutStatus::Cancelled,
-    ];
-
-    /// The wire and storage name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PayoutStatus::Pending => "PENDING",
-            PayoutStatus::InvoiceUploaded => "INVOICE_UPLOADED",
-            PayoutStatus::Approved => "APPROVED",
-            PayoutStatus::Processing => "PROCESSING",
-            PayoutStatus::Paid => "PAID",
-            PayoutStatus::Rejected => "REJECTED",
-            PayoutStatus::Cancelled => "CANCELLED",
-        }
-    }
-
-    /// Parses a status in any letter case (list filters accept any).
-    pub fn parse_any_case(s: &str) -> Option<PayoutStatus> {
-        Self::ALL
-            .into_iter()
-            .find(|st| st.as_str().eq_ignore_ascii_case(s))
-    }
-
     /// Open: its conversions are held and may not be reversed.
     pub fn is_open(self) -> bool {
         matches!(
@@ -147,28 +118,17 @@ pub struct Payout {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Multi-record work a payout owes its conversions, completed in chunks
-/// that each commit exactly once, resumed after a crash.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum PayoutWork {
-    /// Being assembled: conversions and adjustments are claimed from the pool.
-    /// The payout is invisible to the API until the claim completes.
-    Claim,
-    /// Paid: its conversions become PAID.
-    Settle,
-    /// Rejected or cancelled: its conversions and adjustments return to the pool.
-    Release,
-}
-
-impl PayoutWork {
-    /// The storage name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PayoutWork::Claim => "CLAIM",
-            PayoutWork::Settle => "SETTLE",
-            PayoutWork::Release => "RELEASE",
-        }
+wire_enum! {
+    /// Multi-record work a payout owes its conversions, completed in chunks
+    /// that each commit exactly once, resumed after a crash.
+    pub enum PayoutWork {
+        /// Being assembled: conversions and adjustments are claimed from the pool.
+        /// The payout is invisible to the API until the claim completes.
+        Claim = "CLAIM",
+        /// Paid: its conversions become PAID.
+        Settle = "SETTLE",
+        /// Rejected or cancelled: its conversions and adjustments return to the pool.
+        Release = "RELEASE",
     }
 }
 
@@ -706,7 +666,7 @@ mod tests {
         assert_eq!((p.status, event), (Approved, PayoutEvent::PaymentFailed));
         assert_eq!(p.payment_error.as_deref(), Some("down"));
         assert_eq!(
-            PayoutStatus::parse_any_case("invoice_uploaded"),
+            PayoutStatus::parse("invoice_uploaded"),
             Some(InvoiceUploaded)
         );
         assert!(Processing.is_open() && !Paid.is_open() && !Rejected.is_open());

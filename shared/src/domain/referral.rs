@@ -9,20 +9,21 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::domain::email::Email;
+use crate::enums::wire_enum;
 use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::Issue;
 
 /// Longest `customerId` accepted (characters).
 pub const MAX_CUSTOMER_ID_CHARS: usize = 256;
 
-/// How a referral's binding came about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ReferralSource {
-    /// `POST /api/v1/track/identify` bound the browser session's customer.
-    Identify,
-    /// An attributed payment bound an identity not bound before.
-    Payment,
+wire_enum! {
+    /// How a referral's binding came about.
+    pub enum ReferralSource {
+        /// `POST /api/v1/track/identify` bound the browser session's customer.
+        Identify = "IDENTIFY",
+        /// An attributed payment bound an identity not bound before.
+        Payment = "PAYMENT",
+    }
 }
 
 /// A customer identity a referral is keyed by. Its string form

@@ -19,47 +19,19 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 
 use crate::domain::conversion::{ConversionStatus, FUTURE_TOLERANCE_MINUTES};
+use crate::enums::wire_enum;
 use crate::money::{json_number, Currency};
 use crate::timestamp;
 
-/// A summary period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Period {
-    Hours24,
-    Days7,
-    Days30,
-    Days90,
-    Months12,
-    All,
-}
-
-impl Period {
-    /// The query values, in the order documented.
-    pub const NAMES: [&'static str; 6] = ["24h", "7d", "30d", "90d", "12m", "all"];
-
-    /// Parses a query value (already matched against `NAMES`).
-    pub fn parse(s: &str) -> Option<Period> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "24h" => Period::Hours24,
-            "7d" => Period::Days7,
-            "30d" => Period::Days30,
-            "90d" => Period::Days90,
-            "12m" => Period::Months12,
-            "all" => Period::All,
-            _ => return None,
-        })
-    }
-
-    /// The query value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Period::Hours24 => "24h",
-            Period::Days7 => "7d",
-            Period::Days30 => "30d",
-            Period::Days90 => "90d",
-            Period::Months12 => "12m",
-            Period::All => "all",
-        }
+wire_enum! {
+    /// A summary period, named by its query value (in the order documented).
+    pub enum Period [ignore_case] {
+        Hours24 = "24h",
+        Days7 = "7d",
+        Days30 = "30d",
+        Days90 = "90d",
+        Months12 = "12m",
+        All = "all",
     }
 }
 
@@ -116,32 +88,11 @@ pub fn window(period: Period, now: DateTime<Utc>) -> Window {
     }
 }
 
-/// How groups are keyed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GroupBy {
-    Status,
-    Campaign,
-}
-
-impl GroupBy {
-    /// The query values.
-    pub const NAMES: [&'static str; 2] = ["status", "campaign"];
-
-    /// Parses a query value.
-    pub fn parse(s: &str) -> Option<GroupBy> {
-        match s.to_ascii_lowercase().as_str() {
-            "status" => Some(GroupBy::Status),
-            "campaign" => Some(GroupBy::Campaign),
-            _ => None,
-        }
-    }
-
-    /// The query value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GroupBy::Status => "status",
-            GroupBy::Campaign => "campaign",
-        }
+wire_enum! {
+    /// How groups are keyed, named by its query value.
+    pub enum GroupBy [ignore_case] {
+        Status = "status",
+        Campaign = "campaign",
     }
 }
 

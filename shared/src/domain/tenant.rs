@@ -1,31 +1,13 @@
 //! The tenant of every record: an account in one mode.
 
-use serde::{Deserialize, Serialize};
+use crate::enums::wire_enum;
 
-/// Live or test data; a key of one mode never sees the other's records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    Live,
-    Test,
-}
-
-impl Mode {
-    /// `live` or `test`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Live => "live",
-            Mode::Test => "test",
-        }
-    }
-
-    /// Parses `live` or `test`.
-    pub fn parse(s: &str) -> Option<Mode> {
-        match s {
-            "live" => Some(Mode::Live),
-            "test" => Some(Mode::Test),
-            _ => None,
-        }
+wire_enum! {
+    /// Live or test data; a key of one mode never sees the other's records.
+    #[derive(Hash)]
+    pub enum Mode {
+        Live = "live",
+        Test = "test",
     }
 }
 

@@ -6,7 +6,7 @@
 //! The money totals (`earned`, `paid`) live in the affiliate's TOTALS item
 //! (`store::affiliate_totals`), not in the record: reads join the two.
 
-use crate::domain::affiliate::{Affiliate, Enrollment};
+use crate::domain::affiliate::{Affiliate, AffiliateStatus, Enrollment};
 use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -242,7 +242,7 @@ pub async fn replace(
 #[derive(Debug, Clone, Default)]
 pub struct AffiliateFilter {
     pub campaign_id: Option<String>,
-    pub status: Option<&'static str>,
+    pub status: Option<AffiliateStatus>,
     /// Lowercased.
     pub email: Option<String>,
 }
@@ -260,7 +260,10 @@ pub async fn list(
     } else if let Some(c) = &f.campaign_id {
         ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, Kind::Affiliate, c))
     } else if let Some(st) = f.status {
-        ListQuery::new(Index::Gsi3, keys::by_status(tenant, Kind::Affiliate, st))
+        ListQuery::new(
+            Index::Gsi3,
+            keys::by_status(tenant, Kind::Affiliate, st.as_str()),
+        )
     } else {
         ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Affiliate))
     };
@@ -268,7 +271,7 @@ pub async fn list(
         q.filter = q.filter.eq("campaignId", c);
     }
     if let (Some(st), Index::Gsi4 | Index::Gsi2) = (f.status, q.index) {
-        q.filter = q.filter.eq("status", st);
+        q.filter = q.filter.eq("status", st.as_str());
     }
     let found = store.query_page(&q, page).await?;
     let ids: Vec<&str> = found

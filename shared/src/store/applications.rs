@@ -209,7 +209,7 @@ pub async fn bulk_accept(
 #[derive(Debug, Clone, Default)]
 pub struct ApplicationFilter {
     pub campaign_id: Option<String>,
-    pub status: Option<&'static str>,
+    pub status: Option<ApplicationStatus>,
 }
 
 /// The tenant's applications, newest first.
@@ -224,13 +224,14 @@ pub async fn list(
             let mut q =
                 ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, Kind::Application, c));
             if let Some(st) = st {
-                q.filter = q.filter.eq("status", st);
+                q.filter = q.filter.eq("status", st.as_str());
             }
             q
         }
-        (None, Some(st)) => {
-            ListQuery::new(Index::Gsi3, keys::by_status(tenant, Kind::Application, st))
-        }
+        (None, Some(st)) => ListQuery::new(
+            Index::Gsi3,
+            keys::by_status(tenant, Kind::Application, st.as_str()),
+        ),
         (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Application)),
     };
     store.query_page(&q, page).await?.try_map(from_item)

@@ -2,7 +2,7 @@
 //! campaign list (GSI2), so the default lists hide them without a filter;
 //! they stay reachable by id and through the status index (GSI3).
 
-use crate::domain::asset::{Asset, AssetStatus};
+use crate::domain::asset::{Asset, AssetStatus, AssetType};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -107,9 +107,9 @@ pub async fn archive(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> 
 /// List filters. Without a status, archived assets are left out.
 #[derive(Debug, Clone, Default)]
 pub struct AssetFilter {
-    pub status: Option<&'static str>,
+    pub status: Option<AssetStatus>,
     pub campaign_id: Option<String>,
-    pub kind: Option<&'static str>,
+    pub kind: Option<AssetType>,
 }
 
 /// The tenant's assets, newest first.
@@ -121,7 +121,10 @@ pub async fn list(
 ) -> Result<Page<Asset>> {
     let mut q = match (f.status, &f.campaign_id) {
         (Some(st), c) => {
-            let mut q = ListQuery::new(Index::Gsi3, keys::by_status(tenant, Kind::Asset, st));
+            let mut q = ListQuery::new(
+                Index::Gsi3,
+                keys::by_status(tenant, Kind::Asset, st.as_str()),
+            );
             if let Some(c) = c {
                 q.filter = q.filter.eq("campaignId", c);
             }
@@ -131,7 +134,7 @@ pub async fn list(
         (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Asset)),
     };
     if let Some(k) = f.kind {
-        q.filter = q.filter.eq("type", k);
+        q.filter = q.filter.eq("type", k.as_str());
     }
     store.query_page(&q, page).await?.try_map(from_item)
 }
