@@ -21,6 +21,7 @@ pub mod routes;
 pub mod store;
 pub mod timestamp;
 pub mod validation;
+pub mod webhooks;
 
 pub use app::App;
 pub use error::{Error, ErrorCode};

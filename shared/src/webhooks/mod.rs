@@ -1,0 +1,124 @@
+//! The building blocks of webhook delivery (contract section 10, Standard
+//! Webhooks), free of storage:
+//!
+//! - [`event_types`]: the event types, spelled once, and an endpoint's
+//!   subscription rule;
+//! - [`signature`]: endpoint secrets (`whsec_...`), the `v1` signature and
+//!   the headers of a delivery;
+//! - [`schedule`]: the retry delays and when an endpoint is disabled.
+//!
+//! [`WebhookSettings`] reads the webhook settings from the environment.
+
+pub mod event_types;
+pub mod schedule;
+pub mod signature;
+
+pub use event_types::{subscribed, EventType};
+pub use schedule::{RetrySchedule, DISABLE_AFTER};
+pub use signature::Secret;
+
+use schedule::ScheduleError;
+
+/// The environment variable of the local development setting.
+pub const ALLOW_LOCAL_VAR: &str = "WEBHOOK_ALLOW_LOCAL";
+
+/// Why the webhook settings could not be read. Reported at start-up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// `WEBHOOK_RETRY_SCHEDULE` is malformed.
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    /// `WEBHOOK_ALLOW_LOCAL` is neither `true` nor `false`.
+    #[error("WEBHOOK_ALLOW_LOCAL must be true or false, not {0:?}")]
+    AllowLocal(String),
+}
+
+/// The webhook settings of the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookSettings {
+    /// `WEBHOOK_RETRY_SCHEDULE` (default: the contract's schedule).
+    pub retry_schedule: RetrySchedule,
+    /// `WEBHOOK_ALLOW_LOCAL` (default `false`): allows `http` and loopback
+    /// endpoint URLs, for `make run` and the tests; off in the template.
+    pub allow_local: bool,
+}
+
+impl WebhookSettings {
+    /// Reads the settings from the process environment.
+    pub fn from_env() -> Result<WebhookSettings, SettingsError> {
+        WebhookSettings::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the settings through `var`, which answers a variable's value.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<WebhookSettings, SettingsError> {
+        let retry_schedule = RetrySchedule::from_setting(var(schedule::ENV_VAR).as_deref())?;
+        let allow_local = match var(ALLOW_LOCAL_VAR).as_deref().map(str::trim) {
+            None | Some("") | Some("false") => false,
+            Some("true") => true,
+            Some(other) => return Err(SettingsError::AllowLocal(other.to_string())),
+        };
+        Ok(WebhookSettings {
+            retry_schedule,
+            allow_local,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(vars: &[(&str, &str)]) -> Result<WebhookSettings, SettingsError> {
+        WebhookSettings::from_vars(|name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn settings_default_to_the_contract_and_strict_urls() {
+        let settings = read(&[]).unwrap();
+        assert_eq!(settings.retry_schedule, RetrySchedule::default());
+        assert!(!settings.allow_local);
+    }
+
+    /// Variables as (name, value) pairs.
+    type Vars<'a> = &'a [(&'a str, &'a str)];
+
+    #[test]
+    fn settings_are_read_from_their_variables() {
+        const SCHEDULE: &str = "WEBHOOK_RETRY_SCHEDULE";
+        const LOCAL: &str = "WEBHOOK_ALLOW_LOCAL";
+        // (variables, Some((the schedule they give, allow_local)) or None for an error)
+        let cases: &[(Vars, Option<(&str, bool)>)] = &[
+            (&[(LOCAL, "true")], Some((schedule::DEFAULT_SCHEDULE, true))),
+            (
+                &[(LOCAL, "false")],
+                Some((schedule::DEFAULT_SCHEDULE, false)),
+            ),
+            (&[(LOCAL, "")], Some((schedule::DEFAULT_SCHEDULE, false))),
+            (&[(LOCAL, "yes")], None),
+            (&[(LOCAL, "TRUE")], None),
+            (&[(SCHEDULE, "1s,2s")], Some(("1s,2s", false))),
+            (
+                &[(SCHEDULE, " ")],
+                Some((schedule::DEFAULT_SCHEDULE, false)),
+            ),
+            (&[(SCHEDULE, "1d")], None),
+            (&[(SCHEDULE, "1s"), (LOCAL, "true")], Some(("1s", true))),
+        ];
+        for (vars, expected) in cases {
+            let got = read(vars);
+            match expected {
+                None => assert!(got.is_err(), "{vars:?}"),
+                Some((schedule, allow_local)) => {
+                    let got = got.unwrap();
+                    let schedule = RetrySchedule::parse(schedule).unwrap();
+                    assert_eq!(got.retry_schedule, schedule, "{vars:?}");
+                    assert_eq!(got.allow_local, *allow_local, "{vars:?}");
+                }
+            }
+        }
+    }
+}
