@@ -5,6 +5,8 @@
 //!   subscription rule;
 //! - [`signature`]: endpoint secrets (`whsec_...`), the `v1` signature and
 //!   the headers of a delivery;
+//! - [`ssrf`]: the guard that endpoint URLs pass at creation and before every
+//!   delivery, returning the checked addresses;
 //! - [`schedule`]: the retry delays and when an endpoint is disabled.
 //!
 //! [`WebhookSettings`] reads the webhook settings from the environment.
@@ -12,10 +14,12 @@
 pub mod event_types;
 pub mod schedule;
 pub mod signature;
+pub mod ssrf;
 
 pub use event_types::{subscribed, EventType};
 pub use schedule::{RetrySchedule, DISABLE_AFTER};
 pub use signature::Secret;
+pub use ssrf::{check_url, Target};
 
 use schedule::ScheduleError;
 
