@@ -7,15 +7,19 @@
 //!   the headers of a delivery;
 //! - [`ssrf`]: the guard that endpoint URLs pass at creation and before every
 //!   delivery, returning the checked addresses;
+//! - [`delivery`]: one HTTP attempt to those addresses and its verdict;
 //! - [`schedule`]: the retry delays and when an endpoint is disabled.
 //!
-//! [`WebhookSettings`] reads the webhook settings from the environment.
+//! [`WebhookSettings`] reads the two settings of these parts from the
+//! environment.
 
+pub mod delivery;
 pub mod event_types;
 pub mod schedule;
 pub mod signature;
 pub mod ssrf;
 
+pub use delivery::{AttemptResult, Deliverer, Verdict};
 pub use event_types::{subscribed, EventType};
 pub use schedule::{RetrySchedule, DISABLE_AFTER};
 pub use signature::Secret;
