@@ -1,8 +1,6 @@
 //! The building blocks of webhook delivery (contract section 10, Standard
-//! Webhooks), free of storage:
+//! Webhooks), free of storage (the event types live in `domain::event`):
 //!
-//! - [`event_types`]: the event types, spelled once, and an endpoint's
-//!   subscription rule;
 //! - [`signature`]: endpoint secrets (`whsec_...`), the `v1` signature and
 //!   the headers of a delivery;
 //! - [`ssrf`]: the guard that endpoint URLs pass at creation and before every
@@ -14,13 +12,11 @@
 //! environment.
 
 pub mod delivery;
-pub mod event_types;
 pub mod schedule;
 pub mod signature;
 pub mod ssrf;
 
 pub use delivery::{AttemptResult, Deliverer, Verdict};
-pub use event_types::{subscribed, EventType};
 pub use schedule::{RetrySchedule, DISABLE_AFTER};
 pub use signature::Secret;
 pub use ssrf::{check_url, Target};
