@@ -17,6 +17,7 @@ pub mod money;
 pub mod patch;
 pub mod payouts;
 pub mod rate_limit;
+pub mod retry;
 pub mod routes;
 pub mod store;
 pub mod timestamp;

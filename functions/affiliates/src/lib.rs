@@ -9,10 +9,7 @@ use shared::http::{Reply, Router};
 use shared::store::affiliates::{self, AffiliateFilter};
 use shared::store::campaigns;
 use shared::validation::Issues;
-use shared::{handler, timestamp, Error};
-
-/// Times an update is retried when another writer changed the affiliate meanwhile.
-const UPDATE_ATTEMPTS: usize = 5;
+use shared::{handler, timestamp};
 
 /// The routes this function serves.
 pub fn router() -> Router {
@@ -75,14 +72,7 @@ handler!(get, |call| {
 
 handler!(update, |call| {
     let patch: AffiliatePatch = call.json()?;
-    for _ in 0..UPDATE_ATTEMPTS {
-        let current = affiliates::get(&call.app.store, call.tenant(), call.param("id")).await?;
-        let updated = current.apply(patch.clone(), timestamp::now())?;
-        if affiliates::replace(&call.app.store, call.tenant(), &updated, &current).await? {
-            return Reply::ok(AffiliateView::from(&updated));
-        }
-    }
-    Err(Error::Unavailable(
-        "the affiliate is being changed by other requests; retry".into(),
-    ))
+    let updated =
+        affiliates::update(&call.app.store, call.tenant(), call.param("id"), &patch).await?;
+    Reply::ok(AffiliateView::from(&updated))
 });

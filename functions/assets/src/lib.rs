@@ -5,10 +5,7 @@ use shared::domain::asset::{Asset, AssetPatch, AssetStatus, AssetType, AssetView
 use shared::http::{Reply, Router};
 use shared::store::assets::{self, AssetFilter};
 use shared::store::campaigns;
-use shared::{handler, timestamp, Error};
-
-/// Times an update is retried when another writer changed the asset meanwhile.
-const UPDATE_ATTEMPTS: usize = 5;
+use shared::{handler, timestamp};
 
 /// The routes this function serves.
 pub fn router() -> Router {
@@ -55,16 +52,8 @@ handler!(get, |call| {
 
 handler!(update, |call| {
     let patch: AssetPatch = call.json()?;
-    for _ in 0..UPDATE_ATTEMPTS {
-        let current = assets::get(&call.app.store, call.tenant(), call.param("id")).await?;
-        let updated = current.apply(patch.clone(), timestamp::now())?;
-        if assets::replace(&call.app.store, call.tenant(), &updated, &current).await? {
-            return Reply::ok(AssetView::from(&updated));
-        }
-    }
-    Err(Error::Unavailable(
-        "the asset is being changed by other requests; retry".into(),
-    ))
+    let updated = assets::update(&call.app.store, call.tenant(), call.param("id"), &patch).await?;
+    Reply::ok(AssetView::from(&updated))
 });
 
 handler!(archive, |call| {

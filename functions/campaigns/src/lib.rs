@@ -4,10 +4,7 @@ use http::Method;
 use shared::domain::campaign::{Campaign, CampaignPatch, CampaignView, NewCampaign};
 use shared::http::{Reply, Router};
 use shared::store::campaigns;
-use shared::{handler, timestamp, Error};
-
-/// Times an update is retried when another writer changed the campaign meanwhile.
-const UPDATE_ATTEMPTS: usize = 5;
+use shared::{handler, timestamp};
 
 /// The routes this function serves.
 pub fn router() -> Router {
@@ -41,14 +38,7 @@ handler!(get, |call| {
 
 handler!(update, |call| {
     let patch: CampaignPatch = call.json()?;
-    for _ in 0..UPDATE_ATTEMPTS {
-        let current = campaigns::get(&call.app.store, call.tenant(), call.param("id")).await?;
-        let updated = current.apply(patch.clone(), timestamp::now())?;
-        if campaigns::replace(&call.app.store, call.tenant(), &updated, &current).await? {
-            return Reply::ok(CampaignView::from(&updated));
-        }
-    }
-    Err(Error::Unavailable(
-        "the campaign is being changed by other requests; retry".into(),
-    ))
+    let updated =
+        campaigns::update(&call.app.store, call.tenant(), call.param("id"), &patch).await?;
+    Reply::ok(CampaignView::from(&updated))
 });

@@ -6,11 +6,12 @@
 //! The money totals (`earned`, `paid`) live in the affiliate's TOTALS item
 //! (`store::affiliate_totals`), not in the record: reads join the two.
 
-use crate::domain::affiliate::{Affiliate, AffiliateStatus, Enrollment};
+use crate::domain::affiliate::{Affiliate, AffiliatePatch, AffiliateStatus, Enrollment};
 use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::{UpdateExpr, Updated};
@@ -18,6 +19,7 @@ use crate::store::{
     affiliate_totals, applications, from_item, get_s, item_at, n, record_item, s, IndexKeys, Item,
     Store,
 };
+use crate::timestamp;
 
 /// The role of each action of an affiliate's transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,6 +238,26 @@ pub async fn replace(
         Err(e) if e.failed(Write::CodeGuard) => Err(duplicate_code(&new.code)),
         Err(e) => Err(e.into_error()),
     }
+}
+
+/// Applies a merchant's edit to the current affiliate, reading it again when
+/// another writer changed it meanwhile.
+pub async fn update(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    patch: &AffiliatePatch,
+) -> Result<Affiliate> {
+    retry_on_conflict(UPDATE_ATTEMPTS, "affiliate", move || async move {
+        let current = get(store, tenant, id).await?;
+        let updated = current.apply(patch.clone(), timestamp::now())?;
+        Ok(if replace(store, tenant, &updated, &current).await? {
+            Attempt::Done(updated)
+        } else {
+            Attempt::Conflict
+        })
+    })
+    .await
 }
 
 /// List filters; each is served by an index, the rest by a filter on that Query.

@@ -2,10 +2,11 @@
 //! campaign list (GSI2), so the default lists hide them without a filter;
 //! they stay reachable by id and through the status index (GSI3).
 
-use crate::domain::asset::{Asset, AssetStatus, AssetType};
+use crate::domain::asset::{Asset, AssetPatch, AssetStatus, AssetType};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::store::keys::{self, Index, Kind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::{UpdateExpr, Updated};
@@ -65,6 +66,21 @@ pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -
         .when_eq("status", s(AssetStatus::Finalized.as_str()));
     let done = store.update(&new.id, RECORD_SK, &update).await?;
     Ok(matches!(done, Updated::Applied(_)))
+}
+
+/// Applies a merchant's edit to the current asset, reading it again when
+/// another writer changed it meanwhile.
+pub async fn update(store: &Store, tenant: &Tenant, id: &str, patch: &AssetPatch) -> Result<Asset> {
+    retry_on_conflict(UPDATE_ATTEMPTS, "asset", move || async move {
+        let current = get(store, tenant, id).await?;
+        let updated = current.apply(patch.clone(), timestamp::now())?;
+        Ok(if replace(store, tenant, &updated, &current).await? {
+            Attempt::Done(updated)
+        } else {
+            Attempt::Conflict
+        })
+    })
+    .await
 }
 
 /// Soft-deletes a FINALIZED asset in one conditional write and returns it as

@@ -3,10 +3,11 @@
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
-use crate::domain::campaign::Campaign;
+use crate::domain::campaign::{Campaign, CampaignPatch};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::store::keys::{self, Index, Kind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::{from_item, get_s, record_item, s, IndexKeys, Item, Store};
@@ -86,6 +87,26 @@ pub async fn replace(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Applies a merchant's edit to the current campaign, reading it again when
+/// another writer changed it meanwhile.
+pub async fn update(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    patch: &CampaignPatch,
+) -> Result<Campaign> {
+    retry_on_conflict(UPDATE_ATTEMPTS, "campaign", move || async move {
+        let current = get(store, tenant, id).await?;
+        let updated = current.apply(patch.clone(), timestamp::now())?;
+        Ok(if replace(store, tenant, &updated, &current).await? {
+            Attempt::Done(updated)
+        } else {
+            Attempt::Conflict
+        })
+    })
+    .await
 }
 
 /// The tenant's campaigns, newest first.

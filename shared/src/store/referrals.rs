@@ -8,6 +8,7 @@ use crate::domain::postback::ReferralChange;
 use crate::domain::referral::{CustomerKey, Referral, ReferralSource};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
+use crate::retry::{retry, Attempt};
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
@@ -131,34 +132,48 @@ pub async fn bind_identities(
         [key] => return bind_first(store, tenant, &referral(key, None)).await,
         _ => {}
     }
-    for _ in 0..BIND_ATTEMPTS {
-        let existing = get_many(store, tenant, keys).await?;
-        let owner = existing.iter().min_by_key(|r| r.bound_at);
-        let missing: Vec<&CustomerKey> = keys
-            .iter()
-            .filter(|k| {
-                let k = k.to_string();
-                !existing.iter().any(|r| r.customer_key == k)
-            })
-            .collect();
-        let mut tx = store.tx();
-        for k in &missing {
-            tx.put_new(BindIdentity, item(tenant, &referral(k, owner))?);
-        }
-        match tx.len() {
-            0 => return Ok(false),
-            1 => {
-                if bind_first(store, tenant, &referral(missing[0], owner)).await? {
-                    return Ok(true);
-                }
-            }
-            _ => match store.transact(tx).await {
-                Ok(()) => return Ok(true),
-                Err(e) if e.failed(BindIdentity) => {}
-                Err(e) => return Err(e.into_error()),
-            },
-        }
-        // A concurrent call bound one of the identities meanwhile: plan again.
+    let bound = retry(BIND_ATTEMPTS, || {
+        bind_missing(store, tenant, keys, &referral)
+    })
+    .await?;
+    Ok(bound.unwrap_or(false))
+}
+
+/// One try of [`bind_identities`]: binds the identities not bound yet to the
+/// earliest existing binding (or to the new one); a conflict when a concurrent
+/// call bound one of them meanwhile, so the plan is made again.
+async fn bind_missing(
+    store: &Store,
+    tenant: &Tenant,
+    keys: &[CustomerKey],
+    referral: &impl Fn(&CustomerKey, Option<&Referral>) -> Referral,
+) -> Result<Attempt<bool>> {
+    let existing = get_many(store, tenant, keys).await?;
+    let owner = existing.iter().min_by_key(|r| r.bound_at);
+    let missing: Vec<&CustomerKey> = keys
+        .iter()
+        .filter(|k| {
+            let k = k.to_string();
+            !existing.iter().any(|r| r.customer_key == k)
+        })
+        .collect();
+    let mut tx = store.tx();
+    for k in &missing {
+        tx.put_new(BindIdentity, item(tenant, &referral(k, owner))?);
     }
-    Ok(false)
+    match tx.len() {
+        0 => Ok(Attempt::Done(false)),
+        1 => Ok(
+            if bind_first(store, tenant, &referral(missing[0], owner)).await? {
+                Attempt::Done(true)
+            } else {
+                Attempt::Conflict
+            },
+        ),
+        _ => match store.transact(tx).await {
+            Ok(()) => Ok(Attempt::Done(true)),
+            Err(e) if e.failed(BindIdentity) => Ok(Attempt::Conflict),
+            Err(e) => Err(e.into_error()),
+        },
+    }
 }
