@@ -14,6 +14,7 @@ use crate::domain::payout::{Command, Outcome, Payout, PayoutWork};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::payouts::provider::Payment;
+use crate::retry::{retry_on_conflict, Attempt};
 use crate::store::payouts::{self as store_payouts, RELEASE_CHUNK, STATUS_CHUNK};
 use crate::store::work::WorkRange;
 use crate::store::{keys, Store};
@@ -32,20 +33,26 @@ pub async fn transition(
     command: impl Fn(&Payout) -> Command,
     now: DateTime<Utc>,
 ) -> Result<Payout> {
-    for _ in 0..TRANSITION_ATTEMPTS {
+    let command = &command;
+    let committed = retry_on_conflict(TRANSITION_ATTEMPTS, "payout", || async move {
         let before = store_payouts::get(store, tenant, id).await?;
         let (after, from) = match before.apply(command(&before), now)? {
-            Outcome::Unchanged => return Ok(before),
+            Outcome::Unchanged => return Ok(Attempt::Done((before, false))),
             Outcome::Changed { payout, from, .. } => (*payout, from),
         };
-        if store_payouts::commit_transition(store, tenant, &after, from).await? {
-            return drive(store, tenant, after, REQUEST_CHUNKS, now).await;
-        }
         // Changed meanwhile: decide again on what it is now (a 409 names it).
+        Ok(
+            match store_payouts::commit_transition(store, tenant, &after, from).await? {
+                true => Attempt::Done((after, true)),
+                false => Attempt::Conflict,
+            },
+        )
+    })
+    .await?;
+    match committed {
+        (after, true) => drive(store, tenant, after, REQUEST_CHUNKS, now).await,
+        (unchanged, false) => Ok(unchanged),
     }
-    Err(Error::Unavailable(
-        "the payout is being changed by concurrent requests; retry".into(),
-    ))
 }
 
 /// Approves a payout whose invoice is in storage.

@@ -42,6 +42,7 @@ use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
+use crate::retry::{retry_on_conflict, Attempt};
 use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::TxError;
@@ -294,15 +295,17 @@ pub async fn record(
     quota: Option<&Quota>,
     now: DateTime<Utc>,
 ) -> Result<Recorded> {
-    for _ in 0..RECORD_ATTEMPTS {
-        if let Some(done) = try_record(store, tenant, p, quota, now).await? {
-            return Ok(done);
-        }
-    }
-    Err(Error::Unavailable(
-        "the customer's referral or the affiliate is being changed by concurrent requests; retry"
-            .into(),
-    ))
+    retry_on_conflict(
+        RECORD_ATTEMPTS,
+        "customer's referral or affiliate",
+        || async move {
+            Ok(match try_record(store, tenant, p, quota, now).await? {
+                Some(done) => Attempt::Done(done),
+                None => Attempt::Conflict,
+            })
+        },
+    )
+    .await
 }
 
 /// One read -> plan -> commit; `None` when a concurrent write changed what it read.
@@ -492,44 +495,54 @@ pub async fn reverse(
     reason: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Conversion> {
+    retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
+        try_reverse(store, tenant, id, reason.clone(), now)
+    })
+    .await
+}
+
+/// One read -> decide -> commit of a reversal.
+async fn try_reverse(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Attempt<Conversion>> {
     use ReverseAction as A;
     let tenant_key = tenant.key();
-    for _ in 0..REVERSE_ATTEMPTS {
-        let c = get(store, tenant, id).await?;
-        let payout: Option<Payout> = match &c.payout_id {
-            Some(po) => store.get_owned(po, &tenant_key).await?,
-            None => None,
-        };
-        let r = c.reverse(payout.map(|p| p.status), reason.clone(), now)?;
-        let mut tx = store.tx();
-        let held = match &c.payout_id {
-            Some(po) => UpdateExpr::new().when_eq(PAYOUT_ID, s(po.clone())),
-            None => UpdateExpr::new().when_absent(PAYOUT_ID),
-        };
-        let change = held
-            .copy_from(&item(tenant, &r.reversed)?, &REVERSAL_FIELDS)
-            .copy_from(&item(tenant, &r.reversed)?, &index_attributes())
-            .when_tenant(&tenant_key)
-            .when_eq(STATUS, s(r.from.as_str()));
-        tx.update(A::Conversion, &c.id, RECORD_SK, &change);
-        rollups::moved(&mut tx, A::Rollup, tenant, &r.reversed, r.from);
-        if let Some(e) = &r.give_back {
-            affiliate_totals::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
-        }
-        if let Some(a) = &r.clawback {
-            pools::add_adjustment(&mut tx, A::Clawback, tenant, a)?;
-        }
-        events::append(&mut tx, A::Event, tenant, &r.event)?;
-        match store.transact(tx).await {
-            Ok(()) => return Ok(r.reversed),
-            // The conversion changed meanwhile (or the totals item refused the tenant): look again.
-            Err(e) if e.failed(A::Conversion) || e.failed(A::Earned) => {}
-            Err(e) => return Err(e.into_error()),
-        }
+    let c = get(store, tenant, id).await?;
+    let payout: Option<Payout> = match &c.payout_id {
+        Some(po) => store.get_owned(po, &tenant_key).await?,
+        None => None,
+    };
+    let r = c.reverse(payout.map(|p| p.status), reason, now)?;
+    let mut tx = store.tx();
+    let held = match &c.payout_id {
+        Some(po) => UpdateExpr::new().when_eq(PAYOUT_ID, s(po.clone())),
+        None => UpdateExpr::new().when_absent(PAYOUT_ID),
+    };
+    let after = item(tenant, &r.reversed)?;
+    let change = held
+        .copy_from(&after, &REVERSAL_FIELDS)
+        .copy_from(&after, &index_attributes())
+        .when_tenant(&tenant_key)
+        .when_eq(STATUS, s(r.from.as_str()));
+    tx.update(A::Conversion, &c.id, RECORD_SK, &change);
+    rollups::moved(&mut tx, A::Rollup, tenant, &r.reversed, r.from);
+    if let Some(e) = &r.give_back {
+        affiliate_totals::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
     }
-    Err(Error::Unavailable(
-        "the conversion is being changed by concurrent requests; retry".into(),
-    ))
+    if let Some(a) = &r.clawback {
+        pools::add_adjustment(&mut tx, A::Clawback, tenant, a)?;
+    }
+    events::append(&mut tx, A::Event, tenant, &r.event)?;
+    match store.transact(tx).await {
+        Ok(()) => Ok(Attempt::Done(r.reversed)),
+        // The conversion changed meanwhile (or the totals item refused the tenant): look again.
+        Err(e) if e.failed(A::Conversion) || e.failed(A::Earned) => Ok(Attempt::Conflict),
+        Err(e) => Err(e.into_error()),
+    }
 }
 
 #[cfg(test)]
