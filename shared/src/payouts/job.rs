@@ -27,10 +27,14 @@ use crate::domain::payout::{Payout, PoolEntry};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::payouts::{drive, pay};
+use crate::retry::{retry, Attempt};
 use crate::store::payouts::{self as store_payouts, CLAIM_CHUNK, STATUS_CHUNK};
 use crate::store::pools::{self, PoolMarker};
 use crate::store::work::WorkRange;
 use crate::store::{affiliates, campaigns, keys, Store};
+
+/// Tries to make an assembled payout visible while other runs keep claiming.
+const FINISH_ATTEMPTS: usize = 3;
 
 /// How much one run may do before it stops and leaves the rest to the next.
 #[derive(Debug, Clone, Copy)]
@@ -240,17 +244,21 @@ async fn claim(run: &mut Run<'_>, t: &Tenant, p: Payout) -> Result<()> {
             return Ok(());
         }
     }
-    for _ in 0..3 {
-        let Some(before) = store_payouts::read(store, t, &p.id).await? else {
+    // A run claiming the same pool meanwhile moves the counters: read again.
+    let (now, id) = (run.now, p.id.as_str());
+    retry(FINISH_ATTEMPTS, || async move {
+        let Some(before) = store_payouts::read(store, t, id).await? else {
             return Err(Error::internal("payout being assembled vanished"));
         };
-        if before.is_visible() {
-            return Ok(());
-        }
-        if store_payouts::finish_claim(store, t, &before, &before.claimed(run.now)).await? {
-            return Ok(());
-        }
-    }
+        let done = before.is_visible()
+            || store_payouts::finish_claim(store, t, &before, &before.claimed(now)).await?;
+        Ok(if done {
+            Attempt::Done(())
+        } else {
+            Attempt::Conflict
+        })
+    })
+    .await?;
     Ok(())
 }
 
