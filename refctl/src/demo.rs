@@ -11,7 +11,7 @@ use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::store::conversions::{self, Recorded};
 use shared::store::keys::{DEMO_MARKER, RECORD_SK};
-use shared::store::{accounts, affiliates, assets, campaigns, s, Item};
+use shared::store::{accounts, affiliates, assets, campaigns, string_value, Item};
 use shared::validation::Issues;
 use shared::{timestamp, App, Error};
 
@@ -23,7 +23,7 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_else(|| json!({ "note": format!("key values were shown at first seed; {} is missing", keys_file.display()) }));
-        let account = shared::store::get_s(&marker, "accountId")
+        let account = shared::store::string_of(&marker, "accountId")
             .unwrap_or_default()
             .to_string();
         return Ok(summary(false, &account, &saved, base_url));
@@ -88,12 +88,12 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
     .map_err(Error::internal)?;
     restrict(keys_file);
     let marker: Item = [
-        ("pk".to_string(), s(DEMO_MARKER)),
-        ("sk".to_string(), s(RECORD_SK)),
-        ("accountId".to_string(), s(account.id.clone())),
+        ("pk".to_string(), string_value(DEMO_MARKER)),
+        ("sk".to_string(), string_value(RECORD_SK)),
+        ("accountId".to_string(), string_value(account.id.clone())),
         (
             "seededAt".to_string(),
-            s(timestamp::format(&timestamp::now())),
+            string_value(timestamp::format(&timestamp::now())),
         ),
     ]
     .into_iter()

@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 use shared::domain::tenant::{Mode, Tenant};
-use shared::store::get_s;
 use shared::store::keys::{self, GUARD_SK};
+use shared::store::string_of;
 
 use crate::applications::pending;
 use crate::support::{app_for, call, call_on, campaign, fresh_server, merchant, server};
@@ -227,9 +227,12 @@ async fn guards_hold_the_lookup_attributes_and_move_with_changes() {
         .await
         .unwrap()
         .expect("code guard");
-    assert_eq!(get_s(&code_guard, "affiliateId"), Some(aff.as_str()));
-    assert_eq!(get_s(&code_guard, "campaignId"), Some(c.as_str()));
-    assert_eq!(get_s(&code_guard, "tenant"), Some(tenant.key().as_str()));
+    assert_eq!(string_of(&code_guard, "affiliateId"), Some(aff.as_str()));
+    assert_eq!(string_of(&code_guard, "campaignId"), Some(c.as_str()));
+    assert_eq!(
+        string_of(&code_guard, "tenant"),
+        Some(tenant.key().as_str())
+    );
     let email_guard = keys::email_guard(&tenant, &c, "gail@example.com");
     assert!(app
         .store

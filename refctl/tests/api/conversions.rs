@@ -12,7 +12,7 @@ use shared::domain::referral::{email_hash, CustomerKey};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::domain::tracking::{Click, ClickIds};
 use shared::store::keys::{self, GUARD_SK, RECORD_SK, TOTALS_SK};
-use shared::store::{accounts, clicks, s as attr};
+use shared::store::{accounts, clicks, string_value as attr};
 use shared::timestamp;
 
 use crate::support::{

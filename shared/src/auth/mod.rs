@@ -8,7 +8,7 @@ use crate::domain::account::{Account, ApiKey};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::store::keys::RECORD_SK;
-use crate::store::{from_item, get_s};
+use crate::store::{from_item, string_of};
 
 /// The caller behind a valid key.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ pub async fn principal(app: &App, token: &SignedToken) -> Result<Principal> {
     let mut key: Option<ApiKey> = None;
     let mut account: Option<Account> = None;
     for item in items {
-        match get_s(&item, "pk") {
+        match string_of(&item, "pk") {
             Some(pk) if pk == claims.kid => key = Some(from_item(item)?),
             Some(pk) if pk == claims.acct => account = Some(from_item(item)?),
             _ => {}

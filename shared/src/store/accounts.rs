@@ -8,7 +8,7 @@ use crate::ids::{new_id, IdKind};
 use crate::store::keys::{self, Index, RECORD_SK};
 use crate::store::page::{ListQuery, PageRequest};
 use crate::store::update::UpdateExpr;
-use crate::store::{from_item, record_item, s, IndexKeys, Store};
+use crate::store::{from_item, record_item, string_value, IndexKeys, Store};
 use crate::timestamp;
 
 /// Creates an account.
@@ -85,7 +85,7 @@ pub async fn revoke_key(store: &Store, key_id: &str) -> Result<ApiKey> {
     if key.revoked_at.is_none() {
         let now = timestamp::now();
         let revoke = UpdateExpr::new()
-            .set("revokedAt", s(timestamp::format(&now)))
+            .set("revokedAt", string_value(timestamp::format(&now)))
             .when_exists();
         store.update(key_id, RECORD_SK, &revoke).await?;
         key.revoked_at = Some(now);

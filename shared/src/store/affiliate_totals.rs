@@ -29,11 +29,11 @@ use crate::money::Currency;
 use crate::store::keys::{RECORD_SK, TOTALS_SK};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
-use crate::store::{get_s, n, s, Item, Store};
+use crate::store::{number_value, string_of, string_value, Item, Store};
 
-/// Kind of total: commission earned (the conversion flow).
+/// ListKind of total: commission earned (the conversion flow).
 pub const EARNED: &str = "earned";
-/// Kind of total: commission paid out (the payout flow).
+/// ListKind of total: commission paid out (the payout flow).
 pub const PAID: &str = "paid";
 
 /// Key of an affiliate's totals item.
@@ -58,9 +58,9 @@ pub fn add<R: Copy>(
     delta: Decimal,
 ) {
     let update = UpdateExpr::new()
-        .add(&attribute(kind, currency), n(delta))
-        .set("tenant", s(tenant_key))
-        .when_absent_or_eq("tenant", s(tenant_key));
+        .add(&attribute(kind, currency), number_value(delta))
+        .set("tenant", string_value(tenant_key))
+        .when_absent_or_eq("tenant", string_value(tenant_key));
     tx.update(role, affiliate_id, TOTALS_SK, &update);
 }
 
@@ -72,7 +72,7 @@ pub fn earn<R: Copy>(tx: &mut Tx<R>, check_role: R, add_role: R, tenant_key: &st
     if let Some(st) = e.while_status {
         let when = UpdateExpr::new()
             .when_tenant(tenant_key)
-            .when_eq("status", s(st.as_str()));
+            .when_eq("status", string_value(st.as_str()));
         tx.check(check_role, &e.affiliate_id, RECORD_SK, &when);
     }
     add(
@@ -95,7 +95,7 @@ fn bad(name: &str) -> Error {
 pub fn read(item: Option<&Item>, tenant_key: &str) -> Result<(Totals, Totals)> {
     let mut earned = Totals::new();
     let mut paid = Totals::new();
-    let Some(item) = item.filter(|i| get_s(i, "tenant") == Some(tenant_key)) else {
+    let Some(item) = item.filter(|i| string_of(i, "tenant") == Some(tenant_key)) else {
         return Ok((earned, paid));
     };
     for (name, value) in item {
@@ -132,7 +132,7 @@ pub async fn read_many(store: &Store, affiliate_ids: &[&str]) -> Result<HashMap<
         .batch_get_with(&keys, false)
         .await?
         .into_iter()
-        .filter_map(|item| Some((get_s(&item, "pk")?.to_string(), item)))
+        .filter_map(|item| Some((string_of(&item, "pk")?.to_string(), item)))
         .collect())
 }
 
@@ -147,12 +147,12 @@ mod tests {
     #[test]
     fn totals_read_back_exactly_and_only_for_their_tenant() {
         let item = Item::from([
-            ("pk".to_string(), s("aff_1")),
-            ("sk".to_string(), s(TOTALS_SK)),
-            ("tenant".to_string(), s("acct_1#test")),
-            ("earned_USD".to_string(), n("1234567.89")),
-            ("earned_JPY".to_string(), n("1500")),
-            ("paid_USD".to_string(), n("0.1")),
+            ("pk".to_string(), string_value("aff_1")),
+            ("sk".to_string(), string_value(TOTALS_SK)),
+            ("tenant".to_string(), string_value("acct_1#test")),
+            ("earned_USD".to_string(), number_value("1234567.89")),
+            ("earned_JPY".to_string(), number_value("1500")),
+            ("paid_USD".to_string(), number_value("0.1")),
         ]);
         let (earned, paid) = read(Some(&item), "acct_1#test").unwrap();
         assert_eq!(earned[&usd()].to_string(), "1234567.89");
@@ -164,7 +164,7 @@ mod tests {
         let (earned, paid) = read(None, "acct_1#test").unwrap();
         assert!(earned.is_empty() && paid.is_empty());
         let mut broken = item.clone();
-        broken.insert("earned_XYZ".into(), n("1"));
+        broken.insert("earned_XYZ".into(), number_value("1"));
         assert!(read(Some(&broken), "acct_1#test").is_err());
     }
 

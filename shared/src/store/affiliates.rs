@@ -12,12 +12,12 @@ use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
-use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK, TOTALS_SK};
+use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::{UpdateExpr, Updated};
 use crate::store::{
-    affiliate_totals, applications, from_item, get_s, item_at, n, record_item, s, IndexKeys, Item,
-    Store,
+    affiliate_totals, applications, from_item, item_at, number_value, record_item, string_of,
+    string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
@@ -54,17 +54,17 @@ fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
     let index = IndexKeys::new()
         .with(
             Index::Gsi1,
-            keys::tenant_list(tenant, Kind::Affiliate),
+            keys::tenant_list(tenant, ListKind::Affiliate),
             &a.id,
         )
         .with(
             Index::Gsi2,
-            keys::by_campaign(tenant, Kind::Affiliate, &a.campaign_id),
+            keys::by_campaign(tenant, ListKind::Affiliate, &a.campaign_id),
             &a.id,
         )
         .with(
             Index::Gsi3,
-            keys::by_status(tenant, Kind::Affiliate, a.status.as_str()),
+            keys::by_status(tenant, ListKind::Affiliate, a.status.as_str()),
             &a.id,
         )
         .with(
@@ -105,7 +105,7 @@ fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Result<Item> {
         campaign_id: a.campaign_id.clone(),
     };
     let mut item = item_at(&pk, GUARD_SK, &owner)?;
-    item.insert("tenant".into(), s(tenant.key()));
+    item.insert("tenant".into(), string_value(tenant.key()));
     Ok(item)
 }
 
@@ -116,7 +116,7 @@ pub async fn resolve_code(store: &Store, tenant: &Tenant, code: &str) -> Result<
         .get_item(&keys::code_guard(tenant, code), GUARD_SK)
         .await?
     {
-        Some(item) if get_s(&item, "tenant") == Some(tenant.key().as_str()) => {
+        Some(item) if string_of(&item, "tenant") == Some(tenant.key().as_str()) => {
             Ok(Some(from_item(item)?))
         }
         _ => Ok(None),
@@ -177,14 +177,14 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Affiliate> 
     let mut record = None;
     let mut totals = None;
     for item in store.query_range(id, RECORD_SK, TOTALS_SK).await? {
-        match get_s(&item, "sk") {
+        match string_of(&item, "sk") {
             Some(RECORD_SK) => record = Some(item),
             Some(TOTALS_SK) => totals = Some(item),
             _ => {}
         }
     }
     match record {
-        Some(r) if get_s(&r, "tenant") == Some(tenant_key.as_str()) => {
+        Some(r) if string_of(&r, "tenant") == Some(tenant_key.as_str()) => {
             from_parts(r, totals.as_ref(), &tenant_key)
         }
         _ => Err(Error::NotFound("affiliate")),
@@ -206,7 +206,7 @@ pub async fn replace(
     let update = UpdateExpr::new()
         .copy_from(&full, &fields)
         .when_tenant(&tenant.key())
-        .when_eq("version", n(old.version));
+        .when_eq("version", number_value(old.version));
     let email_changed = new.email.lower() != old.email.lower();
     let code_changed = new.code.lower() != old.code.lower();
     if !email_changed && !code_changed {
@@ -217,7 +217,7 @@ pub async fn replace(
     tx.update(Write::Record, &new.id, RECORD_SK, &update);
     // The old guard goes only if it is still ours, so a stale read can never
     // release another affiliate's e-mail or code.
-    let ours = UpdateExpr::new().when_absent_or_eq("affiliateId", s(old.id.clone()));
+    let ours = UpdateExpr::new().when_absent_or_eq("affiliateId", string_value(old.id.clone()));
     if email_changed {
         tx.delete(Write::Release, &email_guard(tenant, old), GUARD_SK, &ours);
         tx.put_new(
@@ -280,14 +280,17 @@ pub async fn list(
     let mut q = if let Some(email) = &f.email {
         ListQuery::new(Index::Gsi4, keys::affiliate_by_email(tenant, email))
     } else if let Some(c) = &f.campaign_id {
-        ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, Kind::Affiliate, c))
+        ListQuery::new(
+            Index::Gsi2,
+            keys::by_campaign(tenant, ListKind::Affiliate, c),
+        )
     } else if let Some(st) = f.status {
         ListQuery::new(
             Index::Gsi3,
-            keys::by_status(tenant, Kind::Affiliate, st.as_str()),
+            keys::by_status(tenant, ListKind::Affiliate, st.as_str()),
         )
     } else {
-        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Affiliate))
+        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Affiliate))
     };
     if let (Some(c), Index::Gsi4) = (&f.campaign_id, q.index) {
         q.filter = q.filter.eq("campaignId", c);
@@ -299,12 +302,12 @@ pub async fn list(
     let ids: Vec<&str> = found
         .items
         .iter()
-        .filter_map(|item| get_s(item, "pk"))
+        .filter_map(|item| string_of(item, "pk"))
         .collect();
     let totals = affiliate_totals::read_many(store, &ids).await?;
     let tenant_key = tenant.key();
     found.try_map(|item| {
-        let t = get_s(&item, "pk").and_then(|id| totals.get(id));
+        let t = string_of(&item, "pk").and_then(|id| totals.get(id));
         from_parts(item, t, &tenant_key)
     })
 }
@@ -339,14 +342,14 @@ mod tests {
         stored.insert(
             "earned".into(),
             AttributeValue::M(Item::from([
-                ("USD".to_string(), s("oops")),
-                ("JPY".to_string(), n("1500")),
+                ("USD".to_string(), string_value("oops")),
+                ("JPY".to_string(), number_value("1500")),
             ])),
         );
-        stored.insert("paid".into(), s("not a map"));
+        stored.insert("paid".into(), string_value("not a map"));
         let totals = Item::from([
-            ("tenant".to_string(), s(tk.clone())),
-            ("earned_USD".to_string(), n("1234567.89")),
+            ("tenant".to_string(), string_value(tk.clone())),
+            ("earned_USD".to_string(), number_value("1234567.89")),
         ]);
         let back = from_parts(stored.clone(), Some(&totals), &tk).unwrap();
         let usd = crate::money::Currency::parse("c", "USD").unwrap();

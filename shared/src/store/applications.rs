@@ -9,11 +9,11 @@ use crate::domain::application::{Application, ApplicationStatus, Decision};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::store::keys::{self, Index, Kind, RECORD_SK};
+use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
-use crate::store::{from_item, get_s, record_item, s, IndexKeys, Item, Store};
+use crate::store::{from_item, record_item, string_of, string_value, IndexKeys, Item, Store};
 use crate::timestamp;
 
 /// Applications accepted per transaction in a bulk accept: two updates each,
@@ -31,22 +31,22 @@ pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
     let index = IndexKeys::new()
         .with(
             Index::Gsi1,
-            keys::tenant_list(tenant, Kind::Application),
+            keys::tenant_list(tenant, ListKind::Application),
             &a.id,
         )
         .with(
             Index::Gsi2,
-            keys::by_campaign(tenant, Kind::Application, &a.campaign_id),
+            keys::by_campaign(tenant, ListKind::Application, &a.campaign_id),
             &a.id,
         )
         .with(
             Index::Gsi3,
-            keys::by_status(tenant, Kind::Application, a.status.as_str()),
+            keys::by_status(tenant, ListKind::Application, a.status.as_str()),
             &a.id,
         )
         .with(
             Index::Gsi4,
-            keys::by_affiliate(tenant, Kind::Application, &a.affiliate_id),
+            keys::by_affiliate(tenant, ListKind::Application, &a.affiliate_id),
             &a.id,
         );
     record_item(&a.id, Some(&tenant.key()), a, &index)
@@ -88,10 +88,9 @@ pub async fn decide_loaded(
     match store.transact(tx).await {
         Ok(()) => Ok(decided),
         Err(e) if e.failed(Write::Application) => match e.old_item(Write::Application) {
-            Some(old) if get_s(old, "tenant") == Some(t.as_str()) => Err(Application::not_pending(
-                get_s(old, "status").unwrap_or("UNKNOWN"),
-                decision,
-            )),
+            Some(old) if string_of(old, "tenant") == Some(t.as_str()) => Err(
+                Application::not_pending(string_of(old, "status").unwrap_or("UNKNOWN"), decision),
+            ),
             _ => Err(Error::NotFound("application")),
         },
         Err(e) => Err(e.into_error()),
@@ -109,31 +108,31 @@ fn decision_tx(
 ) -> Result<(Application, Tx<Write>)> {
     let decided = app.decide(decision, now)?;
     let t = tenant.key();
-    let ts = s(timestamp::format(&now));
+    let ts = string_value(timestamp::format(&now));
     let mut app_update = UpdateExpr::new()
-        .set("status", s(decided.status.as_str()))
+        .set("status", string_value(decided.status.as_str()))
         .set("updatedAt", ts.clone())
         .set("decidedAt", ts.clone())
         .set(
             Index::Gsi3.pk(),
-            s(keys::by_status(
+            string_value(keys::by_status(
                 tenant,
-                Kind::Application,
+                ListKind::Application,
                 decided.status.as_str(),
             )),
         )
         .when_tenant(&t)
-        .when_eq("status", s(ApplicationStatus::Pending.as_str()));
+        .when_eq("status", string_value(ApplicationStatus::Pending.as_str()));
     if let Some(r) = &decided.reason {
-        app_update = app_update.set("reason", s(r.clone()));
+        app_update = app_update.set("reason", string_value(r.clone()));
     }
     let aff_status = AffiliateStatus::after(decision).as_str();
     let aff_update = UpdateExpr::new()
-        .set("status", s(aff_status))
+        .set("status", string_value(aff_status))
         .set("updatedAt", ts)
         .set(
             Index::Gsi3.pk(),
-            s(keys::by_status(tenant, Kind::Affiliate, aff_status)),
+            string_value(keys::by_status(tenant, ListKind::Affiliate, aff_status)),
         )
         .increment("version")
         .when_tenant(&t);
@@ -221,8 +220,10 @@ pub async fn list(
 ) -> Result<Page<Application>> {
     let q = match (&f.campaign_id, f.status) {
         (Some(c), st) => {
-            let mut q =
-                ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, Kind::Application, c));
+            let mut q = ListQuery::new(
+                Index::Gsi2,
+                keys::by_campaign(tenant, ListKind::Application, c),
+            );
             if let Some(st) = st {
                 q.filter = q.filter.eq("status", st.as_str());
             }
@@ -230,9 +231,12 @@ pub async fn list(
         }
         (None, Some(st)) => ListQuery::new(
             Index::Gsi3,
-            keys::by_status(tenant, Kind::Application, st.as_str()),
+            keys::by_status(tenant, ListKind::Application, st.as_str()),
         ),
-        (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Application)),
+        (None, None) => ListQuery::new(
+            Index::Gsi1,
+            keys::tenant_list(tenant, ListKind::Application),
+        ),
     };
     store.query_page(&q, page).await?.try_map(from_item)
 }

@@ -7,10 +7,12 @@ use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
-use crate::store::keys::{self, Index, Kind, RECORD_SK};
+use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::{UpdateExpr, Updated};
-use crate::store::{from_item, get_s, n, record_item, s, IndexKeys, Item, Store};
+use crate::store::{
+    from_item, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
+};
 use crate::timestamp;
 
 /// Attributes a PATCH owns.
@@ -19,18 +21,22 @@ const EDITABLE: [&str; 5] = ["name", "body", "metadata", "version", "updatedAt"]
 fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
     let mut index = IndexKeys::new();
     if a.status != AssetStatus::Archived {
-        index = index.with(Index::Gsi1, keys::tenant_list(tenant, Kind::Asset), &a.id);
+        index = index.with(
+            Index::Gsi1,
+            keys::tenant_list(tenant, ListKind::Asset),
+            &a.id,
+        );
         if let Some(c) = &a.campaign_id {
             index = index.with(
                 Index::Gsi2,
-                keys::by_campaign(tenant, Kind::Asset, c),
+                keys::by_campaign(tenant, ListKind::Asset, c),
                 &a.id,
             );
         }
     }
     index = index.with(
         Index::Gsi3,
-        keys::by_status(tenant, Kind::Asset, a.status.as_str()),
+        keys::by_status(tenant, ListKind::Asset, a.status.as_str()),
         &a.id,
     );
     record_item(&a.id, Some(&tenant.key()), a, &index)
@@ -62,8 +68,8 @@ pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -
     let update = UpdateExpr::new()
         .copy_from(&item(tenant, new)?, &EDITABLE)
         .when_tenant(&tenant.key())
-        .when_eq("version", n(old.version))
-        .when_eq("status", s(AssetStatus::Finalized.as_str()));
+        .when_eq("version", number_value(old.version))
+        .when_eq("status", string_value(AssetStatus::Finalized.as_str()));
     let done = store.update(&new.id, RECORD_SK, &update).await?;
     Ok(matches!(done, Updated::Applied(_)))
 }
@@ -90,15 +96,15 @@ pub async fn archive(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> 
         return Err(Error::NotFound("asset"));
     }
     let t = tenant.key();
-    let ts = s(timestamp::format(&timestamp::now()));
+    let ts = string_value(timestamp::format(&timestamp::now()));
     let archived = AssetStatus::Archived.as_str();
     let update = UpdateExpr::new()
-        .set("status", s(archived))
+        .set("status", string_value(archived))
         .set("archivedAt", ts.clone())
         .set("updatedAt", ts)
         .set(
             Index::Gsi3.pk(),
-            s(keys::by_status(tenant, Kind::Asset, archived)),
+            string_value(keys::by_status(tenant, ListKind::Asset, archived)),
         )
         .increment("version")
         .remove(Index::Gsi1.pk())
@@ -106,13 +112,13 @@ pub async fn archive(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> 
         .remove(Index::Gsi2.pk())
         .remove(Index::Gsi2.sk())
         .when_tenant(&t)
-        .when_eq("status", s(AssetStatus::Finalized.as_str()));
+        .when_eq("status", string_value(AssetStatus::Finalized.as_str()));
     match store.update(id, RECORD_SK, &update).await? {
         Updated::Applied(item) => from_item(item),
-        Updated::Refused(Some(old)) if get_s(&old, "tenant") == Some(t.as_str()) => {
+        Updated::Refused(Some(old)) if string_of(&old, "tenant") == Some(t.as_str()) => {
             Err(Error::InvalidState {
                 resource: "asset",
-                current: get_s(&old, "status").unwrap_or("UNKNOWN").to_string(),
+                current: string_of(&old, "status").unwrap_or("UNKNOWN").to_string(),
                 action: "archive",
             })
         }
@@ -139,15 +145,17 @@ pub async fn list(
         (Some(st), c) => {
             let mut q = ListQuery::new(
                 Index::Gsi3,
-                keys::by_status(tenant, Kind::Asset, st.as_str()),
+                keys::by_status(tenant, ListKind::Asset, st.as_str()),
             );
             if let Some(c) = c {
                 q.filter = q.filter.eq("campaignId", c);
             }
             q
         }
-        (None, Some(c)) => ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, Kind::Asset, c)),
-        (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Asset)),
+        (None, Some(c)) => {
+            ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, ListKind::Asset, c))
+        }
+        (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Asset)),
     };
     if let Some(k) = f.kind {
         q.filter = q.filter.eq("type", k.as_str());

@@ -8,15 +8,15 @@ use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
-use crate::store::keys::{self, Index, Kind, RECORD_SK};
+use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
-use crate::store::{from_item, get_s, record_item, s, IndexKeys, Item, Store};
+use crate::store::{from_item, record_item, string_of, string_value, IndexKeys, Item, Store};
 use crate::timestamp;
 
 fn item(tenant: &Tenant, c: &Campaign) -> Result<Item> {
     let index = IndexKeys::new().with(
         Index::Gsi1,
-        keys::tenant_list(tenant, Kind::Campaign),
+        keys::tenant_list(tenant, ListKind::Campaign),
         &c.id,
     );
     record_item(&c.id, Some(&tenant.key()), c, &index)
@@ -49,7 +49,7 @@ pub async fn get_with_tenant(store: &Store, id: &str) -> Result<Option<(Campaign
     }
     match store.get_item(id, RECORD_SK).await? {
         Some(item) => {
-            let tenant = get_s(&item, "tenant").unwrap_or_default().to_string();
+            let tenant = string_of(&item, "tenant").unwrap_or_default().to_string();
             Ok(Some((from_item(item)?, tenant)))
         }
         None => Ok(None),
@@ -72,8 +72,8 @@ pub async fn replace(
         .condition_expression("#t = :t AND #u = :u")
         .expression_attribute_names("#t", "tenant")
         .expression_attribute_names("#u", "updatedAt")
-        .expression_attribute_values(":t", s(tenant.key()))
-        .expression_attribute_values(":u", s(timestamp::format(&previous.updated_at)))
+        .expression_attribute_values(":t", string_value(tenant.key()))
+        .expression_attribute_values(":u", string_value(timestamp::format(&previous.updated_at)))
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()
         .await;
@@ -111,6 +111,6 @@ pub async fn update(
 
 /// The tenant's campaigns, newest first.
 pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<Page<Campaign>> {
-    let q = ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Campaign));
+    let q = ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Campaign));
     store.query_page(&q, page).await?.try_map(from_item)
 }

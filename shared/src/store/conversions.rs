@@ -43,13 +43,13 @@ use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
 use crate::retry::{retry_on_conflict, Attempt};
-use crate::store::keys::{self, Index, Kind, GUARD_SK, RECORD_SK};
+use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::TxError;
 use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliate_totals, affiliates, counters, events, from_item, get_s, item_at, n, pools, referrals,
-    rollups, s, IndexKeys, Item, Store,
+    affiliate_totals, affiliates, counters, events, from_item, item_at, number_value, pools,
+    referrals, rollups, string_of, string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
@@ -71,21 +71,21 @@ pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
     let mut index = IndexKeys::new()
         .with(
             Index::Gsi1,
-            keys::tenant_list(tenant, Kind::Conversion),
+            keys::tenant_list(tenant, ListKind::Conversion),
             &sk,
         )
         .with(Index::Gsi3, status_partition(tenant, c.status), &sk);
     if let Some(cmp) = &c.campaign_id {
         index = index.with(
             Index::Gsi2,
-            keys::by_campaign(tenant, Kind::Conversion, cmp),
+            keys::by_campaign(tenant, ListKind::Conversion, cmp),
             &sk,
         );
     }
     if let Some(aff) = &c.affiliate_id {
         index = index.with(
             Index::Gsi4,
-            keys::by_affiliate(tenant, Kind::Conversion, aff),
+            keys::by_affiliate(tenant, ListKind::Conversion, aff),
             &sk,
         );
     }
@@ -113,14 +113,14 @@ pub fn index_attributes() -> Vec<&'static str> {
 /// The GSI3 partition of conversions in a status. A status change must set
 /// `gsi3pk` to this (the sort key stays).
 pub fn status_partition(tenant: &Tenant, status: ConversionStatus) -> String {
-    keys::by_status(tenant, Kind::Conversion, status.as_str())
+    keys::by_status(tenant, ListKind::Conversion, status.as_str())
 }
 
 /// The item of a conversion.
 pub fn item(tenant: &Tenant, c: &Conversion) -> Result<Item> {
     let mut item =
         crate::store::record_item(&c.id, Some(&tenant.key()), c, &index_keys(tenant, c))?;
-    item.insert("amountValue".into(), n(c.amount));
+    item.insert("amountValue".into(), number_value(c.amount));
     Ok(item)
 }
 
@@ -153,13 +153,19 @@ pub struct ConversionFilter {
 /// The query a filter runs: the most selective partition, the rest as filters.
 pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
     let mut q = if let Some(a) = &f.affiliate_id {
-        ListQuery::new(Index::Gsi4, keys::by_affiliate(tenant, Kind::Conversion, a))
+        ListQuery::new(
+            Index::Gsi4,
+            keys::by_affiliate(tenant, ListKind::Conversion, a),
+        )
     } else if let Some(c) = &f.campaign_id {
-        ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, Kind::Conversion, c))
+        ListQuery::new(
+            Index::Gsi2,
+            keys::by_campaign(tenant, ListKind::Conversion, c),
+        )
     } else if let Some(st) = f.status {
         ListQuery::new(Index::Gsi3, status_partition(tenant, st))
     } else {
-        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Conversion))
+        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Conversion))
     };
     if f.from.is_some() || f.to.is_some() {
         // Sort keys are `<occurredAt>#<id>`; "~" sorts after every id.
@@ -253,20 +259,20 @@ async fn batch(store: &Store, keys: Vec<Key>) -> Result<HashMap<Key, Item>> {
         .await?
         .into_iter()
         .filter_map(|item| {
-            let k = key(get_s(&item, "pk")?, get_s(&item, "sk")?);
+            let k = key(string_of(&item, "pk")?, string_of(&item, "sk")?);
             Some((k, item))
         })
         .collect())
 }
 
 /// The tenant's record at `k` among the items read, as `T`.
-fn owned<T: DeserializeOwned>(
-    got: &HashMap<Key, Item>,
+fn tenant_record<T: DeserializeOwned>(
+    found: &HashMap<Key, Item>,
     k: Option<&Key>,
     tenant_key: &str,
 ) -> Result<Option<T>> {
-    match k.and_then(|k| got.get(k)) {
-        Some(item) if get_s(item, "tenant") == Some(tenant_key) => {
+    match k.and_then(|k| found.get(k)) {
+        Some(item) if string_of(item, "tenant") == Some(tenant_key) => {
             Ok(Some(from_item(item.clone())?))
         }
         _ => Ok(None),
@@ -274,12 +280,12 @@ fn owned<T: DeserializeOwned>(
 }
 
 /// The tenant's click at `k` among the items read (its id is its key).
-fn owned_click(
-    got: &HashMap<Key, Item>,
+fn tenant_click(
+    found: &HashMap<Key, Item>,
     k: Option<&Key>,
     tenant_key: &str,
 ) -> Result<Option<Click>> {
-    let click: Option<Click> = owned(got, k, tenant_key)?;
+    let click: Option<Click> = tenant_record(found, k, tenant_key)?;
     Ok(click.map(|mut c| {
         c.id = k.map(|k| k.0.clone()).unwrap_or_default();
         c
@@ -383,18 +389,18 @@ async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Result<
     wanted.extend(code_key.iter().cloned());
     wanted.extend(referral_keys.iter().cloned());
     wanted.extend(campaign_key.iter().cloned());
-    let got = batch(store, wanted).await?;
+    let found = batch(store, wanted).await?;
     let mut referrals = Vec::new();
     for k in &referral_keys {
-        referrals.extend(owned::<Referral>(&got, Some(k), &tenant_key)?);
+        referrals.extend(tenant_record::<Referral>(&found, Some(k), &tenant_key)?);
     }
     Ok(Sightings {
-        claim: got.get(&claim_key).cloned().map(from_item).transpose()?,
-        click: owned_click(&got, click_key.as_ref(), &tenant_key)?,
-        session_click: owned_click(&got, session_key.as_ref(), &tenant_key)?,
-        code_owner: owned(&got, code_key.as_ref(), &tenant_key)?,
+        claim: found.get(&claim_key).cloned().map(from_item).transpose()?,
+        click: tenant_click(&found, click_key.as_ref(), &tenant_key)?,
+        session_click: tenant_click(&found, session_key.as_ref(), &tenant_key)?,
+        code_owner: tenant_record(&found, code_key.as_ref(), &tenant_key)?,
         referrals,
-        campaign: owned(&got, campaign_key.as_ref(), &tenant_key)?,
+        campaign: tenant_record(&found, campaign_key.as_ref(), &tenant_key)?,
     })
 }
 
@@ -413,10 +419,10 @@ async fn read_parties(
             wanted.push(key(sig.campaign_id.as_str(), RECORD_SK));
         }
     }
-    let got = batch(store, wanted).await?;
+    let found = batch(store, wanted).await?;
     let mut parties = Parties::default();
-    for (k, item) in got {
-        if get_s(&item, "tenant") != Some(tenant_key) {
+    for (k, item) in found {
+        if string_of(&item, "tenant") != Some(tenant_key) {
             continue;
         }
         if ids::is_valid(IdKind::Affiliate, &k.0) {
@@ -519,7 +525,7 @@ async fn try_reverse(
     let r = c.reverse(payout.map(|p| p.status), reason, now)?;
     let mut tx = store.tx();
     let held = match &c.payout_id {
-        Some(po) => UpdateExpr::new().when_eq(PAYOUT_ID, s(po.clone())),
+        Some(po) => UpdateExpr::new().when_eq(PAYOUT_ID, string_value(po.clone())),
         None => UpdateExpr::new().when_absent(PAYOUT_ID),
     };
     let after = item(tenant, &r.reversed)?;
@@ -527,7 +533,7 @@ async fn try_reverse(
         .copy_from(&after, &REVERSAL_FIELDS)
         .copy_from(&after, &index_attributes())
         .when_tenant(&tenant_key)
-        .when_eq(STATUS, s(r.from.as_str()));
+        .when_eq(STATUS, string_value(r.from.as_str()));
     tx.update(A::Conversion, &c.id, RECORD_SK, &change);
     rollups::moved(&mut tx, A::Rollup, tenant, &r.reversed, r.from);
     if let Some(e) = &r.give_back {

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::store::keys::RECORD_SK;
 use crate::store::table::TTL_ATTRIBUTE;
 use crate::store::update::{UpdateExpr, Updated};
-use crate::store::{n, Item, Store};
+use crate::store::{number_value, Item, Store};
 
 /// The attribute holding a counter's value.
 const COUNT: &str = "count";
@@ -15,10 +15,10 @@ const COUNT: &str = "count";
 /// with `cap`, only while the count is below it.
 pub fn increment(expires_at: i64, cap: Option<u64>) -> UpdateExpr {
     let u = UpdateExpr::new()
-        .add(COUNT, n(1))
-        .set_if_absent(TTL_ATTRIBUTE, n(expires_at));
+        .add(COUNT, number_value(1))
+        .set_if_absent(TTL_ATTRIBUTE, number_value(expires_at));
     match cap {
-        Some(cap) => u.when_absent_or_below(COUNT, n(cap)),
+        Some(cap) => u.when_absent_or_below(COUNT, number_value(cap)),
         None => u,
     }
 }

@@ -11,11 +11,11 @@ use crate::domain::event::{Event, EventType};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::store::keys::{self, Index, Kind};
+use crate::store::keys::{self, Index, ListKind};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::table::TTL_ATTRIBUTE;
 use crate::store::tx::Tx;
-use crate::store::{from_item, n, record_item, IndexKeys, Item, Store};
+use crate::store::{from_item, number_value, record_item, IndexKeys, Item, Store};
 use crate::timestamp::{self, serde_ts};
 
 /// How long events are kept.
@@ -37,12 +37,12 @@ struct Stored {
 pub fn item(tenant: &Tenant, e: &Event) -> Result<Item> {
     let sk = format!("{}#{}", timestamp::format(&e.created_at), e.id);
     let index = IndexKeys::new()
-        .with(Index::Gsi1, keys::tenant_list(tenant, Kind::Event), &sk)
+        .with(Index::Gsi1, keys::tenant_list(tenant, ListKind::Event), &sk)
         .with(
             Index::Gsi2,
             format!(
                 "{}#TYPE#{}",
-                keys::tenant_list(tenant, Kind::Event),
+                keys::tenant_list(tenant, ListKind::Event),
                 e.event_type.as_str()
             ),
             &sk,
@@ -55,13 +55,13 @@ pub fn item(tenant: &Tenant, e: &Event) -> Result<Item> {
     };
     let mut item = record_item(&e.id, Some(&tenant.key()), &stored, &index)?;
     let expires = e.created_at + Duration::days(RETENTION_DAYS);
-    item.insert(TTL_ATTRIBUTE.into(), n(expires.timestamp()));
+    item.insert(TTL_ATTRIBUTE.into(), number_value(expires.timestamp()));
     Ok(item)
 }
 
 /// Reads an event item back (a stream record's new image, a query result).
 pub fn from_stored(item: Item) -> Result<(Tenant, Event)> {
-    let tenant = crate::store::get_s(&item, "tenant")
+    let tenant = crate::store::string_of(&item, "tenant")
         .and_then(Tenant::from_key)
         .ok_or_else(|| Error::internal("event without tenant"))?;
     let s: Stored = from_item(item)?;
@@ -89,7 +89,7 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Event> {
         return Err(Error::NotFound("event"));
     }
     match store.get_item(id, keys::RECORD_SK).await? {
-        Some(item) if crate::store::get_s(&item, "tenant") == Some(tenant.key().as_str()) => {
+        Some(item) if crate::store::string_of(&item, "tenant") == Some(tenant.key().as_str()) => {
             Ok(from_stored(item)?.1)
         }
         _ => Err(Error::NotFound("event")),
@@ -116,11 +116,11 @@ pub async fn list(
             Index::Gsi2,
             format!(
                 "{}#TYPE#{}",
-                keys::tenant_list(tenant, Kind::Event),
+                keys::tenant_list(tenant, ListKind::Event),
                 t.as_str()
             ),
         ),
-        None => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Event)),
+        None => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Event)),
     };
     if f.from.is_some() || f.to.is_some() {
         q.sk_between = Some((

@@ -78,7 +78,7 @@ impl Index {
 
 /// The record kinds that live in tenant lists, with their key tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum ListKind {
     Campaign,
     Affiliate,
     Application,
@@ -89,39 +89,39 @@ pub enum Kind {
     WebhookEndpoint,
 }
 
-impl Kind {
+impl ListKind {
     /// Short tag used in index keys.
     pub fn tag(self) -> &'static str {
         match self {
-            Kind::Campaign => "CMP",
-            Kind::Affiliate => "AFF",
-            Kind::Application => "APP",
-            Kind::Conversion => "CNV",
-            Kind::Payout => "PO",
-            Kind::Asset => "AST",
-            Kind::Event => "EVT",
-            Kind::WebhookEndpoint => "WHE",
+            ListKind::Campaign => "CMP",
+            ListKind::Affiliate => "AFF",
+            ListKind::Application => "APP",
+            ListKind::Conversion => "CNV",
+            ListKind::Payout => "PO",
+            ListKind::Asset => "AST",
+            ListKind::Event => "EVT",
+            ListKind::WebhookEndpoint => "WHE",
         }
     }
 }
 
 /// GSI1 partition: all records of a kind in a tenant.
-pub fn tenant_list(tenant: &Tenant, kind: Kind) -> String {
+pub fn tenant_list(tenant: &Tenant, kind: ListKind) -> String {
     format!("{}#{}", tenant.key(), kind.tag())
 }
 
 /// GSI2 partition: records of a kind belonging to a campaign.
-pub fn by_campaign(tenant: &Tenant, kind: Kind, campaign_id: &str) -> String {
+pub fn by_campaign(tenant: &Tenant, kind: ListKind, campaign_id: &str) -> String {
     format!("{}#{}#CMP#{}", tenant.key(), kind.tag(), campaign_id)
 }
 
 /// GSI3 partition: records of a kind in a status.
-pub fn by_status(tenant: &Tenant, kind: Kind, status: &str) -> String {
+pub fn by_status(tenant: &Tenant, kind: ListKind, status: &str) -> String {
     format!("{}#{}#ST#{}", tenant.key(), kind.tag(), status)
 }
 
 /// GSI4 partition: records of a kind belonging to an affiliate.
-pub fn by_affiliate(tenant: &Tenant, kind: Kind, affiliate_id: &str) -> String {
+pub fn by_affiliate(tenant: &Tenant, kind: ListKind, affiliate_id: &str) -> String {
     format!("{}#{}#AFF#{}", tenant.key(), kind.tag(), affiliate_id)
 }
 

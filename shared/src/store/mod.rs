@@ -69,17 +69,17 @@ impl IndexKeys {
 }
 
 /// String attribute.
-pub fn s(v: impl Into<String>) -> AttributeValue {
+pub fn string_value(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
 }
 
 /// Number attribute.
-pub fn n(v: impl ToString) -> AttributeValue {
+pub fn number_value(v: impl ToString) -> AttributeValue {
     AttributeValue::N(v.to_string())
 }
 
 /// Reads a string attribute.
-pub fn get_s<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
+pub fn string_of<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
     item.get(name)
         .and_then(|v| v.as_s().ok())
         .map(String::as_str)
@@ -90,8 +90,8 @@ pub fn item_at<T: Serialize>(pk: &str, sk: &str, value: &T) -> Result<Item> {
     let mut item: Item = serde_dynamo::to_item(value)?;
     // Absent optional fields are stored as missing attributes, not NULLs.
     item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
-    item.insert("pk".into(), s(pk));
-    item.insert("sk".into(), s(sk));
+    item.insert("pk".into(), string_value(pk));
+    item.insert("sk".into(), string_value(sk));
     Ok(item)
 }
 
@@ -104,11 +104,11 @@ pub fn record_item<T: Serialize>(
 ) -> Result<Item> {
     let mut item = item_at(pk, RECORD_SK, record)?;
     if let Some(t) = tenant {
-        item.insert("tenant".into(), s(t));
+        item.insert("tenant".into(), string_value(t));
     }
     for (idx, ipk, isk) in &index.0 {
-        item.insert(idx.pk().into(), s(ipk.clone()));
-        item.insert(idx.sk().into(), s(isk.clone()));
+        item.insert(idx.pk().into(), string_value(ipk.clone()));
+        item.insert(idx.sk().into(), string_value(isk.clone()));
     }
     Ok(item)
 }
@@ -149,8 +149,8 @@ impl Store {
             .client
             .get_item()
             .table_name(&self.table)
-            .key("pk", s(pk))
-            .key("sk", s(sk))
+            .key("pk", string_value(pk))
+            .key("sk", string_value(sk))
             .consistent_read(true)
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
@@ -166,7 +166,7 @@ impl Store {
         tenant: &str,
     ) -> Result<Option<T>> {
         match self.get_item(id, RECORD_SK).await? {
-            Some(item) if get_s(&item, "tenant") == Some(tenant) => Ok(Some(from_item(item)?)),
+            Some(item) if string_of(&item, "tenant") == Some(tenant) => Ok(Some(from_item(item)?)),
             _ => Ok(None),
         }
     }
@@ -182,9 +182,9 @@ impl Store {
                 .query()
                 .table_name(&self.table)
                 .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
-                .expression_attribute_values(":pk", s(pk))
-                .expression_attribute_values(":lo", s(lo))
-                .expression_attribute_values(":hi", s(hi))
+                .expression_attribute_values(":pk", string_value(pk))
+                .expression_attribute_values(":lo", string_value(lo))
+                .expression_attribute_values(":hi", string_value(hi))
                 .consistent_read(true)
                 .set_exclusive_start_key(start)
                 .return_consumed_capacity(ReturnConsumedCapacity::Total)
@@ -212,7 +212,7 @@ impl Store {
         self.batch_get(keys)
             .await?
             .into_iter()
-            .filter(|item| get_s(item, "tenant") == Some(tenant))
+            .filter(|item| string_of(item, "tenant") == Some(tenant))
             .map(from_item)
             .collect()
     }
@@ -232,9 +232,14 @@ impl Store {
         let mut out_items = Vec::new();
         let mut pending: Vec<Item> = keys
             .iter()
-            .map(|(pk, sk)| HashMap::from([("pk".to_string(), s(pk)), ("sk".to_string(), s(sk))]))
+            .map(|(pk, sk)| {
+                HashMap::from([
+                    ("pk".to_string(), string_value(pk)),
+                    ("sk".to_string(), string_value(sk)),
+                ])
+            })
             .collect();
-        let mut attempt = 0;
+        let mut rounds = 0;
         while !pending.is_empty() {
             let ka = KeysAndAttributes::builder()
                 .set_keys(Some(pending))
@@ -259,9 +264,9 @@ impl Store {
                 .and_then(|mut u| u.remove(&self.table))
                 .map(|k| k.keys)
                 .unwrap_or_default();
-            attempt += 1;
+            rounds += 1;
             if !pending.is_empty() {
-                tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
+                tokio::time::sleep(Duration::from_millis(20 * rounds)).await;
             }
         }
         Ok(out_items)

@@ -8,7 +8,7 @@ use base64::Engine;
 
 use crate::error::{Error, Result};
 use crate::store::keys::Index;
-use crate::store::{get_s, s, Item, Store};
+use crate::store::{string_of, string_value, Item, Store};
 
 /// Page size when the caller gives none.
 pub const DEFAULT_LIMIT: usize = 20;
@@ -74,7 +74,7 @@ impl Filter {
         let i = self.values.len();
         self.clauses.push(format!("#f{i} = :f{i}"));
         self.names.insert(format!("#f{i}"), attr.to_string());
-        self.values.insert(format!(":f{i}"), s(value));
+        self.values.insert(format!(":f{i}"), string_value(value));
         self
     }
 
@@ -83,7 +83,8 @@ impl Filter {
         let i = self.values.len();
         self.clauses.push(format!("#f{i} {op} :f{i}"));
         self.names.insert(format!("#f{i}"), attr.to_string());
-        self.values.insert(format!(":f{i}"), super::n(value));
+        self.values
+            .insert(format!(":f{i}"), super::number_value(value));
         self
     }
 
@@ -120,7 +121,7 @@ fn encode_cursor(index: Index, item: &Item) -> Option<String> {
     for name in ["pk", "sk", index.pk(), index.sk()] {
         map.insert(
             name.to_string(),
-            serde_json::Value::String(get_s(item, name)?.to_string()),
+            serde_json::Value::String(string_of(item, name)?.to_string()),
         );
     }
     Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&map).ok()?))
@@ -144,7 +145,7 @@ fn decode_cursor(index: Index, pk: &str, cursor: &str) -> Result<Item> {
     if map.get(index.pk()).map(String::as_str) != Some(pk) {
         return Err(bad());
     }
-    Ok(map.into_iter().map(|(k, v)| (k, s(v))).collect())
+    Ok(map.into_iter().map(|(k, v)| (k, string_value(v))).collect())
 }
 
 impl Store {
@@ -169,21 +170,21 @@ impl Store {
             None => None,
         };
         let mut names = HashMap::from([("#pk".to_string(), q.index.pk().to_string())]);
-        let mut values: Item = HashMap::from([(":pk".to_string(), s(q.pk.clone()))]);
+        let mut values: Item = HashMap::from([(":pk".to_string(), string_value(q.pk.clone()))]);
         let mut key_cond = "#pk = :pk".to_string();
         if let Some((lo, hi)) = &q.sk_between {
             key_cond.push_str(" AND #sk BETWEEN :lo AND :hi");
             names.insert("#sk".into(), q.index.sk().into());
-            values.insert(":lo".into(), s(lo.clone()));
-            values.insert(":hi".into(), s(hi.clone()));
+            values.insert(":lo".into(), string_value(lo.clone()));
+            values.insert(":hi".into(), string_value(hi.clone()));
         }
         let filter_expr = (!q.filter.is_empty()).then(|| q.filter.clauses.join(" AND "));
         names.extend(q.filter.names.clone());
         values.extend(q.filter.values.clone());
 
-        let mut got: Vec<Item> = Vec::new();
+        let mut read: Vec<Item> = Vec::new();
         loop {
-            let remaining = want.saturating_sub(got.len());
+            let remaining = want.saturating_sub(read.len());
             // With a filter, DynamoDB's Limit counts items before filtering: read wider.
             let batch = if filter_expr.is_some() {
                 remaining.clamp(50, 1000)
@@ -206,14 +207,18 @@ impl Store {
                 .send()
                 .await?;
             self.metrics().record_read_total(out.consumed_capacity());
-            got.extend(out.items.unwrap_or_default());
+            read.extend(out.items.unwrap_or_default());
             start = out.last_evaluated_key;
-            if got.len() >= want || start.is_none() {
+            if read.len() >= want || start.is_none() {
                 break;
             }
         }
-        let has_more = got.len() > shown;
-        let items: Vec<Item> = got.into_iter().skip(page.offset).take(page.limit).collect();
+        let has_more = read.len() > shown;
+        let items: Vec<Item> = read
+            .into_iter()
+            .skip(page.offset)
+            .take(page.limit)
+            .collect();
         let next_cursor = if has_more {
             items.last().and_then(|last| encode_cursor(q.index, last))
         } else {
@@ -234,14 +239,14 @@ mod tests {
     #[test]
     fn cursors_round_trip_and_stay_in_their_partition() {
         let item: Item = HashMap::from([
-            ("pk".to_string(), s("cmp_1")),
-            ("sk".to_string(), s("R")),
-            ("gsi1pk".to_string(), s("acct_1#live#CMP")),
-            ("gsi1sk".to_string(), s("cmp_1")),
+            ("pk".to_string(), string_value("cmp_1")),
+            ("sk".to_string(), string_value("R")),
+            ("gsi1pk".to_string(), string_value("acct_1#live#CMP")),
+            ("gsi1sk".to_string(), string_value("cmp_1")),
         ]);
         let c = encode_cursor(Index::Gsi1, &item).unwrap();
         let back = decode_cursor(Index::Gsi1, "acct_1#live#CMP", &c).unwrap();
-        assert_eq!(back.get("gsi1sk"), Some(&s("cmp_1")));
+        assert_eq!(back.get("gsi1sk"), Some(&string_value("cmp_1")));
         assert!(decode_cursor(Index::Gsi1, "acct_2#live#CMP", &c).is_err());
         assert!(decode_cursor(Index::Gsi2, "acct_1#live#CMP", &c).is_err());
         assert!(decode_cursor(Index::Gsi1, "acct_1#live#CMP", "not-a-cursor!").is_err());

@@ -28,15 +28,15 @@ use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
 use crate::store::conversions::{self, index_attributes};
-use crate::store::keys::{self, Index, Kind, RECORD_SK};
+use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::pools::{adjustment_item, touch_pool};
 use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
 use crate::store::work::WorkRange;
 use crate::store::{
-    affiliate_totals, events, from_item, get_s, item_at, n, record_item, rollups, s, IndexKeys,
-    Item, Store,
+    affiliate_totals, events, from_item, item_at, number_value, record_item, rollups, string_of,
+    string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
@@ -79,20 +79,24 @@ pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
     let mut index = IndexKeys::new();
     if p.is_visible() {
         index = index
-            .with(Index::Gsi1, keys::tenant_list(tenant, Kind::Payout), &sk)
+            .with(
+                Index::Gsi1,
+                keys::tenant_list(tenant, ListKind::Payout),
+                &sk,
+            )
             .with(
                 Index::Gsi2,
-                keys::by_campaign(tenant, Kind::Payout, &p.campaign_id),
+                keys::by_campaign(tenant, ListKind::Payout, &p.campaign_id),
                 &sk,
             )
             .with(
                 Index::Gsi3,
-                keys::by_status(tenant, Kind::Payout, p.status.as_str()),
+                keys::by_status(tenant, ListKind::Payout, p.status.as_str()),
                 &sk,
             )
             .with(
                 Index::Gsi4,
-                keys::by_affiliate(tenant, Kind::Payout, &p.affiliate_id),
+                keys::by_affiliate(tenant, ListKind::Payout, &p.affiliate_id),
                 &sk,
             );
     }
@@ -132,14 +136,14 @@ pub struct PayoutFilter {
 /// The query a filter runs: by affiliate, else by status, else every payout.
 pub fn list_query(tenant: &Tenant, f: &PayoutFilter) -> ListQuery {
     let mut q = if let Some(a) = &f.affiliate_id {
-        ListQuery::new(Index::Gsi4, keys::by_affiliate(tenant, Kind::Payout, a))
+        ListQuery::new(Index::Gsi4, keys::by_affiliate(tenant, ListKind::Payout, a))
     } else if let Some(st) = f.status {
         ListQuery::new(
             Index::Gsi3,
-            keys::by_status(tenant, Kind::Payout, st.as_str()),
+            keys::by_status(tenant, ListKind::Payout, st.as_str()),
         )
     } else {
-        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, Kind::Payout))
+        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Payout))
     };
     if f.from.is_some() || f.to.is_some() {
         q.sk_between = Some((
@@ -179,7 +183,7 @@ fn put_transition(
 ) -> Result<()> {
     let when = UpdateExpr::new()
         .when_tenant(&tenant.key())
-        .when_eq("status", s(from.as_str()))
+        .when_eq("status", string_value(from.as_str()))
         .when_absent("work");
     tx.put(Write::Payout, item(tenant, after)?, &when);
     Ok(())
@@ -237,7 +241,7 @@ pub async fn claim_chunk(
                 &["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()],
             )
             .when_tenant(&t)
-            .when_eq("status", s(cv.status.as_str()))
+            .when_eq("status", string_value(cv.status.as_str()))
             .when_absent("payoutId");
         tx.update(Write::Member, &cv.id, RECORD_SK, &u);
         minor += c.to_minor(cv.commission);
@@ -257,12 +261,12 @@ pub async fn claim_chunk(
         adj_minor += c.to_minor(a.amount);
     }
     let counters = UpdateExpr::new()
-        .add("claimed", n(conversions.len()))
-        .add("claimedMinor", n(minor))
-        .add("claimedAdjustments", n(adjustments.len()))
-        .add("claimedAdjustmentMinor", n(adj_minor))
+        .add("claimed", number_value(conversions.len()))
+        .add("claimedMinor", number_value(minor))
+        .add("claimedAdjustments", number_value(adjustments.len()))
+        .add("claimedAdjustmentMinor", number_value(adj_minor))
         .when_tenant(&t)
-        .when_eq("work", s(PayoutWork::Claim.as_str()));
+        .when_eq("work", string_value(PayoutWork::Claim.as_str()));
     tx.update(Write::Payout, &payout.id, RECORD_SK, &counters);
     applied(store.transact(tx).await)
 }
@@ -330,12 +334,15 @@ pub async fn finish_claim(
     let u = UpdateExpr::new()
         .copy_from(&full, &fields)
         .when_tenant(&tenant.key())
-        .when_eq("work", s(PayoutWork::Claim.as_str()))
-        .when_absent_or_eq("claimed", n(before.progress.claimed))
-        .when_absent_or_eq("claimedAdjustments", n(before.progress.claimed_adjustments));
+        .when_eq("work", string_value(PayoutWork::Claim.as_str()))
+        .when_absent_or_eq("claimed", number_value(before.progress.claimed))
+        .when_absent_or_eq(
+            "claimedAdjustments",
+            number_value(before.progress.claimed_adjustments),
+        );
     tx.update(Write::Payout, &after.id, RECORD_SK, &u);
     let lock_sk = keys::claim_lock_sk(after.currency.code());
-    let ours = UpdateExpr::new().when_absent_or_eq("payoutId", s(after.id.clone()));
+    let ours = UpdateExpr::new().when_absent_or_eq("payoutId", string_value(after.id.clone()));
     tx.delete(Write::Lock, &after.affiliate_id, &lock_sk, &ours);
     applied(store.transact(tx).await)
 }
@@ -350,9 +357,9 @@ pub async fn settle_chunk(
 ) -> Result<bool> {
     status_chunk(store, tenant, paid, Some(payout), |tx| {
         let u = UpdateExpr::new()
-            .add("settled", n(paid.len()))
+            .add("settled", number_value(paid.len()))
             .when_tenant(&tenant.key())
-            .when_eq("work", s(PayoutWork::Settle.as_str()));
+            .when_eq("work", string_value(PayoutWork::Settle.as_str()));
         tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
         Ok(())
     })
@@ -403,9 +410,9 @@ async fn status_chunk(
         let mut u = UpdateExpr::new()
             .copy_from(&conversions::item(tenant, after)?, &fields)
             .when_tenant(&t)
-            .when_eq("status", s(before.status.as_str()));
+            .when_eq("status", string_value(before.status.as_str()));
         u = match payout {
-            Some(p) => u.when_eq("payoutId", s(p.id.clone())),
+            Some(p) => u.when_eq("payoutId", string_value(p.id.clone())),
             None => u.when_absent("payoutId"),
         };
         tx.update(Write::Member, &after.id, RECORD_SK, &u);
@@ -434,7 +441,7 @@ pub async fn release_chunk(
         let u = UpdateExpr::new()
             .copy_from(&conversions::item(tenant, &after)?, &fields)
             .when_tenant(&t)
-            .when_eq("payoutId", s(payout.id.clone()));
+            .when_eq("payoutId", string_value(payout.id.clone()));
         tx.update(Write::Member, &cv.id, RECORD_SK, &u);
     }
     for a in adjustments {
@@ -443,13 +450,16 @@ pub async fn release_chunk(
         let u = UpdateExpr::new()
             .copy_from(&adjustment_item(tenant, &after)?, &fields)
             .when_tenant(&t)
-            .when_eq("payoutId", s(payout.id.clone()));
+            .when_eq("payoutId", string_value(payout.id.clone()));
         tx.update(Write::Member, &a.id, RECORD_SK, &u);
     }
     let u = UpdateExpr::new()
-        .add("released", n(conversions.len() + adjustments.len()))
+        .add(
+            "released",
+            number_value(conversions.len() + adjustments.len()),
+        )
         .when_tenant(&t)
-        .when_eq("work", s(PayoutWork::Release.as_str()));
+        .when_eq("work", string_value(PayoutWork::Release.as_str()));
     tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
     touch_pool(
         &mut tx,
@@ -476,9 +486,9 @@ pub async fn finish_work(
     let u = UpdateExpr::new()
         .copy_from(&item(tenant, &done)?, &fields)
         .when_tenant(&tenant.key())
-        .when_eq("work", s(p.work.map_or("", PayoutWork::as_str)))
-        .when_absent_or_eq("settled", n(p.progress.settled))
-        .when_absent_or_eq("released", n(p.progress.released));
+        .when_eq("work", string_value(p.work.map_or("", PayoutWork::as_str)))
+        .when_absent_or_eq("settled", number_value(p.progress.settled))
+        .when_absent_or_eq("released", number_value(p.progress.released));
     let mut tx = store.tx();
     tx.update(Write::Payout, &p.id, RECORD_SK, &u);
     applied(store.transact(tx).await)
@@ -507,16 +517,16 @@ pub async fn members(
         .query_work(partition, range, limit)
         .await?
         .iter()
-        .filter_map(|i| Some((get_s(i, "pk")?.to_string(), RECORD_SK.to_string())))
+        .filter_map(|i| Some((string_of(i, "pk")?.to_string(), RECORD_SK.to_string())))
         .collect();
     let mut conversions = Vec::new();
     let mut adjustments = Vec::new();
     for chunk in keys.chunks(100) {
         for item in store.batch_get(chunk).await? {
-            if get_s(&item, "tenant") != Some(tenant.key().as_str()) {
+            if string_of(&item, "tenant") != Some(tenant.key().as_str()) {
                 continue;
             }
-            match get_s(&item, "pk") {
+            match string_of(&item, "pk") {
                 Some(id) if ids::is_valid(IdKind::Adjustment, id) => {
                     adjustments.push(from_item(item)?)
                 }
@@ -539,7 +549,7 @@ pub async fn with_work(
         .await?;
     let mut out = Vec::new();
     for item in items {
-        let Some(tenant) = get_s(&item, "tenant").and_then(Tenant::from_key) else {
+        let Some(tenant) = string_of(&item, "tenant").and_then(Tenant::from_key) else {
             continue;
         };
         out.push((tenant, from_item(item)?));
@@ -560,12 +570,12 @@ pub async fn due_conversions(
         .query_work(&keys::due_approval(shard), WorkRange::UpTo(&upto), limit)
         .await?
         .iter()
-        .filter_map(|i| Some((get_s(i, "pk")?.to_string(), RECORD_SK.to_string())))
+        .filter_map(|i| Some((string_of(i, "pk")?.to_string(), RECORD_SK.to_string())))
         .collect();
     let mut out = Vec::new();
     for chunk in keys.chunks(100) {
         for item in store.batch_get(chunk).await? {
-            let Some(tenant) = get_s(&item, "tenant").and_then(Tenant::from_key) else {
+            let Some(tenant) = string_of(&item, "tenant").and_then(Tenant::from_key) else {
                 continue;
             };
             out.push((tenant, from_item(item)?));
@@ -598,5 +608,5 @@ pub async fn tenant_of(store: &Store, id: &str) -> Result<Option<Tenant>> {
     Ok(store
         .get_item(id, RECORD_SK)
         .await?
-        .and_then(|item| get_s(&item, "tenant").and_then(Tenant::from_key)))
+        .and_then(|item| string_of(&item, "tenant").and_then(Tenant::from_key)))
 }

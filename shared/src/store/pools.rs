@@ -12,7 +12,7 @@ use crate::store::keys::{self, Index};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::work::WorkRange;
-use crate::store::{get_s, n, record_item, s, IndexKeys, Item, Store};
+use crate::store::{number_value, record_item, string_of, string_value, IndexKeys, Item, Store};
 use crate::timestamp;
 
 /// The item of an adjustment: in its affiliate's pool until a payout nets it.
@@ -37,18 +37,18 @@ pub fn touch_pool<R: Copy>(
 ) {
     let shard = keys::shard_of(affiliate_id);
     let u = UpdateExpr::new()
-        .set("tenant", s(tenant.key()))
-        .set(Index::Gsi5.pk(), s(keys::pools_to_check(shard)))
+        .set("tenant", string_value(tenant.key()))
+        .set(Index::Gsi5.pk(), string_value(keys::pools_to_check(shard)))
         .set(
             Index::Gsi5.sk(),
-            s(format!(
+            string_value(format!(
                 "{}#{affiliate_id}#{}",
                 tenant.key(),
                 currency.code()
             )),
         )
-        .add("touches", n(1))
-        .when_absent_or_eq("tenant", s(tenant.key()));
+        .add("touches", number_value(1))
+        .when_absent_or_eq("tenant", string_value(tenant.key()));
     tx.update(
         role,
         affiliate_id,
@@ -87,7 +87,7 @@ pub async fn pool_markers(store: &Store, shard: u32, limit: usize) -> Result<Vec
     Ok(items
         .iter()
         .filter_map(|i| {
-            let sk = get_s(i, Index::Gsi5.sk())?;
+            let sk = string_of(i, Index::Gsi5.sk())?;
             let mut parts = sk.rsplitn(3, '#');
             let currency = Currency::parse("currency", parts.next()?).ok()?;
             let affiliate_id = parts.next()?.to_string();
@@ -108,7 +108,7 @@ pub async fn clear_marker(store: &Store, m: &PoolMarker) -> Result<()> {
     let u = UpdateExpr::new()
         .remove(Index::Gsi5.pk())
         .remove(Index::Gsi5.sk())
-        .when_eq("touches", n(&m.touches));
+        .when_eq("touches", number_value(&m.touches));
     store
         .update(
             &m.affiliate_id,

@@ -12,7 +12,7 @@ use crate::retry::{retry, Attempt};
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
-use crate::store::{from_item, record_item, s, IndexKeys, Item, Store};
+use crate::store::{from_item, record_item, string_value, IndexKeys, Item, Store};
 use crate::timestamp;
 
 /// Times a multi-identity binding is re-planned after a concurrent writer won a race.
@@ -39,7 +39,7 @@ pub fn apply<R: Copy>(
         }
         ReferralChange::FirstPayment { customer_key, at } => {
             let set = UpdateExpr::new()
-                .set(FIRST_PAYMENT_AT, s(timestamp::format(at)))
+                .set(FIRST_PAYMENT_AT, string_value(timestamp::format(at)))
                 .when_exists()
                 .when_absent(FIRST_PAYMENT_AT);
             tx.update(role, &keys::referral(tenant, customer_key), RECORD_SK, &set);

@@ -27,7 +27,7 @@ use crate::money::Currency;
 use crate::store::keys;
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
-use crate::store::{get_s, n, s, Item, Store};
+use crate::store::{number_value, string_of, string_value, Item, Store};
 
 /// Placeholder of the campaign segment for conversions without a campaign.
 const NO_CAMPAIGN: &str = "-";
@@ -101,11 +101,11 @@ fn add_figures<R: Copy>(
     let pk = keys::rollups(tenant);
     for g in [Granularity::Day, Granularity::Month] {
         let mut update = UpdateExpr::new()
-            .add("revenue", n(f.revenue))
-            .add("commission", n(f.commission))
-            .add("count", n(f.count));
+            .add("revenue", number_value(f.revenue))
+            .add("commission", number_value(f.commission))
+            .add("count", number_value(f.count));
         if let Some(cmp) = &c.campaign_id {
-            update = update.set("campaignId", s(cmp.clone()));
+            update = update.set("campaignId", string_value(cmp.clone()));
         }
         tx.update(role, &pk, &sort_key(g, c, status), &update);
     }
@@ -177,11 +177,11 @@ pub fn moved_many<R: Copy>(
             continue;
         }
         let mut update = UpdateExpr::new()
-            .add("revenue", n(f.revenue))
-            .add("commission", n(f.commission))
-            .add("count", n(f.count));
+            .add("revenue", number_value(f.revenue))
+            .add("commission", number_value(f.commission))
+            .add("count", number_value(f.count));
         if let Some(cmp) = campaign {
-            update = update.set("campaignId", s(cmp));
+            update = update.set("campaignId", string_value(cmp));
         }
         tx.update(role, &pk, &sk, &update);
     }
@@ -199,7 +199,7 @@ fn decimal(item: &Item, name: &str) -> Result<Decimal> {
 
 /// Reads one rollup item back into figures.
 pub fn row(item: &Item) -> Result<RollupRow> {
-    let sk = get_s(item, "sk").unwrap_or_default();
+    let sk = string_of(item, "sk").unwrap_or_default();
     let parts: Vec<&str> = sk.split('#').collect();
     let [_, _, currency, status, campaign] = parts[..] else {
         return Err(Error::internal(format!("malformed rollup key {sk:?}")));
@@ -255,16 +255,16 @@ pub async fn read(
             .query()
             .table_name(store.table())
             .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
-            .expression_attribute_values(":pk", s(keys::rollups(tenant)))
-            .expression_attribute_values(":lo", s(lo.clone()))
-            .expression_attribute_values(":hi", s(hi.clone()))
+            .expression_attribute_values(":pk", string_value(keys::rollups(tenant)))
+            .expression_attribute_values(":lo", string_value(lo.clone()))
+            .expression_attribute_values(":hi", string_value(hi.clone()))
             .consistent_read(true)
             .set_exclusive_start_key(start.take())
             .return_consumed_capacity(ReturnConsumedCapacity::Total);
         if let Some(c) = campaign_id {
             q = q
                 .filter_expression("campaignId = :cmp")
-                .expression_attribute_values(":cmp", s(c));
+                .expression_attribute_values(":cmp", string_value(c));
         }
         let out = q.send().await?;
         store.metrics().record_read_total(out.consumed_capacity());
@@ -287,11 +287,14 @@ mod tests {
     #[test]
     fn rows_read_back_from_their_keys() {
         let item: Item = HashMap::from([
-            ("pk".to_string(), s("ROLLUP#acct_1#test")),
-            ("sk".to_string(), s("D#2026-01-31#USD#PENDING#cmp_1")),
-            ("revenue".to_string(), n("20.29")),
-            ("commission".to_string(), n("2.03")),
-            ("count".to_string(), n("3")),
+            ("pk".to_string(), string_value("ROLLUP#acct_1#test")),
+            (
+                "sk".to_string(),
+                string_value("D#2026-01-31#USD#PENDING#cmp_1"),
+            ),
+            ("revenue".to_string(), number_value("20.29")),
+            ("commission".to_string(), number_value("2.03")),
+            ("count".to_string(), number_value("3")),
         ]);
         let r = row(&item).unwrap();
         assert_eq!(r.currency.code(), "USD");
@@ -300,9 +303,9 @@ mod tests {
         assert_eq!(r.revenue.to_string(), "20.29");
         assert_eq!(r.count, 3);
         let mut none = item.clone();
-        none.insert("sk".into(), s("M#2026-01#EUR#UNATTRIBUTED#-"));
+        none.insert("sk".into(), string_value("M#2026-01#EUR#UNATTRIBUTED#-"));
         assert_eq!(row(&none).unwrap().campaign_id, None);
-        none.insert("sk".into(), s("M#2026-01#EUR"));
+        none.insert("sk".into(), string_value("M#2026-01#EUR"));
         assert!(row(&none).is_err());
     }
 }

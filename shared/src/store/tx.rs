@@ -17,7 +17,7 @@ use aws_sdk_dynamodb::types::{
 
 use crate::error::Error;
 use crate::store::update::UpdateExpr;
-use crate::store::{s, Item, Store};
+use crate::store::{string_value, Item, Store};
 
 /// Most actions DynamoDB takes in one transaction.
 pub const MAX_ACTIONS: usize = 100;
@@ -111,8 +111,8 @@ impl<R: Copy> Tx<R> {
     pub fn update(&mut self, role: R, pk: &str, sk: &str, u: &UpdateExpr) -> &mut Self {
         let built = Update::builder()
             .table_name(&self.table)
-            .key("pk", s(pk))
-            .key("sk", s(sk))
+            .key("pk", string_value(pk))
+            .key("sk", string_value(sk))
             .update_expression(u.expression())
             .set_condition_expression(u.condition())
             .set_expression_attribute_names(u.names())
@@ -128,8 +128,8 @@ impl<R: Copy> Tx<R> {
     pub fn check(&mut self, role: R, pk: &str, sk: &str, when: &UpdateExpr) -> &mut Self {
         let built = ConditionCheck::builder()
             .table_name(&self.table)
-            .key("pk", s(pk))
-            .key("sk", s(sk))
+            .key("pk", string_value(pk))
+            .key("sk", string_value(sk))
             .condition_expression(when.condition().unwrap_or_default())
             .set_expression_attribute_names(when.names())
             .set_expression_attribute_values(when.values())
@@ -143,8 +143,8 @@ impl<R: Copy> Tx<R> {
     pub fn delete(&mut self, role: R, pk: &str, sk: &str, when: &UpdateExpr) -> &mut Self {
         let built = Delete::builder()
             .table_name(&self.table)
-            .key("pk", s(pk))
-            .key("sk", s(sk))
+            .key("pk", string_value(pk))
+            .key("sk", string_value(sk))
             .set_condition_expression(when.condition())
             .set_expression_attribute_names(when.condition().and(when.names()))
             .set_expression_attribute_values(when.condition().and(when.values()))
@@ -219,7 +219,7 @@ impl Store {
             ))));
         }
         let (roles, actions): (Vec<R>, Vec<TransactWriteItem>) = tx.actions.into_iter().unzip();
-        let mut attempt: u32 = 0;
+        let mut tries: u32 = 0;
         loop {
             let res = self
                 .client()
@@ -255,12 +255,12 @@ impl Store {
                 TransactWriteItemsError::TransactionInProgressException(_) => true,
                 _ => false,
             };
-            attempt += 1;
-            if !conflict || attempt >= CONFLICT_ATTEMPTS {
+            tries += 1;
+            if !conflict || tries >= CONFLICT_ATTEMPTS {
                 return Err(TxError::Failed(SdkError::ServiceError(ctx).into()));
             }
             let jitter = rand::random::<u64>() % 20;
-            tokio::time::sleep(Duration::from_millis(10 * u64::from(attempt) + jitter)).await;
+            tokio::time::sleep(Duration::from_millis(10 * u64::from(tries) + jitter)).await;
         }
     }
 }

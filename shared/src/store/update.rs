@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue};
 
 use crate::error::Result;
-use crate::store::{n, s, Item, Store};
+use crate::store::{number_value, string_value, Item, Store};
 
 /// One item's update and the conditions it is applied under: the one way a
 /// conditional write (an UpdateItem, or a transaction's Update, Delete or
@@ -79,7 +79,7 @@ impl UpdateExpr {
     /// Adds one to a numeric attribute (a missing one counts as 0).
     pub fn increment(mut self, attr: &str) -> Self {
         let a = self.name(attr);
-        let (zero, one) = (self.value(n(0)), self.value(n(1)));
+        let (zero, one) = (self.value(number_value(0)), self.value(number_value(1)));
         self.sets
             .push(format!("{a} = if_not_exists({a}, {zero}) + {one}"));
         self
@@ -153,7 +153,7 @@ impl UpdateExpr {
 
     /// Applies only while the record belongs to `tenant` (so it also exists).
     pub fn when_tenant(self, tenant_key: &str) -> Self {
-        self.when_eq("tenant", s(tenant_key))
+        self.when_eq("tenant", string_value(tenant_key))
     }
 
     /// The update expression.
@@ -203,8 +203,8 @@ impl Store {
             .client()
             .update_item()
             .table_name(self.table())
-            .key("pk", s(pk))
-            .key("sk", s(sk))
+            .key("pk", string_value(pk))
+            .key("sk", string_value(sk))
             .update_expression(u.expression())
             .set_condition_expression(u.condition())
             .set_expression_attribute_names(u.names())
@@ -240,10 +240,10 @@ mod tests {
     #[test]
     fn builds_set_remove_and_conditions_with_placeholders() {
         let u = UpdateExpr::new()
-            .set("status", s("ON"))
+            .set("status", string_value("ON"))
             .remove("gsi1pk")
             .increment("version")
-            .when_eq("status", s("OFF"))
+            .when_eq("status", string_value("OFF"))
             .when_tenant("acct_1#test");
         assert_eq!(
             u.expression(),
@@ -251,8 +251,8 @@ mod tests {
         );
         assert_eq!(u.condition().unwrap(), "#a0 = :v3 AND #a3 = :v4");
         assert_eq!(u.names.get("#a0").map(String::as_str), Some("status"));
-        assert_eq!(u.values.get(":v4"), Some(&s("acct_1#test")));
-        let item: Item = HashMap::from([("name".to_string(), s("x"))]);
+        assert_eq!(u.values.get(":v4"), Some(&string_value("acct_1#test")));
+        let item: Item = HashMap::from([("name".to_string(), string_value("x"))]);
         let u = UpdateExpr::new().copy_from(&item, &["name", "website"]);
         assert_eq!(u.expression(), "SET #a0 = :v0 REMOVE #a1");
     }
@@ -260,9 +260,9 @@ mod tests {
     #[test]
     fn builds_counters_first_values_and_alternative_conditions() {
         let u = UpdateExpr::new()
-            .add("count", n(1))
-            .set_if_absent("ttl", n(99))
-            .when_absent_or_below("count", n(3));
+            .add("count", number_value(1))
+            .set_if_absent("ttl", number_value(99))
+            .when_absent_or_below("count", number_value(3));
         assert_eq!(
             u.expression(),
             "SET #a1 = if_not_exists(#a1, :v1) ADD #a0 :v0"
@@ -272,7 +272,7 @@ mod tests {
             "(attribute_not_exists(#a0) OR #a0 < :v2)"
         );
         let u = UpdateExpr::new()
-            .set("firstPaymentAt", s("t"))
+            .set("firstPaymentAt", string_value("t"))
             .when_exists()
             .when_absent("firstPaymentAt");
         assert_eq!(

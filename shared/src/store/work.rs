@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use crate::error::Result;
 use crate::store::keys::Index;
-use crate::store::{s, Item, Store};
+use crate::store::{string_value, Item, Store};
 
 /// Which sort keys of a work partition to read.
 #[derive(Debug, Clone, Copy)]
@@ -30,7 +30,7 @@ impl Store {
     ) -> Result<Vec<Item>> {
         let idx = Index::Gsi5;
         let mut names = HashMap::from([("#pk".to_string(), idx.pk().to_string())]);
-        let mut values: Item = HashMap::from([(":pk".to_string(), s(partition))]);
+        let mut values: Item = HashMap::from([(":pk".to_string(), string_value(partition))]);
         let mut cond = "#pk = :pk".to_string();
         let bound = match range {
             WorkRange::All => None,
@@ -40,7 +40,7 @@ impl Store {
         if let Some((op, v)) = bound {
             cond.push_str(&format!(" AND #sk {op} :v"));
             names.insert("#sk".into(), idx.sk().into());
-            values.insert(":v".into(), s(v));
+            values.insert(":v".into(), string_value(v));
         }
         let mut items = Vec::new();
         let mut start = None;
