@@ -11,7 +11,7 @@ use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::store::conversions::{self, Recorded};
 use shared::store::keys::{DEMO_MARKER, RECORD_SK};
-use shared::store::{accounts, affiliates, assets, campaigns, string_value, Item};
+use shared::store::{accounts, assets, campaigns, enrollments, string_value, Item};
 use shared::validation::Issues;
 use shared::{timestamp, App, Error};
 
@@ -115,7 +115,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
     }))
     .map_err(Error::internal)?;
     let mut active = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
-    affiliates::enroll(&app.store, tenant, &mut active).await?;
+    enrollments::enroll(&app.store, tenant, &mut active).await?;
     let input: SignUp = serde_json::from_value(json!({
         "campaignId": campaign.id, "email": "bob@reviews.example.net",
         "name": "Bob Reviewer", "website": "https://reviews.example.net",
@@ -123,7 +123,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
     }))
     .map_err(Error::internal)?;
     let mut pending = signup::enroll(input, campaign, now)?;
-    affiliates::enroll(&app.store, tenant, &mut pending).await?;
+    enrollments::enroll(&app.store, tenant, &mut pending).await?;
     let input: NewSwipeCopy = serde_json::from_value(json!({
         "name": "Launch week e-mail", "campaignId": campaign.id,
         "body": "Tired of spreadsheets? Try Demo SaaS free for 30 days: https://demo.example.com/?ref=DEMO10",
@@ -209,7 +209,7 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
         }))
         .map_err(Error::internal)?;
         let mut e = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
-        affiliates::enroll(&app.store, tenant, &mut e).await?;
+        enrollments::enroll(&app.store, tenant, &mut e).await?;
         for (i, days) in [60, 45, 30].into_iter().enumerate() {
             let body = json!({"amount": 150 + 50 * i, "currency": "USD", "affiliateCode": code,
                 "externalId": format!("demo-{}-{code}-{i}", tenant.account_id), "conversionType": "SALE",

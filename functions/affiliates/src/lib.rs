@@ -7,7 +7,7 @@ use shared::domain::affiliate::{
 use shared::domain::email::Email;
 use shared::http::{Reply, Router};
 use shared::store::affiliates::{self, AffiliateFilter};
-use shared::store::campaigns;
+use shared::store::{campaigns, enrollments};
 use shared::validation::Issues;
 use shared::{handler, timestamp};
 
@@ -61,7 +61,7 @@ handler!(create, |call| {
         Issues::new(),
     )?;
     campaigns::get(&call.app.store, call.tenant(), &new.affiliate.campaign_id).await?;
-    affiliates::enroll(&call.app.store, call.tenant(), &mut new).await?;
+    enrollments::enroll(&call.app.store, call.tenant(), &mut new).await?;
     Reply::created(AffiliateView::from(&new.affiliate))
 });
 

@@ -5,7 +5,7 @@ use http::Method;
 use shared::domain::signup::{self, SignUp, SignUpView};
 use shared::domain::tenant::Tenant;
 use shared::http::{Handler, Reply};
-use shared::store::{affiliates, campaigns};
+use shared::store::{campaigns, enrollments};
 use shared::{handler, timestamp, Error};
 
 /// The sign-up route.
@@ -32,6 +32,6 @@ handler!(sign_up, |call| {
         });
     }
     let mut new = signup::enroll(input, &campaign, timestamp::now())?;
-    affiliates::enroll(store, &tenant, &mut new).await?;
+    enrollments::enroll(store, &tenant, &mut new).await?;
     Reply::created(SignUpView::from(&new))
 });

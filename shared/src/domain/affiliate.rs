@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::application::{Application, Decision};
 use crate::domain::email::Email;
+use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -124,6 +125,17 @@ pub struct AffiliatePatch {
     pub website: Patch<String>,
     #[serde(default)]
     pub metadata: Patch<MetadataPatch>,
+}
+
+impl Affiliate {
+    /// The affiliate once its application is decided.
+    pub fn decided(&self, decision: &Decision, now: DateTime<Utc>) -> Affiliate {
+        let mut a = self.clone();
+        a.status = AffiliateStatus::after(decision);
+        a.updated_at = now;
+        a.version = self.version + 1;
+        a
+    }
 }
 
 impl AffiliateStatus {
@@ -320,6 +332,13 @@ impl Serialize for TotalsJson<'_> {
             m.serialize_entry(c.code(), &Amount(*d))?;
         }
         m.end()
+    }
+}
+
+impl Affiliate {
+    /// An event of `event_type` carrying this record's API view.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
+        Event::new(event_type, AffiliateView::from(self), now)
     }
 }
 

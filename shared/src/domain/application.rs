@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::domain::event::{Event, EventType};
 use crate::enums::wire_enum;
 use crate::error::{Error, ErrorCode};
 use crate::ids::{new_id, IdKind};
@@ -51,6 +52,14 @@ impl Decision {
         match self {
             Decision::Accept => ApplicationStatus::Accepted,
             Decision::Reject { .. } => ApplicationStatus::Rejected,
+        }
+    }
+
+    /// The event that records the decision.
+    pub fn event_type(&self) -> EventType {
+        match self {
+            Decision::Accept => EventType::ApplicationAccepted,
+            Decision::Reject { .. } => EventType::ApplicationRejected,
         }
     }
 
@@ -166,6 +175,13 @@ impl BulkAccept {
             .into_iter()
             .filter(|id| seen.insert(id.clone()))
             .collect())
+    }
+}
+
+impl Application {
+    /// An event of `event_type` carrying this record's API view.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
+        Event::new(event_type, ApplicationView::from(self), now)
     }
 }
 

@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -154,6 +155,17 @@ impl Asset {
         Ok(a)
     }
 
+    /// FINALIZED -> ARCHIVED (kept, hidden from default lists); another state is 409.
+    pub fn archive(&self, now: DateTime<Utc>) -> Result<Asset, Error> {
+        self.require_finalized("archive")?;
+        let mut a = self.clone();
+        a.status = AssetStatus::Archived;
+        a.archived_at = Some(now);
+        a.updated_at = now;
+        a.version = self.version + 1;
+        Ok(a)
+    }
+
     /// 409 unless the asset is FINALIZED, the one state that allows `action`.
     pub fn require_finalized(&self, action: &'static str) -> Result<(), Error> {
         if self.status == AssetStatus::Finalized {
@@ -165,6 +177,13 @@ impl Asset {
                 action,
             })
         }
+    }
+}
+
+impl Asset {
+    /// An event of `event_type` carrying this record's API view.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
+        Event::new(event_type, AssetView::from(self), now)
     }
 }
 

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -320,6 +321,13 @@ impl Campaign {
     /// Whether the public profile and sign-up accept affiliates.
     pub fn accepts_signups(&self) -> bool {
         self.is_public && self.signup_open
+    }
+}
+
+impl Campaign {
+    /// An event of `event_type` carrying this record's API view.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
+        Event::new(event_type, CampaignView::from(self), now)
     }
 }
 

@@ -6,17 +6,18 @@
 //! The money totals (`earned`, `paid`) live in the affiliate's TOTALS item
 //! (`store::affiliate_totals`), not in the record: reads join the two.
 
-use crate::domain::affiliate::{Affiliate, AffiliatePatch, AffiliateStatus, Enrollment};
+use crate::domain::affiliate::{Affiliate, AffiliatePatch, AffiliateStatus};
 use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
+use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
-use crate::store::update::{UpdateExpr, Updated};
+use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliate_totals, applications, from_item, item_at, number_value, record_item, string_of,
+    affiliate_totals, events, from_item, item_at, number_value, record_item, string_of,
     string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
@@ -27,13 +28,10 @@ enum Write {
     Record,
     EmailGuard,
     CodeGuard,
-    Application,
     /// The removal of a guard the affiliate no longer needs.
     Release,
+    Event,
 }
-
-/// Fresh codes tried when a generated one clashes with an existing code.
-const CODE_ATTEMPTS: usize = 3;
 
 /// Attributes a merchant's update owns. The totals are not record attributes:
 /// the conversion and payout flows keep them in the TOTALS item.
@@ -50,7 +48,7 @@ const EDITABLE: [&str; 10] = [
     "updatedAt",
 ];
 
-fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
+pub(crate) fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
     let index = IndexKeys::new()
         .with(
             Index::Gsi1,
@@ -99,7 +97,7 @@ pub(crate) fn from_parts(
 
 /// A guard item: the tenant and the code's owner. The code guard doubles as
 /// the look-up from a `ref` or `affiliateCode` to its affiliate.
-fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Result<Item> {
+pub(crate) fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Result<Item> {
     let owner = CodeOwner {
         affiliate_id: a.id.clone(),
         campaign_id: a.campaign_id.clone(),
@@ -123,48 +121,16 @@ pub async fn resolve_code(store: &Store, tenant: &Tenant, code: &str) -> Result<
     }
 }
 
-fn email_guard(tenant: &Tenant, a: &Affiliate) -> String {
+pub(crate) fn email_guard(tenant: &Tenant, a: &Affiliate) -> String {
     keys::email_guard(tenant, &a.campaign_id, &a.email.lower())
 }
 
-fn duplicate_email() -> Error {
+pub(crate) fn duplicate_email() -> Error {
     Error::AlreadyExists("an affiliate with this email already exists in this campaign".into())
 }
 
-fn duplicate_code(code: &AffiliateCode) -> Error {
+pub(crate) fn duplicate_code(code: &AffiliateCode) -> Error {
     Error::AlreadyExists(format!("the affiliate code {} is taken", code.as_str()))
-}
-
-/// Stores a new affiliate, its two guards and its application (if any) in one
-/// transaction. A clashing generated code is replaced; anything else that
-/// clashes is ALREADY_EXISTS.
-pub async fn enroll(store: &Store, tenant: &Tenant, e: &mut Enrollment) -> Result<()> {
-    let mut attempt = 1;
-    loop {
-        let a = &e.affiliate;
-        let mut tx = store.tx();
-        tx.put_new(Write::Record, item(tenant, a)?)
-            .put_new(Write::EmailGuard, guard(email_guard(tenant, a), tenant, a)?)
-            .put_new(
-                Write::CodeGuard,
-                guard(keys::code_guard(tenant, a.code.as_str()), tenant, a)?,
-            );
-        if let Some(app) = &e.application {
-            tx.put_new(Write::Application, applications::item(tenant, app)?);
-        }
-        match store.transact(tx).await {
-            Ok(()) => return Ok(()),
-            Err(err) if err.failed(Write::EmailGuard) => return Err(duplicate_email()),
-            Err(err) if err.failed(Write::CodeGuard) => {
-                if !e.code_generated || attempt >= CODE_ATTEMPTS {
-                    return Err(duplicate_code(&e.affiliate.code));
-                }
-                e.affiliate.code = AffiliateCode::generate();
-                attempt += 1;
-            }
-            Err(err) => return Err(err.into_error()),
-        }
-    }
 }
 
 /// The tenant's affiliate with its totals, or NOT_FOUND: the record and the
@@ -191,6 +157,37 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Affiliate> 
     }
 }
 
+/// Several affiliates of the tenant with their totals, by id: their records
+/// and their TOTALS items read at once (two batches, one round trip).
+pub async fn get_many(
+    store: &Store,
+    tenant: &Tenant,
+    ids: &[&str],
+) -> Result<std::collections::HashMap<String, Affiliate>> {
+    let tenant_key = tenant.key();
+    let keys: Vec<(String, String)> = ids
+        .iter()
+        .map(|id| (id.to_string(), RECORD_SK.to_string()))
+        .collect();
+    let (records, totals) = tokio::join!(
+        store.batch_get(&keys),
+        affiliate_totals::read_many(store, ids)
+    );
+    let totals = totals?;
+    let mut out = std::collections::HashMap::new();
+    for record in records? {
+        if string_of(&record, "tenant") != Some(tenant_key.as_str()) {
+            continue;
+        }
+        let Some(id) = string_of(&record, "pk").map(str::to_string) else {
+            continue;
+        };
+        let a = from_parts(record, totals.get(&id), &tenant_key)?;
+        out.insert(id, a);
+    }
+    Ok(out)
+}
+
 /// Writes a merchant's update if nobody changed the affiliate since `old` was
 /// read (false when somebody did). A changed e-mail or code swaps its guard in
 /// the same transaction; a taken one is ALREADY_EXISTS.
@@ -209,12 +206,10 @@ pub async fn replace(
         .when_eq("version", number_value(old.version));
     let email_changed = new.email.lower() != old.email.lower();
     let code_changed = new.code.lower() != old.code.lower();
-    if !email_changed && !code_changed {
-        let done = store.update(&new.id, RECORD_SK, &update).await?;
-        return Ok(matches!(done, Updated::Applied(_)));
-    }
     let mut tx = store.tx();
     tx.update(Write::Record, &new.id, RECORD_SK, &update);
+    let updated = new.event(EventType::AffiliateUpdated, new.updated_at)?;
+    events::append(&mut tx, Write::Event, tenant, &updated)?;
     // The old guard goes only if it is still ours, so a stale read can never
     // release another affiliate's e-mail or code.
     let ours = UpdateExpr::new().when_absent_or_eq("affiliateId", string_value(old.id.clone()));

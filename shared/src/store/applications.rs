@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 
-use crate::domain::affiliate::AffiliateStatus;
+use crate::domain::affiliate::Affiliate;
 use crate::domain::application::{Application, ApplicationStatus, Decision};
+use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -13,18 +14,21 @@ use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
-use crate::store::{from_item, record_item, string_of, string_value, IndexKeys, Item, Store};
+use crate::store::{
+    affiliates, events, from_item, record_item, string_of, string_value, IndexKeys, Item, Store,
+};
 use crate::timestamp;
 
-/// Applications accepted per transaction in a bulk accept: two updates each,
-/// within DynamoDB's 100 actions per transaction.
-const BULK_CHUNK: usize = 50;
+/// Applications accepted per transaction in a bulk accept: two updates and
+/// two events each, within DynamoDB's 100 actions per transaction.
+const BULK_CHUNK: usize = 25;
 
 /// The role of each action of a decision's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Write {
     Application,
     Affiliate,
+    Event,
 }
 
 pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
@@ -75,7 +79,8 @@ pub async fn decide(
 }
 
 /// Decides an application already read: the application and its affiliate
-/// change in one transaction, conditioned on the application still being PENDING.
+/// change in one transaction with their events, conditioned on the
+/// application still being PENDING.
 pub async fn decide_loaded(
     store: &Store,
     tenant: &Tenant,
@@ -83,7 +88,9 @@ pub async fn decide_loaded(
     decision: &Decision,
 ) -> Result<Application> {
     // A decided application fails here without spending a write.
-    let (decided, tx) = decision_tx(store, tenant, app, decision, timestamp::now())?;
+    app.decide(decision, timestamp::now())?;
+    let affiliate = affiliates::get(store, tenant, &app.affiliate_id).await?;
+    let (decided, tx) = decision_tx(store, tenant, app, &affiliate, decision, timestamp::now())?;
     let t = tenant.key();
     match store.transact(tx).await {
         Ok(()) => Ok(decided),
@@ -97,57 +104,64 @@ pub async fn decide_loaded(
     }
 }
 
-/// The decided application and the two updates that make it so: the
-/// application (conditioned on still being PENDING) and its affiliate.
+/// The decided application and what makes it so: the application
+/// (conditioned on still being PENDING), its affiliate, and both events.
 fn decision_tx(
     store: &Store,
     tenant: &Tenant,
     app: &Application,
+    affiliate: &Affiliate,
     decision: &Decision,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<(Application, Tx<Write>)> {
     let decided = app.decide(decision, now)?;
+    let after = affiliate.decided(decision, now);
     let t = tenant.key();
-    let ts = string_value(timestamp::format(&now));
-    let mut app_update = UpdateExpr::new()
-        .set("status", string_value(decided.status.as_str()))
-        .set("updatedAt", ts.clone())
-        .set("decidedAt", ts.clone())
-        .set(
-            Index::Gsi3.pk(),
-            string_value(keys::by_status(
-                tenant,
-                ListKind::Application,
-                decided.status.as_str(),
-            )),
+    let app_update = UpdateExpr::new()
+        .copy_from(
+            &item(tenant, &decided)?,
+            &[
+                "status",
+                "updatedAt",
+                "decidedAt",
+                "reason",
+                Index::Gsi3.pk(),
+            ],
         )
         .when_tenant(&t)
         .when_eq("status", string_value(ApplicationStatus::Pending.as_str()));
-    if let Some(r) = &decided.reason {
-        app_update = app_update.set("reason", string_value(r.clone()));
-    }
-    let aff_status = AffiliateStatus::after(decision).as_str();
     let aff_update = UpdateExpr::new()
-        .set("status", string_value(aff_status))
-        .set("updatedAt", ts)
-        .set(
-            Index::Gsi3.pk(),
-            string_value(keys::by_status(tenant, ListKind::Affiliate, aff_status)),
+        .copy_from(
+            &affiliates::item(tenant, &after)?,
+            &["status", "updatedAt", Index::Gsi3.pk()],
         )
         .increment("version")
         .when_tenant(&t);
     let mut tx = store.tx();
     tx.update(Write::Application, &app.id, RECORD_SK, &app_update)
         .update(Write::Affiliate, &app.affiliate_id, RECORD_SK, &aff_update);
+    events::append(
+        &mut tx,
+        Write::Event,
+        tenant,
+        &decided.event(decision.event_type(), now)?,
+    )?;
+    events::append(
+        &mut tx,
+        Write::Event,
+        tenant,
+        &after.event(EventType::AffiliateUpdated, now)?,
+    )?;
     Ok((decided, tx))
 }
 
 /// Accepts each id on its own (they were de-duplicated by the caller) and
 /// returns one result per id, in the order given. One strongly consistent
-/// batch read, then the pending applications are accepted in transactions of
-/// up to [`BULK_CHUNK`] (two updates each); a chunk that does not apply as a
-/// whole (an application decided meanwhile, a conflict) is retried one
-/// application per transaction, so each id still succeeds or fails on its own.
+/// batch read of the applications and one of their affiliates, then the
+/// pending applications are accepted in transactions of up to [`BULK_CHUNK`];
+/// a chunk that does not apply as a whole (an application decided meanwhile,
+/// a conflict) is retried one application per transaction, so each id still
+/// succeeds or fails on its own.
 pub async fn bulk_accept(
     store: &Store,
     tenant: &Tenant,
@@ -164,21 +178,52 @@ pub async fn bulk_accept(
         .into_iter()
         .map(|app| (app.id.clone(), app))
         .collect();
+    let affiliate_ids: Vec<&str> = found.values().map(|a| a.affiliate_id.as_str()).collect();
+    let people = affiliates::get_many(store, tenant, &affiliate_ids).await?;
     let now = timestamp::now();
     let mut results: Vec<Option<Result<Application>>> = Vec::with_capacity(ids.len());
-    let mut pending: Vec<(usize, Application, Application, Tx<Write>)> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
     for (i, id) in ids.iter().enumerate() {
-        match found.remove(id) {
-            None => results.push(Some(Err(Error::NotFound("application")))),
-            Some(app) => match decision_tx(store, tenant, &app, &Decision::Accept, now) {
-                Err(e) => results.push(Some(Err(e))),
-                Ok((decided, tx)) => {
-                    results.push(None);
-                    pending.push((i, app, decided, tx));
-                }
-            },
+        let Some(app) = found.remove(id) else {
+            results.push(Some(Err(Error::NotFound("application"))));
+            continue;
+        };
+        let Some(affiliate) = people.get(&app.affiliate_id) else {
+            results.push(Some(Err(Error::internal(
+                "application without its affiliate",
+            ))));
+            continue;
+        };
+        match decision_tx(store, tenant, &app, affiliate, &Decision::Accept, now) {
+            Err(e) => results.push(Some(Err(e))),
+            Ok((decided, tx)) => {
+                results.push(None);
+                pending.push((i, app, decided, tx));
+            }
         }
     }
+    commit_bulk(store, tenant, pending, &mut results).await;
+    Ok(ids
+        .into_iter()
+        .zip(results)
+        .map(|(id, r)| {
+            let r = r.unwrap_or_else(|| Err(Error::internal("bulk accept lost a result")));
+            (id, r)
+        })
+        .collect())
+}
+
+/// An application to accept: its position, as read, as decided, its actions.
+type Pending = (usize, Application, Application, Tx<Write>);
+
+/// Commits bulk-accept decisions chunk by chunk, falling back to one
+/// transaction per application for a chunk that fails as a whole.
+async fn commit_bulk(
+    store: &Store,
+    tenant: &Tenant,
+    pending: Vec<Pending>,
+    results: &mut [Option<Result<Application>>],
+) {
     for chunk in pending.chunks(BULK_CHUNK) {
         let mut tx = store.tx();
         for (_, _, _, one) in chunk {
@@ -194,14 +239,6 @@ pub async fn bulk_accept(
             results[*i] = Some(decide_loaded(store, tenant, app, &Decision::Accept).await);
         }
     }
-    Ok(ids
-        .into_iter()
-        .zip(results)
-        .map(|(id, r)| {
-            let r = r.unwrap_or_else(|| Err(Error::internal("bulk accept lost a result")));
-            (id, r)
-        })
-        .collect())
 }
 
 /// List filters; each is served by an index, the rest by a filter on that Query.

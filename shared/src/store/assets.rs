@@ -3,20 +3,29 @@
 //! they stay reachable by id and through the status index (GSI3).
 
 use crate::domain::asset::{Asset, AssetPatch, AssetStatus, AssetType};
+use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
-use crate::store::keys::{self, Index, ListKind, RECORD_SK};
+use crate::store::keys::{self, Index, ListKind};
 use crate::store::page::{ListQuery, Page, PageRequest};
-use crate::store::update::{UpdateExpr, Updated};
+use crate::store::update::UpdateExpr;
 use crate::store::{
-    from_item, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
+    events, from_item, number_value, record_item, string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
 /// Attributes a PATCH owns.
-const EDITABLE: [&str; 5] = ["name", "body", "metadata", "version", "updatedAt"];
+const EDITABLE: [&str; 7] = [
+    "name",
+    "body",
+    "metadata",
+    "status",
+    "archivedAt",
+    "version",
+    "updatedAt",
+];
 
 fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
     let mut index = IndexKeys::new();
@@ -42,9 +51,10 @@ fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
     record_item(&a.id, Some(&tenant.key()), a, &index)
 }
 
-/// Stores a new asset.
+/// Stores a new asset with its `asset.created` event.
 pub async fn insert(store: &Store, tenant: &Tenant, a: &Asset) -> Result<()> {
-    if store.put_new(item(tenant, a)?).await? {
+    let created = a.event(EventType::AssetCreated, a.created_at)?;
+    if events::put_new_with(store, tenant, item(tenant, a)?, &created).await? {
         Ok(())
     } else {
         Err(Error::internal("asset id collision"))
@@ -65,13 +75,29 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
 /// Writes an edit if the asset is unchanged since `old` was read and still
 /// FINALIZED; false when somebody changed it meanwhile.
 pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -> Result<bool> {
+    replace_with(store, tenant, new, old, EventType::AssetUpdated).await
+}
+
+/// Writes a changed asset and its event if the asset is as `old` was read;
+/// false when somebody changed it meanwhile.
+async fn replace_with(
+    store: &Store,
+    tenant: &Tenant,
+    new: &Asset,
+    old: &Asset,
+    t: EventType,
+) -> Result<bool> {
+    let mut fields = EDITABLE.to_vec();
+    fields.extend(Index::attributes());
     let update = UpdateExpr::new()
-        .copy_from(&item(tenant, new)?, &EDITABLE)
+        .copy_from(&item(tenant, new)?, &fields)
         .when_tenant(&tenant.key())
         .when_eq("version", number_value(old.version))
-        .when_eq("status", string_value(AssetStatus::Finalized.as_str()));
-    let done = store.update(&new.id, RECORD_SK, &update).await?;
-    Ok(matches!(done, Updated::Applied(_)))
+        .when_eq("status", string_value(old.status.as_str()));
+    let event = new.event(t, new.updated_at)?;
+    Ok(events::update_with(store, tenant, &new.id, &update, &event)
+        .await?
+        .is_ok())
 }
 
 /// Applies a merchant's edit to the current asset, reading it again when
@@ -89,41 +115,21 @@ pub async fn update(store: &Store, tenant: &Tenant, id: &str, patch: &AssetPatch
     .await
 }
 
-/// Soft-deletes a FINALIZED asset in one conditional write and returns it as
-/// archived; another state is INVALID_STATE, another tenant NOT_FOUND.
+/// Soft-deletes a FINALIZED asset (`Asset::archive`) with its
+/// `asset.archived` event, conditioned on the asset as it was read.
 pub async fn archive(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
-    if !ids::is_valid(IdKind::Asset, id) {
-        return Err(Error::NotFound("asset"));
-    }
-    let t = tenant.key();
-    let ts = string_value(timestamp::format(&timestamp::now()));
-    let archived = AssetStatus::Archived.as_str();
-    let update = UpdateExpr::new()
-        .set("status", string_value(archived))
-        .set("archivedAt", ts.clone())
-        .set("updatedAt", ts)
-        .set(
-            Index::Gsi3.pk(),
-            string_value(keys::by_status(tenant, ListKind::Asset, archived)),
+    retry_on_conflict(UPDATE_ATTEMPTS, "asset", move || async move {
+        let current = get(store, tenant, id).await?;
+        let archived = current.archive(timestamp::now())?;
+        Ok(
+            if replace_with(store, tenant, &archived, &current, EventType::AssetArchived).await? {
+                Attempt::Done(archived)
+            } else {
+                Attempt::Conflict
+            },
         )
-        .increment("version")
-        .remove(Index::Gsi1.pk())
-        .remove(Index::Gsi1.sk())
-        .remove(Index::Gsi2.pk())
-        .remove(Index::Gsi2.sk())
-        .when_tenant(&t)
-        .when_eq("status", string_value(AssetStatus::Finalized.as_str()));
-    match store.update(id, RECORD_SK, &update).await? {
-        Updated::Applied(item) => from_item(item),
-        Updated::Refused(Some(old)) if string_of(&old, "tenant") == Some(t.as_str()) => {
-            Err(Error::InvalidState {
-                resource: "asset",
-                current: string_of(&old, "status").unwrap_or("UNKNOWN").to_string(),
-                action: "archive",
-            })
-        }
-        Updated::Refused(_) => Err(Error::NotFound("asset")),
-    }
+    })
+    .await
 }
 
 /// List filters. Without a status, archived assets are left out.

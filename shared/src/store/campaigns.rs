@@ -1,16 +1,17 @@
 //! Campaign records.
 
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
-
 use crate::domain::campaign::{Campaign, CampaignPatch};
+use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
-use crate::store::{from_item, record_item, string_of, string_value, IndexKeys, Item, Store};
+use crate::store::update::UpdateExpr;
+use crate::store::{
+    events, from_item, record_item, string_of, string_value, IndexKeys, Item, Store,
+};
 use crate::timestamp;
 
 fn item(tenant: &Tenant, c: &Campaign) -> Result<Item> {
@@ -22,9 +23,10 @@ fn item(tenant: &Tenant, c: &Campaign) -> Result<Item> {
     record_item(&c.id, Some(&tenant.key()), c, &index)
 }
 
-/// Stores a new campaign.
+/// Stores a new campaign with its `campaign.created` event.
 pub async fn insert(store: &Store, tenant: &Tenant, c: &Campaign) -> Result<()> {
-    if store.put_new(item(tenant, c)?).await? {
+    let created = c.event(EventType::CampaignCreated, c.created_at)?;
+    if events::put_new_with(store, tenant, item(tenant, c)?, &created).await? {
         Ok(())
     } else {
         Err(Error::internal("campaign id collision"))
@@ -56,37 +58,20 @@ pub async fn get_with_tenant(store: &Store, id: &str) -> Result<Option<(Campaign
     }
 }
 
-/// Writes an updated campaign if nobody changed it since `previous` was read;
-/// false when somebody did.
+/// Writes an updated campaign and its `campaign.updated` event if nobody
+/// changed it since `previous` was read; false when somebody did.
 pub async fn replace(
     store: &Store,
     tenant: &Tenant,
     c: &Campaign,
     previous: &Campaign,
 ) -> Result<bool> {
-    let res = store
-        .client()
-        .put_item()
-        .table_name(store.table())
-        .set_item(Some(item(tenant, c)?))
-        .condition_expression("#t = :t AND #u = :u")
-        .expression_attribute_names("#t", "tenant")
-        .expression_attribute_names("#u", "updatedAt")
-        .expression_attribute_values(":t", string_value(tenant.key()))
-        .expression_attribute_values(":u", string_value(timestamp::format(&previous.updated_at)))
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await;
-    match res {
-        Ok(out) => {
-            store.metrics().record_write_total(out.consumed_capacity());
-            Ok(true)
-        }
-        Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
-            Ok(false)
-        }
-        Err(e) => Err(e.into()),
-    }
+    let when = UpdateExpr::new().when_tenant(&tenant.key()).when_eq(
+        "updatedAt",
+        string_value(timestamp::format(&previous.updated_at)),
+    );
+    let updated = c.event(EventType::CampaignUpdated, c.updated_at)?;
+    events::put_with(store, tenant, item(tenant, c)?, &when, &updated).await
 }
 
 /// Applies a merchant's edit to the current campaign, reading it again when

@@ -105,11 +105,6 @@ pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
     }
 }
 
-/// Every index attribute, for updates that re-derive a record's index entries.
-pub fn index_attributes() -> Vec<&'static str> {
-    Index::ALL.iter().flat_map(|i| [i.pk(), i.sk()]).collect()
-}
-
 /// The GSI3 partition of conversions in a status. A status change must set
 /// `gsi3pk` to this (the sort key stays).
 pub fn status_partition(tenant: &Tenant, status: ConversionStatus) -> String {
@@ -531,7 +526,7 @@ async fn try_reverse(
     let after = item(tenant, &r.reversed)?;
     let change = held
         .copy_from(&after, &REVERSAL_FIELDS)
-        .copy_from(&after, &index_attributes())
+        .copy_from(&after, &Index::attributes())
         .when_tenant(&tenant_key)
         .when_eq(STATUS, string_value(r.from.as_str()));
     tx.update(A::Conversion, &c.id, RECORD_SK, &change);

@@ -133,3 +133,61 @@ pub async fn list(
         .await?
         .try_map(|item| from_stored(item).map(|(_, e)| e))
 }
+
+/// The role of each action of a one-record change and its event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Record,
+    Event,
+}
+
+/// Stores a new record and its event in one transaction; false when an item
+/// with the record's key exists.
+pub async fn put_new_with(store: &Store, tenant: &Tenant, record: Item, e: &Event) -> Result<bool> {
+    let mut tx = store.tx();
+    tx.put_new(Change::Record, record);
+    append(&mut tx, Change::Event, tenant, e)?;
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(err) if err.failed(Change::Record) => Ok(false),
+        Err(err) => Err(err.into_error()),
+    }
+}
+
+/// Applies a conditional update of one record and its event in one
+/// transaction; the record as it was when the condition failed, if it did.
+pub async fn update_with(
+    store: &Store,
+    tenant: &Tenant,
+    pk: &str,
+    update: &crate::store::update::UpdateExpr,
+    e: &Event,
+) -> Result<Result<(), Option<Item>>> {
+    let mut tx = store.tx();
+    tx.update(Change::Record, pk, keys::RECORD_SK, update);
+    append(&mut tx, Change::Event, tenant, e)?;
+    match store.transact(tx).await {
+        Ok(()) => Ok(Ok(())),
+        Err(err) if err.failed(Change::Record) => Ok(Err(err.old_item(Change::Record).cloned())),
+        Err(err) => Err(err.into_error()),
+    }
+}
+
+/// Puts a whole record under a condition, with its event, in one
+/// transaction; false when the condition failed.
+pub async fn put_with(
+    store: &Store,
+    tenant: &Tenant,
+    record: Item,
+    when: &crate::store::update::UpdateExpr,
+    e: &Event,
+) -> Result<bool> {
+    let mut tx = store.tx();
+    tx.put(Change::Record, record, when);
+    append(&mut tx, Change::Event, tenant, e)?;
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(err) if err.failed(Change::Record) => Ok(false),
+        Err(err) => Err(err.into_error()),
+    }
+}

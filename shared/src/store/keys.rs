@@ -42,6 +42,11 @@ impl Index {
         Index::Gsi5,
     ];
 
+    /// Every index key attribute, for updates that re-derive a record's index entries.
+    pub fn attributes() -> Vec<&'static str> {
+        Self::ALL.iter().flat_map(|i| [i.pk(), i.sk()]).collect()
+    }
+
     /// The index name.
     pub fn name(self) -> &'static str {
         match self {

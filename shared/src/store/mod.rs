@@ -9,6 +9,7 @@ pub mod campaigns;
 pub mod clicks;
 pub mod conversions;
 pub mod counters;
+pub mod enrollments;
 pub mod events;
 pub mod files;
 pub mod keys;

@@ -27,7 +27,7 @@ use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
-use crate::store::conversions::{self, index_attributes};
+use crate::store::conversions;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::pools::{adjustment_item, touch_pool};
@@ -330,7 +330,7 @@ pub async fn finish_claim(
         "updatedAt",
         "work",
     ];
-    fields.extend(index_attributes());
+    fields.extend(Index::attributes());
     let u = UpdateExpr::new()
         .copy_from(&full, &fields)
         .when_tenant(&tenant.key())
@@ -405,7 +405,7 @@ async fn status_chunk(
     let mut tx = store.tx();
     let t = tenant.key();
     let mut fields = vec!["status", "updatedAt"];
-    fields.extend(index_attributes());
+    fields.extend(Index::attributes());
     for (before, after) in changes {
         let mut u = UpdateExpr::new()
             .copy_from(&conversions::item(tenant, after)?, &fields)
@@ -482,7 +482,7 @@ pub async fn finish_work(
     done.work = None;
     done.updated_at = now;
     let mut fields = vec!["work", "updatedAt"];
-    fields.extend(index_attributes());
+    fields.extend(Index::attributes());
     let u = UpdateExpr::new()
         .copy_from(&item(tenant, &done)?, &fields)
         .when_tenant(&tenant.key())

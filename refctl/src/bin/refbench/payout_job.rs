@@ -52,7 +52,7 @@ async fn programme(app: &App) -> Programme {
             shared::validation::Issues::new(),
         )
         .unwrap();
-        shared::store::affiliates::enroll(&app.store, &tenant, &mut e)
+        shared::store::enrollments::enroll(&app.store, &tenant, &mut e)
             .await
             .unwrap();
         affiliates.push(e.affiliate.id);
