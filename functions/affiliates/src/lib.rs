@@ -66,13 +66,13 @@ handler!(create, |call| {
 });
 
 handler!(get, |call| {
-    let affiliate = affiliates::get(&call.app.store, call.tenant(), call.param("id")).await?;
+    let affiliate = affiliates::get(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(AffiliateView::from(&affiliate))
 });
 
 handler!(update, |call| {
     let patch: AffiliatePatch = call.json()?;
     let updated =
-        affiliates::update(&call.app.store, call.tenant(), call.param("id"), &patch).await?;
+        affiliates::update(&call.app.store, call.tenant(), call.param("id")?, &patch).await?;
     Reply::ok(AffiliateView::from(&updated))
 });

@@ -40,7 +40,7 @@ handler!(list, |call| {
 });
 
 handler!(get, |call| {
-    let app = applications::get(&call.app.store, call.tenant(), call.param("id")).await?;
+    let app = applications::get(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(ApplicationView::from(&app))
 });
 
@@ -49,7 +49,7 @@ handler!(accept, |call| {
     let app = applications::decide(
         &call.app.store,
         call.tenant(),
-        call.param("id"),
+        call.param("id")?,
         &Decision::Accept,
     )
     .await?;
@@ -59,7 +59,7 @@ handler!(accept, |call| {
 handler!(reject, |call| {
     let decision = call.json::<RejectApplication>()?.into_decision()?;
     let app =
-        applications::decide(&call.app.store, call.tenant(), call.param("id"), &decision).await?;
+        applications::decide(&call.app.store, call.tenant(), call.param("id")?, &decision).await?;
     Reply::ok(ApplicationView::from(&app))
 });
 

@@ -46,17 +46,17 @@ handler!(list, |call| {
 });
 
 handler!(get, |call| {
-    let asset = assets::get(&call.app.store, call.tenant(), call.param("id")).await?;
+    let asset = assets::get(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(AssetView::from(&asset))
 });
 
 handler!(update, |call| {
     let patch: AssetPatch = call.json()?;
-    let updated = assets::update(&call.app.store, call.tenant(), call.param("id"), &patch).await?;
+    let updated = assets::update(&call.app.store, call.tenant(), call.param("id")?, &patch).await?;
     Reply::ok(AssetView::from(&updated))
 });
 
 handler!(archive, |call| {
-    let asset = assets::archive(&call.app.store, call.tenant(), call.param("id")).await?;
+    let asset = assets::archive(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(AssetView::from(&asset))
 });

@@ -32,13 +32,13 @@ handler!(create, |call| {
 });
 
 handler!(get, |call| {
-    let campaign = campaigns::get(&call.app.store, call.tenant(), call.param("id")).await?;
+    let campaign = campaigns::get(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(CampaignView::from(&campaign))
 });
 
 handler!(update, |call| {
     let patch: CampaignPatch = call.json()?;
     let updated =
-        campaigns::update(&call.app.store, call.tenant(), call.param("id"), &patch).await?;
+        campaigns::update(&call.app.store, call.tenant(), call.param("id")?, &patch).await?;
     Reply::ok(CampaignView::from(&updated))
 });

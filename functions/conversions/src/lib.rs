@@ -137,7 +137,7 @@ handler!(summary, |call| {
 });
 
 handler!(get, |call| {
-    let c = conversions::get(&call.app.store, call.tenant(), call.param("id")).await?;
+    let c = conversions::get(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(ConversionView::from(&c))
 });
 
@@ -146,7 +146,7 @@ handler!(reverse, |call| {
     let c = conversions::reverse(
         &call.app.store,
         call.tenant(),
-        call.param("id"),
+        call.param("id")?,
         reason,
         timestamp::now(),
     )

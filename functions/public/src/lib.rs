@@ -5,7 +5,7 @@ use http::Method;
 use shared::domain::campaign::PublicCampaignView;
 use shared::http::{Reply, Router};
 use shared::store::campaigns;
-use shared::{handler, Error};
+use shared::{public_handler, Error};
 
 mod signup;
 mod tracking;
@@ -28,14 +28,14 @@ pub fn router() -> Router {
     Router::new(routes)
 }
 
-handler!(public_campaign, |call| {
-    match campaigns::get_with_tenant(&call.app.store, call.param("id")).await? {
+public_handler!(public_campaign, |call| {
+    match campaigns::get_with_tenant(&call.app.store, call.param("id")?).await? {
         Some((c, _)) if c.is_public => Reply::ok(PublicCampaignView::from(&c)),
         _ => Err(Error::NotFound("campaign")),
     }
 });
 
-handler!(openapi, |_call| {
+public_handler!(openapi, |_call| {
     Ok(Reply::raw(
         200,
         "application/json",

@@ -6,14 +6,14 @@ use shared::domain::signup::{self, SignUp, SignUpView};
 use shared::domain::tenant::Tenant;
 use shared::http::{Handler, Reply};
 use shared::store::{campaigns, enrollments};
-use shared::{handler, timestamp, Error};
+use shared::{public_handler, timestamp, Error};
 
 /// The sign-up route.
 pub fn routes() -> Vec<(Method, &'static str, Handler)> {
     vec![(Method::POST, "/api/v1/affiliates/signup", sign_up)]
 }
 
-handler!(sign_up, |call| {
+public_handler!(sign_up, |call| {
     let input: SignUp = call.json()?;
     let store = &call.app.store;
     let (campaign, tenant) = match campaigns::get_with_tenant(store, &input.campaign_id).await? {

@@ -8,7 +8,7 @@ use shared::domain::tracking::{Click, ClickIds, ClickRequest, IdentifyRequest};
 use shared::http::{Handler, Reply};
 use shared::store::clicks;
 use shared::store::referrals::{self, Binding};
-use shared::{handler, timestamp, Error};
+use shared::{public_handler, timestamp, Error};
 
 /// The tracking routes.
 pub fn routes() -> Vec<(Method, &'static str, Handler)> {
@@ -37,7 +37,7 @@ struct IdentifyView {
 // one of its affiliates; then one PutItem. Reads: the campaign (it names the
 // tenant), then the code guard under that tenant, both through the process's
 // lookup cache (`shared::lookups`: at most 60 s stale).
-handler!(click, |call| {
+public_handler!(click, |call| {
     let body: ClickRequest = call.json()?;
     body.validate()?;
     let store = &call.app.store;
@@ -65,7 +65,7 @@ handler!(click, |call| {
         .source_ip
         .as_deref()
         .map(|ip| shared::client_ip::hash_ip(&call.app.config.api_key_secret, ip, now));
-    let click = Click::record(
+    let recorded = Click::record(
         body,
         &ids,
         tenant_key,
@@ -74,33 +74,33 @@ handler!(click, |call| {
         ip_hash,
         now,
     );
-    clicks::insert(store, &click).await?;
+    clicks::insert(store, &recorded).await?;
     Reply::created(ClickView {
         click_id: ids.click_id,
         session_id: ids.session_id,
-        expires_at: timestamp::format(&click.expires_at),
+        expires_at: timestamp::format(&recorded.expires_at),
     })
 });
 
 // `POST /api/v1/track/identify`: binds the session's affiliate to the customer
 // (first touch). Answers only whether something new was bound.
-handler!(identify, |call| {
+public_handler!(identify, |call| {
     let body: IdentifyRequest = call.json()?;
     let customer_keys = body.customer_keys()?;
     let store = &call.app.store;
     let now = timestamp::now();
-    let click = clicks::get_live_by_session(store, &body.session_id, now)
+    let session_click = clicks::get_live_by_session(store, &body.session_id, now)
         .await?
         .ok_or(Error::NotFound("session"))?;
-    let tenant = Tenant::from_key(&click.tenant)
-        .ok_or_else(|| Error::internal(format!("click {} has no tenant", click.id)))?;
+    let tenant = Tenant::from_key(&session_click.tenant)
+        .ok_or_else(|| Error::internal(format!("click {} has no tenant", session_click.id)))?;
     let bound = referrals::bind_identities(
         store,
         &tenant,
         &customer_keys,
         &Binding {
-            affiliate_id: &click.affiliate_id,
-            campaign_id: &click.campaign_id,
+            affiliate_id: &session_click.affiliate_id,
+            campaign_id: &session_click.campaign_id,
             source: ReferralSource::Identify,
             session_id: Some(&body.session_id),
             at: now,

@@ -484,7 +484,10 @@ async fn dynamodb_calls_per_operation() {
     let asset = Asset::swipe_copy(input, timestamp::now()).unwrap();
     assets::insert(&app.store, &tenant, &asset).await.unwrap();
     let asset_cost = metrics().since(&before);
-    assert_eq!(asset_cost.calls, 1, "one transaction: the asset and its event");
+    assert_eq!(
+        asset_cost.calls, 1,
+        "one transaction: the asset and its event"
+    );
 
     for (name, cost) in [
         ("sign-up", signup_cost),

@@ -107,38 +107,29 @@ impl Reply {
     }
 }
 
-/// Everything a handler gets for one call.
-pub struct Call {
+/// Everything a handler gets for one call; `A` is what the route's access
+/// established: [`Anonymous`] (public and static routes) or the caller's
+/// [`Principal`] (merchant routes). Only the latter has a tenant, so a public
+/// handler asking for one does not compile.
+pub struct Call<A = Principal> {
     pub app: Arc<App>,
     pub req: ApiRequest,
     params: Vec<(&'static str, String)>,
-    principal: Option<Principal>,
+    access: A,
 }
 
-impl Call {
-    /// A path parameter (`{id}`).
-    pub fn param(&self, name: &str) -> &str {
+/// The access of a public or static route: nobody in particular.
+#[derive(Debug, Clone, Copy)]
+pub struct Anonymous;
+
+impl<A> Call<A> {
+    /// A path parameter (`{id}`); a name the route does not have is an error.
+    pub fn param(&self, name: &str) -> Result<&str> {
         self.params
             .iter()
             .find(|(k, _)| *k == name)
             .map(|(_, v)| v.as_str())
-            .unwrap_or("")
-    }
-
-    /// The authenticated tenant (merchant routes only).
-    pub fn tenant(&self) -> &Tenant {
-        &self
-            .principal
-            .as_ref()
-            .expect("merchant routes are authenticated before the handler runs")
-            .tenant
-    }
-
-    /// The authenticated principal (merchant routes only).
-    pub fn principal(&self) -> &Principal {
-        self.principal
-            .as_ref()
-            .expect("merchant routes are authenticated before the handler runs")
+            .ok_or_else(|| Error::internal(format!("the route has no {{{name}}} parameter")))
     }
 
     /// The JSON body as `T`.
@@ -152,10 +143,40 @@ impl Call {
     }
 }
 
+impl Call<Principal> {
+    /// The authenticated tenant.
+    pub fn tenant(&self) -> &Tenant {
+        &self.access.tenant
+    }
+
+    /// The authenticated principal.
+    pub fn principal(&self) -> &Principal {
+        &self.access
+    }
+}
+
 /// A boxed handler future.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Reply>> + Send>>;
-/// A route handler.
-pub type Handler = fn(Call) -> HandlerFuture;
+
+/// A route handler, typed by the access its route requires.
+#[derive(Clone, Copy)]
+pub enum Handler {
+    /// A public or static route's handler.
+    Public(fn(Call<Anonymous>) -> HandlerFuture),
+    /// A merchant route's handler.
+    Merchant(fn(Call<Principal>) -> HandlerFuture),
+}
+
+impl Handler {
+    /// Whether it fits a route of `access`.
+    fn serves(&self, access: Access) -> bool {
+        matches!(
+            (self, access),
+            (Handler::Public(_), Access::Public | Access::Static)
+                | (Handler::Merchant(_), Access::Merchant)
+        )
+    }
+}
 
 struct Bound {
     spec: &'static RouteSpec,
@@ -169,14 +190,20 @@ pub struct Router {
 
 impl Router {
     /// Binds handlers to catalogue routes. Panics at start-up on a route the
-    /// catalogue does not list, so a typo cannot ship.
+    /// catalogue does not list, or a handler of the wrong access kind, so
+    /// neither can ship.
     pub fn new(handlers: Vec<(Method, &'static str, Handler)>) -> Router {
         let routes = handlers
             .into_iter()
-            .map(|(m, p, handler)| Bound {
-                spec: routes::find(&m, p)
-                    .unwrap_or_else(|| panic!("{m} {p} is not in the route catalogue")),
-                handler,
+            .map(|(m, p, handler)| {
+                let spec = routes::find(&m, p)
+                    .unwrap_or_else(|| panic!("{m} {p} is not in the route catalogue"));
+                assert!(
+                    handler.serves(spec.access),
+                    "{m} {p}: a {:?} route needs a handler of that kind",
+                    spec.access
+                );
+                Bound { spec, handler }
             })
             .collect();
         Router { routes }
@@ -323,32 +350,49 @@ impl Router {
                 None
             }
             Access::Static => None,
-            Access::Merchant => {
-                // The signature names the account: its key record and its
-                // rate-limit counter are read and written at once (one round trip).
-                let token = auth::verify(&app, req.header("authorization"))?;
-                let scope = format!("acct:{}", token.account_id());
-                let limit = app.config.account_rate_per_minute;
-                let (p, rate) = tokio::join!(
-                    auth::principal(&app, &token),
-                    rate_limit::hit(&app.store, &scope, limit)
-                );
-                let p = p?;
-                facts.account = Some(p.tenant.key());
-                let rate = rate?;
-                facts.rate = Some(rate);
-                rate.check()?;
-                Some(p)
-            }
+            Access::Merchant => Some(merchant(&app, &req, facts).await?),
         };
-        (bound.handler)(Call {
-            app,
-            req,
-            params,
-            principal,
-        })
-        .await
+        match (bound.handler, principal) {
+            (Handler::Merchant(h), Some(access)) => {
+                h(Call {
+                    app,
+                    req,
+                    params,
+                    access,
+                })
+                .await
+            }
+            (Handler::Public(h), None) => {
+                h(Call {
+                    app,
+                    req,
+                    params,
+                    access: Anonymous,
+                })
+                .await
+            }
+            _ => Err(Error::internal("route and handler access differ")),
+        }
     }
+}
+
+/// Authenticates a merchant call and counts it against its account's limit.
+/// The signature names the account: its key record and its rate-limit
+/// counter are read and written at once (one round trip).
+async fn merchant(app: &App, req: &ApiRequest, facts: &mut Facts) -> Result<Principal> {
+    let token = auth::verify(app, req.header("authorization"))?;
+    let scope = format!("acct:{}", token.account_id());
+    let limit = app.config.account_rate_per_minute;
+    let (p, rate) = tokio::join!(
+        auth::principal(app, &token),
+        rate_limit::hit(&app.store, &scope, limit)
+    );
+    let p = p?;
+    facts.account = Some(p.tenant.key());
+    let rate = rate?;
+    facts.rate = Some(rate);
+    rate.check()?;
+    Ok(p)
 }
 
 /// What one request's handling learnt that the response and the log need.
@@ -379,12 +423,36 @@ fn allow_list(matched: &[(&'static RouteSpec, Vec<(&'static str, String)>)]) -> 
     allow
 }
 
-/// Declares a route handler: `handler!(name, |call| { ... })`.
+/// Declares a merchant route's handler: `handler!(name, |call| { ... })`;
+/// `call.tenant()` is the authenticated tenant.
 #[macro_export]
 macro_rules! handler {
     ($name:ident, |$call:ident| $body:block) => {
-        fn $name($call: $crate::http::Call) -> $crate::http::router::HandlerFuture {
-            Box::pin(async move $body)
-        }
+        #[allow(non_upper_case_globals)]
+        const $name: $crate::http::router::Handler = $crate::http::router::Handler::Merchant({
+            fn handle(
+                $call: $crate::http::Call<$crate::auth::Principal>,
+            ) -> $crate::http::router::HandlerFuture {
+                Box::pin(async move $body)
+            }
+            handle
+        });
+    };
+}
+
+/// Declares a public or static route's handler: `public_handler!(name, |call| { ... })`;
+/// it has no tenant to ask for.
+#[macro_export]
+macro_rules! public_handler {
+    ($name:ident, |$call:ident| $body:block) => {
+        #[allow(non_upper_case_globals)]
+        const $name: $crate::http::router::Handler = $crate::http::router::Handler::Public({
+            fn handle(
+                $call: $crate::http::Call<$crate::http::router::Anonymous>,
+            ) -> $crate::http::router::HandlerFuture {
+                Box::pin(async move $body)
+            }
+            handle
+        });
     };
 }
