@@ -256,7 +256,8 @@ pub enum Outcome {
         follow_up: FollowUp,
         event: PayoutEvent,
     },
-    /// Nothing to do (PUT mark-paid on a PAID payout): 200 with the payout as it is.
+    /// Nothing to do (PUT mark-paid, or a payment confirmation, on a PAID
+    /// payout): 200 with the payout as it is.
     Unchanged,
 }
 
@@ -378,7 +379,15 @@ impl Payout {
 
     /// Applies `command` at `now`, as the contract's transition table says.
     pub fn apply(&self, command: Command, now: DateTime<Utc>) -> Result<Outcome, Error> {
-        if self.status == PayoutStatus::Paid && matches!(command, Command::Settle { .. }) {
+        // PUT mark-paid again, or a second confirmation of the same payment
+        // (a request and the job's retry racing; the provider pays once per
+        // payout id), leaves a PAID payout as it is.
+        if self.status == PayoutStatus::Paid
+            && matches!(
+                command,
+                Command::Settle { .. } | Command::ConfirmPayment { .. }
+            )
+        {
             return Ok(Outcome::Unchanged);
         }
         if !command.from_states().contains(&self.status) {
@@ -598,10 +607,9 @@ mod tests {
                         assert_eq!(payout.updated_at, now);
                     }
                     (Ok(Outcome::Unchanged), None) => {
-                        assert_eq!(
-                            (i, from),
-                            (3, Paid),
-                            "only PUT mark-paid on PAID is a no-op"
+                        assert!(
+                            [(3, Paid), (6, Paid)].contains(&(i, from)),
+                            "only PUT mark-paid and a payment confirmation on PAID are no-ops"
                         );
                     }
                     (Err(Error::InvalidState { current, .. }), None) => {
