@@ -56,10 +56,11 @@ handler!(list, |call| {
 });
 
 /// Query parameters of the conversion list.
-const LIST_PARAMS: [&str; 11] = [
+const LIST_PARAMS: [&str; 12] = [
     "limit",
     "offset",
     "cursor",
+    "payout_id",
     "affiliate_id",
     "campaign_id",
     "status",
@@ -96,6 +97,7 @@ fn list_filter(q: &mut Query<'_>) -> ConversionFilter {
         }
     }
     ConversionFilter {
+        payout_id: q.str("payout_id").map(str::to_string),
         affiliate_id: q.str("affiliate_id").map(str::to_string),
         campaign_id: q.str("campaign_id").map(str::to_string),
         status,

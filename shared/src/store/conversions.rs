@@ -130,11 +130,13 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Conversion>
         .ok_or(Error::NotFound("conversion"))
 }
 
-/// List filters. One of them picks the index partition (affiliate, else
-/// campaign, else status, else every conversion); `from`/`to` are key ranges;
-/// the rest filter that one Query.
+/// List filters. One of them picks the index partition (payout, else
+/// affiliate, else campaign, else status, else every conversion); `from`/`to`
+/// are key ranges; the rest filter that one Query.
 #[derive(Debug, Clone, Default)]
 pub struct ConversionFilter {
+    /// The conversions a payout holds (or held, once paid).
+    pub payout_id: Option<String>,
     pub affiliate_id: Option<String>,
     pub campaign_id: Option<String>,
     pub status: Option<ConversionStatus>,
@@ -147,7 +149,9 @@ pub struct ConversionFilter {
 
 /// The query a filter runs: the most selective partition, the rest as filters.
 pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
-    let mut q = if let Some(a) = &f.affiliate_id {
+    let mut q = if let Some(po) = &f.payout_id {
+        payout_members_query(tenant, po)
+    } else if let Some(a) = &f.affiliate_id {
         ListQuery::new(
             Index::Gsi4,
             keys::by_affiliate(tenant, ListKind::Conversion, a),
@@ -169,10 +173,13 @@ pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
             f.to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
         ));
     }
-    if let (Some(c), Index::Gsi4) = (&f.campaign_id, q.index) {
+    if let (Some(a), Index::Gsi5) = (&f.affiliate_id, q.index) {
+        q.filter = q.filter.eq("affiliateId", a);
+    }
+    if let (Some(c), Index::Gsi4 | Index::Gsi5) = (&f.campaign_id, q.index) {
         q.filter = q.filter.eq("campaignId", c);
     }
-    if let (Some(st), Index::Gsi4 | Index::Gsi2) = (f.status, q.index) {
+    if let (Some(st), Index::Gsi4 | Index::Gsi2 | Index::Gsi5) = (f.status, q.index) {
         q.filter = q.filter.eq("status", st.as_str());
     }
     if let Some(cur) = f.currency {
@@ -184,6 +191,18 @@ pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
     if let Some(max) = f.max_amount {
         q.filter = q.filter.num("amountValue", "<=", &max.to_string());
     }
+    q
+}
+
+/// A payout's partition of the work index (sort key `<occurredAt>#<id>`).
+/// Payout ids are global, so the tenant is a filter, and the payout's
+/// adjustments, which share the partition, are left out.
+fn payout_members_query(tenant: &Tenant, payout_id: &str) -> ListQuery {
+    let mut q = ListQuery::new(Index::Gsi5, keys::payout_members(payout_id));
+    q.filter = q
+        .filter
+        .eq("tenant", &tenant.key())
+        .begins_with("pk", &format!("{}_", IdKind::Conversion.prefix()));
     q
 }
 
@@ -565,6 +584,14 @@ mod tests {
         assert_eq!(q.index, Index::Gsi4);
         assert_eq!(q.pk, "acct_1#test#CNV#AFF#aff_1");
         assert!(q.sk_between.is_none());
+        let q = list_query(
+            &t,
+            &ConversionFilter {
+                payout_id: Some("po_1".into()),
+                ..f.clone()
+            },
+        );
+        assert_eq!((q.index, q.pk.as_str()), (Index::Gsi5, "PO#po_1"));
         let q = list_query(
             &t,
             &ConversionFilter {

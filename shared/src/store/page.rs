@@ -88,6 +88,15 @@ impl Filter {
         self
     }
 
+    /// `begins_with(attr, prefix)`.
+    pub fn begins_with(mut self, attr: &str, prefix: &str) -> Self {
+        let i = self.values.len();
+        self.clauses.push(format!("begins_with(#f{i}, :f{i})"));
+        self.names.insert(format!("#f{i}"), attr.to_string());
+        self.values.insert(format!(":f{i}"), string_value(prefix));
+        self
+    }
+
     /// True when no clause was added.
     pub fn is_empty(&self) -> bool {
         self.clauses.is_empty()
