@@ -148,6 +148,37 @@ fn walk_strings(value: &Value, path: &mut Vec<Value>, issues: &mut Vec<Issue>) {
     }
 }
 
+/// A bulk call's ids: 1-`max` as sent (checked before duplicates are
+/// removed), each kept once in first-seen order.
+pub fn distinct_ids(path: &str, ids: Vec<String>, max: usize) -> Result<Vec<String>, Issue> {
+    let n = ids.len();
+    if n == 0 || n > max {
+        return Err(Issue::new(
+            &[path],
+            if n == 0 { "too_small" } else { "too_big" },
+            format!("{path} must hold 1-{max} ids"),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    Ok(ids
+        .into_iter()
+        .filter(|id| seen.insert(id.clone()))
+        .collect())
+}
+
+/// Refuses control characters (U+0000-U+001F, U+007F); long free text may
+/// keep tab, line feed and carriage return.
+pub fn check_no_control(path: &str, value: &str, free_text: bool) -> Result<(), Issue> {
+    if value.chars().any(|c| is_refused_control(c, free_text)) {
+        return Err(Issue::new(
+            &[path],
+            "invalid_string",
+            format!("{path} must not contain control characters"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

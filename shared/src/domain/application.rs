@@ -8,7 +8,7 @@ use crate::enums::wire_enum;
 use crate::error::{Error, ErrorCode};
 use crate::ids::{new_id, IdKind};
 use crate::timestamp::{serde_ts, serde_ts_opt};
-use crate::validation::{check_len, Issues};
+use crate::validation::{check_len, distinct_ids, Issues};
 
 wire_enum! {
     /// Where an application stands.
@@ -161,20 +161,8 @@ pub struct BulkAccept {
 impl BulkAccept {
     /// 1-100 ids as sent, each kept once in first-seen order.
     pub fn ids(self) -> Result<Vec<String>, Error> {
-        let n = self.application_ids.len();
-        if n == 0 || n > MAX_BULK_IDS {
-            return Err(Error::invalid(
-                &["applicationIds"],
-                if n == 0 { "too_small" } else { "too_big" },
-                format!("applicationIds must hold 1-{MAX_BULK_IDS} ids"),
-            ));
-        }
-        let mut seen = std::collections::HashSet::new();
-        Ok(self
-            .application_ids
-            .into_iter()
-            .filter(|id| seen.insert(id.clone()))
-            .collect())
+        distinct_ids("applicationIds", self.application_ids, MAX_BULK_IDS)
+            .map_err(|issue| Error::Validation(vec![issue]))
     }
 }
 

@@ -13,6 +13,7 @@ pub mod email;
 pub mod event;
 pub mod metadata;
 pub mod payout;
+pub mod payout_commands;
 pub mod postback;
 pub mod referral;
 pub mod signup;

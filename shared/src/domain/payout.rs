@@ -17,7 +17,7 @@ use crate::domain::conversion::{Adjustment, Conversion};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
-use crate::money::Currency;
+use crate::money::{json_number, Currency};
 use crate::timestamp::{serde_ts, serde_ts_opt};
 
 wire_enum! {
@@ -487,6 +487,98 @@ impl Payout {
     }
 }
 
+/// What the API shows of a payout's invoice: `uploaded: false` and nulls
+/// when there is none. Never the storage key.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceView<'a> {
+    pub uploaded: bool,
+    pub file_name: Option<&'a str>,
+    pub content_type: Option<&'a str>,
+    pub size: Option<u64>,
+    #[serde(with = "serde_ts_opt")]
+    pub uploaded_at: Option<DateTime<Utc>>,
+}
+
+impl<'a> From<Option<&'a Invoice>> for InvoiceView<'a> {
+    fn from(i: Option<&'a Invoice>) -> Self {
+        InvoiceView {
+            uploaded: i.is_some(),
+            file_name: i.map(|i| i.file_name.as_str()),
+            content_type: i.map(|i| i.content_type.as_str()),
+            size: i.map(|i| i.size),
+            uploaded_at: i.map(|i| i.uploaded_at),
+        }
+    }
+}
+
+/// The merchant's view of a payout: every field but the private ones
+/// (`invoiceKey`, the outstanding work and its counters).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PayoutView<'a> {
+    pub id: &'a str,
+    pub object: &'static str,
+    pub affiliate_id: &'a str,
+    pub campaign_id: &'a str,
+    #[serde(with = "json_number")]
+    pub amount: Decimal,
+    pub currency: Currency,
+    pub status: PayoutStatus,
+    pub method: PayoutMethod,
+    #[serde(with = "serde_ts")]
+    pub requested_at: DateTime<Utc>,
+    pub conversion_count: u64,
+    #[serde(with = "json_number")]
+    pub adjustment_total: Decimal,
+    pub invoice: InvoiceView<'a>,
+    #[serde(with = "serde_ts_opt")]
+    pub approved_at: Option<DateTime<Utc>>,
+    #[serde(with = "serde_ts_opt")]
+    pub paid_at: Option<DateTime<Utc>>,
+    pub payment_date: Option<NaiveDate>,
+    pub payment_method: Option<&'a str>,
+    pub payment_reference: Option<&'a str>,
+    pub note: Option<&'a str>,
+    pub rejection_reason: Option<&'a str>,
+    pub cancellation_reason: Option<&'a str>,
+    pub payment_error: Option<&'a str>,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl<'a> From<&'a Payout> for PayoutView<'a> {
+    fn from(p: &'a Payout) -> Self {
+        PayoutView {
+            id: &p.id,
+            object: "payout",
+            affiliate_id: &p.affiliate_id,
+            campaign_id: &p.campaign_id,
+            amount: p.amount,
+            currency: p.currency,
+            status: p.status,
+            method: p.method,
+            requested_at: p.requested_at,
+            conversion_count: p.conversion_count,
+            adjustment_total: p.adjustment_total,
+            invoice: InvoiceView::from(p.invoice.as_ref()),
+            approved_at: p.approved_at,
+            paid_at: p.paid_at,
+            payment_date: p.payment_date,
+            payment_method: p.payment_method.as_deref(),
+            payment_reference: p.payment_reference.as_deref(),
+            note: p.note.as_deref(),
+            rejection_reason: p.rejection_reason.as_deref(),
+            cancellation_reason: p.cancellation_reason.as_deref(),
+            payment_error: p.payment_error.as_deref(),
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -678,5 +770,32 @@ mod tests {
             Some(InvoiceUploaded)
         );
         assert!(Processing.is_open() && !Paid.is_open() && !Rejected.is_open());
+    }
+
+    #[test]
+    fn the_view_hides_the_storage_key_and_the_work() {
+        let now = Utc::now();
+        let Outcome::Changed { payout: p, .. } =
+            payout(Pending).apply(commands().remove(0), now).unwrap()
+        else {
+            panic!("changed");
+        };
+        let v = serde_json::to_value(PayoutView::from(&*p)).unwrap();
+        let text = v.to_string();
+        assert!(
+            !text.contains("invoices/") && !text.contains("invoiceKey"),
+            "{text}"
+        );
+        for private in ["work", "progress", "claimed", "settled", "released"] {
+            assert!(v.get(private).is_none(), "{private}");
+        }
+        assert_eq!(v["invoice"]["uploaded"], true);
+        assert_eq!(v["invoice"]["fileName"], "inv.pdf");
+        assert_eq!(v["amount"], serde_json::json!(123.45));
+        let none = serde_json::to_value(PayoutView::from(&payout(Pending))).unwrap();
+        assert_eq!(
+            none["invoice"],
+            serde_json::json!({"uploaded": false, "fileName": null, "contentType": null, "size": null, "uploadedAt": null})
+        );
     }
 }
