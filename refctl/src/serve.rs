@@ -73,6 +73,7 @@ pub fn router() -> Router {
         assets::router(),
         campaigns::router(),
         conversions::router(),
+        payouts::router(),
         public::router(),
     ])
 }

@@ -1,0 +1,89 @@
+//! Per-id bulk calls: each id is handled on its own, a few at a time, and
+//! answered in request order as done or failed.
+
+use std::future::Future;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use shared::domain::application::BulkFailure;
+use shared::domain::payout::{Payout, PayoutView};
+use shared::error::{Error, Result};
+use tokio::task::JoinSet;
+use tracing::Instrument;
+
+/// Ids handled at once: enough to finish 100 well inside the request
+/// timeout, few enough not to flood the table or the provider.
+const CONCURRENCY: usize = 8;
+
+/// Runs `op` for every id, at most [`CONCURRENCY`] at a time; the results
+/// keep the ids' order.
+pub async fn each_id<F, Fut>(ids: Vec<String>, op: F) -> Vec<(String, Result<Payout>)>
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<Payout>> + Send + 'static,
+{
+    let mut results: Vec<Option<Result<Payout>>> = ids.iter().map(|_| None).collect();
+    let mut running = JoinSet::new();
+    for (i, id) in ids.iter().enumerate() {
+        if running.len() >= CONCURRENCY {
+            collect(running.join_next().await, &mut results);
+        }
+        let work = op(id.clone());
+        running.spawn(async move { (i, work.await) }.instrument(tracing::Span::current()));
+    }
+    while let Some(done) = running.join_next().await {
+        collect(Some(done), &mut results);
+    }
+    ids.into_iter()
+        .zip(results)
+        .map(|(id, r)| {
+            let r = r.unwrap_or_else(|| Err(Error::internal("bulk task was lost")));
+            (id, r)
+        })
+        .collect()
+}
+
+type Joined = std::result::Result<(usize, Result<Payout>), tokio::task::JoinError>;
+
+fn collect(done: Option<Joined>, results: &mut [Option<Result<Payout>>]) {
+    match done {
+        Some(Ok((i, r))) => results[i] = Some(r),
+        // A task that panicked leaves its slot empty: reported as internal.
+        Some(Err(e)) => tracing::error!(error = %e, "bulk task failed"),
+        None => {}
+    }
+}
+
+/// A bulk answer: `{<done>: [payout...], failed: [{id, code, message}]}`;
+/// every id lands in exactly one list.
+pub struct BulkView<'a> {
+    key: &'static str,
+    done: Vec<PayoutView<'a>>,
+    failed: Vec<BulkFailure>,
+}
+
+impl<'a> BulkView<'a> {
+    /// Sorts the results into the `key` list and `failed`.
+    pub fn new(key: &'static str, results: &'a [(String, Result<Payout>)]) -> Self {
+        let mut view = BulkView {
+            key,
+            done: Vec::new(),
+            failed: Vec::new(),
+        };
+        for (id, result) in results {
+            match result {
+                Ok(p) => view.done.push(PayoutView::from(p)),
+                Err(e) => view.failed.push(BulkFailure::new(id.clone(), e)),
+            }
+        }
+        view
+    }
+}
+
+impl Serialize for BulkView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry(self.key, &self.done)?;
+        map.serialize_entry("failed", &self.failed)?;
+        map.end()
+    }
+}
