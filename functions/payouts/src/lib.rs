@@ -60,9 +60,7 @@ handler!(list, |call| {
 /// The list's filters; problems are recorded on the query.
 fn list_filter(q: &mut Query<'_>) -> PayoutFilter {
     let statuses = PayoutStatus::ALL.map(PayoutStatus::as_str);
-    let status = q
-        .one_of("status", &statuses)
-        .and_then(PayoutStatus::parse_any_case);
+    let status = q.one_of("status", &statuses).and_then(PayoutStatus::parse);
     let methods = PayoutMethod::ALL.map(PayoutMethod::as_str);
     let method = q
         .one_of("method", &methods)
@@ -79,12 +77,12 @@ fn list_filter(q: &mut Query<'_>) -> PayoutFilter {
 }
 
 handler!(get, |call| {
-    let p = store_payouts::get(&call.app.store, call.tenant(), call.param("id")).await?;
+    let p = store_payouts::get(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(PayoutView::from(&p))
 });
 
 handler!(get_invoice, |call| {
-    let p = store_payouts::get(&call.app.store, call.tenant(), call.param("id")).await?;
+    let p = store_payouts::get(&call.app.store, call.tenant(), call.param("id")?).await?;
     let (Some(key), Some(meta)) = (&p.invoice_key, &p.invoice) else {
         return Err(Error::NotFound("invoice"));
     };
@@ -126,7 +124,13 @@ fn safe_file_name(name: &str) -> String {
 
 handler!(approve, |call| {
     let ApprovePayout {} = call.json()?;
-    let p = payouts::approve(&call.app, call.tenant(), call.param("id"), timestamp::now()).await?;
+    let p = payouts::approve(
+        &call.app,
+        call.tenant(),
+        call.param("id")?,
+        timestamp::now(),
+    )
+    .await?;
     Reply::ok(PayoutView::from(&p))
 });
 
@@ -153,7 +157,7 @@ async fn transition(
     let p = payouts::transition(
         &call.app.store,
         call.tenant(),
-        call.param("id"),
+        call.param("id")?,
         |_| command.clone(),
         timestamp::now(),
     )
