@@ -1,0 +1,25 @@
+//! Lambda entry point for the invoice events (S3 `ObjectCreated` under `invoices/`).
+
+use lambda_runtime::{service_fn, Error, LambdaEvent};
+use shared::config::Config;
+use shared::{timestamp, App};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    shared::app::init_tracing();
+    // Configuration and clients are built once, before the first event.
+    let app = App::new(Config::from_env()?).await;
+    lambda_runtime::run(service_fn(|event: LambdaEvent<invoices::S3Event>| {
+        let app = app.clone();
+        async move {
+            let summary = invoices::handle(&app, &event.payload, timestamp::now()).await?;
+            tracing::info!(
+                applied = summary.applied,
+                ignored = summary.ignored,
+                "invoice events"
+            );
+            Ok::<_, Error>(summary)
+        }
+    }))
+    .await
+}
