@@ -13,6 +13,7 @@ mod contract;
 mod conversions;
 mod hardening;
 mod payout_job;
+mod payouts;
 mod rate_limits;
 mod signup;
 mod tracking;

@@ -16,7 +16,7 @@ use shared::store::work::WorkRange;
 use shared::store::{affiliates, campaigns, keys};
 use shared::{payouts, timestamp, App};
 
-use crate::support::{app_for, call_on, fresh_server, merchant_on, payout_server, Merchant};
+use crate::support::{app_for, call_on, fresh_server, merchant_on, payouts_server, Merchant};
 
 fn dec(v: &Value) -> Decimal {
     v.to_string().parse().unwrap()
@@ -28,7 +28,7 @@ fn unique(prefix: &str) -> String {
 
 /// A campaign and an ACTIVE affiliate on the payout server; their ids and code.
 async fn programme(key: &str, terms: Value) -> (String, String, String) {
-    programme_on(&payout_server().base, key, terms).await
+    programme_on(&payouts_server().base, key, terms).await
 }
 
 /// A campaign and an ACTIVE affiliate on a server; their ids and code.
@@ -60,7 +60,7 @@ async fn programme_on(base: &str, key: &str, terms: Value) -> (String, String, S
 
 /// A postback of `amount` in `currency` at `at` through `code`; the conversion.
 async fn sale(key: &str, code: &str, amount: u32, currency: &str, at: DateTime<Utc>) -> Value {
-    sale_on(&payout_server().base, key, code, amount, currency, at).await
+    sale_on(&payouts_server().base, key, code, amount, currency, at).await
 }
 
 /// The same on a given server.
@@ -105,7 +105,7 @@ async fn payouts_of(app: &App, tenant: &Tenant, affiliate: &str) -> Vec<Payout> 
 
 async fn conversion(m: &Merchant, id: &str) -> Value {
     let r = call_on(
-        &payout_server().base,
+        &payouts_server().base,
         "GET",
         &format!("/api/v1/conversions/{id}"),
         Some(&m.test_key),
@@ -122,8 +122,8 @@ async fn run_job(app: &App, now: DateTime<Utc>) {
 
 #[tokio::test]
 async fn the_job_respects_holds_minimums_currencies_and_modes_and_creates_nothing_twice() {
-    let m = merchant_on(payout_server()).await;
-    let app = app_for(payout_server()).await;
+    let m = merchant_on(payouts_server()).await;
+    let app = app_for(payouts_server()).await;
     let test = Tenant::new(&m.account_id, Mode::Test);
     let now = Utc::now();
     let terms = json!({"holdDays": 10, "minimumPayout": 50});
@@ -350,10 +350,10 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
 
 #[tokio::test]
 async fn a_reversed_paid_conversion_is_clawed_back_from_the_next_payout() {
-    let m = merchant_on(payout_server()).await;
-    let app = app_for(payout_server()).await;
+    let m = merchant_on(payouts_server()).await;
+    let app = app_for(payouts_server()).await;
     let t = Tenant::new(&m.account_id, Mode::Test);
-    let base = &payout_server().base;
+    let base = &payouts_server().base;
     let (_, aff, code) = programme(&m.test_key, json!({"holdDays": 0, "minimumPayout": 10})).await;
     let then = Utc::now() - Duration::hours(1);
     let big = sale(&m.test_key, &code, 500, "USD", then).await; // 50.00

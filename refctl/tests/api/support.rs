@@ -74,7 +74,6 @@ pub fn start(config: Config, create_tables: bool) -> Server {
 
 static SERVER: OnceLock<Server> = OnceLock::new();
 static LIMITED: OnceLock<Server> = OnceLock::new();
-static PAYOUTS: OnceLock<Server> = OnceLock::new();
 
 /// The shared server with the default configuration.
 pub fn server() -> &'static Server {
@@ -92,10 +91,28 @@ pub fn limited_server() -> &'static Server {
     })
 }
 
-/// A server with its own table for tests that run the payout job, which
-/// acts on every tenant of its table: other tests' conversions stay as they are.
-pub fn payout_server() -> &'static Server {
-    PAYOUTS.get_or_init(|| start(test_config(), true))
+static PAYOUTS: OnceLock<Server> = OnceLock::new();
+static FAILING_PAYMENTS: OnceLock<Server> = OnceLock::new();
+
+/// A server with its own table for the payout tests: the payout job they
+/// run works on every tenant of a table, so it stays off the other tests'
+/// data. Its account rate limit is out of the way of the race trials.
+pub fn payouts_server() -> &'static Server {
+    PAYOUTS.get_or_init(|| {
+        let mut config = test_config();
+        config.account_rate_per_minute = 100_000;
+        start(config, true)
+    })
+}
+
+/// A payouts server whose sandbox refuses the first payment attempt of
+/// every payout (`SANDBOX_PAYMENT_FAILURES=1`).
+pub fn failing_payments_server() -> &'static Server {
+    FAILING_PAYMENTS.get_or_init(|| {
+        let mut config = test_config();
+        config.sandbox_failures = 1;
+        start(config, true)
+    })
 }
 
 /// A server with a table of its own for one test (leaked: it lives as long

@@ -1,0 +1,1038 @@
+//! Payouts over HTTP: made the real way (campaign with `holdDays: 0`,
+//! postbacks, the payout job), invoices attached the way S3 would (object
+//! put, then the invoice-event handler), and every route checked for the
+//! contract's transitions, races, the sandbox provider, tenancy and
+//! validation. Every response these tests see is checked never to carry
+//! an invoice storage key.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use shared::domain::tenant::{Mode, Tenant};
+use shared::payouts::invoice::{self, Handled};
+use shared::payouts::job::{self, Budget};
+use shared::App;
+
+use crate::support::{
+    app_for, call_on, failing_payments_server, merchant_on, payouts_server, Merchant, Resp, Server,
+};
+
+const PDF: &[u8] = b"%PDF-1.4\n% test invoice\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n";
+
+/// Fails when a response shows an invoice storage key anywhere.
+fn assert_private(r: &Resp) {
+    let body = r.body.to_string();
+    assert!(
+        !body.contains(invoice::PREFIX) && !body.contains("invoiceKey"),
+        "storage key in body: {body}"
+    );
+    for (name, value) in &r.headers {
+        let v = String::from_utf8_lossy(value.as_bytes());
+        assert!(
+            !v.contains(invoice::PREFIX),
+            "storage key in header {name}: {v}"
+        );
+    }
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}{}", ulid::Ulid::new())
+}
+
+/// One merchant on a payouts server, with a `holdDays: 0` campaign per mode.
+struct Fx {
+    server: &'static Server,
+    app: Arc<App>,
+    m: Merchant,
+    test_campaign: String,
+    live_campaign: String,
+}
+
+impl Fx {
+    async fn on(server: &'static Server) -> Fx {
+        let m = merchant_on(server).await;
+        let app = app_for(server).await;
+        let mut campaigns = Vec::new();
+        for key in [&m.test_key, &m.live_key] {
+            let body = json!({"name": "Payouts", "commissionType": "PERCENTAGE",
+                "commissionValue": 10, "holdDays": 0});
+            let r = call_on(
+                &server.base,
+                "POST",
+                "/api/v1/campaigns",
+                Some(key),
+                Some(body),
+            )
+            .await;
+            assert_eq!(r.status, 201, "{:?}", r.body);
+            campaigns.push(r.data()["id"].as_str().unwrap().to_string());
+        }
+        Fx {
+            server,
+            app,
+            m,
+            live_campaign: campaigns.pop().unwrap(),
+            test_campaign: campaigns.pop().unwrap(),
+        }
+    }
+
+    async fn new() -> Fx {
+        Self::on(payouts_server()).await
+    }
+
+    fn key(&self, mode: Mode) -> &str {
+        match mode {
+            Mode::Test => &self.m.test_key,
+            Mode::Live => &self.m.live_key,
+        }
+    }
+
+    fn tenant(&self, mode: Mode) -> Tenant {
+        Tenant::new(&self.m.account_id, mode)
+    }
+
+    /// A call with a given key; the answer is checked for storage keys.
+    async fn call_as(&self, key: &str, method: &str, path: &str, body: Option<Value>) -> Resp {
+        let r = call_on(&self.server.base, method, path, Some(key), body).await;
+        assert_private(&r);
+        r
+    }
+
+    /// A call with the test key.
+    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> Resp {
+        self.call_as(&self.m.test_key, method, path, body).await
+    }
+
+    /// An ACTIVE affiliate paid by `method`, with one sale per amount.
+    async fn earner(&self, mode: Mode, method: &str, amounts: &[u32]) -> String {
+        let code = unique("p").chars().take(20).collect::<String>();
+        let campaign = match mode {
+            Mode::Test => &self.test_campaign,
+            Mode::Live => &self.live_campaign,
+        };
+        let body = json!({"campaignId": campaign, "name": code, "code": code,
+            "email": format!("{}@partners.example.com", code.to_lowercase()), "payoutMethod": method});
+        let key = self.key(mode);
+        let r = self
+            .call_as(key, "POST", "/api/v1/affiliates", Some(body))
+            .await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        for amount in amounts {
+            let sale = json!({"amount": amount, "currency": "USD", "externalId": unique("ord"),
+                "conversionType": "SALE", "affiliateCode": code});
+            let p = self
+                .call_as(key, "POST", "/api/v1/conversions/postback", Some(sale))
+                .await;
+            assert_eq!(p.status, 201, "{:?}", p.body);
+        }
+        r.data()["id"].as_str().unwrap().to_string()
+    }
+
+    /// Runs the payout job once, now.
+    async fn run_job(&self) {
+        job::run(&self.app, shared::timestamp::now(), Budget::default())
+            .await
+            .expect("payout job");
+    }
+
+    /// The affiliate's payouts, newest first.
+    async fn payouts_of(&self, mode: Mode, affiliate_id: &str) -> Vec<Value> {
+        let path = format!("/api/v1/payouts?affiliate_id={affiliate_id}");
+        let r = self.call_as(self.key(mode), "GET", &path, None).await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r.data().as_array().unwrap().clone()
+    }
+
+    /// `n` PENDING payouts of 10.00 USD (one affiliate each), in order.
+    async fn pending(&self, mode: Mode, n: usize) -> Vec<String> {
+        let mut affiliates = Vec::new();
+        for _ in 0..n {
+            affiliates.push(self.earner(mode, "PAYPAL", &[100]).await);
+        }
+        self.run_job().await;
+        let mut ids = Vec::new();
+        for a in &affiliates {
+            let found = self.payouts_of(mode, a).await;
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0]["status"], "PENDING");
+            ids.push(found[0]["id"].as_str().unwrap().to_string());
+        }
+        ids
+    }
+
+    /// Puts an invoice for the payout and runs the invoice event on it.
+    async fn attach(&self, mode: Mode, payout_id: &str) -> String {
+        let key = invoice::key(&self.tenant(mode), payout_id, "inv.pdf");
+        self.app
+            .files
+            .put(&key, PDF.to_vec(), "application/pdf")
+            .await
+            .unwrap();
+        let handled = invoice::on_object_created(&self.app, &key, shared::timestamp::now())
+            .await
+            .unwrap();
+        assert!(matches!(handled, Handled::Applied(_)), "{handled:?}");
+        key
+    }
+
+    /// `n` INVOICE_UPLOADED payouts.
+    async fn invoiced(&self, mode: Mode, n: usize) -> Vec<String> {
+        let ids = self.pending(mode, n).await;
+        for id in &ids {
+            self.attach(mode, id).await;
+        }
+        ids
+    }
+
+    /// `n` APPROVED payouts.
+    async fn approved(&self, mode: Mode, n: usize) -> Vec<String> {
+        let ids = self.invoiced(mode, n).await;
+        for id in &ids {
+            let path = format!("/api/v1/payouts/{id}/approve");
+            let r = self.call_as(self.key(mode), "POST", &path, None).await;
+            assert_eq!(r.status, 200, "{:?}", r.body);
+        }
+        ids
+    }
+
+    async fn status_of(&self, mode: Mode, id: &str) -> String {
+        let r = self
+            .call_as(
+                self.key(mode),
+                "GET",
+                &format!("/api/v1/payouts/{id}"),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r.data()["status"].as_str().unwrap().to_string()
+    }
+
+    /// The conversions a payout holds, through `GET /conversions?payout_id=`.
+    async fn conversions_of(&self, mode: Mode, id: &str) -> Vec<Value> {
+        let path = format!("/api/v1/conversions?payout_id={id}");
+        let r = self.call_as(self.key(mode), "GET", &path, None).await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r.data().as_array().unwrap().clone()
+    }
+}
+
+/// Asserts a 409 INVALID_STATE naming the current state.
+fn assert_conflict(r: &Resp, current: &str) {
+    r.assert_error(409, "INVALID_STATE");
+    assert_eq!(
+        r.body["error"]["details"]["currentState"], current,
+        "{:?}",
+        r.body
+    );
+}
+
+fn mark_paid_body() -> Value {
+    json!({"paymentDate": "2026-01-15", "paymentMethod": "wire"})
+}
+
+#[tokio::test]
+async fn payouts_are_listed_filtered_and_read() {
+    let fx = Fx::new().await;
+    let a = fx.earner(Mode::Test, "PAYPAL", &[100, 50]).await;
+    let b = fx.earner(Mode::Test, "WISE", &[30]).await;
+    fx.run_job().await;
+
+    let all = fx.call("GET", "/api/v1/payouts", None).await;
+    assert_eq!(all.status, 200, "{:?}", all.body);
+    let items = all.data().as_array().unwrap();
+    assert_eq!(items.len(), 2, "{items:?}");
+    // Newest first by requestedAt.
+    let times: Vec<&str> = items
+        .iter()
+        .map(|p| p["requestedAt"].as_str().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+    assert_eq!(all.body["meta"]["hasMore"], false);
+
+    let of_a = fx.payouts_of(Mode::Test, &a).await;
+    assert_eq!(of_a.len(), 1);
+    let p = &of_a[0];
+    assert_eq!(p["amount"], json!(15));
+    assert_eq!(p["conversionCount"], 2);
+    assert_eq!(p["method"], "PAYPAL");
+    assert_eq!(p["currency"], "USD");
+
+    let cases: [(&str, usize); 10] = [
+        ("status=pending", 2),
+        ("status=Pending", 2),
+        ("status=paid", 0),
+        ("method=wise", 1),
+        ("method=PAYPAL&status=PENDING", 1),
+        ("from=2000-01-01", 2),
+        ("to=2000-01-01", 0),
+        ("from=2000-01-01T00:00:00Z&to=2999-01-01", 2),
+        ("limit=1", 1),
+        ("affiliate_id=aff_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", 0),
+    ];
+    for (query, n) in cases {
+        let r = fx
+            .call("GET", &format!("/api/v1/payouts?{query}"), None)
+            .await;
+        assert_eq!(r.status, 200, "{query}: {:?}", r.body);
+        assert_eq!(r.data().as_array().unwrap().len(), n, "{query}");
+    }
+    let r = fx
+        .call(
+            "GET",
+            &format!("/api/v1/payouts?affiliate_id={b}&method=wise"),
+            None,
+        )
+        .await;
+    assert_eq!(r.data()[0]["affiliateId"], b.as_str());
+    let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1)).date_naive();
+    let r = fx
+        .call("GET", &format!("/api/v1/payouts?from={tomorrow}"), None)
+        .await;
+    assert_eq!(r.data().as_array().unwrap().len(), 0);
+
+    for bad in [
+        "status=nope",
+        "method=cheque",
+        "from=yesterday",
+        "to=2026-13-01",
+        "from=2026-02-01&to=2026-01-01",
+        "limit=0",
+        "offset=1&cursor=x",
+        "amount=1",
+    ] {
+        let r = fx
+            .call("GET", &format!("/api/v1/payouts?{bad}"), None)
+            .await;
+        r.assert_error(400, "VALIDATION_FAILED");
+        assert!(r.body["error"]["details"].is_array(), "{bad}");
+    }
+
+    let id = p["id"].as_str().unwrap();
+    let one = fx.call("GET", &format!("/api/v1/payouts/{id}"), None).await;
+    assert_eq!(one.status, 200);
+    assert_eq!(one.data(), p);
+    let fields: Vec<&String> = one.data().as_object().unwrap().keys().collect();
+    assert_eq!(
+        fields,
+        [
+            "id",
+            "object",
+            "affiliateId",
+            "campaignId",
+            "amount",
+            "currency",
+            "status",
+            "method",
+            "requestedAt",
+            "conversionCount",
+            "adjustmentTotal",
+            "invoice",
+            "approvedAt",
+            "paidAt",
+            "paymentDate",
+            "paymentMethod",
+            "paymentReference",
+            "note",
+            "rejectionReason",
+            "cancellationReason",
+            "paymentError",
+            "createdAt",
+            "updatedAt"
+        ]
+    );
+    assert_eq!(
+        one.data()["invoice"],
+        json!({"uploaded": false, "fileName": null, "contentType": null, "size": null, "uploadedAt": null})
+    );
+    for missing in [
+        "po_01JD3Q5W6X7Y8Z9A0B1C2D3E4F",
+        "nope",
+        "cnv_01JD3Q5W6X7Y8Z9A0B1C2D3E4F",
+    ] {
+        fx.call("GET", &format!("/api/v1/payouts/{missing}"), None)
+            .await
+            .assert_error(404, "NOT_FOUND");
+    }
+
+    let held = fx.conversions_of(Mode::Test, id).await;
+    assert_eq!(held.len(), 2);
+    assert!(held
+        .iter()
+        .all(|c| c["payoutId"] == id && c["status"] == "APPROVED"));
+    let r = fx
+        .call(
+            "GET",
+            &format!("/api/v1/conversions?payout_id={id}&status=paid"),
+            None,
+        )
+        .await;
+    assert_eq!(r.data().as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn the_merchant_transitions_follow_the_contract_table() {
+    let fx = Fx::new().await;
+    let [p1, p2, p3] = <[String; 3]>::try_from(fx.pending(Mode::Test, 3).await).unwrap();
+    let at = |id: &str, action: &str| format!("/api/v1/payouts/{id}/{action}");
+
+    // PENDING: no approval without an invoice, no POST mark-paid; reject works once.
+    assert_conflict(&fx.call("POST", &at(&p1, "approve"), None).await, "PENDING");
+    assert_conflict(
+        &fx.call("POST", &at(&p1, "mark-paid"), Some(mark_paid_body()))
+            .await,
+        "PENDING",
+    );
+    let r = fx
+        .call(
+            "POST",
+            &at(&p1, "reject"),
+            Some(json!({"reason": " no invoice "})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(
+        (
+            r.data()["status"].as_str(),
+            r.data()["rejectionReason"].as_str()
+        ),
+        (Some("REJECTED"), Some("no invoice"))
+    );
+    assert_conflict(
+        &fx.call("POST", &at(&p1, "reject"), Some(json!({"reason": "again"})))
+            .await,
+        "REJECTED",
+    );
+    assert_conflict(
+        &fx.call("PUT", &at(&p1, "mark-paid"), None).await,
+        "REJECTED",
+    );
+
+    // PENDING -> INVOICE_UPLOADED (event) -> APPROVED -> PAID (POST mark-paid).
+    fx.attach(Mode::Test, &p2).await;
+    assert_eq!(fx.status_of(Mode::Test, &p2).await, "INVOICE_UPLOADED");
+    assert_conflict(
+        &fx.call("POST", &at(&p2, "mark-paid"), Some(mark_paid_body()))
+            .await,
+        "INVOICE_UPLOADED",
+    );
+    let r = fx.call("POST", &at(&p2, "approve"), Some(json!({}))).await;
+    assert_eq!(
+        (r.status, r.data()["status"].as_str()),
+        (200, Some("APPROVED")),
+        "{:?}",
+        r.body
+    );
+    assert!(r.data()["approvedAt"].is_string());
+    assert_conflict(
+        &fx.call("POST", &at(&p2, "approve"), None).await,
+        "APPROVED",
+    );
+    let r = fx
+        .call("POST", &at(&p2, "mark-paid"), Some(mark_paid_body()))
+        .await;
+    assert_eq!(
+        (r.status, r.data()["status"].as_str()),
+        (200, Some("PAID")),
+        "{:?}",
+        r.body
+    );
+    assert_eq!(r.data()["paymentDate"], "2026-01-15");
+    assert_eq!(r.data()["paymentMethod"], "wire");
+    assert!(r.data()["paidAt"].is_string());
+    // PAID again through PUT: 200, unchanged.
+    let again = fx
+        .call("PUT", &at(&p2, "mark-paid"), Some(json!({"note": "dup"})))
+        .await;
+    assert_eq!(again.status, 200);
+    assert_eq!(again.data(), r.data());
+    for (method, action, body) in [
+        ("POST", "mark-paid", Some(mark_paid_body())),
+        ("POST", "reject", Some(json!({"reason": "late"}))),
+        ("POST", "approve", None),
+    ] {
+        assert_conflict(&fx.call(method, &at(&p2, action), body).await, "PAID");
+    }
+    let paid = fx.conversions_of(Mode::Test, &p2).await;
+    assert!(
+        !paid.is_empty() && paid.iter().all(|c| c["status"] == "PAID"),
+        "{paid:?}"
+    );
+
+    // PENDING -> PAID through PUT mark-paid, with reference and note.
+    let body = json!({"paymentReference": "TX-1", "note": "paid by\ncheque"});
+    let r = fx.call("PUT", &at(&p3, "mark-paid"), Some(body)).await;
+    assert_eq!(r.data()["status"], "PAID", "{:?}", r.body);
+    assert_eq!(
+        (
+            r.data()["paymentReference"].as_str(),
+            r.data()["note"].as_str()
+        ),
+        (Some("TX-1"), Some("paid by\ncheque"))
+    );
+    assert!(fx
+        .conversions_of(Mode::Test, &p3)
+        .await
+        .iter()
+        .all(|c| c["status"] == "PAID"));
+}
+
+#[tokio::test]
+async fn settle_reject_and_cancel_work_from_every_open_state() {
+    let fx = Fx::new().await;
+    let uploaded = fx.invoiced(Mode::Test, 3).await;
+    let approved = fx.approved(Mode::Test, 3).await;
+    let pending = fx.pending(Mode::Test, 1).await;
+    let at = |id: &str, action: &str| format!("/api/v1/payouts/{id}/{action}");
+
+    for id in [&uploaded[0], &approved[0]] {
+        let r = fx.call("PUT", &at(id, "mark-paid"), None).await;
+        assert_eq!(r.data()["status"], "PAID", "{:?}", r.body);
+    }
+    for id in [&uploaded[1], &approved[1]] {
+        let r = fx
+            .call("POST", &at(id, "reject"), Some(json!({"reason": "wrong"})))
+            .await;
+        assert_eq!(r.data()["status"], "REJECTED", "{:?}", r.body);
+        assert!(
+            fx.conversions_of(Mode::Test, id).await.is_empty(),
+            "released"
+        );
+    }
+    let ids = json!([
+        pending[0],
+        uploaded[2],
+        approved[2],
+        uploaded[0],
+        "po_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"
+    ]);
+    let body = json!({"payoutIds": ids, "reason": "duplicate"});
+    let r = fx
+        .call("POST", "/api/v1/payouts/bulk-cancel", Some(body))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let cancelled: Vec<&str> = r.data()["cancelled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(cancelled, [&pending[0], &uploaded[2], &approved[2]]);
+    assert!(r.data()["cancelled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["status"] == "CANCELLED" && p["cancellationReason"] == "duplicate"));
+    let failed = r.data()["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert_eq!(
+        (failed[0]["id"].as_str(), failed[0]["code"].as_str()),
+        (Some(uploaded[0].as_str()), Some("INVALID_STATE"))
+    );
+    assert_eq!(failed[1]["code"], "NOT_FOUND");
+    assert!(failed.iter().all(|f| f["message"].is_string()));
+}
+
+#[tokio::test]
+async fn processing_payouts_wait_for_mark_paid_with_the_manual_provider() {
+    // Live mode uses the configured provider: `manual` here, which leaves
+    // the payout PROCESSING until the merchant marks it paid.
+    let fx = Fx::new().await;
+    let live = fx.key(Mode::Live).to_string();
+    let ids = fx.invoiced(Mode::Live, 1).await;
+    let id = &ids[0];
+    let body = json!({"payoutIds": [id]});
+    let r = fx
+        .call_as(&live, "POST", "/api/v1/payouts/batch-process", Some(body))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(
+        r.data()["processed"][0]["status"],
+        "PROCESSING",
+        "{:?}",
+        r.body
+    );
+    assert!(r.data()["processed"][0]["approvedAt"].is_string());
+    let at = |action: &str| format!("/api/v1/payouts/{id}/{action}");
+    for (method, action, body) in [
+        ("POST", "approve", None),
+        ("POST", "reject", Some(json!({"reason": "no"}))),
+        ("POST", "mark-paid", Some(mark_paid_body())),
+    ] {
+        assert_conflict(
+            &fx.call_as(&live, method, &at(action), body).await,
+            "PROCESSING",
+        );
+    }
+    let body = json!({"payoutIds": [id], "reason": "stop"});
+    let r = fx
+        .call_as(&live, "POST", "/api/v1/payouts/bulk-cancel", Some(body))
+        .await;
+    assert_eq!(
+        r.data()["failed"][0]["code"],
+        "INVALID_STATE",
+        "{:?}",
+        r.body
+    );
+    let r = fx
+        .call_as(
+            &live,
+            "PUT",
+            &at("mark-paid"),
+            Some(json!({"paymentReference": "BANK-7"})),
+        )
+        .await;
+    assert_eq!(r.data()["status"], "PAID", "{:?}", r.body);
+    assert!(fx
+        .conversions_of(Mode::Live, id)
+        .await
+        .iter()
+        .all(|c| c["status"] == "PAID"));
+}
+
+#[tokio::test]
+async fn the_invoice_is_served_and_its_storage_key_never_shown() {
+    let fx = Fx::new().await;
+    let ids = fx.pending(Mode::Test, 1).await;
+    let id = &ids[0];
+    fx.call("GET", &format!("/api/v1/payouts/{id}/invoice"), None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    let key = fx.attach(Mode::Test, id).await;
+    assert!(key.starts_with("invoices/") && key.contains(id.as_str()));
+
+    let r = fx.call("GET", &format!("/api/v1/payouts/{id}"), None).await;
+    let inv = &r.data()["invoice"];
+    assert_eq!(inv["uploaded"], true);
+    assert_eq!(inv["fileName"], "inv.pdf");
+    assert_eq!(inv["contentType"], "application/pdf");
+    assert_eq!(inv["size"], PDF.len());
+    assert!(inv["uploadedAt"].is_string());
+    assert!(!r.body.to_string().contains(&key));
+
+    let resp = reqwest::Client::new()
+        .get(format!("{}/api/v1/payouts/{id}/invoice", fx.server.base))
+        .bearer_auth(&fx.m.test_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let headers = resp.headers().clone();
+    assert_eq!(headers["content-type"], "application/pdf");
+    for (name, value) in &headers {
+        let v = value.to_str().unwrap_or("");
+        assert!(!v.contains("invoices/") && !v.contains(&key), "{name}: {v}");
+    }
+    assert_eq!(resp.bytes().await.unwrap().as_ref(), PDF);
+
+    // Approval checks the object; every answer on the way stays key-free.
+    let r = fx
+        .call("POST", &format!("/api/v1/payouts/{id}/approve"), None)
+        .await;
+    assert_eq!(r.data()["status"], "APPROVED");
+    let r = fx
+        .call("GET", "/api/v1/payouts?status=approved", None)
+        .await;
+    assert_eq!(r.data()[0]["invoice"]["uploaded"], true);
+}
+
+#[tokio::test]
+async fn racing_transitions_have_exactly_one_winner() {
+    const TRIALS: usize = 50;
+    const RACERS: usize = 20;
+    let fx = Fx::new().await;
+    let started = Instant::now();
+    let ids = fx.approved(Mode::Test, TRIALS).await;
+    let prepared = started.elapsed();
+    for id in &ids {
+        // From APPROVED, approve is never possible, reject and mark-paid
+        // are, and each of them ends in a state nothing else leaves.
+        let mut racers = tokio::task::JoinSet::new();
+        for i in 0..RACERS {
+            let (base, key, id) = (fx.server.base.clone(), fx.m.test_key.clone(), id.clone());
+            racers.spawn(async move {
+                let (action, body) = match i % 3 {
+                    0 => ("approve", None),
+                    1 => ("reject", Some(json!({"reason": "race"}))),
+                    _ => ("mark-paid", Some(mark_paid_body())),
+                };
+                let path = format!("/api/v1/payouts/{id}/{action}");
+                let r = call_on(&base, "POST", &path, Some(&key), body).await;
+                (action, r)
+            });
+        }
+        let mut winners = Vec::new();
+        while let Some(joined) = racers.join_next().await {
+            let (action, r) = joined.unwrap();
+            assert_private(&r);
+            match r.status {
+                200 => winners.push((action, r.data()["status"].as_str().unwrap().to_string())),
+                409 => assert_eq!(r.code(), "INVALID_STATE", "{:?}", r.body),
+                other => panic!("{action}: {other} {:?}", r.body),
+            }
+        }
+        assert_eq!(winners.len(), 1, "{id}: {winners:?}");
+        assert_eq!(fx.status_of(Mode::Test, id).await, winners[0].1);
+    }
+    eprintln!(
+        "racing: {TRIALS} trials of {RACERS} calls; setup {prepared:?}, total {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn batch_process_pays_through_the_sandbox() {
+    let fx = Fx::new().await;
+    let uploaded = fx.invoiced(Mode::Test, 1).await;
+    let approved = fx.approved(Mode::Test, 1).await;
+    let pending = fx.pending(Mode::Test, 1).await;
+    let unknown = "po_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    let ids = json!([uploaded[0], approved[0], uploaded[0], pending[0], unknown]);
+    let r = fx
+        .call(
+            "POST",
+            "/api/v1/payouts/batch-process",
+            Some(json!({"payoutIds": ids})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let processed = r.data()["processed"].as_array().unwrap();
+    let got: Vec<&str> = processed
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        got,
+        [&uploaded[0], &approved[0]],
+        "duplicates are handled once"
+    );
+    for p in processed {
+        assert_eq!(p["status"], "PAID", "{p:?}");
+        assert_eq!(
+            p["paymentReference"],
+            format!("sandbox_{}", p["id"].as_str().unwrap())
+        );
+        let id = p["id"].as_str().unwrap();
+        let held = fx.conversions_of(Mode::Test, id).await;
+        assert!(
+            !held.is_empty() && held.iter().all(|c| c["status"] == "PAID"),
+            "{held:?}"
+        );
+        assert_eq!(fx.server.app.payments.sandbox().payments_of(id), 1);
+    }
+    let failed = r.data()["failed"].as_array().unwrap();
+    let codes: Vec<(&str, &str)> = failed
+        .iter()
+        .map(|f| (f["id"].as_str().unwrap(), f["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            (pending[0].as_str(), "INVALID_STATE"),
+            (unknown, "NOT_FOUND")
+        ]
+    );
+    // The affiliate's paid total grew by the payout.
+    let aff = processed[0]["affiliateId"].as_str().unwrap();
+    let a = fx
+        .call("GET", &format!("/api/v1/affiliates/{aff}"), None)
+        .await;
+    assert_eq!(
+        a.data()["paid"]["USD"],
+        processed[0]["amount"],
+        "{:?}",
+        a.body
+    );
+}
+
+#[tokio::test]
+async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once() {
+    let fx = Fx::on(failing_payments_server()).await;
+    let ids = fx.invoiced(Mode::Test, 1).await;
+    let id = &ids[0];
+    let body = json!({"payoutIds": [id]});
+    let r = fx
+        .call("POST", "/api/v1/payouts/batch-process", Some(body.clone()))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["processed"], json!([]));
+    assert_eq!(r.data()["failed"][0]["id"], id.as_str());
+    assert_eq!(
+        r.data()["failed"][0]["code"],
+        "SERVICE_UNAVAILABLE",
+        "{:?}",
+        r.body
+    );
+    let now = fx.call("GET", &format!("/api/v1/payouts/{id}"), None).await;
+    assert_eq!(now.data()["status"], "APPROVED");
+    assert!(now.data()["paymentError"].is_string());
+    assert!(fx
+        .conversions_of(Mode::Test, id)
+        .await
+        .iter()
+        .all(|c| c["status"] == "APPROVED"));
+    let sandbox = fx.server.app.payments.sandbox();
+    assert_eq!(sandbox.payments_of(id), 0);
+
+    let r = fx
+        .call("POST", "/api/v1/payouts/batch-process", Some(body))
+        .await;
+    assert_eq!(r.data()["processed"][0]["status"], "PAID", "{:?}", r.body);
+    assert_eq!(r.data()["processed"][0]["paymentError"], Value::Null);
+    assert_eq!(sandbox.payments_of(id), 1);
+    assert!(fx
+        .conversions_of(Mode::Test, id)
+        .await
+        .iter()
+        .all(|c| c["status"] == "PAID"));
+}
+
+#[tokio::test]
+async fn cancelled_payouts_return_their_conversions_to_the_pool() {
+    let fx = Fx::new().await;
+    let aff = fx.earner(Mode::Test, "BANK_TRANSFER", &[100, 200]).await;
+    fx.run_job().await;
+    let first = fx.payouts_of(Mode::Test, &aff).await.remove(0);
+    let first_id = first["id"].as_str().unwrap();
+    assert_eq!(fx.conversions_of(Mode::Test, first_id).await.len(), 2);
+
+    let body = json!({"payoutIds": [first_id], "reason": "wrong amount"});
+    let r = fx
+        .call("POST", "/api/v1/payouts/bulk-cancel", Some(body))
+        .await;
+    assert_eq!(
+        r.data()["cancelled"][0]["status"],
+        "CANCELLED",
+        "{:?}",
+        r.body
+    );
+    assert!(fx.conversions_of(Mode::Test, first_id).await.is_empty());
+    let r = fx
+        .call(
+            "GET",
+            &format!("/api/v1/conversions?affiliate_id={aff}"),
+            None,
+        )
+        .await;
+    let back = r.data().as_array().unwrap();
+    assert!(
+        back.iter()
+            .all(|c| c["status"] == "APPROVED" && c["payoutId"].is_null()),
+        "{back:?}"
+    );
+
+    fx.run_job().await;
+    let all = fx.payouts_of(Mode::Test, &aff).await;
+    assert_eq!(all.len(), 2, "{all:?}");
+    let again = all
+        .iter()
+        .find(|p| p["status"] == "PENDING")
+        .expect("a new payout");
+    assert_eq!(
+        (&again["amount"], &again["conversionCount"]),
+        (&first["amount"], &json!(2))
+    );
+    assert_eq!(again["method"], "BANK_TRANSFER");
+    assert_eq!(
+        fx.conversions_of(Mode::Test, again["id"].as_str().unwrap())
+            .await
+            .len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn other_accounts_and_the_other_mode_get_404_everywhere() {
+    let fx = Fx::new().await;
+    let ids = fx.pending(Mode::Test, 1).await;
+    let id = &ids[0];
+    fx.attach(Mode::Test, id).await;
+    let other = merchant_on(fx.server).await;
+    for key in [
+        other.test_key.as_str(),
+        other.live_key.as_str(),
+        fx.m.live_key.as_str(),
+    ] {
+        for (method, action, body) in [
+            ("GET", "", None),
+            ("GET", "/invoice", None),
+            ("POST", "/approve", None),
+            ("POST", "/reject", Some(json!({"reason": "x"}))),
+            ("POST", "/mark-paid", Some(mark_paid_body())),
+            ("PUT", "/mark-paid", None),
+        ] {
+            let r = fx
+                .call_as(key, method, &format!("/api/v1/payouts/{id}{action}"), body)
+                .await;
+            r.assert_error(404, "NOT_FOUND");
+        }
+        for (path, body) in [
+            ("batch-process", json!({"payoutIds": [id]})),
+            ("bulk-cancel", json!({"payoutIds": [id], "reason": "x"})),
+        ] {
+            let r = fx
+                .call_as(key, "POST", &format!("/api/v1/payouts/{path}"), Some(body))
+                .await;
+            assert_eq!(r.data()["failed"][0]["code"], "NOT_FOUND", "{:?}", r.body);
+        }
+        let r = fx.call_as(key, "GET", "/api/v1/payouts", None).await;
+        assert!(r
+            .data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["id"] != id.as_str()));
+        let r = fx
+            .call_as(
+                key,
+                "GET",
+                &format!("/api/v1/conversions?payout_id={id}"),
+                None,
+            )
+            .await;
+        assert_eq!(r.data(), &json!([]));
+    }
+    assert_eq!(
+        fx.status_of(Mode::Test, id).await,
+        "INVOICE_UPLOADED",
+        "nothing changed"
+    );
+}
+
+#[tokio::test]
+async fn bodies_and_id_lists_are_validated() {
+    let fx = Fx::new().await;
+    let ids = fx.invoiced(Mode::Test, 1).await;
+    let at = |action: &str| format!("/api/v1/payouts/{}/{action}", ids[0]);
+    let cases: Vec<(&str, String, Value, &str)> = vec![
+        ("POST", at("approve"), json!({"force": true}), "force"),
+        ("POST", at("reject"), json!({}), "reason"),
+        ("POST", at("reject"), json!({"reason": "   "}), "reason"),
+        (
+            "POST",
+            at("reject"),
+            json!({"reason": "x".repeat(1001)}),
+            "reason",
+        ),
+        ("POST", at("reject"), json!({"reason": "a\u{7}b"}), "reason"),
+        ("POST", at("reject"), json!({"reason": 5}), "reason"),
+        (
+            "POST",
+            at("mark-paid"),
+            json!({"paymentMethod": "wire"}),
+            "paymentDate",
+        ),
+        (
+            "POST",
+            at("mark-paid"),
+            json!({"paymentDate": "2026-02-30", "paymentMethod": "wire"}),
+            "paymentDate",
+        ),
+        (
+            "POST",
+            at("mark-paid"),
+            json!({"paymentDate": "15/01/2026", "paymentMethod": "wire"}),
+            "paymentDate",
+        ),
+        (
+            "POST",
+            at("mark-paid"),
+            json!({"paymentDate": "2026-01-15", "paymentMethod": ""}),
+            "paymentMethod",
+        ),
+        (
+            "POST",
+            at("mark-paid"),
+            json!({"paymentDate": "2026-01-15", "paymentMethod": "w".repeat(101)}),
+            "paymentMethod",
+        ),
+        (
+            "PUT",
+            at("mark-paid"),
+            json!({"paymentReference": "r".repeat(201)}),
+            "paymentReference",
+        ),
+        (
+            "PUT",
+            at("mark-paid"),
+            json!({"note": "n".repeat(1001)}),
+            "note",
+        ),
+        ("PUT", at("mark-paid"), json!({"status": "PAID"}), "status"),
+        (
+            "POST",
+            "/api/v1/payouts/batch-process".into(),
+            json!({"payoutIds": []}),
+            "payoutIds",
+        ),
+        (
+            "POST",
+            "/api/v1/payouts/batch-process".into(),
+            json!({"payoutIds": vec!["po_x"; 101]}),
+            "payoutIds",
+        ),
+        (
+            "POST",
+            "/api/v1/payouts/batch-process".into(),
+            json!({"payoutIds": "po_x"}),
+            "payoutIds",
+        ),
+        (
+            "POST",
+            "/api/v1/payouts/batch-process".into(),
+            json!({}),
+            "payoutIds",
+        ),
+        (
+            "POST",
+            "/api/v1/payouts/bulk-cancel".into(),
+            json!({"payoutIds": ["po_x"]}),
+            "reason",
+        ),
+        (
+            "POST",
+            "/api/v1/payouts/bulk-cancel".into(),
+            json!({"payoutIds": [], "reason": "x"}),
+            "payoutIds",
+        ),
+    ];
+    for (method, path, body, field) in cases {
+        let r = fx.call(method, &path, Some(body.clone())).await;
+        r.assert_error(400, "VALIDATION_FAILED");
+        let paths: Vec<&Value> = r.body["error"]["details"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| &i["path"][0])
+            .collect();
+        assert!(
+            paths.contains(&&json!(field)),
+            "{method} {path} {body}: {:?}",
+            r.body
+        );
+    }
+    // Not JSON, or not declared JSON: INVALID_REQUEST.
+    let r = crate::support::raw(
+        &fx.server.base,
+        "POST",
+        &at("reject"),
+        Some(&fx.m.test_key),
+        &[("content-type", "text/plain")],
+        Some(b"{\"reason\":\"x\"}".to_vec()),
+    )
+    .await;
+    r.assert_error(400, "INVALID_REQUEST");
+    // A hundred copies of one id are one id.
+    let body = json!({"payoutIds": vec!["po_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"; 100]});
+    let r = fx
+        .call("POST", "/api/v1/payouts/batch-process", Some(body))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["failed"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        fx.status_of(Mode::Test, &ids[0]).await,
+        "INVOICE_UPLOADED",
+        "nothing changed"
+    );
+}
