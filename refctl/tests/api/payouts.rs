@@ -1036,3 +1036,33 @@ async fn bodies_and_id_lists_are_validated() {
         "nothing changed"
     );
 }
+
+#[tokio::test]
+async fn concurrent_job_runs_make_one_payout_per_pool() {
+    // Runs that overlap: one may read a pool another is claiming. Each
+    // pool must still become exactly one payout holding its conversion.
+    let fx = Fx::new().await;
+    for _ in 0..8 {
+        let mut affiliates = Vec::new();
+        for _ in 0..4 {
+            affiliates.push(fx.earner(Mode::Test, "WISE", &[100]).await);
+        }
+        let mut runs = tokio::task::JoinSet::new();
+        for i in 0..4u64 {
+            let app = fx.app.clone();
+            runs.spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(7 * i)).await;
+                job::run(&app, shared::timestamp::now(), Budget::default()).await
+            });
+        }
+        while let Some(r) = runs.join_next().await {
+            r.unwrap().expect("payout job");
+        }
+        for aff in &affiliates {
+            let found = fx.payouts_of(Mode::Test, aff).await;
+            assert_eq!(found.len(), 1, "{found:?}");
+            let got = (&found[0]["conversionCount"], &found[0]["amount"]);
+            assert_eq!(got, (&json!(1), &json!(10)));
+        }
+    }
+}

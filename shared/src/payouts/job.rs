@@ -189,8 +189,16 @@ async fn check_pool(run: &mut Run<'_>, m: &PoolMarker) -> Result<()> {
     match Payout::open(&affiliate, &campaign, m.currency, &pool, run.now) {
         Some(p) => {
             if store_payouts::start_claim(store, t, &p).await? {
-                run.report.payouts_created += 1;
-                claim(run, t, p).await?;
+                // Another run may have claimed the pool between our read and
+                // our lock: judge it again under the lock, or the payout
+                // would be assembled from what is left (nothing, say).
+                let pool = read_pool(store, t, &m.affiliate_id, m.currency.code()).await?;
+                if Payout::open(&affiliate, &campaign, m.currency, &pool, run.now).is_none() {
+                    store_payouts::abandon_claim(store, t, &p).await?;
+                } else {
+                    run.report.payouts_created += 1;
+                    claim(run, t, p).await?;
+                }
             }
         }
         None => run.report.pools_below_minimum += 1,

@@ -290,6 +290,22 @@ pub async fn start_claim(store: &Store, tenant: &Tenant, payout: &Payout) -> Res
     }
 }
 
+/// Drops a payout being assembled that has claimed nothing, and its lock
+/// (the pool no longer justifies it); false when a chunk committed meanwhile.
+pub async fn abandon_claim(store: &Store, tenant: &Tenant, payout: &Payout) -> Result<bool> {
+    let mut tx = store.tx();
+    let unclaimed = UpdateExpr::new()
+        .when_tenant(&tenant.key())
+        .when_eq("work", s(PayoutWork::Claim.as_str()))
+        .when_absent_or_eq("claimed", n(0))
+        .when_absent_or_eq("claimedAdjustments", n(0));
+    tx.delete(Write::Payout, &payout.id, RECORD_SK, &unclaimed);
+    let lock_sk = keys::claim_lock_sk(payout.currency.code());
+    let ours = UpdateExpr::new().when_absent_or_eq("payoutId", s(payout.id.clone()));
+    tx.delete(Write::Lock, &payout.affiliate_id, &lock_sk, &ours);
+    applied(store.transact(tx).await)
+}
+
 /// The lock of an affiliate's payout being assembled in a currency.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
