@@ -296,12 +296,12 @@ pub async fn abandon_claim(store: &Store, tenant: &Tenant, payout: &Payout) -> R
     let mut tx = store.tx();
     let unclaimed = UpdateExpr::new()
         .when_tenant(&tenant.key())
-        .when_eq("work", s(PayoutWork::Claim.as_str()))
-        .when_absent_or_eq("claimed", n(0))
-        .when_absent_or_eq("claimedAdjustments", n(0));
+        .when_eq("work", string_value(PayoutWork::Claim.as_str()))
+        .when_absent_or_eq("claimed", number_value(0))
+        .when_absent_or_eq("claimedAdjustments", number_value(0));
     tx.delete(Write::Payout, &payout.id, RECORD_SK, &unclaimed);
     let lock_sk = keys::claim_lock_sk(payout.currency.code());
-    let ours = UpdateExpr::new().when_absent_or_eq("payoutId", s(payout.id.clone()));
+    let ours = UpdateExpr::new().when_absent_or_eq("payoutId", string_value(payout.id.clone()));
     tx.delete(Write::Lock, &payout.affiliate_id, &lock_sk, &ours);
     applied(store.transact(tx).await)
 }
