@@ -11,6 +11,7 @@ mod bodies;
 mod campaigns;
 mod contract;
 mod conversions;
+mod events;
 mod hardening;
 mod payout_job;
 mod payouts;

@@ -204,7 +204,12 @@ async fn the_job_respects_holds_minimums_currencies_and_modes_and_creates_nothin
 
 /// Settles a payout by the merchant's PUT mark-paid, without driving its work.
 async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
-    let Outcome::Changed { payout, from, .. } = p
+    let Outcome::Changed {
+        payout,
+        from,
+        event,
+        ..
+    } = p
         .apply(
             Command::Settle {
                 payment_reference: Some("wire-1".into()),
@@ -216,11 +221,15 @@ async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
     else {
         panic!("changed");
     };
-    assert!(
-        store_payouts::commit_transition(&app.store, t, &payout, from)
-            .await
-            .unwrap()
-    );
+    assert!(store_payouts::commit_transition(
+        &app.store,
+        t,
+        &payout,
+        from,
+        &payout.event(event, Utc::now()).unwrap()
+    )
+    .await
+    .unwrap());
     *payout
 }
 

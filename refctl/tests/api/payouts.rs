@@ -41,16 +41,16 @@ fn unique(prefix: &str) -> String {
 }
 
 /// One merchant on a payouts server, with a `holdDays: 0` campaign per mode.
-struct Fx {
-    server: &'static Server,
-    app: Arc<App>,
-    m: Merchant,
-    test_campaign: String,
+pub(crate) struct Fx {
+    pub(crate) server: &'static Server,
+    pub(crate) app: Arc<App>,
+    pub(crate) m: Merchant,
+    pub(crate) test_campaign: String,
     live_campaign: String,
 }
 
 impl Fx {
-    async fn on(server: &'static Server) -> Fx {
+    pub(crate) async fn on(server: &'static Server) -> Fx {
         let m = merchant_on(server).await;
         let app = app_for(server).await;
         let mut campaigns = Vec::new();
@@ -77,35 +77,41 @@ impl Fx {
         }
     }
 
-    async fn new() -> Fx {
+    pub(crate) async fn new() -> Fx {
         Self::on(payouts_server()).await
     }
 
-    fn key(&self, mode: Mode) -> &str {
+    pub(crate) fn key(&self, mode: Mode) -> &str {
         match mode {
             Mode::Test => &self.m.test_key,
             Mode::Live => &self.m.live_key,
         }
     }
 
-    fn tenant(&self, mode: Mode) -> Tenant {
+    pub(crate) fn tenant(&self, mode: Mode) -> Tenant {
         Tenant::new(&self.m.account_id, mode)
     }
 
     /// A call with a given key; the answer is checked for storage keys.
-    async fn call_as(&self, key: &str, method: &str, path: &str, body: Option<Value>) -> Resp {
+    pub(crate) async fn call_as(
+        &self,
+        key: &str,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Resp {
         let r = call_on(&self.server.base, method, path, Some(key), body).await;
         assert_private(&r);
         r
     }
 
     /// A call with the test key.
-    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> Resp {
+    pub(crate) async fn call(&self, method: &str, path: &str, body: Option<Value>) -> Resp {
         self.call_as(&self.m.test_key, method, path, body).await
     }
 
     /// An ACTIVE affiliate paid by `method`, with one sale per amount.
-    async fn earner(&self, mode: Mode, method: &str, amounts: &[u32]) -> String {
+    pub(crate) async fn earner(&self, mode: Mode, method: &str, amounts: &[u32]) -> String {
         let code = unique("p").chars().take(20).collect::<String>();
         let campaign = match mode {
             Mode::Test => &self.test_campaign,
@@ -130,14 +136,14 @@ impl Fx {
     }
 
     /// Runs the payout job once, now.
-    async fn run_job(&self) {
+    pub(crate) async fn run_job(&self) {
         job::run(&self.app, shared::timestamp::now(), Budget::default())
             .await
             .expect("payout job");
     }
 
     /// The affiliate's payouts, newest first.
-    async fn payouts_of(&self, mode: Mode, affiliate_id: &str) -> Vec<Value> {
+    pub(crate) async fn payouts_of(&self, mode: Mode, affiliate_id: &str) -> Vec<Value> {
         let path = format!("/api/v1/payouts?affiliate_id={affiliate_id}");
         let r = self.call_as(self.key(mode), "GET", &path, None).await;
         assert_eq!(r.status, 200, "{:?}", r.body);
@@ -145,7 +151,7 @@ impl Fx {
     }
 
     /// `n` PENDING payouts of 10.00 USD (one affiliate each), in order.
-    async fn pending(&self, mode: Mode, n: usize) -> Vec<String> {
+    pub(crate) async fn pending(&self, mode: Mode, n: usize) -> Vec<String> {
         let mut affiliates = Vec::new();
         for _ in 0..n {
             affiliates.push(self.earner(mode, "PAYPAL", &[100]).await);
@@ -162,7 +168,7 @@ impl Fx {
     }
 
     /// Puts an invoice for the payout and runs the invoice event on it.
-    async fn attach(&self, mode: Mode, payout_id: &str) -> String {
+    pub(crate) async fn attach(&self, mode: Mode, payout_id: &str) -> String {
         let key = invoice::key(&self.tenant(mode), payout_id, "inv.pdf");
         self.app
             .files
@@ -177,7 +183,7 @@ impl Fx {
     }
 
     /// `n` INVOICE_UPLOADED payouts.
-    async fn invoiced(&self, mode: Mode, n: usize) -> Vec<String> {
+    pub(crate) async fn invoiced(&self, mode: Mode, n: usize) -> Vec<String> {
         let ids = self.pending(mode, n).await;
         for id in &ids {
             self.attach(mode, id).await;
@@ -186,7 +192,7 @@ impl Fx {
     }
 
     /// `n` APPROVED payouts.
-    async fn approved(&self, mode: Mode, n: usize) -> Vec<String> {
+    pub(crate) async fn approved(&self, mode: Mode, n: usize) -> Vec<String> {
         let ids = self.invoiced(mode, n).await;
         for id in &ids {
             let path = format!("/api/v1/payouts/{id}/approve");
@@ -196,7 +202,7 @@ impl Fx {
         ids
     }
 
-    async fn status_of(&self, mode: Mode, id: &str) -> String {
+    pub(crate) async fn status_of(&self, mode: Mode, id: &str) -> String {
         let r = self
             .call_as(
                 self.key(mode),
@@ -210,7 +216,7 @@ impl Fx {
     }
 
     /// The conversions a payout holds, through `GET /conversions?payout_id=`.
-    async fn conversions_of(&self, mode: Mode, id: &str) -> Vec<Value> {
+    pub(crate) async fn conversions_of(&self, mode: Mode, id: &str) -> Vec<Value> {
         let path = format!("/api/v1/conversions?payout_id={id}");
         let r = self.call_as(self.key(mode), "GET", &path, None).await;
         assert_eq!(r.status, 200, "{:?}", r.body);

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::domain::affiliate::{Affiliate, PayoutMethod};
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{Adjustment, Conversion};
+use crate::domain::event::{Event, EventType};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
@@ -219,33 +220,6 @@ pub enum FollowUp {
     ReleaseConversions,
 }
 
-/// The event a transition records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PayoutEvent {
-    InvoiceUploaded,
-    Approved,
-    Processing,
-    Paid,
-    Rejected,
-    Cancelled,
-    PaymentFailed,
-}
-
-impl PayoutEvent {
-    /// The event type.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PayoutEvent::InvoiceUploaded => "payout.invoice_uploaded",
-            PayoutEvent::Approved => "payout.approved",
-            PayoutEvent::Processing => "payout.processing",
-            PayoutEvent::Paid => "payout.paid",
-            PayoutEvent::Rejected => "payout.rejected",
-            PayoutEvent::Cancelled => "payout.cancelled",
-            PayoutEvent::PaymentFailed => "payout.payment_failed",
-        }
-    }
-}
-
 /// A transition's result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -254,7 +228,7 @@ pub enum Outcome {
         payout: Box<Payout>,
         from: PayoutStatus,
         follow_up: FollowUp,
-        event: PayoutEvent,
+        event: EventType,
     },
     /// Nothing to do (PUT mark-paid, or a payment confirmation, on a PAID
     /// payout): 200 with the payout as it is.
@@ -425,7 +399,7 @@ impl Payout {
     }
 
     /// Records what a (permitted) command says and moves to its state.
-    fn record(&mut self, command: Command, now: DateTime<Utc>) -> PayoutEvent {
+    fn record(&mut self, command: Command, now: DateTime<Utc>) -> EventType {
         let (to, event) = match command {
             Command::AttachInvoice(upload) => {
                 self.invoice = Some(Invoice {
@@ -435,16 +409,19 @@ impl Payout {
                     uploaded_at: now,
                 });
                 self.invoice_key = Some(upload.key);
-                (PayoutStatus::InvoiceUploaded, PayoutEvent::InvoiceUploaded)
+                (
+                    PayoutStatus::InvoiceUploaded,
+                    EventType::PayoutInvoiceUploaded,
+                )
             }
             Command::Approve { .. } => {
                 self.approved_at = Some(now);
-                (PayoutStatus::Approved, PayoutEvent::Approved)
+                (PayoutStatus::Approved, EventType::PayoutApproved)
             }
             Command::Process { .. } => {
                 self.approved_at.get_or_insert(now);
                 self.payment_error = None;
-                (PayoutStatus::Processing, PayoutEvent::Processing)
+                (PayoutStatus::Processing, EventType::PayoutProcessing)
             }
             Command::MarkPaid {
                 payment_date,
@@ -452,7 +429,7 @@ impl Payout {
             } => {
                 self.payment_date = Some(payment_date);
                 self.payment_method = Some(payment_method);
-                (PayoutStatus::Paid, PayoutEvent::Paid)
+                (PayoutStatus::Paid, EventType::PayoutPaid)
             }
             Command::Settle {
                 payment_reference,
@@ -460,23 +437,23 @@ impl Payout {
             } => {
                 self.payment_reference = payment_reference.or(self.payment_reference.take());
                 self.note = note.or(self.note.take());
-                (PayoutStatus::Paid, PayoutEvent::Paid)
+                (PayoutStatus::Paid, EventType::PayoutPaid)
             }
             Command::ConfirmPayment { reference } => {
                 self.payment_reference = reference.or(self.payment_reference.take());
-                (PayoutStatus::Paid, PayoutEvent::Paid)
+                (PayoutStatus::Paid, EventType::PayoutPaid)
             }
             Command::PaymentFailed { message } => {
                 self.payment_error = Some(message);
-                (PayoutStatus::Approved, PayoutEvent::PaymentFailed)
+                (PayoutStatus::Approved, EventType::PayoutPaymentFailed)
             }
             Command::Reject { reason } => {
                 self.rejection_reason = Some(reason);
-                (PayoutStatus::Rejected, PayoutEvent::Rejected)
+                (PayoutStatus::Rejected, EventType::PayoutRejected)
             }
             Command::Cancel { reason } => {
                 self.cancellation_reason = Some(reason);
-                (PayoutStatus::Cancelled, PayoutEvent::Cancelled)
+                (PayoutStatus::Cancelled, EventType::PayoutCancelled)
             }
         };
         if to == PayoutStatus::Paid {
@@ -547,6 +524,13 @@ pub struct PayoutView<'a> {
     pub created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
     pub updated_at: DateTime<Utc>,
+}
+
+impl Payout {
+    /// An event of `event_type` carrying this payout's API view.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
+        Event::new(event_type, PayoutView::from(self), now)
+    }
 }
 
 impl<'a> From<&'a Payout> for PayoutView<'a> {
@@ -747,7 +731,7 @@ mod tests {
         else {
             panic!("changed");
         };
-        assert_eq!(event, PayoutEvent::InvoiceUploaded);
+        assert_eq!(event, EventType::PayoutInvoiceUploaded);
         assert_eq!(p.invoice_key.as_deref(), Some("invoices/k"));
         assert_eq!(p.invoice.as_ref().map(|i| i.size), Some(10));
         let Outcome::Changed {
@@ -763,7 +747,10 @@ mod tests {
         else {
             panic!("changed");
         };
-        assert_eq!((p.status, event), (Approved, PayoutEvent::PaymentFailed));
+        assert_eq!(
+            (p.status, event),
+            (Approved, EventType::PayoutPaymentFailed)
+        );
         assert_eq!(p.payment_error.as_deref(), Some("down"));
         assert_eq!(
             PayoutStatus::parse("invoice_uploaded"),

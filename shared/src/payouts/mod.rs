@@ -36,13 +36,19 @@ pub async fn transition(
     let command = &command;
     let committed = retry_on_conflict(TRANSITION_ATTEMPTS, "payout", || async move {
         let before = store_payouts::get(store, tenant, id).await?;
-        let (after, from) = match before.apply(command(&before), now)? {
+        let (after, from, event) = match before.apply(command(&before), now)? {
             Outcome::Unchanged => return Ok(Attempt::Done((before, false))),
-            Outcome::Changed { payout, from, .. } => (*payout, from),
+            Outcome::Changed {
+                payout,
+                from,
+                event,
+                ..
+            } => (*payout, from, event),
         };
+        let recorded = after.event(event, now)?;
         // Changed meanwhile: decide again on what it is now (a 409 names it).
         Ok(
-            match store_payouts::commit_transition(store, tenant, &after, from).await? {
+            match store_payouts::commit_transition(store, tenant, &after, from, &recorded).await? {
                 true => Attempt::Done((after, true)),
                 false => Attempt::Conflict,
             },

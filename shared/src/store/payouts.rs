@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::domain::affiliate::PayoutMethod;
 use crate::domain::conversion::{Adjustment, Conversion};
-use crate::domain::event::Event;
+use crate::domain::event::{Event, EventType};
 use crate::domain::payout::{Payout, PayoutStatus, PayoutWork};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -197,9 +197,11 @@ pub async fn commit_transition(
     tenant: &Tenant,
     after: &Payout,
     from: PayoutStatus,
+    recorded: &Event,
 ) -> Result<bool> {
     let mut tx = store.tx();
     put_transition(&mut tx, tenant, after, from)?;
+    events::append(&mut tx, Write::Event, tenant, recorded)?;
     if after.status == PayoutStatus::Paid {
         affiliate_totals::add(
             &mut tx,
@@ -360,6 +362,8 @@ pub async fn finish_claim(
     let lock_sk = keys::claim_lock_sk(after.currency.code());
     let ours = UpdateExpr::new().when_absent_or_eq("payoutId", string_value(after.id.clone()));
     tx.delete(Write::Lock, &after.affiliate_id, &lock_sk, &ours);
+    let created = after.event(EventType::PayoutCreated, after.updated_at)?;
+    events::append(&mut tx, Write::Event, tenant, &created)?;
     applied(store.transact(tx).await)
 }
 

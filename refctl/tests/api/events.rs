@@ -1,0 +1,253 @@
+//! The outbox: every change of a merchant-visible record records its event
+//! once, in the change's own transaction, with the record's API view; a
+//! change that fails records nothing.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use shared::domain::event::{Event, EventType};
+use shared::domain::tenant::Mode;
+use shared::store::events::{self, EventFilter};
+use shared::store::page::PageRequest;
+
+use crate::payouts::Fx;
+
+/// Every event of the fixture's test-mode tenant, by type.
+async fn recorded(fx: &Fx) -> BTreeMap<&'static str, Vec<Event>> {
+    let mut out: BTreeMap<&'static str, Vec<Event>> = BTreeMap::new();
+    let mut page = PageRequest {
+        limit: 100,
+        ..Default::default()
+    };
+    loop {
+        let p = events::list(
+            &fx.app.store,
+            &fx.tenant(Mode::Test),
+            &EventFilter::default(),
+            &page,
+        )
+        .await
+        .unwrap();
+        for e in p.items {
+            out.entry(e.event_type.as_str()).or_default().push(e);
+        }
+        match p.next_cursor {
+            Some(c) => page.cursor = Some(c),
+            None => return out,
+        }
+    }
+}
+
+fn count(events: &BTreeMap<&'static str, Vec<Event>>, t: EventType) -> usize {
+    events.get(t.as_str()).map_or(0, Vec::len)
+}
+
+/// The ids the events of a type name, in any order.
+fn ids(events: &BTreeMap<&'static str, Vec<Event>>, t: EventType) -> Vec<String> {
+    let mut v: Vec<String> = events
+        .get(t.as_str())
+        .into_iter()
+        .flatten()
+        .map(|e| e.data["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+async fn ok(fx: &Fx, method: &str, path: &str, body: Option<Value>) -> Value {
+    let r = fx.call(method, path, body).await;
+    assert!(
+        r.status == 200 || r.status == 201,
+        "{method} {path}: {:?}",
+        r.body
+    );
+    r.data().clone()
+}
+
+#[tokio::test]
+async fn every_change_records_its_event_once_with_the_records_view() {
+    let fx = Fx::new().await;
+    let cmp = fx.test_campaign.clone();
+    ok(
+        &fx,
+        "PUT",
+        &format!("/api/v1/campaigns/{cmp}"),
+        Some(json!({"isPublic": true})),
+    )
+    .await;
+    // Affiliates: a merchant's, updated; two sign-ups, one accepted, one rejected.
+    let aff = fx.earner(Mode::Test, "PAYPAL", &[100, 200]).await;
+    ok(
+        &fx,
+        "PUT",
+        &format!("/api/v1/affiliates/{aff}"),
+        Some(json!({"name": "Renamed"})),
+    )
+    .await;
+    let mut apps = Vec::new();
+    for who in ["ann", "bob"] {
+        let body =
+            json!({"campaignId": cmp, "email": format!("{who}@signup.example.com"), "name": who});
+        let r = crate::support::call_on(
+            &fx.server.base,
+            "POST",
+            "/api/v1/affiliates/signup",
+            None,
+            Some(body.clone()),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        apps.push(r.data()["applicationId"].as_str().unwrap().to_string());
+        // A second sign-up with the same e-mail fails and records nothing.
+        let again = crate::support::call_on(
+            &fx.server.base,
+            "POST",
+            "/api/v1/affiliates/signup",
+            None,
+            Some(body),
+        )
+        .await;
+        assert_eq!(again.status, 409, "{:?}", again.body);
+    }
+    ok(
+        &fx,
+        "POST",
+        &format!("/api/v1/applications/{}/accept", apps[0]),
+        Some(json!({})),
+    )
+    .await;
+    ok(
+        &fx,
+        "POST",
+        &format!("/api/v1/applications/{}/reject", apps[1]),
+        Some(json!({"reason": "no"})),
+    )
+    .await;
+    // Assets: created, updated, archived; archiving again fails.
+    let asset = ok(
+        &fx,
+        "POST",
+        "/api/v1/assets/swipe-copy",
+        Some(json!({"name": "A", "body": "B"})),
+    )
+    .await;
+    let ast = asset["id"].as_str().unwrap().to_string();
+    ok(
+        &fx,
+        "PATCH",
+        &format!("/api/v1/assets/{ast}"),
+        Some(json!({"name": "A2"})),
+    )
+    .await;
+    ok(&fx, "DELETE", &format!("/api/v1/assets/{ast}"), None).await;
+    assert_eq!(
+        fx.call("DELETE", &format!("/api/v1/assets/{ast}"), None)
+            .await
+            .status,
+        409
+    );
+    // Payouts: created, invoiced, approved, processed and paid; one rejected, one cancelled.
+    let paid = fx.approved(Mode::Test, 1).await.remove(0);
+    ok(
+        &fx,
+        "POST",
+        "/api/v1/payouts/batch-process",
+        Some(json!({"payoutIds": [paid]})),
+    )
+    .await;
+    let rejected = fx.pending(Mode::Test, 1).await.remove(0);
+    ok(
+        &fx,
+        "POST",
+        &format!("/api/v1/payouts/{rejected}/reject"),
+        Some(json!({"reason": "no"})),
+    )
+    .await;
+    let cancelled = fx.pending(Mode::Test, 1).await.remove(0);
+    ok(
+        &fx,
+        "POST",
+        "/api/v1/payouts/bulk-cancel",
+        Some(json!({"payoutIds": [cancelled], "reason": "dup"})),
+    )
+    .await;
+    // A reversal, then a second one that fails.
+    let pending = fx.earner(Mode::Test, "PAYPAL", &[50]).await;
+    let list = ok(
+        &fx,
+        "GET",
+        &format!("/api/v1/conversions?affiliate_id={pending}"),
+        None,
+    )
+    .await;
+    let cnv = list[0]["id"].as_str().unwrap().to_string();
+    let r = fx
+        .call(
+            "POST",
+            &format!("/api/v1/conversions/{cnv}/reverse"),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(
+        fx.call(
+            "POST",
+            &format!("/api/v1/conversions/{cnv}/reverse"),
+            Some(json!({}))
+        )
+        .await
+        .status,
+        409
+    );
+
+    let ev = recorded(&fx).await;
+    use EventType as T;
+    // Two campaigns per fixture (test and live), one of them in this tenant.
+    assert_eq!(ids(&ev, T::CampaignCreated), vec![cmp.clone()]);
+    assert_eq!(ids(&ev, T::CampaignUpdated), vec![cmp.clone()]);
+    // earner x4 (aff, paid, rejected, cancelled payees and `pending`) + 2 sign-ups.
+    assert_eq!(count(&ev, T::AffiliateCreated), 2 + 1 + 1 + 1 + 1 + 1);
+    assert_eq!(count(&ev, T::ApplicationCreated), 2);
+    assert_eq!(ids(&ev, T::ApplicationAccepted), vec![apps[0].clone()]);
+    assert_eq!(ids(&ev, T::ApplicationRejected), vec![apps[1].clone()]);
+    // The merchant's rename, and the two decisions' affiliate changes.
+    assert_eq!(count(&ev, T::AffiliateUpdated), 3);
+    assert_eq!(ids(&ev, T::AssetCreated), vec![ast.clone()]);
+    assert_eq!(ids(&ev, T::AssetUpdated), vec![ast.clone()]);
+    assert_eq!(ids(&ev, T::AssetArchived), vec![ast.clone()]);
+    assert_eq!(ev[T::AssetArchived.as_str()][0].data["status"], "ARCHIVED");
+    // Six sales: aff 2, one each for the three payout payees, `pending` 1.
+    assert_eq!(count(&ev, T::ConversionCreated), 6);
+    assert_eq!(ids(&ev, T::ConversionReversed), vec![cnv.clone()]);
+    // Each sale was approved once by the job (no hold) but `pending`'s,
+    // reversed before the job ran again.
+    assert_eq!(count(&ev, T::ConversionApproved), 5);
+    assert_eq!(
+        ev[T::ConversionReversed.as_str()][0].data["status"],
+        "REVERSED"
+    );
+    let mut created = ids(&ev, T::PayoutCreated);
+    created.retain(|id| [&paid, &rejected, &cancelled].contains(&id));
+    assert_eq!(created.len(), 3, "{:?}", ids(&ev, T::PayoutCreated));
+    assert_eq!(ids(&ev, T::PayoutInvoiceUploaded), vec![paid.clone()]);
+    assert_eq!(ids(&ev, T::PayoutApproved), vec![paid.clone()]);
+    assert_eq!(ids(&ev, T::PayoutProcessing), vec![paid.clone()]);
+    assert_eq!(ids(&ev, T::PayoutPaid), vec![paid.clone()]);
+    assert_eq!(ev[T::PayoutPaid.as_str()][0].data["status"], "PAID");
+    assert_eq!(ids(&ev, T::PayoutRejected), vec![rejected.clone()]);
+    assert_eq!(ids(&ev, T::PayoutCancelled), vec![cancelled.clone()]);
+    // Event data is the API view: no private fields.
+    for list in ev.values() {
+        for e in list {
+            let text = e.data.to_string();
+            assert!(
+                !text.contains("invoiceKey") && !text.contains("invoices/"),
+                "{text}"
+            );
+            assert!(
+                !text.contains("keyHash") && !text.contains("gsi1pk"),
+                "{text}"
+            );
+        }
+    }
+}
