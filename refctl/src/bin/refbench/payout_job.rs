@@ -14,6 +14,8 @@ use shared::payouts::job::{self, Budget};
 use shared::store::conversions;
 use shared::App;
 
+use http::Method;
+
 use crate::{env, put_batch, Bench};
 
 /// Affiliates the due conversions are spread over (one payout each per run).
@@ -38,30 +40,40 @@ async fn programme(app: &App) -> Programme {
     shared::store::campaigns::insert(&app.store, &tenant, &c)
         .await
         .unwrap();
-    let mut affiliates = Vec::new();
-    for i in 0..AFFILIATES {
-        let input = serde_json::from_value(
-            json!({"campaignId": c.id, "email": format!("job-{i}@example.com"),
-            "name": format!("Job {i}"), "code": format!("JOB{i}")}),
-        )
-        .unwrap();
-        let mut e = shared::domain::affiliate::Affiliate::enroll(
-            input,
-            shared::domain::affiliate::AffiliateStatus::Active,
-            now,
-            shared::validation::Issues::new(),
-        )
-        .unwrap();
-        shared::store::enrollments::enroll(&app.store, &tenant, &mut e)
-            .await
-            .unwrap();
-        affiliates.push(e.affiliate.id);
-    }
+    let affiliates = enroll(app, &tenant, &c.id, AFFILIATES).await;
     Programme {
         tenant,
         campaign: c.id,
         affiliates,
     }
+}
+
+/// `n` ACTIVE affiliates of a campaign, through the domain and store.
+async fn enroll(app: &App, tenant: &Tenant, campaign: &str, n: usize) -> Vec<String> {
+    let mut affiliates = Vec::new();
+    for _ in 0..n {
+        let code = ulid::Ulid::new().to_string()[14..].to_string();
+        let input = serde_json::from_value(json!({"campaignId": campaign,
+            "email": format!("job-{code}@example.com"), "name": "Job", "code": code}))
+        .unwrap();
+        let mut e = shared::domain::affiliate::Affiliate::enroll(
+            input,
+            shared::domain::affiliate::AffiliateStatus::Active,
+            Utc::now(),
+            shared::validation::Issues::new(),
+        )
+        .unwrap();
+        shared::store::enrollments::enroll(&app.store, tenant, &mut e)
+            .await
+            .unwrap();
+        affiliates.push(e.affiliate.id);
+    }
+    affiliates
+}
+
+/// One due conversion per affiliate of `p`.
+async fn seed_spread(app: &App, p: &Programme) {
+    seed(app, p, p.affiliates.len(), true).await;
 }
 
 /// Writes `n` PENDING conversions, due now when `due`, else in a year.
@@ -79,7 +91,7 @@ async fn seed(app: &App, p: &Programme, n: usize, due: bool) {
             id: new_id(IdKind::Conversion),
             external_id: format!("job-bench-{}", ulid::Ulid::new()),
             campaign_id: Some(p.campaign.clone()),
-            affiliate_id: Some(p.affiliates[i % AFFILIATES].clone()),
+            affiliate_id: Some(p.affiliates[i % p.affiliates.len()].clone()),
             amount: Decimal::from(100),
             currency: usd,
             conversion_type: ConversionType::Sale,
@@ -167,5 +179,163 @@ pub async fn rows(b: &mut Bench) {
     )
     .await;
     measured_run(b, &app, "payout job: nothing due (a second run)").await;
+    endpoint_rows(b, app.clone(), &p).await;
     app.store.delete_table().await.ok();
+}
+
+/// An invoice for a payout, attached as the storage event would.
+async fn attach(app: &App, t: &Tenant, payout_id: &str) {
+    let key = shared::payouts::invoice::key(t, payout_id, "inv.pdf");
+    app.files
+        .put(&key, b"%PDF-1.4\n%%EOF\n".to_vec(), "application/pdf")
+        .await
+        .unwrap();
+    shared::payouts::invoice::on_object_created(app, &key, Utc::now())
+        .await
+        .unwrap();
+}
+
+/// The payouts of a tenant, newest first (up to 100).
+async fn payout_ids(b: &mut Bench, key: &str, query: &str) -> Vec<String> {
+    let (_, v) = b
+        .send(
+            Method::GET,
+            &format!("/api/v1/payouts?limit=100{query}"),
+            Some(key),
+            None,
+        )
+        .await;
+    v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The payout endpoints on the payouts the job made, and batch-process of 100.
+async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programme) {
+    let (_, key) = shared::auth::keys::create_key(
+        &app.store,
+        &app.config.api_key_secret,
+        &p.tenant.account_id,
+        "bench",
+        Mode::Test,
+    )
+    .await
+    .unwrap();
+    let mut b = Bench {
+        app: app.clone(),
+        router: refctl::serve::router(),
+        rows: Vec::new(),
+    };
+    let k = Some(key.as_str());
+    b.measure(
+        "GET /payouts?limit=20 (page 1)",
+        Method::GET,
+        "/api/v1/payouts?limit=20",
+        k,
+        None,
+    )
+    .await;
+    let ids = payout_ids(&mut b, &key, "&status=pending").await;
+    let (one, two, three) = (&ids[0], &ids[1], &ids[2]);
+    b.measure(
+        "GET /payouts/{id}",
+        Method::GET,
+        &format!("/api/v1/payouts/{one}"),
+        k,
+        None,
+    )
+    .await;
+    attach(&app, &p.tenant, one).await;
+    let path = format!("/api/v1/payouts/{one}/approve");
+    b.measure_status(
+        "POST /payouts/{id}/approve (invoice checked in storage)",
+        200,
+        Method::POST,
+        &path,
+        k,
+        None,
+    )
+    .await;
+    let body = json!({"paymentDate": "2026-11-23", "paymentMethod": "wire"});
+    let path = format!("/api/v1/payouts/{one}/mark-paid");
+    b.measure_status(
+        "POST /payouts/{id}/mark-paid (1,000 conversions settled)",
+        200,
+        Method::POST,
+        &path,
+        k,
+        Some(&body),
+    )
+    .await;
+    let path = format!("/api/v1/payouts/{two}/mark-paid");
+    b.measure_status(
+        "PUT /payouts/{id}/mark-paid (from PENDING, 1,000 conversions)",
+        200,
+        Method::PUT,
+        &path,
+        k,
+        Some(&json!({})),
+    )
+    .await;
+    let path = format!("/api/v1/payouts/{three}/reject");
+    b.measure_status(
+        "POST /payouts/{id}/reject (1,000 conversions back to the pool)",
+        200,
+        Method::POST,
+        &path,
+        k,
+        Some(&json!({"reason": "bench"})),
+    )
+    .await;
+    let cancel = json!({"payoutIds": [ids[3]], "reason": "bench"});
+    b.measure_status(
+        "POST /payouts/bulk-cancel (1 payout of 1,000 conversions)",
+        200,
+        Method::POST,
+        "/api/v1/payouts/bulk-cancel",
+        k,
+        Some(&cancel),
+    )
+    .await;
+    batch_process_row(&mut b, &app, p, &key).await;
+    outer.rows.append(&mut b.rows);
+}
+
+/// batch-process of 100 invoiced payouts of one conversion each (sandbox).
+async fn batch_process_row(b: &mut Bench, app: &App, p: &Programme, key: &str) {
+    let hundred = Programme {
+        tenant: p.tenant.clone(),
+        campaign: p.campaign.clone(),
+        affiliates: enroll(app, &p.tenant, &p.campaign, 100).await,
+    };
+    seed_spread(app, &hundred).await;
+    job::run(app, Utc::now(), Budget::default()).await.unwrap();
+    let mut ids = Vec::new();
+    for aff in &hundred.affiliates {
+        let found = payout_ids(b, key, &format!("&affiliate_id={aff}")).await;
+        ids.extend(found);
+    }
+    assert_eq!(ids.len(), 100);
+    for id in &ids {
+        attach(app, &p.tenant, id).await;
+    }
+    let body = json!({"payoutIds": ids});
+    let out = b
+        .measure_status(
+            "POST /payouts/batch-process (100 invoiced payouts, sandbox)",
+            200,
+            Method::POST,
+            "/api/v1/payouts/batch-process",
+            Some(key),
+            Some(&body),
+        )
+        .await;
+    assert_eq!(
+        out["data"]["processed"].as_array().map(Vec::len),
+        Some(100),
+        "{out}"
+    );
 }
