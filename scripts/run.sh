@@ -18,7 +18,7 @@ cleanup() { if [ "$started_stack" = 1 ]; then scripts/stack.sh stop run; fi; }
 trap cleanup EXIT
 
 cargo build --quiet -p refctl
-REFCTL=target/debug/refctl
+REFCTL=${CARGO_TARGET_DIR:-target}/debug/refctl
 $REFCTL tables create >/dev/null
 seed=$($REFCTL demo seed --keys-file .local/demo-keys.json --base-url "http://127.0.0.1:$PORT")
 
