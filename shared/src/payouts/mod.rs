@@ -154,7 +154,9 @@ pub async fn drive(
     Ok(p)
 }
 
-/// One settle chunk: APPROVED conversions of the payout become PAID.
+/// One settle chunk: the next APPROVED conversions of the payout become
+/// PAID. The walk through the payout's partition goes on from `after`, past
+/// conversions already paid, so each is read once.
 async fn settle_step(
     store: &Store,
     tenant: &Tenant,
@@ -162,24 +164,29 @@ async fn settle_step(
     after: &mut Option<String>,
     now: DateTime<Utc>,
 ) -> Result<bool> {
-    let range = after.as_deref().map_or(WorkRange::All, WorkRange::After);
     let partition = keys::payout_members(&p.id);
-    let (conversions, _) = store_payouts::members(store, tenant, &partition, range, 1000).await?;
-    let mut conversions = conversions;
-    conversions.sort_by_key(Conversion::sort_key);
-    let paid: Vec<(Conversion, Conversion)> = conversions
-        .into_iter()
-        .filter_map(|c| c.pay(&p.id, now).ok().map(|paid| (c, paid)))
-        .take(STATUS_CHUNK)
-        .collect();
-    let Some((last, _)) = paid.last() else {
-        return Ok(false);
-    };
-    let cursor = last.sort_key();
-    if store_payouts::settle_chunk(store, tenant, p, &paid).await? {
-        *after = Some(cursor);
+    loop {
+        let range = after.as_deref().map_or(WorkRange::All, WorkRange::After);
+        let (mut conversions, _, last) =
+            store_payouts::members_page(store, tenant, &partition, range, STATUS_CHUNK).await?;
+        let Some(last) = last else {
+            return Ok(false);
+        };
+        conversions.sort_by_key(Conversion::sort_key);
+        let paid: Vec<(Conversion, Conversion)> = conversions
+            .into_iter()
+            .filter_map(|c| c.pay(&p.id, now).ok().map(|paid| (c, paid)))
+            .collect();
+        if paid.is_empty() {
+            *after = Some(last);
+            continue;
+        }
+        // A chunk that lost a race is read again from the same place.
+        if store_payouts::settle_chunk(store, tenant, p, &paid).await? {
+            *after = Some(last);
+        }
+        return Ok(true);
     }
-    Ok(true)
 }
 
 /// One release chunk: the payout's members return to the pool.

@@ -533,9 +533,26 @@ pub async fn members(
     range: WorkRange<'_>,
     limit: usize,
 ) -> Result<(Vec<Conversion>, Vec<Adjustment>)> {
-    let keys: Vec<(String, String)> = store
-        .query_work(partition, range, limit)
-        .await?
+    let (conversions, adjustments, _) =
+        members_page(store, tenant, partition, range, limit).await?;
+    Ok((conversions, adjustments))
+}
+
+/// [`members`], with the index sort key of the last item read (where the
+/// next page starts), so a walk through a large partition reads each item once.
+pub async fn members_page(
+    store: &Store,
+    tenant: &Tenant,
+    partition: &str,
+    range: WorkRange<'_>,
+    limit: usize,
+) -> Result<(Vec<Conversion>, Vec<Adjustment>, Option<String>)> {
+    let found = store.query_work(partition, range, limit).await?;
+    let last = found
+        .last()
+        .and_then(|i| string_of(i, Index::Gsi5.sk()))
+        .map(str::to_string);
+    let keys: Vec<(String, String)> = found
         .iter()
         .filter_map(|i| Some((string_of(i, "pk")?.to_string(), RECORD_SK.to_string())))
         .collect();
@@ -554,7 +571,7 @@ pub async fn members(
             }
         }
     }
-    Ok((conversions, adjustments))
+    Ok((conversions, adjustments, last))
 }
 
 /// Payouts of every tenant with work of `kind` left, from one shard.
