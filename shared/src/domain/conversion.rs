@@ -8,7 +8,6 @@ use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::commission::CommissionReason;
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata};
-use crate::domain::payout::PayoutStatus;
 use crate::domain::referral::CustomerKey;
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -158,8 +157,8 @@ impl Conversion {
         }
     }
 
-    /// Reverses (refunds) a conversion; `payout` is the status of the payout
-    /// holding it, when one does.
+    /// Reverses (refunds) a conversion; `payout` says whether the payout
+    /// holding it, when one does, is paid.
     ///
     /// - In no payout and PENDING, APPROVED or UNATTRIBUTED: REVERSED, and its
     ///   affiliate gives the commission back (`earned` drops).
@@ -170,13 +169,13 @@ impl Conversion {
     /// - Anything else (REVERSED, ...): 409.
     pub fn reverse(
         &self,
-        payout: Option<PayoutStatus>,
+        payout: HoldingPayout,
         reason: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<Reversal, Error> {
         let clawback = match (&self.payout_id, payout, self.status) {
             (None, _, st) if st.reversible() => false,
-            (Some(_), Some(PayoutStatus::Paid), ConversionStatus::Paid) => true,
+            (Some(_), HoldingPayout::Paid, ConversionStatus::Paid) => true,
             (Some(po), _, ConversionStatus::Approved | ConversionStatus::Paid) => {
                 return Err(Error::InPayout {
                     current: self.status.as_str().to_string(),
@@ -215,6 +214,17 @@ impl Conversion {
             clawback,
         })
     }
+}
+
+/// What a reversal needs to know of the payout holding a conversion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldingPayout {
+    /// No payout holds it (or none was found).
+    None,
+    /// A payout that is still open, settling or releasing holds it.
+    Unpaid,
+    /// A PAID payout holds it.
+    Paid,
 }
 
 /// Where a conversion stands on its way to a payout.
@@ -850,7 +860,11 @@ mod tests {
             (Reversed, false, false),
         ] {
             let c = recorded(from, in_payout.then_some("po_1"));
-            let payout = in_payout.then_some(PayoutStatus::Approved);
+            let payout = if in_payout {
+                HoldingPayout::Unpaid
+            } else {
+                HoldingPayout::None
+            };
             match c.reverse(payout, Some("refund".into()), now) {
                 Ok(r) => {
                     assert!(ok, "{from:?} must not reverse");
@@ -882,10 +896,15 @@ mod tests {
         }
         let mut free = recorded(Pending, None);
         free.commission = Decimal::ZERO;
-        assert_eq!(free.reverse(None, None, now).unwrap().give_back, None);
+        assert_eq!(
+            free.reverse(HoldingPayout::None, None, now)
+                .unwrap()
+                .give_back,
+            None
+        );
         // A paid conversion of a paid payout is clawed back.
         let paid = recorded(Paid, Some("po_1"));
-        let r = paid.reverse(Some(PayoutStatus::Paid), None, now).unwrap();
+        let r = paid.reverse(HoldingPayout::Paid, None, now).unwrap();
         let claw = r.clawback.expect("clawback");
         assert_eq!(
             (claw.amount, claw.conversion_id.as_str()),
@@ -895,11 +914,11 @@ mod tests {
         assert_eq!(r.give_back.map(|e| e.amount), Some(-paid.commission));
         // Still settling (APPROVED in a PAID payout), or in a rejected payout not yet released.
         for (st, po) in [
-            (Approved, PayoutStatus::Paid),
-            (Approved, PayoutStatus::Rejected),
+            (Approved, HoldingPayout::Paid),
+            (Approved, HoldingPayout::Unpaid),
         ] {
             let err = recorded(st, Some("po_1"))
-                .reverse(Some(po), None, now)
+                .reverse(po, None, now)
                 .unwrap_err();
             assert!(matches!(err, Error::InPayout { .. }));
         }

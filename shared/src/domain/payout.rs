@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::affiliate::{Affiliate, PayoutMethod};
 use crate::domain::campaign::Campaign;
-use crate::domain::conversion::{Adjustment, Conversion};
+use crate::domain::conversion::{Adjustment, Conversion, HoldingPayout};
 use crate::domain::event::{Event, EventType};
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -43,6 +43,15 @@ wire_enum! {
 }
 
 impl PayoutStatus {
+    /// What a reversal of a conversion this payout holds needs to know.
+    pub fn holding(status: Option<PayoutStatus>) -> HoldingPayout {
+        match status {
+            None => HoldingPayout::None,
+            Some(PayoutStatus::Paid) => HoldingPayout::Paid,
+            Some(_) => HoldingPayout::Unpaid,
+        }
+    }
+
     /// Open: its conversions are held and may not be reversed.
     pub fn is_open(self) -> bool {
         matches!(

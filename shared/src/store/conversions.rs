@@ -34,7 +34,7 @@ use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::attribution::{AffiliateFacts, Signal};
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{Conversion, ConversionStatus, PayoutStage, Postback};
-use crate::domain::payout::Payout;
+use crate::domain::payout::{Payout, PayoutStatus};
 use crate::domain::postback::{self, ExternalIdClaim, Opening, Parties, Plan, Quota, Sightings};
 use crate::domain::referral::Referral;
 use crate::domain::tenant::Tenant;
@@ -536,7 +536,7 @@ async fn try_reverse(
         Some(po) => store.get_owned(po, &tenant_key).await?,
         None => None,
     };
-    let r = c.reverse(payout.map(|p| p.status), reason, now)?;
+    let r = c.reverse(PayoutStatus::holding(payout.map(|p| p.status)), reason, now)?;
     let mut tx = store.tx();
     let held = match &c.payout_id {
         Some(po) => UpdateExpr::new().when_eq(PAYOUT_ID, string_value(po.clone())),
