@@ -51,6 +51,29 @@ where
     })
 }
 
+/// A read-modify-write that goes again while another writer wins: `read`
+/// the record, `decide` its new state (a domain rule; its error ends the
+/// edit), `write` it conditioned on what was read (false: somebody changed it).
+pub async fn edit<T, R, RF, D, W, WF>(what: &'static str, read: R, decide: D, write: W) -> Result<T>
+where
+    R: Fn() -> RF,
+    RF: Future<Output = Result<T>>,
+    D: Fn(&T) -> Result<T>,
+    W: Fn(T, T) -> WF,
+    WF: Future<Output = Result<Option<T>>>,
+{
+    let (read, decide, write) = (&read, &decide, &write);
+    retry_on_conflict(UPDATE_ATTEMPTS, what, || async move {
+        let current = read().await?;
+        let next = decide(&current)?;
+        Ok(match write(next, current).await? {
+            Some(done) => Attempt::Done(done),
+            None => Attempt::Conflict,
+        })
+    })
+    .await
+}
+
 /// Full jitter: racing writers spread out instead of colliding again in step.
 fn backoff(attempt: usize) -> Duration {
     let ceiling = BASE_BACKOFF_MS << attempt.min(10);

@@ -12,7 +12,7 @@ use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
+use crate::retry;
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::UpdateExpr;
@@ -243,15 +243,15 @@ pub async fn update(
     id: &str,
     patch: &AffiliatePatch,
 ) -> Result<Affiliate> {
-    retry_on_conflict(UPDATE_ATTEMPTS, "affiliate", move || async move {
-        let current = get(store, tenant, id).await?;
-        let updated = current.apply(patch.clone(), timestamp::now())?;
-        Ok(if replace(store, tenant, &updated, &current).await? {
-            Attempt::Done(updated)
-        } else {
-            Attempt::Conflict
-        })
-    })
+    retry::edit(
+        "affiliate",
+        || get(store, tenant, id),
+        |current| current.apply(patch.clone(), timestamp::now()),
+        |next, current| async move {
+            let written = replace(store, tenant, &next, &current).await?;
+            Ok(written.then_some(next))
+        },
+    )
     .await
 }
 

@@ -7,7 +7,7 @@ use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
+use crate::retry;
 use crate::store::keys::{self, Index, ListKind};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::UpdateExpr;
@@ -103,32 +103,31 @@ async fn replace_with(
 /// Applies a merchant's edit to the current asset, reading it again when
 /// another writer changed it meanwhile.
 pub async fn update(store: &Store, tenant: &Tenant, id: &str, patch: &AssetPatch) -> Result<Asset> {
-    retry_on_conflict(UPDATE_ATTEMPTS, "asset", move || async move {
-        let current = get(store, tenant, id).await?;
-        let updated = current.apply(patch.clone(), timestamp::now())?;
-        Ok(if replace(store, tenant, &updated, &current).await? {
-            Attempt::Done(updated)
-        } else {
-            Attempt::Conflict
-        })
-    })
+    retry::edit(
+        "asset",
+        || get(store, tenant, id),
+        |current| current.apply(patch.clone(), timestamp::now()),
+        |next, current| async move {
+            let written = replace(store, tenant, &next, &current).await?;
+            Ok(written.then_some(next))
+        },
+    )
     .await
 }
 
 /// Soft-deletes a FINALIZED asset (`Asset::archive`) with its
 /// `asset.archived` event, conditioned on the asset as it was read.
 pub async fn archive(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
-    retry_on_conflict(UPDATE_ATTEMPTS, "asset", move || async move {
-        let current = get(store, tenant, id).await?;
-        let archived = current.archive(timestamp::now())?;
-        Ok(
-            if replace_with(store, tenant, &archived, &current, EventType::AssetArchived).await? {
-                Attempt::Done(archived)
-            } else {
-                Attempt::Conflict
-            },
-        )
-    })
+    retry::edit(
+        "asset",
+        || get(store, tenant, id),
+        |current| current.archive(timestamp::now()),
+        |next, current| async move {
+            let written =
+                replace_with(store, tenant, &next, &current, EventType::AssetArchived).await?;
+            Ok(written.then_some(next))
+        },
+    )
     .await
 }
 
