@@ -20,3 +20,4 @@ pub mod signup;
 pub mod summary;
 pub mod tenant;
 pub mod tracking;
+pub mod webhook;
