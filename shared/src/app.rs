@@ -12,6 +12,7 @@ use crate::payouts::provider::Payments;
 use crate::store::files::Files;
 use crate::store::metrics::{CallCounter, CallMetrics};
 use crate::store::Store;
+use crate::webhooks::Webhooks;
 
 /// Everything a handler needs, shared across invocations.
 #[derive(Debug, Clone)]
@@ -24,6 +25,8 @@ pub struct App {
     pub payments: Arc<Payments>,
     /// The public tracking path's cached lookups.
     pub lookups: Arc<Lookups>,
+    /// Webhook deliveries: the HTTP client, the retry schedule, the URL rule.
+    pub webhooks: Arc<Webhooks>,
 }
 
 impl App {
@@ -72,6 +75,10 @@ impl App {
             ),
             payments: Arc::new(Payments::new(&config)),
             lookups: Arc::new(Lookups::default()),
+            // Start-up only: a TLS back end that cannot load is a broken build.
+            webhooks: Arc::new(
+                Webhooks::new(&config.webhooks).expect("the webhook HTTP client builds"),
+            ),
             config,
         })
     }

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 use std::env;
 use std::time::Duration;
 
+use crate::webhooks::WebhookSettings;
+
 /// Why the configuration could not be loaded. Reported at init, never per request.
 #[derive(Debug, thiserror::Error)]
 #[error("configuration error: {0}")]
@@ -112,6 +114,9 @@ pub struct Config {
     /// How many first attempts per payout the sandbox refuses
     /// (`SANDBOX_PAYMENT_FAILURES`, default 0), to try failure handling.
     pub sandbox_failures: u32,
+    /// Webhook deliveries: retry schedule, local URLs, timeout
+    /// (`WEBHOOK_RETRY_SCHEDULE`, `WEBHOOK_ALLOW_LOCAL`, `WEBHOOK_TIMEOUT_MS`).
+    pub webhooks: WebhookSettings,
 }
 
 /// The payment providers shipped.
@@ -178,6 +183,7 @@ impl Config {
             )?,
             sandbox_failures: u32::try_from(number("SANDBOX_PAYMENT_FAILURES", 0)?)
                 .map_err(|_| ConfigError("SANDBOX_PAYMENT_FAILURES is too large".into()))?,
+            webhooks: WebhookSettings::from_env().map_err(|e| ConfigError(e.to_string()))?,
         })
     }
 
@@ -202,6 +208,7 @@ impl Config {
             sdk_timeouts: SdkTimeouts::default(),
             payment_provider: ProviderKind::Manual,
             sandbox_failures: 0,
+            webhooks: WebhookSettings::default(),
         }
     }
 

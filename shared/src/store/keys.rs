@@ -224,3 +224,28 @@ pub fn claim_lock_sk(currency: &str) -> String {
 
 /// Marker that the demo data was seeded.
 pub const DEMO_MARKER: &str = "DEMO#seeded";
+
+/// Sort key of the delivery task of an event (`pk = <endpoint id>`).
+pub fn webhook_task_sk(event_id: &str) -> String {
+    format!("TASK#{event_id}")
+}
+
+/// Sort key of a delivery attempt record (`pk = <endpoint id>`), in time order.
+pub fn webhook_attempt_sk(attempted_at: &str, delivery_id: &str) -> String {
+    format!("DLV#{attempted_at}#{delivery_id}")
+}
+
+/// GSI1 partition of an endpoint's delivery attempts (newest first).
+pub fn webhook_attempts(endpoint_id: &str) -> String {
+    format!("{endpoint_id}#DLV")
+}
+
+/// GSI2 partition of an endpoint's delivery attempts of one event.
+pub fn webhook_event_attempts(endpoint_id: &str, event_id: &str) -> String {
+    format!("{endpoint_id}#DLV#{event_id}")
+}
+
+/// GSI5 partition of webhook deliveries with a retry due (all tenants).
+pub fn webhook_retries(shard: u32) -> String {
+    format!("RETRY#{shard}")
+}

@@ -19,9 +19,11 @@ pub mod payouts;
 pub mod pools;
 pub mod referrals;
 pub mod rollups;
+pub mod stream;
 pub mod table;
 pub mod tx;
 pub mod update;
+pub mod webhooks;
 pub mod work;
 
 use std::collections::HashMap;

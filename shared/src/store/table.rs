@@ -3,7 +3,7 @@
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
     GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType, TimeToLiveSpecification,
+    ScalarAttributeType, StreamSpecification, StreamViewType, TimeToLiveSpecification,
 };
 
 use crate::error::{Error, Result};
@@ -12,6 +12,18 @@ use crate::store::Store;
 
 /// Attribute that DynamoDB's TTL reads (epoch seconds).
 pub const TTL_ATTRIBUTE: &str = "ttl";
+
+/// What the table's stream carries: the new image of each change (the
+/// webhook consumer reads event items from it).
+pub const STREAM_VIEW: StreamViewType = StreamViewType::NewImage;
+
+fn stream() -> Result<StreamSpecification> {
+    StreamSpecification::builder()
+        .stream_enabled(true)
+        .stream_view_type(STREAM_VIEW)
+        .build()
+        .map_err(Error::internal)
+}
 
 /// Names of the key attributes, table then indexes.
 pub fn key_attributes() -> Vec<&'static str> {
@@ -87,7 +99,8 @@ impl Store {
         Ok(())
     }
 
-    /// Creates the table, its indexes and TTL when missing; returns true when created.
+    /// Creates the table, its indexes, stream and TTL when missing (and adds
+    /// indexes or the stream an older table lacks); returns true when created.
     pub async fn create_table(&self) -> Result<bool> {
         let exists = self
             .client()
@@ -106,6 +119,20 @@ impl Store {
                 })
                 .unwrap_or_default();
             self.add_missing_indexes(&have).await?;
+            let streaming = out
+                .table()
+                .and_then(|t| t.stream_specification())
+                .is_some_and(|s| s.stream_enabled());
+            if !streaming {
+                // A table made before webhooks: turn its stream on.
+                self.client()
+                    .update_table()
+                    .table_name(self.table())
+                    .stream_specification(stream()?)
+                    .send()
+                    .await
+                    .map_err(Error::from)?;
+            }
             return Ok(false);
         }
         let mut req = self
@@ -114,7 +141,8 @@ impl Store {
             .table_name(self.table())
             .billing_mode(BillingMode::PayPerRequest)
             .key_schema(key("pk", KeyType::Hash))
-            .key_schema(key("sk", KeyType::Range));
+            .key_schema(key("sk", KeyType::Range))
+            .stream_specification(stream()?);
         for name in key_attributes() {
             req = req.attribute_definitions(string_attribute(name)?);
         }

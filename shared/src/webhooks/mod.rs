@@ -8,10 +8,14 @@
 //! - [`delivery`]: one HTTP attempt to those addresses and its verdict;
 //! - [`schedule`]: the retry delays and when an endpoint is disabled.
 //!
-//! [`WebhookSettings`] reads the two settings of these parts from the
-//! environment.
+//! [`WebhookSettings`] reads the settings of these parts from the
+//! environment; [`Webhooks`] holds what they build, once per process.
+//! Above the store, [`dispatch`] runs deliveries and [`local`] runs the
+//! stream consumer and the retry sweep inside `refctl serve`.
 
 pub mod delivery;
+pub mod dispatch;
+pub mod local;
 pub mod schedule;
 pub mod signature;
 pub mod ssrf;
@@ -21,10 +25,14 @@ pub use schedule::{RetrySchedule, DISABLE_AFTER};
 pub use signature::Secret;
 pub use ssrf::{check_url, Target};
 
+use std::time::Duration;
+
 use schedule::ScheduleError;
 
 /// The environment variable of the local development setting.
 pub const ALLOW_LOCAL_VAR: &str = "WEBHOOK_ALLOW_LOCAL";
+/// The environment variable of the delivery timeout, in milliseconds.
+pub const TIMEOUT_VAR: &str = "WEBHOOK_TIMEOUT_MS";
 
 /// Why the webhook settings could not be read. Reported at start-up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,6 +43,9 @@ pub enum SettingsError {
     /// `WEBHOOK_ALLOW_LOCAL` is neither `true` nor `false`.
     #[error("WEBHOOK_ALLOW_LOCAL must be true or false, not {0:?}")]
     AllowLocal(String),
+    /// `WEBHOOK_TIMEOUT_MS` is not a whole number of milliseconds from 1 to 15000.
+    #[error("WEBHOOK_TIMEOUT_MS must be a whole number from 1 to 15000, not {0:?}")]
+    Timeout(String),
 }
 
 /// The webhook settings of the environment.
@@ -45,6 +56,19 @@ pub struct WebhookSettings {
     /// `WEBHOOK_ALLOW_LOCAL` (default `false`): allows `http` and loopback
     /// endpoint URLs, for `make run` and the tests; off in the template.
     pub allow_local: bool,
+    /// `WEBHOOK_TIMEOUT_MS` (default: the contract's 15 s, also the most):
+    /// how long one attempt may take; the tests shorten it.
+    pub timeout: Duration,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        WebhookSettings {
+            retry_schedule: RetrySchedule::default(),
+            allow_local: false,
+            timeout: delivery::DEFAULT_TIMEOUT,
+        }
+    }
 }
 
 impl WebhookSettings {
@@ -61,9 +85,42 @@ impl WebhookSettings {
             Some("true") => true,
             Some(other) => return Err(SettingsError::AllowLocal(other.to_string())),
         };
+        let timeout = match var(TIMEOUT_VAR).as_deref().map(str::trim) {
+            None | Some("") => delivery::DEFAULT_TIMEOUT,
+            Some(text) => text
+                .parse::<u64>()
+                .ok()
+                .map(Duration::from_millis)
+                .filter(|t| !t.is_zero() && *t <= delivery::DEFAULT_TIMEOUT)
+                .ok_or_else(|| SettingsError::Timeout(text.to_string()))?,
+        };
         Ok(WebhookSettings {
             retry_schedule,
             allow_local,
+            timeout,
+        })
+    }
+}
+
+/// What deliveries need, built once per process from the settings and
+/// shared by every invocation (the HTTP client keeps its connections).
+#[derive(Debug, Clone)]
+pub struct Webhooks {
+    /// Sends the attempts.
+    pub deliverer: Deliverer,
+    /// When failed deliveries are tried again.
+    pub retry_schedule: RetrySchedule,
+    /// Whether `http` and loopback endpoint URLs are allowed (local only).
+    pub allow_local: bool,
+}
+
+impl Webhooks {
+    /// Builds the deliverer for the settings.
+    pub fn new(settings: &WebhookSettings) -> Result<Webhooks, reqwest::Error> {
+        Ok(Webhooks {
+            deliverer: Deliverer::with_timeout(settings.timeout)?,
+            retry_schedule: settings.retry_schedule.clone(),
+            allow_local: settings.allow_local,
         })
     }
 }
@@ -85,6 +142,35 @@ mod tests {
         let settings = read(&[]).unwrap();
         assert_eq!(settings.retry_schedule, RetrySchedule::default());
         assert!(!settings.allow_local);
+        assert_eq!(settings.timeout, delivery::DEFAULT_TIMEOUT);
+        assert_eq!(settings, WebhookSettings::default());
+    }
+
+    #[test]
+    fn the_timeout_is_read_in_milliseconds_up_to_the_contracts() {
+        // (value, Some(milliseconds) or None for an error)
+        let cases: &[(&str, Option<u64>)] = &[
+            ("", Some(15_000)),
+            ("500", Some(500)),
+            (" 1 ", Some(1)),
+            ("15000", Some(15_000)),
+            ("15001", None),
+            ("0", None),
+            ("-1", None),
+            ("1.5", None),
+            ("1s", None),
+        ];
+        for (value, expected) in cases {
+            let got = read(&[(TIMEOUT_VAR, value)]);
+            match expected {
+                None => assert!(got.is_err(), "{value:?}"),
+                Some(ms) => assert_eq!(
+                    got.unwrap().timeout,
+                    Duration::from_millis(*ms),
+                    "{value:?}"
+                ),
+            }
+        }
     }
 
     /// Variables as (name, value) pairs.

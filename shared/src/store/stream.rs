@@ -1,0 +1,250 @@
+//! The table's DynamoDB Stream, as the webhook consumer sees it: new event
+//! items (`pk = evt_…`, INSERTs only), whether they arrive in a Lambda event
+//! (on AWS, already filtered by the event source mapping) or are read here
+//! from the stream itself (the local host, against DynamoDB Local).
+//!
+//! The local reader follows every shard from its start (TRIM_HORIZON), not
+//! from LATEST: events written while `refctl serve` was down are still
+//! delivered when it comes back. Reading an event twice is harmless: a
+//! delivery task is created only once per (endpoint, event), and endpoints
+//! created after an event never receive it. A child shard is read once its
+//! parent has been read to its end, so an item's changes keep their order.
+
+use std::collections::{HashMap, HashSet};
+
+use aws_sdk_dynamodbstreams::config::{Credentials, Region};
+use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
+use aws_sdk_dynamodbstreams::Client;
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::domain::event::Event;
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::ids::IdKind;
+use crate::store::keys::RECORD_SK;
+use crate::store::{events, string_of, Item, Store};
+
+/// Records asked for per read of a shard.
+const READ_LIMIT: i32 = 1000;
+
+/// A reader of the table's stream (local host only).
+#[derive(Debug)]
+pub struct TableStream {
+    client: Client,
+    arn: String,
+    /// Shards being read, with the iterator of their next read.
+    open: HashMap<String, String>,
+    /// Shards read to their end.
+    finished: HashSet<String>,
+}
+
+/// A client of the DynamoDB Streams API with the configuration's region,
+/// endpoint and credentials (static ones for a local endpoint, as `App` does).
+async fn streams_client(config: &Config) -> Client {
+    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(Region::new(config.region.clone()))
+        .timeout_config(
+            aws_config::timeout::TimeoutConfig::builder()
+                .connect_timeout(config.sdk_timeouts.connect)
+                .operation_timeout(config.sdk_timeouts.operation)
+                .build(),
+        );
+    if config.dynamodb_endpoint.is_some() {
+        loader = loader.credentials_provider(Credentials::new("local", "local", None, None, "local"));
+    }
+    let sdk = loader.load().await;
+    let mut streams = aws_sdk_dynamodbstreams::config::Builder::from(&sdk);
+    if let Some(ep) = &config.dynamodb_endpoint {
+        streams = streams.endpoint_url(ep);
+    }
+    Client::from_conf(streams.build())
+}
+
+impl TableStream {
+    /// Opens the table's latest stream; fails when the table has none.
+    pub async fn open(config: &Config, store: &Store) -> Result<TableStream> {
+        let described = store
+            .client()
+            .describe_table()
+            .table_name(store.table())
+            .send()
+            .await?;
+        let arn = described
+            .table()
+            .and_then(|t| t.latest_stream_arn())
+            .ok_or_else(|| {
+                Error::internal("the table has no stream; run `refctl tables create`")
+            })?
+            .to_string();
+        Ok(TableStream {
+            client: streams_client(config).await,
+            arn,
+            open: HashMap::new(),
+            finished: HashSet::new(),
+        })
+    }
+
+    /// Starts reading the shards not yet read whose parent is done.
+    pub async fn discover(&mut self) -> Result<()> {
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .describe_stream()
+                .stream_arn(&self.arn)
+                .set_exclusive_start_shard_id(start.take())
+                .send()
+                .await?;
+            let Some(desc) = out.stream_description else {
+                return Ok(());
+            };
+            for shard in desc.shards() {
+                let Some(id) = shard.shard_id() else { continue };
+                let parent_open = shard
+                    .parent_shard_id()
+                    .is_some_and(|p| self.open.contains_key(p));
+                if self.open.contains_key(id) || self.finished.contains(id) || parent_open {
+                    continue;
+                }
+                let iterator = self
+                    .client
+                    .get_shard_iterator()
+                    .stream_arn(&self.arn)
+                    .shard_id(id)
+                    .shard_iterator_type(ShardIteratorType::TrimHorizon)
+                    .send()
+                    .await?
+                    .shard_iterator;
+                match iterator {
+                    Some(it) => {
+                        self.open.insert(id.to_string(), it);
+                    }
+                    None => {
+                        self.finished.insert(id.to_string());
+                    }
+                }
+            }
+            match desc.last_evaluated_shard_id {
+                Some(last) => start = Some(last),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Reads every open shard once and returns the new event items, oldest
+    /// first per shard. A shard that ends is finished; one that fails is
+    /// dropped and found again by the next `discover` (read again from its
+    /// start: harmless, see the module docs).
+    pub async fn poll(&mut self) -> Result<Vec<(Tenant, Event)>> {
+        let mut found = Vec::new();
+        let shards: Vec<(String, String)> = self.open.drain().collect();
+        let mut failure = None;
+        for (id, iterator) in shards {
+            match self
+                .client
+                .get_records()
+                .shard_iterator(iterator)
+                .limit(READ_LIMIT)
+                .send()
+                .await
+            {
+                Ok(out) => {
+                    for record in out.records() {
+                        found.extend(event_of_record(record)?);
+                    }
+                    match out.next_shard_iterator {
+                        Some(next) => {
+                            self.open.insert(id, next);
+                        }
+                        None => {
+                            self.finished.insert(id);
+                        }
+                    }
+                }
+                Err(e) => failure = Some(Error::from(e)),
+            }
+        }
+        match failure {
+            Some(e) if found.is_empty() => Err(e),
+            _ => Ok(found),
+        }
+    }
+
+    /// Whether no shard is being read (the stream must be discovered again).
+    pub fn is_idle(&self) -> bool {
+        self.open.is_empty()
+    }
+}
+
+/// The event of a stream record read through the Streams API, if it is the
+/// insert of an event item.
+fn event_of_record(record: &Record) -> Result<Option<(Tenant, Event)>> {
+    if record.event_name() != Some(&OperationType::Insert) {
+        return Ok(None);
+    }
+    let Some(image) = record.dynamodb().and_then(|d| d.new_image()) else {
+        return Ok(None);
+    };
+    let item: Item = serde_dynamo::Item::from(image.clone()).into();
+    event_of_image(item)
+}
+
+/// The event of one record of a Lambda DynamoDB Stream event (DynamoDB JSON),
+/// if it is the insert of an event item.
+pub fn event_of_lambda_record(record: &Value) -> Result<Option<(Tenant, Event)>> {
+    if record.get("eventName").and_then(Value::as_str) != Some("INSERT") {
+        return Ok(None);
+    }
+    let Some(image) = record.pointer("/dynamodb/NewImage") else {
+        return Ok(None);
+    };
+    let item: serde_dynamo::Item =
+        serde_json::from_value(image.clone()).map_err(Error::internal)?;
+    event_of_image(item.into())
+}
+
+/// An event item's new image as the event, or `None` for any other item.
+fn event_of_image(item: Item) -> Result<Option<(Tenant, Event)>> {
+    let prefix = format!("{}_", IdKind::Event.prefix());
+    let is_event = string_of(&item, "pk").is_some_and(|pk| pk.starts_with(&prefix))
+        && string_of(&item, "sk") == Some(RECORD_SK);
+    if !is_event {
+        return Ok(None);
+    }
+    events::from_stored(item).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lambda_records_give_inserted_events_only() {
+        let image = serde_json::json!({
+            "pk": {"S": "evt_01JD0000000000000000000000"}, "sk": {"S": "R"},
+            "tenant": {"S": "acct_1#test"}, "id": {"S": "evt_01JD0000000000000000000000"},
+            "type": {"S": "conversion.created"}, "createdAt": {"S": "2026-11-22T10:00:00.000Z"},
+            "data": {"S": "{\"id\":\"cnv_1\"}"}, "ttl": {"N": "1800000000"}
+        });
+        let record = |name: &str, image: &Value| {
+            serde_json::json!({"eventName": name, "dynamodb": {"NewImage": image}})
+        };
+        let (tenant, event) = event_of_lambda_record(&record("INSERT", &image))
+            .unwrap()
+            .unwrap();
+        assert_eq!(tenant.key(), "acct_1#test");
+        assert_eq!(event.data["id"], "cnv_1");
+        assert!(event_of_lambda_record(&record("MODIFY", &image))
+            .unwrap()
+            .is_none());
+        let mut other = image.clone();
+        other["pk"] = serde_json::json!({"S": "cnv_1"});
+        assert!(event_of_lambda_record(&record("INSERT", &other))
+            .unwrap()
+            .is_none());
+        let mut broken = image.clone();
+        broken["tenant"] = serde_json::json!({"S": ""});
+        assert!(event_of_lambda_record(&record("INSERT", &broken)).is_err());
+    }
+}

@@ -1,0 +1,389 @@
+//! Webhook records, all under the endpoint's id:
+//!
+//! - the endpoint: `pk = whe_…`, `sk = R`, listed per tenant through GSI1
+//!   (`<tenant>#WHE`, sort key the id); it holds its secrets (never shown);
+//! - a delivery task per (endpoint, event): `sk = TASK#<evt id>`, created
+//!   with `attribute_not_exists` so a redelivered stream record never starts
+//!   a second first attempt; while a retry is due (or an attempt holds its
+//!   lease) it sits in GSI5 `RETRY#<shard>` sorted by
+//!   `<nextAttemptAt>#<endpoint>#<event>`, and leaves it when SUCCEEDED or FAILED;
+//! - an attempt record per attempt: `sk = DLV#<attemptedAt>#<dlv id>`,
+//!   listed newest first through GSI1 (`<whe id>#DLV`) and, per event,
+//!   GSI2 (`<whe id>#DLV#<evt id>`).
+//!
+//! Tasks and attempt records expire with the events (30 days). Every write
+//! is conditional, through `Tx` or `UpdateExpr`.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+
+use crate::domain::tenant::Tenant;
+use crate::domain::webhook::{
+    DeliveryAttempt, DeliveryStatus, Endpoint, EndpointChange, EndpointStatus, Outcome, Task,
+};
+use crate::error::{Error, Result};
+use crate::ids::{self, IdKind};
+use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
+use crate::store::events::RETENTION_DAYS;
+use crate::store::keys::{self, Index, ListKind, RECORD_SK};
+use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::table::TTL_ATTRIBUTE;
+use crate::store::tx::{Tx, TxError};
+use crate::store::update::{UpdateExpr, Updated};
+use crate::store::work::WorkRange;
+use crate::store::{
+    from_item, item_at, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
+};
+use crate::timestamp;
+
+/// The roles of the actions of a webhook transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Endpoint,
+    Task,
+    Attempt,
+}
+
+/// The attributes of an endpoint a read-modify-write replaces (all but keys).
+const ENDPOINT_FIELDS: [&str; 12] = [
+    "url",
+    "eventTypes",
+    "description",
+    "status",
+    "disabledReason",
+    "secret",
+    "previousSecret",
+    "previousSecretUntil",
+    "failingSince",
+    "version",
+    "createdAt",
+    "updatedAt",
+];
+
+const NOT_FOUND: &str = "webhook endpoint";
+
+fn endpoint_item(tenant: &Tenant, e: &Endpoint) -> Result<Item> {
+    let index = IndexKeys::new().with(
+        Index::Gsi1,
+        keys::tenant_list(tenant, ListKind::WebhookEndpoint),
+        &e.id,
+    );
+    record_item(&e.id, Some(&tenant.key()), e, &index)
+}
+
+/// An item under the endpoint's id at `sk`, with its tenant, index entries
+/// and expiry.
+fn child_item<T: Serialize>(
+    tenant: &Tenant,
+    pk: &str,
+    sk: &str,
+    value: &T,
+    index: &[(Index, String, String)],
+    expires: DateTime<Utc>,
+) -> Result<Item> {
+    let mut item = item_at(pk, sk, value)?;
+    item.insert("tenant".into(), string_value(tenant.key()));
+    for (idx, ipk, isk) in index {
+        item.insert(idx.pk().into(), string_value(ipk));
+        item.insert(idx.sk().into(), string_value(isk));
+    }
+    item.insert(TTL_ATTRIBUTE.into(), number_value(expires.timestamp()));
+    Ok(item)
+}
+
+fn task_item(tenant: &Tenant, t: &Task) -> Result<Item> {
+    let mut index = Vec::new();
+    if let (DeliveryStatus::Pending, Some(next)) = (t.status, t.next_attempt_at) {
+        index.push((
+            Index::Gsi5,
+            keys::webhook_retries(keys::shard_of(&t.event_id)),
+            format!(
+                "{}#{}#{}",
+                timestamp::format(&next),
+                t.endpoint_id,
+                t.event_id
+            ),
+        ));
+    }
+    let expires = t.updated_at + Duration::days(RETENTION_DAYS);
+    let sk = keys::webhook_task_sk(&t.event_id);
+    child_item(tenant, &t.endpoint_id, &sk, t, &index, expires)
+}
+
+fn attempt_item(tenant: &Tenant, d: &DeliveryAttempt) -> Result<Item> {
+    let at = timestamp::format(&d.attempted_at);
+    let sort = format!("{at}#{}", d.id);
+    let index = [
+        (
+            Index::Gsi1,
+            keys::webhook_attempts(&d.endpoint_id),
+            sort.clone(),
+        ),
+        (
+            Index::Gsi2,
+            keys::webhook_event_attempts(&d.endpoint_id, &d.event_id),
+            sort,
+        ),
+    ];
+    let expires = d.attempted_at + Duration::days(RETENTION_DAYS);
+    let sk = keys::webhook_attempt_sk(&at, &d.id);
+    child_item(tenant, &d.endpoint_id, &sk, d, &index, expires)
+}
+
+/// Runs a transaction; `false` when an action of `lost` failed its condition.
+async fn commit(store: &Store, tx: Tx<Role>, lost: Role) -> Result<bool> {
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(lost) => Ok(false),
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// Stores a new endpoint.
+pub async fn insert_endpoint(store: &Store, tenant: &Tenant, e: &Endpoint) -> Result<()> {
+    let mut tx = store.tx();
+    tx.put_new(Role::Endpoint, endpoint_item(tenant, e)?);
+    if commit(store, tx, Role::Endpoint).await? {
+        Ok(())
+    } else {
+        Err(Error::internal("webhook endpoint id collision"))
+    }
+}
+
+/// The tenant's endpoint, or NOT_FOUND.
+pub async fn get_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result<Endpoint> {
+    if !ids::is_valid(IdKind::WebhookEndpoint, id) {
+        return Err(Error::NotFound(NOT_FOUND));
+    }
+    store
+        .get_owned(id, &tenant.key())
+        .await?
+        .ok_or(Error::NotFound(NOT_FOUND))
+}
+
+/// Writes `new` if the endpoint is unchanged since `old` was read.
+async fn replace_endpoint(
+    store: &Store,
+    tenant: &Tenant,
+    new: &Endpoint,
+    old: &Endpoint,
+) -> Result<bool> {
+    let update = UpdateExpr::new()
+        .copy_from(&endpoint_item(tenant, new)?, &ENDPOINT_FIELDS)
+        .when_tenant(&tenant.key())
+        .when_eq("version", number_value(old.version));
+    let done = store.update(&new.id, RECORD_SK, &update).await?;
+    Ok(matches!(done, Updated::Applied(_)))
+}
+
+/// Applies `change` (a PATCH, a rotation) to the current endpoint, reading
+/// it again when another writer changed it meanwhile.
+pub async fn update_endpoint(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    change: impl Fn(&Endpoint) -> Result<Endpoint>,
+) -> Result<Endpoint> {
+    let change = &change;
+    retry_on_conflict(UPDATE_ATTEMPTS, NOT_FOUND, move || async move {
+        let current = get_endpoint(store, tenant, id).await?;
+        let updated = change(&current)?;
+        Ok(if replace_endpoint(store, tenant, &updated, &current).await? {
+            Attempt::Done(updated)
+        } else {
+            Attempt::Conflict
+        })
+    })
+    .await
+}
+
+/// Deletes the endpoint for good and returns it as it was. Its tasks and
+/// attempt records stay until they expire, unreachable: a due retry finds
+/// no endpoint and ends.
+pub async fn delete_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result<Endpoint> {
+    retry_on_conflict(UPDATE_ATTEMPTS, NOT_FOUND, move || async move {
+        let current = get_endpoint(store, tenant, id).await?;
+        let mut tx = store.tx();
+        let when = UpdateExpr::new()
+            .when_tenant(&tenant.key())
+            .when_eq("version", number_value(current.version));
+        tx.delete(Role::Endpoint, id, RECORD_SK, &when);
+        Ok(if commit(store, tx, Role::Endpoint).await? {
+            Attempt::Done(current)
+        } else {
+            Attempt::Conflict
+        })
+    })
+    .await
+}
+
+/// The tenant's endpoints, newest first.
+pub async fn list_endpoints(
+    store: &Store,
+    tenant: &Tenant,
+    page: &PageRequest,
+) -> Result<Page<Endpoint>> {
+    let q = ListQuery::new(
+        Index::Gsi1,
+        keys::tenant_list(tenant, ListKind::WebhookEndpoint),
+    );
+    store.query_page(&q, page).await?.try_map(from_item)
+}
+
+/// Every endpoint of the tenant (an event goes to each that receives it).
+pub async fn all_endpoints(store: &Store, tenant: &Tenant) -> Result<Vec<Endpoint>> {
+    let mut all = Vec::new();
+    let mut page = PageRequest {
+        limit: crate::store::page::MAX_LIMIT,
+        ..PageRequest::default()
+    };
+    loop {
+        let found = list_endpoints(store, tenant, &page).await?;
+        all.extend(found.items);
+        match found.next_cursor {
+            Some(cursor) if found.has_more => page.cursor = Some(cursor),
+            _ => return Ok(all),
+        }
+    }
+}
+
+/// Applies what an attempt changed on its endpoint. Each change is safe to
+/// repeat and to race: a streak keeps its first start, disabling applies
+/// once; each bumps `version` so a merchant's concurrent edit reads again.
+pub async fn change_endpoint(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    change: &EndpointChange,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let base = UpdateExpr::new()
+        .increment("version")
+        .when_tenant(&tenant.key());
+    let update = match change {
+        EndpointChange::Keep => return Ok(()),
+        EndpointChange::StartFailing(since) => base
+            .when_absent("failingSince")
+            .set("failingSince", string_value(timestamp::format(since))),
+        EndpointChange::Recovered => base.remove("failingSince").when_exists(),
+        EndpointChange::Disable(reason) => base
+            .set("status", string_value(EndpointStatus::Disabled.as_str()))
+            .set("disabledReason", string_value(*reason))
+            .set("updatedAt", string_value(timestamp::format(&now)))
+            .when_eq("status", string_value(EndpointStatus::Enabled.as_str())),
+    };
+    // A refusal means the change was already made (or the endpoint is gone).
+    store.update(id, RECORD_SK, &update).await?;
+    Ok(())
+}
+
+/// The task of an event at an endpoint, if one was started.
+pub async fn get_task(store: &Store, endpoint_id: &str, event_id: &str) -> Result<Option<Task>> {
+    store
+        .get_item(endpoint_id, &keys::webhook_task_sk(event_id))
+        .await?
+        .map(from_item)
+        .transpose()
+}
+
+/// Writes a task that replaces `read` (as read, by version), or creates it
+/// when `read` is `None` (only if none exists). False when it lost the race.
+pub async fn put_task(
+    store: &Store,
+    tenant: &Tenant,
+    task: &Task,
+    read: Option<&Task>,
+) -> Result<bool> {
+    let when = match read {
+        Some(old) => UpdateExpr::new()
+            .when_tenant(&tenant.key())
+            .when_eq("version", number_value(old.version)),
+        None => UpdateExpr::new().when_new(),
+    };
+    let mut tx = store.tx();
+    tx.put(Role::Task, task_item(tenant, task)?, &when);
+    commit(store, tx, Role::Task).await
+}
+
+/// Records an attempt and the task after it, if the task is still as the
+/// attempt's claim left it (`claimed`). False when another claimant took it.
+pub async fn record_outcome(
+    store: &Store,
+    tenant: &Tenant,
+    claimed: &Task,
+    outcome: &Outcome,
+) -> Result<bool> {
+    let mut tx = store.tx();
+    let when = UpdateExpr::new()
+        .when_tenant(&tenant.key())
+        .when_eq("version", number_value(claimed.version));
+    tx.put(Role::Task, task_item(tenant, &outcome.task)?, &when);
+    tx.put_new(Role::Attempt, attempt_item(tenant, &outcome.attempt)?);
+    commit(store, tx, Role::Task).await
+}
+
+/// Records an attempt without a task (a `webhook.test` delivery).
+pub async fn insert_attempt(store: &Store, tenant: &Tenant, d: &DeliveryAttempt) -> Result<()> {
+    let mut tx = store.tx();
+    tx.put_new(Role::Attempt, attempt_item(tenant, d)?);
+    match store.transact(tx).await {
+        Ok(()) => Ok(()),
+        Err(TxError::Failed(e)) => Err(e),
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// Attempt list filters.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptFilter {
+    pub event_id: Option<String>,
+    pub status: Option<DeliveryStatus>,
+}
+
+/// The attempts of an endpoint (read for its tenant first), newest first.
+pub async fn list_attempts(
+    store: &Store,
+    endpoint: &Endpoint,
+    f: &AttemptFilter,
+    page: &PageRequest,
+) -> Result<Page<DeliveryAttempt>> {
+    let mut q = match &f.event_id {
+        Some(evt) => ListQuery::new(
+            Index::Gsi2,
+            keys::webhook_event_attempts(&endpoint.id, evt),
+        ),
+        None => ListQuery::new(Index::Gsi1, keys::webhook_attempts(&endpoint.id)),
+    };
+    if let Some(s) = f.status {
+        q.filter = q.filter.eq("status", s.as_str());
+    }
+    store.query_page(&q, page).await?.try_map(from_item)
+}
+
+/// Up to `limit` tasks of a shard whose retry is due by `now`, oldest
+/// first, with their tenants (read from an eventually consistent index: the
+/// claim re-checks each).
+pub async fn due_tasks(
+    store: &Store,
+    shard: u32,
+    now: DateTime<Utc>,
+    limit: usize,
+) -> Result<Vec<(Tenant, Task)>> {
+    let upto = format!("{}#~", timestamp::format(&now));
+    let items = store
+        .query_work(
+            &keys::webhook_retries(shard),
+            WorkRange::UpTo(&upto),
+            limit,
+        )
+        .await?;
+    items
+        .into_iter()
+        .map(|item| {
+            let tenant = string_of(&item, "tenant")
+                .and_then(Tenant::from_key)
+                .ok_or_else(|| Error::internal("webhook task without tenant"))?;
+            Ok((tenant, from_item(item)?))
+        })
+        .collect()
+}
