@@ -100,6 +100,22 @@ pub static CATALOGUE: &[RouteSpec] = &[
     merchant("POST", "/api/v1/payouts/bulk-cancel", "payouts"),
     public("POST", "/api/v1/track/click", true),
     public("POST", "/api/v1/track/identify", true),
+    merchant("GET", "/api/v1/events", "webhooks"),
+    merchant("GET", "/api/v1/events/{id}", "webhooks"),
+    merchant("POST", "/api/v1/events/{id}/redeliver", "webhooks"),
+    merchant("GET", "/api/v1/webhook-endpoints", "webhooks"),
+    merchant("POST", "/api/v1/webhook-endpoints", "webhooks"),
+    merchant("GET", "/api/v1/webhook-endpoints/{id}", "webhooks"),
+    merchant("PATCH", "/api/v1/webhook-endpoints/{id}", "webhooks"),
+    merchant("DELETE", "/api/v1/webhook-endpoints/{id}", "webhooks"),
+    merchant(
+        "POST",
+        "/api/v1/webhook-endpoints/{id}/rotate-secret",
+        "webhooks",
+    ),
+    merchant("POST", "/api/v1/webhook-endpoints/{id}/test", "webhooks"),
+    merchant("GET", "/api/v1/webhook-endpoints/{id}/deliveries", "webhooks"),
+    merchant("POST", "/api/v1/webhook-endpoints/{id}/replay", "webhooks"),
 ];
 
 /// The catalogue entry for a method and path pattern.

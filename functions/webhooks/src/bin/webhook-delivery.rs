@@ -1,0 +1,18 @@
+//! Lambda entry point of the webhook stream consumer: the table's DynamoDB
+//! Stream, filtered to inserted event items, drives first attempts.
+
+use lambda_runtime::{service_fn, Error, LambdaEvent};
+use serde_json::Value;
+use shared::config::Config;
+use shared::App;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    shared::app::init_tracing();
+    let app = App::new(Config::from_env()?).await;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
+        let app = app.clone();
+        async move { Ok::<_, Error>(webhooks::deliver_batch(&app, &event.payload).await) }
+    }))
+    .await
+}

@@ -1,0 +1,28 @@
+//! Lambda entry point of the webhook retry sweep (scheduled every minute):
+//! attempts the deliveries whose retry is due.
+
+use lambda_runtime::{service_fn, Error, LambdaEvent};
+use serde_json::Value;
+use shared::config::Config;
+use shared::webhooks::dispatch;
+use shared::App;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    shared::app::init_tracing();
+    let app = App::new(Config::from_env()?).await;
+    lambda_runtime::run(service_fn(move |_: LambdaEvent<Value>| {
+        let app = app.clone();
+        async move {
+            let report = dispatch::sweep(&app, shared::timestamp::now()).await?;
+            tracing::info!(
+                attempted = report.attempted,
+                abandoned = report.abandoned,
+                skipped = report.skipped,
+                "webhook sweep"
+            );
+            Ok::<_, Error>(report)
+        }
+    }))
+    .await
+}

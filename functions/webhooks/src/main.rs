@@ -1,0 +1,6 @@
+//! Lambda entry point for the event and webhook endpoint routes.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(webhooks::router()).await
+}
