@@ -266,6 +266,17 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
         table["TimeToLiveSpecification"]["AttributeName"].as_str(),
         Some(shared::store::table::TTL_ATTRIBUTE)
     );
+    // The stream the webhook consumer reads: on, with the same view.
+    let stream = d.stream_specification().expect("the table has a stream");
+    assert!(stream.stream_enabled());
+    assert_eq!(
+        stream.stream_view_type().map(|v| v.as_str()),
+        table["StreamSpecification"]["StreamViewType"].as_str()
+    );
+    assert_eq!(
+        table["StreamSpecification"]["StreamViewType"].as_str(),
+        Some(shared::store::table::STREAM_VIEW.as_str())
+    );
     let ttl = app
         .store
         .client()
@@ -297,10 +308,35 @@ fn check_s3_event(path: &std::path::Path, text: &str) {
     }
 }
 
+/// A sample event of a function that is not behind the HTTP API, checked
+/// as its handler reads it; `None` for an API Gateway event.
+fn background_event(path: &std::path::Path, text: &str, raw: &Value) -> Option<&'static str> {
+    if raw["Records"][0]["eventSource"] == "aws:s3" {
+        check_s3_event(path, text);
+        return Some("invoices");
+    }
+    if let Some(records) = raw["Records"].as_array() {
+        // DynamoDB Stream: every record is an inserted event item.
+        assert!(!records.is_empty());
+        for record in records {
+            let found = shared::store::stream::event_of_lambda_record(record).unwrap();
+            assert!(found.is_some(), "{record}");
+        }
+        return Some("webhook-delivery");
+    }
+    if raw["detail-type"] == "Scheduled Event" {
+        assert_eq!(raw["source"], "aws.events");
+        // The payout job and the webhook sweep read the same schedule event.
+        return Some("schedule");
+    }
+    None
+}
+
 #[test]
 fn sample_events_parse_and_name_real_routes() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../events");
     let mut functions_covered = BTreeSet::new();
+    let mut background = BTreeSet::new();
     let mut count = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -309,14 +345,8 @@ fn sample_events_parse_and_name_real_routes() {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         let raw: Value = serde_json::from_str(&text).unwrap();
-        // The two non-HTTP functions: the invoice events and the payout job.
-        if raw.get("Records").is_some() {
-            check_s3_event(&path, &text);
-            count += 1;
-            continue;
-        }
-        if raw["detail-type"] == "Scheduled Event" {
-            assert_eq!(raw["source"], "aws.events", "{}", path.display());
+        if let Some(kind) = background_event(&path, &text, &raw) {
+            background.insert(kind);
             count += 1;
             continue;
         }
@@ -355,5 +385,10 @@ fn sample_events_parse_and_name_real_routes() {
     assert_eq!(
         functions_covered, functions,
         "every function has a sample event"
+    );
+    assert_eq!(
+        background,
+        BTreeSet::from(["invoices", "schedule", "webhook-delivery"]),
+        "the invoice events, the schedules and the stream consumer have sample events"
     );
 }
