@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 export DYNAMODB_ENDPOINT=${DYNAMODB_ENDPOINT:-http://127.0.0.1:8000}
 export S3_ENDPOINT=${S3_ENDPOINT:-http://127.0.0.1:9000}
 PORT=${PORT:-3000}
+# Webhook endpoints on this machine (http, loopback) are allowed locally only.
+export WEBHOOK_ALLOW_LOCAL=${WEBHOOK_ALLOW_LOCAL:-true}
 
 started_stack=0
 if ! scripts/stack.sh status run >/dev/null 2>&1; then

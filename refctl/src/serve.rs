@@ -75,15 +75,19 @@ pub fn router() -> Router {
         conversions::router(),
         payouts::router(),
         public::router(),
+        webhooks::router(),
     ])
 }
 
-/// Serves until the listener fails.
+/// Serves until the listener fails, with the webhook workers (the stream
+/// consumer and the retry sweep) running beside the routes, as the stream
+/// event source and the scheduled sweep do on AWS.
 pub async fn serve(
     listener: TcpListener,
     app: Arc<App>,
     router: Arc<Router>,
 ) -> std::io::Result<()> {
+    shared::webhooks::local::spawn(app.clone());
     loop {
         let (stream, peer) = listener.accept().await?;
         let app = app.clone();

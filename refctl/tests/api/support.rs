@@ -36,8 +36,16 @@ pub fn test_config() -> Config {
     config
         .plan_quotas
         .insert(TINY_PLAN.to_string(), Some(TINY_QUOTA));
+    // Webhooks to receivers on loopback, retried within seconds.
+    config.webhooks.allow_local = true;
+    config.webhooks.retry_schedule =
+        shared::webhooks::RetrySchedule::parse(TEST_RETRY_SCHEDULE).expect("schedule");
+    config.webhooks.timeout = std::time::Duration::from_millis(1500);
     config
 }
+
+/// The retry schedule of the test servers: three retries a second apart.
+pub const TEST_RETRY_SCHEDULE: &str = "1s,1s,1s";
 
 /// Starts a server on its own thread and runtime, so it outlives each test's runtime.
 pub fn start(config: Config, create_tables: bool) -> Server {
