@@ -6,8 +6,8 @@ use http::Method;
 use serde::{Deserialize, Serialize};
 use shared::domain::event::EventType;
 use shared::domain::webhook::{
-    DeletedEndpoint, DeliveryStatus, DeliveryView, EndpointPatch, EndpointView,
-    EndpointWithSecret, EventView, NewEndpoint, RedeliverRequest, ReplayRequest,
+    DeletedEndpoint, DeliveryStatus, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret,
+    EventView, NewEndpoint, RedeliverRequest, ReplayRequest,
 };
 use shared::handler;
 use shared::http::{Reply, Router};
@@ -40,7 +40,11 @@ pub fn router() -> Router {
             "/api/v1/webhook-endpoints/{id}/deliveries",
             deliveries,
         ),
-        (Method::POST, "/api/v1/webhook-endpoints/{id}/replay", replay),
+        (
+            Method::POST,
+            "/api/v1/webhook-endpoints/{id}/replay",
+            replay,
+        ),
     ])
 }
 
@@ -52,7 +56,9 @@ struct NoFields {}
 handler!(list_events, |call| {
     let mut q = call.query(&["limit", "offset", "cursor", "type", "from", "to"]);
     let page = q.page();
-    let event_type = q.one_of("type", &EventType::NAMES).and_then(EventType::parse);
+    let event_type = q
+        .one_of("type", &EventType::NAMES)
+        .and_then(EventType::parse);
     let (from, to) = q.range();
     q.finish()?;
     let filter = EventFilter {
@@ -80,13 +86,8 @@ struct Redelivered<'a> {
 handler!(redeliver, |call| {
     let body: RedeliverRequest = call.json()?;
     let id = call.param("id");
-    let attempts = dispatch::redeliver(
-        &call.app,
-        call.tenant(),
-        id,
-        body.endpoint_id.as_deref(),
-    )
-    .await?;
+    let attempts =
+        dispatch::redeliver(&call.app, call.tenant(), id, body.endpoint_id.as_deref()).await?;
     Reply::ok(Redelivered {
         event_id: id,
         deliveries: attempts.iter().map(DeliveryView::from).collect(),
@@ -163,7 +164,10 @@ handler!(replay, |call| {
 /// from there (records before it are done; a record seen again starts no
 /// second first attempt).
 pub async fn deliver_batch(app: &shared::App, batch: &serde_json::Value) -> serde_json::Value {
-    let records = batch["Records"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let records = batch["Records"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     for record in records {
         let outcome = match shared::store::stream::event_of_lambda_record(record) {
             Ok(Some((tenant, event))) => dispatch::on_event(app, &tenant, &event).await.map(|_| ()),
@@ -171,8 +175,14 @@ pub async fn deliver_batch(app: &shared::App, batch: &serde_json::Value) -> serd
             Err(e) => Err(e),
         };
         if let Err(e) = outcome {
-            let sequence = record["dynamodb"]["SequenceNumber"].as_str().unwrap_or_default();
-            tracing::warn!(sequence, error = %e, "webhook stream record failed; Lambda retries from it");
+            let sequence = record["dynamodb"]["SequenceNumber"]
+                .as_str()
+                .unwrap_or_default();
+            tracing::warn!(
+                sequence,
+                error = e.code().as_str(),
+                "webhook stream record failed; Lambda retries from it"
+            );
             return serde_json::json!({ "batchItemFailures": [{ "itemIdentifier": sequence }] });
         }
     }

@@ -11,10 +11,18 @@
 //! parent has been read to its end, so an item's changes keep their order.
 
 use std::collections::{HashMap, HashSet};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use aws_sdk_dynamodbstreams::config::{Credentials, Region};
+use aws_sdk_dynamodbstreams::config::interceptors::BeforeDeserializationInterceptorContextMut;
+use aws_sdk_dynamodbstreams::config::{
+    ConfigBag, Credentials, Intercept, Region, RuntimeComponents,
+};
+use aws_sdk_dynamodbstreams::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
 use aws_sdk_dynamodbstreams::Client;
+use aws_smithy_types::body::SdkBody;
+use bytes::Bytes;
 use serde_json::Value;
 
 use crate::config::Config;
@@ -51,14 +59,141 @@ async fn streams_client(config: &Config) -> Client {
                 .build(),
         );
     if config.dynamodb_endpoint.is_some() {
-        loader = loader.credentials_provider(Credentials::new("local", "local", None, None, "local"));
+        loader =
+            loader.credentials_provider(Credentials::new("local", "local", None, None, "local"));
     }
     let sdk = loader.load().await;
-    let mut streams = aws_sdk_dynamodbstreams::config::Builder::from(&sdk);
+    let mut streams =
+        aws_sdk_dynamodbstreams::config::Builder::from(&sdk).interceptor(RepairEmptyMaps);
     if let Some(ep) = &config.dynamodb_endpoint {
         streams = streams.endpoint_url(ep);
     }
     Client::from_conf(streams.build())
+}
+
+/// An error of the Streams API without its raw response: the response
+/// carries item images (secrets among them), which must never reach a log.
+fn stream_error<E: ProvideErrorMetadata, R>(operation: &str, e: SdkError<E, R>) -> Error {
+    let kind = match &e {
+        SdkError::ServiceError(_) => e.code().unwrap_or("unknown service error"),
+        SdkError::TimeoutError(_) => "timeout",
+        SdkError::DispatchFailure(_) => "dispatch failure",
+        SdkError::ResponseError(_) => "unreadable response",
+        _ => "request not built",
+    };
+    Error::internal(format!("DynamoDB Streams {operation} failed: {kind}"))
+}
+
+/// DynamoDB Local writes an empty map in a stream image as `{}` instead of
+/// `{"M":{}}`, which the SDK refuses (and with it the whole batch). This
+/// interceptor rewrites such values before the SDK reads the answer.
+#[derive(Debug)]
+struct RepairEmptyMaps;
+
+impl Intercept for RepairEmptyMaps {
+    fn name(&self) -> &'static str {
+        "RepairEmptyMaps"
+    }
+
+    fn modify_before_deserialization(
+        &self,
+        context: &mut BeforeDeserializationInterceptorContextMut<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), aws_sdk_dynamodbstreams::error::BoxError> {
+        let response = context.response_mut();
+        let inner = std::mem::replace(response.body_mut(), SdkBody::taken());
+        *response.body_mut() = SdkBody::from_body_1_x(Repaired {
+            inner,
+            read: Vec::new(),
+            done: false,
+        });
+        // The body changes, so its length and checksum no longer hold.
+        response.headers_mut().remove("content-length");
+        response.headers_mut().remove("x-amz-crc32");
+        Ok(())
+    }
+}
+
+/// A body read to its end, then given out repaired.
+struct Repaired {
+    inner: SdkBody,
+    read: Vec<u8>,
+    done: bool,
+}
+
+impl http_body::Body for Repaired {
+    type Data = Bytes;
+    type Error = aws_smithy_types::body::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        loop {
+            match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(Some(Ok(frame))) => {
+                    if let Ok(data) = frame.into_data() {
+                        this.read.extend_from_slice(&data);
+                    }
+                }
+                Poll::Ready(None) => {
+                    this.done = true;
+                    let fixed = repair(std::mem::take(&mut this.read));
+                    return Poll::Ready(Some(Ok(http_body::Frame::data(Bytes::from(fixed)))));
+                }
+            }
+        }
+    }
+}
+
+/// The answer with every typeless `{}` attribute value of its images made an
+/// empty map; any other answer unchanged.
+fn repair(body: Vec<u8>) -> Vec<u8> {
+    let Ok(mut json) = serde_json::from_slice::<Value>(&body) else {
+        return body;
+    };
+    let mut changed = false;
+    if let Some(records) = json.get_mut("Records").and_then(Value::as_array_mut) {
+        for record in records {
+            for image in ["NewImage", "OldImage", "Keys"] {
+                if let Some(Value::Object(attrs)) =
+                    record.pointer_mut(&format!("/dynamodb/{image}"))
+                {
+                    attrs.values_mut().for_each(|v| changed |= repair_value(v));
+                }
+            }
+        }
+    }
+    if !changed {
+        return body;
+    }
+    serde_json::to_vec(&json).unwrap_or(body)
+}
+
+/// Repairs one attribute value and the values inside it; true when it changed one.
+fn repair_value(v: &mut Value) -> bool {
+    let Value::Object(typed) = v else {
+        return false;
+    };
+    if typed.is_empty() {
+        *v = serde_json::json!({ "M": {} });
+        return true;
+    }
+    let mut changed = false;
+    if let Some(Value::Object(map)) = typed.get_mut("M") {
+        map.values_mut().for_each(|x| changed |= repair_value(x));
+    }
+    if let Some(Value::Array(list)) = typed.get_mut("L") {
+        list.iter_mut().for_each(|x| changed |= repair_value(x));
+    }
+    changed
 }
 
 impl TableStream {
@@ -69,13 +204,12 @@ impl TableStream {
             .describe_table()
             .table_name(store.table())
             .send()
-            .await?;
+            .await
+            .map_err(|e| stream_error("DescribeTable", e))?;
         let arn = described
             .table()
             .and_then(|t| t.latest_stream_arn())
-            .ok_or_else(|| {
-                Error::internal("the table has no stream; run `refctl tables create`")
-            })?
+            .ok_or_else(|| Error::internal("the table has no stream; run `refctl tables create`"))?
             .to_string();
         Ok(TableStream {
             client: streams_client(config).await,
@@ -95,7 +229,8 @@ impl TableStream {
                 .stream_arn(&self.arn)
                 .set_exclusive_start_shard_id(start.take())
                 .send()
-                .await?;
+                .await
+                .map_err(|e| stream_error("DescribeStream", e))?;
             let Some(desc) = out.stream_description else {
                 return Ok(());
             };
@@ -114,7 +249,8 @@ impl TableStream {
                     .shard_id(id)
                     .shard_iterator_type(ShardIteratorType::TrimHorizon)
                     .send()
-                    .await?
+                    .await
+                    .map_err(|e| stream_error("GetShardIterator", e))?
                     .shard_iterator;
                 match iterator {
                     Some(it) => {
@@ -162,7 +298,7 @@ impl TableStream {
                         }
                     }
                 }
-                Err(e) => failure = Some(Error::from(e)),
+                Err(e) => failure = Some(stream_error("GetRecords", e)),
             }
         }
         match failure {
@@ -220,6 +356,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn typeless_empty_maps_of_dynamodb_local_are_repaired() {
+        let body = serde_json::json!({"Records": [{"dynamodb": {"NewImage": {
+            "metadata": {}, "nested": {"M": {"inner": {}}}, "list": {"L": [{}, {"S": "x"}]},
+            "name": {"S": "kept"}
+        }}}], "NextShardIterator": "it"});
+        let fixed: Value =
+            serde_json::from_slice(&repair(serde_json::to_vec(&body).unwrap())).unwrap();
+        let image = &fixed["Records"][0]["dynamodb"]["NewImage"];
+        assert_eq!(image["metadata"], serde_json::json!({"M": {}}));
+        assert_eq!(image["nested"]["M"]["inner"], serde_json::json!({"M": {}}));
+        assert_eq!(image["list"]["L"][0], serde_json::json!({"M": {}}));
+        assert_eq!(image["name"], serde_json::json!({"S": "kept"}));
+        let untouched = br#"{"Records":[]}"#.to_vec();
+        assert_eq!(repair(untouched.clone()), untouched);
+        assert_eq!(repair(b"not json".to_vec()), b"not json".to_vec());
+    }
+
+    #[test]
     fn lambda_records_give_inserted_events_only() {
         let image = serde_json::json!({
             "pk": {"S": "evt_01JD0000000000000000000000"}, "sk": {"S": "R"},
@@ -227,9 +381,7 @@ mod tests {
             "type": {"S": "conversion.created"}, "createdAt": {"S": "2026-11-22T10:00:00.000Z"},
             "data": {"S": "{\"id\":\"cnv_1\"}"}, "ttl": {"N": "1800000000"}
         });
-        let record = |name: &str, image: &Value| {
-            serde_json::json!({"eventName": name, "dynamodb": {"NewImage": image}})
-        };
+        let record = |name: &str, image: &Value| serde_json::json!({"eventName": name, "dynamodb": {"NewImage": image}});
         let (tenant, event) = event_of_lambda_record(&record("INSERT", &image))
             .unwrap()
             .unwrap();

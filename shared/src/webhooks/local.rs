@@ -31,7 +31,9 @@ pub fn spawn(app: Arc<App>) {
     tokio::spawn(sweep(app));
 }
 
-/// Follows the table's stream for as long as the process runs.
+/// Follows the table's stream for as long as the process runs. Stream
+/// errors are logged in full (they carry no item, see `store::stream`);
+/// delivery errors by their code only, as their causes may quote items.
 async fn consume(app: Arc<App>) {
     loop {
         match TableStream::open(&app.config, &app.store).await {
@@ -61,7 +63,7 @@ async fn follow(app: &App, mut stream: TableStream) {
                         .map(|(tenant, event)| dispatch::on_event(app, tenant, event));
                     for (result, (_, event)) in join_all(runs).await.into_iter().zip(chunk) {
                         if let Err(e) = result {
-                            tracing::warn!(event_id = %event.id, error = %e, "webhook first attempts failed");
+                            tracing::warn!(event_id = %event.id, error = e.code().as_str(), "webhook first attempts failed");
                         }
                     }
                 }
@@ -77,7 +79,7 @@ async fn sweep(app: Arc<App>) {
     loop {
         tokio::time::sleep(SWEEP_EVERY).await;
         if let Err(e) = dispatch::sweep(&app, timestamp::now()).await {
-            tracing::warn!(error = %e, "webhook sweep failed");
+            tracing::warn!(error = e.code().as_str(), "webhook sweep failed");
         }
     }
 }
