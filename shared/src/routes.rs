@@ -114,7 +114,11 @@ pub static CATALOGUE: &[RouteSpec] = &[
         "webhooks",
     ),
     merchant("POST", "/api/v1/webhook-endpoints/{id}/test", "webhooks"),
-    merchant("GET", "/api/v1/webhook-endpoints/{id}/deliveries", "webhooks"),
+    merchant(
+        "GET",
+        "/api/v1/webhook-endpoints/{id}/deliveries",
+        "webhooks",
+    ),
     merchant("POST", "/api/v1/webhook-endpoints/{id}/replay", "webhooks"),
 ];
 

@@ -18,3 +18,4 @@ mod payouts;
 mod rate_limits;
 mod signup;
 mod tracking;
+mod webhooks;

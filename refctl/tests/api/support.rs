@@ -82,6 +82,7 @@ pub fn start(config: Config, create_tables: bool) -> Server {
 
 static SERVER: OnceLock<Server> = OnceLock::new();
 static LIMITED: OnceLock<Server> = OnceLock::new();
+static STRICT: OnceLock<Server> = OnceLock::new();
 
 /// The shared server with the default configuration.
 pub fn server() -> &'static Server {
@@ -119,6 +120,16 @@ pub fn failing_payments_server() -> &'static Server {
     FAILING_PAYMENTS.get_or_init(|| {
         let mut config = test_config();
         config.sandbox_failures = 1;
+        start(config, true)
+    })
+}
+
+/// A server with its own table whose webhook endpoints must be public
+/// `https` URLs, as in the template (`WEBHOOK_ALLOW_LOCAL` off).
+pub fn strict_webhooks_server() -> &'static Server {
+    STRICT.get_or_init(|| {
+        let mut config = test_config();
+        config.webhooks.allow_local = false;
         start(config, true)
     })
 }

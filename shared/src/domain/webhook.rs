@@ -126,8 +126,8 @@ fn event_types(types: Vec<String>, issues: &mut Issues) -> Vec<String> {
     }
     let mut kept: Vec<String> = Vec::new();
     for (i, t) in types.into_iter().enumerate() {
-        let known = t == ALL_TYPES
-            || EventType::parse(&t).is_some_and(|e| e != EventType::WebhookTest);
+        let known =
+            t == ALL_TYPES || EventType::parse(&t).is_some_and(|e| e != EventType::WebhookTest);
         if !known {
             issues.check::<()>(Err(Issue {
                 path: vec![Value::from("eventTypes"), Value::from(i)],

@@ -145,7 +145,10 @@ fn patches_change_what_is_sent_and_status_moves_the_reason() {
         (json!({"url": null}), vec![json!("url")]),
         (json!({"eventTypes": null}), vec![json!("eventTypes")]),
         (json!({"status": null}), vec![json!("status")]),
-        (json!({"eventTypes": ["x"]}), vec![json!("eventTypes"), json!(0)]),
+        (
+            json!({"eventTypes": ["x"]}),
+            vec![json!("eventTypes"), json!(0)],
+        ),
     ];
     for (body, path) in refused {
         let paths = issue_paths(e.apply(patch(body.clone()), Ok(()), later).unwrap_err());
@@ -232,7 +235,14 @@ fn attempts_decide_the_task_the_record_and_the_endpoint() {
     use DeliveryStatus::*;
     use EndpointChange::*;
     // (attempts made before, failingSince, result, task status, retry after (s), endpoint change)
-    let cases: Vec<(u32, Option<DateTime<Utc>>, &AttemptResult, DeliveryStatus, Option<i64>, EndpointChange)> = vec![
+    let cases: Vec<(
+        u32,
+        Option<DateTime<Utc>>,
+        &AttemptResult,
+        DeliveryStatus,
+        Option<i64>,
+        EndpointChange,
+    )> = vec![
         (0, None, &ok, Succeeded, None, Keep),
         (0, since, &ok, Succeeded, None, Recovered),
         (0, None, &gone, Failed, None, Disable(GONE_REASON)),
@@ -322,12 +332,7 @@ fn the_payload_carries_id_type_timestamp_and_data_in_order() {
     );
     let test = test_event(&endpoint(), t0()).unwrap();
     assert_eq!(test.event_type, EventType::WebhookTest);
-    let rec = test_attempt(
-        "whe_1",
-        &test,
-        &result(Verdict::Gone, Some(410)),
-        t0(),
-    );
+    let rec = test_attempt("whe_1", &test, &result(Verdict::Gone, Some(410)), t0());
     assert_eq!((rec.status, rec.attempt), (DeliveryStatus::Failed, 1));
 }
 
@@ -337,7 +342,10 @@ fn views_never_show_a_secret_except_on_creation() {
     let text = e.secret.to_text();
     let old = e.previous_secret.as_ref().unwrap().to_text();
     let view = serde_json::to_string(&EndpointView::from(&e)).unwrap();
-    assert!(!view.contains(&text[6..]) && !view.contains(&old[6..]), "{view}");
+    assert!(
+        !view.contains(&text[6..]) && !view.contains(&old[6..]),
+        "{view}"
+    );
     assert!(!view.contains("secret"));
     let deleted = serde_json::to_value(DeletedEndpoint::from(&e)).unwrap();
     assert_eq!(deleted["deleted"], true);
@@ -361,7 +369,10 @@ fn replay_windows_reach_30_days_back_at_most() {
     let ok = req("2026-11-01", Some("2026-11-02")).window(now).unwrap();
     assert_eq!(timestamp::format(&ok.0), "2026-11-01T00:00:00.000Z");
     assert_eq!(timestamp::format(&ok.1), "2026-11-02T23:59:59.999Z");
-    assert_eq!(req("2026-11-22T09:00:00Z", None).window(now).unwrap().1, now);
+    assert_eq!(
+        req("2026-11-22T09:00:00Z", None).window(now).unwrap().1,
+        now
+    );
     let refused = [
         req("2026-10-22T09:59:59Z", None),
         req("yesterday", None),

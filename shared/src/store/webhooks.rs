@@ -188,11 +188,13 @@ pub async fn update_endpoint(
     retry_on_conflict(UPDATE_ATTEMPTS, NOT_FOUND, move || async move {
         let current = get_endpoint(store, tenant, id).await?;
         let updated = change(&current)?;
-        Ok(if replace_endpoint(store, tenant, &updated, &current).await? {
-            Attempt::Done(updated)
-        } else {
-            Attempt::Conflict
-        })
+        Ok(
+            if replace_endpoint(store, tenant, &updated, &current).await? {
+                Attempt::Done(updated)
+            } else {
+                Attempt::Conflict
+            },
+        )
     })
     .await
 }
@@ -348,10 +350,7 @@ pub async fn list_attempts(
     page: &PageRequest,
 ) -> Result<Page<DeliveryAttempt>> {
     let mut q = match &f.event_id {
-        Some(evt) => ListQuery::new(
-            Index::Gsi2,
-            keys::webhook_event_attempts(&endpoint.id, evt),
-        ),
+        Some(evt) => ListQuery::new(Index::Gsi2, keys::webhook_event_attempts(&endpoint.id, evt)),
         None => ListQuery::new(Index::Gsi1, keys::webhook_attempts(&endpoint.id)),
     };
     if let Some(s) = f.status {
@@ -371,11 +370,7 @@ pub async fn due_tasks(
 ) -> Result<Vec<(Tenant, Task)>> {
     let upto = format!("{}#~", timestamp::format(&now));
     let items = store
-        .query_work(
-            &keys::webhook_retries(shard),
-            WorkRange::UpTo(&upto),
-            limit,
-        )
+        .query_work(&keys::webhook_retries(shard), WorkRange::UpTo(&upto), limit)
         .await?;
     items
         .into_iter()

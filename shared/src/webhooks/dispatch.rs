@@ -375,7 +375,11 @@ pub async fn test(app: &App, tenant: &Tenant, endpoint_id: &str) -> Result<Deliv
 }
 
 /// The SSRF guard's verdict on an endpoint URL, for creation and PATCH.
-async fn url_verdict(app: &App, tenant: &Tenant, url: &str) -> std::result::Result<(), crate::issue::Issue> {
+async fn url_verdict(
+    app: &App,
+    tenant: &Tenant,
+    url: &str,
+) -> std::result::Result<(), crate::issue::Issue> {
     check_url(url, tenant.mode, app.webhooks.allow_local)
         .await
         .map(|_| ())
