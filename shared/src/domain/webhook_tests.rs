@@ -19,6 +19,19 @@ fn endpoint() -> Endpoint {
     new_endpoint(json!({"url": "https://hooks.example.com/x"})).unwrap()
 }
 
+/// The types kept, or the paths of the issues.
+type Expected = Result<Vec<&'static str>, Vec<Value>>;
+
+/// (attempts made before, failingSince, result, task status, retry after (s), endpoint change)
+type AttemptCase<'a> = (
+    u32,
+    Option<DateTime<Utc>>,
+    &'a AttemptResult,
+    DeliveryStatus,
+    Option<i64>,
+    EndpointChange,
+);
+
 fn issue_paths(e: Error) -> Vec<Vec<Value>> {
     match e {
         Error::Validation(issues) => issues.into_iter().map(|i| i.path).collect(),
@@ -37,7 +50,7 @@ fn creation_defaults_to_every_type_and_checks_its_fields() {
 
     let many: Vec<String> = vec!["conversion.created".to_string(); 51];
     // (body, Ok(kept types) or Err(paths of the issues))
-    let cases: Vec<(Value, Result<Vec<&str>, Vec<Value>>)> = vec![
+    let cases: Vec<(Value, Expected)> = vec![
         (
             json!({"url": "u", "eventTypes": ["conversion.created", "payout.paid"]}),
             Ok(vec!["conversion.created", "payout.paid"]),
@@ -235,14 +248,7 @@ fn attempts_decide_the_task_the_record_and_the_endpoint() {
     use DeliveryStatus::*;
     use EndpointChange::*;
     // (attempts made before, failingSince, result, task status, retry after (s), endpoint change)
-    let cases: Vec<(
-        u32,
-        Option<DateTime<Utc>>,
-        &AttemptResult,
-        DeliveryStatus,
-        Option<i64>,
-        EndpointChange,
-    )> = vec![
+    let cases: Vec<AttemptCase> = vec![
         (0, None, &ok, Succeeded, None, Keep),
         (0, since, &ok, Succeeded, None, Recovered),
         (0, None, &gone, Failed, None, Disable(GONE_REASON)),

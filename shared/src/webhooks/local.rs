@@ -48,7 +48,7 @@ async fn consume(app: Arc<App>) {
 async fn follow(app: &App, mut stream: TableStream) {
     let mut reads: u32 = 0;
     loop {
-        if stream.is_idle() || reads % DISCOVER_EVERY == 0 {
+        if stream.is_idle() || reads.is_multiple_of(DISCOVER_EVERY) {
             if let Err(e) = stream.discover().await {
                 tracing::warn!(error = %e, "webhook stream: listing shards failed");
                 return;
