@@ -268,12 +268,13 @@ impl TableStream {
         }
     }
 
-    /// Reads every open shard once and returns the new event items, oldest
-    /// first per shard. A shard that ends is finished; one that fails is
+    /// Reads every open shard once and returns how many records it read and
+    /// the new event items among them, oldest first per shard. A shard that ends is finished; one that fails is
     /// dropped and found again by the next `discover` (read again from its
     /// start: harmless, see the module docs).
-    pub async fn poll(&mut self) -> Result<Vec<(Tenant, Event)>> {
+    pub async fn poll(&mut self) -> Result<(usize, Vec<(Tenant, Event)>)> {
         let mut found = Vec::new();
+        let mut records = 0;
         let shards: Vec<(String, String)> = self.open.drain().collect();
         let mut failure = None;
         for (id, iterator) in shards {
@@ -286,6 +287,7 @@ impl TableStream {
                 .await
             {
                 Ok(out) => {
+                    records += out.records().len();
                     for record in out.records() {
                         found.extend(event_of_record(record)?);
                     }
@@ -303,7 +305,7 @@ impl TableStream {
         }
         match failure {
             Some(e) if found.is_empty() => Err(e),
-            _ => Ok(found),
+            _ => Ok((records, found)),
         }
     }
 

@@ -1,6 +1,8 @@
 //! The webhook workers of the local host (`refctl serve`): what the
 //! DynamoDB Stream event source and the scheduled sweep do on AWS, run
-//! in-process against DynamoDB Local. The stream is polled every 300 ms and
+//! in-process against DynamoDB Local. The stream is polled every 300 ms
+//! while its table is busy (every second once a read finds nothing, so idle
+//! servers, the test suite's many among them, cost DynamoDB Local little) and
 //! each new event goes to `dispatch::on_event`; due retries are swept every
 //! two seconds.
 
@@ -14,8 +16,10 @@ use crate::store::stream::TableStream;
 use crate::timestamp;
 use crate::webhooks::dispatch;
 
-/// Pause between two reads of the stream.
+/// Pause between two reads of the stream while records come.
 const POLL_EVERY: Duration = Duration::from_millis(300);
+/// Pause after a read that found no record.
+const IDLE_POLL_EVERY: Duration = Duration::from_secs(1);
 /// Pause between two sweeps of due retries.
 const SWEEP_EVERY: Duration = Duration::from_secs(2);
 /// Pause before opening the stream again after a failure.
@@ -55,8 +59,12 @@ async fn follow(app: &App, mut stream: TableStream) {
             }
         }
         reads = reads.wrapping_add(1);
+        let mut pause = IDLE_POLL_EVERY;
         match stream.poll().await {
-            Ok(events) => {
+            Ok((records, events)) => {
+                if records > 0 {
+                    pause = POLL_EVERY;
+                }
                 for chunk in events.chunks(PARALLEL) {
                     let runs = chunk
                         .iter()
@@ -70,7 +78,7 @@ async fn follow(app: &App, mut stream: TableStream) {
             }
             Err(e) => tracing::warn!(error = %e, "webhook stream: reading failed"),
         }
-        tokio::time::sleep(POLL_EVERY).await;
+        tokio::time::sleep(pause).await;
     }
 }
 
