@@ -23,8 +23,8 @@ use crate::support::{call, call_on, merchant, server, strict_webhooks_server, Me
 /// How long any wait for a delivery may last before the test fails.
 const DEADLINE: Duration = Duration::from_secs(120);
 /// How long a test watches for deliveries that must not come: past a
-/// retry delay (1 s) and a sweep period (2 s) of the test servers.
-const QUIET: Duration = Duration::from_secs(5);
+/// retry delay (1 s) and an idle sweep period (5 s) of the test servers.
+const QUIET: Duration = Duration::from_secs(7);
 
 /// What a receiver answers.
 #[derive(Debug, Clone, Copy)]

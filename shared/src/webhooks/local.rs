@@ -4,7 +4,7 @@
 //! while its table is busy (every second once a read finds nothing, so idle
 //! servers, the test suite's many among them, cost DynamoDB Local little) and
 //! each new event goes to `dispatch::on_event`; due retries are swept every
-//! two seconds.
+//! two seconds (every five once a sweep finds nothing due).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,8 +20,10 @@ use crate::webhooks::dispatch;
 const POLL_EVERY: Duration = Duration::from_millis(300);
 /// Pause after a read that found no record.
 const IDLE_POLL_EVERY: Duration = Duration::from_secs(1);
-/// Pause between two sweeps of due retries.
+/// Pause between two sweeps of due retries while there is work.
 const SWEEP_EVERY: Duration = Duration::from_secs(2);
+/// Pause after a sweep that found nothing due.
+const IDLE_SWEEP_EVERY: Duration = Duration::from_secs(5);
 /// Pause before opening the stream again after a failure.
 const REOPEN_AFTER: Duration = Duration::from_secs(3);
 /// Reads between two looks for new shards.
@@ -84,10 +86,18 @@ async fn follow(app: &App, mut stream: TableStream) {
 
 /// Sweeps due retries for as long as the process runs.
 async fn sweep(app: Arc<App>) {
+    let mut pause = SWEEP_EVERY;
     loop {
-        tokio::time::sleep(SWEEP_EVERY).await;
-        if let Err(e) = dispatch::sweep(&app, timestamp::now()).await {
-            tracing::warn!(error = e.code().as_str(), "webhook sweep failed");
-        }
+        tokio::time::sleep(pause).await;
+        pause = match dispatch::sweep(&app, timestamp::now()).await {
+            Ok(report) if report.attempted + report.abandoned + report.skipped == 0 => {
+                IDLE_SWEEP_EVERY
+            }
+            Ok(_) => SWEEP_EVERY,
+            Err(e) => {
+                tracing::warn!(error = e.code().as_str(), "webhook sweep failed");
+                SWEEP_EVERY
+            }
+        };
     }
 }
