@@ -71,7 +71,7 @@ handler!(list_events, |call| {
 });
 
 handler!(get_event, |call| {
-    let event = events::get(&call.app.store, call.tenant(), call.param("id")).await?;
+    let event = events::get(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(EventView::from(&event))
 });
 
@@ -85,7 +85,7 @@ struct Redelivered<'a> {
 
 handler!(redeliver, |call| {
     let body: RedeliverRequest = call.json()?;
-    let id = call.param("id");
+    let id = call.param("id")?;
     let attempts =
         dispatch::redeliver(&call.app, call.tenant(), id, body.endpoint_id.as_deref()).await?;
     Reply::ok(Redelivered {
@@ -109,30 +109,30 @@ handler!(create_endpoint, |call| {
 });
 
 handler!(get_endpoint, |call| {
-    let e = store::get_endpoint(&call.app.store, call.tenant(), call.param("id")).await?;
+    let e = store::get_endpoint(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(EndpointView::from(&e))
 });
 
 handler!(update_endpoint, |call| {
     let patch: EndpointPatch = call.json()?;
-    let e = dispatch::update_endpoint(&call.app, call.tenant(), call.param("id"), patch).await?;
+    let e = dispatch::update_endpoint(&call.app, call.tenant(), call.param("id")?, patch).await?;
     Reply::ok(EndpointView::from(&e))
 });
 
 handler!(delete_endpoint, |call| {
-    let e = store::delete_endpoint(&call.app.store, call.tenant(), call.param("id")).await?;
+    let e = store::delete_endpoint(&call.app.store, call.tenant(), call.param("id")?).await?;
     Reply::ok(DeletedEndpoint::from(&e))
 });
 
 handler!(rotate_secret, |call| {
     let NoFields {} = call.json()?;
-    let e = dispatch::rotate_secret(&call.app, call.tenant(), call.param("id")).await?;
+    let e = dispatch::rotate_secret(&call.app, call.tenant(), call.param("id")?).await?;
     Reply::ok(EndpointWithSecret::from(&e))
 });
 
 handler!(test, |call| {
     let NoFields {} = call.json()?;
-    let attempt = dispatch::test(&call.app, call.tenant(), call.param("id")).await?;
+    let attempt = dispatch::test(&call.app, call.tenant(), call.param("id")?).await?;
     Reply::ok(DeliveryView::from(&attempt))
 });
 
@@ -146,7 +146,7 @@ handler!(deliveries, |call| {
             .and_then(DeliveryStatus::parse),
     };
     q.finish()?;
-    let endpoint = store::get_endpoint(&call.app.store, call.tenant(), call.param("id")).await?;
+    let endpoint = store::get_endpoint(&call.app.store, call.tenant(), call.param("id")?).await?;
     let found = store::list_attempts(&call.app.store, &endpoint, &filter, &page).await?;
     Reply::list_with(&found, DeliveryView::from, &page)
 });
@@ -154,7 +154,7 @@ handler!(deliveries, |call| {
 handler!(replay, |call| {
     let body: ReplayRequest = call.json()?;
     let window = body.window(timestamp::now())?;
-    let report = dispatch::replay(&call.app, call.tenant(), call.param("id"), window).await?;
+    let report = dispatch::replay(&call.app, call.tenant(), call.param("id")?, window).await?;
     Reply::ok(report)
 });
 
