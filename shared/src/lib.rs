@@ -22,6 +22,8 @@ pub mod routes;
 pub mod store;
 pub mod timestamp;
 pub mod validation;
+pub mod webhook_schedule;
+pub mod webhook_signature;
 pub mod webhooks;
 
 pub use app::App;

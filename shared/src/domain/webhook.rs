@@ -16,7 +16,8 @@ use crate::issue::Issue;
 use crate::patch::Patch;
 use crate::timestamp::{self, serde_ts, serde_ts_opt, Bound};
 use crate::validation::{check_len, Issues};
-use crate::webhooks::{AttemptResult, RetrySchedule, Secret, Verdict, DISABLE_AFTER};
+use crate::webhook_schedule::{RetrySchedule, DISABLE_AFTER};
+use crate::webhook_signature::Secret;
 
 wire_enum! {
     /// Whether an endpoint receives deliveries.
@@ -736,7 +737,7 @@ impl<'a> From<&'a Event> for EventView<'a> {
 mod secret_text {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::webhooks::Secret;
+    use crate::webhook_signature::Secret;
 
     pub fn serialize<S: Serializer>(secret: &Secret, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&secret.to_text())
@@ -752,7 +753,7 @@ mod secret_text {
 mod secret_text_opt {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::webhooks::Secret;
+    use crate::webhook_signature::Secret;
 
     pub fn serialize<S: Serializer>(secret: &Option<Secret>, s: S) -> Result<S::Ok, S::Error> {
         match secret {
@@ -769,6 +770,32 @@ mod secret_text_opt {
                 .ok_or_else(|| serde::de::Error::custom("malformed secret")),
         }
     }
+}
+
+/// What the retry logic does after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// A 2xx answer: the delivery succeeded.
+    Delivered,
+    /// A 410 answer: the receiver asks us to stop; the endpoint is disabled.
+    Gone,
+    /// Anything else (other statuses, redirects, timeouts, connection errors).
+    Retry,
+}
+
+/// The outcome of one attempt, as a delivery record keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptResult {
+    /// The response status, if the receiver answered.
+    pub status: Option<u16>,
+    /// From sending the request to the end of the kept excerpt.
+    pub duration_ms: u64,
+    /// Why no answer came (timeout, connection error), if so.
+    pub error: Option<String>,
+    /// The start of the response body, at most 1 KB.
+    pub response_excerpt: Option<String>,
+    /// What to do next.
+    pub verdict: Verdict,
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::Host;
 
 use super::ssrf::Target;
+use crate::domain::webhook::{AttemptResult, Verdict};
 
 /// The contract's delivery timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -21,32 +22,6 @@ pub const EXCERPT_LIMIT: usize = 1024;
 const ERROR_LIMIT: usize = 500;
 /// Names the sender to receivers and their logs.
 const USER_AGENT: &str = concat!("referrals-webhooks/", env!("CARGO_PKG_VERSION"));
-
-/// What the retry logic does after an attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// A 2xx answer: the delivery succeeded.
-    Delivered,
-    /// A 410 answer: the receiver asks us to stop; the endpoint is disabled.
-    Gone,
-    /// Anything else (other statuses, redirects, timeouts, connection errors).
-    Retry,
-}
-
-/// The outcome of one attempt, as a delivery record keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttemptResult {
-    /// The response status, if the receiver answered.
-    pub status: Option<u16>,
-    /// From sending the request to the end of the kept excerpt.
-    pub duration_ms: u64,
-    /// Why no answer came (timeout, connection error), if so.
-    pub error: Option<String>,
-    /// The start of the response body, at most 1 KB.
-    pub response_excerpt: Option<String>,
-    /// What to do next.
-    pub verdict: Verdict,
-}
 
 /// Sends deliveries. Holds one HTTP client for the life of the process.
 ///

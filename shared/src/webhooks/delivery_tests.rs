@@ -13,7 +13,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use super::*;
-use crate::webhooks::signature::{headers, Secret};
+use crate::webhook_signature::{headers, Secret};
 
 /// What a test receiver saw of one request.
 #[derive(Debug, Clone)]

@@ -24,7 +24,8 @@ use crate::store::keys::WORK_SHARDS;
 use crate::store::page::{PageRequest, MAX_LIMIT};
 use crate::store::webhooks as store;
 use crate::timestamp;
-use crate::webhooks::{check_url, signature, AttemptResult, Verdict};
+use crate::webhook_signature as signature;
+use crate::webhooks::{check_url, AttemptResult, Verdict};
 
 /// Most due retries one sweep takes from a shard.
 const SWEEP_BATCH: usize = 200;

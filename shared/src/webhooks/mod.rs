@@ -16,18 +16,17 @@
 pub mod delivery;
 pub mod dispatch;
 pub mod local;
-pub mod schedule;
-pub mod signature;
 pub mod ssrf;
 
-pub use delivery::{AttemptResult, Deliverer, Verdict};
-pub use schedule::{RetrySchedule, DISABLE_AFTER};
-pub use signature::Secret;
+pub use crate::domain::webhook::{AttemptResult, Verdict};
+pub use crate::webhook_schedule::{RetrySchedule, DISABLE_AFTER};
+pub use crate::webhook_signature::Secret;
+pub use delivery::Deliverer;
 pub use ssrf::{check_url, Target};
 
 use std::time::Duration;
 
-use schedule::ScheduleError;
+use crate::webhook_schedule::ScheduleError;
 
 /// The environment variable of the local development setting.
 pub const ALLOW_LOCAL_VAR: &str = "WEBHOOK_ALLOW_LOCAL";
@@ -79,7 +78,8 @@ impl WebhookSettings {
 
     /// Reads the settings through `var`, which answers a variable's value.
     fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<WebhookSettings, SettingsError> {
-        let retry_schedule = RetrySchedule::from_setting(var(schedule::ENV_VAR).as_deref())?;
+        let retry_schedule =
+            RetrySchedule::from_setting(var(crate::webhook_schedule::ENV_VAR).as_deref())?;
         let allow_local = match var(ALLOW_LOCAL_VAR).as_deref().map(str::trim) {
             None | Some("") | Some("false") => false,
             Some("true") => true,
@@ -182,18 +182,24 @@ mod tests {
         const LOCAL: &str = "WEBHOOK_ALLOW_LOCAL";
         // (variables, Some((the schedule they give, allow_local)) or None for an error)
         let cases: &[(Vars, Option<(&str, bool)>)] = &[
-            (&[(LOCAL, "true")], Some((schedule::DEFAULT_SCHEDULE, true))),
+            (
+                &[(LOCAL, "true")],
+                Some((crate::webhook_schedule::DEFAULT_SCHEDULE, true)),
+            ),
             (
                 &[(LOCAL, "false")],
-                Some((schedule::DEFAULT_SCHEDULE, false)),
+                Some((crate::webhook_schedule::DEFAULT_SCHEDULE, false)),
             ),
-            (&[(LOCAL, "")], Some((schedule::DEFAULT_SCHEDULE, false))),
+            (
+                &[(LOCAL, "")],
+                Some((crate::webhook_schedule::DEFAULT_SCHEDULE, false)),
+            ),
             (&[(LOCAL, "yes")], None),
             (&[(LOCAL, "TRUE")], None),
             (&[(SCHEDULE, "1s,2s")], Some(("1s,2s", false))),
             (
                 &[(SCHEDULE, " ")],
-                Some((schedule::DEFAULT_SCHEDULE, false)),
+                Some((crate::webhook_schedule::DEFAULT_SCHEDULE, false)),
             ),
             (&[(SCHEDULE, "1d")], None),
             (&[(SCHEDULE, "1s"), (LOCAL, "true")], Some(("1s", true))),

@@ -14,6 +14,7 @@ use shared::store::accounts;
 use shared::App;
 
 mod payout_job;
+mod webhook_latency;
 
 struct Bench {
     app: Arc<App>,
@@ -141,6 +142,13 @@ impl Bench {
     }
 }
 
+/// Seeding writes thousands of items at once into a shared DynamoDB Local:
+/// the bench waits longer than the API would before giving up.
+fn bench_timeouts(config: &mut Config) {
+    config.sdk_timeouts.attempt = std::time::Duration::from_secs(30);
+    config.sdk_timeouts.operation = std::time::Duration::from_secs(120);
+}
+
 fn env(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
 }
@@ -156,6 +164,7 @@ async fn main() {
     );
     config.account_rate_per_minute = 1_000_000;
     config.public_rate_per_minute = 1_000_000;
+    bench_timeouts(&mut config);
     let app = App::new(config).await;
     refctl::setup::tables_create(&app).await.expect("tables");
     let account = accounts::create_account(&app.store, "Bench", "enterprise")
@@ -302,6 +311,8 @@ async fn main() {
     for (name, calls, trips, r, w) in &b.rows {
         println!("| {name} | {calls} | {trips} | {r:.1} | {w:.1} |");
     }
+    println!();
+    webhook_latency::report(&mut b, &key, "BENCHCNV").await;
     println!();
     print_binary_sizes();
     app.store.delete_table().await.ok();

@@ -154,12 +154,13 @@ async fn measured_run(b: &mut Bench, app: &App, label: &str) {
 /// 20,000 that are not due.
 pub async fn rows(b: &mut Bench) {
     let suffix = ulid::Ulid::new().to_string().to_lowercase();
-    let config = Config::local(
+    let mut config = Config::local(
         &env("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
         &env("S3_ENDPOINT", "http://127.0.0.1:19000"),
         &format!("bench-job-{suffix}"),
         &format!("bench-job-{suffix}"),
     );
+    crate::bench_timeouts(&mut config);
     let app = App::new(config).await;
     refctl::setup::tables_create(&app).await.expect("tables");
     let p = programme(&app).await;
