@@ -236,7 +236,7 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
         };
         if i >= 1 {
             let key = shared::payouts::invoice::key(tenant, &p.id, "invoice-2026-001.pdf");
-            app.files
+            app.files()
                 .put(&key, DEMO_INVOICE.to_vec(), "application/pdf")
                 .await?;
             shared::payouts::invoice::on_object_created(app, &key, now).await?;

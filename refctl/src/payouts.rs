@@ -65,7 +65,7 @@ pub async fn attach(
         .and_then(|n| n.to_str())
         .ok_or_else(|| Error::InvalidRequest("the file has no name".into()))?;
     let key = invoice::key(&tenant, payout_id, name);
-    app.files.put(&key, bytes, content_type_of(file)).await?;
+    app.files().put(&key, bytes, content_type_of(file)).await?;
     Ok(match invoice::on_object_created(app, &key, now).await? {
         Handled::Applied(p) => json!({ "payoutId": p.id, "applied": true, "status": p.status }),
         Handled::Ignored(reason) => {

@@ -9,8 +9,8 @@ use shared::{App, Error};
 /// Creates the table and the private bucket as template.yaml declares them.
 pub async fn tables_create(app: &App) -> Result<Value, Error> {
     let table_created = app.store.create_table().await?;
-    let bucket = app.files.bucket();
-    let bucket_created = app.files.create_private_bucket().await?;
+    let bucket = app.files().bucket();
+    let bucket_created = app.files().create_private_bucket().await?;
     Ok(json!({
         "table": app.config.table_name, "tableCreated": table_created,
         "bucket": bucket, "bucketCreated": bucket_created,

@@ -1,6 +1,6 @@
 //! The application context: configuration and SDK clients, built once per process.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -19,8 +19,11 @@ use crate::webhooks::Webhooks;
 pub struct App {
     pub config: Config,
     pub store: Store,
-    /// The private bucket (payout invoices).
-    pub files: Files,
+    /// The private bucket (payout invoices), its client built on first use:
+    /// only the functions that touch S3 ever build one.
+    files: Arc<OnceLock<Files>>,
+    /// The SDK settings the lazily built clients start from.
+    sdk: aws_config::SdkConfig,
     /// How payouts are paid, per mode.
     pub payments: Arc<Payments>,
     /// The public tracking path's cached lookups.
@@ -58,10 +61,6 @@ impl App {
         if let Some(ep) = &config.dynamodb_endpoint {
             ddb = ddb.endpoint_url(ep);
         }
-        let mut s3 = aws_sdk_s3::config::Builder::from(&sdk);
-        if let Some(ep) = &config.s3_endpoint {
-            s3 = s3.endpoint_url(ep).force_path_style(true);
-        }
         let store = Store::new(
             aws_sdk_dynamodb::Client::from_conf(ddb.build()),
             config.table_name.clone(),
@@ -69,10 +68,8 @@ impl App {
         );
         Arc::new(App {
             store,
-            files: Files::new(
-                aws_sdk_s3::Client::from_conf(s3.build()),
-                config.bucket_name.clone(),
-            ),
+            files: Arc::new(OnceLock::new()),
+            sdk,
             payments: Arc::new(Payments::new(&config)),
             lookups: Arc::new(Lookups::default()),
             // Start-up only: a TLS back end that cannot load is a broken build.
@@ -80,6 +77,22 @@ impl App {
                 Webhooks::new(&config.webhooks).expect("the webhook HTTP client builds"),
             ),
             config,
+        })
+    }
+}
+
+impl App {
+    /// The private bucket; its S3 client is built the first time it is needed.
+    pub fn files(&self) -> &Files {
+        self.files.get_or_init(|| {
+            let mut s3 = aws_sdk_s3::config::Builder::from(&self.sdk);
+            if let Some(ep) = &self.config.s3_endpoint {
+                s3 = s3.endpoint_url(ep).force_path_style(true);
+            }
+            Files::new(
+                aws_sdk_s3::Client::from_conf(s3.build()),
+                self.config.bucket_name.clone(),
+            )
         })
     }
 }

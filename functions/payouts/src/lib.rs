@@ -86,7 +86,7 @@ handler!(get_invoice, |call| {
     let (Some(key), Some(meta)) = (&p.invoice_key, &p.invoice) else {
         return Err(Error::NotFound("invoice"));
     };
-    let Some((bytes, _)) = call.app.files.get(key).await? else {
+    let Some((bytes, _)) = call.app.files().get(key).await? else {
         return Err(Error::NotFound("invoice"));
     };
     Ok(

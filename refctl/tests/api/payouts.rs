@@ -171,7 +171,7 @@ impl Fx {
     pub(crate) async fn attach(&self, mode: Mode, payout_id: &str) -> String {
         let key = invoice::key(&self.tenant(mode), payout_id, "inv.pdf");
         self.app
-            .files
+            .files()
             .put(&key, PDF.to_vec(), "application/pdf")
             .await
             .unwrap();
@@ -780,6 +780,18 @@ async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once()
         .all(|c| c["status"] == "APPROVED"));
     let sandbox = fx.server.app.payments.sandbox();
     assert_eq!(sandbox.payments_of(id), 0);
+    // The failure is an event of its own, after the processing one.
+    let failed = shared::store::events::EventFilter {
+        event_type: Some(shared::domain::event::EventType::PayoutPaymentFailed),
+        ..Default::default()
+    };
+    let page = shared::store::page::PageRequest::default();
+    let found = shared::store::events::list(&fx.app.store, &fx.tenant(Mode::Test), &failed, &page)
+        .await
+        .unwrap();
+    assert_eq!(found.items.len(), 1);
+    assert_eq!(found.items[0].data["id"], id.as_str());
+    assert_eq!(found.items[0].data["status"], "APPROVED");
 
     let r = fx
         .call("POST", "/api/v1/payouts/batch-process", Some(body))

@@ -68,7 +68,7 @@ pub async fn on_object_created(app: &App, key: &str, now: DateTime<Utc>) -> Resu
     let Some((tenant, payout_id, file_name)) = parse_key(key) else {
         return Ok(ignored(None, "the key names no payout"));
     };
-    let Some(facts) = app.files.head(key).await? else {
+    let Some(facts) = app.files().head(key).await? else {
         return Ok(ignored(Some(&payout_id), "the object is gone"));
     };
     let content_type = facts.content_type.unwrap_or_default();

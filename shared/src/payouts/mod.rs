@@ -79,7 +79,7 @@ pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -
 async fn invoice_present(app: &App, tenant: &Tenant, id: &str) -> Result<bool> {
     let p = store_payouts::get(&app.store, tenant, id).await?;
     match &p.invoice_key {
-        Some(key) => Ok(app.files.head(key).await?.is_some()),
+        Some(key) => Ok(app.files().head(key).await?.is_some()),
         None => Ok(false),
     }
 }

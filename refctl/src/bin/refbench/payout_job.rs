@@ -187,7 +187,7 @@ pub async fn rows(b: &mut Bench) {
 /// An invoice for a payout, attached as the storage event would.
 async fn attach(app: &App, t: &Tenant, payout_id: &str) {
     let key = shared::payouts::invoice::key(t, payout_id, "inv.pdf");
-    app.files
+    app.files()
         .put(&key, b"%PDF-1.4\n%%EOF\n".to_vec(), "application/pdf")
         .await
         .unwrap();
