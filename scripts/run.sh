@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 
 export DYNAMODB_ENDPOINT=${DYNAMODB_ENDPOINT:-http://127.0.0.1:8000}
 export S3_ENDPOINT=${S3_ENDPOINT:-http://127.0.0.1:9000}
+# The signing secret is read from Secrets Manager as in AWS; the moto server
+# (the S3 emulator) serves it, and `refctl tables create` makes it there.
+export API_KEY_SECRET_ARN=${API_KEY_SECRET_ARN:-referrals-local/api-key-secret}
 PORT=${PORT:-3000}
 # Webhook endpoints on this machine (http, loopback) are allowed locally only.
 export WEBHOOK_ALLOW_LOCAL=${WEBHOOK_ALLOW_LOCAL:-true}

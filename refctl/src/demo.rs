@@ -29,7 +29,7 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
         return Ok(summary(false, &account, &saved, base_url));
     }
     let account = accounts::create_account(&app.store, "Demo Store", "growth").await?;
-    let secret = &app.config.api_key_secret;
+    let secret = &app.signing;
     let (_, test_key) = shared::auth::keys::create_key(
         &app.store,
         secret,

@@ -87,7 +87,8 @@ enum InvoiceCommand {
 
 #[derive(Subcommand)]
 enum TablesCommand {
-    /// Create the table and the bucket as template.yaml declares them.
+    /// Create the table and the bucket as template.yaml declares them (and,
+    /// on the local stack, the signing secret).
     Create,
 }
 
@@ -176,8 +177,16 @@ async fn main() {
     if matches!(cli.command, Command::Serve { .. }) {
         shared::app::init_tracing();
     }
-    let app = App::new(config).await;
-    let result = run(cli.command, app).await;
+    // `tables create` makes the local signing secret, so it must not need it yet.
+    let app = if matches!(cli.command, Command::Tables { .. }) {
+        Ok(App::new(config).await)
+    } else {
+        App::init(config).await
+    };
+    let result = match app {
+        Ok(app) => run(cli.command, app).await,
+        Err(e) => Err(e),
+    };
     match result {
         Ok(Some(v)) => print(&v),
         Ok(None) => {}

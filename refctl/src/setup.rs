@@ -2,19 +2,39 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use shared::config::defaults;
 use shared::domain::tenant::Mode;
 use shared::store::accounts;
 use shared::{App, Error};
 
-/// Creates the table and the private bucket as template.yaml declares them.
+/// Creates the table and the private bucket as template.yaml declares them,
+/// and on the local stack the signing secret the configuration names.
 pub async fn tables_create(app: &App) -> Result<Value, Error> {
     let table_created = app.store.create_table().await?;
     let bucket = app.files().bucket();
     let bucket_created = app.files().create_private_bucket().await?;
+    let secret_created = local_secret_create(app).await?;
     Ok(json!({
         "table": app.config.table_name, "tableCreated": table_created,
         "bucket": bucket, "bucketCreated": bucket_created,
+        "secretCreated": secret_created,
     }))
+}
+
+/// The local stack's signing secret, made in the emulator when missing. Its
+/// value and version id are fixed: the emulator keeps nothing on disk, and
+/// keys stored in DynamoDB Local must still verify after a restart. Never
+/// against AWS, where the template generates the secret.
+async fn local_secret_create(app: &App) -> Result<bool, Error> {
+    let (Some(secrets), Some(_)) = (app.signing.secrets(), &app.config.secrets_endpoint) else {
+        return Ok(false);
+    };
+    secrets
+        .create_if_missing(
+            defaults::LOCAL_API_KEY_SECRET_VERSION,
+            defaults::LOCAL_API_KEY_SECRET,
+        )
+        .await
 }
 
 /// `account create`.
@@ -40,8 +60,7 @@ pub async fn account_subscription(
 /// `key create`: the value is printed once and never again.
 pub async fn key_create(app: &App, account: &str, name: &str, mode: Mode) -> Result<Value, Error> {
     let (k, value) =
-        shared::auth::keys::create_key(&app.store, &app.config.api_key_secret, account, name, mode)
-            .await?;
+        shared::auth::keys::create_key(&app.store, &app.signing, account, name, mode).await?;
     Ok(json!({ "keyId": k.id, "key": value, "mode": mode, "name": k.name }))
 }
 

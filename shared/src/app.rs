@@ -6,11 +6,13 @@ use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
 use aws_sdk_dynamodb::config::{Credentials, Region};
 
+use crate::auth::signing::SigningKeys;
 use crate::config::Config;
 use crate::lookups::Lookups;
 use crate::payouts::provider::Payments;
 use crate::store::files::Files;
 use crate::store::metrics::{CallCounter, CallMetrics};
+use crate::store::secrets::Secrets;
 use crate::store::Store;
 use crate::webhooks::Webhooks;
 
@@ -30,6 +32,8 @@ pub struct App {
     pub lookups: Arc<Lookups>,
     /// Webhook deliveries: the HTTP client, the retry schedule, the URL rule.
     pub webhooks: Arc<Webhooks>,
+    /// The secrets that sign and verify API keys.
+    pub signing: Arc<SigningKeys>,
 }
 
 impl App {
@@ -61,6 +65,17 @@ impl App {
         if let Some(ep) = &config.dynamodb_endpoint {
             ddb = ddb.endpoint_url(ep);
         }
+        let signing = match &config.api_key_secret_arn {
+            Some(arn) => {
+                let mut sm = aws_sdk_secretsmanager::config::Builder::from(&sdk);
+                if let Some(ep) = &config.secrets_endpoint {
+                    sm = sm.endpoint_url(ep);
+                }
+                let client = aws_sdk_secretsmanager::Client::from_conf(sm.build());
+                SigningKeys::manager(Secrets::new(client, arn.clone()))
+            }
+            None => SigningKeys::plain(&config.api_key_secret),
+        };
         let store = Store::new(
             aws_sdk_dynamodb::Client::from_conf(ddb.build()),
             config.table_name.clone(),
@@ -76,8 +91,17 @@ impl App {
             webhooks: Arc::new(
                 Webhooks::new(&config.webhooks).expect("the webhook HTTP client builds"),
             ),
+            signing: Arc::new(signing),
             config,
         })
+    }
+
+    /// Builds the clients and reads the signing secret now, so a process
+    /// whose secret cannot be read fails its init instead of its requests.
+    pub async fn init(config: Config) -> Result<Arc<App>, crate::Error> {
+        let app = App::new(config).await;
+        app.signing.current().await?;
+        Ok(app)
     }
 }
 

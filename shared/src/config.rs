@@ -23,6 +23,10 @@ pub mod defaults {
     pub const BUCKET_NAME: &str = "referrals-local";
     /// Signing secret used only outside Lambda.
     pub const LOCAL_API_KEY_SECRET: &str = "local-development-secret-not-for-production";
+    /// Version id of the local stack's signing secret in the moto server:
+    /// fixed, with a fixed value, so keys issued before the (in-memory)
+    /// emulator restarted keep their version.
+    pub const LOCAL_API_KEY_SECRET_VERSION: &str = "00000000-0000-4000-8000-00000000a11e";
     /// Region used when none is configured.
     pub const REGION: &str = "us-east-1";
     /// Longest wait for a TCP/TLS connection to DynamoDB or S3, in milliseconds.
@@ -98,8 +102,15 @@ pub struct Config {
     pub table_name: String,
     /// The private S3 bucket (invoices, asset files).
     pub bucket_name: String,
-    /// HMAC secret that signs API keys.
+    /// HMAC secret that signs API keys when no Secrets Manager secret is
+    /// named (`API_KEY_SECRET`, or the local default).
     pub api_key_secret: String,
+    /// The Secrets Manager secret (ARN or name) whose versions sign API keys
+    /// (`API_KEY_SECRET_ARN`); `API_KEY_SECRET`, when set, overrides it.
+    pub api_key_secret_arn: Option<String>,
+    /// Secrets Manager endpoint override (`SECRETS_ENDPOINT`, else the S3
+    /// emulator's, as the moto server serves both); `None` means AWS.
+    pub secrets_endpoint: Option<String>,
     /// Requests per minute per client IP per public endpoint.
     pub public_rate_per_minute: u64,
     /// Requests per minute per account on authenticated endpoints.
@@ -151,27 +162,42 @@ impl Config {
             _ if in_lambda => None,
             _ => Some(local.to_string()),
         };
+        let mut api_key_secret_arn = env::var("API_KEY_SECRET_ARN")
+            .ok()
+            .filter(|v| !v.trim().is_empty());
         let api_key_secret = match env::var("API_KEY_SECRET") {
-            Ok(v) if v.len() >= 32 => v,
+            Ok(v) if v.len() >= 32 => {
+                api_key_secret_arn = None;
+                v
+            }
             Ok(_) => {
                 return Err(ConfigError(
                     "API_KEY_SECRET must be at least 32 bytes".into(),
                 ))
             }
-            Err(_) if in_lambda => return Err(ConfigError("API_KEY_SECRET is not set".into())),
+            Err(_) if in_lambda && api_key_secret_arn.is_none() => {
+                return Err(ConfigError("API_KEY_SECRET_ARN is not set".into()))
+            }
             Err(_) => defaults::LOCAL_API_KEY_SECRET.to_string(),
         };
+        let s3_endpoint = endpoint("S3_ENDPOINT", defaults::S3_ENDPOINT);
+        let secrets_endpoint = env::var("SECRETS_ENDPOINT")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .or_else(|| s3_endpoint.clone());
         let table_name = required_or(in_lambda, "TABLE_NAME", defaults::TABLE_NAME)?;
         let bucket_name = required_or(in_lambda, "BUCKET_NAME", defaults::BUCKET_NAME)?;
         Ok(Config {
             dynamodb_endpoint: endpoint("DYNAMODB_ENDPOINT", defaults::DYNAMODB_ENDPOINT),
-            s3_endpoint: endpoint("S3_ENDPOINT", defaults::S3_ENDPOINT),
+            s3_endpoint,
             region: env::var("AWS_REGION")
                 .or_else(|_| env::var("AWS_DEFAULT_REGION"))
                 .unwrap_or_else(|_| defaults::REGION.to_string()),
             table_name,
             bucket_name,
             api_key_secret,
+            api_key_secret_arn,
+            secrets_endpoint,
             public_rate_per_minute: number("RATE_LIMIT_PUBLIC_PER_MINUTE", 120)?,
             account_rate_per_minute: number("RATE_LIMIT_ACCOUNT_PER_MINUTE", 1200)?,
             plan_quotas: parse_quotas(&env::var("PLAN_CONVERSION_QUOTAS").unwrap_or_else(|_| {
@@ -201,6 +227,8 @@ impl Config {
             table_name: table_name.to_string(),
             bucket_name: bucket_name.to_string(),
             api_key_secret: defaults::LOCAL_API_KEY_SECRET.to_string(),
+            api_key_secret_arn: None,
+            secrets_endpoint: Some(s3_endpoint.to_string()),
             public_rate_per_minute: 120,
             account_rate_per_minute: 1200,
             plan_quotas: parse_quotas("free=1000,starter=10000,growth=100000,enterprise=unlimited")

@@ -56,7 +56,7 @@ pub fn to_lambda_response(resp: Response<Vec<u8>>) -> Response<Body> {
 pub async fn run(router: Router) -> Result<(), lambda_http::Error> {
     init_tracing();
     let config = Config::from_env()?;
-    let app = App::new(config).await;
+    let app = App::init(config).await?;
     let router = Arc::new(router);
     lambda_http::run(service_fn(move |event: Request| {
         let app = app.clone();

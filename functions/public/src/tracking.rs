@@ -60,11 +60,12 @@ public_handler!(click, |call| {
 
     let now = timestamp::now();
     let ids = ClickIds::generate();
+    let secret = call.app.signing.current().await?.secret;
     let ip_hash = call
         .req
         .source_ip
         .as_deref()
-        .map(|ip| shared::client_ip::hash_ip(&call.app.config.api_key_secret, ip, now));
+        .map(|ip| shared::client_ip::hash_ip(&secret, ip, now));
     let recorded = Click::record(
         body,
         &ids,

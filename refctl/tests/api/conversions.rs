@@ -859,7 +859,7 @@ async fn the_quota_refuses_at_the_cap_and_records_nothing() {
     let acct = accounts::create_account(&app.store, "Tiny", TINY_PLAN)
         .await
         .unwrap();
-    let secret = &app.config.api_key_secret;
+    let secret = &app.signing;
     let (_, live) =
         shared::auth::keys::create_key(&app.store, secret, &acct.id, "live", Mode::Live)
             .await

@@ -16,6 +16,7 @@ mod hardening;
 mod payout_job;
 mod payouts;
 mod rate_limits;
+mod secrets;
 mod signup;
 mod tracking;
 mod webhooks;

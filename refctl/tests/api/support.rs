@@ -171,7 +171,7 @@ pub async fn merchant_in(app: &App) -> Merchant {
     let a = accounts::create_account(&app.store, "Test merchant", "growth")
         .await
         .unwrap();
-    let secret = &app.config.api_key_secret;
+    let secret = &app.signing;
     let (tk, test_key) =
         shared::auth::keys::create_key(&app.store, secret, &a.id, "test", Mode::Test)
             .await

@@ -1,6 +1,8 @@
 //! The key value: `rk_<mode>_` + an HS256 JWT naming the key, its account and mode.
 
-use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use jsonwebtoken::{
+    decode, decode_header, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -28,8 +30,22 @@ pub fn prefix(mode: Mode) -> &'static str {
     }
 }
 
-/// Issues a key value for a key record.
+/// Issues a key value for a key record, signed by a plain (unversioned) secret.
 pub fn issue(secret: &str, key_id: &str, account_id: &str, mode: Mode) -> String {
+    issue_signed(secret, None, key_id, account_id, mode)
+}
+
+/// Issues a key value signed by a secret version, which the JWT header's
+/// `kid` names (the claims' `kid` is the API key's own id).
+pub fn issue_signed(
+    secret: &str,
+    version: Option<&str>,
+    key_id: &str,
+    account_id: &str,
+    mode: Mode,
+) -> String {
+    let mut header = Header::new(Algorithm::HS256);
+    header.kid = version.map(str::to_string);
     let claims = Claims {
         kid: key_id.to_string(),
         acct: account_id.to_string(),
@@ -37,12 +53,22 @@ pub fn issue(secret: &str, key_id: &str, account_id: &str, mode: Mode) -> String
         iat: chrono::Utc::now().timestamp(),
     };
     let token = encode(
-        &Header::new(Algorithm::HS256),
+        &header,
         &claims,
         &EncodingKey::from_secret(secret.as_bytes()),
     )
     .expect("HS256 signing cannot fail");
     format!("{}{}", prefix(mode), token)
+}
+
+/// The secret version a key value names (its JWT header's `kid`), read
+/// before the signature is checked: `None` for a value that is no token,
+/// `Some(None)` for a token naming no version.
+pub fn secret_version(raw: &str) -> Option<Option<String>> {
+    let token = raw
+        .strip_prefix(prefix(Mode::Live))
+        .or_else(|| raw.strip_prefix(prefix(Mode::Test)))?;
+    decode_header(token).ok().map(|h| h.kid)
 }
 
 /// Verifies the prefix, the pinned algorithm, the signature and the shape of
@@ -98,6 +124,18 @@ mod tests {
         assert!(verify(SECRET, &swapped).is_none());
         assert!(verify(SECRET, "rk_test_garbage").is_none());
         assert!(verify(SECRET, &k[8..]).is_none());
+    }
+
+    #[test]
+    fn versioned_keys_name_their_secret_version() {
+        let (kid, acct) = (new_id(IdKind::Key), new_id(IdKind::Account));
+        let k = issue_signed(SECRET, Some("v-1"), &kid, &acct, Mode::Live);
+        assert_eq!(secret_version(&k), Some(Some("v-1".to_string())));
+        assert_eq!(verify(SECRET, &k).unwrap().kid, kid);
+        let plain = issue(SECRET, &kid, &acct, Mode::Live);
+        assert_eq!(secret_version(&plain), Some(None));
+        assert_eq!(secret_version("rk_live_garbage"), None);
+        assert_eq!(secret_version("no-prefix"), None);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! keeps the record with the value's hash only.
 
 use crate::auth::api_key;
+use crate::auth::signing::SigningKeys;
 use crate::domain::account::ApiKey;
 use crate::domain::tenant::Mode;
 use crate::error::Result;
@@ -12,14 +13,21 @@ use crate::timestamp;
 /// Creates a key for an existing account and returns its record and its value.
 pub async fn create_key(
     store: &Store,
-    secret: &str,
+    signing: &SigningKeys,
     account_id: &str,
     name: &str,
     mode: Mode,
 ) -> Result<(ApiKey, String)> {
     accounts::get_account(store, account_id).await?;
+    let signer = signing.current().await?;
     let id = new_id(IdKind::Key);
-    let value = api_key::issue(secret, &id, account_id, mode);
+    let value = api_key::issue_signed(
+        &signer.secret,
+        signer.version.as_deref(),
+        &id,
+        account_id,
+        mode,
+    );
     let key = ApiKey {
         id,
         account_id: account_id.to_string(),

@@ -2,6 +2,7 @@
 
 pub mod api_key;
 pub mod keys;
+pub mod signing;
 
 use crate::app::App;
 use crate::domain::account::{Account, ApiKey};
@@ -23,7 +24,7 @@ pub struct Principal {
 /// are read in one strongly consistent batch on every call, so revocation is
 /// immediate.
 pub async fn authenticate(app: &App, header: Option<&str>) -> Result<Principal> {
-    let token = verify(app, header)?;
+    let token = verify(app, header).await?;
     principal(app, &token).await
 }
 
@@ -41,9 +42,10 @@ impl SignedToken {
     }
 }
 
-/// The signature and claims check of `Authorization: Bearer <key>`: no I/O,
-/// so the caller can read the key record and count the request at once.
-pub fn verify(app: &App, header: Option<&str>) -> Result<SignedToken> {
+/// The signature and claims check of `Authorization: Bearer <key>`: no
+/// store I/O (only a first look-up of the secret version the key names), so
+/// the caller can read the key record and count the request at once.
+pub async fn verify(app: &App, header: Option<&str>) -> Result<SignedToken> {
     let raw = header
         .and_then(|h| {
             h.strip_prefix("Bearer ")
@@ -51,7 +53,13 @@ pub fn verify(app: &App, header: Option<&str>) -> Result<SignedToken> {
         })
         .map(str::trim)
         .ok_or(Error::Unauthorized)?;
-    let claims = api_key::verify(&app.config.api_key_secret, raw).ok_or(Error::Unauthorized)?;
+    let version = api_key::secret_version(raw).ok_or(Error::Unauthorized)?;
+    let secret = app
+        .signing
+        .verifier(version.as_deref())
+        .await?
+        .ok_or(Error::Unauthorized)?;
+    let claims = api_key::verify(&secret, raw).ok_or(Error::Unauthorized)?;
     Ok(SignedToken {
         raw: raw.to_string(),
         claims,

@@ -340,8 +340,8 @@ impl Router {
         let principal = match spec.access {
             Access::Public => {
                 let ip = req.source_ip.as_deref().unwrap_or("unknown");
-                let ip_hash =
-                    crate::client_ip::hash_ip(&app.config.api_key_secret, ip, chrono::Utc::now());
+                let secret = app.signing.current().await?.secret;
+                let ip_hash = crate::client_ip::hash_ip(&secret, ip, chrono::Utc::now());
                 let scope = format!("ip:{ip_hash}:{}", spec.path);
                 let rate =
                     rate_limit::hit(&app.store, &scope, app.config.public_rate_per_minute).await?;
@@ -380,7 +380,7 @@ impl Router {
 /// The signature names the account: its key record and its rate-limit
 /// counter are read and written at once (one round trip).
 async fn merchant(app: &App, req: &ApiRequest, facts: &mut Facts) -> Result<Principal> {
-    let token = auth::verify(app, req.header("authorization"))?;
+    let token = auth::verify(app, req.header("authorization")).await?;
     let scope = format!("acct:{}", token.account_id());
     let limit = app.config.account_rate_per_minute;
     let (p, rate) = tokio::join!(

@@ -19,6 +19,7 @@ pub mod payouts;
 pub mod pools;
 pub mod referrals;
 pub mod rollups;
+pub mod secrets;
 pub mod stream;
 pub mod table;
 pub mod tx;

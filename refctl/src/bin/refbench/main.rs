@@ -170,15 +170,10 @@ async fn main() {
     let account = accounts::create_account(&app.store, "Bench", "enterprise")
         .await
         .unwrap();
-    let (_, key) = shared::auth::keys::create_key(
-        &app.store,
-        &app.config.api_key_secret,
-        &account.id,
-        "bench",
-        Mode::Test,
-    )
-    .await
-    .unwrap();
+    let (_, key) =
+        shared::auth::keys::create_key(&app.store, &app.signing, &account.id, "bench", Mode::Test)
+            .await
+            .unwrap();
     let mut b = Bench {
         app: app.clone(),
         router: refctl::serve::router(),

@@ -218,7 +218,7 @@ async fn payout_ids(b: &mut Bench, key: &str, query: &str) -> Vec<String> {
 async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programme) {
     let (_, key) = shared::auth::keys::create_key(
         &app.store,
-        &app.config.api_key_secret,
+        &app.signing,
         &p.tenant.account_id,
         "bench",
         Mode::Test,

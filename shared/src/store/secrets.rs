@@ -1,0 +1,115 @@
+//! The API key signing secret in AWS Secrets Manager (locally: the moto server).
+
+use aws_sdk_secretsmanager::Client;
+
+use crate::error::{Error, Result};
+
+/// One version of the secret: its id and its value. The value is never logged.
+#[derive(Clone)]
+pub struct SecretVersion {
+    /// Secrets Manager's version id.
+    pub id: String,
+    /// The secret string.
+    pub value: String,
+}
+
+impl std::fmt::Debug for SecretVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretVersion")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A secret (by ARN or name) and its client.
+#[derive(Debug, Clone)]
+pub struct Secrets {
+    client: Client,
+    id: String,
+}
+
+impl Secrets {
+    /// Wraps a client and the secret's ARN or name.
+    pub fn new(client: Client, id: String) -> Self {
+        Secrets { client, id }
+    }
+
+    /// The version labelled `AWSCURRENT`.
+    pub async fn current(&self) -> Result<SecretVersion> {
+        let out = self
+            .client
+            .get_secret_value()
+            .secret_id(&self.id)
+            .send()
+            .await?;
+        version_of(out.version_id(), out.secret_string())
+            .ok_or_else(|| Error::internal("the signing secret has no string value"))
+    }
+
+    /// A version by id; `None` when the secret has no such version.
+    pub async fn version(&self, version_id: &str) -> Result<Option<SecretVersion>> {
+        match self
+            .client
+            .get_secret_value()
+            .secret_id(&self.id)
+            .version_id(version_id)
+            .send()
+            .await
+        {
+            Ok(out) => Ok(version_of(out.version_id(), out.secret_string())),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_resource_not_found_exception()) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Creates the secret with a first version of a given id and value,
+    /// unless it exists; true when created. Only the local stack uses it (the
+    /// template generates the deployed secret).
+    pub async fn create_if_missing(&self, version_id: &str, value: &str) -> Result<bool> {
+        match self
+            .client
+            .create_secret()
+            .name(&self.id)
+            .client_request_token(version_id)
+            .secret_string(value)
+            .description("HMAC secret that signs API keys")
+            .send()
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_resource_exists_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Puts a new version, which becomes `AWSCURRENT` (rotation); returns its id.
+    pub async fn put_version(&self, value: &str) -> Result<String> {
+        let out = self
+            .client
+            .put_secret_value()
+            .secret_id(&self.id)
+            .secret_string(value)
+            .send()
+            .await?;
+        out.version_id()
+            .map(str::to_string)
+            .ok_or_else(|| Error::internal("the new secret version has no id"))
+    }
+}
+
+fn version_of(id: Option<&str>, value: Option<&str>) -> Option<SecretVersion> {
+    Some(SecretVersion {
+        id: id?.to_string(),
+        value: value?.to_string(),
+    })
+}
