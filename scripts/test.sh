@@ -30,6 +30,9 @@ trap cleanup EXIT
 results=$(mktemp)
 trap 'cleanup; rm -f "$results"' EXIT
 
+step "cargo build --bins (the function binaries the Lambda entry-point test runs)"
+cargo build --workspace --bins --quiet
+
 step "cargo test (unit and integration, against the test stack)"
 cargo test --workspace --all-targets --quiet 2>&1 | tee -a "$results"
 

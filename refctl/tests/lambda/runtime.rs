@@ -1,0 +1,176 @@
+//! A local Lambda Runtime API: hands out one event per `next` call and
+//! collects what the function posts back, as the Lambda service would.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+const PREFIX: &str = "/2018-06-01/runtime";
+
+/// What a function posted for an invocation.
+#[derive(Debug)]
+pub enum Outcome {
+    /// `POST …/invocation/{id}/response`.
+    Response(Value),
+    /// `POST …/invocation/{id}/error` (or an init error).
+    Error(Value),
+}
+
+struct Invocation {
+    id: String,
+    event: Vec<u8>,
+    reply: oneshot::Sender<Outcome>,
+}
+
+struct State {
+    queue: tokio::sync::Mutex<mpsc::UnboundedReceiver<Invocation>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<Outcome>>>,
+    init_error: Mutex<Option<oneshot::Sender<Outcome>>>,
+}
+
+/// One runtime endpoint on loopback, for one function process.
+pub struct RuntimeApi {
+    pub addr: SocketAddr,
+    tx: mpsc::UnboundedSender<Invocation>,
+    state: Arc<State>,
+    count: Mutex<u64>,
+}
+
+impl RuntimeApi {
+    /// Listens on 127.0.0.1 on a free port.
+    pub async fn start() -> RuntimeApi {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let state = Arc::new(State {
+            queue: tokio::sync::Mutex::new(rx),
+            pending: Mutex::new(HashMap::new()),
+            init_error: Mutex::new(None),
+        });
+        let s = state.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let s = s.clone();
+                tokio::spawn(async move {
+                    let svc = service_fn(move |req| handle(req, s.clone()));
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+        RuntimeApi {
+            addr,
+            tx,
+            state,
+            count: Mutex::new(0),
+        }
+    }
+
+    /// Hands an event to the function and waits for its answer. The wait is
+    /// bounded only so a function that never answers fails the test instead
+    /// of hanging it.
+    pub async fn invoke(&self, event: &Value) -> Outcome {
+        let id = {
+            let mut n = self.count.lock().unwrap();
+            *n += 1;
+            format!("req-{}-{n}", self.addr.port())
+        };
+        let (reply, rx) = oneshot::channel();
+        let (init_tx, init_rx) = oneshot::channel();
+        *self.state.init_error.lock().unwrap() = Some(init_tx);
+        self.tx
+            .send(Invocation {
+                id,
+                event: serde_json::to_vec(event).unwrap(),
+                reply,
+            })
+            .unwrap();
+        tokio::select! {
+            r = rx => r.expect("the runtime dropped the invocation"),
+            Ok(e) = init_rx => e,
+            _ = tokio::time::sleep(Duration::from_secs(60)) => panic!("no answer from the function"),
+        }
+    }
+}
+
+async fn handle(
+    req: hyper::Request<Incoming>,
+    state: Arc<State>,
+) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    let path = req.uri().path().to_string();
+    let method = req.method().clone();
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let rest = path.strip_prefix(PREFIX).unwrap_or("");
+    if method == hyper::Method::GET && rest == "/invocation/next" {
+        let Some(inv) = state.queue.lock().await.recv().await else {
+            return Ok(reply(500, Vec::new()));
+        };
+        let deadline = chrono::Utc::now().timestamp_millis() + 30_000;
+        state
+            .pending
+            .lock()
+            .unwrap()
+            .insert(inv.id.clone(), inv.reply);
+        return Ok(hyper::Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .header("lambda-runtime-aws-request-id", &inv.id)
+            .header("lambda-runtime-deadline-ms", deadline.to_string())
+            .header(
+                "lambda-runtime-invoked-function-arn",
+                "arn:aws:lambda:us-east-1:123456789012:function:local",
+            )
+            .header(
+                "lambda-runtime-trace-id",
+                "Root=1-00000000-000000000000000000000000",
+            )
+            .body(Full::new(Bytes::from(inv.event)))
+            .unwrap());
+    }
+    let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if rest == "/init/error" {
+        if let Some(tx) = state.init_error.lock().unwrap().take() {
+            let _ = tx.send(Outcome::Error(value));
+        }
+        return Ok(reply(202, Vec::new()));
+    }
+    let Some(tail) = rest.strip_prefix("/invocation/") else {
+        return Ok(reply(404, Vec::new()));
+    };
+    let (id, kind) = tail.split_once('/').unwrap_or((tail, ""));
+    let Some(tx) = state.pending.lock().unwrap().remove(id) else {
+        return Ok(reply(400, Vec::new()));
+    };
+    let _ = tx.send(match kind {
+        "response" => Outcome::Response(value),
+        _ => Outcome::Error(value),
+    });
+    Ok(reply(202, br#"{"status":"OK"}"#.to_vec()))
+}
+
+fn reply(status: u16, body: Vec<u8>) -> hyper::Response<Full<Bytes>> {
+    hyper::Response::builder()
+        .status(status)
+        .body(Full::new(Bytes::from(body)))
+        .unwrap()
+}
