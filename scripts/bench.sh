@@ -16,4 +16,4 @@ cleanup() { if [ "$started_stack" = 1 ]; then scripts/stack.sh stop test; fi; }
 trap cleanup EXIT
 
 # Call and capacity counts do not depend on optimisation: the dev build is enough.
-cargo run --quiet -p refctl --bin refbench
+cargo run --quiet -p refctl --bin refbench -- "$@"

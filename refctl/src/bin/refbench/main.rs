@@ -165,6 +165,8 @@ async fn main() {
     config.account_rate_per_minute = 1_000_000;
     config.public_rate_per_minute = 1_000_000;
     bench_timeouts(&mut config);
+    // The webhook latency receiver listens on loopback.
+    config.webhooks.allow_local = true;
     let app = App::new(config).await;
     refctl::setup::tables_create(&app).await.expect("tables");
     let account = accounts::create_account(&app.store, "Bench", "enterprise")
@@ -180,6 +182,12 @@ async fn main() {
         rows: Vec::new(),
     };
     let k = Some(key.as_str());
+    // `refbench webhooks` measures only the webhook delivery latency.
+    if std::env::args().nth(1).as_deref() == Some("webhooks") {
+        webhook_only(&mut b, &key).await;
+        app.store.delete_table().await.ok();
+        return;
+    }
 
     let body = json!({"name": "Bench", "commissionType": "PERCENTAGE", "commissionValue": 10, "isPublic": true});
     let created = b
@@ -311,6 +319,21 @@ async fn main() {
     println!();
     print_binary_sizes();
     app.store.delete_table().await.ok();
+}
+
+/// A campaign and an affiliate to credit, then the webhook latency report.
+async fn webhook_only(b: &mut Bench, key: &str) {
+    let body = json!({"name": "Hooks", "commissionType": "PERCENTAGE", "commissionValue": 10});
+    let (s, c) = b
+        .send(Method::POST, "/api/v1/campaigns", Some(key), Some(&body))
+        .await;
+    assert_eq!(s, 201, "{c}");
+    let aff = json!({"campaignId": c["data"]["id"], "email": "hooks@example.com", "name": "Hooks", "code": "BENCHHOOK"});
+    let (s, a) = b
+        .send(Method::POST, "/api/v1/affiliates", Some(key), Some(&aff))
+        .await;
+    assert_eq!(s, 201, "{a}");
+    webhook_latency::report(b, key, "BENCHHOOK").await;
 }
 
 fn print_binary_sizes() {

@@ -15,7 +15,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
-use shared::App;
 
 use crate::Bench;
 
@@ -64,12 +63,9 @@ fn median(mut v: Vec<Duration>) -> Duration {
 pub async fn report(b: &mut Bench, key: &str, code: &str) {
     let arrivals: Arrivals = Arc::default();
     let url = receiver(arrivals.clone()).await;
-    let mut app: App = (*b.app).clone();
-    app.config.webhooks.allow_local = true;
-    let app = Arc::new(app);
-    shared::webhooks::local::spawn(app.clone());
+    shared::webhooks::local::spawn(b.app.clone());
     let body = json!({"url": url, "eventTypes": ["conversion.created"]});
-    let (s, _) = b
+    let (s, out) = b
         .send(
             Method::POST,
             "/api/v1/webhook-endpoints",
@@ -77,7 +73,7 @@ pub async fn report(b: &mut Bench, key: &str, code: &str) {
             Some(&body),
         )
         .await;
-    assert_eq!(s, 201, "webhook endpoint");
+    assert_eq!(s, 201, "webhook endpoint: {out}");
     let mut sent = Vec::new();
     for i in 0..100 {
         let sale = json!({"amount": 10, "currency": "USD", "externalId": format!("bench-hook-{}-{i}", ulid::Ulid::new()),
