@@ -382,7 +382,7 @@ async fn static_documents_are_served_with_caching_while_the_store_is_unreachable
     let doc: serde_json::Value = serde_json::from_str(public::OPENAPI_JSON).unwrap();
     assert_eq!(r.body, doc);
 
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let r = client
         .get(format!("{}/tracker.js", s.base))
         .send()

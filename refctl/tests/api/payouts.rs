@@ -617,7 +617,7 @@ async fn the_invoice_is_served_and_its_storage_key_never_shown() {
     assert!(inv["uploadedAt"].is_string());
     assert!(!r.body.to_string().contains(&key));
 
-    let resp = reqwest::Client::new()
+    let resp = crate::support::http_client()
         .get(format!("{}/api/v1/payouts/{id}/invoice", fx.server.base))
         .bearer_auth(&fx.m.test_key)
         .send()

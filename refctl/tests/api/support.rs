@@ -237,7 +237,7 @@ pub async fn raw(
     headers: &[(&str, &str)],
     body: Option<Vec<u8>>,
 ) -> Resp {
-    let client = reqwest::Client::new();
+    let client = http_client();
     let mut req = client.request(method.parse().unwrap(), format!("{base}{path}"));
     if let Some(k) = key {
         req = req.header("authorization", format!("Bearer {k}"));
@@ -320,4 +320,13 @@ pub async fn affiliate_with_code(key: &str, campaign_id: &str, code: &str) -> Va
     .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     r.data().clone()
+}
+
+/// A reqwest client on the workspace's one TLS set-up (reqwest is built
+/// without a crypto provider of its own).
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .use_preconfigured_tls(shared::webhooks::delivery::tls_config())
+        .build()
+        .unwrap()
 }

@@ -396,7 +396,7 @@ async fn identify_rejects_bad_bodies_and_unknown_or_expired_sessions() {
 
 #[tokio::test]
 async fn the_local_host_serves_the_browser_script_and_demo_pages() {
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     for (path, ct, needle) in [
         ("/tracker.js", "application/javascript", "consent"),
         ("/demo/landing", "text/html", "tracker.js"),
