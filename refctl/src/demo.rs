@@ -175,8 +175,15 @@ pub async fn seed_conversions(
             o.retain(|_, v| !v.is_null());
         }
         let input: PostbackBody = shared::http::body::from_value(body)?;
-        let recorded =
-            conversions::record(&app.store, tenant, &input.validate(now)?, None, now).await?;
+        let recorded = conversions::record(
+            &app.store,
+            &app.lookups,
+            tenant,
+            &input.validate(now)?,
+            None,
+            now,
+        )
+        .await?;
         let c = match recorded {
             Recorded::Created(c) | Recorded::Replayed(c) => c,
         };
@@ -215,7 +222,15 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
                 "externalId": format!("demo-{}-{code}-{i}", tenant.account_id), "conversionType": "SALE",
                 "occurredAt": timestamp::format(&(now - chrono::Duration::days(days)))});
             let input: PostbackBody = shared::http::body::from_value(body)?;
-            conversions::record(&app.store, tenant, &input.validate(now)?, None, now).await?;
+            conversions::record(
+                &app.store,
+                &app.lookups,
+                tenant,
+                &input.validate(now)?,
+                None,
+                now,
+            )
+            .await?;
         }
         codes.push(e.affiliate.id);
     }

@@ -3,5 +3,6 @@
 
 pub mod demo;
 pub mod payouts;
+pub mod runtime_api;
 pub mod serve;
 pub mod setup;

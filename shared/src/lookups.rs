@@ -1,9 +1,11 @@
-//! In-process caches of the public tracking path's lookups (a campaign by
-//! id, an affiliate code's owner), so a click costs its rate-limit count and
-//! its one write. Entries live at most [`STALENESS`]: a campaign made private
-//! or a code given up keeps working for that long in clicks. Postbacks never
-//! read through here: they re-check the affiliate at commit time, so a
-//! suspended affiliate earns nothing whatever a cache holds. Only found
+//! In-process caches of lookups whose answers rarely change: a campaign by
+//! id, an affiliate code's owner, an affiliate's attribution facts. A click
+//! costs its rate-limit count and its one write. Entries live at most
+//! [`STALENESS`]: a campaign made private or a code given up keeps working
+//! for that long in clicks. Postbacks read campaigns and affiliates through
+//! here too, but their commit checks that what they used is unchanged (the
+//! campaign's `updatedAt`, the affiliate's status) and reads again when it
+//! is not, so a postback never uses stale terms or a stale status. Only found
 //! records are cached, so a new campaign or code works at once.
 
 use std::collections::HashMap;
@@ -11,7 +13,9 @@ use std::hash::Hash;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::affiliate_code::CodeOwner;
+use crate::domain::attribution::AffiliateFacts;
 use crate::domain::campaign::Campaign;
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
@@ -63,11 +67,16 @@ impl<K: Eq + Hash + Clone, V: Clone> TtlCache<K, V> {
     }
 }
 
-/// The tracking path's cached lookups, one set per process.
+/// An affiliate as a postback uses it: its attribution facts, the status
+/// they were read with and its tenant key.
+pub type AffiliateSeen = (AffiliateFacts, AffiliateStatus, String);
+
+/// The cached lookups, one set per process.
 #[derive(Debug)]
 pub struct Lookups {
     campaigns: TtlCache<String, (Campaign, String)>,
     codes: TtlCache<(String, String), CodeOwner>,
+    affiliates: TtlCache<String, AffiliateSeen>,
 }
 
 impl Default for Lookups {
@@ -75,11 +84,33 @@ impl Default for Lookups {
         Lookups {
             campaigns: TtlCache::new(STALENESS),
             codes: TtlCache::new(STALENESS),
+            affiliates: TtlCache::new(STALENESS),
         }
     }
 }
 
 impl Lookups {
+    /// A cached campaign and its tenant key, without reading on a miss.
+    pub fn cached_campaign(&self, id: &str) -> Option<(Campaign, String)> {
+        self.campaigns.get(&id.to_string())
+    }
+
+    /// Remembers a campaign just read.
+    pub fn keep_campaign(&self, c: &Campaign, tenant_key: &str) {
+        self.campaigns
+            .put(c.id.clone(), (c.clone(), tenant_key.to_string()));
+    }
+
+    /// A cached affiliate, without reading on a miss.
+    pub fn cached_affiliate(&self, id: &str) -> Option<AffiliateSeen> {
+        self.affiliates.get(&id.to_string())
+    }
+
+    /// Remembers an affiliate just read.
+    pub fn keep_affiliate(&self, id: &str, seen: AffiliateSeen) {
+        self.affiliates.put(id.to_string(), seen);
+    }
+
     /// A campaign and its tenant key by id (any tenant: the public path).
     pub async fn campaign(&self, store: &Store, id: &str) -> Result<Option<(Campaign, String)>> {
         if let Some(hit) = self.campaigns.get(&id.to_string()) {

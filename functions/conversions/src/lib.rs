@@ -38,7 +38,16 @@ handler!(postback, |call| {
         plan: principal.account.plan.clone(),
         cap: call.app.config.conversion_quota(&principal.account.plan),
     });
-    match conversions::record(&call.app.store, call.tenant(), &input, quota.as_ref(), now).await? {
+    match conversions::record(
+        &call.app.store,
+        &call.app.lookups,
+        call.tenant(),
+        &input,
+        quota.as_ref(),
+        now,
+    )
+    .await?
+    {
         Recorded::Created(c) => Reply::created(ConversionView::from(&c)),
         Recorded::Replayed(c) => {
             Ok(Reply::ok(ConversionView::from(&c))?.header(REPLAYED_HEADER, "true"))

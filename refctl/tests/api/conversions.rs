@@ -354,6 +354,49 @@ async fn a_suspended_affiliate_earns_nothing() {
     assert_eq!(dec(&aff.data()["earned"]["USD"]), Decimal::from(8));
 }
 
+/// Postbacks take campaigns and affiliates from the process's cache, yet a
+/// change made a moment before is always seen: new terms apply at once, a
+/// suspension stops earning at once, a reactivation earns again at once.
+#[tokio::test]
+async fn cached_campaigns_and_affiliates_never_give_stale_terms_or_status() {
+    let (m, c, a, code) =
+        setup(json!({"commissionType": "PERCENTAGE", "commissionValue": 10})).await;
+    let k = m.test_key.as_str();
+    let pay = |amount: i64| convert(k, json!({"affiliateCode": code, "amount": amount}));
+    assert_eq!(dec(&pay(100).await["commission"]), Decimal::from(10));
+    assert_eq!(
+        dec(&pay(100).await["commission"]),
+        Decimal::from(10),
+        "from the cache"
+    );
+
+    let path = format!("/api/v1/campaigns/{c}");
+    let r = call("PUT", &path, Some(k), Some(json!({"commissionValue": 25}))).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(
+        dec(&pay(100).await["commission"]),
+        Decimal::from(25),
+        "new terms at once"
+    );
+
+    let path = format!("/api/v1/affiliates/{a}");
+    let r = call("PUT", &path, Some(k), Some(json!({"status": "SUSPENDED"}))).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let v = pay(100).await;
+    assert_eq!(dec(&v["commission"]), Decimal::ZERO, "suspended at once");
+    assert_eq!(v["commissionReason"], "AFFILIATE_NOT_ACTIVE");
+
+    let r = call("PUT", &path, Some(k), Some(json!({"status": "ACTIVE"}))).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(
+        dec(&pay(100).await["commission"]),
+        Decimal::from(25),
+        "active again at once"
+    );
+    let aff = call("GET", &path, Some(k), None).await;
+    assert_eq!(dec(&aff.data()["earned"]["USD"]), Decimal::from(70));
+}
+
 #[tokio::test]
 async fn commission_arithmetic_is_exact() {
     let (m, c, _a, code) = setup(json!({"commissionValue": 10})).await;

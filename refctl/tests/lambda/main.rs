@@ -2,8 +2,6 @@
 //! Lambda Runtime API and answers every sample event of `events/` meant for
 //! it as the in-process router answers the same request on the same table.
 
-mod runtime;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -16,7 +14,7 @@ use shared::http::Router;
 use shared::store::accounts;
 use shared::App;
 
-use runtime::{Outcome, RuntimeApi};
+use refctl::runtime_api::{Outcome, RuntimeApi};
 
 const FUNCTIONS: &[&str] = &[
     "affiliates",

@@ -70,9 +70,7 @@ pub fn add<R: Copy>(
 /// nothing. Either fails as a condition failure of the transaction.
 pub fn earn<R: Copy>(tx: &mut Tx<R>, check_role: R, add_role: R, tenant_key: &str, e: &Earning) {
     if let Some(st) = e.while_status {
-        let when = UpdateExpr::new()
-            .when_tenant(tenant_key)
-            .when_eq("status", string_value(st.as_str()));
+        let when = super::affiliates::status_is(tenant_key, st);
         tx.check(check_role, &e.affiliate_id, RECORD_SK, &when);
     }
     add(

@@ -95,6 +95,13 @@ pub(crate) fn from_parts(
     Ok(a)
 }
 
+/// The condition that an affiliate is the tenant's and still has `status`.
+pub fn status_is(tenant_key: &str, status: AffiliateStatus) -> UpdateExpr {
+    UpdateExpr::new()
+        .when_tenant(tenant_key)
+        .when_eq("status", string_value(status.as_str()))
+}
+
 /// A guard item: the tenant and the code's owner. The code guard doubles as
 /// the look-up from a `ref` or `affiliateCode` to its affiliate.
 pub(crate) fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Result<Item> {

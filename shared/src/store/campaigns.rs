@@ -58,6 +58,15 @@ pub async fn get_with_tenant(store: &Store, id: &str) -> Result<Option<(Campaign
     }
 }
 
+/// The condition that a campaign is the tenant's and still as `seen` (every
+/// change moves `updatedAt`).
+pub fn unchanged(tenant_key: &str, seen: &Campaign) -> UpdateExpr {
+    UpdateExpr::new().when_tenant(tenant_key).when_eq(
+        "updatedAt",
+        string_value(timestamp::format(&seen.updated_at)),
+    )
+}
+
 /// Writes an updated campaign and its `campaign.updated` event if nobody
 /// changed it since `previous` was read; false when somebody did.
 pub async fn replace(
@@ -66,10 +75,7 @@ pub async fn replace(
     c: &Campaign,
     previous: &Campaign,
 ) -> Result<bool> {
-    let when = UpdateExpr::new().when_tenant(&tenant.key()).when_eq(
-        "updatedAt",
-        string_value(timestamp::format(&previous.updated_at)),
-    );
+    let when = unchanged(&tenant.key(), previous);
     let updated = c.event(EventType::CampaignUpdated, c.updated_at)?;
     events::put_with(store, tenant, item(tenant, c)?, &when, &updated).await
 }

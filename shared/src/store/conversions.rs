@@ -25,11 +25,13 @@
 //! with the conversion it names.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde::de::DeserializeOwned;
 
+use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::attribution::{AffiliateFacts, Signal};
 use crate::domain::campaign::Campaign;
@@ -41,15 +43,16 @@ use crate::domain::tenant::Tenant;
 use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::lookups::Lookups;
 use crate::money::Currency;
 use crate::retry::{retry_on_conflict, Attempt};
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
-use crate::store::tx::TxError;
+use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliate_totals, affiliates, counters, events, from_item, item_at, number_value, pools,
-    referrals, rollups, string_of, string_value, IndexKeys, Item, Store,
+    affiliate_totals, affiliates, campaigns, counters, events, from_item, item_at, number_value,
+    pools, referrals, rollups, string_of, string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
@@ -231,6 +234,8 @@ pub enum Recorded {
 /// The role of each action of a postback's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PostbackAction {
+    /// A campaign taken from the cache was changed since.
+    CachedCampaign,
     Claim,
     Conversion,
     Quota,
@@ -308,29 +313,59 @@ fn tenant_click(
 
 /// Records a postback: attribution, commission, referral, quota and rollups in
 /// one transaction, exactly once per `externalId`.
+///
+/// Campaigns and affiliates come from `lookups` when cached there; the commit
+/// then checks they are unchanged, and an attempt after a conflict reads them
+/// afresh.
 pub async fn record(
     store: &Store,
+    lookups: &Lookups,
     tenant: &Tenant,
     p: &Postback,
     quota: Option<&Quota>,
     now: DateTime<Utc>,
 ) -> Result<Recorded> {
+    let attempts = AtomicUsize::new(0);
+    let attempts = &attempts;
     retry_on_conflict(
         RECORD_ATTEMPTS,
         "customer's referral or affiliate",
         || async move {
-            Ok(match try_record(store, tenant, p, quota, now).await? {
-                Some(done) => Attempt::Done(done),
-                None => Attempt::Conflict,
-            })
+            let cache = Cache {
+                lookups,
+                read: attempts.fetch_add(1, Ordering::Relaxed) == 0,
+            };
+            Ok(
+                match try_record(store, cache, tenant, p, quota, now).await? {
+                    Some(done) => Attempt::Done(done),
+                    None => Attempt::Conflict,
+                },
+            )
         },
     )
     .await
 }
 
+/// The process's lookups, and whether this attempt may read from them (it
+/// always refreshes them).
+#[derive(Clone, Copy)]
+struct Cache<'a> {
+    lookups: &'a Lookups,
+    read: bool,
+}
+
+/// The parties a plan used from the cache, which its commit checks: an
+/// affiliate's status, a campaign as it was.
+#[derive(Default)]
+struct FromCache {
+    affiliates: HashMap<String, AffiliateStatus>,
+    campaigns: HashMap<String, Campaign>,
+}
+
 /// One read -> plan -> commit; `None` when a concurrent write changed what it read.
 async fn try_record(
     store: &Store,
+    cache: Cache<'_>,
     tenant: &Tenant,
     p: &Postback,
     quota: Option<&Quota>,
@@ -342,9 +377,10 @@ async fn try_record(
         Opening::Replay { conversion_id } => return replay(store, &conversion_id).await.map(Some),
         Opening::Attribute { signals } => signals,
     };
-    let parties = read_parties(store, &tenant_key, &signals, sightings.campaign.as_ref()).await?;
+    let named = sightings.campaign.as_ref();
+    let (parties, cached) = read_parties(store, cache, &tenant_key, &signals, named).await?;
     let plan = postback::plan(&tenant_key, p, &sightings, &signals, &parties, quota, now)?;
-    let recorded = commit(store, tenant, &plan, now).await;
+    let recorded = commit(store, tenant, &plan, &cached, now).await;
     match recorded {
         Ok(()) => Ok(Some(Recorded::Created(plan.conversion))),
         Err(e) if e.failed(PostbackAction::Claim) => {
@@ -361,7 +397,8 @@ async fn try_record(
         Err(e)
             if e.failed(PostbackAction::Referral)
                 || e.failed(PostbackAction::AffiliateStatus)
-                || e.failed(PostbackAction::Earned) =>
+                || e.failed(PostbackAction::Earned)
+                || e.failed(PostbackAction::CachedCampaign) =>
         {
             Ok(None)
         }
@@ -419,37 +456,106 @@ async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Result<
 }
 
 /// Read 2: the tenant's affiliates and campaigns the signals name (the
-/// postback's own campaign was read already).
+/// postback's own campaign was read already), from the cache when it may
+/// serve them; what was read goes into the cache.
 async fn read_parties(
     store: &Store,
+    cache: Cache<'_>,
     tenant_key: &str,
     signals: &[Signal],
     named: Option<&Campaign>,
-) -> Result<Parties> {
+) -> Result<(Parties, FromCache)> {
+    let mut parties = Parties::default();
+    let mut cached = FromCache::default();
     let mut wanted = Vec::new();
     for sig in signals {
-        wanted.push(key(sig.affiliate_id.as_str(), RECORD_SK));
-        if named.is_none_or(|c| c.id != sig.campaign_id) {
-            wanted.push(key(sig.campaign_id.as_str(), RECORD_SK));
+        let aff = &sig.affiliate_id;
+        match cache
+            .read
+            .then(|| cache.lookups.cached_affiliate(aff))
+            .flatten()
+        {
+            Some((facts, status, t)) if t == tenant_key => {
+                parties.affiliates.insert(aff.clone(), facts);
+                cached.affiliates.insert(aff.clone(), status);
+            }
+            Some(_) => {}
+            None => wanted.push(key(aff.as_str(), RECORD_SK)),
         }
-    }
-    let found = batch(store, wanted).await?;
-    let mut parties = Parties::default();
-    for (k, item) in found {
-        if string_of(&item, "tenant") != Some(tenant_key) {
+        let cmp = &sig.campaign_id;
+        if named.is_some_and(|c| &c.id == cmp) {
             continue;
         }
+        match cache
+            .read
+            .then(|| cache.lookups.cached_campaign(cmp))
+            .flatten()
+        {
+            Some((c, t)) if t == tenant_key => {
+                parties.campaigns.insert(cmp.clone(), c.clone());
+                cached.campaigns.insert(cmp.clone(), c);
+            }
+            Some(_) => {}
+            None => wanted.push(key(cmp.as_str(), RECORD_SK)),
+        }
+    }
+    for (k, item) in batch(store, wanted).await? {
+        let owner = string_of(&item, "tenant").unwrap_or_default().to_string();
         if ids::is_valid(IdKind::Affiliate, &k.0) {
-            let a = affiliates::from_parts(item, None, tenant_key)?;
-            parties.affiliates.insert(k.0, AffiliateFacts::from(&a));
+            let a = affiliates::from_parts(item, None, &owner)?;
+            let facts = AffiliateFacts::from(&a);
+            cache
+                .lookups
+                .keep_affiliate(&k.0, (facts.clone(), a.status, owner.clone()));
+            if owner == tenant_key {
+                parties.affiliates.insert(k.0, facts);
+            }
         } else {
-            parties.campaigns.insert(k.0, from_item(item)?);
+            let c: Campaign = from_item(item)?;
+            cache.lookups.keep_campaign(&c, &owner);
+            if owner == tenant_key {
+                parties.campaigns.insert(k.0, c);
+            }
         }
     }
     if let Some(c) = named {
         parties.campaigns.insert(c.id.clone(), c.clone());
     }
-    Ok(parties)
+    Ok((parties, cached))
+}
+
+/// Checks that the parties the plan took from the cache are unchanged: the
+/// campaign it applied, and the affiliate it credited (its status; an
+/// earning checks that on its own).
+fn check_cached<R: Copy>(
+    tx: &mut Tx<R>,
+    roles: (R, R),
+    tenant_key: &str,
+    plan: &Plan,
+    cached: &FromCache,
+) {
+    let c = &plan.conversion;
+    if let Some(seen) = c
+        .campaign_id
+        .as_ref()
+        .and_then(|id| cached.campaigns.get(id))
+    {
+        tx.check(
+            roles.0,
+            &seen.id,
+            RECORD_SK,
+            &campaigns::unchanged(tenant_key, seen),
+        );
+    }
+    let affiliate = c.affiliate_id.as_ref().filter(|_| plan.earning.is_none());
+    if let Some((id, status)) = affiliate.and_then(|id| cached.affiliates.get_key_value(id)) {
+        tx.check(
+            roles.1,
+            id,
+            RECORD_SK,
+            &affiliates::status_is(tenant_key, *status),
+        );
+    }
 }
 
 /// The claim of an externalId whose claim exists (it made the transaction fail).
@@ -475,6 +581,7 @@ async fn commit(
     store: &Store,
     tenant: &Tenant,
     plan: &Plan,
+    cached: &FromCache,
     now: DateTime<Utc>,
 ) -> std::result::Result<(), TxError<PostbackAction>> {
     use PostbackAction as A;
@@ -501,6 +608,8 @@ async fn commit(
     }
     rollups::record(&mut tx, A::Rollup, tenant, &plan.conversion);
     events::append(&mut tx, A::Event, tenant, &plan.event)?;
+    let roles = (A::CachedCampaign, A::AffiliateStatus);
+    check_cached(&mut tx, roles, &tenant_key, plan, cached);
     store.transact(tx).await
 }
 

@@ -13,6 +13,7 @@ use shared::http::{ApiRequest, Router};
 use shared::store::accounts;
 use shared::App;
 
+mod cold_start;
 mod payout_job;
 mod webhook_latency;
 
@@ -182,7 +183,12 @@ async fn main() {
         rows: Vec::new(),
     };
     let k = Some(key.as_str());
-    // `refbench webhooks` measures only the webhook delivery latency.
+    // `refbench cold-start` and `refbench webhooks` run one section alone.
+    if std::env::args().nth(1).as_deref() == Some("cold-start") {
+        app.store.delete_table().await.ok();
+        cold_start::report(app.config.clone()).await;
+        return;
+    }
     if std::env::args().nth(1).as_deref() == Some("webhooks") {
         webhook_only(&mut b, &key).await;
         app.store.delete_table().await.ok();
@@ -316,6 +322,8 @@ async fn main() {
     }
     println!();
     webhook_latency::report(&mut b, &key, "BENCHCNV").await;
+    println!();
+    cold_start::report(app.config.clone()).await;
     println!();
     print_binary_sizes();
     app.store.delete_table().await.ok();

@@ -1,11 +1,13 @@
 //! A local Lambda Runtime API: hands out one event per `next` call and
-//! collects what the function posts back, as the Lambda service would.
+//! collects what the function posts back, as the Lambda service would. The
+//! Lambda entry-point test and the cold-start benchmark run the real function
+//! binaries against it.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -37,6 +39,8 @@ struct State {
     queue: tokio::sync::Mutex<mpsc::UnboundedReceiver<Invocation>>,
     pending: Mutex<HashMap<String, oneshot::Sender<Outcome>>>,
     init_error: Mutex<Option<oneshot::Sender<Outcome>>>,
+    /// When the function first asked for an event: the end of its init.
+    first_next: Mutex<Option<Instant>>,
 }
 
 /// One runtime endpoint on loopback, for one function process.
@@ -57,6 +61,7 @@ impl RuntimeApi {
             queue: tokio::sync::Mutex::new(rx),
             pending: Mutex::new(HashMap::new()),
             init_error: Mutex::new(None),
+            first_next: Mutex::new(None),
         });
         let s = state.clone();
         tokio::spawn(async move {
@@ -79,6 +84,11 @@ impl RuntimeApi {
             state,
             count: Mutex::new(0),
         }
+    }
+
+    /// When the function process first asked for an event, if it has.
+    pub fn first_next(&self) -> Option<Instant> {
+        *self.state.first_next.lock().unwrap()
     }
 
     /// Hands an event to the function and waits for its answer. The wait is
@@ -122,6 +132,11 @@ async fn handle(
         .unwrap_or_default();
     let rest = path.strip_prefix(PREFIX).unwrap_or("");
     if method == hyper::Method::GET && rest == "/invocation/next" {
+        state
+            .first_next
+            .lock()
+            .unwrap()
+            .get_or_insert_with(Instant::now);
         let Some(inv) = state.queue.lock().await.recv().await else {
             return Ok(reply(500, Vec::new()));
         };

@@ -1,0 +1,224 @@
+//! Cold start and memory of the real binaries: each function's release
+//! binary, built for this host in this run, and a bare `lambda_runtime`
+//! hello-world are started under the local Lambda Runtime API and sent one
+//! sample event from `events/`. Init is process start to the first
+//! `invocation/next`; peak RSS is the process's high-water mark (VmHWM) after
+//! the first invocation. Each binary starts `RUNS` times; medians are shown
+//! and times are given as ratios to the hello-world's, since the machine is
+//! shared and noisy.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use refctl::runtime_api::{Outcome, RuntimeApi};
+use serde_json::Value;
+use shared::config::Config;
+use shared::domain::tenant::Mode;
+use shared::store::accounts;
+use shared::App;
+
+/// Each binary and the sample event it is sent (the hello-world ignores its).
+const BINARIES: &[(&str, &str)] = &[
+    ("hello_lambda", "campaigns-list.json"),
+    ("campaigns", "campaigns-list.json"),
+    ("affiliates", "affiliates-list.json"),
+    ("applications", "applications-list.json"),
+    ("assets", "assets-list.json"),
+    ("conversions", "conversions-list.json"),
+    ("payouts", "payouts-list.json"),
+    ("webhooks", "webhook-endpoints-list.json"),
+    ("public", "public-campaign-profile.json"),
+    ("invoices", "invoices-object-created.json"),
+    ("payout-job", "payout-job-schedule.json"),
+    ("webhook-delivery", "webhook-delivery-stream.json"),
+    ("webhook-sweep", "webhook-sweep-schedule.json"),
+];
+
+const RUNS: usize = 5;
+const SAMPLE_KEY: &str = "rk_test_REPLACE_WITH_A_TEST_KEY";
+const SAMPLE_CAMPAIGN: &str = "cmp_01JD8Z3K4M5N6P7Q8R9S0T1V2W";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Builds the functions and the hello-world in release for this host and
+/// returns the executables cargo reports, by target name.
+fn build_release() -> BTreeMap<String, PathBuf> {
+    let mut cmd = Command::new(env!("CARGO"));
+    // The variables `cargo run` set for this process would change the inner
+    // build's fingerprints; the build must match a plain command line's.
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().to_string();
+        if k.starts_with("CARGO_") && k != "CARGO_TARGET_DIR" && k != "CARGO_HOME" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.args(["build", "--release", "--workspace", "--bins"])
+        .args(["--example", "hello_lambda", "--message-format=json"])
+        .current_dir(root());
+    eprintln!("refbench: cargo build --release --workspace --bins --example hello_lambda");
+    let out = cmd.stderr(Stdio::inherit()).output().expect("cargo runs");
+    assert!(out.status.success(), "the release build failed");
+    let mut bins = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if let (Some(name), Some(exe)) =
+            (msg["target"]["name"].as_str(), msg["executable"].as_str())
+        {
+            bins.insert(name.to_string(), PathBuf::from(exe));
+        }
+    }
+    bins
+}
+
+/// One start of one binary: init, first invocation, peak RSS in KiB.
+struct Start {
+    init: Duration,
+    first: Duration,
+    peak_kib: u64,
+}
+
+fn peak_rss_kib(child: &Child) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Starts `exe` with only what Lambda and the template would set.
+async fn start_once(name: &str, exe: &Path, config: &Config, event: &Value) -> Start {
+    let api = RuntimeApi::start().await;
+    let mut cmd = Command::new(exe);
+    cmd.env_clear()
+        .env("AWS_LAMBDA_RUNTIME_API", api.addr.to_string())
+        .env("AWS_LAMBDA_FUNCTION_NAME", name)
+        .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
+        .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+        .env("AWS_REGION", &config.region)
+        .env("AWS_ACCESS_KEY_ID", "local")
+        .env("AWS_SECRET_ACCESS_KEY", "local")
+        .env(
+            "DYNAMODB_ENDPOINT",
+            config.dynamodb_endpoint.as_deref().unwrap_or_default(),
+        )
+        .env(
+            "S3_ENDPOINT",
+            config.s3_endpoint.as_deref().unwrap_or_default(),
+        )
+        .env("TABLE_NAME", &config.table_name)
+        .env("BUCKET_NAME", &config.bucket_name)
+        .env(
+            "API_KEY_SECRET_ARN",
+            config.api_key_secret_arn.as_deref().unwrap_or_default(),
+        )
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let t0 = Instant::now();
+    let mut child = cmd.spawn().expect("the binary starts");
+    let deadline = t0 + Duration::from_secs(30);
+    while api.first_next().is_none() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+    let init = api.first_next().expect("the binary asked for an event") - t0;
+    let t1 = Instant::now();
+    let outcome = api.invoke(event).await;
+    let first = t1.elapsed();
+    assert!(
+        matches!(outcome, Outcome::Response(_)),
+        "{name}: {outcome:?}"
+    );
+    let peak_kib = peak_rss_kib(&child);
+    let _ = child.kill();
+    let _ = child.wait();
+    Start {
+        init,
+        first,
+        peak_kib,
+    }
+}
+
+fn median<T: Ord + Copy>(mut v: Vec<T>) -> T {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// A table, the local signing secret, a merchant key and a campaign to read.
+async fn prepare(mut config: Config) -> (std::sync::Arc<App>, Vec<(&'static str, String)>) {
+    let suffix = ulid::Ulid::new().to_string().to_lowercase();
+    config.table_name = format!("cold-{suffix}");
+    config.bucket_name = format!("cold-{suffix}");
+    config.api_key_secret_arn = Some(format!("cold-{suffix}/api-key-secret"));
+    let app = App::new(config).await;
+    refctl::setup::tables_create(&app).await.expect("tables");
+    let account = accounts::create_account(&app.store, "Cold", "growth")
+        .await
+        .unwrap();
+    let (_, key) =
+        shared::auth::keys::create_key(&app.store, &app.signing, &account.id, "cold", Mode::Test)
+            .await
+            .unwrap();
+    let campaign = shared::ids::new_id(shared::ids::IdKind::Campaign);
+    (app, vec![(SAMPLE_KEY, key), (SAMPLE_CAMPAIGN, campaign)])
+}
+
+/// Builds, starts every binary `RUNS` times and prints the table.
+pub async fn report(config: Config) {
+    let bins = build_release();
+    let (app, swaps) = prepare(config).await;
+    let mut rows = Vec::new();
+    for (name, event_file) in BINARIES {
+        let exe = bins
+            .get(*name)
+            .unwrap_or_else(|| panic!("cargo built no {name}"));
+        let file = root().join("events").join(event_file);
+        let mut text = std::fs::read_to_string(&file).expect("sample event");
+        for (from, to) in &swaps {
+            text = text.replace(from, to);
+        }
+        let event: Value = serde_json::from_str(&text).expect("sample event parses");
+        let mut starts = Vec::new();
+        for _ in 0..RUNS {
+            starts.push(start_once(name, exe, &app.config, &event).await);
+        }
+        let size = std::fs::metadata(exe).map(|m| m.len()).unwrap_or(0);
+        rows.push((
+            *name,
+            size,
+            median(starts.iter().map(|s| s.init).collect()),
+            median(starts.iter().map(|s| s.first).collect()),
+            starts.iter().map(|s| s.peak_kib).max().unwrap_or(0),
+        ));
+    }
+    app.store.delete_table().await.ok();
+    print_table(&rows);
+}
+
+fn print_table(rows: &[(&str, u64, Duration, Duration, u64)]) {
+    let (_, _, hello_init, hello_first, _) = rows[0];
+    let ratio = |d: Duration, base: Duration| d.as_secs_f64() / base.as_secs_f64().max(1e-9);
+    println!(
+        "Cold start and memory, release binaries for this host, {RUNS} starts each (medians; \
+         times as ratios to the hello-world's; targets: init at most 3x, peak RSS at most 32 MiB)"
+    );
+    println!();
+    println!("| binary | size (host) | init ÷ hello | first invocation ÷ hello | peak RSS |");
+    println!("|---|---:|---:|---:|---:|");
+    for (name, size, init, first, peak) in rows {
+        println!(
+            "| {name} | {:.2} MiB | {:.1}x | {:.1}x | {:.1} MiB |",
+            *size as f64 / 1048576.0,
+            ratio(*init, hello_init),
+            ratio(*first, hello_first),
+            *peak as f64 / 1024.0
+        );
+    }
+}
