@@ -59,9 +59,27 @@ pub fn is_valid(kind: IdKind, id: &str) -> bool {
         .is_some_and(|body| body.len() == 26 && Ulid::from_string(body).is_ok())
 }
 
+/// The id of kind `kind` that shares `id`'s ULID (a record made with it,
+/// such as an affiliate's application), when `id` is well formed.
+pub fn sibling(id: &str, kind: IdKind) -> Option<String> {
+    let (_, body) = id.split_once('_')?;
+    let sibling = format!("{}_{body}", kind.prefix());
+    is_valid(kind, &sibling).then_some(sibling)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn siblings_share_the_ulid() {
+        let a = new_id(IdKind::Affiliate);
+        let app = sibling(&a, IdKind::Application).unwrap();
+        assert_eq!(&app[4..], &a[4..]);
+        assert_eq!(sibling(&app, IdKind::Affiliate), Some(a));
+        assert_eq!(sibling("aff_nope", IdKind::Application), None);
+        assert_eq!(sibling("nope", IdKind::Application), None);
+    }
 
     #[test]
     fn ids_round_trip_and_sort_by_time() {

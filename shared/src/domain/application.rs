@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::domain::event::{Event, EventType};
 use crate::enums::wire_enum;
 use crate::error::{Error, ErrorCode};
-use crate::ids::{new_id, IdKind};
+use crate::ids::{new_id, sibling, IdKind};
 use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::{check_len, distinct_ids, Issues};
 
@@ -80,7 +80,8 @@ pub const MAX_MESSAGE_LEN: usize = 2000;
 pub const MAX_BULK_IDS: usize = 100;
 
 impl Application {
-    /// A pending application for a newly signed-up affiliate.
+    /// A pending application for a newly signed-up affiliate. Its id shares
+    /// the affiliate's ULID, so a decision reads both at once.
     pub fn pending(
         affiliate_id: &str,
         campaign_id: &str,
@@ -88,7 +89,8 @@ impl Application {
         now: DateTime<Utc>,
     ) -> Self {
         Application {
-            id: new_id(IdKind::Application),
+            id: sibling(affiliate_id, IdKind::Application)
+                .unwrap_or_else(|| new_id(IdKind::Application)),
             affiliate_id: affiliate_id.to_string(),
             campaign_id: campaign_id.to_string(),
             status: ApplicationStatus::Pending,
