@@ -14,6 +14,8 @@ use shared::store::accounts;
 use shared::App;
 
 mod cold_start;
+mod hot_items;
+mod load;
 mod payout_job;
 mod webhook_latency;
 
@@ -183,10 +185,20 @@ async fn main() {
         rows: Vec::new(),
     };
     let k = Some(key.as_str());
-    // `refbench cold-start` and `refbench webhooks` run one section alone.
+    // `refbench cold-start`, `load`, `hot` and `webhooks` run one section alone.
     if std::env::args().nth(1).as_deref() == Some("cold-start") {
         app.store.delete_table().await.ok();
         cold_start::report(app.config.clone()).await;
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("load") {
+        load::report(&b, &key).await;
+        app.store.delete_table().await.ok();
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("hot") {
+        hot_items::report(Arc::new(b), &key).await;
+        app.store.delete_table().await.ok();
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("webhooks") {
@@ -322,6 +334,10 @@ async fn main() {
     }
     println!();
     webhook_latency::report(&mut b, &key, "BENCHCNV").await;
+    println!();
+    load::report(&b, &key).await;
+    println!();
+    hot_items::report(Arc::new(b), &key).await;
     println!();
     cold_start::report(app.config.clone()).await;
     println!();
