@@ -18,6 +18,15 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+step "functions that never touch S3 do not link aws-sdk-s3"
+for p in affiliates applications assets campaigns conversions public webhooks; do
+  if cargo tree --quiet -e normal -p "$p" -i aws-sdk-s3 >/dev/null 2>&1; then
+    echo "$p links aws-sdk-s3 (cargo tree -e features -p $p -i aws-sdk-s3)" >&2
+    exit 1
+  fi
+done
+echo "ok: none of them"
+
 started_stack=0
 if ! DDB_PORT=${TEST_DDB_PORT:-18000} S3_PORT=${TEST_S3_PORT:-19000} scripts/stack.sh status test >/dev/null 2>&1; then
   step "start the test stack"

@@ -1,6 +1,8 @@
 //! The application context: configuration and SDK clients, built once per process.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+#[cfg(feature = "files")]
+use std::sync::OnceLock;
 
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -9,7 +11,9 @@ use aws_sdk_dynamodb::config::{Credentials, Region};
 use crate::auth::signing::SigningKeys;
 use crate::config::Config;
 use crate::lookups::Lookups;
+#[cfg(feature = "files")]
 use crate::payouts::provider::Payments;
+#[cfg(feature = "files")]
 use crate::store::files::Files;
 use crate::store::metrics::{CallCounter, CallMetrics};
 use crate::store::secrets::Secrets;
@@ -23,10 +27,13 @@ pub struct App {
     pub store: Store,
     /// The private bucket (payout invoices), its client built on first use:
     /// only the functions that touch S3 ever build one.
+    #[cfg(feature = "files")]
     files: Arc<OnceLock<Files>>,
     /// The SDK settings the lazily built clients start from.
+    #[cfg(feature = "files")]
     sdk: aws_config::SdkConfig,
     /// How payouts are paid, per mode.
+    #[cfg(feature = "files")]
     pub payments: Arc<Payments>,
     /// The public tracking path's cached lookups.
     pub lookups: Arc<Lookups>,
@@ -83,8 +90,11 @@ impl App {
         );
         Arc::new(App {
             store,
+            #[cfg(feature = "files")]
             files: Arc::new(OnceLock::new()),
+            #[cfg(feature = "files")]
             sdk,
+            #[cfg(feature = "files")]
             payments: Arc::new(Payments::new(&config)),
             lookups: Arc::new(Lookups::default()),
             // Start-up only: a TLS back end that cannot load is a broken build.
@@ -105,6 +115,7 @@ impl App {
     }
 }
 
+#[cfg(feature = "files")]
 impl App {
     /// The private bucket; its S3 client is built the first time it is needed.
     pub fn files(&self) -> &Files {

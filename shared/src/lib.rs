@@ -15,6 +15,7 @@ pub mod lambda;
 pub mod lookups;
 pub mod money;
 pub mod patch;
+#[cfg(feature = "files")]
 pub mod payouts;
 pub mod rate_limit;
 pub mod retry;

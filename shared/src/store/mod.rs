@@ -11,6 +11,7 @@ pub mod conversions;
 pub mod counters;
 pub mod enrollments;
 pub mod events;
+#[cfg(feature = "files")]
 pub mod files;
 pub mod keys;
 pub mod metrics;

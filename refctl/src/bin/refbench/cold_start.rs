@@ -21,7 +21,7 @@ use shared::App;
 
 /// Each binary and the sample event it is sent (the hello-world ignores its).
 const BINARIES: &[(&str, &str)] = &[
-    ("hello_lambda", "campaigns-list.json"),
+    ("hello-lambda", "campaigns-list.json"),
     ("campaigns", "campaigns-list.json"),
     ("affiliates", "affiliates-list.json"),
     ("applications", "applications-list.json"),
@@ -44,33 +44,54 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Builds the functions and the hello-world in release for this host and
-/// returns the executables cargo reports, by target name.
+/// The packages to build: each function's, and the hello-world's.
+const PACKAGES: &[&str] = &[
+    "hello-lambda",
+    "campaigns",
+    "affiliates",
+    "applications",
+    "assets",
+    "conversions",
+    "payouts",
+    "webhooks",
+    "public",
+    "invoices",
+    "payout-job",
+];
+
+/// Builds each package in release for this host, one cargo call per package
+/// as `sam build` does (so a function links only what its own features ask
+/// for), and returns the executables cargo reports, by target name.
 fn build_release() -> BTreeMap<String, PathBuf> {
-    let mut cmd = Command::new(env!("CARGO"));
-    // The variables `cargo run` set for this process would change the inner
-    // build's fingerprints; the build must match a plain command line's.
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy().to_string();
-        if k.starts_with("CARGO_") && k != "CARGO_TARGET_DIR" && k != "CARGO_HOME" {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.args(["build", "--release", "--workspace", "--bins"])
-        .args(["--example", "hello_lambda", "--message-format=json"])
-        .current_dir(root());
-    eprintln!("refbench: cargo build --release --workspace --bins --example hello_lambda");
-    let out = cmd.stderr(Stdio::inherit()).output().expect("cargo runs");
-    assert!(out.status.success(), "the release build failed");
     let mut bins = BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if let (Some(name), Some(exe)) =
-            (msg["target"]["name"].as_str(), msg["executable"].as_str())
-        {
-            bins.insert(name.to_string(), PathBuf::from(exe));
+    for package in PACKAGES {
+        let mut cmd = Command::new(env!("CARGO"));
+        // The variables `cargo run` set for this process would change the
+        // inner build's fingerprints; the build must match a plain command's.
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy().to_string();
+            if k.starts_with("CARGO_") && k != "CARGO_TARGET_DIR" && k != "CARGO_HOME" {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.args(["build", "--release", "--bins", "-p", package])
+            .arg("--message-format=json")
+            .current_dir(root());
+        eprintln!("refbench: cargo build --release --bins -p {package}");
+        let out = cmd.stderr(Stdio::inherit()).output().expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "the release build of {package} failed"
+        );
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Ok(msg) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if let (Some(name), Some(exe)) =
+                (msg["target"]["name"].as_str(), msg["executable"].as_str())
+            {
+                bins.insert(name.to_string(), PathBuf::from(exe));
+            }
         }
     }
     bins

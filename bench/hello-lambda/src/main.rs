@@ -1,7 +1,7 @@
 //! A bare `lambda_runtime` hello-world: the baseline the benchmark sets the
 //! functions' cold start and memory beside (`make bench`).
 
-use lambda_http::lambda_runtime::{self, service_fn, Error, LambdaEvent};
+use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::{json, Value};
 
 #[tokio::main]
