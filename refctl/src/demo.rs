@@ -174,25 +174,27 @@ pub async fn seed_conversions(
         if let Some(o) = body.as_object_mut() {
             o.retain(|_, v| !v.is_null());
         }
-        let input: PostbackBody = shared::http::body::from_value(body)?;
-        let recorded = conversions::record(
-            &app.store,
-            &app.lookups,
-            tenant,
-            &input.validate(now)?,
-            None,
-            now,
-        )
-        .await?;
-        let c = match recorded {
-            Recorded::Created(c) | Recorded::Replayed(c) => c,
-        };
+        let c = postback(app, tenant, body, now).await?;
         ids.push(
             json!({"id": c.id, "amount": c.amount.to_string(), "currency": c.currency,
                         "commission": c.commission.to_string(), "status": c.status}),
         );
     }
     Ok(json!(ids))
+}
+
+/// Records a postback body as the API would (no quota for the demo).
+async fn postback(
+    app: &App,
+    tenant: &Tenant,
+    body: Value,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<shared::domain::conversion::Conversion, Error> {
+    let input: PostbackBody = shared::http::body::from_value(body)?;
+    let p = input.validate(now)?;
+    match conversions::record(&app.store, &app.lookups, tenant, &p, None, now).await? {
+        Recorded::Created(c) | Recorded::Replayed(c) => Ok(c),
+    }
 }
 
 /// A tiny but well-formed PDF, the demo's invoice.
@@ -221,16 +223,7 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
             let body = json!({"amount": 150 + 50 * i, "currency": "USD", "affiliateCode": code,
                 "externalId": format!("demo-{}-{code}-{i}", tenant.account_id), "conversionType": "SALE",
                 "occurredAt": timestamp::format(&(now - chrono::Duration::days(days)))});
-            let input: PostbackBody = shared::http::body::from_value(body)?;
-            conversions::record(
-                &app.store,
-                &app.lookups,
-                tenant,
-                &input.validate(now)?,
-                None,
-                now,
-            )
-            .await?;
+            postback(app, tenant, body, now).await?;
         }
         codes.push(e.affiliate.id);
     }

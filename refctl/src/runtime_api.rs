@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,6 +18,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
+use shared::config::Config;
 use tokio::sync::{mpsc, oneshot};
 
 const PREFIX: &str = "/2018-06-01/runtime";
@@ -41,6 +44,30 @@ struct State {
     init_error: Mutex<Option<oneshot::Sender<Outcome>>>,
     /// When the function first asked for an event: the end of its init.
     first_next: Mutex<Option<Instant>>,
+}
+
+/// The command that runs a function binary against `api` with only what
+/// Lambda and the template would set: nothing of the caller's environment.
+pub fn function_command(exe: &Path, name: &str, api: &RuntimeApi, config: &Config) -> Command {
+    let mut cmd = Command::new(exe);
+    let optional = |v: &Option<String>| v.clone().unwrap_or_default();
+    cmd.env_clear()
+        .env("AWS_LAMBDA_RUNTIME_API", api.addr.to_string())
+        .env("AWS_LAMBDA_FUNCTION_NAME", name)
+        .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
+        .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+        .env("AWS_LAMBDA_LOG_STREAM_NAME", "local/stream")
+        .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/aws/lambda/{name}"))
+        .env("AWS_REGION", &config.region)
+        .env("AWS_ACCESS_KEY_ID", "local")
+        .env("AWS_SECRET_ACCESS_KEY", "local")
+        .env("DYNAMODB_ENDPOINT", optional(&config.dynamodb_endpoint))
+        .env("S3_ENDPOINT", optional(&config.s3_endpoint))
+        .env("TABLE_NAME", &config.table_name)
+        .env("BUCKET_NAME", &config.bucket_name)
+        .env("API_KEY_SECRET_ARN", optional(&config.api_key_secret_arn))
+        .env("RUST_LOG", "warn");
+    cmd
 }
 
 /// One runtime endpoint on loopback, for one function process.

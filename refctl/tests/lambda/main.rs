@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -14,7 +14,7 @@ use shared::http::Router;
 use shared::store::accounts;
 use shared::App;
 
-use refctl::runtime_api::{Outcome, RuntimeApi};
+use refctl::runtime_api::{function_command, Outcome, RuntimeApi};
 
 const FUNCTIONS: &[&str] = &[
     "affiliates",
@@ -74,34 +74,15 @@ impl Drop for Function {
 }
 
 impl Function {
-    async fn start(name: &str, exe: &PathBuf, config: &Config, extra: &[(&str, &str)]) -> Self {
+    async fn start(
+        name: &str,
+        exe: &std::path::Path,
+        config: &Config,
+        extra: &[(&str, &str)],
+    ) -> Self {
         let api = RuntimeApi::start().await;
-        let mut cmd = Command::new(exe);
-        // Only what Lambda and the template would set: nothing of the test's own environment.
-        cmd.env_clear()
-            .env("AWS_LAMBDA_RUNTIME_API", api.addr.to_string())
-            .env("AWS_LAMBDA_FUNCTION_NAME", name)
-            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
-            .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
-            .env("AWS_LAMBDA_LOG_STREAM_NAME", "local/stream")
-            .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/aws/lambda/{name}"))
-            .env("AWS_REGION", &config.region)
-            .env("AWS_ACCESS_KEY_ID", "local")
-            .env("AWS_SECRET_ACCESS_KEY", "local")
-            .env(
-                "DYNAMODB_ENDPOINT",
-                config.dynamodb_endpoint.as_ref().unwrap(),
-            )
-            .env("S3_ENDPOINT", config.s3_endpoint.as_ref().unwrap())
-            .env("TABLE_NAME", &config.table_name)
-            .env("BUCKET_NAME", &config.bucket_name)
-            .env(
-                "API_KEY_SECRET_ARN",
-                config.api_key_secret_arn.as_ref().unwrap(),
-            )
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
+        let mut cmd = function_command(exe, name, &api, config);
+        cmd.stdout(Stdio::null()).stderr(Stdio::inherit());
         for (k, v) in extra {
             cmd.env(k, v);
         }

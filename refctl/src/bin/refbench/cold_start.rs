@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use refctl::runtime_api::{Outcome, RuntimeApi};
+use refctl::runtime_api::{function_command, Outcome, RuntimeApi};
 use serde_json::Value;
 use shared::config::Config;
 use shared::domain::tenant::Mode;
@@ -117,32 +117,8 @@ fn peak_rss_kib(child: &Child) -> u64 {
 /// Starts `exe` with only what Lambda and the template would set.
 async fn start_once(name: &str, exe: &Path, config: &Config, event: &Value) -> Start {
     let api = RuntimeApi::start().await;
-    let mut cmd = Command::new(exe);
-    cmd.env_clear()
-        .env("AWS_LAMBDA_RUNTIME_API", api.addr.to_string())
-        .env("AWS_LAMBDA_FUNCTION_NAME", name)
-        .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "256")
-        .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
-        .env("AWS_REGION", &config.region)
-        .env("AWS_ACCESS_KEY_ID", "local")
-        .env("AWS_SECRET_ACCESS_KEY", "local")
-        .env(
-            "DYNAMODB_ENDPOINT",
-            config.dynamodb_endpoint.as_deref().unwrap_or_default(),
-        )
-        .env(
-            "S3_ENDPOINT",
-            config.s3_endpoint.as_deref().unwrap_or_default(),
-        )
-        .env("TABLE_NAME", &config.table_name)
-        .env("BUCKET_NAME", &config.bucket_name)
-        .env(
-            "API_KEY_SECRET_ARN",
-            config.api_key_secret_arn.as_deref().unwrap_or_default(),
-        )
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    let mut cmd = function_command(exe, name, &api, config);
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
     let t0 = Instant::now();
     let mut child = cmd.spawn().expect("the binary starts");
     let deadline = t0 + Duration::from_secs(30);

@@ -14,6 +14,7 @@ use http::Method;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
+use shared::auth::Principal;
 use shared::domain::conversion::PostbackBody;
 use shared::domain::tracking::Click;
 use shared::ids::{new_id, IdKind};
@@ -237,19 +238,24 @@ async fn click_direct(app: Arc<App>, mut c: Click) -> bool {
         && clicks::insert(&app.store, &c).await.is_ok()
 }
 
-/// The calls of an authenticated read, without the API layer around them.
-async fn get_direct(app: Arc<App>, key: String, campaign: String) -> bool {
+/// The calls of authentication and the account's rate limit (one round
+/// trip), without the API layer around them.
+async fn authenticated(app: &App, key: &str) -> Option<Principal> {
     let header = format!("Bearer {key}");
-    let Ok(token) = auth::verify(&app, Some(&header)).await else {
-        return false;
-    };
+    let token = auth::verify(app, Some(&header)).await.ok()?;
     let scope = format!("acct:{}", token.account_id());
     let limit = app.config.account_rate_per_minute;
     let (p, r) = tokio::join!(
-        auth::principal(&app, &token),
+        auth::principal(app, &token),
         rate_limit::hit(&app.store, &scope, limit)
     );
-    let (Ok(p), Ok(_)) = (p, r) else {
+    r.ok()?;
+    p.ok()
+}
+
+/// The calls of an authenticated read, without the API layer around them.
+async fn get_direct(app: Arc<App>, key: String, campaign: String) -> bool {
+    let Some(p) = authenticated(&app, &key).await else {
         return false;
     };
     campaigns::get(&app.store, &p.tenant, &campaign)
@@ -259,21 +265,12 @@ async fn get_direct(app: Arc<App>, key: String, campaign: String) -> bool {
 
 /// The calls of a postback by code, without the API layer around them.
 async fn postback_direct(app: Arc<App>, key: String, worker: usize) -> bool {
-    let header = format!("Bearer {key}");
-    let Ok(token) = auth::verify(&app, Some(&header)).await else {
-        return false;
-    };
-    let scope = format!("acct:{}", token.account_id());
-    let limit = app.config.account_rate_per_minute;
-    let (p, r) = tokio::join!(
-        auth::principal(&app, &token),
-        rate_limit::hit(&app.store, &scope, limit)
-    );
-    let (Ok(p), Ok(_)) = (p, r) else {
+    let Some(p) = authenticated(&app, &key).await else {
         return false;
     };
     let now = timestamp::now();
-    let Ok(input) = shared::http::body::from_value::<PostbackBody>(postback_body(worker)) else {
+    let body = postback_body(worker);
+    let Ok(input) = shared::http::body::from_value::<PostbackBody>(body) else {
         return false;
     };
     let Ok(postback) = input.validate(now) else {
