@@ -16,4 +16,32 @@ cleanup() { if [ "$started_stack" = 1 ]; then scripts/stack.sh stop test; fi; }
 trap cleanup EXIT
 
 # Call and capacity counts do not depend on optimisation: the dev build is enough.
-cargo run --quiet -p refctl --bin refbench -- "$@"
+cargo build --quiet -p refctl --bin refbench
+bench() { cargo run --quiet -p refctl --bin refbench -- "$@"; }
+
+# One section: `scripts/bench.sh webhooks|load|hot|cold-start`.
+if [ $# -gt 0 ]; then
+  bench "$@"
+  exit
+fi
+
+# DynamoDB Local slows down as it holds more data: each section that measures
+# rates starts on a fresh one (when this script started the stack itself).
+fresh() {
+  if [ "$started_stack" = 1 ]; then
+    scripts/stack.sh restart test >/dev/null
+  else
+    echo "bench.sh: the test stack was already running; rates are measured on it as it is" >&2
+  fi
+}
+bench
+echo
+bench webhooks
+echo
+fresh
+bench load
+echo
+fresh
+bench hot
+echo
+bench cold-start
