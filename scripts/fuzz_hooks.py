@@ -39,6 +39,8 @@ DOCUMENTED_IN_WORDS = {
     ("*", "from", "invalid_range"),
     ("listConversions", "min_amount", "invalid_range"),
     ("postConversion", "amount", "invalid_value"),
+    # a positive amount below 10^-28 reads as 0: below any minor unit
+    ("postConversion", "amount", "too_small"),
     ("postConversion", "occurredAt", "too_big"),
     ("createCampaign", "commissionValue", "invalid_value"),
     ("createCampaign", "commissionValue", "too_small"),
