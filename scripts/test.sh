@@ -50,6 +50,9 @@ if [ -f tracker/package.json ] || [ -d tracker/test ]; then
   scripts/browser-test.sh 2>&1 | tee -a "$results"
 fi
 
+step "OpenAPI checks (schemathesis, generated Python client)"
+scripts/api-fuzz.sh 2>&1 | tee -a "$results"
+
 step "sam validate --lint"
 .local/venv/bin/sam validate --lint
 

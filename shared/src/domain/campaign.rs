@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::conversion::MAX_AMOUNT_DIGITS;
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::enums::wire_enum;
@@ -307,6 +308,22 @@ impl Campaign {
                 "recurringMonthsLimit must be null when commissionRecurring is false",
             );
         }
+        self.check_money_bounds(&mut issues);
+        metadata::validate(&self.metadata, &mut issues);
+        issues.finish()
+    }
+
+    /// Money values stay below 10^12 major units, as conversion amounts do;
+    /// `minimumPayout` is not negative.
+    fn check_money_bounds(&self, issues: &mut Issues) {
+        let max = Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS));
+        if self.commission_type == CommissionType::Fixed && self.commission_value >= max {
+            issues.add(
+                &["commissionValue"],
+                "too_big",
+                format!("a FIXED commissionValue must be less than 10^{MAX_AMOUNT_DIGITS}"),
+            );
+        }
         if self.minimum_payout < Decimal::ZERO {
             issues.add(
                 &["minimumPayout"],
@@ -314,8 +331,13 @@ impl Campaign {
                 "minimumPayout must be >= 0",
             );
         }
-        metadata::validate(&self.metadata, &mut issues);
-        issues.finish()
+        if self.minimum_payout >= max {
+            issues.add(
+                &["minimumPayout"],
+                "too_big",
+                format!("minimumPayout must be less than 10^{MAX_AMOUNT_DIGITS}"),
+            );
+        }
     }
 
     /// Whether the public profile and sign-up accept affiliates.

@@ -70,8 +70,12 @@ impl<'a> Query<'a> {
     /// A non-negative decimal parameter.
     pub fn amount(&mut self, name: &str) -> Option<Decimal> {
         let raw = self.str(name)?;
-        match raw.parse::<Decimal>() {
-            Ok(d) if d >= Decimal::ZERO => Some(d),
+        match raw
+            .parse::<Decimal>()
+            .ok()
+            .or_else(|| decimal_of_number(raw))
+        {
+            Some(d) if d >= Decimal::ZERO => Some(d),
             _ => {
                 self.issues.add(
                     &[name],
@@ -166,6 +170,20 @@ impl<'a> Query<'a> {
 
 /// A non-negative integer in plain decimal digits; values past `u64` saturate,
 /// so "too big" stays distinguishable from "not a number".
+/// A non-negative number beyond a decimal's 28 places, as a decimal:
+/// values below 10^-28 become 0; `None` past the decimal's range.
+fn decimal_of_number(raw: &str) -> Option<Decimal> {
+    use rust_decimal::prelude::FromPrimitive;
+    let v = raw
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)?;
+    if v < 1e-28 {
+        return Some(Decimal::ZERO);
+    }
+    Decimal::from_f64(v)
+}
+
 fn parse_count(raw: &str) -> Option<u64> {
     if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -205,6 +223,20 @@ mod tests {
         assert!(q.finish().is_ok());
         let p = pairs(&[("status", "pending\u{0}")]);
         assert!(Query::new(&p, &["status"]).finish().is_err());
+        let p = pairs(&[("min_amount", "5e-324"), ("max_amount", "1.5e10")]);
+        let mut q = Query::new(&p, &["min_amount", "max_amount"]);
+        assert_eq!(q.amount("min_amount"), Some(Decimal::ZERO));
+        assert_eq!(
+            q.amount("max_amount"),
+            Some(Decimal::from(15_000_000_000_i64))
+        );
+        assert!(q.finish().is_ok());
+        for bad in ["1e300", "-1", "NaN", "inf", "-5e-324"] {
+            let p = pairs(&[("min_amount", bad)]);
+            let mut q = Query::new(&p, &["min_amount"]);
+            q.amount("min_amount");
+            assert!(q.finish().is_err(), "min_amount={bad} must fail");
+        }
         let p = pairs(&[("nope", "1")]);
         assert!(Query::new(&p, &["limit"]).finish().is_err());
     }

@@ -125,7 +125,7 @@ async fn post(
     event: &Event,
     at: DateTime<Utc>,
 ) -> Result<AttemptResult> {
-    let target = match check_url(&endpoint.url, tenant.mode, app.webhooks.allow_local).await {
+    let target = match check_url(&endpoint.url, tenant.mode, app.webhooks.reach()).await {
         Ok(target) => target,
         Err(issue) => {
             return Ok(AttemptResult {
@@ -381,7 +381,7 @@ async fn url_verdict(
     tenant: &Tenant,
     url: &str,
 ) -> std::result::Result<(), crate::issue::Issue> {
-    check_url(url, tenant.mode, app.webhooks.allow_local)
+    check_url(url, tenant.mode, app.webhooks.reach())
         .await
         .map(|_| ())
 }

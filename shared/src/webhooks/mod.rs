@@ -22,7 +22,7 @@ pub use crate::domain::webhook::{AttemptResult, Verdict};
 pub use crate::webhook_schedule::{RetrySchedule, DISABLE_AFTER};
 pub use crate::webhook_signature::Secret;
 pub use delivery::Deliverer;
-pub use ssrf::{check_url, Target};
+pub use ssrf::{check_url, Reach, Target};
 
 use std::time::Duration;
 
@@ -39,8 +39,8 @@ pub enum SettingsError {
     /// `WEBHOOK_RETRY_SCHEDULE` is malformed.
     #[error(transparent)]
     Schedule(#[from] ScheduleError),
-    /// `WEBHOOK_ALLOW_LOCAL` is neither `true` nor `false`.
-    #[error("WEBHOOK_ALLOW_LOCAL must be true or false, not {0:?}")]
+    /// `WEBHOOK_ALLOW_LOCAL` is neither `true`, `false` nor `only`.
+    #[error("WEBHOOK_ALLOW_LOCAL must be true, false or only, not {0:?}")]
     AllowLocal(String),
     /// `WEBHOOK_TIMEOUT_MS` is not a whole number of milliseconds from 1 to 15000.
     #[error("WEBHOOK_TIMEOUT_MS must be a whole number from 1 to 15000, not {0:?}")]
@@ -55,6 +55,9 @@ pub struct WebhookSettings {
     /// `WEBHOOK_ALLOW_LOCAL` (default `false`): allows `http` and loopback
     /// endpoint URLs, for `make run` and the tests; off in the template.
     pub allow_local: bool,
+    /// `WEBHOOK_ALLOW_LOCAL=only`: loopback URLs and nothing else, checked
+    /// without DNS, so a test run's generated URLs never leave the machine.
+    pub loopback_only: bool,
     /// `WEBHOOK_TIMEOUT_MS` (default: the contract's 15 s, also the most):
     /// how long one attempt may take; the tests shorten it.
     pub timeout: Duration,
@@ -65,6 +68,7 @@ impl Default for WebhookSettings {
         WebhookSettings {
             retry_schedule: RetrySchedule::default(),
             allow_local: false,
+            loopback_only: false,
             timeout: delivery::DEFAULT_TIMEOUT,
         }
     }
@@ -80,9 +84,10 @@ impl WebhookSettings {
     fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<WebhookSettings, SettingsError> {
         let retry_schedule =
             RetrySchedule::from_setting(var(crate::webhook_schedule::ENV_VAR).as_deref())?;
-        let allow_local = match var(ALLOW_LOCAL_VAR).as_deref().map(str::trim) {
-            None | Some("") | Some("false") => false,
-            Some("true") => true,
+        let (allow_local, loopback_only) = match var(ALLOW_LOCAL_VAR).as_deref().map(str::trim) {
+            None | Some("") | Some("false") => (false, false),
+            Some("true") => (true, false),
+            Some("only") => (true, true),
             Some(other) => return Err(SettingsError::AllowLocal(other.to_string())),
         };
         let timeout = match var(TIMEOUT_VAR).as_deref().map(str::trim) {
@@ -97,6 +102,7 @@ impl WebhookSettings {
         Ok(WebhookSettings {
             retry_schedule,
             allow_local,
+            loopback_only,
             timeout,
         })
     }
@@ -112,6 +118,8 @@ pub struct Webhooks {
     pub retry_schedule: RetrySchedule,
     /// Whether `http` and loopback endpoint URLs are allowed (local only).
     pub allow_local: bool,
+    /// Whether only loopback endpoint URLs are allowed (local test runs).
+    pub loopback_only: bool,
 }
 
 impl Webhooks {
@@ -121,7 +129,17 @@ impl Webhooks {
             deliverer: Deliverer::with_timeout(settings.timeout)?,
             retry_schedule: settings.retry_schedule.clone(),
             allow_local: settings.allow_local,
+            loopback_only: settings.loopback_only,
         })
+    }
+
+    /// Which addresses endpoint URLs may point at under these settings.
+    pub fn reach(&self) -> Reach {
+        match (self.allow_local, self.loopback_only) {
+            (_, true) => Reach::LoopbackOnly,
+            (true, false) => Reach::PublicAndLoopback,
+            (false, false) => Reach::Public,
+        }
     }
 }
 
@@ -194,6 +212,10 @@ mod tests {
                 &[(LOCAL, "")],
                 Some((crate::webhook_schedule::DEFAULT_SCHEDULE, false)),
             ),
+            (
+                &[(LOCAL, "only")],
+                Some((crate::webhook_schedule::DEFAULT_SCHEDULE, true)),
+            ),
             (&[(LOCAL, "yes")], None),
             (&[(LOCAL, "TRUE")], None),
             (&[(SCHEDULE, "1s,2s")], Some(("1s,2s", false))),
@@ -213,6 +235,7 @@ mod tests {
                     let schedule = RetrySchedule::parse(schedule).unwrap();
                     assert_eq!(got.retry_schedule, schedule, "{vars:?}");
                     assert_eq!(got.allow_local, *allow_local, "{vars:?}");
+                    assert_eq!(got.loopback_only, vars == &[(LOCAL, "only")], "{vars:?}");
                 }
             }
         }

@@ -11,7 +11,9 @@
 //!   private, shared (CGNAT), link-local (cloud metadata included),
 //!   unique-local, multicast, unspecified, broadcast, documentation or
 //!   otherwise reserved address refuses the URL, IPv4 forms embedded in IPv6
-//!   included. `allow_local` lets loopback through, nothing else.
+//!   included. `allow_local` lets loopback through, nothing else;
+//!   [`Reach::LoopbackOnly`] (for test runs that must not reach the network)
+//!   lets loopback through and refuses everything else, before any DNS lookup.
 //!
 //! The checked addresses are returned in [`Target`] so the delivery connects
 //! to exactly those, without a second DNS lookup an attacker could answer
@@ -40,15 +42,47 @@ pub struct Target {
     pub addrs: Vec<SocketAddr>,
 }
 
+/// Which addresses endpoint URLs may point at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reach {
+    /// Public addresses over `https` (the template).
+    #[default]
+    Public,
+    /// Public and loopback addresses, `http` too (`WEBHOOK_ALLOW_LOCAL=true`).
+    PublicAndLoopback,
+    /// Loopback only, written as a literal address or `localhost`, never
+    /// looked up in DNS (`WEBHOOK_ALLOW_LOCAL=only`): for test runs whose
+    /// generated URLs must not reach anything beyond this machine.
+    LoopbackOnly,
+}
+
+impl From<bool> for Reach {
+    /// The `allow_local` setting.
+    fn from(allow_local: bool) -> Reach {
+        if allow_local {
+            Reach::PublicAndLoopback
+        } else {
+            Reach::Public
+        }
+    }
+}
+
 /// Checks an endpoint URL and resolves its host. The issue is at path `url`
 /// with code `invalid_string`, ready for `VALIDATION_FAILED`.
-pub async fn check_url(raw: &str, mode: Mode, allow_local: bool) -> Result<Target, Issue> {
+pub async fn check_url(raw: &str, mode: Mode, reach: impl Into<Reach>) -> Result<Target, Issue> {
+    let reach = reach.into();
+    let allow_local = reach != Reach::Public;
     let url = check_syntax(raw, mode, allow_local)?;
+    if reach == Reach::LoopbackOnly && !names_loopback(&url) {
+        return Err(invalid(
+            "url must point to this machine's loopback address (local test setting)",
+        ));
+    }
     let addrs = resolve(&url).await?;
     if let Some(ip) = addrs
         .iter()
         .map(SocketAddr::ip)
-        .find(|ip| refused(*ip, allow_local))
+        .find(|ip| refused(*ip, allow_local) || (reach == Reach::LoopbackOnly && !is_loopback(*ip)))
     {
         return Err(invalid(format!(
             "url must point to a public address; its host resolves to {ip}, which is not reachable from the internet"
@@ -79,6 +113,16 @@ fn check_syntax(raw: &str, mode: Mode, allow_local: bool) -> Result<Url, Issue> 
         None => Err(invalid("url must name a host")),
         Some(Host::Domain("")) => Err(invalid("url must name a host")),
         Some(_) => Ok(url),
+    }
+}
+
+/// Whether the URL's host is a loopback literal or `localhost`.
+fn names_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(Host::Ipv6(ip)) => is_loopback(IpAddr::V6(ip)),
+        Some(Host::Domain(domain)) => domain.eq_ignore_ascii_case("localhost"),
+        None => false,
     }
 }
 
@@ -392,6 +436,29 @@ mod tests {
         ] {
             let msg = message(raw, Mode::Test, true).await;
             assert!(msg.contains("public address"), "{raw}: {msg}");
+        }
+    }
+
+    #[tokio::test]
+    async fn loopback_only_refuses_every_other_host_before_dns() {
+        let target = check_url("http://127.0.0.1:9/x", Mode::Test, Reach::LoopbackOnly)
+            .await
+            .unwrap();
+        assert_eq!(target.addrs, vec!["127.0.0.1:9".parse().unwrap()]);
+        for raw in [
+            "https://93.184.215.14/",
+            "https://example.com/",
+            "https://no-such-host.invalid/",
+            "http://10.0.0.1/",
+        ] {
+            let issue = check_url(raw, Mode::Test, Reach::LoopbackOnly)
+                .await
+                .unwrap_err();
+            assert!(
+                issue.message.contains("loopback"),
+                "{raw}: {}",
+                issue.message
+            );
         }
     }
 
