@@ -666,9 +666,11 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
     let n = b.rows.len();
     for i in 0..2 {
         let (a, c) = (&b.rows[n - 4 + i], &b.rows[n - 2 + i]);
+        // Calls and read units are counts; round trips depend on how calls
+        // overlap on a busy machine, so they are reported, not compared.
         assert_eq!(
-            (a.1, a.2),
-            (c.1, c.2),
+            (a.1, a.3),
+            (c.1, c.3),
             "summary cost must not grow with conversions: {} vs {}",
             a.0,
             c.0

@@ -150,8 +150,8 @@ async fn measured_run(b: &mut Bench, app: &App, label: &str) {
     ));
 }
 
-/// The job at 1,000 and at 10,000 due conversions, in a table holding
-/// 20,000 that are not due.
+/// The job at 1,000 (and, with `REFBENCH_LARGE=1`, 10,000) due
+/// conversions, in a table holding 20,000 that are not due.
 pub async fn rows(b: &mut Bench) {
     let suffix = ulid::Ulid::new().to_string().to_lowercase();
     let mut config = Config::local(
@@ -172,13 +172,17 @@ pub async fn rows(b: &mut Bench) {
         "payout job: 1,000 due conversions in a table of 21,000",
     )
     .await;
-    seed(&app, &p, 10_000, true).await;
-    measured_run(
-        b,
-        &app,
-        "payout job: 10,000 due conversions in a table of 31,000",
-    )
-    .await;
+    // DynamoDB Local slows down as its table grows, so the 10,000 run takes
+    // most of the job's 12-minute budget on a busy machine: asked for alone.
+    if std::env::var("REFBENCH_LARGE").is_ok_and(|v| v == "1") {
+        seed(&app, &p, 10_000, true).await;
+        measured_run(
+            b,
+            &app,
+            "payout job: 10,000 due conversions in a table of 31,000",
+        )
+        .await;
+    }
     measured_run(b, &app, "payout job: nothing due (a second run)").await;
     endpoint_rows(b, app.clone(), &p).await;
     app.store.delete_table().await.ok();
