@@ -335,8 +335,6 @@ async fn main() {
         println!("| {name} | {calls} | {trips} | {r:.1} | {w:.1} |");
     }
     println!();
-    webhook_latency::report(&mut b, &key, "BENCHCNV").await;
-    println!();
 
     print_binary_sizes();
     app.store.delete_table().await.ok();
@@ -481,7 +479,7 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
     let by_click = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-1", "conversionType": "SALE",
         "clickId": click_id, "customerId": "bench-cus-1"});
     b.measure(
-        "POST /conversions/postback (by click id; new customer: referral created)",
+        "POST /conversions/postback (by click id; new customer: referral created; first postback of this affiliate in the process: its affiliate and campaign read)",
         Method::POST,
         "/api/v1/conversions/postback",
         k,

@@ -150,6 +150,11 @@ async fn measured_run(b: &mut Bench, app: &App, label: &str) {
     ));
 }
 
+/// Whether the 10,000-conversion run was asked for (`REFBENCH_LARGE=1`).
+fn large() -> bool {
+    std::env::var("REFBENCH_LARGE").is_ok_and(|v| v == "1")
+}
+
 /// The job at 1,000 (and, with `REFBENCH_LARGE=1`, 10,000) due
 /// conversions, in a table holding 20,000 that are not due.
 pub async fn rows(b: &mut Bench) {
@@ -174,7 +179,7 @@ pub async fn rows(b: &mut Bench) {
     .await;
     // DynamoDB Local slows down as its table grows, so the 10,000 run takes
     // most of the job's 12-minute budget on a busy machine: asked for alone.
-    if std::env::var("REFBENCH_LARGE").is_ok_and(|v| v == "1") {
+    if large() {
         seed(&app, &p, 10_000, true).await;
         measured_run(
             b,
@@ -235,6 +240,9 @@ async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programm
         rows: Vec::new(),
     };
     let k = Some(key.as_str());
+    // The job made 10 payouts per run: of 100 conversions each after the
+    // 1,000 run, of 1,000 after the 10,000 run.
+    let held = if large() { "1,000" } else { "100" };
     b.measure(
         "GET /payouts?limit=20 (page 1)",
         Method::GET,
@@ -267,7 +275,7 @@ async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programm
     let body = json!({"paymentDate": "2026-11-23", "paymentMethod": "wire"});
     let path = format!("/api/v1/payouts/{one}/mark-paid");
     b.measure_status(
-        "POST /payouts/{id}/mark-paid (1,000 conversions settled)",
+        &format!("POST /payouts/{{id}}/mark-paid ({held} conversions settled)"),
         200,
         Method::POST,
         &path,
@@ -277,7 +285,7 @@ async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programm
     .await;
     let path = format!("/api/v1/payouts/{two}/mark-paid");
     b.measure_status(
-        "PUT /payouts/{id}/mark-paid (from PENDING, 1,000 conversions)",
+        &format!("PUT /payouts/{{id}}/mark-paid (from PENDING, {held} conversions)"),
         200,
         Method::PUT,
         &path,
@@ -287,7 +295,7 @@ async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programm
     .await;
     let path = format!("/api/v1/payouts/{three}/reject");
     b.measure_status(
-        "POST /payouts/{id}/reject (1,000 conversions back to the pool)",
+        &format!("POST /payouts/{{id}}/reject ({held} conversions back to the pool)"),
         200,
         Method::POST,
         &path,
@@ -297,7 +305,7 @@ async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programm
     .await;
     let cancel = json!({"payoutIds": [ids[3]], "reason": "bench"});
     b.measure_status(
-        "POST /payouts/bulk-cancel (1 payout of 1,000 conversions)",
+        &format!("POST /payouts/bulk-cancel (1 payout of {held} conversions)"),
         200,
         Method::POST,
         "/api/v1/payouts/bulk-cancel",
