@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use refctl::runtime_api::{function_command, Outcome, RuntimeApi};
 use serde_json::Value;
 use shared::config::Config;
-use shared::domain::tenant::Mode;
 use shared::store::accounts;
 use shared::App;
 
@@ -159,10 +158,7 @@ async fn prepare(mut config: Config) -> (std::sync::Arc<App>, Vec<(&'static str,
     let account = accounts::create_account(&app.store, "Cold", "growth")
         .await
         .unwrap();
-    let (_, key) =
-        shared::auth::keys::create_key(&app.store, &app.signing, &account.id, "cold", Mode::Test)
-            .await
-            .unwrap();
+    let key = crate::test_key(&app, &account.id).await;
     let campaign = shared::ids::new_id(shared::ids::IdKind::Campaign);
     (app, vec![(SAMPLE_KEY, key), (SAMPLE_CAMPAIGN, campaign)])
 }

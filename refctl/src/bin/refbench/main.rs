@@ -25,7 +25,27 @@ struct Bench {
     rows: Vec<(String, u64, u64, f64, f64)>,
 }
 
+/// A test-mode key of an existing account, for the benchmark's requests.
+async fn test_key(app: &App, account_id: &str) -> String {
+    let (_, key) =
+        shared::auth::keys::create_key(&app.store, &app.signing, account_id, "bench", Mode::Test)
+            .await
+            .unwrap();
+    key
+}
+
 impl Bench {
+    /// A bench on `app`'s router and a test-mode key of `account_id`.
+    async fn with_key(app: Arc<App>, account_id: &str) -> (Bench, String) {
+        let key = test_key(&app, account_id).await;
+        let b = Bench {
+            app,
+            router: refctl::serve::router(),
+            rows: Vec::new(),
+        };
+        (b, key)
+    }
+
     async fn send(
         &self,
         method: Method,
@@ -175,15 +195,7 @@ async fn main() {
     let account = accounts::create_account(&app.store, "Bench", "enterprise")
         .await
         .unwrap();
-    let (_, key) =
-        shared::auth::keys::create_key(&app.store, &app.signing, &account.id, "bench", Mode::Test)
-            .await
-            .unwrap();
-    let mut b = Bench {
-        app: app.clone(),
-        router: refctl::serve::router(),
-        rows: Vec::new(),
-    };
+    let (mut b, key) = Bench::with_key(app.clone(), &account.id).await;
     let k = Some(key.as_str());
     // `refbench cold-start`, `load`, `hot` and `webhooks` run one section alone;
     // without an argument it measures every operation (scripts/bench.sh runs

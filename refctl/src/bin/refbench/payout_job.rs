@@ -225,20 +225,7 @@ async fn payout_ids(b: &mut Bench, key: &str, query: &str) -> Vec<String> {
 
 /// The payout endpoints on the payouts the job made, and batch-process of 100.
 async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programme) {
-    let (_, key) = shared::auth::keys::create_key(
-        &app.store,
-        &app.signing,
-        &p.tenant.account_id,
-        "bench",
-        Mode::Test,
-    )
-    .await
-    .unwrap();
-    let mut b = Bench {
-        app: app.clone(),
-        router: refctl::serve::router(),
-        rows: Vec::new(),
-    };
+    let (mut b, key) = Bench::with_key(app.clone(), &p.tenant.account_id).await;
     let k = Some(key.as_str());
     // The job made 10 payouts per run: of 100 conversions each after the
     // 1,000 run, of 1,000 after the 10,000 run.
