@@ -311,6 +311,19 @@ async fn identify_binds_the_first_affiliate_and_keeps_it() {
         assert_eq!(attr(&item, "affiliateId"), second);
         assert!(!item.contains_key("linkedFrom"));
     }
+    // Both bound now: nothing new, whichever session names them.
+    let r = identify(
+        json!({"sessionId": s1, "customerId": "cus_77", "customerEmail": "bea@example.com"}),
+    )
+    .await;
+    assert_eq!(r.data()["bound"], false);
+    let item = stored(&keys::referral(
+        &tenant,
+        &CustomerKey::from_id("cus_77").unwrap(),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(attr(&item, "affiliateId"), second, "first touch kept");
     // The same customer id in the live mode is another customer.
     let live = Tenant::new(m.account_id.clone(), Mode::Live);
     assert!(stored(&keys::referral(

@@ -107,6 +107,10 @@ pub struct Binding<'a> {
 /// affiliate in one transaction; when some already are, the unbound ones join
 /// the earliest existing binding (recorded in `linkedFrom`), so a customer
 /// never ends up with different affiliates under different identities.
+///
+/// The first plan assumes none is bound (a customer's first identify) and
+/// reads nothing: a cancelled transaction returns the bindings that exist,
+/// so the next plan needs no read either. Only a lost race reads again.
 pub async fn bind_identities(
     store: &Store,
     tenant: &Tenant,
@@ -132,23 +136,58 @@ pub async fn bind_identities(
         [key] => return bind_first(store, tenant, &referral(key, None)).await,
         _ => {}
     }
+    let mut first = true;
     let bound = retry(BIND_ATTEMPTS, || {
-        bind_missing(store, tenant, keys, &referral)
+        let known = std::mem::take(&mut first).then(Vec::new);
+        bind_missing(store, tenant, keys, &referral, known)
     })
     .await?;
     Ok(bound.unwrap_or(false))
 }
 
-/// One try of [`bind_identities`]: binds the identities not bound yet to the
-/// earliest existing binding (or to the new one); a conflict when a concurrent
-/// call bound one of them meanwhile, so the plan is made again.
+/// One try of [`bind_identities`], from the bindings `known` to exist (read
+/// when `None`): binds the others, re-planning once on the bindings a
+/// cancellation returns; a conflict when a concurrent call won a race.
 async fn bind_missing(
     store: &Store,
     tenant: &Tenant,
     keys: &[CustomerKey],
     referral: &impl Fn(&CustomerKey, Option<&Referral>) -> Referral,
+    known: Option<Vec<Referral>>,
 ) -> Result<Attempt<bool>> {
-    let existing = get_many(store, tenant, keys).await?;
+    let mut existing = match known {
+        Some(known) => known,
+        None => get_many(store, tenant, keys).await?,
+    };
+    for _ in 0..2 {
+        match commit_missing(store, tenant, keys, referral, &existing).await? {
+            Commit::Done(bound) => return Ok(Attempt::Done(bound)),
+            Commit::Found(found) => existing.extend(found),
+            Commit::Raced => break,
+        }
+    }
+    Ok(Attempt::Conflict)
+}
+
+/// What committing a plan of bindings came to.
+enum Commit {
+    /// Applied (true when something was bound), or nothing left to bind (false).
+    Done(bool),
+    /// Cancelled: these identities were bound already.
+    Found(Vec<Referral>),
+    /// A single binding lost its race; what won is not known.
+    Raced,
+}
+
+/// Binds the identities not in `existing` to the earliest existing binding
+/// (or to the new one).
+async fn commit_missing(
+    store: &Store,
+    tenant: &Tenant,
+    keys: &[CustomerKey],
+    referral: &impl Fn(&CustomerKey, Option<&Referral>) -> Referral,
+    existing: &[Referral],
+) -> Result<Commit> {
     let owner = existing.iter().min_by_key(|r| r.bound_at);
     let missing: Vec<&CustomerKey> = keys
         .iter()
@@ -162,17 +201,21 @@ async fn bind_missing(
         tx.put_new(BindIdentity, item(tenant, &referral(k, owner))?);
     }
     match tx.len() {
-        0 => Ok(Attempt::Done(false)),
+        0 => Ok(Commit::Done(false)),
         1 => Ok(
-            if bind_first(store, tenant, &referral(missing[0], owner)).await? {
-                Attempt::Done(true)
-            } else {
-                Attempt::Conflict
+            match bind_first(store, tenant, &referral(missing[0], owner)).await? {
+                true => Commit::Done(true),
+                false => Commit::Raced,
             },
         ),
         _ => match store.transact(tx).await {
-            Ok(()) => Ok(Attempt::Done(true)),
-            Err(e) if e.failed(BindIdentity) => Ok(Attempt::Conflict),
+            Ok(()) => Ok(Commit::Done(true)),
+            Err(e) if e.failed(BindIdentity) => Ok(Commit::Found(
+                e.old_items(BindIdentity)
+                    .into_iter()
+                    .map(|item| from_item(item.clone()))
+                    .collect::<Result<_>>()?,
+            )),
             Err(e) => Err(e.into_error()),
         },
     }

@@ -62,6 +62,18 @@ impl<R: Copy + PartialEq + std::fmt::Debug> TxError<R> {
         self.failure(role).and_then(Option::as_ref)
     }
 
+    /// The old items of every action of `role` that failed its condition.
+    pub fn old_items(&self, role: R) -> Vec<&Item> {
+        match self {
+            TxError::Cancelled(r) => r
+                .iter()
+                .filter(|(rl, code, _)| *rl == role && code.as_deref() == Some(CONDITION_FAILED))
+                .filter_map(|(_, _, item)| item.as_ref())
+                .collect(),
+            TxError::Failed(_) => Vec::new(),
+        }
+    }
+
     fn failure(&self, role: R) -> Option<&Option<Item>> {
         match self {
             TxError::Cancelled(r) => r
