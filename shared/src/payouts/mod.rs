@@ -33,9 +33,31 @@ pub async fn transition(
     command: impl Fn(&Payout) -> Command,
     now: DateTime<Utc>,
 ) -> Result<Payout> {
+    transition_from(store, tenant, id, None, command, now).await
+}
+
+/// [`transition`], deciding first on `read` (the payout as the caller just
+/// read it, which saves a round trip); a retry after a concurrent change
+/// reads it again.
+async fn transition_from(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    read: Option<Payout>,
+    command: impl Fn(&Payout) -> Command,
+    now: DateTime<Utc>,
+) -> Result<Payout> {
     let command = &command;
+    let read = &std::sync::Mutex::new(read);
     let committed = retry_on_conflict(TRANSITION_ATTEMPTS, "payout", || async move {
-        let before = store_payouts::get(store, tenant, id).await?;
+        let first = read
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let before = match first {
+            Some(p) => p,
+            None => store_payouts::get(store, tenant, id).await?,
+        };
         let (after, from, event) = match before.apply(command(&before), now)? {
             Outcome::Unchanged => return Ok(Attempt::Done((before, false))),
             Outcome::Changed {
@@ -63,11 +85,12 @@ pub async fn transition(
 
 /// Approves a payout whose invoice is in storage.
 pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
-    let present = invoice_present(app, tenant, id).await?;
-    transition(
+    let (payout, present) = with_invoice_presence(app, tenant, id).await?;
+    transition_from(
         &app.store,
         tenant,
         id,
+        Some(payout),
         |_| Command::Approve {
             invoice_present: present,
         },
@@ -76,12 +99,14 @@ pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -
     .await
 }
 
-async fn invoice_present(app: &App, tenant: &Tenant, id: &str) -> Result<bool> {
+/// The payout, and whether the invoice it names is in storage.
+async fn with_invoice_presence(app: &App, tenant: &Tenant, id: &str) -> Result<(Payout, bool)> {
     let p = store_payouts::get(&app.store, tenant, id).await?;
-    match &p.invoice_key {
-        Some(key) => Ok(app.files().head(key).await?.is_some()),
-        None => Ok(false),
-    }
+    let present = match &p.invoice_key {
+        Some(key) => app.files().head(key).await?.is_some(),
+        None => false,
+    };
+    Ok((p, present))
 }
 
 /// Processes one payout (batch-process): approved (when invoiced), handed
@@ -89,11 +114,12 @@ async fn invoice_present(app: &App, tenant: &Tenant, id: &str) -> Result<bool> {
 /// APPROVED again with 503 when the provider fails; the manual provider
 /// leaves it PROCESSING.
 pub async fn process(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
-    let present = invoice_present(app, tenant, id).await?;
-    let processing = transition(
+    let (payout, present) = with_invoice_presence(app, tenant, id).await?;
+    let processing = transition_from(
         &app.store,
         tenant,
         id,
+        Some(payout),
         |_| Command::Process {
             invoice_present: present,
         },
