@@ -51,6 +51,7 @@ impl App {
     pub async fn new(config: Config) -> Arc<App> {
         let t = config.sdk_timeouts;
         let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .http_client(crate::tls::sdk_http_client())
             .region(Region::new(config.region.clone()))
             .timeout_config(
                 TimeoutConfig::builder()
@@ -97,10 +98,7 @@ impl App {
             #[cfg(feature = "files")]
             payments: Arc::new(Payments::new(&config)),
             lookups: Arc::new(Lookups::default()),
-            // Start-up only: a TLS back end that cannot load is a broken build.
-            webhooks: Arc::new(
-                Webhooks::new(&config.webhooks).expect("the webhook HTTP client builds"),
-            ),
+            webhooks: Arc::new(Webhooks::new(&config.webhooks)),
             signing: Arc::new(signing),
             config,
         })
@@ -132,15 +130,26 @@ impl App {
     }
 }
 
-/// Installs the JSON log subscriber once; `RUST_LOG` filters it.
+/// Installs the JSON log subscriber once. `RUST_LOG` filters it by level and
+/// target (`warn`, `info,shared=debug`); a value that does not parse, or
+/// none, means `info`.
 pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .and_then(|v| v.parse::<tracing_subscriber::filter::Targets>().ok())
+        .unwrap_or_else(|| {
+            tracing_subscriber::filter::Targets::new()
+                .with_default(tracing_subscriber::filter::LevelFilter::INFO)
+        });
     let _ = tracing_subscriber::fmt()
         .json()
-        .with_env_filter(filter)
         .with_current_span(true)
         .with_span_list(false)
         .with_target(false)
+        .finish()
+        .with(filter)
         .try_init();
 }

@@ -22,6 +22,7 @@ pub mod retry;
 pub mod routes;
 pub mod store;
 pub mod timestamp;
+pub mod tls;
 pub mod validation;
 pub mod webhook_schedule;
 pub mod webhook_signature;

@@ -326,7 +326,7 @@ pub async fn affiliate_with_code(key: &str, campaign_id: &str, code: &str) -> Va
 /// without a crypto provider of its own).
 pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder()
-        .use_preconfigured_tls(shared::webhooks::delivery::tls_config())
+        .use_preconfigured_tls(shared::tls::webhook_client_config())
         .build()
         .unwrap()
 }

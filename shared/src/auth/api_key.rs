@@ -1,8 +1,14 @@
 //! The key value: `rk_<mode>_` + an HS256 JWT naming the key, its account and mode.
+//!
+//! The token is a compact JWS (RFC 7515) signed with HMAC-SHA256, built here
+//! from `hmac` and `sha2` rather than a JWT library: keys only ever use one
+//! algorithm, and a library that can verify any algorithm links RSA and
+//! elliptic-curve code into every function. A test checks tokens both ways
+//! against the reference `jsonwebtoken` crate.
 
-use jsonwebtoken::{
-    decode, decode_header, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation,
-};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -44,21 +50,58 @@ pub fn issue_signed(
     account_id: &str,
     mode: Mode,
 ) -> String {
-    let mut header = Header::new(Algorithm::HS256);
-    header.kid = version.map(str::to_string);
+    let header = TokenHeader {
+        typ: Some("JWT".to_string()),
+        alg: ALGORITHM.to_string(),
+        kid: version.map(str::to_string),
+    };
     let claims = Claims {
         kid: key_id.to_string(),
         acct: account_id.to_string(),
         mode,
         iat: chrono::Utc::now().timestamp(),
     };
-    let token = encode(
-        &header,
-        &claims,
-        &EncodingKey::from_secret(secret.as_bytes()),
-    )
-    .expect("HS256 signing cannot fail");
-    format!("{}{}", prefix(mode), token)
+    // Serializing structs of strings and numbers cannot fail.
+    let header = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&header).expect("a header serializes"));
+    let claims = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).expect("claims serialize"));
+    let signature = URL_SAFE_NO_PAD.encode(mac(secret, &header, &claims).finalize().into_bytes());
+    format!("{}{header}.{claims}.{signature}", prefix(mode))
+}
+
+/// The one signing algorithm of key tokens.
+const ALGORITHM: &str = "HS256";
+
+/// A key token's JOSE header.
+#[derive(Debug, Serialize, Deserialize)]
+struct TokenHeader {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    typ: Option<String>,
+    alg: String,
+    /// The signing secret's version (absent for a plain secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kid: Option<String>,
+}
+
+/// A token's three parts and its decoded header; `None` unless it has
+/// exactly three parts and its header is JSON naming an algorithm.
+fn split(token: &str) -> Option<(&str, &str, &str, TokenHeader)> {
+    let mut parts = token.split('.');
+    let (header, claims, signature) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let decoded = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
+    Some((header, claims, signature, decoded))
+}
+
+/// The HMAC-SHA256 of a token's signing input (`header.claims`).
+fn mac(secret: &str, header: &str, claims: &str) -> Hmac<Sha256> {
+    // HMAC takes a key of any length.
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
+    mac.update(header.as_bytes());
+    mac.update(b".");
+    mac.update(claims.as_bytes());
+    mac
 }
 
 /// The secret version a key value names (its JWT header's `kid`), read
@@ -68,7 +111,7 @@ pub fn secret_version(raw: &str) -> Option<Option<String>> {
     let token = raw
         .strip_prefix(prefix(Mode::Live))
         .or_else(|| raw.strip_prefix(prefix(Mode::Test)))?;
-    decode_header(token).ok().map(|h| h.kid)
+    split(token).map(|(_, _, _, header)| header.kid)
 }
 
 /// Verifies the prefix, the pinned algorithm, the signature and the shape of
@@ -81,17 +124,15 @@ pub fn verify(secret: &str, raw: &str) -> Option<Claims> {
     } else {
         (Mode::Test, raw.strip_prefix(prefix(Mode::Test))?)
     };
-    let mut validation = Validation::new(Algorithm::HS256);
-    validation.required_spec_claims.clear();
-    validation.validate_exp = false;
-    validation.validate_aud = false;
-    let data = decode::<Claims>(
-        token,
-        &DecodingKey::from_secret(secret.as_bytes()),
-        &validation,
-    )
-    .ok()?;
-    let c = data.claims;
+    let (header, claims, signature, decoded) = split(token)?;
+    // The algorithm is pinned: `none` or any other is refused unverified.
+    if decoded.alg != ALGORITHM {
+        return None;
+    }
+    let signature = URL_SAFE_NO_PAD.decode(signature).ok()?;
+    // Constant-time comparison.
+    mac(secret, header, claims).verify_slice(&signature).ok()?;
+    let c: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).ok()?).ok()?;
     let well_formed = ids::is_valid(IdKind::Key, &c.kid) && ids::is_valid(IdKind::Account, &c.acct);
     (c.mode == mode && well_formed).then_some(c)
 }
@@ -105,8 +146,6 @@ pub fn hash(raw: &str) -> String {
 mod tests {
     use super::*;
     use crate::ids::new_id;
-    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    use base64::Engine;
 
     const SECRET: &str = "a-test-secret-that-is-long-enough-123";
 
@@ -169,5 +208,58 @@ mod tests {
             );
         }
         assert!(verify(SECRET, &issue(SECRET, &kid, &acct, Mode::Live)).is_some());
+    }
+
+    #[test]
+    fn tokens_agree_with_the_reference_jwt_library_both_ways() {
+        use jsonwebtoken::{
+            decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation,
+        };
+        let (kid, acct) = (new_id(IdKind::Key), new_id(IdKind::Account));
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.required_spec_claims.clear();
+        validation.validate_exp = false;
+        let ours = issue_signed(SECRET, Some("v-7"), &kid, &acct, Mode::Live);
+        let token = ours.strip_prefix("rk_live_").unwrap();
+        let read = decode::<Claims>(
+            token,
+            &DecodingKey::from_secret(SECRET.as_bytes()),
+            &validation,
+        )
+        .unwrap();
+        assert_eq!(read.header.kid.as_deref(), Some("v-7"));
+        assert_eq!(read.header.alg, Algorithm::HS256);
+        assert_eq!(
+            (read.claims.kid.as_str(), read.claims.acct.as_str()),
+            (kid.as_str(), acct.as_str())
+        );
+        let wrong = DecodingKey::from_secret(b"another-secret-that-is-long-enough-1");
+        assert!(decode::<Claims>(token, &wrong, &validation).is_err());
+
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some("v-8".to_string());
+        let claims = Claims {
+            kid: kid.clone(),
+            acct: acct.clone(),
+            mode: Mode::Test,
+            iat: 1,
+        };
+        let theirs = encode(
+            &header,
+            &claims,
+            &EncodingKey::from_secret(SECRET.as_bytes()),
+        )
+        .unwrap();
+        let raw = format!("rk_test_{theirs}");
+        assert_eq!(verify(SECRET, &raw), Some(claims));
+        assert_eq!(secret_version(&raw), Some(Some("v-8".to_string())));
+        let other = Header::new(Algorithm::HS384);
+        let hs384 = encode(
+            &other,
+            &read.claims,
+            &EncodingKey::from_secret(SECRET.as_bytes()),
+        )
+        .unwrap();
+        assert!(verify(SECRET, &format!("rk_live_{hs384}")).is_none());
     }
 }

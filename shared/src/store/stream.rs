@@ -51,6 +51,7 @@ pub struct TableStream {
 /// endpoint and credentials (static ones for a local endpoint, as `App` does).
 async fn streams_client(config: &Config) -> Client {
     let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(crate::tls::sdk_http_client())
         .region(Region::new(config.region.clone()))
         .timeout_config(
             aws_config::timeout::TimeoutConfig::builder()

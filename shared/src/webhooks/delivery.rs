@@ -39,23 +39,6 @@ pub struct Deliverer {
     timeout: Duration,
 }
 
-/// The TLS set-up for outgoing HTTPS: rustls on aws-lc-rs (the AWS SDK's own
-/// stack and crypto backend) trusting the Mozilla roots. Explicit, so no
-/// process-wide default provider is needed and no second backend is linked.
-pub fn tls_config() -> rustls::ClientConfig {
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::aws_lc_rs::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    // The provider above supports the default versions: a failure is a broken build.
-    .expect("aws-lc-rs supports TLS 1.2 and 1.3")
-    .with_root_certificates(roots)
-    .with_no_client_auth()
-}
-
 impl Deliverer {
     /// A deliverer with the contract's 15 s timeout.
     pub fn new() -> Result<Deliverer, reqwest::Error> {
@@ -73,7 +56,7 @@ impl Deliverer {
             .dns_resolver(Arc::clone(&pins))
             .timeout(timeout)
             .user_agent(USER_AGENT)
-            .use_preconfigured_tls(tls_config())
+            .use_preconfigured_tls(crate::tls::webhook_client_config())
             .build()?;
         Ok(Deliverer {
             client,

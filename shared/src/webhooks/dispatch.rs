@@ -144,7 +144,8 @@ async fn post(
         &body,
         &endpoint.signing_secrets(at),
     );
-    Ok(app.webhooks.deliverer.post(&target, &headers, body).await)
+    let deliverer = app.webhooks.deliverer().map_err(crate::Error::internal)?;
+    Ok(deliverer.post(&target, &headers, body).await)
 }
 
 /// What a sweep did.

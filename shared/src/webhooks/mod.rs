@@ -112,8 +112,11 @@ impl WebhookSettings {
 /// shared by every invocation (the HTTP client keeps its connections).
 #[derive(Debug, Clone)]
 pub struct Webhooks {
-    /// Sends the attempts.
-    pub deliverer: Deliverer,
+    /// Sends the attempts; built on the first delivery, so the functions that
+    /// never deliver never build an HTTP client and its TLS set-up.
+    deliverer: std::sync::OnceLock<Deliverer>,
+    /// How long one attempt may take.
+    timeout: Duration,
     /// When failed deliveries are tried again.
     pub retry_schedule: RetrySchedule,
     /// Whether `http` and loopback endpoint URLs are allowed (local only).
@@ -123,14 +126,24 @@ pub struct Webhooks {
 }
 
 impl Webhooks {
-    /// Builds the deliverer for the settings.
-    pub fn new(settings: &WebhookSettings) -> Result<Webhooks, reqwest::Error> {
-        Ok(Webhooks {
-            deliverer: Deliverer::with_timeout(settings.timeout)?,
+    /// Holds the settings; the deliverer is built on first use.
+    pub fn new(settings: &WebhookSettings) -> Webhooks {
+        Webhooks {
+            deliverer: std::sync::OnceLock::new(),
+            timeout: settings.timeout,
             retry_schedule: settings.retry_schedule.clone(),
             allow_local: settings.allow_local,
             loopback_only: settings.loopback_only,
-        })
+        }
+    }
+
+    /// The deliverer, built the first time one is needed.
+    pub fn deliverer(&self) -> Result<&Deliverer, reqwest::Error> {
+        if let Some(deliverer) = self.deliverer.get() {
+            return Ok(deliverer);
+        }
+        let built = Deliverer::with_timeout(self.timeout)?;
+        Ok(self.deliverer.get_or_init(|| built))
     }
 
     /// Which addresses endpoint URLs may point at under these settings.
