@@ -63,9 +63,87 @@ mod tests {
     }
 
     #[test]
-    fn both_clients_build() {
-        let _ = sdk_http_client();
+    fn the_webhook_client_config_offers_tls_1_2_and_1_3() {
         let config = webhook_client_config();
         assert!(config.crypto_provider().cipher_suites.len() >= 3);
+    }
+
+    const TEST_CA: &[u8] = include_bytes!("../tests/fixtures/test-ca.pem");
+    const LEAF: &[u8] = include_bytes!("../tests/fixtures/localhost-cert.pem");
+    const LEAF_KEY: &[u8] = include_bytes!("../tests/fixtures/localhost-key.pem");
+
+    /// A TLS server on loopback, with a certificate for `localhost` from a
+    /// test CA, answering every request with an empty ListTables result.
+    async fn tls_server() -> u16 {
+        use rustls::pki_types::PrivateKeyDer;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![CertificateDer::from_pem_slice(LEAF).unwrap()],
+            PrivateKeyDer::from_pem_slice(LEAF_KEY).unwrap(),
+        )
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    continue;
+                };
+                let mut buf = vec![0u8; 16 * 1024];
+                let _ = tls.read(&mut buf).await;
+                let body = "{}";
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\n\
+                     content-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tls.write_all(reply.as_bytes()).await;
+                let _ = tls.shutdown().await;
+            }
+        });
+        port
+    }
+
+    /// A DynamoDB client on `http` calling the server on `port`.
+    fn dynamodb(http: SharedHttpClient, port: u16) -> aws_sdk_dynamodb::Client {
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+                "test", "test", None, None, "test",
+            ))
+            .http_client(http)
+            .endpoint_url(format!("https://localhost:{port}"))
+            .build();
+        aws_sdk_dynamodb::Client::from_conf(config)
+    }
+
+    #[tokio::test]
+    async fn sdk_clients_refuse_a_server_no_amazon_root_vouches_for() {
+        let port = tls_server().await;
+        // The same server is fine for a client that trusts its CA, so the
+        // refusal below is the trust store's doing, not the handshake's.
+        let trusting = aws_smithy_http_client::Builder::new()
+            .tls_provider(tls::Provider::Rustls(CryptoMode::Ring))
+            .tls_context(
+                TlsContext::builder()
+                    .with_trust_store(TrustStore::empty().with_pem_certificate(TEST_CA))
+                    .build()
+                    .unwrap(),
+            )
+            .build_https();
+        let listed = dynamodb(trusting, port).list_tables().send().await;
+        assert!(listed.is_ok(), "{listed:?}");
+
+        let refused = dynamodb(sdk_http_client(), port).list_tables().send().await;
+        let err = format!("{:?}", refused.expect_err("an unknown issuer is refused"));
+        assert!(err.contains("UnknownIssuer"), "{err}");
     }
 }
