@@ -15,9 +15,15 @@ fi
 cleanup() { if [ "$started_stack" = 1 ]; then scripts/stack.sh stop test; fi; }
 trap cleanup EXIT
 
-# Call and capacity counts do not depend on optimisation: the dev build is enough.
-cargo build --quiet -p refctl --bin refbench
-bench() { cargo run --quiet -p refctl --bin refbench -- "$@"; }
+# Call and capacity counts do not depend on optimisation: the dev build is
+# enough for them. The rates (load, hot) are measured on the release build,
+# the code Lambda runs.
+bench() {
+  case "${1:-}" in
+    load|hot) cargo run --release --quiet -p refctl --bin refbench -- "$@" ;;
+    *) cargo run --quiet -p refctl --bin refbench -- "$@" ;;
+  esac
+}
 
 # One section: `scripts/bench.sh webhooks|load|hot|cold-start`.
 if [ $# -gt 0 ]; then

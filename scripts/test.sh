@@ -27,6 +27,17 @@ for p in affiliates applications assets campaigns conversions public webhooks; d
 done
 echo "ok: none of them"
 
+step "no function links aws-config (whole credential chain) or aws-lc-rs (a second crypto backend)"
+for p in affiliates applications assets campaigns conversions invoices payout-job payouts public webhooks; do
+  for dep in aws-config aws-lc-rs; do
+    if cargo tree --quiet -e normal -p "$p" -i "$dep" >/dev/null 2>&1; then
+      echo "$p links $dep (cargo tree -e features -p $p -i $dep)" >&2
+      exit 1
+    fi
+  done
+done
+echo "ok: none of them"
+
 started_stack=0
 if ! DDB_PORT=${TEST_DDB_PORT:-18000} S3_PORT=${TEST_S3_PORT:-19000} scripts/stack.sh status test >/dev/null 2>&1; then
   step "start the test stack"

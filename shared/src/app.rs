@@ -4,9 +4,8 @@ use std::sync::Arc;
 #[cfg(feature = "files")]
 use std::sync::OnceLock;
 
-use aws_config::retry::RetryConfig;
-use aws_config::timeout::TimeoutConfig;
-use aws_sdk_dynamodb::config::{Credentials, Region};
+#[cfg(feature = "files")]
+use aws_types::SdkConfig;
 
 use crate::auth::signing::SigningKeys;
 use crate::config::Config;
@@ -31,7 +30,7 @@ pub struct App {
     files: Arc<OnceLock<Files>>,
     /// The SDK settings the lazily built clients start from.
     #[cfg(feature = "files")]
-    sdk: aws_config::SdkConfig,
+    sdk: SdkConfig,
     /// How payouts are paid, per mode.
     #[cfg(feature = "files")]
     pub payments: Arc<Payments>,
@@ -44,28 +43,9 @@ pub struct App {
 }
 
 impl App {
-    /// Builds the clients for a configuration. Endpoint overrides imply the
-    /// local stack, which takes static credentials so no metadata lookup happens.
-    /// Both clients share the configured timeouts and retry bound, so a
-    /// stalled store fails a call instead of holding it until the Lambda dies.
+    /// Builds the clients for a configuration (see [`crate::sdk::config`]).
     pub async fn new(config: Config) -> Arc<App> {
-        let t = config.sdk_timeouts;
-        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .http_client(crate::tls::sdk_http_client())
-            .region(Region::new(config.region.clone()))
-            .timeout_config(
-                TimeoutConfig::builder()
-                    .connect_timeout(t.connect)
-                    .operation_attempt_timeout(t.attempt)
-                    .operation_timeout(t.operation)
-                    .build(),
-            )
-            .retry_config(RetryConfig::standard().with_max_attempts(t.max_attempts));
-        if config.dynamodb_endpoint.is_some() || config.s3_endpoint.is_some() {
-            loader = loader
-                .credentials_provider(Credentials::new("local", "local", None, None, "local"));
-        }
-        let sdk = loader.load().await;
+        let sdk = crate::sdk::config(&config).await;
 
         let metrics = Arc::new(CallMetrics::default());
         let mut ddb =

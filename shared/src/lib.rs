@@ -20,6 +20,7 @@ pub mod payouts;
 pub mod rate_limit;
 pub mod retry;
 pub mod routes;
+pub mod sdk;
 pub mod store;
 pub mod timestamp;
 pub mod tls;

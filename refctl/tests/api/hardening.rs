@@ -466,3 +466,34 @@ async fn every_response_is_nosniff_and_authenticated_ones_are_no_store() {
         );
     }
 }
+
+/// The functions' SDK settings, built without aws-config, make real calls:
+/// they answer from DynamoDB Local, and a black hole still fails within the
+/// configured timeouts (the sleep and time sources the SDK needs are there).
+#[tokio::test]
+async fn the_functions_sdk_settings_call_dynamodb_and_time_out() {
+    let config = test_config();
+    let client = |endpoint: &str, config: &Config| {
+        let sdk = shared::sdk::plain_config(config, |_| None);
+        aws_sdk_dynamodb::Client::from_conf(
+            aws_sdk_dynamodb::config::Builder::from(&sdk)
+                .endpoint_url(endpoint)
+                .build(),
+        )
+    };
+    let endpoint = config.dynamodb_endpoint.clone().unwrap();
+    let listed = client(&endpoint, &config).list_tables().send().await;
+    assert!(listed.is_ok(), "{listed:?}");
+
+    let mut stalled = config.clone();
+    stalled.sdk_timeouts = short_timeouts(Duration::from_secs(2));
+    let err = client(&black_hole(), &stalled)
+        .list_tables()
+        .send()
+        .await
+        .expect_err("nothing answers");
+    assert!(
+        matches!(err, aws_sdk_dynamodb::error::SdkError::TimeoutError(_)),
+        "{err:?}"
+    );
+}

@@ -15,9 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use aws_sdk_dynamodbstreams::config::interceptors::BeforeDeserializationInterceptorContextMut;
-use aws_sdk_dynamodbstreams::config::{
-    ConfigBag, Credentials, Intercept, Region, RuntimeComponents,
-};
+use aws_sdk_dynamodbstreams::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodbstreams::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodbstreams::types::{OperationType, Record, ShardIteratorType};
 use aws_sdk_dynamodbstreams::Client;
@@ -47,25 +45,20 @@ pub struct TableStream {
     finished: HashSet<String>,
 }
 
-/// A client of the DynamoDB Streams API with the configuration's region,
-/// endpoint and credentials (static ones for a local endpoint, as `App` does).
+/// A client of the DynamoDB Streams API with the process's SDK settings
+/// (`sdk::config`) and the configuration's endpoint.
 async fn streams_client(config: &Config) -> Client {
-    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(crate::tls::sdk_http_client())
-        .region(Region::new(config.region.clone()))
+    let sdk = crate::sdk::config(config).await;
+    // Reads are bounded by the connect and whole-operation timeouts only.
+    let mut streams = aws_sdk_dynamodbstreams::config::Builder::from(&sdk)
+        .interceptor(RepairEmptyMaps)
         .timeout_config(
-            aws_config::timeout::TimeoutConfig::builder()
+            aws_smithy_types::timeout::TimeoutConfig::builder()
                 .connect_timeout(config.sdk_timeouts.connect)
                 .operation_timeout(config.sdk_timeouts.operation)
+                .disable_operation_attempt_timeout()
                 .build(),
         );
-    if config.dynamodb_endpoint.is_some() {
-        loader =
-            loader.credentials_provider(Credentials::new("local", "local", None, None, "local"));
-    }
-    let sdk = loader.load().await;
-    let mut streams =
-        aws_sdk_dynamodbstreams::config::Builder::from(&sdk).interceptor(RepairEmptyMaps);
     if let Some(ep) = &config.dynamodb_endpoint {
         streams = streams.endpoint_url(ep);
     }
