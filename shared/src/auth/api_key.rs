@@ -211,6 +211,20 @@ mod tests {
     }
 
     #[test]
+    fn a_token_naming_another_algorithm_is_refused_even_when_hs256_signed() {
+        let (kid, acct) = (new_id(IdKind::Key), new_id(IdKind::Account));
+        let good = issue(SECRET, &kid, &acct, Mode::Live);
+        let claims = good.split('.').nth(1).unwrap();
+        for alg in ["HS512", "none", "RS256"] {
+            let header = URL_SAFE_NO_PAD.encode(format!(r#"{{"typ":"JWT","alg":"{alg}"}}"#));
+            let sig = URL_SAFE_NO_PAD.encode(mac(SECRET, &header, claims).finalize().into_bytes());
+            let forged = format!("rk_live_{header}.{claims}.{sig}");
+            assert!(verify(SECRET, &forged).is_none(), "{alg}");
+        }
+        assert!(verify(SECRET, &good).is_some());
+    }
+
+    #[test]
     fn tokens_agree_with_the_reference_jwt_library_both_ways() {
         use jsonwebtoken::{
             decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation,
