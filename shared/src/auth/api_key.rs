@@ -82,16 +82,67 @@ struct TokenHeader {
     kid: Option<String>,
 }
 
-/// A token's three parts and its decoded header; `None` unless it has
-/// exactly three parts and its header is JSON naming an algorithm.
-fn split(token: &str) -> Option<(&str, &str, &str, TokenHeader)> {
-    let mut parts = token.split('.');
-    let (header, claims, signature) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
+/// A key value taken apart once: its mode, its token's three parts and the
+/// decoded header. Nothing in it is trusted until [`KeyToken::verify`].
+#[derive(Debug)]
+pub struct KeyToken<'a> {
+    mode: Mode,
+    header: &'a str,
+    claims: &'a str,
+    signature: &'a str,
+    decoded: TokenHeader,
+}
+
+impl<'a> KeyToken<'a> {
+    /// `None` unless `raw` has a mode's prefix and a token of exactly three
+    /// parts whose header is JSON naming an algorithm.
+    pub fn parse(raw: &'a str) -> Option<KeyToken<'a>> {
+        let (mode, token) = if let Some(t) = raw.strip_prefix(prefix(Mode::Live)) {
+            (Mode::Live, t)
+        } else {
+            (Mode::Test, raw.strip_prefix(prefix(Mode::Test))?)
+        };
+        let mut parts = token.split('.');
+        let (header, claims, signature) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() {
+            return None;
+        }
+        let decoded = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
+        Some(KeyToken {
+            mode,
+            header,
+            claims,
+            signature,
+            decoded,
+        })
     }
-    let decoded = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
-    Some((header, claims, signature, decoded))
+
+    /// The secret version the token names (its header's `kid`), read before
+    /// the signature is checked; `None` for a token naming no version.
+    pub fn secret_version(&self) -> Option<&str> {
+        self.decoded.kid.as_deref()
+    }
+
+    /// Checks the pinned algorithm, the signature and the shape of the ids
+    /// the claims name. Keys do not expire, so no `exp` is required;
+    /// revocation is checked against the store. Ids that cannot exist are
+    /// refused here, so no odd claim (empty, oversized, swapped) ever
+    /// reaches a store lookup.
+    pub fn verify(&self, secret: &str) -> Option<Claims> {
+        // The algorithm is pinned: `none` or any other is refused unverified.
+        if self.decoded.alg != ALGORITHM {
+            return None;
+        }
+        let signature = URL_SAFE_NO_PAD.decode(self.signature).ok()?;
+        // Constant-time comparison.
+        mac(secret, self.header, self.claims)
+            .verify_slice(&signature)
+            .ok()?;
+        let c: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(self.claims).ok()?).ok()?;
+        let well_formed =
+            ids::is_valid(IdKind::Key, &c.kid) && ids::is_valid(IdKind::Account, &c.acct);
+        (c.mode == self.mode && well_formed).then_some(c)
+    }
 }
 
 /// The HMAC-SHA256 of a token's signing input (`header.claims`).
@@ -104,37 +155,15 @@ fn mac(secret: &str, header: &str, claims: &str) -> Hmac<Sha256> {
     mac
 }
 
-/// The secret version a key value names (its JWT header's `kid`), read
-/// before the signature is checked: `None` for a value that is no token,
-/// `Some(None)` for a token naming no version.
+/// The secret version a key value names: `None` for a value that is no
+/// token, `Some(None)` for a token naming no version.
 pub fn secret_version(raw: &str) -> Option<Option<String>> {
-    let token = raw
-        .strip_prefix(prefix(Mode::Live))
-        .or_else(|| raw.strip_prefix(prefix(Mode::Test)))?;
-    split(token).map(|(_, _, _, header)| header.kid)
+    KeyToken::parse(raw).map(|t| t.secret_version().map(str::to_string))
 }
 
-/// Verifies the prefix, the pinned algorithm, the signature and the shape of
-/// the ids it names. Keys do not expire, so no `exp` is required; revocation
-/// is checked against the store. Ids that cannot exist are refused here, so
-/// no odd claim (empty, oversized, swapped) ever reaches a store lookup.
+/// Takes `raw` apart and verifies it (see [`KeyToken::verify`]).
 pub fn verify(secret: &str, raw: &str) -> Option<Claims> {
-    let (mode, token) = if let Some(t) = raw.strip_prefix(prefix(Mode::Live)) {
-        (Mode::Live, t)
-    } else {
-        (Mode::Test, raw.strip_prefix(prefix(Mode::Test))?)
-    };
-    let (header, claims, signature, decoded) = split(token)?;
-    // The algorithm is pinned: `none` or any other is refused unverified.
-    if decoded.alg != ALGORITHM {
-        return None;
-    }
-    let signature = URL_SAFE_NO_PAD.decode(signature).ok()?;
-    // Constant-time comparison.
-    mac(secret, header, claims).verify_slice(&signature).ok()?;
-    let c: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).ok()?).ok()?;
-    let well_formed = ids::is_valid(IdKind::Key, &c.kid) && ids::is_valid(IdKind::Account, &c.acct);
-    (c.mode == mode && well_formed).then_some(c)
+    KeyToken::parse(raw)?.verify(secret)
 }
 
 /// SHA-256 of the whole key value, hex: the only form the store keeps.

@@ -53,13 +53,14 @@ pub async fn verify(app: &App, header: Option<&str>) -> Result<SignedToken> {
         })
         .map(str::trim)
         .ok_or(Error::Unauthorized)?;
-    let version = api_key::secret_version(raw).ok_or(Error::Unauthorized)?;
+    // Taken apart once: the version picks the secret that checks it.
+    let token = api_key::KeyToken::parse(raw).ok_or(Error::Unauthorized)?;
     let secret = app
         .signing
-        .verifier(version.as_deref())
+        .verifier(token.secret_version())
         .await?
         .ok_or(Error::Unauthorized)?;
-    let claims = api_key::verify(&secret, raw).ok_or(Error::Unauthorized)?;
+    let claims = token.verify(&secret).ok_or(Error::Unauthorized)?;
     Ok(SignedToken {
         raw: raw.to_string(),
         claims,
