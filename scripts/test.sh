@@ -18,24 +18,25 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-step "functions that never touch S3 do not link aws-sdk-s3"
-for p in affiliates applications assets campaigns conversions public webhooks; do
-  if cargo tree --quiet -e normal -p "$p" -i aws-sdk-s3 >/dev/null 2>&1; then
-    echo "$p links aws-sdk-s3 (cargo tree -e features -p $p -i aws-sdk-s3)" >&2
-    exit 1
-  fi
-done
-echo "ok: none of them"
-
-step "no function links aws-config (whole credential chain) or aws-lc-rs (a second crypto backend)"
-for p in affiliates applications assets campaigns conversions invoices payout-job payouts public webhooks; do
-  for dep in aws-config aws-lc-rs; do
+# Fails when one of the packages links the crate: `refuse_link <crate> <package>...`.
+refuse_link() {
+  local dep=$1; shift
+  for p in "$@"; do
     if cargo tree --quiet -e normal -p "$p" -i "$dep" >/dev/null 2>&1; then
       echo "$p links $dep (cargo tree -e features -p $p -i $dep)" >&2
       exit 1
     fi
   done
-done
+}
+
+step "functions that never touch S3 do not link aws-sdk-s3"
+refuse_link aws-sdk-s3 affiliates applications assets campaigns conversions public webhooks
+echo "ok: none of them"
+
+step "no function links aws-config (whole credential chain) or aws-lc-rs (a second crypto backend)"
+functions=(affiliates applications assets campaigns conversions invoices payout-job payouts public webhooks)
+refuse_link aws-config "${functions[@]}"
+refuse_link aws-lc-rs "${functions[@]}"
 echo "ok: none of them"
 
 started_stack=0

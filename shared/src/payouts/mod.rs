@@ -48,33 +48,34 @@ async fn transition_from(
     now: DateTime<Utc>,
 ) -> Result<Payout> {
     let command = &command;
-    let read = &std::sync::Mutex::new(read);
-    let committed = retry_on_conflict(TRANSITION_ATTEMPTS, "payout", || async move {
-        let first = read
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        let before = match first {
-            Some(p) => p,
-            None => store_payouts::get(store, tenant, id).await?,
-        };
-        let (after, from, event) = match before.apply(command(&before), now)? {
-            Outcome::Unchanged => return Ok(Attempt::Done((before, false))),
-            Outcome::Changed {
-                payout,
-                from,
-                event,
-                ..
-            } => (*payout, from, event),
-        };
-        let recorded = after.event(event, now)?;
-        // Changed meanwhile: decide again on what it is now (a 409 names it).
-        Ok(
-            match store_payouts::commit_transition(store, tenant, &after, from, &recorded).await? {
-                true => Attempt::Done((after, true)),
-                false => Attempt::Conflict,
-            },
-        )
+    let mut read = read;
+    let committed = retry_on_conflict(TRANSITION_ATTEMPTS, "payout", || {
+        let first = read.take();
+        async move {
+            let before = match first {
+                Some(p) => p,
+                None => store_payouts::get(store, tenant, id).await?,
+            };
+            let (after, from, event) = match before.apply(command(&before), now)? {
+                Outcome::Unchanged => return Ok(Attempt::Done((before, false))),
+                Outcome::Changed {
+                    payout,
+                    from,
+                    event,
+                    ..
+                } => (*payout, from, event),
+            };
+            let recorded = after.event(event, now)?;
+            // Changed meanwhile: decide again on what it is now (a 409 names it).
+            Ok(
+                match store_payouts::commit_transition(store, tenant, &after, from, &recorded)
+                    .await?
+                {
+                    true => Attempt::Done((after, true)),
+                    false => Attempt::Conflict,
+                },
+            )
+        }
     })
     .await?;
     match committed {
