@@ -2,12 +2,26 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use shared::config::defaults;
+use shared::config::{defaults, Config};
 use shared::domain::tenant::Mode;
 use shared::store::accounts;
 use shared::{App, Error};
 
 /// Creates the table and the private bucket as template.yaml declares them,
+/// A configuration on the test stack (`DYNAMODB_ENDPOINT`, `S3_ENDPOINT`,
+/// else its default ports) with a table and bucket of its own,
+/// `<prefix>-<ulid>`: for the tests and the benchmark.
+pub fn test_stack_config(prefix: &str) -> Config {
+    let endpoint = |var: &str, default: &str| std::env::var(var).unwrap_or(default.to_string());
+    let name = format!("{prefix}-{}", ulid::Ulid::new().to_string().to_lowercase());
+    Config::local(
+        &endpoint("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
+        &endpoint("S3_ENDPOINT", "http://127.0.0.1:19000"),
+        &name,
+        &name,
+    )
+}
+
 /// and on the local stack the signing secret the configuration names.
 pub async fn tables_create(app: &App) -> Result<Value, Error> {
     let table_created = app.store.create_table().await?;

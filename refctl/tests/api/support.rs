@@ -15,10 +15,6 @@ pub struct Server {
     pub app: Arc<App>,
 }
 
-fn endpoint(var: &str, default: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| default.to_string())
-}
-
 /// A plan whose monthly live-mode conversion cap is tiny (quota tests).
 pub const TINY_PLAN: &str = "tiny";
 /// Its cap.
@@ -26,13 +22,7 @@ pub const TINY_QUOTA: u64 = 3;
 
 /// A configuration with its own table on the test stack.
 pub fn test_config() -> Config {
-    let suffix = ulid::Ulid::new().to_string().to_lowercase();
-    let mut config = Config::local(
-        &endpoint("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
-        &endpoint("S3_ENDPOINT", "http://127.0.0.1:19000"),
-        &format!("test-{suffix}"),
-        &format!("test-{suffix}"),
-    );
+    let mut config = refctl::setup::test_stack_config("test");
     config
         .plan_quotas
         .insert(TINY_PLAN.to_string(), Some(TINY_QUOTA));

@@ -99,20 +99,10 @@ impl Function {
     }
 }
 
-fn endpoint(var: &str, default: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| default.to_string())
-}
-
 /// A fresh table, bucket and Secrets Manager secret on the test stack.
 async fn setup() -> Arc<App> {
-    let suffix = ulid::Ulid::new().to_string().to_lowercase();
-    let mut config = Config::local(
-        &endpoint("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
-        &endpoint("S3_ENDPOINT", "http://127.0.0.1:19000"),
-        &format!("lambda-{suffix}"),
-        &format!("lambda-{suffix}"),
-    );
-    config.api_key_secret_arn = Some(format!("lambda-{suffix}/api-key-secret"));
+    let mut config = refctl::setup::test_stack_config("lambda");
+    config.api_key_secret_arn = Some(format!("{}/api-key-secret", config.table_name));
     let app = App::new(config).await;
     refctl::setup::tables_create(&app).await.expect("tables");
     app

@@ -172,19 +172,9 @@ fn bench_timeouts(config: &mut Config) {
     config.sdk_timeouts.operation = std::time::Duration::from_secs(120);
 }
 
-fn env(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_string())
-}
-
 #[tokio::main]
 async fn main() {
-    let suffix = ulid::Ulid::new().to_string().to_lowercase();
-    let mut config = Config::local(
-        &env("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
-        &env("S3_ENDPOINT", "http://127.0.0.1:19000"),
-        &format!("bench-{suffix}"),
-        &format!("bench-{suffix}"),
-    );
+    let mut config = refctl::setup::test_stack_config("bench");
     config.account_rate_per_minute = 1_000_000;
     config.public_rate_per_minute = 1_000_000;
     bench_timeouts(&mut config);

@@ -5,7 +5,6 @@
 use chrono::{Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::json;
-use shared::config::Config;
 use shared::domain::conversion::{AttributionMethod, Conversion, ConversionStatus, ConversionType};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::ids::{new_id, IdKind};
@@ -16,7 +15,7 @@ use shared::App;
 
 use http::Method;
 
-use crate::{env, put_batch, Bench};
+use crate::{put_batch, Bench};
 
 /// Affiliates the due conversions are spread over (one payout each per run).
 const AFFILIATES: usize = 10;
@@ -158,13 +157,7 @@ fn large() -> bool {
 /// The job at 1,000 (and, with `REFBENCH_LARGE=1`, 10,000) due
 /// conversions, in a table holding 20,000 that are not due.
 pub async fn rows(b: &mut Bench) {
-    let suffix = ulid::Ulid::new().to_string().to_lowercase();
-    let mut config = Config::local(
-        &env("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
-        &env("S3_ENDPOINT", "http://127.0.0.1:19000"),
-        &format!("bench-job-{suffix}"),
-        &format!("bench-job-{suffix}"),
-    );
+    let mut config = refctl::setup::test_stack_config("bench-job");
     crate::bench_timeouts(&mut config);
     let app = App::new(config).await;
     refctl::setup::tables_create(&app).await.expect("tables");
