@@ -209,7 +209,7 @@ async fn run(command: Command, app: Arc<App>) -> Result<Option<Value>, shared::E
                     shared::Error::internal(format!("cannot listen on {host}:{port}: {e}"))
                 })?;
             eprintln!("refctl: serving the API on http://{host}:{port}");
-            refctl::serve::serve(listener, app, Arc::new(refctl::serve::router()))
+            refctl::serve::serve(listener, app)
                 .await
                 .map_err(shared::Error::internal)?;
             return Ok(None);

@@ -19,7 +19,6 @@ pub mod patch;
 pub mod payouts;
 pub mod rate_limit;
 pub mod retry;
-pub mod routes;
 pub mod sdk;
 pub mod store;
 pub mod timestamp;

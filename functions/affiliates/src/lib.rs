@@ -1,78 +1,141 @@
 //! Affiliate routes: list, merchant create, get and partial update.
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
 use shared::domain::affiliate::{
     Affiliate, AffiliatePatch, AffiliateStatus, AffiliateView, NewAffiliate,
 };
 use shared::domain::email::Email;
-use shared::http::{Reply, Router};
+use shared::error::Result;
+use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
 use shared::store::affiliates::{self, AffiliateFilter};
+use shared::store::page::PageRequest;
 use shared::store::{campaigns, enrollments};
 use shared::validation::Issues;
-use shared::{handler, timestamp};
+use shared::{timestamp, App};
+use utoipa_axum::routes;
 
 /// The routes this function serves.
-pub fn router() -> Router {
-    Router::new(vec![
-        (Method::GET, "/api/v1/affiliates", list),
-        (Method::POST, "/api/v1/affiliates", create),
-        (Method::GET, "/api/v1/affiliates/{id}", get),
-        (Method::PUT, "/api/v1/affiliates/{id}", update),
-    ])
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get, update))
 }
 
-handler!(list, |call| {
-    let mut q = call.query(&[
+/// The list's query: a page and its filters.
+struct ListQuery(PageRequest, AffiliateFilter);
+
+impl FromQuery for ListQuery {
+    const NAMES: &'static [&'static str] = &[
         "limit",
         "offset",
         "cursor",
         "campaign_id",
         "status",
         "email",
-    ]);
-    let page = q.page();
-    let status = q
-        .one_of("status", &AffiliateStatus::NAMES)
-        .and_then(AffiliateStatus::parse);
-    let email = match q.str("email").map(|e| Email::parse("email", e)) {
-        Some(Ok(e)) => Some(e.lower()),
-        Some(Err(issue)) => {
-            q.issue(issue);
-            None
-        }
-        None => None,
-    };
-    let filter = AffiliateFilter {
-        campaign_id: q.str("campaign_id").map(str::to_string),
-        status,
-        email,
-    };
-    q.finish()?;
-    let found = affiliates::list(&call.app.store, call.tenant(), &filter, &page).await?;
-    Reply::list_with(&found, AffiliateView::from, &page)
-});
+    ];
 
-handler!(create, |call| {
-    let input: NewAffiliate = call.json()?;
+    fn read(q: &mut Query<'_>) -> Self {
+        let page = q.page();
+        let status = q
+            .one_of("status", &AffiliateStatus::NAMES)
+            .and_then(AffiliateStatus::parse);
+        let email = match q.str("email").map(|e| Email::parse("email", e)) {
+            Some(Ok(e)) => Some(e.lower()),
+            Some(Err(issue)) => {
+                q.issue(issue);
+                None
+            }
+            None => None,
+        };
+        let filter = AffiliateFilter {
+            campaign_id: q.str("campaign_id").map(str::to_string),
+            status,
+            email,
+        };
+        ListQuery(page, filter)
+    }
+}
+
+/// List affiliates
+///
+/// The affiliates of the key's account and mode, newest first. Filters combine; each list is
+/// one DynamoDB Query. Unknown or repeated query parameters give 400 VALIDATION_FAILED.
+#[utoipa::path(
+    get,
+    path = "/api/v1/affiliates",
+    operation_id = "listAffiliates",
+    tag = "Affiliates"
+)]
+async fn list(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(ListQuery(page, filter)): Params<ListQuery>,
+) -> Result<Reply> {
+    let found = affiliates::list(&app.store, m.tenant(), &filter, &page).await?;
+    Reply::list_with(&found, AffiliateView::from, &page)
+}
+
+/// Add an affiliate
+///
+/// The merchant adds an ACTIVE affiliate to one of its campaigns (no application). The e-mail
+/// must be free in the campaign and the code in the account and mode (409 ALREADY_EXISTS); both
+/// are claimed atomically with the record.
+#[utoipa::path(
+    post,
+    path = "/api/v1/affiliates",
+    operation_id = "createAffiliate",
+    tag = "Affiliates"
+)]
+async fn create(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Json(input): Json<NewAffiliate>,
+) -> Result<Reply> {
     let mut new = Affiliate::enroll(
         input,
         AffiliateStatus::Active,
         timestamp::now(),
         Issues::new(),
     )?;
-    campaigns::get(&call.app.store, call.tenant(), &new.affiliate.campaign_id).await?;
-    enrollments::enroll(&call.app.store, call.tenant(), &mut new).await?;
+    campaigns::get(&app.store, m.tenant(), &new.affiliate.campaign_id).await?;
+    enrollments::enroll(&app.store, m.tenant(), &mut new).await?;
     Reply::created(AffiliateView::from(&new.affiliate))
-});
+}
 
-handler!(get, |call| {
-    let affiliate = affiliates::get(&call.app.store, call.tenant(), call.param("id")?).await?;
+/// Retrieve an affiliate
+///
+/// One affiliate of the key's account and mode. Another account's or the other mode's affiliate
+/// is 404.
+#[utoipa::path(
+    get,
+    path = "/api/v1/affiliates/{id}",
+    operation_id = "getAffiliate",
+    tag = "Affiliates"
+)]
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let affiliate = affiliates::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(AffiliateView::from(&affiliate))
-});
+}
 
-handler!(update, |call| {
-    let patch: AffiliatePatch = call.json()?;
-    let updated =
-        affiliates::update(&call.app.store, call.tenant(), call.param("id")?, &patch).await?;
+/// Update an affiliate
+///
+/// Partial update (see `AffiliateUpdate`). Concurrent writers do not overwrite each other
+/// (conditional write with retry; under persistent contention 503 and nothing changes). Totals
+/// (`earned`, `paid`) are never touched by this call.
+#[utoipa::path(
+    put,
+    path = "/api/v1/affiliates/{id}",
+    operation_id = "updateAffiliate",
+    tag = "Affiliates"
+)]
+async fn update(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(patch): Json<AffiliatePatch>,
+) -> Result<Reply> {
+    let updated = affiliates::update(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(AffiliateView::from(&updated))
-});
+}

@@ -1,80 +1,148 @@
 //! Application routes: list, get, accept, reject and bulk accept. No e-mail is
 //! sent by any of them; notifying the applicant is the merchant's choice.
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
 use shared::domain::application::{
     AcceptApplication, ApplicationStatus, ApplicationView, BulkAccept, BulkAcceptView, BulkFailure,
     Decision, RejectApplication,
 };
-use shared::handler;
-use shared::http::{Reply, Router};
+use shared::error::Result;
+use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
 use shared::store::applications::{self, ApplicationFilter};
+use shared::store::page::PageRequest;
+use shared::App;
+use utoipa_axum::routes;
 
 /// The routes this function serves.
-pub fn router() -> Router {
-    Router::new(vec![
-        (Method::GET, "/api/v1/applications", list),
-        (Method::GET, "/api/v1/applications/{id}", get),
-        (Method::POST, "/api/v1/applications/{id}/accept", accept),
-        (Method::POST, "/api/v1/applications/{id}/reject", reject),
-        (
-            Method::POST,
-            "/api/v1/applications/bulk-accept",
-            bulk_accept,
-        ),
-    ])
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(get))
+        .routes(routes!(accept))
+        .routes(routes!(reject))
+        .routes(routes!(bulk_accept))
 }
 
-handler!(list, |call| {
-    let mut q = call.query(&["limit", "offset", "cursor", "campaign_id", "status"]);
-    let page = q.page();
-    let filter = ApplicationFilter {
-        status: q
-            .one_of("status", &ApplicationStatus::NAMES)
-            .and_then(ApplicationStatus::parse),
-        campaign_id: q.str("campaign_id").map(str::to_string),
-    };
-    q.finish()?;
-    let found = applications::list(&call.app.store, call.tenant(), &filter, &page).await?;
+/// The list's query: a page and its filters.
+struct ListQuery(PageRequest, ApplicationFilter);
+
+impl FromQuery for ListQuery {
+    const NAMES: &'static [&'static str] = &["limit", "offset", "cursor", "campaign_id", "status"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let page = q.page();
+        let filter = ApplicationFilter {
+            status: q
+                .one_of("status", &ApplicationStatus::NAMES)
+                .and_then(ApplicationStatus::parse),
+            campaign_id: q.str("campaign_id").map(str::to_string),
+        };
+        ListQuery(page, filter)
+    }
+}
+
+/// List applications
+///
+/// The applications of the key's account and mode, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/applications",
+    operation_id = "listApplications",
+    tag = "Applications"
+)]
+async fn list(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(ListQuery(page, filter)): Params<ListQuery>,
+) -> Result<Reply> {
+    let found = applications::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, ApplicationView::from, &page)
-});
+}
 
-handler!(get, |call| {
-    let app = applications::get(&call.app.store, call.tenant(), call.param("id")?).await?;
-    Reply::ok(ApplicationView::from(&app))
-});
+/// Retrieve an application
+///
+/// One application of the key's account and mode.
+#[utoipa::path(
+    get,
+    path = "/api/v1/applications/{id}",
+    operation_id = "getApplication",
+    tag = "Applications"
+)]
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let application = applications::get(&app.store, m.tenant(), &id).await?;
+    Reply::ok(ApplicationView::from(&application))
+}
 
-handler!(accept, |call| {
-    let AcceptApplication {} = call.json()?;
-    let app = applications::decide(
-        &call.app.store,
-        call.tenant(),
-        call.param("id")?,
-        &Decision::Accept,
-    )
-    .await?;
-    Reply::ok(ApplicationView::from(&app))
-});
+/// Accept an application
+///
+/// PENDING -> ACCEPTED; the affiliate becomes ACTIVE in the same transaction, conditioned on
+/// the application being PENDING. Not PENDING: 409 INVALID_STATE with `currentState`. Of an
+/// accept and a reject racing, exactly one applies. No e-mail is sent.
+#[utoipa::path(
+    post,
+    path = "/api/v1/applications/{id}/accept",
+    operation_id = "acceptApplication",
+    tag = "Applications"
+)]
+async fn accept(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(AcceptApplication {}): Json<AcceptApplication>,
+) -> Result<Reply> {
+    let application = applications::decide(&app.store, m.tenant(), &id, &Decision::Accept).await?;
+    Reply::ok(ApplicationView::from(&application))
+}
 
-handler!(reject, |call| {
-    let decision = call.json::<RejectApplication>()?.into_decision()?;
-    let app =
-        applications::decide(&call.app.store, call.tenant(), call.param("id")?, &decision).await?;
-    Reply::ok(ApplicationView::from(&app))
-});
+/// Reject an application
+///
+/// PENDING -> REJECTED with an optional reason; the affiliate becomes REJECTED in the same
+/// transaction. Not PENDING: 409 INVALID_STATE. No e-mail is sent.
+#[utoipa::path(
+    post,
+    path = "/api/v1/applications/{id}/reject",
+    operation_id = "rejectApplication",
+    tag = "Applications"
+)]
+async fn reject(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<RejectApplication>,
+) -> Result<Reply> {
+    let decision = body.into_decision()?;
+    let application = applications::decide(&app.store, m.tenant(), &id, &decision).await?;
+    Reply::ok(ApplicationView::from(&application))
+}
 
-handler!(bulk_accept, |call| {
-    let ids = call.json::<BulkAccept>()?.ids()?;
-    let results = applications::bulk_accept(&call.app.store, call.tenant(), ids).await?;
+/// Accept up to 100 applications
+///
+/// Each id is accepted on its own, as by the accept call; the answer is 200 even when some
+/// fail, with each id in `accepted` or in `failed`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/applications/bulk-accept",
+    operation_id = "bulkAcceptApplications",
+    tag = "Applications"
+)]
+async fn bulk_accept(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Json(body): Json<BulkAccept>,
+) -> Result<Reply> {
+    let ids = body.ids()?;
+    let results = applications::bulk_accept(&app.store, m.tenant(), ids).await?;
     let mut view = BulkAcceptView {
         accepted: Vec::new(),
         failed: Vec::new(),
     };
     for (id, result) in &results {
         match result {
-            Ok(app) => view.accepted.push(ApplicationView::from(app)),
+            Ok(application) => view.accepted.push(ApplicationView::from(application)),
             Err(e) => view.failed.push(BulkFailure::new(id.clone(), e)),
         }
     }
     Reply::ok(view)
-});
+}

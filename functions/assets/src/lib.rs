@@ -1,62 +1,134 @@
 //! Asset routes: swipe-copy create, list, get, partial update and soft delete.
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
 use shared::domain::asset::{Asset, AssetPatch, AssetStatus, AssetType, AssetView, NewSwipeCopy};
-use shared::http::{Reply, Router};
+use shared::error::Result;
+use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
 use shared::store::assets::{self, AssetFilter};
 use shared::store::campaigns;
-use shared::{handler, timestamp};
+use shared::store::page::PageRequest;
+use shared::{timestamp, App};
+use utoipa_axum::routes;
 
 /// The routes this function serves.
-pub fn router() -> Router {
-    Router::new(vec![
-        (Method::POST, "/api/v1/assets/swipe-copy", create_swipe_copy),
-        (Method::GET, "/api/v1/assets", list),
-        (Method::GET, "/api/v1/assets/{id}", get),
-        (Method::PATCH, "/api/v1/assets/{id}", update),
-        (Method::DELETE, "/api/v1/assets/{id}", archive),
-    ])
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(create_swipe_copy))
+        .routes(routes!(list))
+        .routes(routes!(get, update, archive))
 }
 
-handler!(create_swipe_copy, |call| {
-    let input: NewSwipeCopy = call.json()?;
+/// The list's query: a page and its filters.
+struct ListQuery(PageRequest, AssetFilter);
+
+impl FromQuery for ListQuery {
+    const NAMES: &'static [&'static str] =
+        &["limit", "offset", "cursor", "status", "campaign_id", "type"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let page = q.page();
+        let filter = AssetFilter {
+            status: q
+                .one_of("status", &AssetStatus::NAMES)
+                .and_then(AssetStatus::parse),
+            campaign_id: q.str("campaign_id").map(str::to_string),
+            kind: q
+                .one_of("type", &AssetType::NAMES)
+                .and_then(AssetType::parse),
+        };
+        ListQuery(page, filter)
+    }
+}
+
+/// Create a swipe-copy asset
+///
+/// Creates a text-only SWIPE_COPY asset, FINALIZED at once.
+#[utoipa::path(
+    post,
+    path = "/api/v1/assets/swipe-copy",
+    operation_id = "createSwipeCopy",
+    tag = "Assets"
+)]
+async fn create_swipe_copy(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Json(input): Json<NewSwipeCopy>,
+) -> Result<Reply> {
     let asset = Asset::swipe_copy(input, timestamp::now())?;
     if let Some(c) = &asset.campaign_id {
-        campaigns::get(&call.app.store, call.tenant(), c).await?;
+        campaigns::get(&app.store, m.tenant(), c).await?;
     }
-    assets::insert(&call.app.store, call.tenant(), &asset).await?;
+    assets::insert(&app.store, m.tenant(), &asset).await?;
     Reply::created(AssetView::from(&asset))
-});
+}
 
-handler!(list, |call| {
-    let mut q = call.query(&["limit", "offset", "cursor", "status", "campaign_id", "type"]);
-    let page = q.page();
-    let filter = AssetFilter {
-        status: q
-            .one_of("status", &AssetStatus::NAMES)
-            .and_then(AssetStatus::parse),
-        campaign_id: q.str("campaign_id").map(str::to_string),
-        kind: q
-            .one_of("type", &AssetType::NAMES)
-            .and_then(AssetType::parse),
-    };
-    q.finish()?;
-    let found = assets::list(&call.app.store, call.tenant(), &filter, &page).await?;
+/// List assets
+///
+/// The assets of the key's account and mode, newest first. Archived assets are left out unless
+/// `status=archived`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/assets",
+    operation_id = "listAssets",
+    tag = "Assets"
+)]
+async fn list(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(ListQuery(page, filter)): Params<ListQuery>,
+) -> Result<Reply> {
+    let found = assets::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, AssetView::from, &page)
-});
+}
 
-handler!(get, |call| {
-    let asset = assets::get(&call.app.store, call.tenant(), call.param("id")?).await?;
+/// Retrieve an asset
+///
+/// One asset of the key's account and mode, archived ones included.
+#[utoipa::path(
+    get,
+    path = "/api/v1/assets/{id}",
+    operation_id = "getAsset",
+    tag = "Assets"
+)]
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let asset = assets::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(AssetView::from(&asset))
-});
+}
 
-handler!(update, |call| {
-    let patch: AssetPatch = call.json()?;
-    let updated = assets::update(&call.app.store, call.tenant(), call.param("id")?, &patch).await?;
+/// Update an asset
+///
+/// Partial update of a FINALIZED asset (see `AssetUpdate`). A DRAFT or ARCHIVED asset: 409
+/// INVALID_STATE.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/assets/{id}",
+    operation_id = "updateAsset",
+    tag = "Assets"
+)]
+async fn update(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(patch): Json<AssetPatch>,
+) -> Result<Reply> {
+    let updated = assets::update(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(AssetView::from(&updated))
-});
+}
 
-handler!(archive, |call| {
-    let asset = assets::archive(&call.app.store, call.tenant(), call.param("id")?).await?;
+/// Archive an asset
+///
+/// Soft delete: FINALIZED -> ARCHIVED in one conditional write. The asset is kept, readable by
+/// id, and hidden from lists; it answers 200 with the archived asset. Archiving again (or a
+/// DRAFT): 409 INVALID_STATE.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/assets/{id}",
+    operation_id = "archiveAsset",
+    tag = "Assets"
+)]
+async fn archive(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let asset = assets::archive(&app.store, m.tenant(), &id).await?;
     Reply::ok(AssetView::from(&asset))
-});
+}

@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::lambda::run(assets::router()).await
+    shared::lambda::run(assets::routes()).await
 }

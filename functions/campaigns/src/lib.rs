@@ -1,44 +1,93 @@
 //! Campaign routes: create, list, get and partial update.
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
 use shared::domain::campaign::{Campaign, CampaignPatch, CampaignView, NewCampaign};
-use shared::http::{Reply, Router};
+use shared::error::Result;
+use shared::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
 use shared::store::campaigns;
-use shared::{handler, timestamp};
+use shared::store::page::PageRequest;
+use shared::{timestamp, App};
+use utoipa_axum::routes;
 
 /// The routes this function serves.
-pub fn router() -> Router {
-    Router::new(vec![
-        (Method::GET, "/api/v1/campaigns", list),
-        (Method::POST, "/api/v1/campaigns", create),
-        (Method::GET, "/api/v1/campaigns/{id}", get),
-        (Method::PUT, "/api/v1/campaigns/{id}", update),
-    ])
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get, update))
 }
 
-handler!(list, |call| {
-    let mut q = call.query(&["limit", "offset", "cursor"]);
-    let page = q.page();
-    q.finish()?;
-    let found = campaigns::list(&call.app.store, call.tenant(), &page).await?;
+/// List campaigns
+///
+/// The campaigns of the key's account and mode, newest first (by `createdAt`). Unknown or
+/// repeated query parameters give 400 VALIDATION_FAILED.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns",
+    operation_id = "listCampaigns",
+    tag = "Campaigns"
+)]
+async fn list(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let found = campaigns::list(&app.store, m.tenant(), &page).await?;
     Reply::list_with(&found, CampaignView::from, &page)
-});
+}
 
-handler!(create, |call| {
-    let input: NewCampaign = call.json()?;
+/// Create a campaign
+///
+/// Creates a campaign in the key's account and mode.
+#[utoipa::path(
+    post,
+    path = "/api/v1/campaigns",
+    operation_id = "createCampaign",
+    tag = "Campaigns"
+)]
+async fn create(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Json(input): Json<NewCampaign>,
+) -> Result<Reply> {
     let campaign = Campaign::create(input, timestamp::now())?;
-    campaigns::insert(&call.app.store, call.tenant(), &campaign).await?;
+    campaigns::insert(&app.store, m.tenant(), &campaign).await?;
     Reply::created(CampaignView::from(&campaign))
-});
+}
 
-handler!(get, |call| {
-    let campaign = campaigns::get(&call.app.store, call.tenant(), call.param("id")?).await?;
+/// Retrieve a campaign
+///
+/// One campaign of the key's account and mode. A campaign of another account or of the other
+/// mode is 404.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{id}",
+    operation_id = "getCampaign",
+    tag = "Campaigns"
+)]
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let campaign = campaigns::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(CampaignView::from(&campaign))
-});
+}
 
-handler!(update, |call| {
-    let patch: CampaignPatch = call.json()?;
-    let updated =
-        campaigns::update(&call.app.store, call.tenant(), call.param("id")?, &patch).await?;
+/// Update a campaign
+///
+/// Partial update: only the fields sent change; the merged campaign is then validated as a
+/// whole. Concurrent updates do not overwrite each other (conditional write with retry); under
+/// persistent contention the call answers 503 and nothing changes.
+#[utoipa::path(
+    put,
+    path = "/api/v1/campaigns/{id}",
+    operation_id = "updateCampaign",
+    tag = "Campaigns"
+)]
+async fn update(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(patch): Json<CampaignPatch>,
+) -> Result<Reply> {
+    let updated = campaigns::update(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(CampaignView::from(&updated))
-});
+}

@@ -1,47 +1,96 @@
 //! Conversion routes: the postback, the list, the summary, one conversion and
 //! its reversal.
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
 use shared::domain::conversion::{ConversionStatus, ConversionView, PostbackBody, ReverseBody};
 use shared::domain::postback::Quota;
 use shared::domain::summary::{self, GroupBy, Period};
 use shared::domain::tenant::Mode;
-use shared::http::query::Query;
-use shared::http::{Reply, Router};
+use shared::error::Result;
+use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
 use shared::money::Currency;
 use shared::store::conversions::{self, ConversionFilter, Recorded};
+use shared::store::page::PageRequest;
 use shared::store::rollups;
 use shared::validation::Issue;
-use shared::{handler, timestamp};
+use shared::{timestamp, App};
+use utoipa_axum::routes;
 
 /// Header set on the answer to a repeated postback.
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
 /// The routes this function serves.
-pub fn router() -> Router {
-    Router::new(vec![
-        (Method::POST, "/api/v1/conversions/postback", postback),
-        (Method::GET, "/api/v1/conversions", list),
-        (Method::GET, "/api/v1/conversions/summary", summary),
-        (Method::GET, "/api/v1/conversions/{id}", get),
-        (Method::POST, "/api/v1/conversions/{id}/reverse", reverse),
-    ])
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(postback))
+        .routes(routes!(list))
+        .routes(routes!(summary))
+        .routes(routes!(get))
+        .routes(routes!(reverse))
 }
 
-handler!(postback, |call| {
+/// Report a conversion (postback)
+///
+/// Records a payment, attributes it and computes its commission, exactly once per `externalId`.
+///
+/// **Attribution** (first usable signal wins): `clickId`, then `sessionId`, then
+/// `affiliateCode`, then the customer's referral (customers bound earlier through
+/// `track/identify` or an earlier attributed payment) by `customerId`, then by e-mail hash; a
+/// postback naming no customer is matched by the referral of its session or click. A signal
+/// counts only when its affiliate and campaign exist in this account and mode and, when
+/// `campaignId` is given, belong to that campaign. The affiliate's status does not affect
+/// attribution, only earning.
+///
+/// **Commission**: only ACTIVE affiliates earn. The customer's first attributed payment earns;
+/// later payments of the same customer (any of the identities the postback names) earn only
+/// when the campaign is `commissionRecurring`, and with `recurringMonthsLimit = N` only while
+/// `occurredAt < firstPaymentAt + N` calendar months (31 January + 1 month = 28/29 February).
+/// `firstPaymentAt` is the `occurredAt` of the first attributed payment recorded for the
+/// customer, never the click. PERCENTAGE: `amount × value / 100` rounded half-even to the
+/// currency's minor unit (19.99 USD at 10% = 2.00). FIXED: the campaign's amount when the
+/// payment is in the campaign's currency, else 0 with `CURRENCY_MISMATCH`. A payment that earns
+/// nothing is recorded with commission 0 and `commissionReason`.
+///
+/// **Referrals**: the first attributed payment of a customer creates the referral of each
+/// identity it names (`customerId`, e-mail hash; else its session or click) with `source:
+/// PAYMENT`, or sets `firstPaymentAt` on a referral bound earlier by identify. An identity
+/// already bound keeps its affiliate (first touch); a new identity of a customer already bound
+/// under another identity joins that binding. An explicit click, session or code still
+/// attributes the payment itself to its own affiliate.
+///
+/// **Idempotency and limits**: the `externalId` guard, the conversion, the referral, the quota
+/// counter, the affiliate's `earned` total and the summary rollups are written in one DynamoDB
+/// transaction: all or nothing. Concurrent duplicates produce exactly one conversion; every
+/// duplicate answers 200 with it. The monthly quota counts live-mode conversions per calendar
+/// month (UTC) of recording; test mode is never capped. Status: PENDING when attributed (with
+/// `payableAt = occurredAt + holdDays`), UNATTRIBUTED otherwise.
+#[utoipa::path(
+    post,
+    path = "/api/v1/conversions/postback",
+    operation_id = "postConversion",
+    tag = "Conversions"
+)]
+async fn postback(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Json(body): Json<PostbackBody>,
+) -> Result<Reply> {
     let now = timestamp::now();
-    let input = call.json::<PostbackBody>()?.validate(now)?;
-    let principal = call.principal();
+    let input = body.validate(now)?;
+    let principal = m.principal();
     // Test-mode conversions never count against the live quota.
     let quota = (principal.tenant.mode == Mode::Live).then(|| Quota {
         account_id: principal.account.id.clone(),
         plan: principal.account.plan.clone(),
-        cap: call.app.config.conversion_quota(&principal.account.plan),
+        cap: app.config.conversion_quota(&principal.account.plan),
     });
+    let tenant = m.tenant();
     match conversions::record(
-        &call.app.store,
-        &call.app.lookups,
-        call.tenant(),
+        &app.store,
+        &app.lookups,
+        tenant,
         &input,
         quota.as_ref(),
         now,
@@ -53,16 +102,41 @@ handler!(postback, |call| {
             Ok(Reply::ok(ConversionView::from(&c))?.header(REPLAYED_HEADER, "true"))
         }
     }
-});
+}
 
-handler!(list, |call| {
-    let mut q = call.query(&LIST_PARAMS);
-    let page = q.page();
-    let filter = list_filter(&mut q);
-    q.finish()?;
-    let found = conversions::list(&call.app.store, call.tenant(), &filter, &page).await?;
+/// The list's query: a page and its filters.
+struct ListQuery(PageRequest, ConversionFilter);
+
+impl FromQuery for ListQuery {
+    const NAMES: &'static [&'static str] = &LIST_PARAMS;
+
+    fn read(q: &mut Query<'_>) -> Self {
+        ListQuery(q.page(), list_filter(q))
+    }
+}
+
+/// List conversions
+///
+/// The conversions of the key's account and mode, newest first by `occurredAt` (then id). Every
+/// filter is served by one DynamoDB Query on the most selective index partition (affiliate,
+/// else campaign, else status, else all); `from`/`to` are key ranges, the other filters filter
+/// that Query. `cursor` costs the same at any depth; `offset` reads the skipped records.
+/// Unknown or repeated query parameters give 400 VALIDATION_FAILED; an unknown affiliate or
+/// campaign id gives an empty list.
+#[utoipa::path(
+    get,
+    path = "/api/v1/conversions",
+    operation_id = "listConversions",
+    tag = "Conversions"
+)]
+async fn list(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(ListQuery(page, filter)): Params<ListQuery>,
+) -> Result<Reply> {
+    let found = conversions::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, ConversionView::from, &page)
-});
+}
 
 /// Query parameters of the conversion list.
 const LIST_PARAMS: [&str; 12] = [
@@ -118,49 +192,101 @@ fn list_filter(q: &mut Query<'_>) -> ConversionFilter {
     }
 }
 
-handler!(summary, |call| {
-    let mut q = call.query(&["period", "group_by", "campaign_id"]);
-    let period = match q.str("period") {
-        None => Some(Period::Days30),
-        Some(_) => q.one_of("period", &Period::NAMES).and_then(Period::parse),
-    };
-    let group_by = q
-        .one_of("group_by", &GroupBy::NAMES)
-        .and_then(GroupBy::parse);
-    let campaign_id = q.str("campaign_id").map(str::to_string);
-    q.finish()?;
-    let period = period.unwrap_or(Period::Days30);
-    let window = summary::window(period, timestamp::now());
-    let rows = rollups::read(
-        &call.app.store,
-        call.tenant(),
-        &window,
-        campaign_id.as_deref(),
-    )
-    .await?;
+/// The summary's query.
+struct SummaryQuery {
+    period: Period,
+    group_by: Option<GroupBy>,
+    campaign_id: Option<String>,
+}
+
+impl FromQuery for SummaryQuery {
+    const NAMES: &'static [&'static str] = &["period", "group_by", "campaign_id"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let period = match q.str("period") {
+            None => Some(Period::Days30),
+            Some(_) => q.one_of("period", &Period::NAMES).and_then(Period::parse),
+        };
+        let group_by = q
+            .one_of("group_by", &GroupBy::NAMES)
+            .and_then(GroupBy::parse);
+        SummaryQuery {
+            period: period.unwrap_or(Period::Days30),
+            group_by,
+            campaign_id: q.str("campaign_id").map(str::to_string),
+        }
+    }
+}
+
+/// Summarise conversions
+///
+/// Revenue, commission and count per currency over a period, optionally grouped by status or by
+/// campaign, read from rollups kept in the same transaction as every conversion write: the cost
+/// depends on the period and the number of (currency, status, campaign) combinations, never on
+/// the number of conversions.
+///
+/// Periods are whole UTC days ending today (by `occurredAt`): `7d` is today and the 6 days
+/// before, `30d` and `90d` likewise, `12m` every day since the same date 12 months ago, `24h`
+/// today and yesterday (so at least the last 24 hours, at most 48); `all` reads monthly
+/// rollups. Totals exclude REVERSED conversions; `group_by=status` shows them as their own
+/// group, `group_by=campaign` leaves them out. Sums are exact decimals.
+#[utoipa::path(
+    get,
+    path = "/api/v1/conversions/summary",
+    operation_id = "summarizeConversions",
+    tag = "Conversions"
+)]
+async fn summary(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(q): Params<SummaryQuery>,
+) -> Result<Reply> {
+    let window = summary::window(q.period, timestamp::now());
+    let rows = rollups::read(&app.store, m.tenant(), &window, q.campaign_id.as_deref()).await?;
     Reply::ok(summary::summarise(
-        period,
+        q.period,
         &window,
-        group_by,
-        campaign_id,
+        q.group_by,
+        q.campaign_id,
         &rows,
     ))
-});
+}
 
-handler!(get, |call| {
-    let c = conversions::get(&call.app.store, call.tenant(), call.param("id")?).await?;
+/// Retrieve a conversion (ext)
+///
+/// One conversion of the key's account and mode. Another account's or mode's is 404.
+#[utoipa::path(
+    get,
+    path = "/api/v1/conversions/{id}",
+    operation_id = "getConversion",
+    tag = "Conversions"
+)]
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let c = conversions::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(ConversionView::from(&c))
-});
+}
 
-handler!(reverse, |call| {
-    let reason = call.json::<ReverseBody>()?.validate()?;
-    let c = conversions::reverse(
-        &call.app.store,
-        call.tenant(),
-        call.param("id")?,
-        reason,
-        timestamp::now(),
-    )
-    .await?;
+/// Reverse a conversion (ext)
+///
+/// Refund or claw back a conversion that is in no payout and PENDING, APPROVED or UNATTRIBUTED:
+/// it becomes REVERSED, the summary rollups move from its old status to REVERSED and the
+/// affiliate's `earned` total gives the commission back, in one transaction. Anything else
+/// (PAID, REVERSED, or already in a payout) is 409 INVALID_STATE with `details.currentState`; a
+/// conversion already paid out is corrected by a negative adjustment on the affiliate's next
+/// payout instead. The customer's `firstPaymentAt` is not changed by a reversal.
+#[utoipa::path(
+    post,
+    path = "/api/v1/conversions/{id}/reverse",
+    operation_id = "reverseConversion",
+    tag = "Conversions"
+)]
+async fn reverse(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<ReverseBody>,
+) -> Result<Reply> {
+    let reason = body.validate()?;
+    let c = conversions::reverse(&app.store, m.tenant(), &id, reason, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
-});
+}

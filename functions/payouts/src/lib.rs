@@ -6,56 +6,76 @@
 
 mod bulk;
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
 use shared::domain::affiliate::PayoutMethod;
-use shared::domain::payout::{PayoutStatus, PayoutView};
+use shared::domain::payout::{Command, PayoutStatus, PayoutView};
 use shared::domain::payout_commands::{
     ApprovePayout, BatchProcess, BulkCancel, MarkPaid, RejectPayout, SettlePayout,
 };
-use shared::error::Error;
-use shared::http::query::Query;
-use shared::http::{Call, Reply, Router};
+use shared::domain::tenant::Tenant;
+use shared::error::{Error, Result};
+use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
 use shared::payouts::{self, invoice};
+use shared::store::page::PageRequest;
 use shared::store::payouts::{self as store_payouts, PayoutFilter};
-use shared::{handler, timestamp};
+use shared::{timestamp, App};
+use utoipa_axum::routes;
 
 use crate::bulk::{each_id, BulkView};
 
 /// The routes this function serves.
-pub fn router() -> Router {
-    Router::new(vec![
-        (Method::GET, "/api/v1/payouts", list),
-        (Method::GET, "/api/v1/payouts/{id}", get),
-        (Method::GET, "/api/v1/payouts/{id}/invoice", get_invoice),
-        (Method::POST, "/api/v1/payouts/{id}/approve", approve),
-        (Method::POST, "/api/v1/payouts/{id}/reject", reject),
-        (Method::POST, "/api/v1/payouts/{id}/mark-paid", mark_paid),
-        (Method::PUT, "/api/v1/payouts/{id}/mark-paid", settle),
-        (Method::POST, "/api/v1/payouts/batch-process", batch_process),
-        (Method::POST, "/api/v1/payouts/bulk-cancel", bulk_cancel),
-    ])
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(get))
+        .routes(routes!(get_invoice))
+        .routes(routes!(approve))
+        .routes(routes!(reject))
+        .routes(routes!(mark_paid, settle))
+        .routes(routes!(batch_process))
+        .routes(routes!(bulk_cancel))
 }
 
-/// Query parameters of the payout list.
-const LIST_PARAMS: [&str; 8] = [
-    "limit",
-    "offset",
-    "cursor",
-    "affiliate_id",
-    "status",
-    "method",
-    "from",
-    "to",
-];
+/// The list's query: a page and its filters.
+struct ListQuery(PageRequest, PayoutFilter);
 
-handler!(list, |call| {
-    let mut q = call.query(&LIST_PARAMS);
-    let page = q.page();
-    let filter = list_filter(&mut q);
-    q.finish()?;
-    let found = store_payouts::list(&call.app.store, call.tenant(), &filter, &page).await?;
+impl FromQuery for ListQuery {
+    const NAMES: &'static [&'static str] = &[
+        "limit",
+        "offset",
+        "cursor",
+        "affiliate_id",
+        "status",
+        "method",
+        "from",
+        "to",
+    ];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        ListQuery(q.page(), list_filter(q))
+    }
+}
+
+/// List payouts
+///
+/// The payouts of the key's account and mode, newest `requestedAt` first. Served by one Query:
+/// by affiliate, else by status, else every payout; the other filters narrow that Query.
+#[utoipa::path(
+    get,
+    path = "/api/v1/payouts",
+    operation_id = "listPayouts",
+    tag = "Payouts"
+)]
+async fn list(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(ListQuery(page, filter)): Params<ListQuery>,
+) -> Result<Reply> {
+    let found = store_payouts::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, PayoutView::from, &page)
-});
+}
 
 /// The list's filters; problems are recorded on the query.
 fn list_filter(q: &mut Query<'_>) -> PayoutFilter {
@@ -76,29 +96,52 @@ fn list_filter(q: &mut Query<'_>) -> PayoutFilter {
     }
 }
 
-handler!(get, |call| {
-    let p = store_payouts::get(&call.app.store, call.tenant(), call.param("id")?).await?;
+/// Get a payout
+///
+/// One payout of the key's account and mode. Its invoice shows as `{uploaded, fileName,
+/// contentType, size, uploadedAt}`; the storage key never appears.
+#[utoipa::path(
+    get,
+    path = "/api/v1/payouts/{id}",
+    operation_id = "getPayout",
+    tag = "Payouts"
+)]
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let p = store_payouts::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(PayoutView::from(&p))
-});
+}
 
-handler!(get_invoice, |call| {
-    let p = store_payouts::get(&call.app.store, call.tenant(), call.param("id")?).await?;
+/// Download a payout's invoice (ext)
+///
+/// The bytes of the invoice file with its content type (PDF, PNG or JPEG), served through the
+/// API so that no storage key or storage URL is ever shown. 404 when the payout has no invoice.
+#[utoipa::path(
+    get,
+    path = "/api/v1/payouts/{id}/invoice",
+    operation_id = "getPayoutInvoice",
+    tag = "Payouts"
+)]
+async fn get_invoice(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+) -> Result<Reply> {
+    let p = store_payouts::get(&app.store, m.tenant(), &id).await?;
     let (Some(key), Some(meta)) = (&p.invoice_key, &p.invoice) else {
         return Err(Error::NotFound("invoice"));
     };
-    let Some((bytes, _)) = call.app.files().get(key).await? else {
+    let Some((bytes, _)) = app.files().get(key).await? else {
         return Err(Error::NotFound("invoice"));
     };
+    let content_type = invoice_content_type(&meta.content_type);
+    let file_name = safe_file_name(&meta.file_name);
     Ok(
-        Reply::raw(200, invoice_content_type(&meta.content_type), bytes).header(
+        Reply::raw(http::StatusCode::OK, content_type, bytes).header(
             "content-disposition",
-            format!(
-                "attachment; filename=\"{}\"",
-                safe_file_name(&meta.file_name)
-            ),
+            format!("attachment; filename=\"{file_name}\""),
         ),
     )
-});
+}
 
 /// The invoice's content type as accepted at upload (PDF, PNG or JPEG).
 fn invoice_content_type(recorded: &str) -> &'static str {
@@ -122,63 +165,143 @@ fn safe_file_name(name: &str) -> String {
         .collect()
 }
 
-handler!(approve, |call| {
-    let ApprovePayout {} = call.json()?;
-    let p = payouts::approve(
-        &call.app,
-        call.tenant(),
-        call.param("id")?,
-        timestamp::now(),
-    )
-    .await?;
-    Reply::ok(PayoutView::from(&p))
-});
-
-handler!(reject, |call| {
-    let command = call.json::<RejectPayout>()?.into_command()?;
-    transition(&call, command).await
-});
-
-handler!(mark_paid, |call| {
-    let command = call.json::<MarkPaid>()?.into_command()?;
-    transition(&call, command).await
-});
-
-handler!(settle, |call| {
-    let command = call.json::<SettlePayout>()?.into_command()?;
-    transition(&call, command).await
-});
-
-/// Applies one merchant command to the payout the path names.
-async fn transition(
-    call: &Call,
-    command: shared::domain::payout::Command,
-) -> shared::error::Result<Reply> {
-    let p = payouts::transition(
-        &call.app.store,
-        call.tenant(),
-        call.param("id")?,
-        |_| command.clone(),
-        timestamp::now(),
-    )
-    .await?;
+/// Approve a payout
+///
+/// INVOICE_UPLOADED -> APPROVED, when the invoice object is present in storage (checked at the
+/// call), as a conditional write. Any other state, or the invoice missing: 409 INVALID_STATE
+/// with `details.currentState` (a PENDING payout has no invoice yet). Of racing transitions on
+/// one payout exactly one applies; the others get 409.
+#[utoipa::path(
+    post,
+    path = "/api/v1/payouts/{id}/approve",
+    operation_id = "approvePayout",
+    tag = "Payouts"
+)]
+async fn approve(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(ApprovePayout {}): Json<ApprovePayout>,
+) -> Result<Reply> {
+    let p = payouts::approve(&app, m.tenant(), &id, timestamp::now()).await?;
     Reply::ok(PayoutView::from(&p))
 }
 
-handler!(batch_process, |call| {
-    let ids = call.json::<BatchProcess>()?.ids()?;
-    let (app, tenant) = (call.app.clone(), call.tenant().clone());
+/// Reject a payout
+///
+/// PENDING, INVOICE_UPLOADED or APPROVED -> REJECTED with the reason; its conversions (and
+/// netted adjustments) return to the affiliate's payable pool, where the next payout job run
+/// can pay them again. Any other state: 409 INVALID_STATE.
+#[utoipa::path(
+    post,
+    path = "/api/v1/payouts/{id}/reject",
+    operation_id = "rejectPayout",
+    tag = "Payouts"
+)]
+async fn reject(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<RejectPayout>,
+) -> Result<Reply> {
+    transition(&app, m.tenant(), &id, body.into_command()?).await
+}
+
+/// Mark an approved payout paid
+///
+/// APPROVED -> PAID: the merchant paid outside the platform on `paymentDate` by
+/// `paymentMethod`. Paid side effects: its conversions become PAID and the affiliate's `paid`
+/// total grows (completed exactly once, resumed by the payout job after a crash). Any other
+/// state: 409 INVALID_STATE.
+#[utoipa::path(
+    post,
+    path = "/api/v1/payouts/{id}/mark-paid",
+    operation_id = "markPayoutPaid",
+    tag = "Payouts"
+)]
+async fn mark_paid(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<MarkPaid>,
+) -> Result<Reply> {
+    transition(&app, m.tenant(), &id, body.into_command()?).await
+}
+
+/// Settle a payout outside the platform
+///
+/// PENDING, INVOICE_UPLOADED, APPROVED or PROCESSING -> PAID (the affiliate-visible status),
+/// with an optional `paymentReference` and `note`, and the paid side effects. On a PAID payout:
+/// 200 with the payout unchanged. REJECTED or CANCELLED: 409 INVALID_STATE.
+#[utoipa::path(
+    put,
+    path = "/api/v1/payouts/{id}/mark-paid",
+    operation_id = "settlePayout",
+    tag = "Payouts"
+)]
+async fn settle(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<SettlePayout>,
+) -> Result<Reply> {
+    transition(&app, m.tenant(), &id, body.into_command()?).await
+}
+
+/// Applies one merchant command to the payout the path names.
+async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> Result<Reply> {
+    let now = timestamp::now();
+    let p = payouts::transition(&app.store, tenant, id, |_| command.clone(), now).await?;
+    Reply::ok(PayoutView::from(&p))
+}
+
+/// Approve and pay up to 100 payouts
+///
+/// Each id on its own, in order: INVOICE_UPLOADED (invoice present in storage) or APPROVED ->
+/// PROCESSING, then the payment provider is asked with the payout id as idempotency key:
+/// `sandbox` pays at once (PAID, its conversions PAID), `manual` leaves it PROCESSING until
+/// mark-paid. A provider failure answers that id with SERVICE_UNAVAILABLE in `failed` and
+/// leaves the payout APPROVED with `paymentError`; processing it again retries, never paying
+/// twice. The call is 200 even when some fail.
+#[utoipa::path(
+    post,
+    path = "/api/v1/payouts/batch-process",
+    operation_id = "batchProcessPayouts",
+    tag = "Payouts"
+)]
+async fn batch_process(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Json(body): Json<BatchProcess>,
+) -> Result<Reply> {
+    let ids = body.ids()?;
+    let tenant = m.tenant().clone();
     let results = each_id(ids, move |id| {
         let (app, tenant) = (app.clone(), tenant.clone());
         async move { payouts::process(&app, &tenant, &id, timestamp::now()).await }
     })
     .await;
     Reply::ok(BulkView::new("processed", &results))
-});
+}
 
-handler!(bulk_cancel, |call| {
-    let (ids, command) = call.json::<BulkCancel>()?.into_parts()?;
-    let (app, tenant) = (call.app.clone(), call.tenant().clone());
+/// Cancel up to 100 payouts
+///
+/// Each id on its own: PENDING, INVOICE_UPLOADED or APPROVED -> CANCELLED with the reason; its
+/// conversions return to the payable pool. Other states: INVALID_STATE in `failed`. The call is
+/// 200 even when some fail.
+#[utoipa::path(
+    post,
+    path = "/api/v1/payouts/bulk-cancel",
+    operation_id = "bulkCancelPayouts",
+    tag = "Payouts"
+)]
+async fn bulk_cancel(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Json(body): Json<BulkCancel>,
+) -> Result<Reply> {
+    let (ids, command) = body.into_parts()?;
+    let tenant = m.tenant().clone();
     let results = each_id(ids, move |id| {
         let (app, tenant, command) = (app.clone(), tenant.clone(), command.clone());
         async move {
@@ -188,7 +311,7 @@ handler!(bulk_cancel, |call| {
     })
     .await;
     Reply::ok(BulkView::new("cancelled", &results))
-});
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,11 +1,18 @@
 //! Unauthenticated routes: the public campaign profile, affiliate sign-up,
-//! click tracking for the browser script and the API description.
+//! click tracking for the browser script and the API description. Every one
+//! is browser-facing (CORS).
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::Response;
 use shared::domain::campaign::PublicCampaignView;
-use shared::http::{Reply, Router};
+use shared::error::Result;
+use shared::http::router::document;
+use shared::http::{with_cors, ApiRouter, PathId, Public, Reply};
 use shared::store::campaigns;
-use shared::{public_handler, Error};
+use shared::{App, Error};
+use utoipa_axum::routes;
 
 mod signup;
 mod tracking;
@@ -14,31 +21,54 @@ mod tracking;
 pub const OPENAPI_JSON: &str = include_str!("../../../docs/openapi.json");
 
 /// The routes this function serves.
-pub fn router() -> Router {
-    let mut routes: Vec<(Method, &'static str, shared::http::Handler)> = vec![
-        (
-            Method::GET,
-            "/api/v1/campaigns/{id}/public",
-            public_campaign,
-        ),
-        (Method::GET, "/api/v1/openapi.json", openapi),
-    ];
-    routes.extend(tracking::routes());
-    routes.extend(signup::routes());
-    Router::new(routes)
+pub fn routes() -> ApiRouter {
+    with_cors(
+        ApiRouter::new()
+            .routes(routes!(public_campaign))
+            .routes(routes!(openapi))
+            .routes(routes!(tracking::click))
+            .routes(routes!(tracking::identify))
+            .routes(routes!(signup::sign_up)),
+    )
 }
 
-public_handler!(public_campaign, |call| {
-    match campaigns::get_with_tenant(&call.app.store, call.param("id")?).await? {
+/// Public campaign profile
+///
+/// The public profile of a campaign for landing pages and sign-up forms: commission terms,
+/// `cookieDays` and whether sign-up is open. No API key; rate-limited per client IP. Campaigns
+/// that are not public answer 404 like unknown ones. Browser-facing: the route answers CORS
+/// preflight (`OPTIONS`, 204 with `Access-Control-Allow-Methods`) and allows any origin
+/// (`Access-Control-Allow-Origin: *`, no credentials).
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{id}/public",
+    operation_id = "getPublicCampaign",
+    tag = "Public", security(())
+)]
+async fn public_campaign(
+    _: Public,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+) -> Result<Reply> {
+    match campaigns::get_with_tenant(&app.store, &id).await? {
         Some((c, _)) if c.is_public => Reply::ok(PublicCampaignView::from(&c)),
         _ => Err(Error::NotFound("campaign")),
     }
-});
+}
 
-public_handler!(openapi, |_call| {
-    Ok(Reply::raw(
-        200,
-        "application/json",
-        OPENAPI_JSON.as_bytes().to_vec(),
-    ))
-});
+/// This API description
+///
+/// This OpenAPI 3.1 document, as is (not enveloped). No API key and no rate limit: the document
+/// is built into the function and never touches the database, so it is served even while
+/// storage is unavailable, with `Cache-Control: public, max-age=300`. Browser-facing: the route
+/// answers CORS preflight (`OPTIONS`) and allows any origin (`Access-Control-Allow-Origin: *`,
+/// no credentials).
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    operation_id = "getOpenApi",
+    tag = "Meta", security(())
+)]
+async fn openapi() -> Response {
+    document("application/json", OPENAPI_JSON)
+}

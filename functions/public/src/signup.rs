@@ -1,21 +1,38 @@
 //! Public affiliate sign-up. It answers only about the campaign named in the
 //! body: a campaign that is not public is 404 whoever owns it.
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
 use shared::domain::signup::{self, SignUp, SignUpView};
 use shared::domain::tenant::Tenant;
-use shared::http::{Handler, Reply};
+use shared::error::Result;
+use shared::http::{Json, Public, Reply};
 use shared::store::{campaigns, enrollments};
-use shared::{public_handler, timestamp, Error};
+use shared::{timestamp, App, Error};
 
-/// The sign-up route.
-pub fn routes() -> Vec<(Method, &'static str, Handler)> {
-    vec![(Method::POST, "/api/v1/affiliates/signup", sign_up)]
-}
-
-public_handler!(sign_up, |call| {
-    let input: SignUp = call.json()?;
-    let store = &call.app.store;
+/// Sign up as an affiliate
+///
+/// Public sign-up to a campaign that is public (`isPublic`) with sign-up open. Creates a
+/// PENDING affiliate and a PENDING application in one transaction, or an ACTIVE affiliate and
+/// no application when the campaign has `autoApproveAffiliates`. The same e-mail (any letter
+/// case) in the same campaign gives 409 ALREADY_EXISTS, also under concurrent sign-ups. A
+/// campaign that does not exist or is not public: 404 (the same answer for both). A public
+/// campaign with sign-up closed: 409 INVALID_STATE with `currentState` SIGNUP_CLOSED.
+/// Browser-facing: answers CORS preflight and allows any origin. No API key; rate-limited per
+/// client IP.
+#[utoipa::path(
+    post,
+    path = "/api/v1/affiliates/signup",
+    operation_id = "signupAffiliate",
+    tags = ["Affiliates", "Public"], security(())
+)]
+pub(crate) async fn sign_up(
+    _: Public,
+    State(app): State<Arc<App>>,
+    Json(input): Json<SignUp>,
+) -> Result<Reply> {
+    let store = &app.store;
     let (campaign, tenant) = match campaigns::get_with_tenant(store, &input.campaign_id).await? {
         Some((c, t)) if c.is_public => (
             c,
@@ -34,4 +51,4 @@ public_handler!(sign_up, |call| {
     let mut new = signup::enroll(input, &campaign, timestamp::now())?;
     enrollments::enroll(store, &tenant, &mut new).await?;
     Reply::created(SignUpView::from(&new))
-});
+}

@@ -1,22 +1,17 @@
 //! Public tracking for the browser script: clicks and session identification.
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
 use serde::Serialize;
 use shared::domain::referral::ReferralSource;
 use shared::domain::tenant::Tenant;
 use shared::domain::tracking::{Click, ClickIds, ClickRequest, IdentifyRequest};
-use shared::http::{Handler, Reply};
+use shared::error::Result;
+use shared::http::{Json, Public, Reply};
 use shared::store::clicks;
 use shared::store::referrals::{self, Binding};
-use shared::{public_handler, timestamp, Error};
-
-/// The tracking routes.
-pub fn routes() -> Vec<(Method, &'static str, Handler)> {
-    vec![
-        (Method::POST, "/api/v1/track/click", click),
-        (Method::POST, "/api/v1/track/identify", identify),
-    ]
-}
+use shared::{timestamp, App, Error};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -33,19 +28,46 @@ struct IdentifyView {
     bound: bool,
 }
 
-// `POST /api/v1/track/click`: the campaign must be public and `ref` a code of
-// one of its affiliates; then one PutItem. Reads: the campaign (it names the
-// tenant), then the code guard under that tenant, both through the process's
-// lookup cache (`shared::lookups`: at most 60 s stale).
-public_handler!(click, |call| {
-    let body: ClickRequest = call.json()?;
+// The campaign must be public and `ref` a code of one of its affiliates;
+// then one PutItem. Reads: the campaign (it names the tenant), then the code
+// guard under that tenant, both through the process's lookup cache
+// (`shared::lookups`: at most 60 s stale).
+/// Record a click on an affiliate link
+///
+/// Records that a visitor arrived through an affiliate link (`?ref=CODE`) of a public campaign
+/// and returns a click id and a session id. The click counts for the campaign's `cookieDays`
+/// (`expiresAt`); after that the click and its session are unknown (404) and the record is
+/// removed by TTL. A new click always starts a new session; a `sessionId` the browser already
+/// held is kept on the click for reference only.
+///
+/// The campaign must exist and be public, and `ref` must be the code (any letter case) of an
+/// affiliate of that campaign; otherwise 404 NOT_FOUND, the same answer for each case. The
+/// affiliate's status is not checked here: only ACTIVE affiliates earn, which is decided when a
+/// conversion is recorded.
+///
+/// The client address is never stored: the click keeps an HMAC-SHA256 of it under a salt
+/// derived from the server secret and the UTC date, so it rotates daily. Browser-facing: the
+/// route answers CORS preflight (`OPTIONS`, 204 with `Access-Control-Allow-Methods`) and allows
+/// any origin (`Access-Control-Allow-Origin: *`, no credentials). No API key; rate-limited per
+/// client IP.
+#[utoipa::path(
+    post,
+    path = "/api/v1/track/click",
+    operation_id = "trackClick",
+    tags = ["Tracking", "Public"], security(())
+)]
+pub(crate) async fn click(
+    caller: Public,
+    State(app): State<Arc<App>>,
+    Json(body): Json<ClickRequest>,
+) -> Result<Reply> {
     body.validate()?;
-    let store = &call.app.store;
+    let store = &app.store;
     let not_found = || Error::NotFound("campaign or affiliate code");
     if !body.code_is_well_formed() {
         return Err(not_found());
     }
-    let lookups = &call.app.lookups;
+    let lookups = &app.lookups;
     let (campaign, tenant_key) = match lookups.campaign(store, &body.campaign_id).await? {
         Some((c, t)) if c.is_public => (c, t),
         _ => return Err(not_found()),
@@ -60,10 +82,9 @@ public_handler!(click, |call| {
 
     let now = timestamp::now();
     let ids = ClickIds::generate();
-    let secret = call.app.signing.current().await?.secret;
-    let ip_hash = call
-        .req
-        .source_ip
+    let secret = app.signing.current().await?.secret;
+    let ip_hash = caller
+        .client_ip
         .as_deref()
         .map(|ip| shared::client_ip::hash_ip(&secret, ip, now));
     let recorded = Click::record(
@@ -81,14 +102,41 @@ public_handler!(click, |call| {
         session_id: ids.session_id,
         expires_at: timestamp::format(&recorded.expires_at),
     })
-});
+}
 
-// `POST /api/v1/track/identify`: binds the session's affiliate to the customer
-// (first touch). Answers only whether something new was bound.
-public_handler!(identify, |call| {
-    let body: IdentifyRequest = call.json()?;
+// Binds the session's affiliate to the customer (first touch). Answers only
+// whether something new was bound.
+/// Bind a session's affiliate to a customer
+///
+/// Binds the affiliate of a live session (from `POST /api/v1/track/click`) to the customer as a
+/// referral, so later postbacks carrying the customer's id or e-mail are attributed to that
+/// affiliate. At least one of `customerId`, `customerEmail`, `customerEmailHash` is required
+/// (400 VALIDATION_FAILED otherwise); each identity given becomes its own referral.
+///
+/// First touch wins: an identity already bound keeps its affiliate and is not overwritten. When
+/// several identities are sent and some are already bound, the others join the earliest
+/// existing binding, so one customer never has two affiliates. `bound` is false when nothing
+/// new was bound.
+///
+/// A plain `customerEmail` is validated and hashed (lowercase hex SHA-256 of the trimmed,
+/// lowercased address); the address itself is never stored. The answer never reveals which
+/// affiliate a customer is bound to. An unknown, malformed or expired session gives 404
+/// NOT_FOUND. Browser-facing: the route answers CORS preflight (`OPTIONS`, 204 with
+/// `Access-Control-Allow-Methods`) and allows any origin (`Access-Control-Allow-Origin: *`, no
+/// credentials). No API key; rate-limited per client IP.
+#[utoipa::path(
+    post,
+    path = "/api/v1/track/identify",
+    operation_id = "trackIdentify",
+    tags = ["Tracking", "Public"], security(())
+)]
+pub(crate) async fn identify(
+    _: Public,
+    State(app): State<Arc<App>>,
+    Json(body): Json<IdentifyRequest>,
+) -> Result<Reply> {
     let customer_keys = body.customer_keys()?;
-    let store = &call.app.store;
+    let store = &app.store;
     let now = timestamp::now();
     let session_click = clicks::get_live_by_session(store, &body.session_id, now)
         .await?
@@ -112,4 +160,4 @@ public_handler!(identify, |call| {
         session_id: body.session_id,
         bound,
     })
-});
+}

@@ -2,50 +2,36 @@
 //! secrets, delivery attempts, test deliveries, redelivery and replay.
 //! Delivery itself runs in `shared::webhooks::dispatch`.
 
-use http::Method;
+use std::sync::Arc;
+
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use shared::domain::event::EventType;
 use shared::domain::webhook::{
     DeletedEndpoint, DeliveryStatus, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret,
     EventView, NewEndpoint, RedeliverRequest, ReplayRequest,
 };
-use shared::handler;
-use shared::http::{Reply, Router};
+use shared::error::Result;
+use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
 use shared::store::events::{self, EventFilter};
+use shared::store::page::PageRequest;
 use shared::store::webhooks::{self as store, AttemptFilter};
-use shared::timestamp;
 use shared::webhooks::dispatch;
+use shared::{timestamp, App};
+use utoipa_axum::routes;
 
 /// The routes this function serves.
-pub fn router() -> Router {
-    const ENDPOINTS: &str = "/api/v1/webhook-endpoints";
-    const ENDPOINT: &str = "/api/v1/webhook-endpoints/{id}";
-    Router::new(vec![
-        (Method::GET, "/api/v1/events", list_events),
-        (Method::GET, "/api/v1/events/{id}", get_event),
-        (Method::POST, "/api/v1/events/{id}/redeliver", redeliver),
-        (Method::GET, ENDPOINTS, list_endpoints),
-        (Method::POST, ENDPOINTS, create_endpoint),
-        (Method::GET, ENDPOINT, get_endpoint),
-        (Method::PATCH, ENDPOINT, update_endpoint),
-        (Method::DELETE, ENDPOINT, delete_endpoint),
-        (
-            Method::POST,
-            "/api/v1/webhook-endpoints/{id}/rotate-secret",
-            rotate_secret,
-        ),
-        (Method::POST, "/api/v1/webhook-endpoints/{id}/test", test),
-        (
-            Method::GET,
-            "/api/v1/webhook-endpoints/{id}/deliveries",
-            deliveries,
-        ),
-        (
-            Method::POST,
-            "/api/v1/webhook-endpoints/{id}/replay",
-            replay,
-        ),
-    ])
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(list_events))
+        .routes(routes!(get_event))
+        .routes(routes!(redeliver))
+        .routes(routes!(list_endpoints, create_endpoint))
+        .routes(routes!(get_endpoint, update_endpoint, delete_endpoint))
+        .routes(routes!(rotate_secret))
+        .routes(routes!(test))
+        .routes(routes!(deliveries))
+        .routes(routes!(replay))
 }
 
 /// A body that must be empty or `{}`.
@@ -53,27 +39,58 @@ pub fn router() -> Router {
 #[serde(deny_unknown_fields)]
 struct NoFields {}
 
-handler!(list_events, |call| {
-    let mut q = call.query(&["limit", "offset", "cursor", "type", "from", "to"]);
-    let page = q.page();
-    let event_type = q
-        .one_of("type", &EventType::NAMES)
-        .and_then(EventType::parse);
-    let (from, to) = q.range();
-    q.finish()?;
-    let filter = EventFilter {
-        event_type,
-        from: from.map(|b| b.start()),
-        to: to.map(|b| b.end()),
-    };
-    let found = events::list(&call.app.store, call.tenant(), &filter, &page).await?;
-    Reply::list_with(&found, EventView::from, &page)
-});
+/// The event list's query: a page and its filters.
+struct EventQuery(PageRequest, EventFilter);
 
-handler!(get_event, |call| {
-    let event = events::get(&call.app.store, call.tenant(), call.param("id")?).await?;
+impl FromQuery for EventQuery {
+    const NAMES: &'static [&'static str] = &["limit", "offset", "cursor", "type", "from", "to"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let page = q.page();
+        let event_type = q
+            .one_of("type", &EventType::NAMES)
+            .and_then(EventType::parse);
+        let (from, to) = q.range();
+        let filter = EventFilter {
+            event_type,
+            from: from.map(|b| b.start()),
+            to: to.map(|b| b.end()),
+        };
+        EventQuery(page, filter)
+    }
+}
+
+/// List events
+///
+/// The key's account and mode's events (kept 30 days), newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/events",
+    operation_id = "listEvents",
+    tag = "Events"
+)]
+async fn list_events(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(EventQuery(page, filter)): Params<EventQuery>,
+) -> Result<Reply> {
+    let found = events::list(&app.store, m.tenant(), &filter, &page).await?;
+    Reply::list_with(&found, EventView::from, &page)
+}
+
+/// Retrieve an event
+///
+/// One event of the key's account and mode.
+#[utoipa::path(
+    get,
+    path = "/api/v1/events/{id}",
+    operation_id = "getEvent",
+    tag = "Events"
+)]
+async fn get_event(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let event = events::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(EventView::from(&event))
-});
+}
 
 /// The answer to a redelivery.
 #[derive(Serialize)]
@@ -83,80 +100,222 @@ struct Redelivered<'a> {
     deliveries: Vec<DeliveryView<'a>>,
 }
 
-handler!(redeliver, |call| {
-    let body: RedeliverRequest = call.json()?;
-    let id = call.param("id")?;
-    let attempts =
-        dispatch::redeliver(&call.app, call.tenant(), id, body.endpoint_id.as_deref()).await?;
+/// Send an event again
+///
+/// Attempts the event now as a new run of deliveries (retried on failure like any delivery). A
+/// DISABLED endpoint: 409; one not subscribed to the type: 400.
+#[utoipa::path(
+    post,
+    path = "/api/v1/events/{id}/redeliver",
+    operation_id = "redeliverEvent",
+    tag = "Events"
+)]
+async fn redeliver(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<RedeliverRequest>,
+) -> Result<Reply> {
+    let endpoint = body.endpoint_id.as_deref();
+    let attempts = dispatch::redeliver(&app, m.tenant(), &id, endpoint).await?;
     Reply::ok(Redelivered {
-        event_id: id,
+        event_id: &id,
         deliveries: attempts.iter().map(DeliveryView::from).collect(),
     })
-});
+}
 
-handler!(list_endpoints, |call| {
-    let mut q = call.query(&["limit", "offset", "cursor"]);
-    let page = q.page();
-    q.finish()?;
-    let found = store::list_endpoints(&call.app.store, call.tenant(), &page).await?;
+/// List webhook endpoints
+///
+/// Newest first; never a secret.
+#[utoipa::path(
+    get,
+    path = "/api/v1/webhook-endpoints",
+    operation_id = "listWebhookEndpoints",
+    tag = "Webhooks"
+)]
+async fn list_endpoints(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let found = store::list_endpoints(&app.store, m.tenant(), &page).await?;
     Reply::list_with(&found, EndpointView::from, &page)
-});
+}
 
-handler!(create_endpoint, |call| {
-    let input: NewEndpoint = call.json()?;
-    let endpoint = dispatch::create_endpoint(&call.app, call.tenant(), input).await?;
+/// Create a webhook endpoint
+///
+/// The URL passes the SSRF guard (400 VALIDATION_FAILED otherwise). The answer holds the
+/// signing secret, shown this once.
+#[utoipa::path(
+    post,
+    path = "/api/v1/webhook-endpoints",
+    operation_id = "createWebhookEndpoint",
+    tag = "Webhooks"
+)]
+async fn create_endpoint(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Json(input): Json<NewEndpoint>,
+) -> Result<Reply> {
+    let endpoint = dispatch::create_endpoint(&app, m.tenant(), input).await?;
     Reply::created(EndpointWithSecret::from(&endpoint))
-});
+}
 
-handler!(get_endpoint, |call| {
-    let e = store::get_endpoint(&call.app.store, call.tenant(), call.param("id")?).await?;
+/// Retrieve a webhook endpoint
+///
+/// Never the secret.
+#[utoipa::path(
+    get,
+    path = "/api/v1/webhook-endpoints/{id}",
+    operation_id = "getWebhookEndpoint",
+    tag = "Webhooks"
+)]
+async fn get_endpoint(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+) -> Result<Reply> {
+    let e = store::get_endpoint(&app.store, m.tenant(), &id).await?;
     Reply::ok(EndpointView::from(&e))
-});
+}
 
-handler!(update_endpoint, |call| {
-    let patch: EndpointPatch = call.json()?;
-    let e = dispatch::update_endpoint(&call.app, call.tenant(), call.param("id")?, patch).await?;
+/// Update a webhook endpoint
+///
+/// `url`, `eventTypes`, `description`, `status`. A new URL passes the SSRF guard.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/webhook-endpoints/{id}",
+    operation_id = "updateWebhookEndpoint",
+    tag = "Webhooks"
+)]
+async fn update_endpoint(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(patch): Json<EndpointPatch>,
+) -> Result<Reply> {
+    let e = dispatch::update_endpoint(&app, m.tenant(), &id, patch).await?;
     Reply::ok(EndpointView::from(&e))
-});
+}
 
-handler!(delete_endpoint, |call| {
-    let e = store::delete_endpoint(&call.app.store, call.tenant(), call.param("id")?).await?;
+/// Delete a webhook endpoint
+///
+/// A hard delete: the endpoint and its secret are gone for good and no further delivery is
+/// attempted; its delivery records expire with the events (30 days). Answers the endpoint as it
+/// was, with `deleted: true`.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/webhook-endpoints/{id}",
+    operation_id = "deleteWebhookEndpoint",
+    tag = "Webhooks"
+)]
+async fn delete_endpoint(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+) -> Result<Reply> {
+    let e = store::delete_endpoint(&app.store, m.tenant(), &id).await?;
     Reply::ok(DeletedEndpoint::from(&e))
-});
+}
 
-handler!(rotate_secret, |call| {
-    let NoFields {} = call.json()?;
-    let e = dispatch::rotate_secret(&call.app, call.tenant(), call.param("id")?).await?;
+/// Rotate the signing secret
+///
+/// A new secret, shown this once; for 24 hours deliveries carry signatures with the new and the
+/// old secret.
+#[utoipa::path(
+    post,
+    path = "/api/v1/webhook-endpoints/{id}/rotate-secret",
+    operation_id = "rotateWebhookSecret",
+    tag = "Webhooks"
+)]
+async fn rotate_secret(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(NoFields {}): Json<NoFields>,
+) -> Result<Reply> {
+    let e = dispatch::rotate_secret(&app, m.tenant(), &id).await?;
     Reply::ok(EndpointWithSecret::from(&e))
-});
+}
 
-handler!(test, |call| {
-    let NoFields {} = call.json()?;
-    let attempt = dispatch::test(&call.app, call.tenant(), call.param("id")?).await?;
+/// Send a test event
+///
+/// Delivers a `webhook.test` event now, whatever the endpoint's status: one attempt, recorded,
+/// never retried, not an event of the account.
+#[utoipa::path(
+    post,
+    path = "/api/v1/webhook-endpoints/{id}/test",
+    operation_id = "testWebhookEndpoint",
+    tag = "Webhooks"
+)]
+async fn test(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(NoFields {}): Json<NoFields>,
+) -> Result<Reply> {
+    let attempt = dispatch::test(&app, m.tenant(), &id).await?;
     Reply::ok(DeliveryView::from(&attempt))
-});
+}
 
-handler!(deliveries, |call| {
-    let mut q = call.query(&["limit", "offset", "cursor", "event_id", "status"]);
-    let page = q.page();
-    let filter = AttemptFilter {
-        event_id: q.str("event_id").map(str::to_string),
-        status: q
-            .one_of("status", &DeliveryStatus::NAMES)
-            .and_then(DeliveryStatus::parse),
-    };
-    q.finish()?;
-    let endpoint = store::get_endpoint(&call.app.store, call.tenant(), call.param("id")?).await?;
-    let found = store::list_attempts(&call.app.store, &endpoint, &filter, &page).await?;
+/// The delivery list's query: a page and its filters.
+struct AttemptQuery(PageRequest, AttemptFilter);
+
+impl FromQuery for AttemptQuery {
+    const NAMES: &'static [&'static str] = &["limit", "offset", "cursor", "event_id", "status"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let page = q.page();
+        let filter = AttemptFilter {
+            event_id: q.str("event_id").map(str::to_string),
+            status: q
+                .one_of("status", &DeliveryStatus::NAMES)
+                .and_then(DeliveryStatus::parse),
+        };
+        AttemptQuery(page, filter)
+    }
+}
+
+/// List delivery attempts
+///
+/// Every attempt to this endpoint, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/webhook-endpoints/{id}/deliveries",
+    operation_id = "listWebhookDeliveries",
+    tag = "Webhooks"
+)]
+async fn deliveries(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Params(AttemptQuery(page, filter)): Params<AttemptQuery>,
+) -> Result<Reply> {
+    let endpoint = store::get_endpoint(&app.store, m.tenant(), &id).await?;
+    let found = store::list_attempts(&app.store, &endpoint, &filter, &page).await?;
     Reply::list_with(&found, DeliveryView::from, &page)
-});
+}
 
-handler!(replay, |call| {
-    let body: ReplayRequest = call.json()?;
+/// Replay a window of events
+///
+/// Schedules every event of the window the endpoint subscribes to for delivery now (at most 30
+/// days back, at most 1000 events). A DISABLED endpoint: 409.
+#[utoipa::path(
+    post,
+    path = "/api/v1/webhook-endpoints/{id}/replay",
+    operation_id = "replayWebhookEvents",
+    tag = "Webhooks"
+)]
+async fn replay(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<ReplayRequest>,
+) -> Result<Reply> {
     let window = body.window(timestamp::now())?;
-    let report = dispatch::replay(&call.app, call.tenant(), call.param("id")?, window).await?;
+    let report = dispatch::replay(&app, m.tenant(), &id, window).await?;
     Reply::ok(report)
-});
+}
 
 /// Handles one batch of the DynamoDB Stream (Lambda event source mapping
 /// with `ReportBatchItemFailures`): first attempts for each new event, in

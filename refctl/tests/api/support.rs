@@ -62,9 +62,7 @@ pub fn start(config: Config, create_tables: bool) -> Server {
                 app: app.clone(),
             })
             .expect("send");
-            refctl::serve::serve(listener, app, Arc::new(refctl::serve::router()))
-                .await
-                .expect("serve");
+            refctl::serve::serve(listener, app).await.expect("serve");
         });
     });
     rx.recv().expect("server started")

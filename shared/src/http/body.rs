@@ -1,33 +1,57 @@
 //! JSON bodies: content type, size cap, syntax, then schema with field paths.
 
+use axum::extract::{FromRequest, Request};
+use http::HeaderMap;
 use serde::de::{self, DeserializeOwned, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::http::request::ApiRequest;
 use crate::validation::{self, Issue};
 
 /// Largest accepted body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
-/// Parses the body into `T`. An empty body counts as `{}` so that operations whose
-/// fields are all optional need no body; anything sent must be declared JSON.
-pub fn parse<T: DeserializeOwned>(req: &ApiRequest) -> Result<T, Error> {
-    if req.body.len() > MAX_BODY_BYTES {
+/// A request body parsed as `T` by the contract's rules (the extractor of
+/// every route that takes a body; no framework rejection reaches a client).
+#[derive(Debug)]
+pub struct Json<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, _: &S) -> Result<Self, Error> {
+        let (parts, body) = req.into_parts();
+        let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+            .await
+            .map_err(|_| {
+                Error::InvalidRequest(format!(
+                    "request body is larger than {MAX_BODY_BYTES} bytes"
+                ))
+            })?;
+        parse(&parts.headers, &bytes).map(Json)
+    }
+}
+
+/// Parses a body into `T`. An empty body counts as `{}` so that operations
+/// whose fields are all optional need no body; anything sent must be
+/// declared JSON.
+pub fn parse<T: DeserializeOwned>(headers: &HeaderMap, body: &[u8]) -> Result<T, Error> {
+    if body.len() > MAX_BODY_BYTES {
         return Err(Error::InvalidRequest(format!(
             "request body is larger than {MAX_BODY_BYTES} bytes"
         )));
     }
-    let value: Value = if req.body.iter().all(u8::is_ascii_whitespace) {
+    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
         Value::Object(Default::default())
     } else {
-        if !is_json_content_type(req.header("content-type")) {
+        let content_type = headers.get("content-type").and_then(|v| v.to_str().ok());
+        if !is_json_content_type(content_type) {
             return Err(Error::InvalidRequest(
                 "Content-Type must be application/json".into(),
             ));
         }
-        parse_json(&req.body)?
+        parse_json(body)?
     };
     from_value(value)
 }

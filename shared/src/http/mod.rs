@@ -1,11 +1,19 @@
-//! The HTTP surface shared by every function: requests, bodies, queries,
-//! routing and the envelope. The domain modules never import from here.
+//! The HTTP surface shared by every function, on axum: extractors for who
+//! may call (`access`), bodies, queries and path ids; replies; the router
+//! and the outer layer that gives every answer its envelope and headers.
+//! The domain modules never import from here.
 
+pub mod access;
 pub mod body;
 pub mod envelope;
+pub mod layer;
 pub mod query;
+pub mod reply;
 pub mod request;
 pub mod router;
 
-pub use request::ApiRequest;
-pub use router::{Call, Handler, Reply, Router};
+pub use access::{Merchant, PathId, Public};
+pub use body::Json;
+pub use query::{FromQuery, Params, Query};
+pub use reply::Reply;
+pub use router::{service, with_cors, ApiRouter};

@@ -1,11 +1,52 @@
 //! Query-string parameters: typed getters, list paging, unknown names refused.
 
+use axum::extract::FromRequestParts;
+use http::request::Parts;
 use rust_decimal::Decimal;
 
 use crate::error::Error;
 use crate::store::page::{PageRequest, DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
 use crate::timestamp::Bound;
 use crate::validation::{self, Issue, Issues};
+
+/// A route's query read as `T`: unknown names are refused and every issue
+/// is reported at once (`VALIDATION_FAILED`).
+#[derive(Debug)]
+pub struct Params<T>(pub T);
+
+/// A value read from a query string: the names it accepts and how it reads them.
+pub trait FromQuery: Sized {
+    /// Every parameter name the route accepts.
+    const NAMES: &'static [&'static str];
+    /// Reads the value; problems are recorded on `q`.
+    fn read(q: &mut Query<'_>) -> Self;
+}
+
+impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for Params<T> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+        let pairs: Vec<(String, String)> = parts
+            .uri
+            .query()
+            .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+            .unwrap_or_default();
+        let mut q = Query::new(&pairs, T::NAMES);
+        let value = T::read(&mut q);
+        q.finish()?;
+        Ok(Params(value))
+    }
+}
+
+/// The paging parameters of every list.
+pub const PAGE_NAMES: [&str; 3] = ["limit", "offset", "cursor"];
+
+impl FromQuery for PageRequest {
+    const NAMES: &'static [&'static str] = &PAGE_NAMES;
+    fn read(q: &mut Query<'_>) -> Self {
+        q.page()
+    }
+}
 
 /// The query of one request, with the names a route accepts.
 #[derive(Debug)]

@@ -154,8 +154,7 @@ pub async fn report(b: &Bench, key: &str) {
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let router = Arc::new(refctl::serve::router());
-    tokio::spawn(refctl::serve::serve(listener, app.clone(), router));
+    tokio::spawn(refctl::serve::serve(listener, app.clone()));
 
     println!(
         "Throughput through the local host: {CONCURRENCY} clients at a time, {} s per run, \

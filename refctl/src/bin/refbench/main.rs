@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use http::{HeaderMap, HeaderValue, Method};
+use http::Method;
 use serde_json::{json, Value};
 use shared::config::Config;
 use shared::domain::tenant::Mode;
-use shared::http::{ApiRequest, Router};
+
 use shared::store::accounts;
 use shared::App;
 
@@ -21,7 +21,7 @@ mod webhook_latency;
 
 struct Bench {
     app: Arc<App>,
-    router: Router,
+    router: axum::Router,
     rows: Vec<(String, u64, u64, f64, f64)>,
 }
 
@@ -39,8 +39,8 @@ impl Bench {
     async fn with_key(app: Arc<App>, account_id: &str) -> (Bench, String) {
         let key = test_key(&app, account_id).await;
         let b = Bench {
+            router: refctl::serve::service(app.clone()),
             app,
-            router: refctl::serve::router(),
             rows: Vec::new(),
         };
         (b, key)
@@ -53,34 +53,26 @@ impl Bench {
         key: Option<&str>,
         body: Option<&Value>,
     ) -> (u16, Value) {
-        let (path, query) = match path.split_once('?') {
-            Some((p, q)) => (p, Some(q)),
-            None => (path, None),
-        };
-        let mut headers = HeaderMap::new();
+        let mut req = http::Request::builder().method(method).uri(path);
         if let Some(k) = key {
-            headers.insert(
-                "authorization",
-                HeaderValue::from_str(&format!("Bearer {k}")).unwrap(),
-            );
+            req = req.header("authorization", format!("Bearer {k}"));
         }
         if body.is_some() {
-            headers.insert("content-type", HeaderValue::from_static("application/json"));
+            req = req.header("content-type", "application/json");
         }
-        let req = ApiRequest::new(
-            method,
-            path,
-            query,
-            headers,
-            body.map(|b| serde_json::to_vec(b).unwrap())
-                .unwrap_or_default(),
-            Some("192.0.2.10".into()),
-        );
-        let resp = self.router.handle(self.app.clone(), req).await;
+        let bytes = body
+            .map(|b| serde_json::to_vec(b).unwrap())
+            .unwrap_or_default();
+        let req = req.body(axum::body::Body::from(bytes)).unwrap();
+        let ip = std::net::IpAddr::from([192, 0, 2, 10]);
+        let resp = refctl::serve::answer(&self.router, req, ip).await;
         let status = resp.status().as_u16();
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap_or_default();
         (
             status,
-            serde_json::from_slice(resp.body()).unwrap_or(Value::Null),
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
         )
     }
 

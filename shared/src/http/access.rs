@@ -1,0 +1,126 @@
+//! Who may call a route, as extractor types: a handler that takes
+//! [`Merchant`] runs only for a valid API key and gets its tenant; one that
+//! takes [`Public`] is counted per client address and has no tenant to ask
+//! for. Path parameters and the client address are read here too.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, MatchedPath, RawPathParams};
+use http::request::Parts;
+use lambda_http::request::RequestContext;
+
+use crate::app::App;
+use crate::auth::{self, Principal};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::http::layer::FactsSlot;
+use crate::rate_limit;
+
+/// The caller of a merchant route: the principal behind a valid API key,
+/// counted against its account's rate limit.
+#[derive(Debug, Clone)]
+pub struct Merchant(pub Principal);
+
+impl Merchant {
+    /// The authenticated tenant.
+    pub fn tenant(&self) -> &Tenant {
+        &self.0.tenant
+    }
+
+    /// The authenticated principal.
+    pub fn principal(&self) -> &Principal {
+        &self.0
+    }
+}
+
+impl FromRequestParts<Arc<App>> for Merchant {
+    type Rejection = Error;
+
+    /// The signature names the account: its key record and its rate-limit
+    /// counter are read and written at once (one round trip).
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
+        let slot = parts
+            .extensions
+            .get::<FactsSlot>()
+            .cloned()
+            .unwrap_or_default();
+        slot.update(|f| f.merchant = true);
+        let header = parts
+            .headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        let token = auth::verify(app, header).await?;
+        let scope = format!("acct:{}", token.account_id());
+        let limit = app.config.account_rate_per_minute;
+        let (principal, rate) = tokio::join!(
+            auth::principal(app, &token),
+            rate_limit::hit(&app.store, &scope, limit)
+        );
+        let principal = principal?;
+        let account = principal.tenant.key();
+        slot.update(|f| f.account = Some(account));
+        let rate = rate?;
+        slot.update(|f| f.rate = Some(rate));
+        rate.check()?;
+        Ok(Merchant(principal))
+    }
+}
+
+/// The caller of a public route: anyone, counted per client address and
+/// route (the address hashed with the day's salt).
+#[derive(Debug, Clone)]
+pub struct Public {
+    /// The client address from API Gateway's request context.
+    pub client_ip: Option<String>,
+}
+
+impl FromRequestParts<Arc<App>> for Public {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
+        let client_ip = client_ip(parts);
+        let route = parts
+            .extensions
+            .get::<MatchedPath>()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default();
+        let secret = app.signing.current().await?.secret;
+        let ip = client_ip.as_deref().unwrap_or("unknown");
+        let ip_hash = crate::client_ip::hash_ip(&secret, ip, chrono::Utc::now());
+        let scope = format!("ip:{ip_hash}:{route}");
+        let rate = rate_limit::hit(&app.store, &scope, app.config.public_rate_per_minute).await?;
+        if let Some(slot) = parts.extensions.get::<FactsSlot>() {
+            slot.update(|f| f.rate = Some(rate));
+        }
+        rate.check()?;
+        Ok(Public { client_ip })
+    }
+}
+
+/// The client address: API Gateway's `requestContext.http.sourceIp`, never
+/// a header a client can set.
+pub fn client_ip(parts: &Parts) -> Option<String> {
+    match parts.extensions.get::<RequestContext>() {
+        Some(RequestContext::ApiGatewayV2(ctx)) => ctx.http.source_ip.clone(),
+        _ => None,
+    }
+}
+
+/// The `{id}` of the route's path, as sent (not decoded: an id is plain ASCII).
+#[derive(Debug, Clone)]
+pub struct PathId(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathId {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self> {
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|_| Error::internal("the route has no path parameters"))?;
+        params
+            .iter()
+            .find(|(name, _)| *name == "id")
+            .map(|(_, v)| PathId(v.to_string()))
+            .ok_or_else(|| Error::internal("the route has no {id} parameter"))
+    }
+}
