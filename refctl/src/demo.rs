@@ -3,17 +3,18 @@
 use std::path::Path;
 
 use serde_json::{json, Value};
+use shared::app::App;
 use shared::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
 use shared::domain::asset::{Asset, NewSwipeCopy};
 use shared::domain::campaign::{Campaign, NewCampaign};
 use shared::domain::conversion::PostbackBody;
 use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
-use shared::store::conversions::{self, Recorded};
+use shared::services::postback::{self, Recorded};
 use shared::store::keys::{DEMO_MARKER, RECORD_SK};
 use shared::store::{accounts, assets, campaigns, enrollments, string_value, Item};
 use shared::validation::Issues;
-use shared::{timestamp, App, Error};
+use shared::{timestamp, Error};
 
 /// Seeds the demo data unless a previous run did; the key values are kept in
 /// `keys_file` (git-ignored) because the store keeps only their hashes.
@@ -192,7 +193,7 @@ async fn postback(
 ) -> Result<shared::domain::conversion::Conversion, Error> {
     let input: PostbackBody = shared::http::body::from_value(body)?;
     let p = input.validate(now)?;
-    match conversions::record(&app.store, &app.lookups, tenant, &p, None, now).await? {
+    match postback::record(&app.store, &app.lookups, tenant, &p, None, now).await? {
         Recorded::Created(c) | Recorded::Replayed(c) => Ok(c),
     }
 }
@@ -227,7 +228,8 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
         }
         codes.push(e.affiliate.id);
     }
-    shared::payouts::job::run(app, now, shared::payouts::job::Budget::default()).await?;
+    shared::services::payout_job::run(app, now, shared::services::payout_job::Budget::default())
+        .await?;
     let mut out = Vec::new();
     for (i, aff) in codes.iter().enumerate() {
         let filter = shared::store::payouts::PayoutFilter {
@@ -247,10 +249,10 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
             app.files()
                 .put(&key, DEMO_INVOICE.to_vec(), "application/pdf")
                 .await?;
-            shared::payouts::invoice::on_object_created(app, &key, now).await?;
+            shared::services::invoices::on_object_created(app, &key, now).await?;
         }
         if i >= 2 {
-            shared::payouts::approve(app, tenant, &p.id, now).await?;
+            shared::services::payouts::approve(app, tenant, &p.id, now).await?;
         }
         let p = if i >= 3 {
             let paid =
@@ -258,7 +260,7 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
                     payment_date: now.date_naive(),
                     payment_method: "bank transfer".into(),
                 };
-            shared::payouts::transition(&app.store, tenant, &p.id, paid, now).await?
+            shared::services::payouts::transition(&app.store, tenant, &p.id, paid, now).await?
         } else {
             shared::store::payouts::get(&app.store, tenant, &p.id).await?
         };

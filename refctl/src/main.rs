@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
+use shared::app::App;
 use shared::config::Config;
 use shared::domain::tenant::Mode;
 use shared::timestamp;
-use shared::App;
 
 #[derive(Parser)]
 #[command(

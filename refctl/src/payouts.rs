@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use shared::payouts::invoice::{self, Handled};
-use shared::payouts::job::{self, Budget};
+use shared::app::App;
+use shared::payouts::invoice;
+use shared::services::invoices::{self, Handled};
+use shared::services::payout_job::{self as job, Budget};
 use shared::store::payouts as store_payouts;
-use shared::{App, Error};
+use shared::Error;
 
 /// `payouts run [--now ISO] [--max-items N]`: the payout job, once.
 pub async fn run(app: &App, now: Option<&str>, max_items: Option<usize>) -> Result<Value, Error> {
@@ -66,7 +68,7 @@ pub async fn attach(
         .ok_or_else(|| Error::InvalidRequest("the file has no name".into()))?;
     let key = invoice::key(&tenant, payout_id, name);
     app.files().put(&key, bytes, content_type_of(file)).await?;
-    Ok(match invoice::on_object_created(app, &key, now).await? {
+    Ok(match invoices::on_object_created(app, &key, now).await? {
         Handled::Applied(p) => json!({ "payoutId": p.id, "applied": true, "status": p.status }),
         Handled::Ignored(reason) => {
             json!({ "payoutId": payout_id, "applied": false, "reason": reason })

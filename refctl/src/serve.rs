@@ -11,9 +11,9 @@ use axum::ServiceExt as _;
 use http::header;
 use lambda_http::aws_lambda_events::apigw::ApiGatewayV2httpRequestContext;
 use lambda_http::request::RequestContext;
+use shared::app::App;
 use shared::http::router::STATIC_CACHE_CONTROL;
 use shared::http::ApiRouter;
-use shared::App;
 use tokio::net::TcpListener;
 use tower::ServiceExt as _;
 
@@ -90,7 +90,7 @@ async fn static_files(req: Request, next: Next) -> Response {
 /// consumer and the retry sweep) running beside the routes, as the stream
 /// event source and the scheduled sweep do on AWS.
 pub async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> {
-    shared::webhooks::local::spawn(app.clone());
+    shared::services::local_webhooks::spawn(app.clone());
     let svc = service(app).map_request(|mut req: Request| {
         let peer = req
             .extensions()

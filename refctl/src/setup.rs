@@ -2,10 +2,11 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use shared::app::App;
 use shared::config::{defaults, Config};
 use shared::domain::tenant::Mode;
 use shared::store::accounts;
-use shared::{App, Error};
+use shared::Error;
 
 /// Creates the table and the private bucket as template.yaml declares them,
 /// A configuration on the test stack (`DYNAMODB_ENDPOINT`, `S3_ENDPOINT`,

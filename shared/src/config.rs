@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::env;
 use std::time::Duration;
 
-use crate::webhooks::WebhookSettings;
+use crate::webhook_settings::WebhookSettings;
 
 /// Why the configuration could not be loaded. Reported at init, never per request.
 #[derive(Debug, thiserror::Error)]

@@ -20,13 +20,14 @@ pub mod payouts;
 pub mod rate_limit;
 pub mod retry;
 pub mod sdk;
+pub mod services;
 pub mod store;
 pub mod timestamp;
 pub mod tls;
 pub mod validation;
 pub mod webhook_schedule;
+pub mod webhook_settings;
 pub mod webhook_signature;
 pub mod webhooks;
 
-pub use app::App;
 pub use error::{Error, ErrorCode};

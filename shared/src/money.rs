@@ -7,6 +7,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::validation::Issue;
 
+/// Amounts (payments, FIXED commissions, minimum payouts) are below 10^12
+/// major units.
+pub const MAX_AMOUNT_DIGITS: u32 = 12;
+
 /// An ISO 4217 currency code with a minor unit (USD, JPY, KWD, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Currency(iso_currency::Currency);

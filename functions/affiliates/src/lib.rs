@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use axum::extract::State;
+use shared::app::App;
 use shared::domain::affiliate::{
     Affiliate, AffiliatePatch, AffiliateStatus, AffiliateView, NewAffiliate,
 };
@@ -12,8 +13,8 @@ use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, 
 use shared::store::affiliates::{self, AffiliateFilter};
 use shared::store::page::PageRequest;
 use shared::store::{campaigns, enrollments};
+use shared::timestamp;
 use shared::validation::Issues;
-use shared::{timestamp, App};
 use utoipa_axum::routes;
 
 /// The routes this function serves.

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use axum::extract::State;
+use shared::app::App;
 use shared::domain::application::{
     AcceptApplication, ApplicationStatus, ApplicationView, BulkAccept, BulkAcceptView, BulkFailure,
     Decision, RejectApplication,
@@ -12,7 +13,6 @@ use shared::error::Result;
 use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
 use shared::store::applications::{self, ApplicationFilter};
 use shared::store::page::PageRequest;
-use shared::App;
 use utoipa_axum::routes;
 
 /// The routes this function serves.

@@ -3,13 +3,14 @@
 use std::sync::Arc;
 
 use axum::extract::State;
+use shared::app::App;
 use shared::domain::asset::{Asset, AssetPatch, AssetStatus, AssetType, AssetView, NewSwipeCopy};
 use shared::error::Result;
 use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
 use shared::store::assets::{self, AssetFilter};
 use shared::store::campaigns;
 use shared::store::page::PageRequest;
-use shared::{timestamp, App};
+use shared::timestamp;
 use utoipa_axum::routes;
 
 /// The routes this function serves.

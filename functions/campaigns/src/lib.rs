@@ -3,12 +3,13 @@
 use std::sync::Arc;
 
 use axum::extract::State;
+use shared::app::App;
 use shared::domain::campaign::{Campaign, CampaignPatch, CampaignView, NewCampaign};
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
 use shared::store::campaigns;
 use shared::store::page::PageRequest;
-use shared::{timestamp, App};
+use shared::timestamp;
 use utoipa_axum::routes;
 
 /// The routes this function serves.

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use axum::extract::State;
+use shared::app::App;
 use shared::domain::conversion::{ConversionStatus, ConversionView, PostbackBody, ReverseBody};
 use shared::domain::postback::Quota;
 use shared::domain::summary::{self, GroupBy, Period};
@@ -11,11 +12,12 @@ use shared::domain::tenant::Mode;
 use shared::error::Result;
 use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
 use shared::money::Currency;
-use shared::store::conversions::{self, ConversionFilter, Recorded};
+use shared::services::postback::{self, Recorded};
+use shared::store::conversions::{self, ConversionFilter};
 use shared::store::page::PageRequest;
 use shared::store::rollups;
+use shared::timestamp;
 use shared::validation::Issue;
-use shared::{timestamp, App};
 use utoipa_axum::routes;
 
 /// Header set on the answer to a repeated postback.
@@ -87,7 +89,7 @@ async fn postback(
         cap: app.config.conversion_quota(&principal.account.plan),
     });
     let tenant = m.tenant();
-    match conversions::record(
+    match postback::record(
         &app.store,
         &app.lookups,
         tenant,

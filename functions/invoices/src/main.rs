@@ -1,8 +1,9 @@
 //! Lambda entry point for the invoice events (S3 `ObjectCreated` under `invoices/`).
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
+use shared::app::App;
 use shared::config::Config;
-use shared::{timestamp, App};
+use shared::timestamp;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {

@@ -4,9 +4,10 @@
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::Value;
+use shared::app::App;
 use shared::config::Config;
-use shared::payouts::job::{self, Budget};
-use shared::{timestamp, App};
+use shared::services::payout_job::{self as job, Budget};
+use shared::timestamp;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {

@@ -9,6 +9,7 @@ mod bulk;
 use std::sync::Arc;
 
 use axum::extract::State;
+use shared::app::App;
 use shared::domain::affiliate::PayoutMethod;
 use shared::domain::payout::{Command, PayoutStatus, PayoutView};
 use shared::domain::payout_commands::{
@@ -17,10 +18,11 @@ use shared::domain::payout_commands::{
 use shared::domain::tenant::Tenant;
 use shared::error::{Error, Result};
 use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
-use shared::payouts::{self, invoice};
+use shared::payouts::invoice;
+use shared::services::payouts;
 use shared::store::page::PageRequest;
 use shared::store::payouts::{self as store_payouts, PayoutFilter};
-use shared::{timestamp, App};
+use shared::timestamp;
 use utoipa_axum::routes;
 
 use crate::bulk::{each_id, BulkView};

@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::Response;
+use shared::app::App;
 use shared::domain::campaign::PublicCampaignView;
 use shared::error::Result;
 use shared::http::router::document;
 use shared::http::{with_cors, ApiRouter, PathId, Public, Reply};
 use shared::store::campaigns;
-use shared::{App, Error};
+use shared::Error;
 use utoipa_axum::routes;
 
 mod signup;

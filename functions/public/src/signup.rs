@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use axum::extract::State;
+use shared::app::App;
 use shared::domain::signup::{self, SignUp, SignUpView};
 use shared::domain::tenant::Tenant;
 use shared::error::Result;
 use shared::http::{Json, Public, Reply};
 use shared::store::{campaigns, enrollments};
-use shared::{timestamp, App, Error};
+use shared::{timestamp, Error};
 
 /// Sign up as an affiliate
 ///

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use serde::Serialize;
+use shared::app::App;
 use shared::domain::referral::ReferralSource;
 use shared::domain::tenant::Tenant;
 use shared::domain::tracking::{Click, ClickIds, ClickRequest, IdentifyRequest};
@@ -11,7 +12,7 @@ use shared::error::Result;
 use shared::http::{Json, Public, Reply};
 use shared::store::clicks;
 use shared::store::referrals::{self, Binding};
-use shared::{timestamp, App, Error};
+use shared::{timestamp, Error};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,11 +1,12 @@
 //! Event and webhook endpoint routes: the event log, endpoints and their
 //! secrets, delivery attempts, test deliveries, redelivery and replay.
-//! Delivery itself runs in `shared::webhooks::dispatch`.
+//! Delivery itself runs in `shared::services::webhooks`.
 
 use std::sync::Arc;
 
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
+use shared::app::App;
 use shared::domain::event::EventType;
 use shared::domain::webhook::{
     DeletedEndpoint, DeliveryStatus, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret,
@@ -13,11 +14,11 @@ use shared::domain::webhook::{
 };
 use shared::error::Result;
 use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
+use shared::services::webhooks as dispatch;
 use shared::store::events::{self, EventFilter};
 use shared::store::page::PageRequest;
 use shared::store::webhooks::{self as store, AttemptFilter};
-use shared::webhooks::dispatch;
-use shared::{timestamp, App};
+use shared::timestamp;
 use utoipa_axum::routes;
 
 /// The routes this function serves.
@@ -322,7 +323,7 @@ async fn replay(
 /// order. On a failure it stops and names that record, so Lambda retries
 /// from there (records before it are done; a record seen again starts no
 /// second first attempt).
-pub async fn deliver_batch(app: &shared::App, batch: &serde_json::Value) -> serde_json::Value {
+pub async fn deliver_batch(app: &shared::app::App, batch: &serde_json::Value) -> serde_json::Value {
     let records = batch["Records"]
         .as_array()
         .map(Vec::as_slice)

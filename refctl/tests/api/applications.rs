@@ -2,10 +2,11 @@
 //! racing decisions have exactly one winner, bulk accept answers per id.
 
 use serde_json::{json, Value};
+use shared::app::App;
 use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::store::{campaigns, enrollments};
-use shared::{timestamp, App};
+use shared::timestamp;
 
 use crate::support::{app_for, call, campaign, merchant, server, Merchant};
 

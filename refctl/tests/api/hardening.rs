@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use shared::app::App;
 use shared::config::{Config, SdkTimeouts};
-use shared::App;
 
 use crate::support::{call_on, merchant_in, start, test_config, Merchant, Resp, Server};
 

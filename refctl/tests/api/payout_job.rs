@@ -6,15 +6,17 @@
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
+use shared::app::App;
 use shared::domain::conversion::ConversionStatus;
 use shared::domain::payout::{Command, Outcome, Payout, PayoutStatus, PoolEntry};
 use shared::domain::tenant::{Mode, Tenant};
-use shared::payouts::job::{self, Budget};
+use shared::services::payout_job::{self as job, Budget};
+use shared::services::payouts;
 use shared::store::page::PageRequest;
 use shared::store::payouts::{self as store_payouts, PayoutFilter};
 use shared::store::work::WorkRange;
 use shared::store::{affiliates, campaigns, keys};
-use shared::{payouts, timestamp, App};
+use shared::timestamp;
 
 use crate::support::{app_for, call_on, fresh_server, merchant_on, payouts_server, Merchant};
 

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
+use shared::app::App;
 use shared::domain::tenant::{Mode, Tenant};
-use shared::payouts::invoice::{self, Handled};
-use shared::payouts::job::{self, Budget};
-use shared::App;
+use shared::payouts::invoice;
+use shared::services::invoices::{self, Handled};
+use shared::services::payout_job::{self as job, Budget};
 
 use crate::support::{
     app_for, call_on, failing_payments_server, merchant_on, payouts_server, Merchant, Resp, Server,
@@ -175,7 +176,7 @@ impl Fx {
             .put(&key, PDF.to_vec(), "application/pdf")
             .await
             .unwrap();
-        let handled = invoice::on_object_created(&self.app, &key, shared::timestamp::now())
+        let handled = invoices::on_object_created(&self.app, &key, shared::timestamp::now())
             .await
             .unwrap();
         assert!(matches!(handled, Handled::Applied(_)), "{handled:?}");

@@ -1,10 +1,10 @@
 //! The signing secret in Secrets Manager (the moto server): keys name the
 //! version that signed them, so a rotation leaves older keys working.
 
+use shared::app::App;
 use shared::auth::api_key;
 use shared::domain::tenant::Mode;
 use shared::store::accounts;
-use shared::App;
 
 use crate::support::{call_on, merchant_in, start, test_config};
 

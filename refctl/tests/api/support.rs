@@ -4,10 +4,10 @@ use std::sync::{Arc, OnceLock};
 
 use reqwest::header::HeaderMap;
 use serde_json::Value;
+use shared::app::App;
 use shared::config::Config;
 use shared::domain::tenant::Mode;
 use shared::store::accounts;
-use shared::App;
 
 /// A running local host.
 pub struct Server {

@@ -8,10 +8,10 @@ use std::process::{Child, Stdio};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use shared::app::App;
 use shared::config::Config;
 use shared::domain::tenant::Mode;
 use shared::store::accounts;
-use shared::App;
 
 use refctl::runtime_api::{function_command, Outcome, RuntimeApi};
 

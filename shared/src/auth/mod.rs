@@ -4,12 +4,12 @@ pub mod api_key;
 pub mod keys;
 pub mod signing;
 
-use crate::app::App;
 use crate::domain::account::{Account, ApiKey};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::store::keys::RECORD_SK;
-use crate::store::{from_item, string_of};
+use crate::store::{from_item, string_of, Store};
+use signing::SigningKeys;
 
 /// The caller behind a valid key.
 #[derive(Debug, Clone)]
@@ -23,9 +23,13 @@ pub struct Principal {
 /// good key of a locked or expired account gets 403. The key and its account
 /// are read in one strongly consistent batch on every call, so revocation is
 /// immediate.
-pub async fn authenticate(app: &App, header: Option<&str>) -> Result<Principal> {
-    let token = verify(app, header).await?;
-    principal(app, &token).await
+pub async fn authenticate(
+    signing: &SigningKeys,
+    store: &Store,
+    header: Option<&str>,
+) -> Result<Principal> {
+    let token = verify(signing, header).await?;
+    principal(store, &token).await
 }
 
 /// A bearer token whose signature and claims are valid (checked without I/O).
@@ -45,7 +49,7 @@ impl SignedToken {
 /// The signature and claims check of `Authorization: Bearer <key>`: no
 /// store I/O (only a first look-up of the secret version the key names), so
 /// the caller can read the key record and count the request at once.
-pub async fn verify(app: &App, header: Option<&str>) -> Result<SignedToken> {
+pub async fn verify(signing: &SigningKeys, header: Option<&str>) -> Result<SignedToken> {
     let raw = header
         .and_then(|h| {
             h.strip_prefix("Bearer ")
@@ -55,8 +59,7 @@ pub async fn verify(app: &App, header: Option<&str>) -> Result<SignedToken> {
         .ok_or(Error::Unauthorized)?;
     // Taken apart once: the version picks the secret that checks it.
     let token = api_key::KeyToken::parse(raw).ok_or(Error::Unauthorized)?;
-    let secret = app
-        .signing
+    let secret = signing
         .verifier(token.secret_version())
         .await?
         .ok_or(Error::Unauthorized)?;
@@ -69,10 +72,9 @@ pub async fn verify(app: &App, header: Option<&str>) -> Result<SignedToken> {
 
 /// The principal behind a signed token: its key and account read in one
 /// strongly consistent batch, so revocation is immediate.
-pub async fn principal(app: &App, token: &SignedToken) -> Result<Principal> {
+pub async fn principal(store: &Store, token: &SignedToken) -> Result<Principal> {
     let claims = &token.claims;
-    let items = app
-        .store
+    let items = store
         .batch_get(&[
             (claims.kid.clone(), RECORD_SK.to_string()),
             (claims.acct.clone(), RECORD_SK.to_string()),

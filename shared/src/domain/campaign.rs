@@ -4,12 +4,12 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::domain::conversion::MAX_AMOUNT_DIGITS;
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
+use crate::money::MAX_AMOUNT_DIGITS;
 use crate::money::{json_number, json_number_opt, Currency};
 use crate::patch::Patch;
 use crate::timestamp::serde_ts;

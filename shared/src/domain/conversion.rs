@@ -11,7 +11,7 @@ use crate::domain::metadata::{self, Metadata};
 use crate::domain::referral::CustomerKey;
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::money::{json_number, Currency};
+use crate::money::{json_number, Currency, MAX_AMOUNT_DIGITS};
 use crate::timestamp::{self, serde_ts, serde_ts_opt};
 use crate::validation::{check_len, Issues};
 
@@ -351,8 +351,6 @@ pub struct Postback {
 pub const FUTURE_TOLERANCE_MINUTES: i64 = 5;
 /// Longest `externalId`, `customerId` and attribution token.
 pub const MAX_TOKEN_LEN: usize = 255;
-/// Amounts are below 10^12 major units.
-pub const MAX_AMOUNT_DIGITS: u32 = 12;
 
 fn no_control(path: &str, v: &str, issues: &mut Issues) {
     if v.chars().any(char::is_control) {

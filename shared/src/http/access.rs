@@ -49,11 +49,11 @@ impl FromRequestParts<Arc<App>> for Merchant {
             .headers
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        let token = auth::verify(app, header).await?;
+        let token = auth::verify(&app.signing, header).await?;
         let scope = format!("acct:{}", token.account_id());
         let limit = app.config.account_rate_per_minute;
         let (principal, rate) = tokio::join!(
-            auth::principal(app, &token),
+            auth::principal(&app.store, &token),
             rate_limit::hit(&app.store, &scope, limit)
         );
         let principal = principal?;

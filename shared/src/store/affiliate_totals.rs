@@ -23,10 +23,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use rust_decimal::Decimal;
 
 use crate::domain::affiliate::Totals;
-use crate::domain::conversion::Earning;
 use crate::error::{Error, Result};
 use crate::money::Currency;
-use crate::store::keys::{RECORD_SK, TOTALS_SK};
+use crate::store::keys::TOTALS_SK;
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::{number_value, string_of, string_value, Item, Store};
@@ -62,26 +61,6 @@ pub fn add<R: Copy>(
         .set("tenant", string_value(tenant_key))
         .when_absent_or_eq("tenant", string_value(tenant_key));
     tx.update(role, affiliate_id, TOTALS_SK, &update);
-}
-
-/// Adds an earning to the affiliate's `earned` total (role `add_role`). With
-/// `while_status`, a ConditionCheck (role `check_role`) first requires the
-/// affiliate record to be the tenant's and in that status; a check writes
-/// nothing. Either fails as a condition failure of the transaction.
-pub fn earn<R: Copy>(tx: &mut Tx<R>, check_role: R, add_role: R, tenant_key: &str, e: &Earning) {
-    if let Some(st) = e.while_status {
-        let when = super::affiliates::status_is(tenant_key, st);
-        tx.check(check_role, &e.affiliate_id, RECORD_SK, &when);
-    }
-    add(
-        tx,
-        add_role,
-        tenant_key,
-        &e.affiliate_id,
-        EARNED,
-        e.currency,
-        e.amount,
-    );
 }
 
 fn bad(name: &str) -> Error {

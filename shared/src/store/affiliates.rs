@@ -8,6 +8,7 @@
 
 use crate::domain::affiliate::{Affiliate, AffiliatePatch, AffiliateStatus};
 use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
+use crate::domain::conversion::Earning;
 use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -15,6 +16,7 @@ use crate::ids::{self, IdKind};
 use crate::retry;
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::{
     affiliate_totals, events, from_item, item_at, number_value, record_item, string_of,
@@ -100,6 +102,26 @@ pub fn status_is(tenant_key: &str, status: AffiliateStatus) -> UpdateExpr {
     UpdateExpr::new()
         .when_tenant(tenant_key)
         .when_eq("status", string_value(status.as_str()))
+}
+
+/// Adds an earning to the affiliate's `earned` total (role `add_role`). With
+/// `while_status`, a ConditionCheck (role `check_role`) first requires the
+/// affiliate record to be the tenant's and in that status; a check writes
+/// nothing. Either fails as a condition failure of the transaction.
+pub fn earn<R: Copy>(tx: &mut Tx<R>, check_role: R, add_role: R, tenant_key: &str, e: &Earning) {
+    if let Some(st) = e.while_status {
+        let when = status_is(tenant_key, st);
+        tx.check(check_role, &e.affiliate_id, RECORD_SK, &when);
+    }
+    affiliate_totals::add(
+        tx,
+        add_role,
+        tenant_key,
+        &e.affiliate_id,
+        affiliate_totals::EARNED,
+        e.currency,
+        e.amount,
+    );
 }
 
 /// A guard item: the tenant and the code's owner. The code guard doubles as

@@ -6,9 +6,11 @@
 //! by status (GSI3) and by affiliate (GSI4). `amountValue` repeats the amount
 //! as a number for the `min_amount`/`max_amount` filters.
 //!
-//! A postback is read -> plan -> commit (`domain::postback` decides): two
-//! BatchGetItem calls (every key the postback names, then the affiliates and
-//! campaigns its signals point to) and one TransactWriteItems of the plan:
+//! A postback (`services::postback` runs it; `domain::postback` decides)
+//! reads here with two BatchGetItem calls ([`read_sightings`]: every key the
+//! postback names; [`read_parties`]: the affiliates and campaigns its signals
+//! point to that the process's cache does not serve) and commits its plan
+//! here with one TransactWriteItems ([`commit`]):
 //!
 //! - the `externalId` claim (`attribute_not_exists`), unique across tenants;
 //! - the conversion;
@@ -25,25 +27,22 @@
 //! with the conversion it names.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde::de::DeserializeOwned;
 
-use crate::domain::affiliate::AffiliateStatus;
+use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::AffiliateCode;
-use crate::domain::attribution::{AffiliateFacts, Signal};
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{Conversion, ConversionStatus, PayoutStage, Postback};
 use crate::domain::payout::{Payout, PayoutStatus};
-use crate::domain::postback::{self, ExternalIdClaim, Opening, Parties, Plan, Quota, Sightings};
+use crate::domain::postback::{self, ExternalIdClaim, Plan, Sightings};
 use crate::domain::referral::Referral;
 use crate::domain::tenant::Tenant;
 use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::lookups::Lookups;
 use crate::money::Currency;
 use crate::retry::{retry_on_conflict, Attempt};
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
@@ -51,14 +50,11 @@ use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliate_totals, affiliates, campaigns, counters, events, from_item, item_at, number_value,
-    pools, referrals, rollups, string_of, string_value, IndexKeys, Item, Store,
+    affiliates, campaigns, counters, events, from_item, item_at, number_value, pools, referrals,
+    rollups, string_of, string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
-/// Times a postback is re-planned after a concurrent write changed what it read
-/// (the customer's referral or the affiliate).
-const RECORD_ATTEMPTS: usize = 4;
 /// Times a reversal is re-planned after a concurrent write to the conversion.
 const REVERSE_ATTEMPTS: usize = 3;
 /// Quota counters outlive their month by this long, then TTL removes them.
@@ -222,18 +218,9 @@ pub async fn list(
         .try_map(from_item)
 }
 
-/// What a postback did.
-#[derive(Debug, Clone)]
-pub enum Recorded {
-    /// A new conversion (201).
-    Created(Conversion),
-    /// The externalId was seen before in this tenant: the conversion it names (200).
-    Replayed(Conversion),
-}
-
 /// The role of each action of a postback's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PostbackAction {
+pub enum PostbackAction {
     /// A campaign taken from the cache was changed since.
     CachedCampaign,
     Claim,
@@ -311,103 +298,8 @@ fn tenant_click(
     }))
 }
 
-/// Records a postback: attribution, commission, referral, quota and rollups in
-/// one transaction, exactly once per `externalId`.
-///
-/// Campaigns and affiliates come from `lookups` when cached there; the commit
-/// then checks they are unchanged, and an attempt after a conflict reads them
-/// afresh.
-pub async fn record(
-    store: &Store,
-    lookups: &Lookups,
-    tenant: &Tenant,
-    p: &Postback,
-    quota: Option<&Quota>,
-    now: DateTime<Utc>,
-) -> Result<Recorded> {
-    let attempts = AtomicUsize::new(0);
-    let attempts = &attempts;
-    retry_on_conflict(
-        RECORD_ATTEMPTS,
-        "customer's referral or affiliate",
-        || async move {
-            let cache = Cache {
-                lookups,
-                read: attempts.fetch_add(1, Ordering::Relaxed) == 0,
-            };
-            Ok(
-                match try_record(store, cache, tenant, p, quota, now).await? {
-                    Some(done) => Attempt::Done(done),
-                    None => Attempt::Conflict,
-                },
-            )
-        },
-    )
-    .await
-}
-
-/// The process's lookups, and whether this attempt may read from them (it
-/// always refreshes them).
-#[derive(Clone, Copy)]
-struct Cache<'a> {
-    lookups: &'a Lookups,
-    read: bool,
-}
-
-/// The parties a plan used from the cache, which its commit checks: an
-/// affiliate's status, a campaign as it was.
-#[derive(Default)]
-struct FromCache {
-    affiliates: HashMap<String, AffiliateStatus>,
-    campaigns: HashMap<String, Campaign>,
-}
-
-/// One read -> plan -> commit; `None` when a concurrent write changed what it read.
-async fn try_record(
-    store: &Store,
-    cache: Cache<'_>,
-    tenant: &Tenant,
-    p: &Postback,
-    quota: Option<&Quota>,
-    now: DateTime<Utc>,
-) -> Result<Option<Recorded>> {
-    let tenant_key = tenant.key();
-    let sightings = read_sightings(store, tenant, p).await?;
-    let signals = match postback::open(&tenant_key, p, &sightings, quota)? {
-        Opening::Replay { conversion_id } => return replay(store, &conversion_id).await.map(Some),
-        Opening::Attribute { signals } => signals,
-    };
-    let named = sightings.campaign.as_ref();
-    let (parties, cached) = read_parties(store, cache, &tenant_key, &signals, named).await?;
-    let plan = postback::plan(&tenant_key, p, &sightings, &signals, &parties, quota, now)?;
-    let recorded = commit(store, tenant, &plan, &cached, now).await;
-    match recorded {
-        Ok(()) => Ok(Some(Recorded::Created(plan.conversion))),
-        Err(e) if e.failed(PostbackAction::Claim) => {
-            let claim = match e.old_item(PostbackAction::Claim) {
-                Some(item) => from_item(item.clone())?,
-                None => read_claim(store, &p.external_id).await?,
-            };
-            let id = postback::replay(&tenant_key, &claim)?;
-            replay(store, &id).await.map(Some)
-        }
-        Err(e) if e.failed(PostbackAction::Quota) => {
-            Err(quota.map_or_else(|| e.into_error(), Quota::reached))
-        }
-        Err(e)
-            if e.failed(PostbackAction::Referral)
-                || e.failed(PostbackAction::AffiliateStatus)
-                || e.failed(PostbackAction::Earned)
-                || e.failed(PostbackAction::CachedCampaign) =>
-        {
-            Ok(None)
-        }
-        Err(e) => Err(e.into_error()),
-    }
-}
-
 /// Read 1: everything the postback names, as typed facts.
-async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Result<Sightings> {
+pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Result<Sightings> {
     let tenant_key = tenant.key();
     let claim_key = key(keys::external_id_guard(&p.external_id), GUARD_SK);
     let click_key = p
@@ -455,73 +347,44 @@ async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Result<
     })
 }
 
-/// Read 2: the tenant's affiliates and campaigns the signals name (the
-/// postback's own campaign was read already), from the cache when it may
-/// serve them; what was read goes into the cache.
-async fn read_parties(
+/// The parties of a postback's signals as read: each record with the
+/// tenant that owns it (the caller keeps only its own tenant's).
+#[derive(Debug, Default)]
+pub struct PartyRecords {
+    pub affiliates: Vec<(Affiliate, String)>,
+    pub campaigns: Vec<(Campaign, String)>,
+}
+
+/// Read 2: affiliates and campaigns by id, in one BatchGetItem (none for none).
+pub async fn read_parties(
     store: &Store,
-    cache: Cache<'_>,
-    tenant_key: &str,
-    signals: &[Signal],
-    named: Option<&Campaign>,
-) -> Result<(Parties, FromCache)> {
-    let mut parties = Parties::default();
-    let mut cached = FromCache::default();
-    let mut wanted = Vec::new();
-    for sig in signals {
-        let aff = &sig.affiliate_id;
-        match cache
-            .read
-            .then(|| cache.lookups.cached_affiliate(aff))
-            .flatten()
-        {
-            Some((facts, status, t)) if t == tenant_key => {
-                parties.affiliates.insert(aff.clone(), facts);
-                cached.affiliates.insert(aff.clone(), status);
-            }
-            Some(_) => {}
-            None => wanted.push(key(aff.as_str(), RECORD_SK)),
-        }
-        let cmp = &sig.campaign_id;
-        if named.is_some_and(|c| &c.id == cmp) {
-            continue;
-        }
-        match cache
-            .read
-            .then(|| cache.lookups.cached_campaign(cmp))
-            .flatten()
-        {
-            Some((c, t)) if t == tenant_key => {
-                parties.campaigns.insert(cmp.clone(), c.clone());
-                cached.campaigns.insert(cmp.clone(), c);
-            }
-            Some(_) => {}
-            None => wanted.push(key(cmp.as_str(), RECORD_SK)),
-        }
-    }
+    affiliate_ids: &[&str],
+    campaign_ids: &[&str],
+) -> Result<PartyRecords> {
+    let wanted = affiliate_ids
+        .iter()
+        .chain(campaign_ids)
+        .map(|id| key(*id, RECORD_SK))
+        .collect();
+    let mut read = PartyRecords::default();
     for (k, item) in batch(store, wanted).await? {
         let owner = string_of(&item, "tenant").unwrap_or_default().to_string();
         if ids::is_valid(IdKind::Affiliate, &k.0) {
-            let a = affiliates::from_parts(item, None, &owner)?;
-            let facts = AffiliateFacts::from(&a);
-            cache
-                .lookups
-                .keep_affiliate(&k.0, (facts.clone(), a.status, owner.clone()));
-            if owner == tenant_key {
-                parties.affiliates.insert(k.0, facts);
-            }
+            read.affiliates
+                .push((affiliates::from_parts(item, None, &owner)?, owner));
         } else {
-            let c: Campaign = from_item(item)?;
-            cache.lookups.keep_campaign(&c, &owner);
-            if owner == tenant_key {
-                parties.campaigns.insert(k.0, c);
-            }
+            read.campaigns.push((from_item(item)?, owner));
         }
     }
-    if let Some(c) = named {
-        parties.campaigns.insert(c.id.clone(), c.clone());
-    }
-    Ok((parties, cached))
+    Ok(read)
+}
+
+/// What a plan took from the process's cache, which its commit checks is
+/// unchanged: an affiliate's status, a campaign as it was.
+#[derive(Debug, Default)]
+pub struct Unchanged {
+    pub affiliates: HashMap<String, AffiliateStatus>,
+    pub campaigns: HashMap<String, Campaign>,
 }
 
 /// Checks that the parties the plan took from the cache are unchanged: the
@@ -532,7 +395,7 @@ fn check_cached<R: Copy>(
     roles: (R, R),
     tenant_key: &str,
     plan: &Plan,
-    cached: &FromCache,
+    cached: &Unchanged,
 ) {
     let c = &plan.conversion;
     if let Some(seen) = c
@@ -568,20 +431,67 @@ async fn read_claim(store: &Store, external_id: &str) -> Result<ExternalIdClaim>
 }
 
 /// The conversion a claim names, for a repeated postback.
-async fn replay(store: &Store, conversion_id: &str) -> Result<Recorded> {
+pub async fn claimed(store: &Store, conversion_id: &str) -> Result<Conversion> {
     let item = store
         .get_item(conversion_id, RECORD_SK)
         .await?
         .ok_or_else(|| Error::internal(format!("claimed conversion {conversion_id} is missing")))?;
-    Ok(Recorded::Replayed(from_item(item)?))
+    from_item(item)
 }
 
-/// Commits a plan in one transaction.
-async fn commit(
+/// How a postback's transaction ended, read by role.
+#[derive(Debug)]
+pub enum Committed {
+    /// Every action happened.
+    Done,
+    /// The externalId was claimed already: the claim (from the cancellation,
+    /// or read when it did not return it).
+    Claimed(ExternalIdClaim),
+    /// The monthly quota counter is at its cap.
+    QuotaReached,
+    /// Something the plan read changed since (a referral, the affiliate, a
+    /// cached campaign): read and plan again.
+    Stale,
+}
+
+/// Commits a plan in one transaction and reads a cancellation by role.
+pub async fn commit(
     store: &Store,
     tenant: &Tenant,
     plan: &Plan,
-    cached: &FromCache,
+    cached: &Unchanged,
+    now: DateTime<Utc>,
+) -> Result<Committed> {
+    use PostbackAction as A;
+    match transact(store, tenant, plan, cached, now).await {
+        Ok(()) => Ok(Committed::Done),
+        Err(e) if e.failed(A::Claim) => Ok(Committed::Claimed(match e.old_item(A::Claim) {
+            Some(item) => from_item(item.clone())?,
+            None => read_claim(store, &plan.conversion.external_id).await?,
+        })),
+        Err(e) if e.failed(A::Quota) => Ok(Committed::QuotaReached),
+        Err(e)
+            if [
+                A::Referral,
+                A::AffiliateStatus,
+                A::Earned,
+                A::CachedCampaign,
+            ]
+            .iter()
+            .any(|r| e.failed(*r)) =>
+        {
+            Ok(Committed::Stale)
+        }
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// The transaction of a plan.
+async fn transact(
+    store: &Store,
+    tenant: &Tenant,
+    plan: &Plan,
+    cached: &Unchanged,
     now: DateTime<Utc>,
 ) -> std::result::Result<(), TxError<PostbackAction>> {
     use PostbackAction as A;
@@ -604,7 +514,7 @@ async fn commit(
         referrals::apply(&mut tx, A::Referral, tenant, change)?;
     }
     if let Some(e) = &plan.earning {
-        affiliate_totals::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
+        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
     }
     rollups::record(&mut tx, A::Rollup, tenant, &plan.conversion);
     events::append(&mut tx, A::Event, tenant, &plan.event)?;
@@ -660,7 +570,7 @@ async fn try_reverse(
     tx.update(A::Conversion, &c.id, RECORD_SK, &change);
     rollups::moved(&mut tx, A::Rollup, tenant, &r.reversed, r.from);
     if let Some(e) = &r.give_back {
-        affiliate_totals::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
+        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
     }
     if let Some(a) = &r.clawback {
         pools::add_adjustment(&mut tx, A::Clawback, tenant, a)?;

@@ -14,8 +14,7 @@ use url::Host;
 use super::ssrf::Target;
 use crate::domain::webhook::{AttemptResult, Verdict};
 
-/// The contract's delivery timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+pub use crate::webhook_settings::DEFAULT_TIMEOUT;
 /// How much of a response body is kept (the contract's 1 KB).
 pub const EXCERPT_LIMIT: usize = 1024;
 /// Longest error text kept for an attempt.

@@ -3,8 +3,8 @@
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::Value;
+use shared::app::App;
 use shared::config::Config;
-use shared::App;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {

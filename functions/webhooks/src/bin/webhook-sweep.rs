@@ -3,9 +3,9 @@
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::Value;
+use shared::app::App;
 use shared::config::Config;
-use shared::webhooks::dispatch;
-use shared::App;
+use shared::services::webhooks as dispatch;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use refctl::runtime_api::{function_command, Outcome, RuntimeApi};
 use serde_json::Value;
+use shared::app::App;
 use shared::config::Config;
 use shared::store::accounts;
-use shared::App;
 
 /// Each binary, the sample event it is sent (the hello-world ignores its),
 /// and whether it reads the API key signing secret at init (the HTTP

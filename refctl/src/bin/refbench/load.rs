@@ -14,12 +14,13 @@ use http::Method;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
+use shared::app::App;
 use shared::auth::Principal;
 use shared::domain::conversion::PostbackBody;
 use shared::domain::tracking::Click;
 use shared::ids::{new_id, IdKind};
-use shared::store::{campaigns, clicks, conversions};
-use shared::{auth, rate_limit, timestamp, App};
+use shared::store::{campaigns, clicks};
+use shared::{auth, rate_limit, timestamp};
 
 use crate::Bench;
 
@@ -241,11 +242,11 @@ async fn click_direct(app: Arc<App>, mut c: Click) -> bool {
 /// trip), without the API layer around them.
 async fn authenticated(app: &App, key: &str) -> Option<Principal> {
     let header = format!("Bearer {key}");
-    let token = auth::verify(app, Some(&header)).await.ok()?;
+    let token = auth::verify(&app.signing, Some(&header)).await.ok()?;
     let scope = format!("acct:{}", token.account_id());
     let limit = app.config.account_rate_per_minute;
     let (p, r) = tokio::join!(
-        auth::principal(app, &token),
+        auth::principal(&app.store, &token),
         rate_limit::hit(&app.store, &scope, limit)
     );
     r.ok()?;
@@ -275,7 +276,7 @@ async fn postback_direct(app: Arc<App>, key: String, worker: usize) -> bool {
     let Ok(postback) = input.validate(now) else {
         return false;
     };
-    conversions::record(&app.store, &app.lookups, &p.tenant, &postback, None, now)
+    shared::services::postback::record(&app.store, &app.lookups, &p.tenant, &postback, None, now)
         .await
         .is_ok()
 }

@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 use shared::config::Config;
 use shared::domain::tenant::Mode;
 
+use shared::app::App;
 use shared::store::accounts;
-use shared::App;
 
 mod cold_start;
 mod hot_items;
@@ -520,9 +520,10 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
     .await;
 
     // Bulk conversions over the last 30 days, 2 currencies, 2 campaigns.
-    let principal = shared::auth::authenticate(&b.app, Some(&format!("Bearer {key}")))
-        .await
-        .unwrap();
+    let principal =
+        shared::auth::authenticate(&b.app.signing, &b.app.store, Some(&format!("Bearer {key}")))
+            .await
+            .unwrap();
     let tenant = principal.tenant;
     let currencies = [
         Currency::parse("c", "USD").unwrap(),

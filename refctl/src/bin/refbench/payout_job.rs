@@ -5,13 +5,13 @@
 use chrono::{Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::json;
+use shared::app::App;
 use shared::domain::conversion::{AttributionMethod, Conversion, ConversionStatus, ConversionType};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::ids::{new_id, IdKind};
 use shared::money::Currency;
-use shared::payouts::job::{self, Budget};
+use shared::services::payout_job::{self as job, Budget};
 use shared::store::conversions;
-use shared::App;
 
 use http::Method;
 
@@ -193,7 +193,7 @@ async fn attach(app: &App, t: &Tenant, payout_id: &str) {
         .put(&key, b"%PDF-1.4\n%%EOF\n".to_vec(), "application/pdf")
         .await
         .unwrap();
-    shared::payouts::invoice::on_object_created(app, &key, Utc::now())
+    shared::services::invoices::on_object_created(app, &key, Utc::now())
         .await
         .unwrap();
 }

@@ -12,9 +12,9 @@ use std::time::Duration;
 use futures::future::join_all;
 
 use crate::app::App;
+use crate::services::webhooks as dispatch;
 use crate::store::stream::TableStream;
 use crate::timestamp;
-use crate::webhooks::dispatch;
 
 /// Pause between two reads of the stream while records come.
 const POLL_EVERY: Duration = Duration::from_millis(300);

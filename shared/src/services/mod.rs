@@ -1,0 +1,14 @@
+//! Use cases: each runs read -> decide (`domain`) -> commit (`store`), owns
+//! its retries and its cache policy, and maps what the commit's conditions
+//! report. They sit above the application context (`App`) and below the
+//! HTTP layer and the functions.
+
+#[cfg(feature = "files")]
+pub mod invoices;
+pub mod local_webhooks;
+#[cfg(feature = "files")]
+pub mod payout_job;
+#[cfg(feature = "files")]
+pub mod payouts;
+pub mod postback;
+pub mod webhooks;

@@ -1,0 +1,227 @@
+//! Payout operations: read -> decide (`Payout::apply`) -> commit, then the
+//! work a transition leaves on the payout's conversions, driven in chunks
+//! until done (the payout job finishes whatever a crash interrupts).
+
+use chrono::{DateTime, Utc};
+
+use crate::app::App;
+use crate::domain::conversion::Conversion;
+use crate::domain::payout::{Command, Outcome, Payout, PayoutWork};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::payouts::provider::Payment;
+use crate::retry::{retry_on_conflict, Attempt};
+use crate::store::payouts::{self as store_payouts, RELEASE_CHUNK, STATUS_CHUNK};
+use crate::store::work::WorkRange;
+use crate::store::{keys, Store};
+
+/// Times a transition is decided again after a concurrent change.
+const TRANSITION_ATTEMPTS: usize = 3;
+/// Chunks a request drives before leaving the rest to the payout job.
+const REQUEST_CHUNKS: usize = 200;
+
+/// Applies a command to the tenant's payout and drives the work it leaves.
+/// `command` is built from the payout as read (it may need facts about it).
+pub async fn transition(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    command: impl Fn(&Payout) -> Command,
+    now: DateTime<Utc>,
+) -> Result<Payout> {
+    transition_from(store, tenant, id, None, command, now).await
+}
+
+/// [`transition`], deciding first on `read` (the payout as the caller just
+/// read it, which saves a round trip); a retry after a concurrent change
+/// reads it again.
+async fn transition_from(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    read: Option<Payout>,
+    command: impl Fn(&Payout) -> Command,
+    now: DateTime<Utc>,
+) -> Result<Payout> {
+    let command = &command;
+    let mut read = read;
+    let committed = retry_on_conflict(TRANSITION_ATTEMPTS, "payout", || {
+        let first = read.take();
+        async move {
+            let before = match first {
+                Some(p) => p,
+                None => store_payouts::get(store, tenant, id).await?,
+            };
+            let (after, from, event) = match before.apply(command(&before), now)? {
+                Outcome::Unchanged => return Ok(Attempt::Done((before, false))),
+                Outcome::Changed {
+                    payout,
+                    from,
+                    event,
+                    ..
+                } => (*payout, from, event),
+            };
+            let recorded = after.event(event, now)?;
+            // Changed meanwhile: decide again on what it is now (a 409 names it).
+            Ok(
+                match store_payouts::commit_transition(store, tenant, &after, from, &recorded)
+                    .await?
+                {
+                    true => Attempt::Done((after, true)),
+                    false => Attempt::Conflict,
+                },
+            )
+        }
+    })
+    .await?;
+    match committed {
+        (after, true) => drive(store, tenant, after, REQUEST_CHUNKS, now).await,
+        (unchanged, false) => Ok(unchanged),
+    }
+}
+
+/// Approves a payout whose invoice is in storage.
+pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
+    let (payout, present) = with_invoice_presence(app, tenant, id).await?;
+    transition_from(
+        &app.store,
+        tenant,
+        id,
+        Some(payout),
+        |_| Command::Approve {
+            invoice_present: present,
+        },
+        now,
+    )
+    .await
+}
+
+/// The payout, and whether the invoice it names is in storage.
+async fn with_invoice_presence(app: &App, tenant: &Tenant, id: &str) -> Result<(Payout, bool)> {
+    let p = store_payouts::get(&app.store, tenant, id).await?;
+    let present = match &p.invoice_key {
+        Some(key) => app.files().head(key).await?.is_some(),
+        None => false,
+    };
+    Ok((p, present))
+}
+
+/// Processes one payout (batch-process): approved (when invoiced), handed
+/// to the mode's provider with its id as idempotency key, then PAID, or
+/// APPROVED again with 503 when the provider fails; the manual provider
+/// leaves it PROCESSING.
+pub async fn process(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
+    let (payout, present) = with_invoice_presence(app, tenant, id).await?;
+    let processing = transition_from(
+        &app.store,
+        tenant,
+        id,
+        Some(payout),
+        |_| Command::Process {
+            invoice_present: present,
+        },
+        now,
+    )
+    .await?;
+    pay(app, tenant, processing, now).await
+}
+
+/// Asks the provider to pay a PROCESSING payout and records its answer.
+pub async fn pay(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> Result<Payout> {
+    let command = match app.payments.pay(tenant.mode, &p).await {
+        Payment::Pending => return Ok(p),
+        Payment::Paid { reference } => Command::ConfirmPayment {
+            reference: Some(reference),
+        },
+        Payment::Failed { message } => Command::PaymentFailed { message },
+    };
+    let failed = matches!(command, Command::PaymentFailed { .. });
+    let after = transition(&app.store, tenant, &p.id, |_| command.clone(), now).await?;
+    if failed {
+        return Err(Error::Unavailable(format!(
+            "the payment provider did not pay payout {}: {}; it is APPROVED again, retry",
+            p.id,
+            after.payment_error.as_deref().unwrap_or("failed")
+        )));
+    }
+    Ok(after)
+}
+
+/// Completes a payout's settle or release work, at most `chunks` chunks;
+/// returns the payout as it then is.
+pub async fn drive(
+    store: &Store,
+    tenant: &Tenant,
+    mut p: Payout,
+    chunks: usize,
+    now: DateTime<Utc>,
+) -> Result<Payout> {
+    // Settled conversions stay in the payout's partition: walk past them.
+    let mut after: Option<String> = None;
+    for _ in 0..chunks {
+        let progressed = match p.work {
+            None | Some(PayoutWork::Claim) => return Ok(p),
+            _ if p.work_done() => store_payouts::finish_work(store, tenant, &p, now).await?,
+            Some(PayoutWork::Settle) => settle_step(store, tenant, &p, &mut after, now).await?,
+            Some(PayoutWork::Release) => release_step(store, tenant, &p).await?,
+        };
+        p = store_payouts::read(store, tenant, &p.id)
+            .await?
+            .ok_or_else(|| Error::internal("payout vanished"))?;
+        if !progressed && p.work.is_some() && !p.work_done() {
+            // Nothing left to take although the counters say otherwise: the
+            // index has not caught up yet; the payout job completes it.
+            return Ok(p);
+        }
+    }
+    Ok(p)
+}
+
+/// One settle chunk: the next APPROVED conversions of the payout become
+/// PAID. The walk through the payout's partition goes on from `after`, past
+/// conversions already paid, so each is read once.
+async fn settle_step(
+    store: &Store,
+    tenant: &Tenant,
+    p: &Payout,
+    after: &mut Option<String>,
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    let partition = keys::payout_members(&p.id);
+    loop {
+        let range = after.as_deref().map_or(WorkRange::All, WorkRange::After);
+        let (mut conversions, _, last) =
+            store_payouts::members_page(store, tenant, &partition, range, STATUS_CHUNK).await?;
+        let Some(last) = last else {
+            return Ok(false);
+        };
+        conversions.sort_by_key(Conversion::sort_key);
+        let paid: Vec<(Conversion, Conversion)> = conversions
+            .into_iter()
+            .filter_map(|c| c.pay(&p.id, now).ok().map(|paid| (c, paid)))
+            .collect();
+        if paid.is_empty() {
+            *after = Some(last);
+            continue;
+        }
+        // A chunk that lost a race is read again from the same place.
+        if store_payouts::settle_chunk(store, tenant, p, &paid).await? {
+            *after = Some(last);
+        }
+        return Ok(true);
+    }
+}
+
+/// One release chunk: the payout's members return to the pool.
+async fn release_step(store: &Store, tenant: &Tenant, p: &Payout) -> Result<bool> {
+    let partition = keys::payout_members(&p.id);
+    let (mut conversions, mut adjustments) =
+        store_payouts::members(store, tenant, &partition, WorkRange::All, RELEASE_CHUNK).await?;
+    conversions.retain(|c| c.payout_id.as_deref() == Some(p.id.as_str()));
+    adjustments.retain(|a| a.payout_id.as_deref() == Some(p.id.as_str()));
+    if conversions.is_empty() && adjustments.is_empty() {
+        return Ok(false);
+    }
+    store_payouts::release_chunk(store, tenant, p, &conversions, &adjustments).await?;
+    Ok(true)
+}
