@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help install run test build validate bench fmt lint stack-stop
+.PHONY: help install run test build validate bench openapi fmt lint stack-stop
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -26,6 +26,9 @@ validate: install ## sam validate --lint
 
 bench: install ## DynamoDB calls, round trips, capacity units, webhook latency and binary sizes (`scripts/bench.sh webhooks`: the webhook latency alone)
 	@scripts/bench.sh
+
+openapi: ## Write docs/openapi.json, generated from the code (refctl openapi)
+	@cargo run -q -p refctl --bin refctl -- openapi > docs/openapi.json.new && mv docs/openapi.json.new docs/openapi.json
 
 fmt: ## Format the code
 	@cargo fmt --all

@@ -215,7 +215,7 @@ def main(base, key):
     summary = step(
         "summarise by status",
         summarize_conversions.sync_detailed(
-            client=client, period=SummaryPeriod.MONTH, group_by=SummaryGroupBy.STATUS, campaign_id=campaign.id
+            client=client, period=SummaryPeriod.DAYS30, group_by=SummaryGroupBy.STATUS, campaign_id=campaign.id
         ),
         ConversionSummaryResponse,
         200,

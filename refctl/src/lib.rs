@@ -2,6 +2,7 @@
 //! integration tests and the benchmark drive the very same code.
 
 pub mod demo;
+pub mod openapi;
 pub mod payouts;
 pub mod runtime_api;
 pub mod serve;

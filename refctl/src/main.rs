@@ -22,6 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Print the OpenAPI description, generated from the code (`docs/openapi.json`).
+    Openapi,
     /// Serve every function's routes on one local HTTP server.
     Serve {
         #[arg(long, default_value_t = 3000)]
@@ -167,6 +169,11 @@ fn print(v: &Value) {
 #[tokio::main]
 async fn main() {
     let cli = Cli::parse();
+    // Needs no configuration and no store: the description is the code's.
+    if matches!(cli.command, Command::Openapi) {
+        print(&refctl::openapi::document());
+        return;
+    }
     let config = match Config::from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -202,6 +209,7 @@ async fn main() {
 async fn run(command: Command, app: Arc<App>) -> Result<Option<Value>, shared::Error> {
     use refctl::setup;
     Ok(Some(match command {
+        Command::Openapi => refctl::openapi::document(),
         Command::Serve { port, host } => {
             let listener = tokio::net::TcpListener::bind((host.as_str(), port))
                 .await

@@ -20,11 +20,11 @@ macro_rules! wire_enum {
     (
         $(#[$meta:meta])*
         $vis:vis enum $name:ident $([$case:ident])? {
-            $( $(#[$vmeta:meta])* $variant:ident = $wire:literal ),+ $(,)?
+            $( $(#[$vmeta:meta])* $variant:ident = $wire:tt ),+ $(,)?
         }
     ) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, ::serde::Serialize, ::serde::Deserialize, ::utoipa::ToSchema)]
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, ::serde::Serialize, ::serde::Deserialize)]
         $vis enum $name {
             $( $(#[$vmeta])* #[serde(rename = $wire)] $variant, )+
         }

@@ -4,8 +4,8 @@ use serde::Serialize;
 
 use crate::issue::Issue;
 
-/// Stable machine-readable error codes (the full enum of the contract).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Stable machine-readable error code (the full set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     ValidationFailed,

@@ -19,6 +19,7 @@ pub mod patch;
 pub mod payouts;
 pub mod rate_limit;
 pub mod retry;
+pub mod schema;
 pub mod sdk;
 pub mod services;
 pub mod store;

@@ -67,7 +67,18 @@ impl FromQuery for ListQuery {
     get,
     path = "/api/v1/affiliates",
     operation_id = "listAffiliates",
-    tag = "Affiliates"
+    tag = "Affiliates",
+    params(
+        ("limit" = Option<String>, Query),
+        ("offset" = Option<String>, Query),
+        ("cursor" = Option<String>, Query),
+        ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
+        ("status" = Option<shared::domain::affiliate::AffiliateStatus>, Query, description = "Only affiliates in this status (any letter case)."),
+        ("email" = Option<String>, Query, description = "Only affiliates with this e-mail (any letter case), across campaigns unless `campaign_id` is given.")
+    ),
+    responses(
+        (status = 200, description = "A page of affiliates.", body = [shared::domain::affiliate::AffiliateView])
+    )
 )]
 async fn list(
     m: Merchant,
@@ -87,7 +98,13 @@ async fn list(
     post,
     path = "/api/v1/affiliates",
     operation_id = "createAffiliate",
-    tag = "Affiliates"
+    tag = "Affiliates",
+    request_body = shared::domain::affiliate::NewAffiliate,
+    responses(
+        (status = 201, description = "The affiliate created.", body = shared::domain::affiliate::AffiliateView),
+        (status = 404, description = "NotFound"),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn create(
     m: Merchant,
@@ -113,7 +130,10 @@ async fn create(
     get,
     path = "/api/v1/affiliates/{id}",
     operation_id = "getAffiliate",
-    tag = "Affiliates"
+    tag = "Affiliates",
+    responses(
+        (status = 200, description = "The affiliate.", body = shared::domain::affiliate::AffiliateView)
+    )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
     let affiliate = affiliates::get(&app.store, m.tenant(), &id).await?;
@@ -129,7 +149,12 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     put,
     path = "/api/v1/affiliates/{id}",
     operation_id = "updateAffiliate",
-    tag = "Affiliates"
+    tag = "Affiliates",
+    request_body = Option<shared::domain::affiliate::AffiliatePatch>,
+    responses(
+        (status = 200, description = "The updated affiliate.", body = shared::domain::affiliate::AffiliateView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn update(
     m: Merchant,

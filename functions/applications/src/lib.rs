@@ -50,7 +50,17 @@ impl FromQuery for ListQuery {
     get,
     path = "/api/v1/applications",
     operation_id = "listApplications",
-    tag = "Applications"
+    tag = "Applications",
+    params(
+        ("limit" = Option<String>, Query),
+        ("offset" = Option<String>, Query),
+        ("cursor" = Option<String>, Query),
+        ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
+        ("status" = Option<shared::domain::application::ApplicationStatus>, Query, description = "Only applications in this status (any letter case).")
+    ),
+    responses(
+        (status = 200, description = "A page of applications.", body = [shared::domain::application::ApplicationView])
+    )
 )]
 async fn list(
     m: Merchant,
@@ -68,7 +78,10 @@ async fn list(
     get,
     path = "/api/v1/applications/{id}",
     operation_id = "getApplication",
-    tag = "Applications"
+    tag = "Applications",
+    responses(
+        (status = 200, description = "The application.", body = shared::domain::application::ApplicationView)
+    )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
     let application = applications::get(&app.store, m.tenant(), &id).await?;
@@ -84,7 +97,12 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     post,
     path = "/api/v1/applications/{id}/accept",
     operation_id = "acceptApplication",
-    tag = "Applications"
+    tag = "Applications",
+    request_body = Option<shared::domain::application::AcceptApplication>,
+    responses(
+        (status = 200, description = "The accepted application.", body = shared::domain::application::ApplicationView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn accept(
     m: Merchant,
@@ -104,7 +122,12 @@ async fn accept(
     post,
     path = "/api/v1/applications/{id}/reject",
     operation_id = "rejectApplication",
-    tag = "Applications"
+    tag = "Applications",
+    request_body = Option<shared::domain::application::RejectApplication>,
+    responses(
+        (status = 200, description = "The rejected application.", body = shared::domain::application::ApplicationView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn reject(
     m: Merchant,
@@ -125,7 +148,11 @@ async fn reject(
     post,
     path = "/api/v1/applications/bulk-accept",
     operation_id = "bulkAcceptApplications",
-    tag = "Applications"
+    tag = "Applications",
+    request_body = shared::domain::application::BulkAccept,
+    responses(
+        (status = 200, description = "Per-id results.", body = shared::domain::application::BulkAcceptView)
+    )
 )]
 async fn bulk_accept(
     m: Merchant,

@@ -50,7 +50,12 @@ impl FromQuery for ListQuery {
     post,
     path = "/api/v1/assets/swipe-copy",
     operation_id = "createSwipeCopy",
-    tag = "Assets"
+    tag = "Assets",
+    request_body = shared::domain::asset::NewSwipeCopy,
+    responses(
+        (status = 201, description = "The asset created.", body = shared::domain::asset::AssetView),
+        (status = 404, description = "NotFound")
+    )
 )]
 async fn create_swipe_copy(
     m: Merchant,
@@ -73,7 +78,18 @@ async fn create_swipe_copy(
     get,
     path = "/api/v1/assets",
     operation_id = "listAssets",
-    tag = "Assets"
+    tag = "Assets",
+    params(
+        ("limit" = Option<String>, Query),
+        ("offset" = Option<String>, Query),
+        ("cursor" = Option<String>, Query),
+        ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
+        ("status" = Option<shared::domain::asset::AssetStatus>, Query, description = "Only assets in this status (any letter case); `archived` is the only way to list archived assets."),
+        ("type" = Option<shared::domain::asset::AssetType>, Query, description = "Only assets of this type (any letter case).")
+    ),
+    responses(
+        (status = 200, description = "A page of assets.", body = [shared::domain::asset::AssetView])
+    )
 )]
 async fn list(
     m: Merchant,
@@ -91,7 +107,10 @@ async fn list(
     get,
     path = "/api/v1/assets/{id}",
     operation_id = "getAsset",
-    tag = "Assets"
+    tag = "Assets",
+    responses(
+        (status = 200, description = "The asset.", body = shared::domain::asset::AssetView)
+    )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
     let asset = assets::get(&app.store, m.tenant(), &id).await?;
@@ -106,7 +125,12 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     patch,
     path = "/api/v1/assets/{id}",
     operation_id = "updateAsset",
-    tag = "Assets"
+    tag = "Assets",
+    request_body = Option<shared::domain::asset::AssetPatch>,
+    responses(
+        (status = 200, description = "The updated asset.", body = shared::domain::asset::AssetView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn update(
     m: Merchant,
@@ -127,7 +151,11 @@ async fn update(
     delete,
     path = "/api/v1/assets/{id}",
     operation_id = "archiveAsset",
-    tag = "Assets"
+    tag = "Assets",
+    responses(
+        (status = 200, description = "The archived asset.", body = shared::domain::asset::AssetView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn archive(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
     let asset = assets::archive(&app.store, m.tenant(), &id).await?;

@@ -27,7 +27,15 @@ pub fn routes() -> ApiRouter {
     get,
     path = "/api/v1/campaigns",
     operation_id = "listCampaigns",
-    tag = "Campaigns"
+    tag = "Campaigns",
+    params(
+        ("limit" = Option<String>, Query),
+        ("offset" = Option<String>, Query),
+        ("cursor" = Option<String>, Query)
+    ),
+    responses(
+        (status = 200, description = "A page of campaigns.", body = [shared::domain::campaign::CampaignView])
+    )
 )]
 async fn list(
     m: Merchant,
@@ -45,7 +53,11 @@ async fn list(
     post,
     path = "/api/v1/campaigns",
     operation_id = "createCampaign",
-    tag = "Campaigns"
+    tag = "Campaigns",
+    request_body = shared::domain::campaign::NewCampaign,
+    responses(
+        (status = 201, description = "The campaign created.", body = shared::domain::campaign::CampaignView)
+    )
 )]
 async fn create(
     m: Merchant,
@@ -65,7 +77,10 @@ async fn create(
     get,
     path = "/api/v1/campaigns/{id}",
     operation_id = "getCampaign",
-    tag = "Campaigns"
+    tag = "Campaigns",
+    responses(
+        (status = 200, description = "The campaign.", body = shared::domain::campaign::CampaignView)
+    )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
     let campaign = campaigns::get(&app.store, m.tenant(), &id).await?;
@@ -81,7 +96,11 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     put,
     path = "/api/v1/campaigns/{id}",
     operation_id = "updateCampaign",
-    tag = "Campaigns"
+    tag = "Campaigns",
+    request_body = Option<shared::domain::campaign::CampaignPatch>,
+    responses(
+        (status = 200, description = "The updated campaign.", body = shared::domain::campaign::CampaignView)
+    )
 )]
 async fn update(
     m: Merchant,

@@ -72,7 +72,14 @@ pub fn routes() -> ApiRouter {
     post,
     path = "/api/v1/conversions/postback",
     operation_id = "postConversion",
-    tag = "Conversions"
+    tag = "Conversions",
+    request_body = shared::domain::conversion::PostbackBody,
+    responses(
+        (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = shared::domain::conversion::ConversionView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated postback (ext)."))),
+        (status = 201, description = "The conversion recorded.", body = shared::domain::conversion::ConversionView),
+        (status = 404, description = "NotFound"),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn postback(
     m: Merchant,
@@ -129,7 +136,24 @@ impl FromQuery for ListQuery {
     get,
     path = "/api/v1/conversions",
     operation_id = "listConversions",
-    tag = "Conversions"
+    tag = "Conversions",
+    params(
+        ("limit" = Option<String>, Query),
+        ("offset" = Option<String>, Query),
+        ("cursor" = Option<String>, Query),
+        ("payout_id" = Option<String>, Query, description = "(ext) Only the conversions a payout holds (`po_…`): while it is open, and once it is PAID. Another account's or mode's payout gives an empty list."),
+        ("affiliate_id" = Option<String>, Query, description = "Only conversions of this affiliate."),
+        ("campaign_id" = Option<String>, Query, description = "Only conversions of this campaign."),
+        ("status" = Option<shared::domain::conversion::ConversionStatus>, Query, description = "Only conversions in this status (any letter case)."),
+        ("currency" = Option<shared::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
+        ("from" = Option<String>, Query, description = "Lower bound on `occurredAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
+        ("to" = Option<String>, Query, description = "Upper bound on `occurredAt`: a date (the whole UTC day) or a date-time, inclusive."),
+        ("min_amount" = Option<f64>, Query, description = "Amount at least this (major units, any currency; combine with `currency` to compare like with like). A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400."),
+        ("max_amount" = Option<f64>, Query, description = "Amount at most this. Below `min_amount`: 400. A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400.")
+    ),
+    responses(
+        (status = 200, description = "A page of conversions.", body = [shared::domain::conversion::ConversionView])
+    )
 )]
 async fn list(
     m: Merchant,
@@ -236,7 +260,15 @@ impl FromQuery for SummaryQuery {
     get,
     path = "/api/v1/conversions/summary",
     operation_id = "summarizeConversions",
-    tag = "Conversions"
+    tag = "Conversions",
+    params(
+        ("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d`."),
+        ("group_by" = Option<shared::domain::summary::GroupBy>, Query, description = "Extra grouping (any letter case)."),
+        ("campaign_id" = Option<String>, Query, description = "Only this campaign's conversions (an unknown id gives zero totals).")
+    ),
+    responses(
+        (status = 200, description = "The summary.", body = shared::domain::summary::Summary)
+    )
 )]
 async fn summary(
     m: Merchant,
@@ -261,7 +293,10 @@ async fn summary(
     get,
     path = "/api/v1/conversions/{id}",
     operation_id = "getConversion",
-    tag = "Conversions"
+    tag = "Conversions",
+    responses(
+        (status = 200, description = "The conversion.", body = shared::domain::conversion::ConversionView)
+    )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
     let c = conversions::get(&app.store, m.tenant(), &id).await?;
@@ -280,7 +315,12 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     post,
     path = "/api/v1/conversions/{id}/reverse",
     operation_id = "reverseConversion",
-    tag = "Conversions"
+    tag = "Conversions",
+    request_body = Option<shared::domain::conversion::ReverseBody>,
+    responses(
+        (status = 200, description = "The reversed conversion.", body = shared::domain::conversion::ConversionView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn reverse(
     m: Merchant,

@@ -68,7 +68,20 @@ impl FromQuery for ListQuery {
     get,
     path = "/api/v1/payouts",
     operation_id = "listPayouts",
-    tag = "Payouts"
+    tag = "Payouts",
+    params(
+        ("limit" = Option<String>, Query),
+        ("offset" = Option<String>, Query),
+        ("cursor" = Option<String>, Query),
+        ("affiliate_id" = Option<String>, Query, description = "Only payouts of this affiliate."),
+        ("status" = Option<shared::domain::payout::PayoutStatus>, Query, description = "Only payouts in this status (any letter case)."),
+        ("method" = Option<shared::domain::affiliate::PayoutMethod>, Query, description = "Only payouts with this payout method (any letter case)."),
+        ("from" = Option<String>, Query, description = "Lower bound on `requestedAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
+        ("to" = Option<String>, Query, description = "Upper bound on `requestedAt`: a date (the whole UTC day) or a date-time, inclusive.")
+    ),
+    responses(
+        (status = 200, description = "A page of payouts.", body = [shared::domain::payout::PayoutView])
+    )
 )]
 async fn list(
     m: Merchant,
@@ -106,7 +119,10 @@ fn list_filter(q: &mut Query<'_>) -> PayoutFilter {
     get,
     path = "/api/v1/payouts/{id}",
     operation_id = "getPayout",
-    tag = "Payouts"
+    tag = "Payouts",
+    responses(
+        (status = 200, description = "The payout.", body = shared::domain::payout::PayoutView)
+    )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
     let p = store_payouts::get(&app.store, m.tenant(), &id).await?;
@@ -121,7 +137,10 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     get,
     path = "/api/v1/payouts/{id}/invoice",
     operation_id = "getPayoutInvoice",
-    tag = "Payouts"
+    tag = "Payouts",
+    responses(
+        (status = 200, description = "The invoice file, as uploaded.", headers(("Content-Disposition" = String, description = "`attachment; filename=\"…\"` (the file name with anything but `[A-Za-z0-9._-]` replaced by `_`).")))
+    )
 )]
 async fn get_invoice(
     m: Merchant,
@@ -177,7 +196,12 @@ fn safe_file_name(name: &str) -> String {
     post,
     path = "/api/v1/payouts/{id}/approve",
     operation_id = "approvePayout",
-    tag = "Payouts"
+    tag = "Payouts",
+    request_body = Option<shared::domain::payout_commands::ApprovePayout>,
+    responses(
+        (status = 200, description = "The approved payout.", body = shared::domain::payout::PayoutView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn approve(
     m: Merchant,
@@ -198,7 +222,12 @@ async fn approve(
     post,
     path = "/api/v1/payouts/{id}/reject",
     operation_id = "rejectPayout",
-    tag = "Payouts"
+    tag = "Payouts",
+    request_body = shared::domain::payout_commands::RejectPayout,
+    responses(
+        (status = 200, description = "The rejected payout.", body = shared::domain::payout::PayoutView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn reject(
     m: Merchant,
@@ -219,7 +248,12 @@ async fn reject(
     post,
     path = "/api/v1/payouts/{id}/mark-paid",
     operation_id = "markPayoutPaid",
-    tag = "Payouts"
+    tag = "Payouts",
+    request_body = shared::domain::payout_commands::MarkPaid,
+    responses(
+        (status = 200, description = "The paid payout.", body = shared::domain::payout::PayoutView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn mark_paid(
     m: Merchant,
@@ -239,7 +273,12 @@ async fn mark_paid(
     put,
     path = "/api/v1/payouts/{id}/mark-paid",
     operation_id = "settlePayout",
-    tag = "Payouts"
+    tag = "Payouts",
+    request_body = Option<shared::domain::payout_commands::SettlePayout>,
+    responses(
+        (status = 200, description = "The paid payout.", body = shared::domain::payout::PayoutView),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn settle(
     m: Merchant,
@@ -269,7 +308,11 @@ async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> R
     post,
     path = "/api/v1/payouts/batch-process",
     operation_id = "batchProcessPayouts",
-    tag = "Payouts"
+    tag = "Payouts",
+    request_body = shared::domain::payout_commands::BatchProcess,
+    responses(
+        (status = 200, description = "Per-id results.", body = crate::bulk::BatchProcessResult)
+    )
 )]
 async fn batch_process(
     m: Merchant,
@@ -295,7 +338,11 @@ async fn batch_process(
     post,
     path = "/api/v1/payouts/bulk-cancel",
     operation_id = "bulkCancelPayouts",
-    tag = "Payouts"
+    tag = "Payouts",
+    request_body = shared::domain::payout_commands::BulkCancel,
+    responses(
+        (status = 200, description = "Per-id results.", body = crate::bulk::BulkCancelResult)
+    )
 )]
 async fn bulk_cancel(
     m: Merchant,

@@ -44,7 +44,10 @@ pub fn routes() -> ApiRouter {
     get,
     path = "/api/v1/campaigns/{id}/public",
     operation_id = "getPublicCampaign",
-    tag = "Public", security(())
+    tag = "Public", security(()),
+    responses(
+        (status = 200, description = "The public profile.", body = shared::domain::campaign::PublicCampaignView)
+    )
 )]
 async fn public_campaign(
     _: Public,
@@ -68,7 +71,10 @@ async fn public_campaign(
     get,
     path = "/api/v1/openapi.json",
     operation_id = "getOpenApi",
-    tag = "Meta", security(())
+    tag = "Meta", security(()),
+    responses(
+        (status = 200, description = "The OpenAPI document.", headers(("Cache-Control" = String, description = "Shared caches may keep the document for five minutes; an answer to a request that carried `Authorization` is `no-store`, like every authenticated answer.")))
+    )
 )]
 async fn openapi() -> Response {
     document("application/json", OPENAPI_JSON)

@@ -26,7 +26,12 @@ use shared::{timestamp, Error};
     post,
     path = "/api/v1/affiliates/signup",
     operation_id = "signupAffiliate",
-    tags = ["Affiliates", "Public"], security(())
+    tags = ["Affiliates", "Public"], security(()),
+    request_body = shared::domain::signup::SignUp,
+    responses(
+        (status = 201, description = "The affiliate created.", body = shared::domain::signup::SignUpView),
+        (status = 409, description = "Conflict")
+    )
 )]
 pub(crate) async fn sign_up(
     _: Public,

@@ -14,18 +14,31 @@ use shared::store::clicks;
 use shared::store::referrals::{self, Binding};
 use shared::{timestamp, Error};
 
-#[derive(Serialize)]
+#[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = TrackClick)]
 struct ClickView {
+    /// Send as `clickId` in a postback when the merchant's server knows it.
+    #[schema(pattern = "^clk_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("clk_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
     click_id: String,
+    /// The session of this click (same ULID as `clickId`). The browser script keeps it only
+    /// after consent; send it to `identify` and as `sessionId` in a postback.
+    #[schema(pattern = "^ses_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
     session_id: String,
+    /// When the click and its session stop counting (`cookieDays` of the campaign after the
+    /// click).
+    #[schema(format = DateTime, example = json!("2026-12-22T10:00:00.000Z"))]
     expires_at: String,
 }
 
-#[derive(Serialize)]
+#[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = TrackIdentify)]
 struct IdentifyView {
+    #[schema(pattern = "^ses_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
     session_id: String,
+    /// true when at least one identity was newly bound; false when every identity was already
+    /// bound (first touch kept).
     bound: bool,
 }
 
@@ -55,7 +68,11 @@ struct IdentifyView {
     post,
     path = "/api/v1/track/click",
     operation_id = "trackClick",
-    tags = ["Tracking", "Public"], security(())
+    tags = ["Tracking", "Public"], security(()),
+    request_body = shared::domain::tracking::ClickRequest,
+    responses(
+        (status = 201, description = "The click recorded.", body = ClickView)
+    )
 )]
 pub(crate) async fn click(
     caller: Public,
@@ -129,7 +146,11 @@ pub(crate) async fn click(
     post,
     path = "/api/v1/track/identify",
     operation_id = "trackIdentify",
-    tags = ["Tracking", "Public"], security(())
+    tags = ["Tracking", "Public"], security(()),
+    request_body = shared::domain::tracking::IdentifyRequest,
+    responses(
+        (status = 200, description = "The session identified.", body = IdentifyView)
+    )
 )]
 pub(crate) async fn identify(
     _: Public,

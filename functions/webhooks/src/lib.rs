@@ -68,7 +68,18 @@ impl FromQuery for EventQuery {
     get,
     path = "/api/v1/events",
     operation_id = "listEvents",
-    tag = "Events"
+    tag = "Events",
+    params(
+        ("limit" = Option<String>, Query),
+        ("offset" = Option<String>, Query),
+        ("cursor" = Option<String>, Query),
+        ("type" = Option<shared::domain::event::EventType>, Query, description = ""),
+        ("from" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time."),
+        ("to" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time.")
+    ),
+    responses(
+        (status = 200, description = "A page of events.", body = [shared::domain::webhook::EventView])
+    )
 )]
 async fn list_events(
     m: Merchant,
@@ -86,7 +97,10 @@ async fn list_events(
     get,
     path = "/api/v1/events/{id}",
     operation_id = "getEvent",
-    tag = "Events"
+    tag = "Events",
+    responses(
+        (status = 200, description = "The event.", body = shared::domain::webhook::EventView)
+    )
 )]
 async fn get_event(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
     let event = events::get(&app.store, m.tenant(), &id).await?;
@@ -94,8 +108,9 @@ async fn get_event(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId)
 }
 
 /// The answer to a redelivery.
-#[derive(Serialize)]
+#[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Redelivery)]
 struct Redelivered<'a> {
     event_id: &'a str,
     deliveries: Vec<DeliveryView<'a>>,
@@ -109,7 +124,12 @@ struct Redelivered<'a> {
     post,
     path = "/api/v1/events/{id}/redeliver",
     operation_id = "redeliverEvent",
-    tag = "Events"
+    tag = "Events",
+    request_body = Option<shared::domain::webhook::RedeliverRequest>,
+    responses(
+        (status = 200, description = "The attempts made.", body = Redelivered),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn redeliver(
     m: Merchant,
@@ -132,7 +152,15 @@ async fn redeliver(
     get,
     path = "/api/v1/webhook-endpoints",
     operation_id = "listWebhookEndpoints",
-    tag = "Webhooks"
+    tag = "Webhooks",
+    params(
+        ("limit" = Option<String>, Query),
+        ("offset" = Option<String>, Query),
+        ("cursor" = Option<String>, Query)
+    ),
+    responses(
+        (status = 200, description = "A page of endpoints.", body = [shared::domain::webhook::EndpointView])
+    )
 )]
 async fn list_endpoints(
     m: Merchant,
@@ -151,7 +179,11 @@ async fn list_endpoints(
     post,
     path = "/api/v1/webhook-endpoints",
     operation_id = "createWebhookEndpoint",
-    tag = "Webhooks"
+    tag = "Webhooks",
+    request_body = shared::domain::webhook::NewEndpoint,
+    responses(
+        (status = 201, description = "The endpoint and its secret.", body = EndpointWithSecret)
+    )
 )]
 async fn create_endpoint(
     m: Merchant,
@@ -169,7 +201,10 @@ async fn create_endpoint(
     get,
     path = "/api/v1/webhook-endpoints/{id}",
     operation_id = "getWebhookEndpoint",
-    tag = "Webhooks"
+    tag = "Webhooks",
+    responses(
+        (status = 200, description = "The endpoint.", body = shared::domain::webhook::EndpointView)
+    )
 )]
 async fn get_endpoint(
     m: Merchant,
@@ -187,7 +222,11 @@ async fn get_endpoint(
     patch,
     path = "/api/v1/webhook-endpoints/{id}",
     operation_id = "updateWebhookEndpoint",
-    tag = "Webhooks"
+    tag = "Webhooks",
+    request_body = Option<shared::domain::webhook::EndpointPatch>,
+    responses(
+        (status = 200, description = "The endpoint.", body = shared::domain::webhook::EndpointView)
+    )
 )]
 async fn update_endpoint(
     m: Merchant,
@@ -208,7 +247,10 @@ async fn update_endpoint(
     delete,
     path = "/api/v1/webhook-endpoints/{id}",
     operation_id = "deleteWebhookEndpoint",
-    tag = "Webhooks"
+    tag = "Webhooks",
+    responses(
+        (status = 200, description = "The deleted endpoint.", body = DeletedEndpoint)
+    )
 )]
 async fn delete_endpoint(
     m: Merchant,
@@ -227,7 +269,10 @@ async fn delete_endpoint(
     post,
     path = "/api/v1/webhook-endpoints/{id}/rotate-secret",
     operation_id = "rotateWebhookSecret",
-    tag = "Webhooks"
+    tag = "Webhooks",
+    responses(
+        (status = 200, description = "The endpoint and its new secret.", body = EndpointWithSecret)
+    )
 )]
 async fn rotate_secret(
     m: Merchant,
@@ -247,7 +292,10 @@ async fn rotate_secret(
     post,
     path = "/api/v1/webhook-endpoints/{id}/test",
     operation_id = "testWebhookEndpoint",
-    tag = "Webhooks"
+    tag = "Webhooks",
+    responses(
+        (status = 200, description = "The attempt.", body = shared::domain::webhook::DeliveryView)
+    )
 )]
 async fn test(
     m: Merchant,
@@ -284,7 +332,17 @@ impl FromQuery for AttemptQuery {
     get,
     path = "/api/v1/webhook-endpoints/{id}/deliveries",
     operation_id = "listWebhookDeliveries",
-    tag = "Webhooks"
+    tag = "Webhooks",
+    params(
+        ("limit" = Option<String>, Query),
+        ("offset" = Option<String>, Query),
+        ("cursor" = Option<String>, Query),
+        ("event_id" = Option<String>, Query, description = ""),
+        ("status" = Option<shared::domain::webhook::DeliveryStatus>, Query, description = "Any letter case.")
+    ),
+    responses(
+        (status = 200, description = "A page of attempts.", body = [shared::domain::webhook::DeliveryView])
+    )
 )]
 async fn deliveries(
     m: Merchant,
@@ -305,7 +363,12 @@ async fn deliveries(
     post,
     path = "/api/v1/webhook-endpoints/{id}/replay",
     operation_id = "replayWebhookEvents",
-    tag = "Webhooks"
+    tag = "Webhooks",
+    request_body = shared::domain::webhook::ReplayRequest,
+    responses(
+        (status = 200, description = "What was scheduled.", body = shared::services::webhooks::ReplayReport),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn replay(
     m: Merchant,

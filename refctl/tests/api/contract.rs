@@ -46,6 +46,21 @@ async fn request_ids_are_echoed_or_generated() {
     assert_eq!(r.body["meta"]["requestId"], id);
 }
 
+#[test]
+fn the_checked_in_description_is_the_generated_one() {
+    let generated = refctl::openapi::document();
+    assert!(
+        generated == openapi(),
+        "docs/openapi.json is stale: run `make openapi` (refctl openapi > docs/openapi.json)"
+    );
+    // The routes and the schemas both come from the code.
+    assert!(generated["paths"].as_object().unwrap().len() >= 39);
+    assert!(
+        generated["components"]["schemas"]["CampaignCreate"]["properties"]["name"]["maxLength"]
+            .is_number()
+    );
+}
+
 fn openapi() -> Value {
     serde_json::from_str(public::OPENAPI_JSON).expect("docs/openapi.json is JSON")
 }

@@ -21,7 +21,9 @@ use crate::timestamp::serde_ts;
 use crate::validation::{check_len, Issue, Issues};
 
 wire_enum! {
-    /// Where an affiliate stands with the merchant.
+    /// PENDING: signed up, application not decided. ACTIVE: earns commission. SUSPENDED: paused
+    /// by the merchant. REJECTED: application rejected. A merchant switches between ACTIVE and
+    /// SUSPENDED; PENDING and REJECTED follow the application.
     pub enum AffiliateStatus {
         /// Signed up; waiting for the application to be decided.
         Pending = "PENDING",
@@ -39,6 +41,21 @@ impl AffiliateStatus {
     /// others change only through the affiliate's application.
     pub fn merchant_settable(self) -> bool {
         matches!(self, AffiliateStatus::Active | AffiliateStatus::Suspended)
+    }
+}
+
+/// The description of the status a merchant may set: the states for which
+/// [`AffiliateStatus::merchant_settable`] holds.
+pub struct SettableStatus;
+
+impl utoipa::PartialSchema for SettableStatus {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let settable: Vec<&str> = AffiliateStatus::ALL
+            .into_iter()
+            .filter(|s| s.merchant_settable())
+            .map(AffiliateStatus::as_str)
+            .collect();
+        crate::schema::from_json(serde_json::json!({"type": "string", "enum": settable}))
     }
 }
 
@@ -86,44 +103,83 @@ pub struct Affiliate {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Body of `POST /api/v1/affiliates`: the merchant adds an ACTIVE affiliate.
-#[derive(Debug, Deserialize)]
+/// Body of `POST /api/v1/affiliates`: the merchant adds an ACTIVE affiliate (no application).
+/// Unknown fields (such as `status` or `id`) are rejected.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = AffiliateCreate)]
 pub struct NewAffiliate {
+    /// A campaign of the key's account and mode; another one is 404.
+    #[schema(pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub campaign_id: String,
+    /// Kept as given (trimmed); compared and looked up in lowercase.
+    #[schema(format = Email, max_length = 254)]
     pub email: String,
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+    )]
     pub name: String,
+    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
+    /// and mode in any letter case. Generated (8 characters) when absent.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9_-]{3,32}$")]
     pub code: Option<String>,
     #[serde(default)]
     pub payout_method: Option<PayoutMethod>,
     #[serde(default)]
+    #[schema(format = Email)]
     pub payout_email: Option<String>,
+    /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
+    /// at most 2000 characters.
     #[serde(default)]
+    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F][^\s\u0000-\u001F\u007F]*$"#, example = json!("https://blog.example.org"))]
     pub website: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<crate::domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }
 
-/// Body of `PUT /api/v1/affiliates/{id}`: only the fields sent change.
-#[derive(Debug, Default, Clone, Deserialize)]
+/// Body of `PUT /api/v1/affiliates/{id}`: a partial update; only the fields sent change.
+/// `status` may be ACTIVE or SUSPENDED (others: 400), and only an ACTIVE or SUSPENDED affiliate
+/// changes status this way (a PENDING or REJECTED one: 409 INVALID_STATE; it follows its
+/// application). A new `email` must be free in the campaign and a new `code` in the account and
+/// mode (409 ALREADY_EXISTS); the old value is released in the same transaction. Null clears
+/// `payoutMethod`, `payoutEmail`, `website` and `metadata`; null for `name`, `email`, `code` or
+/// `status` is 400. `campaignId` cannot change.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = AffiliateUpdate)]
 pub struct AffiliatePatch {
     #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub name: Patch<String>,
+    /// Kept as given (trimmed); compared and looked up in lowercase.
     #[serde(default)]
+    #[schema(value_type = String, format = Email, max_length = 254)]
     pub email: Patch<String>,
+    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
+    /// and mode in any letter case.
     #[serde(default)]
+    #[schema(value_type = String, pattern = "^[A-Za-z0-9_-]{3,32}$")]
     pub code: Patch<String>,
     #[serde(default)]
+    #[schema(schema_with = <SettableStatus as utoipa::PartialSchema>::schema)]
     pub status: Patch<AffiliateStatus>,
     #[serde(default)]
+    #[schema(value_type = Option<PayoutMethod>)]
     pub payout_method: Patch<PayoutMethod>,
     #[serde(default)]
+    #[schema(value_type = Option<String>, format = Email)]
     pub payout_email: Patch<String>,
+    /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
+    /// at most 2000 characters.
     #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F][^\s\u0000-\u001F\u007F]*$"#)]
     pub website: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
     pub metadata: Patch<MetadataPatch>,
 }
 
@@ -315,6 +371,27 @@ impl Affiliate {
 }
 
 /// Serialises totals as `{ "USD": 12.5 }` with JSON numbers.
+/// The description of [`Totals`] on the wire: money per currency.
+pub struct TotalsSchema;
+
+impl utoipa::PartialSchema for TotalsSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::schema::from_json(serde_json::json!({
+            "type": "object",
+            "description": "Money per currency in major units (ISO 4217 code to number).",
+            "propertyNames": {"pattern": "^[A-Z]{3}$"},
+            "additionalProperties": {"type": "number"},
+            "example": {"USD": 125.5},
+        }))
+    }
+}
+
+impl utoipa::ToSchema for TotalsSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        crate::schema::name("Totals")
+    }
+}
+
 struct TotalsJson<'a>(&'a Totals);
 
 struct Amount(Decimal);
@@ -342,26 +419,41 @@ impl Affiliate {
     }
 }
 
-/// The merchant's view of an affiliate.
-#[derive(Serialize)]
+/// An affiliate as its merchant sees it.
+#[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Affiliate)]
 pub struct AffiliateView<'a> {
+    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("aff_01JD9A7C2E4G6J8M0P2R4T6V8X"))]
     id: &'a str,
     object: &'static str,
+    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
     campaign_id: &'a str,
+    /// Kept as given (trimmed); compared and looked up in lowercase.
+    #[schema(format = Email, max_length = 254)]
     email: &'a str,
+    #[schema(min_length = 1, max_length = 200)]
     name: &'a str,
+    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
+    /// and mode in any letter case.
+    #[schema(pattern = "^[A-Za-z0-9_-]{3,32}$")]
     code: &'a str,
     status: AffiliateStatus,
     payout_method: Option<PayoutMethod>,
+    #[schema(format = Email)]
     payout_email: Option<&'a str>,
     website: Option<&'a str>,
+    #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     metadata: &'a Metadata,
+    #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
     earned: TotalsJson<'a>,
+    #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
     paid: TotalsJson<'a>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     updated_at: DateTime<Utc>,
 }
 

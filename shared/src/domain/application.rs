@@ -127,16 +127,20 @@ impl Application {
     }
 }
 
-/// Body of `POST /api/v1/applications/{id}/accept`: an object with no fields yet.
-#[derive(Debug, Default, Deserialize)]
+/// Body of accept: an empty object (or no body). Any field is rejected.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[schema(as = ApplicationAccept)]
 pub struct AcceptApplication {}
 
 /// Body of `POST /api/v1/applications/{id}/reject`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[schema(as = ApplicationReject)]
 pub struct RejectApplication {
+    /// Optional; a blank reason counts as none.
     #[serde(default)]
+    #[schema(max_length = 1000, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub reason: Option<String>,
 }
 
@@ -154,9 +158,13 @@ impl RejectApplication {
 }
 
 /// Body of `POST /api/v1/applications/bulk-accept`.
-#[derive(Debug, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = BulkAcceptRequest)]
 pub struct BulkAccept {
+    /// 1-100 ids (more, or none: 400 VALIDATION_FAILED and nothing changes). A repeated id is
+    /// handled once.
+    #[schema(min_items = 1, max_items = 100)]
     pub application_ids: Vec<String>,
 }
 
@@ -175,22 +183,31 @@ impl Application {
     }
 }
 
-/// The merchant's view of an application.
-#[derive(Serialize)]
+/// An affiliate application.
+#[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Application)]
 pub struct ApplicationView<'a> {
+    #[schema(pattern = "^app_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("app_01JD9A7C2E4G6J8M0P2R4T6V8Y"))]
     id: &'a str,
     object: &'static str,
+    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$")]
     affiliate_id: &'a str,
+    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
     campaign_id: &'a str,
     status: ApplicationStatus,
+    /// What the applicant wrote at sign-up.
     message: Option<&'a str>,
+    /// The rejection reason, when one was given.
     reason: Option<&'a str>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     updated_at: DateTime<Utc>,
     #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     decided_at: Option<DateTime<Utc>>,
 }
 
@@ -211,8 +228,10 @@ impl<'a> From<&'a Application> for ApplicationView<'a> {
     }
 }
 
-/// One id a bulk operation could not handle, and why.
-#[derive(Debug, Serialize)]
+/// `code` is NOT_FOUND (unknown, malformed, another account's or the other mode's id) or
+/// INVALID_STATE (not PENDING); SERVER_ERROR or SERVICE_UNAVAILABLE for a transient failure of
+/// that id (retry it).
+#[derive(utoipa::ToSchema, Debug, Serialize)]
 pub struct BulkFailure {
     pub id: String,
     pub code: ErrorCode,
@@ -238,8 +257,9 @@ impl BulkFailure {
     }
 }
 
-/// Result of a bulk accept: every id lands in exactly one of the two lists.
-#[derive(Serialize)]
+/// Every distinct id lands in exactly one list, in request order.
+#[derive(utoipa::ToSchema, Serialize)]
+#[schema(as = BulkAcceptResult)]
 pub struct BulkAcceptView<'a> {
     pub accepted: Vec<ApplicationView<'a>>,
     pub failed: Vec<BulkFailure>,

@@ -25,8 +25,8 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// Life cycle: an upload starts as DRAFT, becomes FINALIZED, and is archived
-    /// instead of deleted so links affiliates already use keep resolving.
+    /// DRAFT: an upload not finalized yet (dashboard). FINALIZED: usable. ARCHIVED:
+    /// soft-deleted, kept and readable by id, hidden from lists.
     pub enum AssetStatus {
         Draft = "DRAFT",
         Finalized = "FINALIZED",
@@ -59,27 +59,49 @@ pub struct Asset {
     pub archived_at: Option<DateTime<Utc>>,
 }
 
-/// Body of `POST /api/v1/assets/swipe-copy`.
-#[derive(Debug, Deserialize)]
+/// Body of `POST /api/v1/assets/swipe-copy`. Unknown fields (such as `type` or `status`) are
+/// rejected.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = SwipeCopyCreate)]
 pub struct NewSwipeCopy {
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+    )]
     pub name: String,
+    #[schema(
+        min_length = 1,
+        max_length = 20000,
+        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
+    )]
     pub body: String,
+    /// A campaign of the key's account and mode; another one is 404.
     #[serde(default)]
+    #[schema(pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub campaign_id: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<crate::domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }
 
-/// Body of `PATCH /api/v1/assets/{id}`: only the fields sent change.
-#[derive(Debug, Default, Clone, Deserialize)]
+/// Body of `PATCH /api/v1/assets/{id}`: only the fields sent change. `metadata` is merged (a
+/// key set to null is removed; null clears all); the merged map must keep to the metadata
+/// limits. `body` is accepted for SWIPE_COPY assets only (400 otherwise). `type`, `status` and
+/// `campaignId` cannot change.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = AssetUpdate)]
 pub struct AssetPatch {
     #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub name: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 20000, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
     pub body: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
     pub metadata: Patch<MetadataPatch>,
 }
 
@@ -187,24 +209,33 @@ impl Asset {
     }
 }
 
-/// The merchant's view of an asset.
-#[derive(Serialize)]
+/// A marketing asset.
+#[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Asset)]
 pub struct AssetView<'a> {
+    #[schema(pattern = "^ast_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("ast_01JD9B3D5F7H9K1N3Q5S7T9W1Y"))]
     id: &'a str,
     object: &'static str,
     #[serde(rename = "type")]
     kind: AssetType,
+    #[schema(min_length = 1, max_length = 200)]
     name: &'a str,
+    /// The text of a SWIPE_COPY asset; null for other types.
+    #[schema(max_length = 20000)]
     body: Option<&'a str>,
     campaign_id: Option<&'a str>,
+    #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     metadata: &'a Metadata,
     status: AssetStatus,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     updated_at: DateTime<Utc>,
     #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     archived_at: Option<DateTime<Utc>>,
 }
 

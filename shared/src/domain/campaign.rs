@@ -16,7 +16,8 @@ use crate::timestamp::serde_ts;
 use crate::validation::{check_len, check_range, Issues};
 
 wire_enum! {
-    /// How commission is computed.
+    /// `PERCENTAGE`: a percentage of each payment. `FIXED`: a fixed amount in the campaign's
+    /// currency.
     pub enum CommissionType {
         /// A percentage of the payment.
         Percentage = "PERCENTAGE",
@@ -52,69 +53,128 @@ pub struct Campaign {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Body of `POST /api/v1/campaigns`.
-#[derive(Debug, Deserialize)]
+/// Body of `POST /api/v1/campaigns`. Unknown fields are rejected (VALIDATION_FAILED, code
+/// `unrecognized_keys`). All rules are checked together and every broken one is reported.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = CampaignCreate, example = json!({"name": "Spring partners", "commissionType": "PERCENTAGE", "commissionValue": 20, "commissionRecurring": true, "recurringMonthsLimit": 12, "isPublic": true}))]
 pub struct NewCampaign {
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+    )]
     pub name: String,
     #[serde(default)]
+    #[schema(
+        max_length = 2000,
+        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
+    )]
     pub description: Option<String>,
     pub commission_type: CommissionType,
+    /// PERCENTAGE: 0-100 with at most 4 decimals. FIXED: greater than 0 and below 10^12, in
+    /// major units, with no more decimals than the currency's minor unit allows (see
+    /// `CurrencyCode`).
     #[serde(with = "json_number")]
+    #[schema(value_type = f64, exclusive_maximum = 1000000000000.0)]
     pub commission_value: Decimal,
+    /// ISO 4217 code, any letter case (returned uppercase). Required for FIXED; must be absent
+    /// or null for PERCENTAGE.
     #[serde(default)]
+    #[schema(value_type = Option<crate::money::Currency>)]
     pub currency: Option<String>,
     #[serde(default)]
+    #[schema(default = json!(false))]
     pub commission_recurring: bool,
+    /// null or absent: lifetime. Must be null or absent when `commissionRecurring` is false.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 120, default = json!(null))]
     pub recurring_months_limit: Option<i64>,
+    /// null or absent: 30.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 365, default = json!(30))]
     pub cookie_days: Option<i64>,
+    /// null or absent: 30.
     #[serde(default)]
+    #[schema(minimum = 0, maximum = 365, default = json!(30))]
     pub hold_days: Option<i64>,
+    /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency. Null or
+    /// absent: 0.
     #[serde(default, with = "json_number_opt")]
+    #[schema(value_type = Option<f64>, minimum = 0, exclusive_maximum = 1000000000000.0, default = json!(0))]
     pub minimum_payout: Option<Decimal>,
     #[serde(default)]
+    #[schema(default = json!(false))]
     pub is_public: bool,
+    /// null or absent: true.
     #[serde(default)]
+    #[schema(default = json!(true))]
     pub signup_open: Option<bool>,
     #[serde(default)]
+    #[schema(default = json!(false))]
     pub auto_approve_affiliates: bool,
     #[serde(default)]
+    #[schema(value_type = Option<crate::domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }
 
-/// Body of `PUT /api/v1/campaigns/{id}`: only the fields sent change.
-#[derive(Debug, Default, Clone, Deserialize)]
+/// Body of `PUT /api/v1/campaigns/{id}`: a partial update. Only the fields sent change; an
+/// empty body changes nothing but `updatedAt`. Sending null clears the nullable fields
+/// (`description`, `currency`, `recurringMonthsLimit` = lifetime, `metadata` = all keys); null
+/// for any other field is VALIDATION_FAILED. The merged campaign is validated as a whole with
+/// the same rules as on create (so turning `commissionRecurring` off needs
+/// `recurringMonthsLimit: null` unless it already is). Switching `commissionType` to PERCENTAGE
+/// drops the currency unless `currency` is sent too. Unknown fields are rejected.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = CampaignUpdate, example = json!({"commissionValue": 25, "recurringMonthsLimit": null}))]
 pub struct CampaignPatch {
     #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub name: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
     pub description: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = CommissionType)]
     pub commission_type: Patch<CommissionType>,
+    /// PERCENTAGE: 0-100 with at most 4 decimals. FIXED: greater than 0 and below 10^12, in
+    /// major units, with no more decimals than the currency's minor unit allows (see
+    /// `CurrencyCode`).
     #[serde(default)]
+    #[schema(value_type = f64, exclusive_maximum = 1000000000000.0)]
     pub commission_value: Patch<f64>,
     #[serde(default)]
+    #[schema(value_type = Option<crate::money::Currency>)]
     pub currency: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = bool)]
     pub commission_recurring: Patch<bool>,
     #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 120)]
     pub recurring_months_limit: Patch<i64>,
     #[serde(default)]
+    #[schema(value_type = i64, minimum = 1, maximum = 365)]
     pub cookie_days: Patch<i64>,
     #[serde(default)]
+    #[schema(value_type = i64, minimum = 0, maximum = 365)]
     pub hold_days: Patch<i64>,
+    /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency.
     #[serde(default)]
+    #[schema(value_type = f64, minimum = 0, exclusive_maximum = 1000000000000.0)]
     pub minimum_payout: Patch<f64>,
     #[serde(default)]
+    #[schema(value_type = bool)]
     pub is_public: Patch<bool>,
     #[serde(default)]
+    #[schema(value_type = bool)]
     pub signup_open: Patch<bool>,
     #[serde(default)]
+    #[schema(value_type = bool)]
     pub auto_approve_affiliates: Patch<bool>,
+    /// Merged into the stored metadata (a key set to null is removed); null removes every key.
     #[serde(default)]
+    #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
     pub metadata: Patch<MetadataPatch>,
 }
 
@@ -353,31 +413,67 @@ impl Campaign {
     }
 }
 
-/// The merchant's view of a campaign.
-#[derive(Debug, Serialize)]
+/// The combination rules of a new campaign that `Campaign::validate` checks
+/// (a PERCENTAGE is 0-100 and has no currency, a FIXED is above 0 and has
+/// one, a months limit only with recurring commission), in JSON Schema
+/// terms, for the description of `CampaignCreate`.
+pub fn combination_rules() -> serde_json::Value {
+    serde_json::json!([{"if": {"properties": {"commissionType": {"const": "PERCENTAGE"}}, "required": ["commissionType"]}, "then": {"properties": {"commissionValue": {"minimum": 0, "maximum": 100}, "currency": {"type": "null"}}}}, {"if": {"properties": {"commissionType": {"const": "FIXED"}}, "required": ["commissionType"]}, "then": {"required": ["currency"], "properties": {"commissionValue": {"exclusiveMinimum": 0}, "currency": {"type": "string"}}}}, {"if": {"not": {"properties": {"commissionRecurring": {"const": true}}, "required": ["commissionRecurring"]}}, "then": {"properties": {"recurringMonthsLimit": {"type": "null"}}}}])
+}
+
+/// A campaign as its merchant sees it.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Campaign)]
 pub struct CampaignView<'a> {
+    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
     pub id: &'a str,
     pub object: &'static str,
+    #[schema(min_length = 1, max_length = 200)]
     pub name: &'a str,
+    #[schema(max_length = 2000)]
     pub description: Option<&'a str>,
     pub commission_type: CommissionType,
+    /// PERCENTAGE: percent of the payment, 0-100 (at most 4 decimals). FIXED: an amount in
+    /// major units of `currency`, greater than 0.
     #[serde(with = "json_number")]
+    #[schema(value_type = f64)]
     pub commission_value: Decimal,
+    /// ISO 4217 code of a FIXED commission; null for PERCENTAGE.
+    #[schema(value_type = Option<crate::money::Currency>)]
     pub currency: Option<Currency>,
+    /// Whether later payments of a referred customer earn commission too.
     pub commission_recurring: bool,
+    /// Recurring commission is earned while a payment occurs less than this many calendar
+    /// months after the customer's first attributed payment; null means lifetime (or not
+    /// recurring). Always null when `commissionRecurring` is false.
+    #[schema(minimum = 1, maximum = 120)]
     pub recurring_months_limit: Option<u32>,
+    /// Attribution window of clicks and sessions, in days.
+    #[schema(minimum = 1, maximum = 365)]
     pub cookie_days: u32,
+    /// Days a commission stays PENDING before it is payable.
+    #[schema(minimum = 0, maximum = 365)]
     pub hold_days: u32,
+    /// Smallest payable commission total, in major units, applied in each currency.
     #[serde(with = "json_number")]
+    #[schema(value_type = f64, minimum = 0)]
     pub minimum_payout: Decimal,
+    /// The public profile is visible (and sign-up possible when `signupOpen`).
     pub is_public: bool,
+    /// Affiliates may sign up (only effective when `isPublic`).
     pub signup_open: bool,
+    /// Sign-up makes an ACTIVE affiliate instead of a pending application.
     pub auto_approve_affiliates: bool,
+    #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
+    /// ISO-8601 UTC with milliseconds and `Z`.
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub created_at: DateTime<Utc>,
+    /// ISO-8601 UTC with milliseconds and `Z`.
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -406,20 +502,30 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
     }
 }
 
-/// The public profile for landing pages: commission terms, nothing private.
-#[derive(Debug, Serialize)]
+/// The public profile of a public campaign, for landing pages: commission terms and nothing
+/// private.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = PublicCampaign)]
 pub struct PublicCampaignView<'a> {
+    #[schema(example = json!("cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
     pub id: &'a str,
     pub name: &'a str,
     pub description: Option<&'a str>,
     pub commission_type: CommissionType,
+    /// Percent (PERCENTAGE) or an amount in major units of `currency` (FIXED).
     #[serde(with = "json_number")]
+    #[schema(value_type = f64)]
     pub commission_value: Decimal,
+    #[schema(value_type = Option<crate::money::Currency>)]
     pub currency: Option<Currency>,
     pub commission_recurring: bool,
+    /// null: lifetime (or not recurring).
+    #[schema(minimum = 1, maximum = 120)]
     pub recurring_months_limit: Option<u32>,
+    #[schema(minimum = 1, maximum = 365)]
     pub cookie_days: u32,
+    /// Whether affiliates can sign up now.
     pub signup_open: bool,
 }
 

@@ -24,7 +24,12 @@ use crate::enums::wire_enum;
 use crate::money::Currency;
 
 wire_enum! {
-    /// Why a recorded payment earns no commission.
+    /// Why a recorded payment earns 0. `UNATTRIBUTED`: no affiliate. `AFFILIATE_NOT_ACTIVE`:
+    /// the affiliate is PENDING, SUSPENDED or REJECTED. `NOT_RECURRING`: a later payment of the
+    /// customer and the campaign pays the first one only. `RECURRING_WINDOW_ENDED`: a later
+    /// payment at or after `firstPaymentAt + recurringMonthsLimit` calendar months.
+    /// `CURRENCY_MISMATCH`: a FIXED commission whose currency is not the payment's (no exchange
+    /// rates are applied).
     pub enum CommissionReason {
         /// No affiliate was found for the payment.
         Unattributed = "UNATTRIBUTED",

@@ -16,7 +16,13 @@ use crate::timestamp::{self, serde_ts, serde_ts_opt};
 use crate::validation::{check_len, Issues};
 
 wire_enum! {
-    /// Lifecycle of a conversion.
+    /// `PENDING`: attributed, inside the hold period (`payableAt` not reached or the payout job
+    /// has not run). `APPROVED`: payable (set by the daily payout job once `payableAt` has
+    /// passed). `PAID`: paid out in a payout. `REVERSED`: refunded or clawed back (`POST
+    /// /conversions/{id}/reverse`). `UNATTRIBUTED`: no affiliate was found; kept with
+    /// commission 0 so the `externalId` stays consumed. Transitions: PENDING -> APPROVED ->
+    /// PAID by the payout flow; PENDING, APPROVED (in no payout) and UNATTRIBUTED -> REVERSED
+    /// by reverse.
     #[derive(Hash, PartialOrd, Ord)]
     pub enum ConversionStatus {
         /// Attributed, inside the hold period.
@@ -43,7 +49,11 @@ impl ConversionStatus {
 }
 
 wire_enum! {
-    /// How the affiliate of a conversion was found.
+    /// How the affiliate was found: the postback's `clickId` (CLICK), `sessionId` (SESSION),
+    /// `affiliateCode` (CODE), the e-mail hash matched against a referral (EMAIL), the
+    /// `customerId` matched against a referral (CUSTOMER, ext), or nothing (NONE). A referral
+    /// keyed by the session or click a payment came through (a customer named by no id or
+    /// e-mail) answers as SESSION or CLICK.
     pub enum AttributionMethod {
         /// The postback's `clickId`.
         Click = "CLICK",
@@ -61,7 +71,7 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// The only conversion type.
+    /// The kind of payment; `SALE` is the only one.
     pub enum ConversionType {
         Sale = "SALE",
     }
@@ -300,32 +310,86 @@ pub struct Reversal {
     pub event: Event,
 }
 
-/// Body of `POST /api/v1/conversions/postback`.
-#[derive(Debug, Deserialize)]
+/// A cookieless server-to-server conversion. Unknown fields give 400 VALIDATION_FAILED.
+/// Attribution signals that are unknown, expired, of another campaign or malformed are skipped
+/// (never an error): the payment is still recorded, unattributed if nothing matches.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = PostbackRequest)]
 pub struct PostbackBody {
+    /// Greater than 0, below 10^12, with at most as many decimals as the currency's minor unit
+    /// (USD 2, JPY 0, KWD 3).
     #[serde(with = "json_number")]
+    #[schema(value_type = f64, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0, example = json!(49.99))]
     pub amount: Decimal,
+    /// ISO 4217, any letter case (see `CurrencyCode`); `amount` may have at most its minor
+    /// unit's decimals.
+    #[schema(value_type = crate::money::Currency)]
     pub currency: String,
+    /// Idempotency key, unique across every account and mode: the same key again from this
+    /// account and mode answers 200 with the original conversion (header `Idempotent-Replayed:
+    /// true`) and writes nothing; from another account, or from the other mode of this one, 409
+    /// ALREADY_EXISTS.
+    #[schema(min_length = 1, max_length = 255, pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#, example = json!("order_10001"))]
     pub external_id: String,
+    #[schema(value_type = ConversionType)]
     pub conversion_type: String,
+    /// Explicit code attribution (any letter case).
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
+    )]
     pub affiliate_code: Option<String>,
+    /// `ses_…` from the browser script (after consent). Counts when the payment's `occurredAt`
+    /// falls inside its click's window: from 5 minutes before the click until `expiresAt`
+    /// (`cookieDays` after the click).
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
+    )]
     pub session_id: Option<String>,
+    /// `clk_…`, same window rule as `sessionId`.
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
+    )]
     pub click_id: Option<String>,
+    /// Hex SHA-256 of the trimmed, lowercased e-mail (stored lowercase).
     #[serde(default)]
+    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
     pub customer_email_hash: Option<String>,
+    /// Hashed on arrival; the address itself is never stored. With `customerEmailHash` too,
+    /// both must denote the same address.
     #[serde(default)]
+    #[schema(format = Email)]
     pub customer_email: Option<String>,
+    /// Restricts attribution to this campaign (signals of other campaigns are skipped) and
+    /// files an unattributed conversion under it. Unknown: 404 NOT_FOUND.
     #[serde(default)]
+    #[schema(min_length = 1, pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#)]
     pub campaign_id: Option<String>,
+    /// The merchant's customer id. Send it (or the e-mail) on every payment of a customer so
+    /// later payments are recognised and the recurring rules apply.
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"#
+    )]
     pub customer_id: Option<String>,
+    /// When the payment happened; default now. At most 5 minutes in the future; may be
+    /// back-dated. Stored at millisecond precision. Not before 1970-01-01T00:00:00Z.
     #[serde(default)]
+    #[schema(format = DateTime)]
     pub occurred_at: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<crate::domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }
 
@@ -536,11 +600,17 @@ pub fn truncate_millis(t: DateTime<Utc>) -> DateTime<Utc> {
     timestamp::parse_datetime(&timestamp::format(&t)).unwrap_or(t)
 }
 
-/// Body of `POST /api/v1/conversions/{id}/reverse` (may be empty).
-#[derive(Debug, Default, Deserialize)]
+/// Optional; an empty body is fine.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = ReverseRequest)]
 pub struct ReverseBody {
     #[serde(default)]
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+    )]
     pub reason: Option<String>,
 }
 
@@ -556,41 +626,75 @@ impl ReverseBody {
     }
 }
 
-/// The merchant's view of a conversion.
-#[derive(Debug, Serialize)]
+/// A conversion (a sale reported by the merchant's server through the postback).
+#[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Conversion)]
 pub struct ConversionView<'a> {
+    #[schema(pattern = "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("cnv_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
     pub id: &'a str,
     pub object: &'static str,
+    /// The merchant's idempotency key (unique across all accounts and modes).
     pub external_id: &'a str,
+    /// The attributed affiliate's campaign; for an unattributed conversion the postback's
+    /// `campaignId`, else null.
     pub campaign_id: Option<&'a str>,
+    /// Null when unattributed.
     pub affiliate_id: Option<&'a str>,
+    /// The payment in major units of `currency`, exact to its minor unit.
     #[serde(with = "json_number")]
+    #[schema(value_type = f64)]
     pub amount: Decimal,
+    /// ISO 4217 code.
+    #[schema(value_type = crate::money::Currency)]
     pub currency: Currency,
     pub conversion_type: ConversionType,
+    /// In `currency`, rounded half-even to its minor unit. 0 when the payment earns nothing
+    /// (see `commissionReason`).
     #[serde(with = "json_number")]
+    #[schema(value_type = f64)]
     pub commission: Decimal,
+    /// Null when the commission rules applied normally, even if the rounded commission is 0.
     pub commission_reason: Option<CommissionReason>,
     pub status: ConversionStatus,
     pub attribution: AttributionMethod,
+    /// The referral (customer identity) the payment belongs to: `cid:<customerId>`,
+    /// `email:<sha256 hex>`, `ses:<ses_…>` or `clk:<clk_…>`. Null when unattributed or when the
+    /// postback named no customer, session or click.
     pub customer_ref: Option<&'a str>,
+    /// True when the customer had an attributed payment recorded before this one.
     pub is_recurring: bool,
     pub click_id: Option<&'a str>,
     pub session_id: Option<&'a str>,
+    /// As the postback sent it. A plain e-mail is never stored.
     pub customer_id: Option<&'a str>,
+    /// The campaign's hold period at postback time (0 without a campaign).
+    #[schema(minimum = 0)]
     pub hold_days: u32,
+    /// `occurredAt + holdDays` days: from then on the payout job approves the commission.
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub payable_at: DateTime<Utc>,
+    /// The payout holding this conversion, once one does.
     pub payout_id: Option<&'a str>,
+    #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
+    /// When the payment happened (the postback's `occurredAt`, default the time of the
+    /// postback). List order, `from`/`to`, summary periods and the hold period all use it.
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub occurred_at: DateTime<Utc>,
+    /// ISO-8601 UTC with milliseconds and `Z`.
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub created_at: DateTime<Utc>,
+    /// ISO-8601 UTC with milliseconds and `Z`.
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub updated_at: DateTime<Utc>,
+    /// When the conversion was reversed.
     #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub reversed_at: Option<DateTime<Utc>>,
     pub reversal_reason: Option<&'a str>,
 }

@@ -11,7 +11,8 @@ use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 
 wire_enum! {
-    /// The kinds of event.
+    /// The kinds of event. `webhook.test` is sent only by `POST /webhook-endpoints/{id}/test`
+    /// and cannot be subscribed to.
     #[derive(Hash)]
     pub enum EventType {
         CampaignCreated = "campaign.created",

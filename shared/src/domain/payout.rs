@@ -22,7 +22,8 @@ use crate::money::{json_number, Currency};
 use crate::timestamp::{serde_ts, serde_ts_opt};
 
 wire_enum! {
-    /// Where a payout stands (filters accept any letter case).
+    /// PENDING (waiting for the invoice), INVOICE_UPLOADED, APPROVED, PROCESSING (handed to the
+    /// provider), PAID, REJECTED, CANCELLED. See the transition table in the Payouts tag.
     #[derive(Hash)]
     pub enum PayoutStatus [ignore_case] {
         /// Created by the payout job; waiting for the affiliate's invoice.
@@ -61,6 +62,26 @@ impl PayoutStatus {
                 | PayoutStatus::Approved
                 | PayoutStatus::Processing
         )
+    }
+}
+
+/// Content types an invoice may have (PDF, PNG or JPEG).
+pub const INVOICE_CONTENT_TYPES: [&str; 3] = ["application/pdf", "image/png", "image/jpeg"];
+
+/// The description of an invoice's content type, from [`INVOICE_CONTENT_TYPES`].
+pub struct InvoiceContentType;
+
+impl utoipa::PartialSchema for InvoiceContentType {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::schema::from_json(
+            serde_json::json!({"type": "string", "enum": INVOICE_CONTENT_TYPES}),
+        )
+    }
+}
+
+impl utoipa::ToSchema for InvoiceContentType {
+    fn name() -> std::borrow::Cow<'static, str> {
+        crate::schema::name("InvoiceContentType")
     }
 }
 
@@ -473,16 +494,22 @@ impl Payout {
     }
 }
 
-/// What the API shows of a payout's invoice: `uploaded: false` and nulls
-/// when there is none. Never the storage key.
-#[derive(Debug, Serialize)]
+/// The invoice evidence. Its storage key is private and appears in no response; the file is
+/// served by `GET /api/v1/payouts/{id}/invoice`.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = PayoutInvoice)]
 pub struct InvoiceView<'a> {
     pub uploaded: bool,
     pub file_name: Option<&'a str>,
+    /// Null when no invoice was uploaded.
+    #[schema(value_type = Option<crate::domain::payout::InvoiceContentType>)]
     pub content_type: Option<&'a str>,
+    /// Bytes.
+    #[schema(minimum = 1, maximum = 4194304)]
     pub size: Option<u64>,
     #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub uploaded_at: Option<DateTime<Utc>>,
 }
 
@@ -498,40 +525,62 @@ impl<'a> From<Option<&'a Invoice>> for InvoiceView<'a> {
     }
 }
 
-/// The merchant's view of a payout: every field but the private ones
-/// (`invoiceKey`, the outstanding work and its counters).
-#[derive(Debug, Serialize)]
+/// A payout: what one affiliate is owed in one currency.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Payout)]
 pub struct PayoutView<'a> {
+    #[schema(pattern = "^po_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("po_01JD9A7C2E4G6J8M0P2R4T6V8Y"))]
     pub id: &'a str,
     pub object: &'static str,
     pub affiliate_id: &'a str,
     pub campaign_id: &'a str,
+    /// The sum of its conversions' commissions plus `adjustmentTotal`, in major units of
+    /// `currency`, exact to its minor unit.
     #[serde(with = "json_number")]
+    #[schema(value_type = f64)]
     pub amount: Decimal,
+    #[schema(value_type = crate::money::Currency)]
     pub currency: Currency,
     pub status: PayoutStatus,
     pub method: PayoutMethod,
+    /// When the payout job created it. List order and `from`/`to` use it.
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub requested_at: DateTime<Utc>,
+    #[schema(minimum = 0)]
     pub conversion_count: u64,
+    /// Clawbacks of reversed, already paid conversions netted into this payout: zero or
+    /// negative.
     #[serde(with = "json_number")]
+    #[schema(value_type = f64, maximum = 0)]
     pub adjustment_total: Decimal,
+    #[schema(value_type = crate::domain::payout::InvoiceView)]
     pub invoice: InvoiceView<'a>,
     #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub approved_at: Option<DateTime<Utc>>,
     #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub paid_at: Option<DateTime<Utc>>,
+    /// From POST mark-paid.
+    #[schema(format = Date)]
     pub payment_date: Option<NaiveDate>,
+    /// From POST mark-paid.
     pub payment_method: Option<&'a str>,
+    /// From PUT mark-paid, or the provider's reference.
     pub payment_reference: Option<&'a str>,
+    /// From PUT mark-paid.
     pub note: Option<&'a str>,
     pub rejection_reason: Option<&'a str>,
     pub cancellation_reason: Option<&'a str>,
+    /// Why the provider's last attempt failed, when it did (the payout is then APPROVED again).
     pub payment_error: Option<&'a str>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub updated_at: DateTime<Utc>,
 }
 

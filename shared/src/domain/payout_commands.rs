@@ -19,15 +19,23 @@ pub const MAX_NOTE_LEN: usize = 1000;
 /// Most ids one batch-process or bulk-cancel takes.
 pub const MAX_BULK_IDS: usize = 100;
 
-/// Body of `POST /api/v1/payouts/{id}/approve`: an object with no fields yet.
-#[derive(Debug, Default, Deserialize)]
+/// Body of approve: an empty object (or no body). Any field is rejected.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[schema(as = PayoutApprove)]
 pub struct ApprovePayout {}
 
 /// Body of `POST /api/v1/payouts/{id}/reject`.
-#[derive(Debug, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[schema(as = PayoutReject)]
 pub struct RejectPayout {
+    /// Required; trimmed, then 1-1000 characters, no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
+    )]
     pub reason: String,
 }
 
@@ -42,10 +50,15 @@ impl RejectPayout {
 }
 
 /// Body of `POST /api/v1/payouts/{id}/mark-paid`: paid outside the platform.
-#[derive(Debug, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = PayoutMarkPaid)]
 pub struct MarkPaid {
+    /// A calendar date, exactly `YYYY-MM-DD`.
+    #[schema(format = Date, pattern = r#"^\d{4}-\d{2}-\d{2}$"#, example = json!("2026-11-20"))]
     pub payment_date: String,
+    /// How it was paid; trimmed, 1-100 characters.
+    #[schema(min_length = 1, max_length = 100, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#, example = json!("SEPA transfer"))]
     pub payment_method: String,
 }
 
@@ -78,12 +91,20 @@ impl MarkPaid {
 }
 
 /// Body of `PUT /api/v1/payouts/{id}/mark-paid`: settled outside the platform.
-#[derive(Debug, Default, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = PayoutSettle)]
 pub struct SettlePayout {
+    /// Optional; blank counts as none.
     #[serde(default)]
+    #[schema(max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub payment_reference: Option<String>,
+    /// Optional; blank counts as none; may hold line breaks.
     #[serde(default)]
+    #[schema(
+        max_length = 1000,
+        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
+    )]
     pub note: Option<String>,
 }
 
@@ -115,9 +136,12 @@ impl SettlePayout {
 }
 
 /// Body of `POST /api/v1/payouts/batch-process`.
-#[derive(Debug, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = BatchProcessRequest)]
 pub struct BatchProcess {
+    /// 1-100 payout ids (counted as sent); duplicates are handled once.
+    #[schema(min_items = 1, max_items = 100)]
     pub payout_ids: Vec<String>,
 }
 
@@ -130,10 +154,19 @@ impl BatchProcess {
 }
 
 /// Body of `POST /api/v1/payouts/bulk-cancel`.
-#[derive(Debug, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = BulkCancelRequest)]
 pub struct BulkCancel {
+    /// 1-100 payout ids (counted as sent); duplicates are handled once.
+    #[schema(min_items = 1, max_items = 100)]
     pub payout_ids: Vec<String>,
+    /// Required; trimmed, 1-1000 characters.
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
+    )]
     pub reason: String,
 }
 

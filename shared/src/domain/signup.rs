@@ -9,19 +9,38 @@ use crate::domain::campaign::Campaign;
 use crate::error::Error;
 use crate::validation::{check_len, Issues};
 
-/// Body of `POST /api/v1/affiliates/signup`. Status, payout details and
-/// metadata are the merchant's to set, so they are not accepted here.
-#[derive(Debug, Deserialize)]
+/// Body of `POST /api/v1/affiliates/signup`. Status, payout details and metadata are the
+/// merchant's to set and are rejected here.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = SignupRequest)]
 pub struct SignUp {
+    #[schema(pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub campaign_id: String,
+    /// Kept as given (trimmed); compared and looked up in lowercase.
+    #[schema(format = Email, max_length = 254)]
     pub email: String,
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+    )]
     pub name: String,
+    /// The code the applicant would like; generated when absent. Taken: 409 ALREADY_EXISTS.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9_-]{3,32}$")]
     pub code: Option<String>,
+    /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
+    /// at most 2000 characters.
     #[serde(default)]
+    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F][^\s\u0000-\u001F\u007F]*$"#, example = json!("https://blog.example.org"))]
     pub website: Option<String>,
+    /// A note to the merchant, kept on the application.
     #[serde(default)]
+    #[schema(
+        max_length = 2000,
+        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
+    )]
     pub message: Option<String>,
 }
 
@@ -61,19 +80,26 @@ pub fn enroll(input: SignUp, campaign: &Campaign, now: DateTime<Utc>) -> Result<
 }
 
 /// The new affiliate as the applicant sees it.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SignUpAffiliate<'a> {
+    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$")]
     id: &'a str,
+    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
+    /// and mode in any letter case.
+    #[schema(pattern = "^[A-Za-z0-9_-]{3,32}$")]
     code: &'a str,
     status: AffiliateStatus,
 }
 
 /// 201 body of a sign-up: the affiliate, and the application when there is one.
-#[derive(Serialize)]
+#[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Signup)]
 pub struct SignUpView<'a> {
+    #[schema(inline)]
     affiliate: SignUpAffiliate<'a>,
+    /// The PENDING application; null when the campaign approves affiliates automatically.
     application_id: Option<&'a str>,
 }
 

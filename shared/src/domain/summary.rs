@@ -24,7 +24,9 @@ use crate::money::{json_number, Currency};
 use crate::timestamp;
 
 wire_enum! {
-    /// A summary period, named by its query value (in the order documented).
+    /// A summary window: whole UTC days ending today (`24h` = today and yesterday), or `all`
+    /// (monthly buckets).
+    #[schema(as = SummaryPeriod)]
     pub enum Period [ignore_case] {
         Hours24 = "24h",
         Days7 = "7d",
@@ -36,7 +38,7 @@ wire_enum! {
 }
 
 /// Rollup granularity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Granularity {
     Day,
@@ -89,7 +91,8 @@ pub fn window(period: Period, now: DateTime<Utc>) -> Window {
 }
 
 wire_enum! {
-    /// How groups are keyed, named by its query value.
+    /// The extra grouping of a summary.
+    #[schema(as = SummaryGroupBy)]
     pub enum GroupBy [ignore_case] {
         Status = "status",
         Campaign = "campaign",
@@ -108,14 +111,21 @@ pub struct RollupRow {
 }
 
 /// Revenue, commission and count in one currency.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = SummaryFigures)]
 pub struct Figures {
+    #[schema(value_type = crate::money::Currency)]
     pub currency: Currency,
+    /// Sum of the amounts, exact.
     #[serde(with = "json_number")]
+    #[schema(value_type = f64)]
     pub revenue: Decimal,
+    /// Sum of the commissions, exact.
     #[serde(with = "json_number")]
+    #[schema(value_type = f64)]
     pub commission: Decimal,
+    #[schema(minimum = 0)]
     pub count: i64,
 }
 
@@ -165,19 +175,62 @@ pub struct Group {
     pub figures: Figures,
 }
 
+/// The description of [`Group`]: its key (flattened, so stated here) and
+/// the figures of [`Figures`].
+impl utoipa::PartialSchema for Group {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let figures =
+            serde_json::to_value(<Figures as utoipa::PartialSchema>::schema()).unwrap_or_default();
+        let mut properties = serde_json::json!({
+            "status": {"$ref": "#/components/schemas/ConversionStatus"},
+            "campaignId": {"type": ["string", "null"]},
+        });
+        if let (Some(all), Some(more)) = (
+            properties.as_object_mut(),
+            figures["properties"].as_object(),
+        ) {
+            all.extend(more.clone());
+        }
+        crate::schema::from_json(serde_json::json!({
+            "type": "object",
+            "required": figures["required"],
+            "description": "Figures of one group in one currency: keyed by `status` (group_by=status) or `campaignId` (group_by=campaign; null for conversions without a campaign).",
+            "properties": properties,
+        }))
+    }
+}
+
+impl utoipa::ToSchema for Group {
+    fn name() -> std::borrow::Cow<'static, str> {
+        crate::schema::name("SummaryGroup")
+    }
+}
+
 /// The summary as returned.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ConversionSummary)]
 pub struct Summary {
+    #[schema(value_type = crate::domain::summary::Period)]
     pub period: &'static str,
+    /// The rollups read: daily for every period but `all`, monthly for `all`.
     pub granularity: Granularity,
+    /// Start of the first UTC day counted (null for `all`).
     #[serde(with = "timestamp::serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub from: Option<DateTime<Utc>>,
+    /// The time of the request.
     #[serde(with = "timestamp::serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub to: DateTime<Utc>,
+    /// The `group_by` asked for, or null.
+    #[schema(value_type = Option<crate::domain::summary::GroupBy>)]
     pub group_by: Option<&'static str>,
     pub campaign_id: Option<String>,
+    /// Per currency (sorted by code), every conversion of the window except REVERSED ones.
+    /// Currencies are never mixed or converted.
     pub totals: Vec<Figures>,
+    /// Empty without `group_by`.
     pub groups: Vec<Group>,
 }
 

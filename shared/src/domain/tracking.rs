@@ -134,18 +134,32 @@ impl Click {
     }
 }
 
-/// Body of `POST /api/v1/track/click`.
-#[derive(Debug, Deserialize)]
+/// Body of `POST /api/v1/track/click`. Unknown fields are rejected (VALIDATION_FAILED, code
+/// `unrecognized_keys`).
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = TrackClickRequest)]
 pub struct ClickRequest {
+    /// A public campaign (`cmp_…`).
+    #[schema(min_length = 1, max_length = 64, pattern = r#"^[^\u0000-\u001F\u007F]*$"#, example = json!("cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
     pub campaign_id: String,
+    /// The affiliate code from the link, any letter case. Codes are `[A-Za-z0-9_-]{3,32}`;
+    /// anything else is answered 404 like an unknown code.
     #[serde(rename = "ref")]
+    #[schema(min_length = 1, max_length = 64, pattern = r#"^[^\u0000-\u001F\u007F]*$"#, example = json!("ALICE10"))]
     pub code: String,
+    /// The landing page URL (stored as `landingUrl`).
     #[serde(default)]
+    #[schema(max_length = 2048, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub url: Option<String>,
+    /// `document.referrer` of the landing page.
     #[serde(default)]
+    #[schema(max_length = 2048, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub referrer: Option<String>,
+    /// A session the browser already holds; kept on the new click for reference (a new click
+    /// always starts a new session).
     #[serde(default)]
+    #[schema(pattern = "^ses_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
     pub session_id: Option<String>,
 }
 
@@ -191,6 +205,56 @@ pub struct IdentifyRequest {
     #[serde(default)]
     pub customer_id: Option<String>,
 }
+
+/// The description of the identify body: one of three forms (a customer
+/// id alone, or an e-mail address or its hash, each with a customer id or
+/// not), as `customer_keys` accepts them.
+impl utoipa::PartialSchema for IdentifyRequest {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let forms: Vec<serde_json::Value> = IDENTIFY_FORMS
+            .iter()
+            .map(|(name, _)| serde_json::json!({"$ref": format!("#/components/schemas/{name}")}))
+            .collect();
+        crate::schema::from_json(serde_json::json!({
+            "description": "Body of `POST /api/v1/track/identify`: a session and at least one customer identity. When both `customerEmail` and `customerEmailHash` are sent they must denote the same address. Exactly one of the three forms: a customer id alone, or an e-mail address or its hash (with a customer id or not). Fields sent as null count as absent. The API also takes `customerEmail` and `customerEmailHash` together when they denote the same address (400 VALIDATION_FAILED, `invalid_combination`, otherwise); the schema lists one e-mail form at a time.",
+            "oneOf": forms,
+        }))
+    }
+}
+
+impl utoipa::ToSchema for IdentifyRequest {
+    fn name() -> std::borrow::Cow<'static, str> {
+        crate::schema::name("TrackIdentifyRequest")
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        for (name, form) in IDENTIFY_FORMS {
+            schemas.push((name.to_string(), crate::schema::from_json(form())));
+        }
+    }
+}
+
+/// The three forms of the identify body, by name.
+type IdentifyForm = (&'static str, fn() -> serde_json::Value);
+const IDENTIFY_FORMS: [IdentifyForm; 3] = [
+    (
+        "IdentifyByCustomerId",
+        || serde_json::json!({"type": "object", "additionalProperties": false, "description": "Binds the session to the merchant's customer id.", "required": ["sessionId", "customerId"], "properties": {"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}, "customerId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "The merchant's own customer id (case-sensitive, not blank, no control characters).", "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"}, "customerEmail": {"type": "null"}, "customerEmailHash": {"type": "null"}}}),
+    ),
+    (
+        "IdentifyByEmail",
+        || serde_json::json!({"type": "object", "additionalProperties": false, "description": "Binds the session to an e-mail address (hashed at once, never stored), and to a customer id when one is given.", "required": ["sessionId", "customerEmail"], "properties": {"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}, "customerEmail": {"type": "string", "format": "email", "maxLength": 254, "description": "Validated and hashed; never stored."}, "customerId": {"type": ["string", "null"], "minLength": 1, "maxLength": 256, "description": "The merchant's own customer id (case-sensitive, not blank, no control characters).", "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"}, "customerEmailHash": {"type": "null"}}}),
+    ),
+    (
+        "IdentifyByEmailHash",
+        || serde_json::json!({"type": "object", "additionalProperties": false, "description": "Binds the session to the hash of an e-mail address, and to a customer id when one is given.", "required": ["sessionId", "customerEmailHash"], "properties": {"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}, "customerEmailHash": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "Lowercase hex SHA-256 of the trimmed, lowercased e-mail (what the browser script sends when the page can hash)."}, "customerId": {"type": ["string", "null"], "minLength": 1, "maxLength": 256, "description": "The merchant's own customer id (case-sensitive, not blank, no control characters).", "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"}, "customerEmail": {"type": "null"}}}),
+    ),
+];
 
 impl IdentifyRequest {
     /// The customer identities named, validated: the customer id first, then

@@ -21,6 +21,7 @@ use crate::webhook_signature::Secret;
 
 wire_enum! {
     /// Whether an endpoint receives deliveries.
+    #[schema(as = WebhookEndpointStatus)]
     pub enum EndpointStatus {
         Enabled = "ENABLED",
         Disabled = "DISABLED",
@@ -28,7 +29,8 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// Where a delivery stands: delivered, given up, or a retry is due.
+    /// The delivery as the attempt left it: SUCCEEDED (2xx); PENDING (failed, retried at
+    /// `nextAttemptAt`); FAILED (failed, no further attempt).
     pub enum DeliveryStatus {
         Succeeded = "SUCCEEDED",
         Failed = "FAILED",
@@ -85,28 +87,69 @@ pub struct Endpoint {
 }
 
 /// Body of `POST /api/v1/webhook-endpoints`.
-#[derive(Debug, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = WebhookEndpointCreate)]
 pub struct NewEndpoint {
+    /// An `https` URL whose host resolves to public addresses only (no loopback, private,
+    /// link-local, unique-local or multicast address).
+    #[schema(max_length = 2000, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub url: String,
     #[serde(default)]
+    #[schema(value_type = Option<crate::domain::webhook::EventTypesSchema>)]
     pub event_types: Option<Vec<String>>,
     #[serde(default)]
+    #[schema(
+        max_length = 500,
+        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
+    )]
     pub description: Option<String>,
 }
 
-/// Body of `PATCH /api/v1/webhook-endpoints/{id}`: only the fields sent change.
-#[derive(Debug, Default, Clone, Deserialize)]
+/// Only the fields sent change. Setting ENABLED clears `disabledReason`.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = WebhookEndpointUpdate)]
 pub struct EndpointPatch {
     #[serde(default)]
+    #[schema(value_type = String, max_length = 2000, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub url: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = crate::domain::webhook::EventTypesSchema)]
     pub event_types: Patch<Vec<String>>,
     #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 500, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
     pub description: Patch<String>,
     #[serde(default)]
+    #[schema(value_type = crate::domain::webhook::EndpointStatus)]
     pub status: Patch<EndpointStatus>,
+}
+
+/// The description of `eventTypes`: `["*"]` alone, or 1 to
+/// [`MAX_EVENT_TYPES`] named types that may be subscribed to.
+pub struct EventTypesSchema;
+
+impl utoipa::PartialSchema for EventTypesSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let named: Vec<&str> = EventType::ALL
+            .into_iter()
+            .filter(|e| *e != EventType::WebhookTest)
+            .map(EventType::as_str)
+            .collect();
+        crate::schema::from_json(serde_json::json!({
+            "description": "Event type names (repeated entries are kept once), or `[\"*\"]` alone for every type (the default).",
+            "oneOf": [
+                {"title": "EveryEventType", "type": "array", "minItems": 1, "maxItems": 1, "items": {"type": "string", "enum": [ALL_TYPES]}},
+                {"title": "NamedEventTypes", "type": "array", "minItems": 1, "maxItems": MAX_EVENT_TYPES, "items": {"type": "string", "enum": named}},
+            ],
+        }))
+    }
+}
+
+impl utoipa::ToSchema for EventTypesSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        crate::schema::name("EventTypes")
+    }
 }
 
 /// The `eventTypes` entries, checked: 1-50 known type names (`webhook.test`
@@ -544,10 +587,12 @@ pub fn payload(event: &Event) -> Result<Vec<u8>, Error> {
 }
 
 /// Body of `POST /api/v1/webhook-endpoints/{id}/replay`.
-#[derive(Debug, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReplayRequest {
+    /// ISO-8601 date (whole UTC day) or date-time, at most 30 days back.
     pub from: String,
+    /// ISO-8601 date or date-time; default now.
     #[serde(default)]
     pub to: Option<String>,
 }
@@ -593,27 +638,39 @@ impl ReplayRequest {
 }
 
 /// Body of `POST /api/v1/events/{id}/redeliver`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RedeliverRequest {
+    /// Only this endpoint (ENABLED, subscribed to the event's type). Without it: every ENABLED
+    /// endpoint that received the event.
     #[serde(default)]
+    #[schema(pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
     pub endpoint_id: Option<String>,
 }
 
 /// The merchant's view of an endpoint: never a secret.
-#[derive(Debug, Serialize)]
+#[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = WebhookEndpoint)]
 pub struct EndpointView<'a> {
+    #[schema(example = json!("whe_01JD9C4E6G8J0M2P4R6T8V0X2Z"))]
     id: &'a str,
     object: &'static str,
+    #[schema(format = "uri")]
     url: &'a str,
+    #[schema(value_type = crate::domain::webhook::EventTypesSchema)]
     event_types: &'a [String],
     description: Option<&'a str>,
+    #[schema(value_type = crate::domain::webhook::EndpointStatus)]
     status: EndpointStatus,
+    /// Why the endpoint is DISABLED: a 410 answer, 5 days of failed deliveries, or the
+    /// merchant.
     disabled_reason: Option<&'a str>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
     created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
     updated_at: DateTime<Utc>,
 }
 
@@ -641,6 +698,21 @@ pub struct EndpointWithSecret<'a> {
     secret: String,
 }
 
+/// `WebhookEndpoint` and, this once, its secret.
+impl utoipa::PartialSchema for EndpointWithSecret<'_> {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::schema::from_json(
+            serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["secret"], "properties": {"secret": {"type": "string", "example": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "description": "`whsec_` + base64 of 32 random bytes. Shown only in the answers to creation and rotation."}}}]}),
+        )
+    }
+}
+
+impl utoipa::ToSchema for EndpointWithSecret<'_> {
+    fn name() -> std::borrow::Cow<'static, str> {
+        crate::schema::name("WebhookEndpointWithSecret")
+    }
+}
+
 impl<'a> From<&'a Endpoint> for EndpointWithSecret<'a> {
     fn from(e: &'a Endpoint) -> Self {
         EndpointWithSecret {
@@ -658,6 +730,21 @@ pub struct DeletedEndpoint<'a> {
     deleted: bool,
 }
 
+/// `WebhookEndpoint` marked deleted.
+impl utoipa::PartialSchema for DeletedEndpoint<'_> {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::schema::from_json(
+            serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["deleted"], "properties": {"deleted": {"type": "boolean", "const": true}}}]}),
+        )
+    }
+}
+
+impl utoipa::ToSchema for DeletedEndpoint<'_> {
+    fn name() -> std::borrow::Cow<'static, str> {
+        crate::schema::name("DeletedWebhookEndpoint")
+    }
+}
+
 impl<'a> From<&'a Endpoint> for DeletedEndpoint<'a> {
     fn from(e: &'a Endpoint) -> Self {
         DeletedEndpoint {
@@ -668,23 +755,32 @@ impl<'a> From<&'a Endpoint> for DeletedEndpoint<'a> {
 }
 
 /// The merchant's view of a delivery attempt.
-#[derive(Debug, Serialize)]
+#[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = WebhookDelivery)]
 pub struct DeliveryView<'a> {
+    #[schema(example = json!("dlv_01JD9C8J0M2P4R6T8V0X2Z4B6D"))]
     id: &'a str,
     object: &'static str,
     endpoint_id: &'a str,
     event_id: &'a str,
     event_type: EventType,
+    /// 1 for the first attempt of a run; a redelivery or replay starts a new run.
+    #[schema(minimum = 1)]
     attempt: u32,
     status: DeliveryStatus,
     response_status: Option<u16>,
     duration_ms: u64,
+    /// Why no answer came (timeout, connection error, refused URL).
     error: Option<&'a str>,
+    /// The start of the answer, at most 1 KB.
+    #[schema(max_length = 1024)]
     response_body: Option<&'a str>,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
     attempted_at: DateTime<Utc>,
     #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
     next_attempt_at: Option<DateTime<Utc>>,
 }
 
@@ -709,15 +805,21 @@ impl<'a> From<&'a DeliveryAttempt> for DeliveryView<'a> {
 }
 
 /// The merchant's view of an event.
-#[derive(Debug, Serialize)]
+#[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Event)]
 pub struct EventView<'a> {
+    #[schema(example = json!("evt_01JD9C5F7H9K1N3Q5S7T9W1Y3A"))]
     id: &'a str,
     object: &'static str,
     #[serde(rename = "type")]
     event_type: EventType,
     #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
     created_at: DateTime<Utc>,
+    /// The record's API view after the change (a conversion for `conversion.*`, and so on);
+    /// never a private field.
+    #[schema(value_type = Object)]
     data: &'a Value,
 }
 
@@ -796,6 +898,24 @@ pub struct AttemptResult {
     pub response_excerpt: Option<String>,
     /// What to do next.
     pub verdict: Verdict,
+}
+
+/// The body of every delivery, as the endpoint receives it.
+pub struct WebhookPayload;
+
+/// The description of [`WebhookPayload`].
+impl utoipa::PartialSchema for WebhookPayload {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::schema::from_json(
+            serde_json::json!({"type": "object", "required": ["id", "type", "timestamp", "data"], "description": "The body of every delivery (Standard Webhooks). Headers: `webhook-id` (the event id; dedupe on it), `webhook-timestamp` (Unix seconds of the attempt), `webhook-signature` (`v1,<base64 HMAC-SHA256 of \"{webhook-id}.{webhook-timestamp}.{body}\">`, keyed with the decoded secret; space-separated when two secrets sign, the 24 hours after a rotation), `content-type: application/json`. See docs/webhooks.md.", "properties": {"id": {"type": "string", "description": "The event id (`evt_…`)."}, "type": {"$ref": "#/components/schemas/EventType"}, "timestamp": {"type": "string", "format": "date-time", "description": "When the event happened (its `createdAt`)."}, "data": {"type": "object", "description": "The record's API view after the change."}}}),
+        )
+    }
+}
+
+impl utoipa::ToSchema for WebhookPayload {
+    fn name() -> std::borrow::Cow<'static, str> {
+        crate::schema::name("WebhookPayload")
+    }
 }
 
 #[cfg(test)]

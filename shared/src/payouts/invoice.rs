@@ -14,7 +14,7 @@ pub const PREFIX: &str = "invoices/";
 /// Largest invoice accepted.
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
 /// Content types accepted.
-pub const CONTENT_TYPES: [&str; 3] = ["application/pdf", "image/png", "image/jpeg"];
+pub use crate::domain::payout::INVOICE_CONTENT_TYPES as CONTENT_TYPES;
 /// Longest file name accepted.
 const MAX_FILE_NAME: usize = 200;
 

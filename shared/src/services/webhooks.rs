@@ -279,15 +279,19 @@ async fn rerun(
 }
 
 /// What a replay scheduled.
-#[derive(Debug, Clone, Serialize)]
+#[derive(utoipa::ToSchema, Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Replay)]
 pub struct ReplayReport {
     pub endpoint_id: String,
     #[serde(with = "timestamp::serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
     pub from: DateTime<Utc>,
     #[serde(with = "timestamp::serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
     pub to: DateTime<Utc>,
-    /// Events scheduled for delivery now (the sweep sends them).
+    /// Events of the window the endpoint subscribes to, scheduled for delivery now (at most
+    /// 1000; a larger window is 400).
     pub scheduled: usize,
 }
 

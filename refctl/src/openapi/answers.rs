@@ -1,0 +1,88 @@
+//! The answers and parameters whose description comes from a constant of
+//! the code rather than from a type: the document itself, invoice files,
+//! the postback's quota answer and replay header, amount bounds and the
+//! summary's default period.
+
+use rust_decimal::Decimal;
+use serde_json::{json, Value};
+use shared::domain::payout::INVOICE_CONTENT_TYPES;
+use shared::domain::postback::Quota;
+use shared::domain::summary::Period;
+use shared::error::Error;
+use shared::http::router::STATIC_CACHE_CONTROL;
+
+use super::components::error_response;
+
+/// Completes the answers of the operations that have their own.
+pub fn special(op: &mut Value) {
+    match op["operationId"].as_str().unwrap_or_default() {
+        "getOpenApi" => document(op),
+        "getPayoutInvoice" => invoice(op),
+        "postConversion" => postback(op),
+        _ => {}
+    }
+}
+
+fn document(op: &mut Value) {
+    let Some(ok) = op.pointer_mut("/responses/200") else {
+        return;
+    };
+    ok["headers"] = json!({
+        "X-Request-Id": {"$ref": "#/components/headers/XRequestId"},
+        "Access-Control-Allow-Origin": {"$ref": "#/components/headers/AccessControlAllowOrigin"},
+        "Cache-Control": {
+            "description": "Shared caches may keep the document for five minutes; an answer to a request that carried `Authorization` is `no-store`, like every authenticated answer.",
+            "schema": {"type": "string", "enum": [STATIC_CACHE_CONTROL, "no-store"]},
+        },
+    });
+    ok["content"] = json!({"application/json": {"schema": {"type": "object"}}});
+}
+
+fn invoice(op: &mut Value) {
+    let Some(ok) = op.pointer_mut("/responses/200") else {
+        return;
+    };
+    let content: serde_json::Map<String, Value> = INVOICE_CONTENT_TYPES
+        .iter()
+        .map(|ct| {
+            (
+                ct.to_string(),
+                json!({"schema": {"type": "string", "format": "binary"}}),
+            )
+        })
+        .collect();
+    ok["content"] = Value::Object(content);
+}
+
+fn postback(op: &mut Value) {
+    if let Some(replayed) = op.pointer_mut("/responses/200/headers/Idempotent-Replayed") {
+        replayed["schema"] = json!({"type": "string", "enum": ["true"]});
+    }
+    let quota = Quota {
+        account_id: "acct_example".into(),
+        plan: "free".into(),
+        cap: Some(1000),
+    };
+    op["responses"]["429"] = error_response(
+        "`LIMIT_EXCEEDED`: the account's monthly live-mode conversion quota (per plan; configuration) is used up: nothing was recorded. Or `RATE_LIMIT_EXCEEDED` (see `Retry-After`).",
+        &[
+            ("limitExceeded", quota.reached()),
+            ("rateLimited", Error::RateLimited { retry_after: 17 }),
+        ],
+        &["Retry-After"],
+    );
+}
+
+/// What a query parameter's name says of its values.
+pub fn query_rules(name: &str, p: &mut Value) {
+    let schema = &mut p["schema"];
+    match name {
+        "email" => schema["format"] = json!("email"),
+        "min_amount" | "max_amount" => {
+            schema["minimum"] = json!(0);
+            schema["maximum"] = json!(Decimal::MAX.to_string().parse::<f64>().unwrap_or(f64::MAX));
+        }
+        "period" => schema["default"] = json!(Period::Days30.as_str()),
+        _ => {}
+    }
+}
