@@ -87,39 +87,31 @@ impl Currency {
     }
 }
 
-/// `CurrencyCode` in the description: the codes `Currency::parse` accepts,
-/// and the exponents `fits` and `round` apply.
-impl utoipa::PartialSchema for Currency {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        let all = Currency::all();
-        let codes: Vec<&str> = all.iter().map(Currency::code).collect();
-        let with = |e: u32| {
-            let picked: Vec<&str> = all
-                .iter()
-                .filter(|c| c.exponent() == e)
-                .map(Currency::code)
-                .collect();
-            format!("{e} for {}", picked.join(", "))
-        };
-        let description = format!(
+// `CurrencyCode` in the description: the codes `Currency::parse` accepts,
+// and the exponents `fits` and `round` apply.
+crate::described!(Currency, "CurrencyCode", {
+    let all = Currency::all();
+    let codes: Vec<&str> = all.iter().map(Currency::code).collect();
+    let with = |e: u32| {
+        let picked: Vec<&str> = all
+            .iter()
+            .filter(|c| c.exponent() == e)
+            .map(Currency::code)
+            .collect();
+        format!("{e} for {}", picked.join(", "))
+    };
+    let description = format!(
             "An ISO 4217 currency code that has a minor unit (metals and funds without one are refused). Requests may write it in any letter case (and a body field may carry surrounding spaces); answers always use upper case. The exponent of the minor unit fixes how many decimals an amount may have: {}; {}; {}; 2 for every other code.",
             with(0),
             with(3),
             with(4)
         );
-        crate::schema::from_json(serde_json::json!({
-            "type": "string",
-            "enum": codes,
-            "description": description,
-        }))
-    }
-}
-
-impl utoipa::ToSchema for Currency {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("CurrencyCode")
-    }
-}
+    serde_json::json!({
+        "type": "string",
+        "enum": codes,
+        "description": description,
+    })
+});
 
 impl Serialize for Currency {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -31,3 +31,31 @@ pub const TEXT_PATTERN: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F
 pub fn name(n: &'static str) -> Cow<'static, str> {
     Cow::Borrowed(n)
 }
+
+/// Describes a type by JSON Schema written in code: `described!(Type,
+/// "Name", json!({...}))` implements `ToSchema` with that name; a fourth
+/// argument, `[("Other", json!({...})), ...]`, adds schemas it refers to.
+#[macro_export]
+macro_rules! described {
+    ($ty:ty, $name:literal, $schema:expr $(, [$(($dep:literal, $dep_schema:expr)),* $(,)?])? $(,)?) => {
+        impl ::utoipa::PartialSchema for $ty {
+            fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema> {
+                $crate::schema::from_json($schema)
+            }
+        }
+
+        impl ::utoipa::ToSchema for $ty {
+            fn name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed($name)
+            }
+
+            $(
+            fn schemas(
+                schemas: &mut Vec<(String, ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema>)>,
+            ) {
+                $( schemas.push(($dep.to_string(), $crate::schema::from_json($dep_schema))); )*
+            }
+            )?
+        }
+    };
+}

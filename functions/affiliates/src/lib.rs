@@ -7,9 +7,8 @@ use shared::app::App;
 use shared::domain::affiliate::{
     Affiliate, AffiliatePatch, AffiliateStatus, AffiliateView, NewAffiliate,
 };
-use shared::domain::email::Email;
 use shared::error::Result;
-use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
+use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::store::affiliates::{self, AffiliateFilter};
 use shared::store::page::PageRequest;
 use shared::store::{campaigns, enrollments};
@@ -24,41 +23,6 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(get, update))
 }
 
-/// The list's query: a page and its filters.
-struct ListQuery(PageRequest, AffiliateFilter);
-
-impl FromQuery for ListQuery {
-    const NAMES: &'static [&'static str] = &[
-        "limit",
-        "offset",
-        "cursor",
-        "campaign_id",
-        "status",
-        "email",
-    ];
-
-    fn read(q: &mut Query<'_>) -> Self {
-        let page = q.page();
-        let status = q
-            .one_of("status", &AffiliateStatus::NAMES)
-            .and_then(AffiliateStatus::parse);
-        let email = match q.str("email").map(|e| Email::parse("email", e)) {
-            Some(Ok(e)) => Some(e.lower()),
-            Some(Err(issue)) => {
-                q.issue(issue);
-                None
-            }
-            None => None,
-        };
-        let filter = AffiliateFilter {
-            campaign_id: q.str("campaign_id").map(str::to_string),
-            status,
-            email,
-        };
-        ListQuery(page, filter)
-    }
-}
-
 /// List affiliates
 ///
 /// The affiliates of the key's account and mode, newest first. Filters combine; each list is
@@ -69,9 +33,7 @@ impl FromQuery for ListQuery {
     operation_id = "listAffiliates",
     tag = "Affiliates",
     params(
-        ("limit" = Option<String>, Query),
-        ("offset" = Option<String>, Query),
-        ("cursor" = Option<String>, Query),
+        PageRequest,
         ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
         ("status" = Option<shared::domain::affiliate::AffiliateStatus>, Query, description = "Only affiliates in this status (any letter case)."),
         ("email" = Option<String>, Query, description = "Only affiliates with this e-mail (any letter case), across campaigns unless `campaign_id` is given.")
@@ -83,7 +45,7 @@ impl FromQuery for ListQuery {
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
-    Params(ListQuery(page, filter)): Params<ListQuery>,
+    Params(Listing { page, filter }): Params<Listing<AffiliateFilter>>,
 ) -> Result<Reply> {
     let found = affiliates::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, AffiliateView::from, &page)

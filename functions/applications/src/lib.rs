@@ -6,11 +6,11 @@ use std::sync::Arc;
 use axum::extract::State;
 use shared::app::App;
 use shared::domain::application::{
-    AcceptApplication, ApplicationStatus, ApplicationView, BulkAccept, BulkAcceptView, BulkFailure,
-    Decision, RejectApplication,
+    AcceptApplication, ApplicationView, BulkAccept, BulkAcceptView, BulkFailure, Decision,
+    RejectApplication,
 };
 use shared::error::Result;
-use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
+use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::store::applications::{self, ApplicationFilter};
 use shared::store::page::PageRequest;
 use utoipa_axum::routes;
@@ -25,24 +25,6 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(bulk_accept))
 }
 
-/// The list's query: a page and its filters.
-struct ListQuery(PageRequest, ApplicationFilter);
-
-impl FromQuery for ListQuery {
-    const NAMES: &'static [&'static str] = &["limit", "offset", "cursor", "campaign_id", "status"];
-
-    fn read(q: &mut Query<'_>) -> Self {
-        let page = q.page();
-        let filter = ApplicationFilter {
-            status: q
-                .one_of("status", &ApplicationStatus::NAMES)
-                .and_then(ApplicationStatus::parse),
-            campaign_id: q.str("campaign_id").map(str::to_string),
-        };
-        ListQuery(page, filter)
-    }
-}
-
 /// List applications
 ///
 /// The applications of the key's account and mode, newest first.
@@ -52,9 +34,7 @@ impl FromQuery for ListQuery {
     operation_id = "listApplications",
     tag = "Applications",
     params(
-        ("limit" = Option<String>, Query),
-        ("offset" = Option<String>, Query),
-        ("cursor" = Option<String>, Query),
+        PageRequest,
         ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
         ("status" = Option<shared::domain::application::ApplicationStatus>, Query, description = "Only applications in this status (any letter case).")
     ),
@@ -65,7 +45,7 @@ impl FromQuery for ListQuery {
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
-    Params(ListQuery(page, filter)): Params<ListQuery>,
+    Params(Listing { page, filter }): Params<Listing<ApplicationFilter>>,
 ) -> Result<Reply> {
     let found = applications::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, ApplicationView::from, &page)

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use shared::app::App;
-use shared::domain::asset::{Asset, AssetPatch, AssetStatus, AssetType, AssetView, NewSwipeCopy};
+use shared::domain::asset::{Asset, AssetPatch, AssetView, NewSwipeCopy};
 use shared::error::Result;
-use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
+use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::store::assets::{self, AssetFilter};
 use shared::store::campaigns;
 use shared::store::page::PageRequest;
@@ -19,28 +19,6 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(create_swipe_copy))
         .routes(routes!(list))
         .routes(routes!(get, update, archive))
-}
-
-/// The list's query: a page and its filters.
-struct ListQuery(PageRequest, AssetFilter);
-
-impl FromQuery for ListQuery {
-    const NAMES: &'static [&'static str] =
-        &["limit", "offset", "cursor", "status", "campaign_id", "type"];
-
-    fn read(q: &mut Query<'_>) -> Self {
-        let page = q.page();
-        let filter = AssetFilter {
-            status: q
-                .one_of("status", &AssetStatus::NAMES)
-                .and_then(AssetStatus::parse),
-            campaign_id: q.str("campaign_id").map(str::to_string),
-            kind: q
-                .one_of("type", &AssetType::NAMES)
-                .and_then(AssetType::parse),
-        };
-        ListQuery(page, filter)
-    }
 }
 
 /// Create a swipe-copy asset
@@ -80,9 +58,7 @@ async fn create_swipe_copy(
     operation_id = "listAssets",
     tag = "Assets",
     params(
-        ("limit" = Option<String>, Query),
-        ("offset" = Option<String>, Query),
-        ("cursor" = Option<String>, Query),
+        PageRequest,
         ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
         ("status" = Option<shared::domain::asset::AssetStatus>, Query, description = "Only assets in this status (any letter case); `archived` is the only way to list archived assets."),
         ("type" = Option<shared::domain::asset::AssetType>, Query, description = "Only assets of this type (any letter case).")
@@ -94,7 +70,7 @@ async fn create_swipe_copy(
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
-    Params(ListQuery(page, filter)): Params<ListQuery>,
+    Params(Listing { page, filter }): Params<Listing<AssetFilter>>,
 ) -> Result<Reply> {
     let found = assets::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, AssetView::from, &page)

@@ -29,9 +29,7 @@ pub fn routes() -> ApiRouter {
     operation_id = "listCampaigns",
     tag = "Campaigns",
     params(
-        ("limit" = Option<String>, Query),
-        ("offset" = Option<String>, Query),
-        ("cursor" = Option<String>, Query)
+        PageRequest
     ),
     responses(
         (status = 200, description = "A page of campaigns.", body = [shared::domain::campaign::CampaignView])

@@ -5,19 +5,17 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use shared::app::App;
-use shared::domain::conversion::{ConversionStatus, ConversionView, PostbackBody, ReverseBody};
+use shared::domain::conversion::{ConversionView, PostbackBody, ReverseBody};
 use shared::domain::postback::Quota;
 use shared::domain::summary::{self, GroupBy, Period};
 use shared::domain::tenant::Mode;
 use shared::error::Result;
-use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
-use shared::money::Currency;
+use shared::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
 use shared::services::postback::{self, Recorded};
 use shared::store::conversions::{self, ConversionFilter};
 use shared::store::page::PageRequest;
 use shared::store::rollups;
 use shared::timestamp;
-use shared::validation::Issue;
 use utoipa_axum::routes;
 
 /// Header set on the answer to a repeated postback.
@@ -113,17 +111,6 @@ async fn postback(
     }
 }
 
-/// The list's query: a page and its filters.
-struct ListQuery(PageRequest, ConversionFilter);
-
-impl FromQuery for ListQuery {
-    const NAMES: &'static [&'static str] = &LIST_PARAMS;
-
-    fn read(q: &mut Query<'_>) -> Self {
-        ListQuery(q.page(), list_filter(q))
-    }
-}
-
 /// List conversions
 ///
 /// The conversions of the key's account and mode, newest first by `occurredAt` (then id). Every
@@ -138,9 +125,7 @@ impl FromQuery for ListQuery {
     operation_id = "listConversions",
     tag = "Conversions",
     params(
-        ("limit" = Option<String>, Query),
-        ("offset" = Option<String>, Query),
-        ("cursor" = Option<String>, Query),
+        PageRequest,
         ("payout_id" = Option<String>, Query, description = "(ext) Only the conversions a payout holds (`po_…`): while it is open, and once it is PAID. Another account's or mode's payout gives an empty list."),
         ("affiliate_id" = Option<String>, Query, description = "Only conversions of this affiliate."),
         ("campaign_id" = Option<String>, Query, description = "Only conversions of this campaign."),
@@ -158,64 +143,10 @@ impl FromQuery for ListQuery {
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
-    Params(ListQuery(page, filter)): Params<ListQuery>,
+    Params(Listing { page, filter }): Params<Listing<ConversionFilter>>,
 ) -> Result<Reply> {
     let found = conversions::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, ConversionView::from, &page)
-}
-
-/// Query parameters of the conversion list.
-const LIST_PARAMS: [&str; 12] = [
-    "limit",
-    "offset",
-    "cursor",
-    "payout_id",
-    "affiliate_id",
-    "campaign_id",
-    "status",
-    "currency",
-    "from",
-    "to",
-    "min_amount",
-    "max_amount",
-];
-
-/// The list's filters; problems are recorded on the query.
-fn list_filter(q: &mut Query<'_>) -> ConversionFilter {
-    let status = q
-        .one_of("status", &ConversionStatus::NAMES)
-        .and_then(ConversionStatus::parse);
-    let currency = match q.str("currency").map(|c| Currency::parse("currency", c)) {
-        Some(Ok(c)) => Some(c),
-        Some(Err(issue)) => {
-            q.issue(issue);
-            None
-        }
-        None => None,
-    };
-    let (from, to) = q.range();
-    let min_amount = q.amount("min_amount");
-    let max_amount = q.amount("max_amount");
-    if let (Some(lo), Some(hi)) = (min_amount, max_amount) {
-        if lo > hi {
-            q.issue(Issue::new(
-                &["min_amount"],
-                "invalid_range",
-                "min_amount must not be greater than max_amount",
-            ));
-        }
-    }
-    ConversionFilter {
-        payout_id: q.str("payout_id").map(str::to_string),
-        affiliate_id: q.str("affiliate_id").map(str::to_string),
-        campaign_id: q.str("campaign_id").map(str::to_string),
-        status,
-        currency,
-        from: from.map(|b| b.start()),
-        to: to.map(|b| b.end()),
-        min_amount,
-        max_amount,
-    }
 }
 
 /// The summary's query.
@@ -226,7 +157,9 @@ struct SummaryQuery {
 }
 
 impl FromQuery for SummaryQuery {
-    const NAMES: &'static [&'static str] = &["period", "group_by", "campaign_id"];
+    fn accepts(name: &str) -> bool {
+        ["period", "group_by", "campaign_id"].contains(&name)
+    }
 
     fn read(q: &mut Query<'_>) -> Self {
         let period = match q.str("period") {

@@ -88,52 +88,27 @@ impl Serialize for BulkView<'_> {
     }
 }
 
+/// The failure entry of a payout bulk answer, in the description.
+fn failure_schema() -> serde_json::Value {
+    serde_json::json!({"type": "object", "required": ["id", "code", "message"], "properties": {"id": {"type": "string"}, "code": {"$ref": "#/components/schemas/ErrorCode"}, "message": {"type": "string"}}, "description": "`code` is NOT_FOUND (unknown, malformed, another account's or the other mode's id), INVALID_STATE (the payout's state forbids it) or SERVICE_UNAVAILABLE (the payment provider failed for this id and the payout is APPROVED again, or storage was unavailable: retry it); SERVER_ERROR for an internal failure of that id."})
+}
+
 /// `BatchProcessResult` in the description.
 pub struct BatchProcessResult;
 
-impl utoipa::PartialSchema for BatchProcessResult {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        shared::schema::from_json(
-            serde_json::json!({"type": "object", "required": ["processed", "failed"], "properties": {"processed": {"type": "array", "items": {"$ref": "#/components/schemas/Payout"}}, "failed": {"type": "array", "items": {"$ref": "#/components/schemas/PayoutBulkFailure"}}}, "description": "Every distinct id lands in exactly one list, in request order. A processed payout is PAID (sandbox) or PROCESSING (manual provider)."}),
-        )
-    }
-}
-
-impl utoipa::ToSchema for BatchProcessResult {
-    fn schemas(
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        schemas.push((
-            "PayoutBulkFailure".into(),
-            shared::schema::from_json(serde_json::json!({"type": "object", "required": ["id", "code", "message"], "properties": {"id": {"type": "string"}, "code": {"$ref": "#/components/schemas/ErrorCode"}, "message": {"type": "string"}}, "description": "`code` is NOT_FOUND (unknown, malformed, another account's or the other mode's id), INVALID_STATE (the payout's state forbids it) or SERVICE_UNAVAILABLE (the payment provider failed for this id and the payout is APPROVED again, or storage was unavailable: retry it); SERVER_ERROR for an internal failure of that id."})),
-        ));
-    }
-}
+shared::described!(
+    BatchProcessResult,
+    "BatchProcessResult",
+    serde_json::json!({"type": "object", "required": ["processed", "failed"], "properties": {"processed": {"type": "array", "items": {"$ref": "#/components/schemas/Payout"}}, "failed": {"type": "array", "items": {"$ref": "#/components/schemas/PayoutBulkFailure"}}}, "description": "Every distinct id lands in exactly one list, in request order. A processed payout is PAID (sandbox) or PROCESSING (manual provider)."}),
+    [("PayoutBulkFailure", failure_schema())]
+);
 
 /// `BulkCancelResult` in the description.
 pub struct BulkCancelResult;
 
-impl utoipa::PartialSchema for BulkCancelResult {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        shared::schema::from_json(
-            serde_json::json!({"type": "object", "required": ["cancelled", "failed"], "properties": {"cancelled": {"type": "array", "items": {"$ref": "#/components/schemas/Payout"}}, "failed": {"type": "array", "items": {"$ref": "#/components/schemas/PayoutBulkFailure"}}}, "description": "Every distinct id lands in exactly one list, in request order."}),
-        )
-    }
-}
-
-impl utoipa::ToSchema for BulkCancelResult {
-    fn schemas(
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
-        schemas.push((
-            "PayoutBulkFailure".into(),
-            shared::schema::from_json(serde_json::json!({"type": "object", "required": ["id", "code", "message"], "properties": {"id": {"type": "string"}, "code": {"$ref": "#/components/schemas/ErrorCode"}, "message": {"type": "string"}}, "description": "`code` is NOT_FOUND (unknown, malformed, another account's or the other mode's id), INVALID_STATE (the payout's state forbids it) or SERVICE_UNAVAILABLE (the payment provider failed for this id and the payout is APPROVED again, or storage was unavailable: retry it); SERVER_ERROR for an internal failure of that id."})),
-        ));
-    }
-}
+shared::described!(
+    BulkCancelResult,
+    "BulkCancelResult",
+    serde_json::json!({"type": "object", "required": ["cancelled", "failed"], "properties": {"cancelled": {"type": "array", "items": {"$ref": "#/components/schemas/Payout"}}, "failed": {"type": "array", "items": {"$ref": "#/components/schemas/PayoutBulkFailure"}}}, "description": "Every distinct id lands in exactly one list, in request order."}),
+    [("PayoutBulkFailure", failure_schema())]
+);

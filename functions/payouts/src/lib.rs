@@ -10,14 +10,13 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use shared::app::App;
-use shared::domain::affiliate::PayoutMethod;
-use shared::domain::payout::{Command, PayoutStatus, PayoutView};
+use shared::domain::payout::{Command, PayoutView};
 use shared::domain::payout_commands::{
     ApprovePayout, BatchProcess, BulkCancel, MarkPaid, RejectPayout, SettlePayout,
 };
 use shared::domain::tenant::Tenant;
 use shared::error::{Error, Result};
-use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
+use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::payouts::invoice;
 use shared::services::payouts;
 use shared::store::page::PageRequest;
@@ -40,26 +39,6 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(bulk_cancel))
 }
 
-/// The list's query: a page and its filters.
-struct ListQuery(PageRequest, PayoutFilter);
-
-impl FromQuery for ListQuery {
-    const NAMES: &'static [&'static str] = &[
-        "limit",
-        "offset",
-        "cursor",
-        "affiliate_id",
-        "status",
-        "method",
-        "from",
-        "to",
-    ];
-
-    fn read(q: &mut Query<'_>) -> Self {
-        ListQuery(q.page(), list_filter(q))
-    }
-}
-
 /// List payouts
 ///
 /// The payouts of the key's account and mode, newest `requestedAt` first. Served by one Query:
@@ -70,9 +49,7 @@ impl FromQuery for ListQuery {
     operation_id = "listPayouts",
     tag = "Payouts",
     params(
-        ("limit" = Option<String>, Query),
-        ("offset" = Option<String>, Query),
-        ("cursor" = Option<String>, Query),
+        PageRequest,
         ("affiliate_id" = Option<String>, Query, description = "Only payouts of this affiliate."),
         ("status" = Option<shared::domain::payout::PayoutStatus>, Query, description = "Only payouts in this status (any letter case)."),
         ("method" = Option<shared::domain::affiliate::PayoutMethod>, Query, description = "Only payouts with this payout method (any letter case)."),
@@ -86,29 +63,10 @@ impl FromQuery for ListQuery {
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
-    Params(ListQuery(page, filter)): Params<ListQuery>,
+    Params(Listing { page, filter }): Params<Listing<PayoutFilter>>,
 ) -> Result<Reply> {
     let found = store_payouts::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, PayoutView::from, &page)
-}
-
-/// The list's filters; problems are recorded on the query.
-fn list_filter(q: &mut Query<'_>) -> PayoutFilter {
-    let statuses = PayoutStatus::ALL.map(PayoutStatus::as_str);
-    let status = q.one_of("status", &statuses).and_then(PayoutStatus::parse);
-    let methods = PayoutMethod::ALL.map(PayoutMethod::as_str);
-    let method = q
-        .one_of("method", &methods)
-        .and_then(|name| PayoutMethod::ALL.into_iter().find(|m| m.as_str() == name));
-    // `from`/`to` bound `requestedAt`, with the conversion list's rules.
-    let (from, to) = q.range();
-    PayoutFilter {
-        affiliate_id: q.str("affiliate_id").map(str::to_string),
-        status,
-        method,
-        from: from.map(|b| b.start()),
-        to: to.map(|b| b.end()),
-    }
 }
 
 /// Get a payout

@@ -7,13 +7,12 @@ use std::sync::Arc;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use shared::app::App;
-use shared::domain::event::EventType;
 use shared::domain::webhook::{
-    DeletedEndpoint, DeliveryStatus, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret,
-    EventView, NewEndpoint, RedeliverRequest, ReplayRequest,
+    DeletedEndpoint, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret, EventView,
+    NewEndpoint, RedeliverRequest, ReplayRequest,
 };
 use shared::error::Result;
-use shared::http::{ApiRouter, FromQuery, Json, Merchant, Params, PathId, Query, Reply};
+use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::services::webhooks as dispatch;
 use shared::store::events::{self, EventFilter};
 use shared::store::page::PageRequest;
@@ -40,27 +39,6 @@ pub fn routes() -> ApiRouter {
 #[serde(deny_unknown_fields)]
 struct NoFields {}
 
-/// The event list's query: a page and its filters.
-struct EventQuery(PageRequest, EventFilter);
-
-impl FromQuery for EventQuery {
-    const NAMES: &'static [&'static str] = &["limit", "offset", "cursor", "type", "from", "to"];
-
-    fn read(q: &mut Query<'_>) -> Self {
-        let page = q.page();
-        let event_type = q
-            .one_of("type", &EventType::NAMES)
-            .and_then(EventType::parse);
-        let (from, to) = q.range();
-        let filter = EventFilter {
-            event_type,
-            from: from.map(|b| b.start()),
-            to: to.map(|b| b.end()),
-        };
-        EventQuery(page, filter)
-    }
-}
-
 /// List events
 ///
 /// The key's account and mode's events (kept 30 days), newest first.
@@ -70,9 +48,7 @@ impl FromQuery for EventQuery {
     operation_id = "listEvents",
     tag = "Events",
     params(
-        ("limit" = Option<String>, Query),
-        ("offset" = Option<String>, Query),
-        ("cursor" = Option<String>, Query),
+        PageRequest,
         ("type" = Option<shared::domain::event::EventType>, Query, description = ""),
         ("from" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time."),
         ("to" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time.")
@@ -84,7 +60,7 @@ impl FromQuery for EventQuery {
 async fn list_events(
     m: Merchant,
     State(app): State<Arc<App>>,
-    Params(EventQuery(page, filter)): Params<EventQuery>,
+    Params(Listing { page, filter }): Params<Listing<EventFilter>>,
 ) -> Result<Reply> {
     let found = events::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, EventView::from, &page)
@@ -154,9 +130,7 @@ async fn redeliver(
     operation_id = "listWebhookEndpoints",
     tag = "Webhooks",
     params(
-        ("limit" = Option<String>, Query),
-        ("offset" = Option<String>, Query),
-        ("cursor" = Option<String>, Query)
+        PageRequest
     ),
     responses(
         (status = 200, description = "A page of endpoints.", body = [shared::domain::webhook::EndpointView])
@@ -307,24 +281,6 @@ async fn test(
     Reply::ok(DeliveryView::from(&attempt))
 }
 
-/// The delivery list's query: a page and its filters.
-struct AttemptQuery(PageRequest, AttemptFilter);
-
-impl FromQuery for AttemptQuery {
-    const NAMES: &'static [&'static str] = &["limit", "offset", "cursor", "event_id", "status"];
-
-    fn read(q: &mut Query<'_>) -> Self {
-        let page = q.page();
-        let filter = AttemptFilter {
-            event_id: q.str("event_id").map(str::to_string),
-            status: q
-                .one_of("status", &DeliveryStatus::NAMES)
-                .and_then(DeliveryStatus::parse),
-        };
-        AttemptQuery(page, filter)
-    }
-}
-
 /// List delivery attempts
 ///
 /// Every attempt to this endpoint, newest first.
@@ -334,9 +290,7 @@ impl FromQuery for AttemptQuery {
     operation_id = "listWebhookDeliveries",
     tag = "Webhooks",
     params(
-        ("limit" = Option<String>, Query),
-        ("offset" = Option<String>, Query),
-        ("cursor" = Option<String>, Query),
+        PageRequest,
         ("event_id" = Option<String>, Query, description = ""),
         ("status" = Option<shared::domain::webhook::DeliveryStatus>, Query, description = "Any letter case.")
     ),
@@ -348,7 +302,7 @@ async fn deliveries(
     m: Merchant,
     State(app): State<Arc<App>>,
     PathId(id): PathId,
-    Params(AttemptQuery(page, filter)): Params<AttemptQuery>,
+    Params(Listing { page, filter }): Params<Listing<AttemptFilter>>,
 ) -> Result<Reply> {
     let endpoint = store::get_endpoint(&app.store, m.tenant(), &id).await?;
     let found = store::list_attempts(&app.store, &endpoint, &filter, &page).await?;

@@ -110,17 +110,8 @@ fn routes() -> BTreeSet<(String, String, String)> {
     let mut out = BTreeSet::new();
     for (function, routes) in refctl::serve::functions() {
         for (path, item) in &routes.get_openapi().paths.paths {
-            let ops = [
-                ("GET", &item.get),
-                ("POST", &item.post),
-                ("PUT", &item.put),
-                ("PATCH", &item.patch),
-                ("DELETE", &item.delete),
-            ];
-            for (method, op) in ops {
-                if op.is_some() {
-                    out.insert((method.to_string(), path.clone(), function.to_string()));
-                }
+            for method in shared::http::router::operations(item) {
+                out.insert((method.to_string(), path.clone(), function.to_string()));
             }
         }
     }

@@ -276,22 +276,12 @@ fn function_of(event: &Value) -> &'static str {
                 .paths
                 .paths
                 .get(pattern)
-                .is_some_and(|item| has_method(item, &method))
+                .is_some_and(|item| {
+                    shared::http::router::operations(item).contains(&method.as_str())
+                })
         })
         .map(|(function, _)| function)
         .unwrap_or_else(|| panic!("{route_key} is not a route"))
-}
-
-/// Whether a described path has an operation for `method`.
-fn has_method(item: &utoipa::openapi::PathItem, method: &http::Method) -> bool {
-    match *method {
-        http::Method::GET => item.get.is_some(),
-        http::Method::POST => item.post.is_some(),
-        http::Method::PUT => item.put.is_some(),
-        http::Method::PATCH => item.patch.is_some(),
-        http::Method::DELETE => item.delete.is_some(),
-        _ => false,
-    }
 }
 
 /// Status, envelope and the contract's headers agree; ids differ by tenant,

@@ -374,23 +374,17 @@ impl Affiliate {
 /// The description of [`Totals`] on the wire: money per currency.
 pub struct TotalsSchema;
 
-impl utoipa::PartialSchema for TotalsSchema {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::schema::from_json(serde_json::json!({
-            "type": "object",
-            "description": "Money per currency in major units (ISO 4217 code to number).",
-            "propertyNames": {"pattern": "^[A-Z]{3}$"},
-            "additionalProperties": {"type": "number"},
-            "example": {"USD": 125.5},
-        }))
-    }
-}
-
-impl utoipa::ToSchema for TotalsSchema {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("Totals")
-    }
-}
+crate::described!(
+    TotalsSchema,
+    "Totals",
+    serde_json::json!({
+        "type": "object",
+        "description": "Money per currency in major units (ISO 4217 code to number).",
+        "propertyNames": {"pattern": "^[A-Z]{3}$"},
+        "additionalProperties": {"type": "number"},
+        "example": {"USD": 125.5},
+    })
+);
 
 struct TotalsJson<'a>(&'a Totals);
 

@@ -19,43 +19,31 @@ pub const MAX_VALUE_LEN: usize = 500;
 /// The description of [`Metadata`], from the limits above.
 pub struct MetadataSchema;
 
-impl utoipa::PartialSchema for MetadataSchema {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::schema::from_json(serde_json::json!({
-            "type": "object",
-            "description": format!("Merchant metadata: string keys (1-{MAX_KEY_LEN} characters) to string values (at most {MAX_VALUE_LEN} characters), at most {MAX_KEYS} keys."),
-            "maxProperties": MAX_KEYS,
-            "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_LEN, "pattern": crate::schema::LINE_PATTERN},
-            "additionalProperties": {"type": "string", "maxLength": MAX_VALUE_LEN, "pattern": crate::schema::LINE_PATTERN},
-        }))
-    }
-}
-
-impl utoipa::ToSchema for MetadataSchema {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("Metadata")
-    }
-}
+crate::described!(
+    MetadataSchema,
+    "Metadata",
+    serde_json::json!({
+        "type": "object",
+        "description": format!("Merchant metadata: string keys (1-{MAX_KEY_LEN} characters) to string values (at most {MAX_VALUE_LEN} characters), at most {MAX_KEYS} keys."),
+        "maxProperties": MAX_KEYS,
+        "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_LEN, "pattern": crate::schema::LINE_PATTERN},
+        "additionalProperties": {"type": "string", "maxLength": MAX_VALUE_LEN, "pattern": crate::schema::LINE_PATTERN},
+    })
+);
 
 /// The description of [`MetadataPatch`], from the limits above.
 pub struct MetadataPatchSchema;
 
-impl utoipa::PartialSchema for MetadataPatchSchema {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::schema::from_json(serde_json::json!({
-            "type": "object",
-            "description": "A metadata update, merged into the stored map: a key set to a string is set, a key set to null is removed, keys not sent are kept. The merged map must satisfy `Metadata`'s limits.",
-            "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_LEN, "pattern": crate::schema::LINE_PATTERN},
-            "additionalProperties": {"type": ["string", "null"], "maxLength": MAX_VALUE_LEN, "pattern": crate::schema::LINE_PATTERN},
-        }))
-    }
-}
-
-impl utoipa::ToSchema for MetadataPatchSchema {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("MetadataPatch")
-    }
-}
+crate::described!(
+    MetadataPatchSchema,
+    "MetadataPatch",
+    serde_json::json!({
+        "type": "object",
+        "description": "A metadata update, merged into the stored map: a key set to a string is set, a key set to null is removed, keys not sent are kept. The merged map must satisfy `Metadata`'s limits.",
+        "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_LEN, "pattern": crate::schema::LINE_PATTERN},
+        "additionalProperties": {"type": ["string", "null"], "maxLength": MAX_VALUE_LEN, "pattern": crate::schema::LINE_PATTERN},
+    })
+);
 
 /// Records every rule the map breaks.
 pub fn validate(meta: &Metadata, issues: &mut Issues) {

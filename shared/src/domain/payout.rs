@@ -71,19 +71,11 @@ pub const INVOICE_CONTENT_TYPES: [&str; 3] = ["application/pdf", "image/png", "i
 /// The description of an invoice's content type, from [`INVOICE_CONTENT_TYPES`].
 pub struct InvoiceContentType;
 
-impl utoipa::PartialSchema for InvoiceContentType {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::schema::from_json(
-            serde_json::json!({"type": "string", "enum": INVOICE_CONTENT_TYPES}),
-        )
-    }
-}
-
-impl utoipa::ToSchema for InvoiceContentType {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("InvoiceContentType")
-    }
-}
+crate::described!(
+    InvoiceContentType,
+    "InvoiceContentType",
+    serde_json::json!({"type": "string", "enum": INVOICE_CONTENT_TYPES}),
+);
 
 /// What the API shows of an invoice (never its storage key).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

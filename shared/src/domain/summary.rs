@@ -175,36 +175,28 @@ pub struct Group {
     pub figures: Figures,
 }
 
-/// The description of [`Group`]: its key (flattened, so stated here) and
-/// the figures of [`Figures`].
-impl utoipa::PartialSchema for Group {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        let figures =
-            serde_json::to_value(<Figures as utoipa::PartialSchema>::schema()).unwrap_or_default();
-        let mut properties = serde_json::json!({
-            "status": {"$ref": "#/components/schemas/ConversionStatus"},
-            "campaignId": {"type": ["string", "null"]},
-        });
-        if let (Some(all), Some(more)) = (
-            properties.as_object_mut(),
-            figures["properties"].as_object(),
-        ) {
-            all.extend(more.clone());
-        }
-        crate::schema::from_json(serde_json::json!({
-            "type": "object",
-            "required": figures["required"],
-            "description": "Figures of one group in one currency: keyed by `status` (group_by=status) or `campaignId` (group_by=campaign; null for conversions without a campaign).",
-            "properties": properties,
-        }))
+// The description of [`Group`]: its key (flattened, so stated here) and
+// the figures of [`Figures`].
+crate::described!(Group, "SummaryGroup", {
+    let figures =
+        serde_json::to_value(<Figures as utoipa::PartialSchema>::schema()).unwrap_or_default();
+    let mut properties = serde_json::json!({
+        "status": {"$ref": "#/components/schemas/ConversionStatus"},
+        "campaignId": {"type": ["string", "null"]},
+    });
+    if let (Some(all), Some(more)) = (
+        properties.as_object_mut(),
+        figures["properties"].as_object(),
+    ) {
+        all.extend(more.clone());
     }
-}
-
-impl utoipa::ToSchema for Group {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("SummaryGroup")
-    }
-}
+    serde_json::json!({
+        "type": "object",
+        "required": figures["required"],
+        "description": "Figures of one group in one currency: keyed by `status` (group_by=status) or `campaignId` (group_by=campaign; null for conversions without a campaign).",
+        "properties": properties,
+    })
+});
 
 /// The summary as returned.
 #[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]

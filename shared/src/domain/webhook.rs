@@ -129,28 +129,20 @@ pub struct EndpointPatch {
 /// [`MAX_EVENT_TYPES`] named types that may be subscribed to.
 pub struct EventTypesSchema;
 
-impl utoipa::PartialSchema for EventTypesSchema {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        let named: Vec<&str> = EventType::ALL
-            .into_iter()
-            .filter(|e| *e != EventType::WebhookTest)
-            .map(EventType::as_str)
-            .collect();
-        crate::schema::from_json(serde_json::json!({
-            "description": "Event type names (repeated entries are kept once), or `[\"*\"]` alone for every type (the default).",
-            "oneOf": [
-                {"title": "EveryEventType", "type": "array", "minItems": 1, "maxItems": 1, "items": {"type": "string", "enum": [ALL_TYPES]}},
-                {"title": "NamedEventTypes", "type": "array", "minItems": 1, "maxItems": MAX_EVENT_TYPES, "items": {"type": "string", "enum": named}},
-            ],
-        }))
-    }
-}
-
-impl utoipa::ToSchema for EventTypesSchema {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("EventTypes")
-    }
-}
+crate::described!(EventTypesSchema, "EventTypes", {
+    let named: Vec<&str> = EventType::ALL
+        .into_iter()
+        .filter(|e| *e != EventType::WebhookTest)
+        .map(EventType::as_str)
+        .collect();
+    serde_json::json!({
+        "description": "Event type names (repeated entries are kept once), or `[\"*\"]` alone for every type (the default).",
+        "oneOf": [
+            {"title": "EveryEventType", "type": "array", "minItems": 1, "maxItems": 1, "items": {"type": "string", "enum": [ALL_TYPES]}},
+            {"title": "NamedEventTypes", "type": "array", "minItems": 1, "maxItems": MAX_EVENT_TYPES, "items": {"type": "string", "enum": named}},
+        ],
+    })
+});
 
 /// The `eventTypes` entries, checked: 1-50 known type names (`webhook.test`
 /// is sent to every endpoint on request and is not subscribed to) or `["*"]`
@@ -698,20 +690,12 @@ pub struct EndpointWithSecret<'a> {
     secret: String,
 }
 
-/// `WebhookEndpoint` and, this once, its secret.
-impl utoipa::PartialSchema for EndpointWithSecret<'_> {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::schema::from_json(
-            serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["secret"], "properties": {"secret": {"type": "string", "example": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "description": "`whsec_` + base64 of 32 random bytes. Shown only in the answers to creation and rotation."}}}]}),
-        )
-    }
-}
-
-impl utoipa::ToSchema for EndpointWithSecret<'_> {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("WebhookEndpointWithSecret")
-    }
-}
+// `WebhookEndpoint` and, this once, its secret.
+crate::described!(
+    EndpointWithSecret<'_>,
+    "WebhookEndpointWithSecret",
+    serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["secret"], "properties": {"secret": {"type": "string", "example": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "description": "`whsec_` + base64 of 32 random bytes. Shown only in the answers to creation and rotation."}}}]}),
+);
 
 impl<'a> From<&'a Endpoint> for EndpointWithSecret<'a> {
     fn from(e: &'a Endpoint) -> Self {
@@ -730,20 +714,12 @@ pub struct DeletedEndpoint<'a> {
     deleted: bool,
 }
 
-/// `WebhookEndpoint` marked deleted.
-impl utoipa::PartialSchema for DeletedEndpoint<'_> {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::schema::from_json(
-            serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["deleted"], "properties": {"deleted": {"type": "boolean", "const": true}}}]}),
-        )
-    }
-}
-
-impl utoipa::ToSchema for DeletedEndpoint<'_> {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("DeletedWebhookEndpoint")
-    }
-}
+// `WebhookEndpoint` marked deleted.
+crate::described!(
+    DeletedEndpoint<'_>,
+    "DeletedWebhookEndpoint",
+    serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["deleted"], "properties": {"deleted": {"type": "boolean", "const": true}}}]}),
+);
 
 impl<'a> From<&'a Endpoint> for DeletedEndpoint<'a> {
     fn from(e: &'a Endpoint) -> Self {
@@ -903,20 +879,12 @@ pub struct AttemptResult {
 /// The body of every delivery, as the endpoint receives it.
 pub struct WebhookPayload;
 
-/// The description of [`WebhookPayload`].
-impl utoipa::PartialSchema for WebhookPayload {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::schema::from_json(
-            serde_json::json!({"type": "object", "required": ["id", "type", "timestamp", "data"], "description": "The body of every delivery (Standard Webhooks). Headers: `webhook-id` (the event id; dedupe on it), `webhook-timestamp` (Unix seconds of the attempt), `webhook-signature` (`v1,<base64 HMAC-SHA256 of \"{webhook-id}.{webhook-timestamp}.{body}\">`, keyed with the decoded secret; space-separated when two secrets sign, the 24 hours after a rotation), `content-type: application/json`. See docs/webhooks.md.", "properties": {"id": {"type": "string", "description": "The event id (`evt_…`)."}, "type": {"$ref": "#/components/schemas/EventType"}, "timestamp": {"type": "string", "format": "date-time", "description": "When the event happened (its `createdAt`)."}, "data": {"type": "object", "description": "The record's API view after the change."}}}),
-        )
-    }
-}
-
-impl utoipa::ToSchema for WebhookPayload {
-    fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("WebhookPayload")
-    }
-}
+// The description of [`WebhookPayload`].
+crate::described!(
+    WebhookPayload,
+    "WebhookPayload",
+    serde_json::json!({"type": "object", "required": ["id", "type", "timestamp", "data"], "description": "The body of every delivery (Standard Webhooks). Headers: `webhook-id` (the event id; dedupe on it), `webhook-timestamp` (Unix seconds of the attempt), `webhook-signature` (`v1,<base64 HMAC-SHA256 of \"{webhook-id}.{webhook-timestamp}.{body}\">`, keyed with the decoded secret; space-separated when two secrets sign, the 24 hours after a rotation), `content-type: application/json`. See docs/webhooks.md.", "properties": {"id": {"type": "string", "description": "The event id (`evt_…`)."}, "type": {"$ref": "#/components/schemas/EventType"}, "timestamp": {"type": "string", "format": "date-time", "description": "When the event happened (its `createdAt`)."}, "data": {"type": "object", "description": "The record's API view after the change."}}}),
+);
 
 #[cfg(test)]
 #[path = "webhook_tests.rs"]

@@ -6,6 +6,7 @@
 pub mod access;
 pub mod body;
 pub mod envelope;
+pub mod filters;
 pub mod layer;
 pub mod query;
 pub mod reply;
@@ -14,6 +15,6 @@ pub mod router;
 
 pub use access::{Merchant, PathId, Public};
 pub use body::Json;
-pub use query::{FromQuery, Params, Query};
+pub use query::{FromQuery, ListFilter, Listing, Params, Query};
 pub use reply::Reply;
 pub use router::{service, with_cors, ApiRouter};

@@ -16,8 +16,8 @@ pub struct Params<T>(pub T);
 
 /// A value read from a query string: the names it accepts and how it reads them.
 pub trait FromQuery: Sized {
-    /// Every parameter name the route accepts.
-    const NAMES: &'static [&'static str];
+    /// Whether the route accepts a parameter of this name.
+    fn accepts(name: &str) -> bool;
     /// Reads the value; problems are recorded on `q`.
     fn read(q: &mut Query<'_>) -> Self;
 }
@@ -31,7 +31,7 @@ impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for Params<T> {
             .query()
             .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        let mut q = Query::new(&pairs, T::NAMES);
+        let mut q = Query::with(&pairs, T::accepts);
         let value = T::read(&mut q);
         q.finish()?;
         Ok(Params(value))
@@ -42,9 +42,60 @@ impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for Params<T> {
 pub const PAGE_NAMES: [&str; 3] = ["limit", "offset", "cursor"];
 
 impl FromQuery for PageRequest {
-    const NAMES: &'static [&'static str] = &PAGE_NAMES;
+    fn accepts(name: &str) -> bool {
+        PAGE_NAMES.contains(&name)
+    }
+
     fn read(q: &mut Query<'_>) -> Self {
         q.page()
+    }
+}
+
+/// The paging parameters in a route's description (`params(PageRequest,
+/// ...)`): the description refers them to its shared `Limit`, `Offset` and
+/// `Cursor` parameters.
+impl utoipa::IntoParams for PageRequest {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        PAGE_NAMES
+            .iter()
+            .map(|name| {
+                utoipa::openapi::path::ParameterBuilder::new()
+                    .name(*name)
+                    .parameter_in(utoipa::openapi::path::ParameterIn::Query)
+                    .build()
+            })
+            .collect()
+    }
+}
+
+/// A list's query: its page and its filters.
+#[derive(Debug)]
+pub struct Listing<F> {
+    pub page: PageRequest,
+    pub filter: F,
+}
+
+/// The filters of a list, as its query names them (`http::filters`).
+pub trait ListFilter: Sized {
+    /// The filter parameters' names.
+    const NAMES: &'static [&'static str];
+    /// Reads the filters; problems are recorded on `q`.
+    fn read(q: &mut Query<'_>) -> Self;
+}
+
+impl<F: ListFilter> FromQuery for Listing<F> {
+    fn accepts(name: &str) -> bool {
+        PAGE_NAMES.contains(&name) || F::NAMES.contains(&name)
+    }
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let page = q.page();
+        Listing {
+            page,
+            filter: F::read(q),
+        }
     }
 }
 
@@ -56,11 +107,16 @@ pub struct Query<'a> {
 }
 
 impl<'a> Query<'a> {
-    /// Checks that every parameter is one the route knows.
+    /// Checks that every parameter is one of `allowed`.
     pub fn new(pairs: &'a [(String, String)], allowed: &[&str]) -> Self {
+        Self::with(pairs, |name| allowed.contains(&name))
+    }
+
+    /// Checks that every parameter is one the route accepts.
+    pub fn with(pairs: &'a [(String, String)], accepts: impl Fn(&str) -> bool) -> Self {
         let mut issues = Issues::new();
         for (k, _) in pairs {
-            if !allowed.contains(&k.as_str()) {
+            if !accepts(k.as_str()) {
                 issues.add(
                     &[k],
                     "unrecognized_keys",

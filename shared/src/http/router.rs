@@ -82,6 +82,13 @@ pub fn with_cors(routes: ApiRouter) -> ApiRouter {
 /// The methods a path has, sorted, with the OPTIONS of its preflight.
 fn methods_of(item: &utoipa::openapi::PathItem) -> Vec<&'static str> {
     let mut methods = vec!["OPTIONS"];
+    methods.extend(operations(item));
+    methods.sort_unstable();
+    methods
+}
+
+/// The methods a described path has operations for.
+pub fn operations(item: &utoipa::openapi::PathItem) -> Vec<&'static str> {
     let ops = [
         ("GET", &item.get),
         ("POST", &item.post),
@@ -89,9 +96,10 @@ fn methods_of(item: &utoipa::openapi::PathItem) -> Vec<&'static str> {
         ("PATCH", &item.patch),
         ("DELETE", &item.delete),
     ];
-    methods.extend(ops.iter().filter(|(_, op)| op.is_some()).map(|(m, _)| *m));
-    methods.sort_unstable();
-    methods
+    ops.iter()
+        .filter(|(_, op)| op.is_some())
+        .map(|(m, _)| *m)
+        .collect()
 }
 
 async fn preflight(allow: String) -> Response {

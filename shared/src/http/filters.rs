@@ -1,0 +1,176 @@
+//! How each list's query reads into the store's filter: the names it
+//! accepts and the rules of each (enums in any letter case, `from` not after
+//! `to`, amounts as exact decimals).
+
+use crate::domain::affiliate::{AffiliateStatus, PayoutMethod};
+use crate::domain::application::ApplicationStatus;
+use crate::domain::asset::{AssetStatus, AssetType};
+use crate::domain::conversion::ConversionStatus;
+use crate::domain::email::Email;
+use crate::domain::event::EventType;
+use crate::domain::payout::PayoutStatus;
+use crate::domain::webhook::DeliveryStatus;
+use crate::http::query::{ListFilter, Query};
+use crate::money::Currency;
+use crate::store::affiliates::AffiliateFilter;
+use crate::store::applications::ApplicationFilter;
+use crate::store::assets::AssetFilter;
+use crate::store::conversions::ConversionFilter;
+use crate::store::events::EventFilter;
+use crate::store::payouts::PayoutFilter;
+use crate::store::webhooks::AttemptFilter;
+use crate::validation::Issue;
+
+impl ListFilter for AffiliateFilter {
+    const NAMES: &'static [&'static str] = &["campaign_id", "status", "email"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let status = q
+            .one_of("status", &AffiliateStatus::NAMES)
+            .and_then(AffiliateStatus::parse);
+        let email = match q.str("email").map(|e| Email::parse("email", e)) {
+            Some(Ok(e)) => Some(e.lower()),
+            Some(Err(issue)) => {
+                q.issue(issue);
+                None
+            }
+            None => None,
+        };
+        AffiliateFilter {
+            campaign_id: q.str("campaign_id").map(str::to_string),
+            status,
+            email,
+        }
+    }
+}
+
+impl ListFilter for ApplicationFilter {
+    const NAMES: &'static [&'static str] = &["campaign_id", "status"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        ApplicationFilter {
+            status: q
+                .one_of("status", &ApplicationStatus::NAMES)
+                .and_then(ApplicationStatus::parse),
+            campaign_id: q.str("campaign_id").map(str::to_string),
+        }
+    }
+}
+
+impl ListFilter for AssetFilter {
+    const NAMES: &'static [&'static str] = &["status", "campaign_id", "type"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        AssetFilter {
+            status: q
+                .one_of("status", &AssetStatus::NAMES)
+                .and_then(AssetStatus::parse),
+            campaign_id: q.str("campaign_id").map(str::to_string),
+            kind: q
+                .one_of("type", &AssetType::NAMES)
+                .and_then(AssetType::parse),
+        }
+    }
+}
+
+impl ListFilter for ConversionFilter {
+    const NAMES: &'static [&'static str] = &[
+        "payout_id",
+        "affiliate_id",
+        "campaign_id",
+        "status",
+        "currency",
+        "from",
+        "to",
+        "min_amount",
+        "max_amount",
+    ];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let status = q
+            .one_of("status", &ConversionStatus::NAMES)
+            .and_then(ConversionStatus::parse);
+        let currency = match q.str("currency").map(|c| Currency::parse("currency", c)) {
+            Some(Ok(c)) => Some(c),
+            Some(Err(issue)) => {
+                q.issue(issue);
+                None
+            }
+            None => None,
+        };
+        let (from, to) = q.range();
+        let min_amount = q.amount("min_amount");
+        let max_amount = q.amount("max_amount");
+        if let (Some(lo), Some(hi)) = (min_amount, max_amount) {
+            if lo > hi {
+                q.issue(Issue::new(
+                    &["min_amount"],
+                    "invalid_range",
+                    "min_amount must not be greater than max_amount",
+                ));
+            }
+        }
+        ConversionFilter {
+            payout_id: q.str("payout_id").map(str::to_string),
+            affiliate_id: q.str("affiliate_id").map(str::to_string),
+            campaign_id: q.str("campaign_id").map(str::to_string),
+            status,
+            currency,
+            from: from.map(|b| b.start()),
+            to: to.map(|b| b.end()),
+            min_amount,
+            max_amount,
+        }
+    }
+}
+
+impl ListFilter for PayoutFilter {
+    const NAMES: &'static [&'static str] = &["affiliate_id", "status", "method", "from", "to"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let statuses = PayoutStatus::ALL.map(PayoutStatus::as_str);
+        let status = q.one_of("status", &statuses).and_then(PayoutStatus::parse);
+        let methods = PayoutMethod::ALL.map(PayoutMethod::as_str);
+        let method = q
+            .one_of("method", &methods)
+            .and_then(|name| PayoutMethod::ALL.into_iter().find(|m| m.as_str() == name));
+        // `from`/`to` bound `requestedAt`, with the conversion list's rules.
+        let (from, to) = q.range();
+        PayoutFilter {
+            affiliate_id: q.str("affiliate_id").map(str::to_string),
+            status,
+            method,
+            from: from.map(|b| b.start()),
+            to: to.map(|b| b.end()),
+        }
+    }
+}
+
+impl ListFilter for EventFilter {
+    const NAMES: &'static [&'static str] = &["type", "from", "to"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let event_type = q
+            .one_of("type", &EventType::NAMES)
+            .and_then(EventType::parse);
+        let (from, to) = q.range();
+        EventFilter {
+            event_type,
+            from: from.map(|b| b.start()),
+            to: to.map(|b| b.end()),
+        }
+    }
+}
+
+impl ListFilter for AttemptFilter {
+    const NAMES: &'static [&'static str] = &["event_id", "status"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        AttemptFilter {
+            event_id: q.str("event_id").map(str::to_string),
+            status: q
+                .one_of("status", &DeliveryStatus::NAMES)
+                .and_then(DeliveryStatus::parse),
+        }
+    }
+}
