@@ -9,12 +9,12 @@ use shared::domain::affiliate::{
 };
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use shared::routes;
 use shared::store::affiliates::{self, AffiliateFilter};
 use shared::store::page::PageRequest;
 use shared::store::{campaigns, enrollments};
 use shared::timestamp;
 use shared::validation::Issues;
-use utoipa_axum::routes;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {

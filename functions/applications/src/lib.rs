@@ -11,9 +11,9 @@ use shared::domain::application::{
 };
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use shared::routes;
 use shared::store::applications::{self, ApplicationFilter};
 use shared::store::page::PageRequest;
-use utoipa_axum::routes;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {

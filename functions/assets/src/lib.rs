@@ -7,11 +7,11 @@ use shared::app::App;
 use shared::domain::asset::{Asset, AssetPatch, AssetView, NewSwipeCopy};
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use shared::routes;
 use shared::store::assets::{self, AssetFilter};
 use shared::store::campaigns;
 use shared::store::page::PageRequest;
 use shared::timestamp;
-use utoipa_axum::routes;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {

@@ -7,10 +7,10 @@ use shared::app::App;
 use shared::domain::campaign::{Campaign, CampaignPatch, CampaignView, NewCampaign};
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
+use shared::routes;
 use shared::store::campaigns;
 use shared::store::page::PageRequest;
 use shared::timestamp;
-use utoipa_axum::routes;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {

@@ -11,12 +11,12 @@ use shared::domain::summary::{self, GroupBy, Period};
 use shared::domain::tenant::Mode;
 use shared::error::Result;
 use shared::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
+use shared::routes;
 use shared::services::postback::{self, Recorded};
 use shared::store::conversions::{self, ConversionFilter};
 use shared::store::page::PageRequest;
 use shared::store::rollups;
 use shared::timestamp;
-use utoipa_axum::routes;
 
 /// Header set on the answer to a repeated postback.
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";

@@ -18,11 +18,11 @@ use shared::domain::tenant::Tenant;
 use shared::error::{Error, Result};
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::payouts::invoice;
+use shared::routes;
 use shared::services::payouts;
 use shared::store::page::PageRequest;
 use shared::store::payouts::{self as store_payouts, PayoutFilter};
 use shared::timestamp;
-use utoipa_axum::routes;
 
 use crate::bulk::{each_id, BulkView};
 

@@ -11,12 +11,15 @@ use shared::domain::campaign::PublicCampaignView;
 use shared::error::Result;
 use shared::http::router::document;
 use shared::http::{with_cors, ApiRouter, PathId, Public, Reply};
+use shared::routes;
 use shared::store::campaigns;
 use shared::Error;
-use utoipa_axum::routes;
 
 mod signup;
 mod tracking;
+
+use signup::{__path_sign_up, sign_up};
+use tracking::{__path_click, __path_identify, click, identify};
 
 /// The OpenAPI description, kept in `docs/openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("../../../docs/openapi.json");
@@ -27,9 +30,9 @@ pub fn routes() -> ApiRouter {
         ApiRouter::new()
             .routes(routes!(public_campaign))
             .routes(routes!(openapi))
-            .routes(routes!(tracking::click))
-            .routes(routes!(tracking::identify))
-            .routes(routes!(signup::sign_up)),
+            .routes(routes!(click))
+            .routes(routes!(identify))
+            .routes(routes!(sign_up)),
     )
 }
 

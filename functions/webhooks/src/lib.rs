@@ -13,12 +13,12 @@ use shared::domain::webhook::{
 };
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use shared::routes;
 use shared::services::webhooks as dispatch;
 use shared::store::events::{self, EventFilter};
 use shared::store::page::PageRequest;
 use shared::store::webhooks::{self as store, AttemptFilter};
 use shared::timestamp;
-use utoipa_axum::routes;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {

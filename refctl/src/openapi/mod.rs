@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 /// The description of the whole API.
 pub fn document() -> Value {
+    shared::http::router::describe_routes();
     let api = crate::serve::routes().into_openapi();
     let mut doc = serde_json::to_value(&api).unwrap_or_else(|_| json!({}));
     let generated = doc.as_object_mut().map(std::mem::take).unwrap_or_default();

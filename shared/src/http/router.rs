@@ -5,6 +5,7 @@
 //! = ...)]`), and registered with `utoipa_axum::routes!`: the same statement
 //! routes the request and describes the operation.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::extract::Request;
@@ -23,6 +24,48 @@ use crate::http::reply::Reply;
 
 /// The routes of one function (or of the whole API), with their description.
 pub type ApiRouter = OpenApiRouter<Arc<App>>;
+
+/// Whether `routes!` builds each operation's whole description (the
+/// generator asks for it) or only routes (a function answering requests:
+/// its description is the file it serves, so its start-up builds none).
+static DESCRIBE: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later `routes!` build the whole description.
+pub fn describe_routes() {
+    DESCRIBE.store(true, Ordering::Relaxed);
+}
+
+/// Whether `routes!` builds the whole description.
+pub fn describing() -> bool {
+    DESCRIBE.load(Ordering::Relaxed)
+}
+
+/// Registers handlers by their own statements (`#[utoipa::path]`), for
+/// `ApiRouter::routes`: `routes!(list, create)` (handlers of one path, by
+/// name). Routing takes only each statement's method and path; the whole
+/// operation and its schemas are built when [`describing`].
+#[macro_export]
+macro_rules! routes {
+    ($($handler:ident),+ $(,)?) => {{
+        if $crate::http::router::describing() {
+            ::utoipa_axum::routes!($($handler),+)
+        } else {
+            let mut paths = ::utoipa::openapi::path::Paths::new();
+            let mut router = ::axum::routing::MethodRouter::new();
+            $(
+                ::utoipa_axum::paste! {
+                    let path = <[<__path_ $handler>] as ::utoipa::Path>::path();
+                    let methods = <[<__path_ $handler>] as ::utoipa::Path>::methods();
+                }
+                for method in &methods {
+                    router = router.on(::utoipa_axum::PathItemExt::to_method_filter(method), $handler);
+                }
+                paths.add_path_operation(&path, methods, ::utoipa::openapi::path::Operation::new());
+            )+
+            (Vec::new(), paths, router)
+        }
+    }};
+}
 
 /// `Cache-Control` of static documents: shared caches may keep them briefly.
 pub const STATIC_CACHE_CONTROL: &str = "public, max-age=300";
