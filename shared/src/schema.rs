@@ -2,8 +2,6 @@
 //! Schema the derive cannot state (maps with limits, the currency table):
 //! each is built from the very constants the validation uses.
 
-use std::borrow::Cow;
-
 use utoipa::openapi::extensions::Extensions;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType};
 use utoipa::openapi::RefOr;
@@ -26,11 +24,6 @@ pub fn from_json(value: serde_json::Value) -> RefOr<Schema> {
 pub const LINE_PATTERN: &str = r"^[^\u0000-\u001F\u007F]*$";
 /// The pattern of free text: tab, line feed and carriage return allowed.
 pub const TEXT_PATTERN: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$";
-
-/// A schema's name, for `ToSchema::name`.
-pub fn name(n: &'static str) -> Cow<'static, str> {
-    Cow::Borrowed(n)
-}
 
 /// Describes a type by JSON Schema written in code: `described!(Type,
 /// "Name", json!({...}))` implements `ToSchema` with that name; a fourth

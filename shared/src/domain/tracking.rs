@@ -224,7 +224,7 @@ impl utoipa::PartialSchema for IdentifyRequest {
 
 impl utoipa::ToSchema for IdentifyRequest {
     fn name() -> std::borrow::Cow<'static, str> {
-        crate::schema::name("TrackIdentifyRequest")
+        std::borrow::Cow::Borrowed("TrackIdentifyRequest")
     }
 
     fn schemas(

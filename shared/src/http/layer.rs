@@ -51,10 +51,6 @@ impl FactsSlot {
     }
 }
 
-/// The request id of this request (echoed or generated).
-#[derive(Debug, Clone)]
-pub struct RequestId(pub String);
-
 /// The outer middleware: wraps the whole router.
 pub async fn envelope(mut req: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -63,7 +59,6 @@ pub async fn envelope(mut req: Request, next: Next) -> Response {
     let sent_key = req.headers().contains_key(AUTHORIZATION);
     let slot = FactsSlot::default();
     req.extensions_mut().insert(slot.clone());
-    req.extensions_mut().insert(RequestId(request_id.clone()));
     let span = tracing::info_span!("request", request_id = %request_id);
     async move {
         let resp = next.run(req).await;
