@@ -10,6 +10,7 @@ use shared::domain::affiliate::{
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
+use shared::services::edits;
 use shared::store::affiliates::{self, AffiliateFilter};
 use shared::store::page::PageRequest;
 use shared::store::{campaigns, enrollments};
@@ -124,6 +125,6 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<AffiliatePatch>,
 ) -> Result<Reply> {
-    let updated = affiliates::update(&app.store, m.tenant(), &id, &patch).await?;
+    let updated = edits::affiliate(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(AffiliateView::from(&updated))
 }

@@ -8,6 +8,7 @@ use shared::domain::asset::{Asset, AssetPatch, AssetView, NewSwipeCopy};
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
+use shared::services::edits;
 use shared::store::assets::{self, AssetFilter};
 use shared::store::campaigns;
 use shared::store::page::PageRequest;
@@ -114,7 +115,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<AssetPatch>,
 ) -> Result<Reply> {
-    let updated = assets::update(&app.store, m.tenant(), &id, &patch).await?;
+    let updated = edits::asset(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(AssetView::from(&updated))
 }
 
@@ -134,6 +135,6 @@ async fn update(
     )
 )]
 async fn archive(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
-    let asset = assets::archive(&app.store, m.tenant(), &id).await?;
+    let asset = edits::archive_asset(&app.store, m.tenant(), &id).await?;
     Reply::ok(AssetView::from(&asset))
 }

@@ -8,6 +8,7 @@ use shared::domain::campaign::{Campaign, CampaignPatch, CampaignView, NewCampaig
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
 use shared::routes;
+use shared::services::edits;
 use shared::store::campaigns;
 use shared::store::page::PageRequest;
 use shared::timestamp;
@@ -106,6 +107,6 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<CampaignPatch>,
 ) -> Result<Reply> {
-    let updated = campaigns::update(&app.store, m.tenant(), &id, &patch).await?;
+    let updated = edits::campaign(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(CampaignView::from(&updated))
 }

@@ -13,6 +13,7 @@ use shared::error::Result;
 use shared::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
 use shared::routes;
 use shared::services::postback::{self, Recorded};
+use shared::services::reverse;
 use shared::store::conversions::{self, ConversionFilter};
 use shared::store::page::PageRequest;
 use shared::store::rollups;
@@ -262,6 +263,6 @@ async fn reverse(
     Json(body): Json<ReverseBody>,
 ) -> Result<Reply> {
     let reason = body.validate()?;
-    let c = conversions::reverse(&app.store, m.tenant(), &id, reason, timestamp::now()).await?;
+    let c = reverse::reverse(&app.store, m.tenant(), &id, reason, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }

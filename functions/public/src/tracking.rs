@@ -5,14 +5,11 @@ use std::sync::Arc;
 use axum::extract::State;
 use serde::Serialize;
 use shared::app::App;
-use shared::domain::referral::ReferralSource;
-use shared::domain::tenant::Tenant;
-use shared::domain::tracking::{Click, ClickIds, ClickRequest, IdentifyRequest};
+use shared::domain::tracking::{ClickRequest, IdentifyRequest};
 use shared::error::Result;
 use shared::http::{Json, Public, Reply};
-use shared::store::clicks;
-use shared::store::referrals::{self, Binding};
-use shared::{timestamp, Error};
+use shared::services::tracking;
+use shared::timestamp;
 
 #[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -42,10 +39,6 @@ struct IdentifyView {
     bound: bool,
 }
 
-// The campaign must be public and `ref` a code of one of its affiliates;
-// then one PutItem. Reads: the campaign (it names the tenant), then the code
-// guard under that tenant, both through the process's lookup cache
-// (`shared::lookups`: at most 60 s stale).
 /// Record a click on an affiliate link
 ///
 /// Records that a visitor arrived through an affiliate link (`?ref=CODE`) of a public campaign
@@ -80,50 +73,15 @@ pub(crate) async fn click(
     Json(body): Json<ClickRequest>,
 ) -> Result<Reply> {
     body.validate()?;
-    let store = &app.store;
-    let not_found = || Error::NotFound("campaign or affiliate code");
-    if !body.code_is_well_formed() {
-        return Err(not_found());
-    }
-    let lookups = &app.lookups;
-    let (campaign, tenant_key) = match lookups.campaign(store, &body.campaign_id).await? {
-        Some((c, t)) if c.is_public => (c, t),
-        _ => return Err(not_found()),
-    };
-    let tenant = Tenant::from_key(&tenant_key)
-        .ok_or_else(|| Error::internal(format!("campaign {} has no tenant", campaign.id)))?;
-    let owner = lookups
-        .code_owner(store, &tenant, &body.code)
-        .await?
-        .filter(|o| o.campaign_id == campaign.id)
-        .ok_or_else(not_found)?;
-
     let now = timestamp::now();
-    let ids = ClickIds::generate();
-    let secret = app.signing.current().await?.secret;
-    let ip_hash = caller
-        .client_ip
-        .as_deref()
-        .map(|ip| shared::client_ip::hash_ip(&secret, ip, now));
-    let recorded = Click::record(
-        body,
-        &ids,
-        tenant_key,
-        &campaign,
-        owner.affiliate_id,
-        ip_hash,
-        now,
-    );
-    clicks::insert(store, &recorded).await?;
+    let clicked = tracking::click(&app, body, caller.client_ip.as_deref(), now).await?;
     Reply::created(ClickView {
-        click_id: ids.click_id,
-        session_id: ids.session_id,
-        expires_at: timestamp::format(&recorded.expires_at),
+        click_id: clicked.ids.click_id,
+        session_id: clicked.ids.session_id,
+        expires_at: timestamp::format(&clicked.expires_at),
     })
 }
 
-// Binds the session's affiliate to the customer (first touch). Answers only
-// whether something new was bound.
 /// Bind a session's affiliate to a customer
 ///
 /// Binds the affiliate of a live session (from `POST /api/v1/track/click`) to the customer as a
@@ -158,24 +116,11 @@ pub(crate) async fn identify(
     Json(body): Json<IdentifyRequest>,
 ) -> Result<Reply> {
     let customer_keys = body.customer_keys()?;
-    let store = &app.store;
-    let now = timestamp::now();
-    let session_click = clicks::get_live_by_session(store, &body.session_id, now)
-        .await?
-        .ok_or(Error::NotFound("session"))?;
-    let tenant = Tenant::from_key(&session_click.tenant)
-        .ok_or_else(|| Error::internal(format!("click {} has no tenant", session_click.id)))?;
-    let bound = referrals::bind_identities(
-        store,
-        &tenant,
+    let bound = tracking::identify(
+        &app.store,
+        &body.session_id,
         &customer_keys,
-        &Binding {
-            affiliate_id: &session_click.affiliate_id,
-            campaign_id: &session_click.campaign_id,
-            source: ReferralSource::Identify,
-            session_id: Some(&body.session_id),
-            at: now,
-        },
+        timestamp::now(),
     )
     .await?;
     Reply::ok(IdentifyView {

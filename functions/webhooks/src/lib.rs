@@ -14,6 +14,7 @@ use shared::domain::webhook::{
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
+use shared::services::edits;
 use shared::services::webhooks as dispatch;
 use shared::store::events::{self, EventFilter};
 use shared::store::page::PageRequest;
@@ -231,7 +232,7 @@ async fn delete_endpoint(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
 ) -> Result<Reply> {
-    let e = store::delete_endpoint(&app.store, m.tenant(), &id).await?;
+    let e = edits::delete_endpoint(&app.store, m.tenant(), &id).await?;
     Reply::ok(DeletedEndpoint::from(&e))
 }
 

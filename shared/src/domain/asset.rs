@@ -188,6 +188,14 @@ impl Asset {
         Ok(a)
     }
 
+    /// The event of a change to this asset: its archiving, or an edit.
+    pub fn change_event(&self) -> EventType {
+        match self.status {
+            AssetStatus::Archived => EventType::AssetArchived,
+            _ => EventType::AssetUpdated,
+        }
+    }
+
     /// 409 unless the asset is FINALIZED, the one state that allows `action`.
     pub fn require_finalized(&self, action: &'static str) -> Result<(), Error> {
         if self.status == AssetStatus::Finalized {

@@ -154,6 +154,46 @@ pub struct Referral {
     pub first_payment_at: Option<DateTime<Utc>>,
 }
 
+/// Who a binding names and where it came from.
+#[derive(Debug, Clone)]
+pub struct Binding<'a> {
+    pub affiliate_id: &'a str,
+    pub campaign_id: &'a str,
+    pub source: ReferralSource,
+    pub session_id: Option<&'a str>,
+    pub at: DateTime<Utc>,
+}
+
+/// The referrals that bind the identities of one customer (`keys`) not bound
+/// in `existing`: to the earliest existing binding's affiliate and campaign
+/// (recorded in `linkedFrom`), so a customer never ends up with different
+/// affiliates under different identities; to `binding`'s when none is bound.
+pub fn plan_bindings(
+    keys: &[CustomerKey],
+    binding: &Binding<'_>,
+    existing: &[Referral],
+) -> Vec<Referral> {
+    let owner = existing.iter().min_by_key(|r| r.bound_at);
+    keys.iter()
+        .map(ToString::to_string)
+        .filter(|k| !existing.iter().any(|r| &r.customer_key == k))
+        .map(|customer_key| Referral {
+            affiliate_id: owner
+                .map_or(binding.affiliate_id, |r| &r.affiliate_id)
+                .to_string(),
+            campaign_id: owner
+                .map_or(binding.campaign_id, |r| &r.campaign_id)
+                .to_string(),
+            customer_key,
+            bound_at: binding.at,
+            source: binding.source,
+            session_id: binding.session_id.map(str::to_string),
+            linked_from: owner.map(|r| r.customer_key.clone()),
+            first_payment_at: None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +236,65 @@ mod tests {
         assert!(CustomerKey::from_id("a\nb").is_err());
         assert!(CustomerKey::parse("nope").is_none());
         assert!(CustomerKey::parse("email:zz").is_none());
+    }
+
+    fn binding(at: &str) -> Binding<'static> {
+        Binding {
+            affiliate_id: "aff_new",
+            campaign_id: "cmp_new",
+            source: ReferralSource::Identify,
+            session_id: Some("ses_1"),
+            at: crate::timestamp::parse_datetime(at).unwrap(),
+        }
+    }
+
+    fn bound(key: &CustomerKey, affiliate: &str, at: &str) -> Referral {
+        Referral {
+            affiliate_id: affiliate.into(),
+            campaign_id: format!("cmp_{affiliate}"),
+            customer_key: key.to_string(),
+            bound_at: crate::timestamp::parse_datetime(at).unwrap(),
+            source: ReferralSource::Payment,
+            session_id: None,
+            linked_from: None,
+            first_payment_at: None,
+        }
+    }
+
+    #[test]
+    fn unbound_identities_join_the_earliest_binding_or_the_new_one() {
+        let id = CustomerKey::from_id("cus_1").unwrap();
+        let mail = CustomerKey::from_email("ann@example.com").unwrap();
+        let hash = CustomerKey::from_email("bob@example.com").unwrap();
+        let keys = [id.clone(), mail.clone(), hash.clone()];
+        let b = binding("2026-03-01T00:00:00Z");
+
+        let fresh = plan_bindings(&keys, &b, &[]);
+        assert_eq!(fresh.len(), 3);
+        assert!(fresh
+            .iter()
+            .all(|r| r.affiliate_id == "aff_new" && r.linked_from.is_none()));
+
+        let existing = [
+            bound(&mail, "aff_late", "2026-02-01T00:00:00Z"),
+            bound(&id, "aff_early", "2026-01-01T00:00:00Z"),
+        ];
+        let joined = plan_bindings(&keys, &b, &existing);
+        assert_eq!(joined.len(), 1);
+        assert_eq!(joined[0].customer_key, hash.to_string());
+        assert_eq!(joined[0].affiliate_id, "aff_early");
+        assert_eq!(joined[0].campaign_id, "cmp_aff_early");
+        assert_eq!(
+            joined[0].linked_from.as_deref(),
+            Some(id.to_string().as_str())
+        );
+        assert_eq!(joined[0].bound_at, b.at);
+
+        let all = [
+            bound(&id, "a", "2026-01-01T00:00:00Z"),
+            bound(&mail, "a", "2026-01-01T00:00:00Z"),
+            bound(&hash, "a", "2026-01-01T00:00:00Z"),
+        ];
+        assert!(plan_bindings(&keys, &b, &all).is_empty());
     }
 }

@@ -3,6 +3,7 @@
 //! report. They sit above the application context (`App`) and below the
 //! HTTP layer and the functions.
 
+pub mod edits;
 #[cfg(feature = "files")]
 pub mod invoices;
 pub mod local_webhooks;
@@ -11,4 +12,6 @@ pub mod payout_job;
 #[cfg(feature = "files")]
 pub mod payouts;
 pub mod postback;
+pub mod reverse;
+pub mod tracking;
 pub mod webhooks;

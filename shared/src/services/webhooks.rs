@@ -19,6 +19,7 @@ use crate::domain::event::Event;
 use crate::domain::tenant::Tenant;
 use crate::domain::webhook::{self, DeliveryAttempt, Endpoint, EndpointStatus, Outcome, Task};
 use crate::error::{Error, Result};
+use crate::services::edits;
 use crate::store::events::{self, EventFilter};
 use crate::store::keys::WORK_SHARDS;
 use crate::store::page::{PageRequest, MAX_LIMIT};
@@ -414,7 +415,7 @@ pub async fn update_endpoint(
         crate::patch::Patch::Value(url) => url_verdict(app, tenant, url).await,
         _ => Ok(()),
     };
-    store::update_endpoint(&app.store, tenant, id, |current| {
+    edits::edit(&app.store, tenant, id, |current: &Endpoint| {
         current.apply(patch.clone(), verdict.clone(), timestamp::now())
     })
     .await
@@ -422,7 +423,7 @@ pub async fn update_endpoint(
 
 /// Rotates the endpoint's secret.
 pub async fn rotate_secret(app: &App, tenant: &Tenant, id: &str) -> Result<Endpoint> {
-    store::update_endpoint(&app.store, tenant, id, |current| {
+    edits::edit(&app.store, tenant, id, |current: &Endpoint| {
         Ok(current.rotate(timestamp::now()))
     })
     .await

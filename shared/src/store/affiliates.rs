@@ -6,14 +6,13 @@
 //! The money totals (`earned`, `paid`) live in the affiliate's TOTALS item
 //! (`store::affiliate_totals`), not in the record: reads join the two.
 
-use crate::domain::affiliate::{Affiliate, AffiliatePatch, AffiliateStatus};
+use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
 use crate::domain::conversion::Earning;
 use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::retry;
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::Tx;
@@ -22,7 +21,6 @@ use crate::store::{
     affiliate_totals, events, from_item, item_at, number_value, record_item, string_of,
     string_value, IndexKeys, Item, Store,
 };
-use crate::timestamp;
 
 /// The role of each action of an affiliate's transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,26 +260,6 @@ pub async fn replace(
         Err(e) if e.failed(Write::CodeGuard) => Err(duplicate_code(&new.code)),
         Err(e) => Err(e.into_error()),
     }
-}
-
-/// Applies a merchant's edit to the current affiliate, reading it again when
-/// another writer changed it meanwhile.
-pub async fn update(
-    store: &Store,
-    tenant: &Tenant,
-    id: &str,
-    patch: &AffiliatePatch,
-) -> Result<Affiliate> {
-    retry::edit(
-        "affiliate",
-        || get(store, tenant, id),
-        |current| current.apply(patch.clone(), timestamp::now()),
-        |next, current| async move {
-            let written = replace(store, tenant, &next, &current).await?;
-            Ok(written.then_some(next))
-        },
-    )
-    .await
 }
 
 /// List filters; each is served by an index, the rest by a filter on that Query.

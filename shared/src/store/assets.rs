@@ -2,19 +2,17 @@
 //! campaign list (GSI2), so the default lists hide them without a filter;
 //! they stay reachable by id and through the status index (GSI3).
 
-use crate::domain::asset::{Asset, AssetPatch, AssetStatus, AssetType};
+use crate::domain::asset::{Asset, AssetStatus, AssetType};
 use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::retry;
 use crate::store::keys::{self, Index, ListKind};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::UpdateExpr;
 use crate::store::{
     events, from_item, number_value, record_item, string_value, IndexKeys, Item, Store,
 };
-use crate::timestamp;
 
 /// Attributes a PATCH owns.
 const EDITABLE: [&str; 7] = [
@@ -72,21 +70,9 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
         .ok_or(Error::NotFound("asset"))
 }
 
-/// Writes an edit if the asset is unchanged since `old` was read and still
-/// FINALIZED; false when somebody changed it meanwhile.
+/// Writes a changed asset (an edit or its archiving) and its event if the
+/// asset is as `old` was read; false when somebody changed it meanwhile.
 pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -> Result<bool> {
-    replace_with(store, tenant, new, old, EventType::AssetUpdated).await
-}
-
-/// Writes a changed asset and its event if the asset is as `old` was read;
-/// false when somebody changed it meanwhile.
-async fn replace_with(
-    store: &Store,
-    tenant: &Tenant,
-    new: &Asset,
-    old: &Asset,
-    t: EventType,
-) -> Result<bool> {
     let mut fields = EDITABLE.to_vec();
     fields.extend(Index::attributes());
     let update = UpdateExpr::new()
@@ -94,41 +80,10 @@ async fn replace_with(
         .when_tenant(&tenant.key())
         .when_eq("version", number_value(old.version))
         .when_eq("status", string_value(old.status.as_str()));
-    let event = new.event(t, new.updated_at)?;
+    let event = new.event(new.change_event(), new.updated_at)?;
     Ok(events::update_with(store, tenant, &new.id, &update, &event)
         .await?
         .is_ok())
-}
-
-/// Applies a merchant's edit to the current asset, reading it again when
-/// another writer changed it meanwhile.
-pub async fn update(store: &Store, tenant: &Tenant, id: &str, patch: &AssetPatch) -> Result<Asset> {
-    retry::edit(
-        "asset",
-        || get(store, tenant, id),
-        |current| current.apply(patch.clone(), timestamp::now()),
-        |next, current| async move {
-            let written = replace(store, tenant, &next, &current).await?;
-            Ok(written.then_some(next))
-        },
-    )
-    .await
-}
-
-/// Soft-deletes a FINALIZED asset (`Asset::archive`) with its
-/// `asset.archived` event, conditioned on the asset as it was read.
-pub async fn archive(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
-    retry::edit(
-        "asset",
-        || get(store, tenant, id),
-        |current| current.archive(timestamp::now()),
-        |next, current| async move {
-            let written =
-                replace_with(store, tenant, &next, &current, EventType::AssetArchived).await?;
-            Ok(written.then_some(next))
-        },
-    )
-    .await
 }
 
 /// List filters. Without a status, archived assets are left out.

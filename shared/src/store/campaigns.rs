@@ -1,11 +1,10 @@
 //! Campaign records.
 
-use crate::domain::campaign::{Campaign, CampaignPatch};
+use crate::domain::campaign::Campaign;
 use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::retry;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::UpdateExpr;
@@ -78,26 +77,6 @@ pub async fn replace(
     let when = unchanged(&tenant.key(), previous);
     let updated = c.event(EventType::CampaignUpdated, c.updated_at)?;
     events::put_with(store, tenant, item(tenant, c)?, &when, &updated).await
-}
-
-/// Applies a merchant's edit to the current campaign, reading it again when
-/// another writer changed it meanwhile.
-pub async fn update(
-    store: &Store,
-    tenant: &Tenant,
-    id: &str,
-    patch: &CampaignPatch,
-) -> Result<Campaign> {
-    retry::edit(
-        "campaign",
-        || get(store, tenant, id),
-        |current| current.apply(patch.clone(), timestamp::now()),
-        |next, current| async move {
-            let written = replace(store, tenant, &next, &current).await?;
-            Ok(written.then_some(next))
-        },
-    )
-    .await
 }
 
 /// The tenant's campaigns, newest first.

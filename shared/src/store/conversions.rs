@@ -35,7 +35,9 @@ use serde::de::DeserializeOwned;
 use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::campaign::Campaign;
-use crate::domain::conversion::{Conversion, ConversionStatus, PayoutStage, Postback};
+use crate::domain::conversion::{
+    Conversion, ConversionStatus, HoldingPayout, PayoutStage, Postback, Reversal,
+};
 use crate::domain::payout::{Payout, PayoutStatus};
 use crate::domain::postback::{self, ExternalIdClaim, Plan, Sightings};
 use crate::domain::referral::Referral;
@@ -44,7 +46,6 @@ use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
-use crate::retry::{retry_on_conflict, Attempt};
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::{Tx, TxError};
@@ -55,8 +56,6 @@ use crate::store::{
 };
 use crate::timestamp;
 
-/// Times a reversal is re-planned after a concurrent write to the conversion.
-const REVERSE_ATTEMPTS: usize = 3;
 /// Quota counters outlive their month by this long, then TTL removes them.
 const QUOTA_TTL_DAYS: i64 = 400;
 /// Conversion attributes a reversal rewrites (with the GSI3 partition).
@@ -523,41 +522,43 @@ async fn transact(
     store.transact(tx).await
 }
 
-/// Reverses (refunds) a conversion as `Conversion::reverse` decides (given
-/// the status of the payout holding it): the status, the rollups, the
-/// affiliate's `earned` total and, for a paid conversion, the clawback
-/// change in one transaction, conditioned on the conversion being as it was read.
-pub async fn reverse(
-    store: &Store,
-    tenant: &Tenant,
-    id: &str,
-    reason: Option<String>,
-    now: DateTime<Utc>,
-) -> Result<Conversion> {
-    retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
-        try_reverse(store, tenant, id, reason.clone(), now)
-    })
-    .await
+/// What a reversal decides from: the conversion and the status of the
+/// payout holding it, if any.
+#[derive(Debug, Clone)]
+pub struct ReversalFacts {
+    pub conversion: Conversion,
+    pub holding: HoldingPayout,
 }
 
-/// One read -> decide -> commit of a reversal.
-async fn try_reverse(
-    store: &Store,
-    tenant: &Tenant,
-    id: &str,
-    reason: Option<String>,
-    now: DateTime<Utc>,
-) -> Result<Attempt<Conversion>> {
-    use ReverseAction as A;
-    let tenant_key = tenant.key();
-    let c = get(store, tenant, id).await?;
-    let payout: Option<Payout> = match &c.payout_id {
-        Some(po) => store.get_owned(po, &tenant_key).await?,
+/// Reads a reversal's facts: the conversion (404 when unknown), then the
+/// payout that holds it.
+pub async fn read_reversal(store: &Store, tenant: &Tenant, id: &str) -> Result<ReversalFacts> {
+    let conversion = get(store, tenant, id).await?;
+    let payout: Option<Payout> = match &conversion.payout_id {
+        Some(po) => store.get_owned(po, &tenant.key()).await?,
         None => None,
     };
-    let r = c.reverse(PayoutStatus::holding(payout.map(|p| p.status)), reason, now)?;
+    Ok(ReversalFacts {
+        conversion,
+        holding: PayoutStatus::holding(payout.map(|p| p.status)),
+    })
+}
+
+/// Commits a reversal of `read` (the conversion as it was read): the status,
+/// the rollups, the affiliate's `earned` total and, for a paid conversion,
+/// the clawback, in one transaction conditioned on the conversion being
+/// unchanged. False when it changed meanwhile (or the totals item refused
+/// the tenant).
+pub async fn commit_reversal(
+    store: &Store,
+    tenant: &Tenant,
+    read: &Conversion,
+    r: &Reversal,
+) -> Result<bool> {
+    use ReverseAction as A;
+    let tenant_key = tenant.key();
     let mut tx = store.tx();
-    let held = match &c.payout_id {
+    let held = match &read.payout_id {
         Some(po) => UpdateExpr::new().when_eq(PAYOUT_ID, string_value(po.clone())),
         None => UpdateExpr::new().when_absent(PAYOUT_ID),
     };
@@ -567,7 +568,7 @@ async fn try_reverse(
         .copy_from(&after, &Index::attributes())
         .when_tenant(&tenant_key)
         .when_eq(STATUS, string_value(r.from.as_str()));
-    tx.update(A::Conversion, &c.id, RECORD_SK, &change);
+    tx.update(A::Conversion, &read.id, RECORD_SK, &change);
     rollups::moved(&mut tx, A::Rollup, tenant, &r.reversed, r.from);
     if let Some(e) = &r.give_back {
         affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
@@ -577,9 +578,8 @@ async fn try_reverse(
     }
     events::append(&mut tx, A::Event, tenant, &r.event)?;
     match store.transact(tx).await {
-        Ok(()) => Ok(Attempt::Done(r.reversed)),
-        // The conversion changed meanwhile (or the totals item refused the tenant): look again.
-        Err(e) if e.failed(A::Conversion) || e.failed(A::Earned) => Ok(Attempt::Conflict),
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(A::Conversion) || e.failed(A::Earned) => Ok(false),
         Err(e) => Err(e.into_error()),
     }
 }

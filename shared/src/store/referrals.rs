@@ -2,21 +2,16 @@
 //! one per customer identity in a tenant, written once and never overwritten
 //! (first-touch).
 
-use chrono::{DateTime, Utc};
-
 use crate::domain::postback::ReferralChange;
-use crate::domain::referral::{CustomerKey, Referral, ReferralSource};
+use crate::domain::referral::{CustomerKey, Referral};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
-use crate::retry::{retry, Attempt};
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::{from_item, record_item, string_value, IndexKeys, Item, Store};
 use crate::timestamp;
 
-/// Times a multi-identity binding is re-planned after a concurrent writer won a race.
-const BIND_ATTEMPTS: usize = 3;
 /// The attribute of `Referral::first_payment_at`.
 const FIRST_PAYMENT_AT: &str = "firstPaymentAt";
 
@@ -89,89 +84,10 @@ pub async fn bind_first(store: &Store, tenant: &Tenant, referral: &Referral) -> 
     store.put_new(item(tenant, referral)?).await
 }
 
-/// Who a binding names and where it came from.
-#[derive(Debug, Clone)]
-pub struct Binding<'a> {
-    pub affiliate_id: &'a str,
-    pub campaign_id: &'a str,
-    pub source: ReferralSource,
-    pub session_id: Option<&'a str>,
-    pub at: DateTime<Utc>,
-}
-
-/// Binds every given identity of one customer to an affiliate, first touch
-/// winning; true when at least one identity was newly bound.
-///
-/// One identity: one conditional PutItem. Several identities (they name the
-/// same customer): when none is bound yet, all are bound to `binding`'s
-/// affiliate in one transaction; when some already are, the unbound ones join
-/// the earliest existing binding (recorded in `linkedFrom`), so a customer
-/// never ends up with different affiliates under different identities.
-///
-/// The first plan assumes none is bound (a customer's first identify) and
-/// reads nothing: a cancelled transaction returns the bindings that exist,
-/// so the next plan needs no read either. Only a lost race reads again.
-pub async fn bind_identities(
-    store: &Store,
-    tenant: &Tenant,
-    keys: &[CustomerKey],
-    binding: &Binding<'_>,
-) -> Result<bool> {
-    let referral = |key: &CustomerKey, owner: Option<&Referral>| Referral {
-        affiliate_id: owner
-            .map_or(binding.affiliate_id, |r| &r.affiliate_id)
-            .to_string(),
-        campaign_id: owner
-            .map_or(binding.campaign_id, |r| &r.campaign_id)
-            .to_string(),
-        customer_key: key.to_string(),
-        bound_at: binding.at,
-        source: binding.source,
-        session_id: binding.session_id.map(str::to_string),
-        linked_from: owner.map(|r| r.customer_key.clone()),
-        first_payment_at: None,
-    };
-    match keys {
-        [] => return Ok(false),
-        [key] => return bind_first(store, tenant, &referral(key, None)).await,
-        _ => {}
-    }
-    let mut first = true;
-    let bound = retry(BIND_ATTEMPTS, || {
-        let known = std::mem::take(&mut first).then(Vec::new);
-        bind_missing(store, tenant, keys, &referral, known)
-    })
-    .await?;
-    Ok(bound.unwrap_or(false))
-}
-
-/// One try of [`bind_identities`], from the bindings `known` to exist (read
-/// when `None`): binds the others, re-planning once on the bindings a
-/// cancellation returns; a conflict when a concurrent call won a race.
-async fn bind_missing(
-    store: &Store,
-    tenant: &Tenant,
-    keys: &[CustomerKey],
-    referral: &impl Fn(&CustomerKey, Option<&Referral>) -> Referral,
-    known: Option<Vec<Referral>>,
-) -> Result<Attempt<bool>> {
-    let mut existing = match known {
-        Some(known) => known,
-        None => get_many(store, tenant, keys).await?,
-    };
-    for _ in 0..2 {
-        match commit_missing(store, tenant, keys, referral, &existing).await? {
-            Commit::Done(bound) => return Ok(Attempt::Done(bound)),
-            Commit::Found(found) => existing.extend(found),
-            Commit::Raced => break,
-        }
-    }
-    Ok(Attempt::Conflict)
-}
-
-/// What committing a plan of bindings came to.
-enum Commit {
-    /// Applied (true when something was bound), or nothing left to bind (false).
+/// What committing a customer's new bindings came to.
+#[derive(Debug)]
+pub enum Bound {
+    /// Written (or nothing to write: false).
     Done(bool),
     /// Cancelled: these identities were bound already.
     Found(Vec<Referral>),
@@ -179,38 +95,23 @@ enum Commit {
     Raced,
 }
 
-/// Binds the identities not in `existing` to the earliest existing binding
-/// (or to the new one).
-async fn commit_missing(
-    store: &Store,
-    tenant: &Tenant,
-    keys: &[CustomerKey],
-    referral: &impl Fn(&CustomerKey, Option<&Referral>) -> Referral,
-    existing: &[Referral],
-) -> Result<Commit> {
-    let owner = existing.iter().min_by_key(|r| r.bound_at);
-    let missing: Vec<&CustomerKey> = keys
-        .iter()
-        .filter(|k| {
-            let k = k.to_string();
-            !existing.iter().any(|r| r.customer_key == k)
-        })
-        .collect();
+/// Writes new referrals of one customer, all or none: one conditional
+/// PutItem for one, a transaction for several, each failing when its
+/// identity is bound meanwhile.
+pub async fn commit_bindings(store: &Store, tenant: &Tenant, new: &[Referral]) -> Result<Bound> {
     let mut tx = store.tx();
-    for k in &missing {
-        tx.put_new(BindIdentity, item(tenant, &referral(k, owner))?);
+    for r in new {
+        tx.put_new(BindIdentity, item(tenant, r)?);
     }
-    match tx.len() {
-        0 => Ok(Commit::Done(false)),
-        1 => Ok(
-            match bind_first(store, tenant, &referral(missing[0], owner)).await? {
-                true => Commit::Done(true),
-                false => Commit::Raced,
-            },
-        ),
+    match new {
+        [] => Ok(Bound::Done(false)),
+        [one] => Ok(match bind_first(store, tenant, one).await? {
+            true => Bound::Done(true),
+            false => Bound::Raced,
+        }),
         _ => match store.transact(tx).await {
-            Ok(()) => Ok(Commit::Done(true)),
-            Err(e) if e.failed(BindIdentity) => Ok(Commit::Found(
+            Ok(()) => Ok(Bound::Done(true)),
+            Err(e) if e.failed(BindIdentity) => Ok(Bound::Found(
                 e.old_items(BindIdentity)
                     .into_iter()
                     .map(|item| from_item(item.clone()))

@@ -23,7 +23,6 @@ use crate::domain::webhook::{
 };
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
-use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::store::events::RETENTION_DAYS;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
@@ -162,7 +161,7 @@ pub async fn get_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result<En
 }
 
 /// Writes `new` if the endpoint is unchanged since `old` was read.
-async fn replace_endpoint(
+pub async fn replace_endpoint(
     store: &Store,
     tenant: &Tenant,
     new: &Endpoint,
@@ -176,47 +175,16 @@ async fn replace_endpoint(
     Ok(matches!(done, Updated::Applied(_)))
 }
 
-/// Applies `change` (a PATCH, a rotation) to the current endpoint, reading
-/// it again when another writer changed it meanwhile.
-pub async fn update_endpoint(
-    store: &Store,
-    tenant: &Tenant,
-    id: &str,
-    change: impl Fn(&Endpoint) -> Result<Endpoint>,
-) -> Result<Endpoint> {
-    let change = &change;
-    retry_on_conflict(UPDATE_ATTEMPTS, NOT_FOUND, move || async move {
-        let current = get_endpoint(store, tenant, id).await?;
-        let updated = change(&current)?;
-        Ok(
-            if replace_endpoint(store, tenant, &updated, &current).await? {
-                Attempt::Done(updated)
-            } else {
-                Attempt::Conflict
-            },
-        )
-    })
-    .await
-}
-
-/// Deletes the endpoint for good and returns it as it was. Its tasks and
-/// attempt records stay until they expire, unreachable: a due retry finds
-/// no endpoint and ends.
-pub async fn delete_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result<Endpoint> {
-    retry_on_conflict(UPDATE_ATTEMPTS, NOT_FOUND, move || async move {
-        let current = get_endpoint(store, tenant, id).await?;
-        let mut tx = store.tx();
-        let when = UpdateExpr::new()
-            .when_tenant(&tenant.key())
-            .when_eq("version", number_value(current.version));
-        tx.delete(Role::Endpoint, id, RECORD_SK, &when);
-        Ok(if commit(store, tx, Role::Endpoint).await? {
-            Attempt::Done(current)
-        } else {
-            Attempt::Conflict
-        })
-    })
-    .await
+/// Deletes the endpoint for good if it is as `current` was read; false when
+/// somebody changed it meanwhile. Its tasks and attempt records stay until
+/// they expire, unreachable: a due retry finds no endpoint and ends.
+pub async fn delete_endpoint(store: &Store, tenant: &Tenant, current: &Endpoint) -> Result<bool> {
+    let mut tx = store.tx();
+    let when = UpdateExpr::new()
+        .when_tenant(&tenant.key())
+        .when_eq("version", number_value(current.version));
+    tx.delete(Role::Endpoint, &current.id, RECORD_SK, &when);
+    commit(store, tx, Role::Endpoint).await
 }
 
 /// The tenant's endpoints, newest first.

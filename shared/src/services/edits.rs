@@ -1,0 +1,180 @@
+//! A merchant's edit of one record: read it, decide its new state in the
+//! domain, write it conditioned on what was read; when another writer
+//! changed it meanwhile, read again (`retry::edit`).
+
+use crate::domain::affiliate::{Affiliate, AffiliatePatch};
+use crate::domain::asset::{Asset, AssetPatch};
+use crate::domain::campaign::{Campaign, CampaignPatch};
+use crate::domain::tenant::Tenant;
+use crate::domain::webhook::Endpoint;
+use crate::error::Result;
+use crate::retry::{self, retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
+use crate::store::{affiliates, assets, campaigns, webhooks, Store};
+use crate::timestamp;
+
+/// A record edited in place: read by id, replaced only as it was read.
+pub trait Edited: Sized + Send + Sync {
+    /// Its name in a conflict's message.
+    const WHAT: &'static str;
+    /// The tenant's record, or NOT_FOUND.
+    fn read(
+        store: &Store,
+        tenant: &Tenant,
+        id: &str,
+    ) -> impl std::future::Future<Output = Result<Self>> + Send;
+    /// Writes `new` (with its event) if the record is as `old` was read; false otherwise.
+    fn replace(
+        store: &Store,
+        tenant: &Tenant,
+        new: &Self,
+        old: &Self,
+    ) -> impl std::future::Future<Output = Result<bool>> + Send;
+}
+
+/// Applies `decide` (a domain rule; its error ends the edit) to the current record.
+pub async fn edit<T: Edited>(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    decide: impl Fn(&T) -> Result<T>,
+) -> Result<T> {
+    retry::edit(
+        T::WHAT,
+        || T::read(store, tenant, id),
+        decide,
+        |next, current| async move {
+            let written = T::replace(store, tenant, &next, &current).await?;
+            Ok(written.then_some(next))
+        },
+    )
+    .await
+}
+
+/// A merchant's PATCH of a campaign.
+pub async fn campaign(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    patch: &CampaignPatch,
+) -> Result<Campaign> {
+    edit(store, tenant, id, |c: &Campaign| {
+        c.apply(patch.clone(), timestamp::now())
+    })
+    .await
+}
+
+/// A merchant's PATCH of an affiliate.
+pub async fn affiliate(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    patch: &AffiliatePatch,
+) -> Result<Affiliate> {
+    edit(store, tenant, id, |a: &Affiliate| {
+        a.apply(patch.clone(), timestamp::now())
+    })
+    .await
+}
+
+/// A merchant's PATCH of an asset.
+pub async fn asset(store: &Store, tenant: &Tenant, id: &str, patch: &AssetPatch) -> Result<Asset> {
+    edit(store, tenant, id, |a: &Asset| {
+        a.apply(patch.clone(), timestamp::now())
+    })
+    .await
+}
+
+/// Soft-deletes a FINALIZED asset (`Asset::archive`).
+pub async fn archive_asset(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
+    edit(store, tenant, id, |a: &Asset| a.archive(timestamp::now())).await
+}
+
+/// Deletes a webhook endpoint for good; the endpoint as it was.
+pub async fn delete_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result<Endpoint> {
+    retry_on_conflict(UPDATE_ATTEMPTS, Endpoint::WHAT, || async move {
+        let current = webhooks::get_endpoint(store, tenant, id).await?;
+        Ok(
+            match webhooks::delete_endpoint(store, tenant, &current).await? {
+                true => Attempt::Done(current),
+                false => Attempt::Conflict,
+            },
+        )
+    })
+    .await
+}
+
+impl Edited for Campaign {
+    const WHAT: &'static str = "campaign";
+    fn read(
+        store: &Store,
+        tenant: &Tenant,
+        id: &str,
+    ) -> impl std::future::Future<Output = Result<Self>> + Send {
+        campaigns::get(store, tenant, id)
+    }
+    fn replace(
+        store: &Store,
+        tenant: &Tenant,
+        new: &Self,
+        old: &Self,
+    ) -> impl std::future::Future<Output = Result<bool>> + Send {
+        campaigns::replace(store, tenant, new, old)
+    }
+}
+
+impl Edited for Affiliate {
+    const WHAT: &'static str = "affiliate";
+    fn read(
+        store: &Store,
+        tenant: &Tenant,
+        id: &str,
+    ) -> impl std::future::Future<Output = Result<Self>> + Send {
+        affiliates::get(store, tenant, id)
+    }
+    fn replace(
+        store: &Store,
+        tenant: &Tenant,
+        new: &Self,
+        old: &Self,
+    ) -> impl std::future::Future<Output = Result<bool>> + Send {
+        affiliates::replace(store, tenant, new, old)
+    }
+}
+
+impl Edited for Asset {
+    const WHAT: &'static str = "asset";
+    fn read(
+        store: &Store,
+        tenant: &Tenant,
+        id: &str,
+    ) -> impl std::future::Future<Output = Result<Self>> + Send {
+        assets::get(store, tenant, id)
+    }
+    fn replace(
+        store: &Store,
+        tenant: &Tenant,
+        new: &Self,
+        old: &Self,
+    ) -> impl std::future::Future<Output = Result<bool>> + Send {
+        assets::replace(store, tenant, new, old)
+    }
+}
+
+impl Edited for Endpoint {
+    const WHAT: &'static str = "webhook endpoint";
+    fn read(
+        store: &Store,
+        tenant: &Tenant,
+        id: &str,
+    ) -> impl std::future::Future<Output = Result<Self>> + Send {
+        webhooks::get_endpoint(store, tenant, id)
+    }
+    fn replace(
+        store: &Store,
+        tenant: &Tenant,
+        new: &Self,
+        old: &Self,
+    ) -> impl std::future::Future<Output = Result<bool>> + Send {
+        webhooks::replace_endpoint(store, tenant, new, old)
+    }
+}

@@ -1,0 +1,39 @@
+//! Reversing (refunding) a conversion: read the conversion and the payout
+//! holding it, decide in `Conversion::reverse`, commit the change with its
+//! rollups, totals, clawback and event; a concurrent change reads again.
+
+use chrono::{DateTime, Utc};
+
+use crate::domain::conversion::Conversion;
+use crate::domain::tenant::Tenant;
+use crate::error::Result;
+use crate::retry::{retry_on_conflict, Attempt};
+use crate::store::conversions;
+use crate::store::Store;
+
+/// Times a reversal is planned again after a concurrent write to the conversion.
+const REVERSE_ATTEMPTS: usize = 3;
+
+/// Reverses a conversion as `Conversion::reverse` decides; the conversion as reversed.
+pub async fn reverse(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Conversion> {
+    retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
+        let reason = reason.clone();
+        async move {
+            let facts = conversions::read_reversal(store, tenant, id).await?;
+            let r = facts.conversion.reverse(facts.holding, reason, now)?;
+            Ok(
+                match conversions::commit_reversal(store, tenant, &facts.conversion, &r).await? {
+                    true => Attempt::Done(r.reversed),
+                    false => Attempt::Conflict,
+                },
+            )
+        }
+    })
+    .await
+}

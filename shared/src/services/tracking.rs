@@ -1,0 +1,133 @@
+//! The browser script's use cases: a click on an affiliate link, and the
+//! binding of a session's affiliate to a customer (identify).
+
+use chrono::{DateTime, Utc};
+
+use crate::app::App;
+use crate::domain::referral::{plan_bindings, Binding, CustomerKey, ReferralSource};
+use crate::domain::tenant::Tenant;
+use crate::domain::tracking::{Click, ClickIds, ClickRequest};
+use crate::error::{Error, Result};
+use crate::retry::{retry, Attempt};
+use crate::store::referrals::{self, Bound};
+use crate::store::{clicks, Store};
+
+/// Times a multi-identity binding is planned again after a concurrent writer won a race.
+const BIND_ATTEMPTS: usize = 3;
+
+/// A recorded click: its ids and when it stops counting.
+#[derive(Debug, Clone)]
+pub struct Clicked {
+    pub ids: ClickIds,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Records a click of a validated request: the campaign must be public and
+/// the code one of its affiliates' (404 otherwise, the same answer for
+/// each). Both reads go through the process's lookup cache (at most 60 s
+/// stale); then one PutItem. The client address is kept only as a salted
+/// hash.
+pub async fn click(
+    app: &App,
+    body: ClickRequest,
+    client_ip: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Clicked> {
+    let not_found = || Error::NotFound("campaign or affiliate code");
+    if !body.code_is_well_formed() {
+        return Err(not_found());
+    }
+    let (store, lookups) = (&app.store, &app.lookups);
+    let (campaign, tenant_key) = match lookups.campaign(store, &body.campaign_id).await? {
+        Some((c, t)) if c.is_public => (c, t),
+        _ => return Err(not_found()),
+    };
+    let tenant = Tenant::from_key(&tenant_key)
+        .ok_or_else(|| Error::internal(format!("campaign {} has no tenant", campaign.id)))?;
+    let owner = lookups
+        .code_owner(store, &tenant, &body.code)
+        .await?
+        .filter(|o| o.campaign_id == campaign.id)
+        .ok_or_else(not_found)?;
+    let ids = ClickIds::generate();
+    let ip_hash = match client_ip {
+        Some(ip) => {
+            let secret = app.signing.current().await?.secret;
+            Some(crate::client_ip::hash_ip(&secret, ip, now))
+        }
+        None => None,
+    };
+    let recorded = Click::record(
+        body,
+        &ids,
+        tenant_key,
+        &campaign,
+        owner.affiliate_id,
+        ip_hash,
+        now,
+    );
+    clicks::insert(store, &recorded).await?;
+    Ok(Clicked {
+        ids,
+        expires_at: recorded.expires_at,
+    })
+}
+
+/// Binds the affiliate of a live session to every given identity of one
+/// customer, first touch winning; true when at least one identity was newly
+/// bound. 404 when the session is unknown or expired.
+pub async fn identify(
+    store: &Store,
+    session_id: &str,
+    keys: &[CustomerKey],
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    let click = clicks::get_live_by_session(store, session_id, now)
+        .await?
+        .ok_or(Error::NotFound("session"))?;
+    let tenant = Tenant::from_key(&click.tenant)
+        .ok_or_else(|| Error::internal(format!("click {} has no tenant", click.id)))?;
+    let binding = Binding {
+        affiliate_id: &click.affiliate_id,
+        campaign_id: &click.campaign_id,
+        source: ReferralSource::Identify,
+        session_id: Some(session_id),
+        at: now,
+    };
+    bind(store, &tenant, keys, &binding).await
+}
+
+/// Binds the identities as `plan_bindings` decides. The first plan assumes
+/// none is bound (a customer's first identify) and reads nothing; a
+/// cancelled transaction returns the bindings that exist, so the next plan
+/// needs no read either. Only a lost race reads again.
+async fn bind(
+    store: &Store,
+    tenant: &Tenant,
+    keys: &[CustomerKey],
+    binding: &Binding<'_>,
+) -> Result<bool> {
+    let mut known = Some(Vec::new());
+    let bound = retry(BIND_ATTEMPTS, || {
+        let known = known.take();
+        async move {
+            let mut existing = match known {
+                Some(known) => known,
+                None => referrals::get_many(store, tenant, keys).await?,
+            };
+            for _ in 0..2 {
+                let plan = plan_bindings(keys, binding, &existing);
+                match referrals::commit_bindings(store, tenant, &plan).await? {
+                    Bound::Done(bound) => return Ok(Attempt::Done(bound)),
+                    Bound::Found(found) => existing.extend(found),
+                    // One identity, bound already: first touch kept.
+                    Bound::Raced if keys.len() == 1 => return Ok(Attempt::Done(false)),
+                    Bound::Raced => break,
+                }
+            }
+            Ok(Attempt::Conflict)
+        }
+    })
+    .await?;
+    Ok(bound.unwrap_or(false))
+}
