@@ -61,6 +61,53 @@ fn the_checked_in_description_is_the_generated_one() {
     );
 }
 
+/// A limit is written once, on the create body's field, and the validation
+/// reads it from there (`shared::limits!`); a PATCH body restates it for
+/// the description, so it must state the very same limits.
+#[test]
+fn update_bodies_state_the_limits_of_their_create_bodies() {
+    const LIMITS: [&str; 8] = [
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+    ];
+    let doc = refctl::openapi::document();
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    let mut pairs: Vec<(String, String)> = schemas
+        .keys()
+        .filter_map(|n| Some((format!("{}Create", n.strip_suffix("Update")?), n.clone())))
+        .filter(|(create, _)| schemas.contains_key(create))
+        .collect();
+    pairs.push(("SwipeCopyCreate".into(), "AssetUpdate".into()));
+    assert!(pairs.len() >= 4, "{pairs:?}");
+    let mut compared = 0;
+    let mut differ = Vec::new();
+    for (create, update) in &pairs {
+        let created = &schemas[create]["properties"];
+        for (name, field) in schemas[update]["properties"].as_object().unwrap() {
+            if created.get(name).is_none() {
+                continue;
+            }
+            compared += 1;
+            for limit in LIMITS {
+                if field.get(limit) != created[name].get(limit) {
+                    differ.push(format!("{update}.{name} {limit} vs {create}"));
+                }
+            }
+        }
+    }
+    assert!(compared >= 15, "only {compared} properties compared");
+    assert!(
+        differ.is_empty(),
+        "limits written twice and apart: {differ:?}"
+    );
+}
+
 fn openapi() -> Value {
     serde_json::from_str(public::OPENAPI_JSON).expect("docs/openapi.json is JSON")
 }

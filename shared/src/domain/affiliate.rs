@@ -15,10 +15,11 @@ use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
+use crate::limits;
 use crate::money::{json_number, Currency};
 use crate::patch::Patch;
 use crate::timestamp::serde_ts;
-use crate::validation::{check_len, Issue, Issues};
+use crate::validation::{Issue, Issues};
 
 wire_enum! {
     /// PENDING: signed up, application not decided. ACTIVE: earns commission. SUSPENDED: paused
@@ -213,9 +214,6 @@ pub struct Enrollment {
     pub code_generated: bool,
 }
 
-/// Longest website URL.
-pub const MAX_WEBSITE_LEN: usize = 2000;
-
 fn check_website(path: &str, v: &str) -> Result<(), Issue> {
     let lower = v.to_ascii_lowercase();
     let has_host = lower
@@ -229,7 +227,7 @@ fn check_website(path: &str, v: &str) -> Result<(), Issue> {
             format!("{path} must be an http(s) URL"),
         ));
     }
-    check_len(path, v, 1, MAX_WEBSITE_LEN)
+    limits!(NewAffiliate, "website").check_len(path, v)
 }
 
 fn required(path: &str, issues: &mut Issues) {
@@ -258,7 +256,7 @@ impl Affiliate {
         if let Some(w) = &input.website {
             issues.check(check_website("website", w));
         }
-        issues.check(check_len("name", &input.name, 1, 200));
+        issues.check(limits!(NewAffiliate, "name").check_len("name", &input.name));
         let metadata = input.metadata.unwrap_or_default();
         metadata::validate(&metadata, &mut issues);
         issues.finish()?;
@@ -296,7 +294,7 @@ impl Affiliate {
         let mut state_error = None;
         match patch.name {
             Patch::Value(v) => {
-                issues.check(check_len("name", &v, 1, 200));
+                issues.check(limits!(NewAffiliate, "name").check_len("name", &v));
                 a.name = v;
             }
             Patch::Null => required("name", &mut issues),

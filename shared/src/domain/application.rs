@@ -7,8 +7,9 @@ use crate::domain::event::{Event, EventType};
 use crate::enums::wire_enum;
 use crate::error::{Error, ErrorCode};
 use crate::ids::{new_id, sibling, IdKind};
+use crate::limits;
 use crate::timestamp::{serde_ts, serde_ts_opt};
-use crate::validation::{check_len, distinct_ids, Issues};
+use crate::validation::{distinct_ids, Issues};
 
 wire_enum! {
     /// Where an application stands.
@@ -71,13 +72,6 @@ impl Decision {
         }
     }
 }
-
-/// Longest rejection reason.
-pub const MAX_REASON_LEN: usize = 1000;
-/// Longest sign-up message.
-pub const MAX_MESSAGE_LEN: usize = 2000;
-/// Most ids one bulk accept takes.
-pub const MAX_BULK_IDS: usize = 100;
 
 impl Application {
     /// A pending application for a newly signed-up affiliate. Its id shares
@@ -150,7 +144,7 @@ impl RejectApplication {
         let mut issues = Issues::new();
         let reason = self.reason.filter(|r| !r.trim().is_empty());
         if let Some(r) = &reason {
-            issues.check(check_len("reason", r, 1, MAX_REASON_LEN));
+            issues.check(limits!(RejectApplication, "reason").check_len("reason", r));
         }
         issues.finish()?;
         Ok(Decision::Reject { reason })
@@ -171,8 +165,12 @@ pub struct BulkAccept {
 impl BulkAccept {
     /// 1-100 ids as sent, each kept once in first-seen order.
     pub fn ids(self) -> Result<Vec<String>, Error> {
-        distinct_ids("applicationIds", self.application_ids, MAX_BULK_IDS)
-            .map_err(|issue| Error::Validation(vec![issue]))
+        distinct_ids(
+            "applicationIds",
+            self.application_ids,
+            limits!(BulkAccept, "applicationIds").max_items,
+        )
+        .map_err(|issue| Error::Validation(vec![issue]))
     }
 }
 

@@ -8,9 +8,10 @@ use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
+use crate::limits;
 use crate::patch::Patch;
 use crate::timestamp::{serde_ts, serde_ts_opt};
-use crate::validation::{check_len, Issues};
+use crate::validation::Issues;
 
 wire_enum! {
     /// What an asset holds. Only swipe copy is created through the API; the other
@@ -105,11 +106,6 @@ pub struct AssetPatch {
     pub metadata: Patch<MetadataPatch>,
 }
 
-/// Longest asset name.
-pub const MAX_NAME_LEN: usize = 200;
-/// Longest swipe-copy text.
-pub const MAX_BODY_LEN: usize = 20_000;
-
 fn required(path: &str, issues: &mut Issues) {
     issues.add(&[path], "invalid_type", format!("{path} cannot be null"));
 }
@@ -118,8 +114,8 @@ impl Asset {
     /// A swipe-copy asset, FINALIZED at once (text needs no upload step).
     pub fn swipe_copy(input: NewSwipeCopy, now: DateTime<Utc>) -> Result<Asset, Error> {
         let mut issues = Issues::new();
-        issues.check(check_len("name", &input.name, 1, MAX_NAME_LEN));
-        issues.check(check_len("body", &input.body, 1, MAX_BODY_LEN));
+        issues.check(limits!(NewSwipeCopy, "name").check_len("name", &input.name));
+        issues.check(limits!(NewSwipeCopy, "body").check_len("body", &input.body));
         let metadata = input.metadata.unwrap_or_default();
         metadata::validate(&metadata, &mut issues);
         issues.finish()?;
@@ -145,7 +141,7 @@ impl Asset {
         let mut a = self.clone();
         match patch.name {
             Patch::Value(v) => {
-                issues.check(check_len("name", &v, 1, MAX_NAME_LEN));
+                issues.check(limits!(NewSwipeCopy, "name").check_len("name", &v));
                 a.name = v;
             }
             Patch::Null => required("name", &mut issues),
@@ -158,7 +154,7 @@ impl Asset {
                 "body can be changed on SWIPE_COPY assets only",
             ),
             Patch::Value(v) => {
-                issues.check(check_len("body", &v, 1, MAX_BODY_LEN));
+                issues.check(limits!(NewSwipeCopy, "body").check_len("body", &v));
                 a.body = Some(v);
             }
             Patch::Null => required("body", &mut issues),

@@ -9,11 +9,13 @@ use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
+use crate::limits;
 use crate::money::MAX_AMOUNT_DIGITS;
 use crate::money::{json_number, json_number_opt, Currency};
 use crate::patch::Patch;
+use crate::schema::Limits;
 use crate::timestamp::serde_ts;
-use crate::validation::{check_len, check_range, Issues};
+use crate::validation::Issues;
 
 wire_enum! {
     /// `PERCENTAGE`: a percentage of each payment. `FIXED`: a fixed amount in the campaign's
@@ -183,9 +185,9 @@ pub const DEFAULT_COOKIE_DAYS: u32 = 30;
 /// Default hold period.
 pub const DEFAULT_HOLD_DAYS: u32 = 30;
 
-fn to_u32(path: &str, v: i64, min: i64, max: i64, issues: &mut Issues) -> u32 {
-    issues.check(check_range(path, v, min, max));
-    v.clamp(min, max) as u32
+fn to_u32(path: &str, v: i64, limits: Limits, issues: &mut Issues) -> u32 {
+    issues.check(limits.check_range(path, v));
+    limits.clamp(v) as u32
 }
 
 /// Stores a JSON number as an exact decimal, or records why it cannot be one.
@@ -212,14 +214,24 @@ impl Campaign {
             commission_value: input.commission_value,
             currency,
             commission_recurring: input.commission_recurring,
-            recurring_months_limit: input
-                .recurring_months_limit
-                .map(|v| to_u32("recurringMonthsLimit", v, 1, 120, &mut issues)),
+            recurring_months_limit: input.recurring_months_limit.map(|v| {
+                to_u32(
+                    "recurringMonthsLimit",
+                    v,
+                    limits!(NewCampaign, "recurringMonthsLimit"),
+                    &mut issues,
+                )
+            }),
             cookie_days: input.cookie_days.map_or(DEFAULT_COOKIE_DAYS, |v| {
-                to_u32("cookieDays", v, 1, 365, &mut issues)
+                to_u32(
+                    "cookieDays",
+                    v,
+                    limits!(NewCampaign, "cookieDays"),
+                    &mut issues,
+                )
             }),
             hold_days: input.hold_days.map_or(DEFAULT_HOLD_DAYS, |v| {
-                to_u32("holdDays", v, 0, 365, &mut issues)
+                to_u32("holdDays", v, limits!(NewCampaign, "holdDays"), &mut issues)
             }),
             minimum_payout: input.minimum_payout.unwrap_or(Decimal::ZERO),
             is_public: input.is_public,
@@ -265,16 +277,21 @@ impl Campaign {
         }
         match patch.recurring_months_limit {
             Patch::Value(v) => {
-                c.recurring_months_limit = Some(to_u32("recurringMonthsLimit", v, 1, 120, i))
+                c.recurring_months_limit = Some(to_u32(
+                    "recurringMonthsLimit",
+                    v,
+                    limits!(NewCampaign, "recurringMonthsLimit"),
+                    i,
+                ))
             }
             Patch::Null => c.recurring_months_limit = None,
             Patch::Absent => {}
         }
         if let Some(v) = patch.cookie_days.required("cookieDays", i) {
-            c.cookie_days = to_u32("cookieDays", v, 1, 365, i);
+            c.cookie_days = to_u32("cookieDays", v, limits!(NewCampaign, "cookieDays"), i);
         }
         if let Some(v) = patch.hold_days.required("holdDays", i) {
-            c.hold_days = to_u32("holdDays", v, 0, 365, i);
+            c.hold_days = to_u32("holdDays", v, limits!(NewCampaign, "holdDays"), i);
         }
         if let Some(v) = patch.minimum_payout.required("minimumPayout", i) {
             decimal_into("minimumPayout", v, &mut c.minimum_payout, i);
@@ -304,9 +321,9 @@ impl Campaign {
 
     /// The rules that hold for every stored campaign.
     fn validate(&self, mut issues: Issues) -> Result<(), Error> {
-        issues.check(check_len("name", &self.name, 1, 200));
+        issues.check(limits!(NewCampaign, "name").check_len("name", &self.name));
         if let Some(d) = &self.description {
-            issues.check(check_len("description", d, 0, 2000));
+            issues.check(limits!(NewCampaign, "description").check_len("description", d));
         }
         match self.commission_type {
             CommissionType::Percentage => {

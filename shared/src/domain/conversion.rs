@@ -11,9 +11,11 @@ use crate::domain::metadata::{self, Metadata};
 use crate::domain::referral::CustomerKey;
 use crate::enums::wire_enum;
 use crate::error::Error;
+use crate::limits;
 use crate::money::{json_number, Currency, MAX_AMOUNT_DIGITS};
+use crate::schema::Limits;
 use crate::timestamp::{self, serde_ts, serde_ts_opt};
-use crate::validation::{check_len, Issues};
+use crate::validation::Issues;
 
 wire_enum! {
     /// `PENDING`: attributed, inside the hold period (`payableAt` not reached or the payout job
@@ -372,7 +374,11 @@ pub struct PostbackBody {
     /// Restricts attribution to this campaign (signals of other campaigns are skipped) and
     /// files an unattributed conversion under it. Unknown: 404 NOT_FOUND.
     #[serde(default)]
-    #[schema(min_length = 1, pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#)]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
+    )]
     pub campaign_id: Option<String>,
     /// The merchant's customer id. Send it (or the e-mail) on every payment of a customer so
     /// later payments are recognised and the recurring rules apply.
@@ -413,8 +419,6 @@ pub struct Postback {
 
 /// How far in the future `occurredAt` may be (clock skew).
 pub const FUTURE_TOLERANCE_MINUTES: i64 = 5;
-/// Longest `externalId`, `customerId` and attribution token.
-pub const MAX_TOKEN_LEN: usize = 255;
 
 fn no_control(path: &str, v: &str, issues: &mut Issues) {
     if v.chars().any(char::is_control) {
@@ -426,10 +430,10 @@ fn no_control(path: &str, v: &str, issues: &mut Issues) {
     }
 }
 
-/// An optional token: 1-255 characters without control characters.
-fn token(path: &str, v: Option<String>, issues: &mut Issues) -> Option<String> {
+/// An optional token: as long as its `limits` allow, without control characters.
+fn token(path: &str, v: Option<String>, limits: Limits, issues: &mut Issues) -> Option<String> {
     let v = v?;
-    issues.check(check_len(path, &v, 1, MAX_TOKEN_LEN));
+    issues.check(limits.check_len(path, &v));
     no_control(path, &v, issues);
     Some(v)
 }
@@ -525,7 +529,8 @@ impl PostbackBody {
         let mut issues = Issues::new();
         let currency = issues.check(Currency::parse("currency", &self.currency));
         check_amount(self.amount, currency, &mut issues);
-        issues.check(check_len("externalId", &self.external_id, 1, MAX_TOKEN_LEN));
+        issues
+            .check(limits!(PostbackBody, "externalId").check_len("externalId", &self.external_id));
         no_control("externalId", &self.external_id, &mut issues);
         if self.conversion_type != "SALE" {
             issues.add(
@@ -534,10 +539,30 @@ impl PostbackBody {
                 "conversionType must be SALE",
             );
         }
-        let affiliate_code = token("affiliateCode", self.affiliate_code, &mut issues);
-        let session_id = token("sessionId", self.session_id, &mut issues);
-        let click_id = token("clickId", self.click_id, &mut issues);
-        let campaign_id = token("campaignId", self.campaign_id, &mut issues);
+        let affiliate_code = token(
+            "affiliateCode",
+            self.affiliate_code,
+            limits!(PostbackBody, "affiliateCode"),
+            &mut issues,
+        );
+        let session_id = token(
+            "sessionId",
+            self.session_id,
+            limits!(PostbackBody, "sessionId"),
+            &mut issues,
+        );
+        let click_id = token(
+            "clickId",
+            self.click_id,
+            limits!(PostbackBody, "clickId"),
+            &mut issues,
+        );
+        let campaign_id = token(
+            "campaignId",
+            self.campaign_id,
+            limits!(PostbackBody, "campaignId"),
+            &mut issues,
+        );
 
         let customer_id = self
             .customer_id
@@ -619,7 +644,7 @@ impl ReverseBody {
     pub fn validate(self) -> Result<Option<String>, Error> {
         let mut issues = Issues::new();
         if let Some(r) = &self.reason {
-            issues.check(check_len("reason", r, 1, 1000));
+            issues.check(limits!(ReverseBody, "reason").check_len("reason", r));
         }
         issues.finish()?;
         Ok(self.reason)

@@ -6,18 +6,8 @@ use serde::Deserialize;
 
 use crate::domain::payout::Command;
 use crate::error::Error;
-use crate::validation::{check_len, check_no_control, distinct_ids, Issues};
-
-/// Longest rejection or cancellation reason (after trimming).
-pub const MAX_REASON_LEN: usize = 1000;
-/// Longest `paymentMethod` of POST mark-paid.
-pub const MAX_PAYMENT_METHOD_LEN: usize = 100;
-/// Longest `paymentReference` of PUT mark-paid.
-pub const MAX_PAYMENT_REFERENCE_LEN: usize = 200;
-/// Longest `note` of PUT mark-paid.
-pub const MAX_NOTE_LEN: usize = 1000;
-/// Most ids one batch-process or bulk-cancel takes.
-pub const MAX_BULK_IDS: usize = 100;
+use crate::limits;
+use crate::validation::{check_no_control, distinct_ids, Issues};
 
 /// Body of approve: an empty object (or no body). Any field is rejected.
 #[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
@@ -75,12 +65,7 @@ impl MarkPaid {
             );
         }
         let method = self.payment_method.trim();
-        issues.check(check_len(
-            "paymentMethod",
-            method,
-            1,
-            MAX_PAYMENT_METHOD_LEN,
-        ));
+        issues.check(limits!(MarkPaid, "paymentMethod").check_len("paymentMethod", method));
         issues.check(check_no_control("paymentMethod", method, false));
         issues.finish()?;
         Ok(Command::MarkPaid {
@@ -114,17 +99,13 @@ impl SettlePayout {
         let mut issues = Issues::new();
         let reference = non_blank(self.payment_reference);
         if let Some(r) = &reference {
-            issues.check(check_len(
-                "paymentReference",
-                r,
-                1,
-                MAX_PAYMENT_REFERENCE_LEN,
-            ));
+            issues
+                .check(limits!(SettlePayout, "paymentReference").check_len("paymentReference", r));
             issues.check(check_no_control("paymentReference", r, false));
         }
         let note = non_blank(self.note);
         if let Some(n) = &note {
-            issues.check(check_len("note", n, 1, MAX_NOTE_LEN));
+            issues.check(limits!(SettlePayout, "note").check_len("note", n));
             issues.check(check_no_control("note", n, true));
         }
         issues.finish()?;
@@ -148,8 +129,12 @@ pub struct BatchProcess {
 impl BatchProcess {
     /// 1-100 ids as sent, each kept once in first-seen order.
     pub fn ids(self) -> Result<Vec<String>, Error> {
-        distinct_ids("payoutIds", self.payout_ids, MAX_BULK_IDS)
-            .map_err(|issue| Error::Validation(vec![issue]))
+        distinct_ids(
+            "payoutIds",
+            self.payout_ids,
+            limits!(BatchProcess, "payoutIds").max_items,
+        )
+        .map_err(|issue| Error::Validation(vec![issue]))
     }
 }
 
@@ -174,7 +159,11 @@ impl BulkCancel {
     /// The distinct ids and the `Command::Cancel` each of them gets.
     pub fn into_parts(self) -> Result<(Vec<String>, Command), Error> {
         let mut issues = Issues::new();
-        let ids = issues.check(distinct_ids("payoutIds", self.payout_ids, MAX_BULK_IDS));
+        let ids = issues.check(distinct_ids(
+            "payoutIds",
+            self.payout_ids,
+            limits!(BulkCancel, "payoutIds").max_items,
+        ));
         let reason = reason(&self.reason, &mut issues);
         issues.finish()?;
         Ok((ids.unwrap_or_default(), Command::Cancel { reason }))
@@ -184,7 +173,7 @@ impl BulkCancel {
 /// A required reason: trimmed, 1-1000 characters, no control characters.
 fn reason(raw: &str, issues: &mut Issues) -> String {
     let reason = raw.trim();
-    issues.check(check_len("reason", reason, 1, MAX_REASON_LEN));
+    issues.check(limits!(RejectPayout, "reason").check_len("reason", reason));
     issues.check(check_no_control("reason", reason, false));
     reason.to_string()
 }

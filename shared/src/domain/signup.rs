@@ -4,10 +4,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffiliate};
-use crate::domain::application::{Application, MAX_MESSAGE_LEN};
+use crate::domain::application::Application;
 use crate::domain::campaign::Campaign;
 use crate::error::Error;
-use crate::validation::{check_len, Issues};
+use crate::limits;
+use crate::validation::Issues;
 
 /// Body of `POST /api/v1/affiliates/signup`. Status, payout details and metadata are the
 /// merchant's to set and are rejected here.
@@ -50,7 +51,7 @@ pub fn enroll(input: SignUp, campaign: &Campaign, now: DateTime<Utc>) -> Result<
     let mut issues = Issues::new();
     let message = input.message.filter(|m| !m.trim().is_empty());
     if let Some(m) = &message {
-        issues.check(check_len("message", m, 1, MAX_MESSAGE_LEN));
+        issues.check(limits!(SignUp, "message").check_len("message", m));
     }
     let status = if campaign.auto_approve_affiliates {
         AffiliateStatus::Active

@@ -17,11 +17,9 @@ use crate::domain::campaign::Campaign;
 use crate::domain::referral::CustomerKey;
 use crate::error::Error;
 use crate::ids::{self, IdKind};
+use crate::limits;
 use crate::timestamp::serde_ts;
-use crate::validation::{check_len, Issues};
-
-/// Longest `url` and `referrer` accepted (characters).
-pub const MAX_URL_CHARS: usize = 2048;
+use crate::validation::Issues;
 
 /// A click and the session derived from it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,11 +166,20 @@ impl ClickRequest {
     /// a validation error: the caller answers 404 for it, as for unknown ones.
     pub fn validate(&self) -> Result<(), Error> {
         let mut issues = Issues::new();
-        issues.check(check_len("campaignId", &self.campaign_id, 1, 64));
-        issues.check(check_len("ref", &self.code, 1, 64));
-        for (name, v) in [("url", &self.url), ("referrer", &self.referrer)] {
+        issues
+            .check(limits!(ClickRequest, "campaignId").check_len("campaignId", &self.campaign_id));
+        issues.check(limits!(ClickRequest, "ref").check_len("ref", &self.code));
+        let urls = [
+            ("url", &self.url, limits!(ClickRequest, "url")),
+            (
+                "referrer",
+                &self.referrer,
+                limits!(ClickRequest, "referrer"),
+            ),
+        ];
+        for (name, v, limits) in urls {
             if let Some(v) = v {
-                issues.check(check_len(name, v, 0, MAX_URL_CHARS));
+                issues.check(limits.check_len(name, v));
             }
         }
         if let Some(s) = &self.session_id {

@@ -13,9 +13,10 @@ use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::issue::Issue;
+use crate::limits;
 use crate::patch::Patch;
 use crate::timestamp::{self, serde_ts, serde_ts_opt, Bound};
-use crate::validation::{check_len, Issues};
+use crate::validation::Issues;
 use crate::webhook_schedule::{RetrySchedule, DISABLE_AFTER};
 use crate::webhook_signature::Secret;
 
@@ -42,8 +43,6 @@ wire_enum! {
 pub const ALL_TYPES: &str = "*";
 /// Most `eventTypes` entries.
 pub const MAX_EVENT_TYPES: usize = 50;
-/// Longest description.
-pub const MAX_DESCRIPTION_LEN: usize = 500;
 /// How long the previous secret still signs after a rotation.
 pub const ROTATION_OVERLAP_HOURS: i64 = 24;
 /// How far back a replay may reach (the events' retention).
@@ -185,7 +184,7 @@ fn event_types(types: Vec<String>, issues: &mut Issues) -> Vec<String> {
 }
 
 fn description(text: String, issues: &mut Issues) -> Option<String> {
-    issues.check(check_len("description", &text, 0, MAX_DESCRIPTION_LEN));
+    issues.check(limits!(NewEndpoint, "description").check_len("description", &text));
     Some(text)
 }
 
