@@ -364,13 +364,27 @@ async fn server_errors_are_retried_until_delivered_once() {
         seen,
         [
             (3, "SUCCEEDED", 200),
-            (2, "PENDING", 500),
-            (1, "PENDING", 500)
+            (2, "FAILED", 500),
+            (1, "FAILED", 500)
         ]
     );
+    // Each failed attempt names when the retry that followed it was due.
     assert!(list[1]["nextAttemptAt"].is_string());
-    let failed = deliveries(&m.test_key, &whe, "?status=PENDING", |l| l.len() >= 2).await;
+    assert!(list[2]["nextAttemptAt"].is_string());
+    assert!(list[0]["nextAttemptAt"].is_null());
+    let failed = deliveries(&m.test_key, &whe, "?status=FAILED", |l| l.len() >= 2).await;
     assert_eq!(failed.len(), 2);
+    assert!(failed.iter().all(|d| d["responseStatus"] == 500));
+    // No attempt is PENDING: every listed attempt was made.
+    let pending = call(
+        "GET",
+        &format!("/api/v1/webhook-endpoints/{whe}/deliveries?status=PENDING"),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(pending.status, 200);
+    assert_eq!(pending.data().as_array().unwrap().len(), 0);
     tokio::time::sleep(QUIET).await;
     assert_eq!(rx.received().len(), 3, "delivered once, then left alone");
 }

@@ -30,12 +30,23 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// The delivery as the attempt left it: SUCCEEDED (2xx); PENDING (failed, retried at
-    /// `nextAttemptAt`); FAILED (failed, no further attempt).
+    /// An attempt's own outcome: SUCCEEDED (a 2xx answer) or FAILED (anything else; when a
+    /// retry is due, `nextAttemptAt` says when). PENDING is a delivery not yet attempted, so
+    /// no listed attempt has it.
     pub enum DeliveryStatus {
         Succeeded = "SUCCEEDED",
         Failed = "FAILED",
         Pending = "PENDING",
+    }
+}
+
+impl From<Verdict> for DeliveryStatus {
+    /// An attempt's own outcome.
+    fn from(verdict: Verdict) -> Self {
+        match verdict {
+            Verdict::Delivered => DeliveryStatus::Succeeded,
+            Verdict::Gone | Verdict::Retry => DeliveryStatus::Failed,
+        }
     }
 }
 
@@ -404,8 +415,9 @@ pub struct DeliveryAttempt {
     pub event_type: EventType,
     /// 1 for the first attempt of a run.
     pub attempt: u32,
-    /// The delivery as this attempt left it: SUCCEEDED; PENDING (failed, a
-    /// retry is due at `next_attempt_at`); FAILED (failed, no retry).
+    /// This attempt's own outcome: SUCCEEDED or FAILED (with
+    /// `next_attempt_at` when a retry is due). PENDING is a delivery's state
+    /// (an attempt not yet made), never an attempt's.
     pub status: DeliveryStatus,
     pub response_status: Option<u16>,
     pub duration_ms: u64,
@@ -514,7 +526,7 @@ pub fn after_attempt(
             }
         }
     };
-    let mut attempt = DeliveryAttempt::new(task, result, next.status, attempted_at);
+    let mut attempt = DeliveryAttempt::new(task, result, result.verdict.into(), attempted_at);
     attempt.next_attempt_at = next.next_attempt_at;
     Outcome {
         task: next,
@@ -538,11 +550,7 @@ pub fn test_attempt(
         attempted_at,
         Duration::zero(),
     );
-    let status = match result.verdict {
-        Verdict::Delivered => DeliveryStatus::Succeeded,
-        Verdict::Gone | Verdict::Retry => DeliveryStatus::Failed,
-    };
-    DeliveryAttempt::new(&task, result, status, attempted_at)
+    DeliveryAttempt::new(&task, result, result.verdict.into(), attempted_at)
 }
 
 /// The `webhook.test` event sent by `POST /webhook-endpoints/{id}/test`.
