@@ -19,7 +19,14 @@ in words only:
 - `occurredAt` is from 1970 to at most 5 minutes ahead, a replay window at
   most 30 days back;
 - integers are written without a fraction (`12`, not `12.0`, which JSON
-  Schema counts as an integer too).
+  Schema counts as an integer too); a number has at most 28 decimals;
+- a redelivery to one endpoint needs an endpoint subscribed to the event's
+  type.
+
+An asset's DELETE archives it (a soft delete, as the description says):
+reading it afterwards answers the ARCHIVED asset, so schemathesis's
+"deleted resource still available" finding is the documented behaviour for
+assets and is dropped; for every other DELETE it still fails the run.
 
 A schema-valid request the API rejects *only* for such rules (every issue of
 its 400 VALIDATION_FAILED answer is one of them) is the API doing what the
@@ -42,8 +49,6 @@ DOCUMENTED_IN_WORDS = {
     ("*", "from", "invalid_range"),
     ("listConversions", "min_amount", "invalid_range"),
     ("postConversion", "amount", "invalid_value"),
-    # a positive amount below 10^-28 reads as 0: below any minor unit
-    ("postConversion", "amount", "too_small"),
     ("postConversion", "occurredAt", "too_big"),
     ("postConversion", "occurredAt", "too_small"),
     ("createCampaign", "commissionValue", "invalid_value"),
@@ -54,6 +59,7 @@ DOCUMENTED_IN_WORDS = {
     ("updateCampaign", "commissionValue", "too_small"),
     ("updateCampaign", "commissionValue", "too_big"),
     ("updateCampaign", "minimumPayout", "invalid_type"),
+    ("updateCampaign", "minimumPayout", "invalid_value"),
     ("updateCampaign", "currency", "required"),
     ("updateCampaign", "currency", "invalid_value"),
     ("updateCampaign", "recurringMonthsLimit", "invalid_value"),
@@ -63,7 +69,11 @@ DOCUMENTED_IN_WORDS = {
     ("updateWebhookEndpoint", "url", "invalid_string"),
     ("replayWebhookEvents", "from", "too_small"),
     ("replayWebhookEvents", "from", "invalid_range"),
+    ("redeliverEvent", "endpointId", "invalid_value"),
 }
+
+# DELETEs that archive: the resource stays readable, with its archived state.
+SOFT_DELETES = ("DELETE /api/v1/assets/",)
 
 # A closed port on loopback: deliveries to it fail at once and go nowhere.
 LOCAL_RECEIVER = "http://127.0.0.1:9/webhooks"
@@ -95,7 +105,10 @@ def _documented(operation_id, issue):
 
 @schemathesis.hook
 def filter_failure(context, failure, case, response):
-    if type(failure).__name__ != "RejectedPositiveData":
+    kind = type(failure).__name__
+    if kind == "UseAfterFree":
+        return not str(getattr(failure, "free", "")).startswith(SOFT_DELETES)
+    if kind != "RejectedPositiveData":
         return True
     issues = _issues(response)
     if issues is None:

@@ -1,13 +1,12 @@
 //! The local host: every function's routes on one HTTP server, through the
 //! same router and layers the Lambdas run.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Request};
+use axum::extract::Request;
 use axum::middleware::{from_fn, Next};
 use axum::response::{IntoResponse, Response};
-use axum::ServiceExt as _;
 use http::header;
 use lambda_http::aws_lambda_events::apigw::ApiGatewayV2httpRequestContext;
 use lambda_http::request::RequestContext;
@@ -91,22 +90,32 @@ async fn static_files(req: Request, next: Next) -> Response {
 /// event source and the scheduled sweep do on AWS.
 pub async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> {
     shared::services::local_webhooks::spawn(app.clone());
-    let svc = service(app).map_request(|mut req: Request| {
-        let peer = req
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip());
-        if let Some(ip) = peer {
-            let ctx = gateway_context(&req, ip);
+    let router = service(app);
+    // A header line the parser cannot take (a control character in its
+    // value) is dropped rather than answered with the parser's bare 400, so
+    // the request still gets an answer in the envelope (a key with a
+    // control character is no key: 401).
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.ignore_invalid_headers(true);
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            // A connection that failed before it was accepted (too many open files, reset).
+            Err(_) => continue,
+        };
+        let router = router.clone();
+        let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+            let mut req = req.map(axum::body::Body::new);
+            let ctx = gateway_context(&req, peer.ip());
             req.extensions_mut().insert(ctx);
-        }
-        req
-    });
-    axum::serve(
-        listener,
-        svc.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .await
+            router.clone().oneshot(req)
+        });
+        let conn = http.serve_connection(hyper_util::rt::TokioIo::new(stream), svc);
+        tokio::spawn(async move {
+            // A client that goes away mid-request is not the server's failure.
+            let _ = conn.await;
+        });
+    }
 }
 
 /// The request context API Gateway would hand over: the client address

@@ -1,5 +1,6 @@
 //! Money: exact decimals in major units, ISO 4217 currencies and their exponents.
 
+use std::fmt;
 use std::str::FromStr;
 
 use rust_decimal::{Decimal, RoundingStrategy};
@@ -126,14 +127,47 @@ impl<'de> Deserialize<'de> for Currency {
     }
 }
 
+/// Most decimals a number may carry: what an exact decimal holds. A number
+/// sent with more is refused as sent, never rounded first (1e-30 is not 0).
+pub const MAX_DECIMALS: u32 = 28;
+
+/// Why a JSON number is not an exact decimal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotDecimal {
+    /// Not finite.
+    NotFinite,
+    /// More than [`MAX_DECIMALS`] decimals as sent.
+    TooManyDecimals,
+}
+
+impl fmt::Display for NotDecimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotDecimal::NotFinite => f.write_str("expected a finite number"),
+            NotDecimal::TooManyDecimals => write!(f, "must have at most {MAX_DECIMALS} decimals"),
+        }
+    }
+}
+
+/// The decimals of a number in its shortest exact form (`1.25e-3`: 5).
+fn decimals_sent(v: f64) -> i64 {
+    let sci = format!("{v:e}");
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len()) as i64;
+    fraction - exponent.parse::<i64>().unwrap_or(0)
+}
+
 /// Converts a JSON number to an exact decimal through its shortest decimal form.
-pub fn decimal_from_f64(v: f64) -> Option<Decimal> {
+pub fn decimal_from_f64(v: f64) -> Result<Decimal, NotDecimal> {
     if !v.is_finite() {
-        return None;
+        return Err(NotDecimal::NotFinite);
+    }
+    if decimals_sent(v) > i64::from(MAX_DECIMALS) {
+        return Err(NotDecimal::TooManyDecimals);
     }
     Decimal::from_str(&v.to_string())
         .or_else(|_| Decimal::from_scientific(&format!("{v:e}")))
-        .ok()
+        .map_err(|_| NotDecimal::NotFinite)
 }
 
 /// Serde for decimals that travel as JSON numbers (never strings, never binary-float sums).
@@ -152,7 +186,7 @@ pub mod json_number {
     /// Reads a JSON number only.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
         let v = f64::deserialize(d)?;
-        decimal_from_f64(v).ok_or_else(|| serde::de::Error::custom("expected a finite number"))
+        decimal_from_f64(v).map_err(serde::de::Error::custom)
     }
 }
 
@@ -174,7 +208,7 @@ pub mod json_number_opt {
             None => Ok(None),
             Some(v) => decimal_from_f64(v)
                 .map(Some)
-                .ok_or_else(|| serde::de::Error::custom("expected a finite number")),
+                .map_err(serde::de::Error::custom),
         }
     }
 }
@@ -215,5 +249,21 @@ mod tests {
         assert_eq!(decimal_from_f64(19.99).unwrap(), dec("19.99"));
         assert_eq!(decimal_from_f64(0.1).unwrap(), dec("0.1"));
         assert_eq!(decimal_from_f64(1e-7).unwrap(), dec("0.0000001"));
+        assert_eq!(
+            decimal_from_f64(1e-28).unwrap(),
+            dec("0.0000000000000000000000000001")
+        );
+        assert_eq!(
+            decimal_from_f64(1.5e-27).unwrap(),
+            dec("0.0000000000000000000000000015")
+        );
+        assert_eq!(decimal_from_f64(1e-30), Err(NotDecimal::TooManyDecimals));
+        assert_eq!(decimal_from_f64(1.5e-28), Err(NotDecimal::TooManyDecimals));
+        assert_eq!(decimal_from_f64(-1e-29), Err(NotDecimal::TooManyDecimals));
+        assert_eq!(decimal_from_f64(f64::NAN), Err(NotDecimal::NotFinite));
+        assert_eq!(
+            decimal_from_f64(1e20).unwrap(),
+            dec("100000000000000000000")
+        );
     }
 }

@@ -108,6 +108,19 @@ impl Limits {
         crate::validation::check_len(path, value, self.min_length, self.max_length)
     }
 
+    /// A required text (`minLength` of at least 1): its length, and that it
+    /// is not made of white space only.
+    pub fn check_text(&self, path: &str, value: &str) -> Result<(), Issue> {
+        if self.min_length > 0 && value.trim().is_empty() && !value.is_empty() {
+            return Err(Issue::new(
+                &[path],
+                "too_small",
+                format!("{path} must not be blank (white space only)"),
+            ));
+        }
+        self.check_len(path, value)
+    }
+
     /// An integer against `minimum` and `maximum`.
     pub fn check_range(&self, path: &str, value: i64) -> Result<(), Issue> {
         crate::validation::check_range(path, value, self.minimum, self.maximum)
@@ -171,7 +184,13 @@ mod tests {
         assert_eq!(days.clamp(40), 9);
         assert!(days.check_range("days", 1).is_err());
         assert_eq!(Limits::of::<Body>("ids").max_items, 3);
+        assert_eq!(
+            name.check_text("shortName", " \t ").unwrap_err().code,
+            "too_small"
+        );
+        assert!(name.check_text("shortName", " a ").is_ok());
         let free = Limits::of::<Body>("free");
+        assert!(free.check_text("free", "  ").is_ok());
         assert_eq!((free.min_length, free.max_length), (0, usize::MAX));
     }
 }

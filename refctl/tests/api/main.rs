@@ -15,6 +15,7 @@ mod events;
 mod hardening;
 mod payout_job;
 mod payouts;
+mod probe;
 mod rate_limits;
 mod secrets;
 mod signup;

@@ -119,7 +119,7 @@ pub struct NewAffiliate {
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
     )]
     pub name: String,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
@@ -154,7 +154,7 @@ pub struct NewAffiliate {
 #[schema(as = AffiliateUpdate)]
 pub struct AffiliatePatch {
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#)]
     pub name: Patch<String>,
     /// Kept as given (trimmed); compared and looked up in lowercase.
     #[serde(default)]
@@ -256,7 +256,7 @@ impl Affiliate {
         if let Some(w) = &input.website {
             issues.check(check_website("website", w));
         }
-        issues.check(limits!(NewAffiliate, "name").check_len("name", &input.name));
+        issues.check(limits!(NewAffiliate, "name").check_text("name", &input.name));
         let metadata = input.metadata.unwrap_or_default();
         metadata::validate(&metadata, &mut issues);
         issues.finish()?;
@@ -294,7 +294,7 @@ impl Affiliate {
         let mut state_error = None;
         match patch.name {
             Patch::Value(v) => {
-                issues.check(limits!(NewAffiliate, "name").check_len("name", &v));
+                issues.check(limits!(NewAffiliate, "name").check_text("name", &v));
                 a.name = v;
             }
             Patch::Null => required("name", &mut issues),

@@ -69,13 +69,13 @@ pub struct NewSwipeCopy {
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
     )]
     pub name: String,
     #[schema(
         min_length = 1,
         max_length = 20000,
-        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
+        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
     )]
     pub body: String,
     /// A campaign of the key's account and mode; another one is 404.
@@ -96,10 +96,10 @@ pub struct NewSwipeCopy {
 #[schema(as = AssetUpdate)]
 pub struct AssetPatch {
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#)]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 20000, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
+    #[schema(value_type = String, min_length = 1, max_length = 20000, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
     pub body: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
@@ -114,8 +114,8 @@ impl Asset {
     /// A swipe-copy asset, FINALIZED at once (text needs no upload step).
     pub fn swipe_copy(input: NewSwipeCopy, now: DateTime<Utc>) -> Result<Asset, Error> {
         let mut issues = Issues::new();
-        issues.check(limits!(NewSwipeCopy, "name").check_len("name", &input.name));
-        issues.check(limits!(NewSwipeCopy, "body").check_len("body", &input.body));
+        issues.check(limits!(NewSwipeCopy, "name").check_text("name", &input.name));
+        issues.check(limits!(NewSwipeCopy, "body").check_text("body", &input.body));
         let metadata = input.metadata.unwrap_or_default();
         metadata::validate(&metadata, &mut issues);
         issues.finish()?;
@@ -141,7 +141,7 @@ impl Asset {
         let mut a = self.clone();
         match patch.name {
             Patch::Value(v) => {
-                issues.check(limits!(NewSwipeCopy, "name").check_len("name", &v));
+                issues.check(limits!(NewSwipeCopy, "name").check_text("name", &v));
                 a.name = v;
             }
             Patch::Null => required("name", &mut issues),
@@ -154,7 +154,7 @@ impl Asset {
                 "body can be changed on SWIPE_COPY assets only",
             ),
             Patch::Value(v) => {
-                issues.check(limits!(NewSwipeCopy, "body").check_len("body", &v));
+                issues.check(limits!(NewSwipeCopy, "body").check_text("body", &v));
                 a.body = Some(v);
             }
             Patch::Null => required("body", &mut issues),

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::limits;
 use crate::money::MAX_AMOUNT_DIGITS;
-use crate::money::{json_number, json_number_opt, Currency};
+use crate::money::{json_number, json_number_opt, Currency, NotDecimal};
 use crate::patch::Patch;
 use crate::schema::Limits;
 use crate::timestamp::serde_ts;
@@ -64,7 +64,7 @@ pub struct NewCampaign {
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
     )]
     pub name: String,
     #[serde(default)]
@@ -132,7 +132,7 @@ pub struct NewCampaign {
 #[schema(as = CampaignUpdate, example = json!({"commissionValue": 25, "recurringMonthsLimit": null}))]
 pub struct CampaignPatch {
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#)]
     pub name: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
@@ -193,8 +193,11 @@ fn to_u32(path: &str, v: i64, limits: Limits, issues: &mut Issues) -> u32 {
 /// Stores a JSON number as an exact decimal, or records why it cannot be one.
 fn decimal_into(path: &str, v: f64, target: &mut Decimal, issues: &mut Issues) {
     match crate::money::decimal_from_f64(v) {
-        Some(d) => *target = d,
-        None => issues.add(&[path], "invalid_type", format!("{path} must be a number")),
+        Ok(d) => *target = d,
+        Err(NotDecimal::NotFinite) => {
+            issues.add(&[path], "invalid_type", format!("{path} must be a number"))
+        }
+        Err(e) => issues.add(&[path], "invalid_value", format!("{path} {e}")),
     }
 }
 
@@ -321,7 +324,7 @@ impl Campaign {
 
     /// The rules that hold for every stored campaign.
     fn validate(&self, mut issues: Issues) -> Result<(), Error> {
-        issues.check(limits!(NewCampaign, "name").check_len("name", &self.name));
+        issues.check(limits!(NewCampaign, "name").check_text("name", &self.name));
         if let Some(d) = &self.description {
             issues.check(limits!(NewCampaign, "description").check_len("description", d));
         }

@@ -634,7 +634,7 @@ pub struct ReverseBody {
     #[schema(
         min_length = 1,
         max_length = 1000,
-        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
     )]
     pub reason: Option<String>,
 }
@@ -644,7 +644,7 @@ impl ReverseBody {
     pub fn validate(self) -> Result<Option<String>, Error> {
         let mut issues = Issues::new();
         if let Some(r) = &self.reason {
-            issues.check(limits!(ReverseBody, "reason").check_len("reason", r));
+            issues.check(limits!(ReverseBody, "reason").check_text("reason", r));
         }
         issues.finish()?;
         Ok(self.reason)

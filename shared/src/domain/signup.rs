@@ -24,7 +24,7 @@ pub struct SignUp {
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r#"^[^\u0000-\u001F\u007F]*$"#
+        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
     )]
     pub name: String,
     /// The code the applicant would like; generated when absent. Taken: 409 ALREADY_EXISTS.
