@@ -84,11 +84,13 @@ impl App {
         })
     }
 
-    /// Builds the clients and reads the signing secret now, so a process
-    /// whose secret cannot be read fails its init instead of its requests.
+    /// Builds the clients and starts reading the signing secret without
+    /// waiting for it: start-up pays no round trip, and the first request
+    /// that needs the secret waits for it together with its own reads. A
+    /// read that fails is that request's 503 and is tried again by the next.
     pub async fn init(config: Config) -> Result<Arc<App>, crate::Error> {
         let app = App::new(config).await;
-        app.signing.current().await?;
+        app.signing.prefetch();
         Ok(app)
     }
 }

@@ -1,12 +1,52 @@
 //! The signing secret in Secrets Manager (the moto server): keys name the
 //! version that signed them, so a rotation leaves older keys working.
 
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use shared::app::App;
 use shared::auth::api_key;
 use shared::domain::tenant::Mode;
 use shared::store::accounts;
 
 use crate::support::{call_on, merchant_in, start, test_config};
+
+/// A proxy to the secrets emulator that can be down (every connection is
+/// closed at once, as by a stopped service) or up (everything forwarded).
+fn switchable_proxy(upstream: &str, up: Arc<AtomicBool>) -> String {
+    let upstream = upstream
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            if !up.load(Ordering::SeqCst) {
+                continue; // dropped: the connection closes unanswered
+            }
+            let Ok(server) = TcpStream::connect(&upstream) else {
+                continue;
+            };
+            let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || pipe(client, server));
+            std::thread::spawn(move || pipe(s2, c2));
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn pipe(mut from: TcpStream, mut to: TcpStream) {
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 || to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
 
 async fn status(base: &str, key: &str) -> u16 {
     call_on(base, "GET", "/api/v1/campaigns", Some(key), None)
@@ -80,4 +120,67 @@ async fn keys_of_the_old_and_new_secret_versions_work_after_a_rotation() {
         .unwrap();
     assert_eq!(status(&server.base, &new.test_key).await, 401);
     assert_eq!(status(&server.base, &new.live_key).await, 200);
+}
+
+#[tokio::test]
+async fn a_secret_store_down_at_start_up_is_503_per_request_until_it_is_back() {
+    let mut config = test_config();
+    config.api_key_secret_arn = Some(format!("{}/api-key-secret", config.table_name));
+    // The table and the secret exist; keys are issued while the store is up.
+    let healthy = start(config.clone(), true);
+    let issuer = App::init(config.clone()).await.unwrap();
+    issuer.signing.current().await.unwrap();
+    let m = merchant_in(&issuer).await;
+    assert_eq!(status(&healthy.base, &m.test_key).await, 200);
+
+    // A process that starts while the secret store is down: its start-up
+    // does not wait for the secret (nor fail).
+    let up = Arc::new(AtomicBool::new(false));
+    let mut cut_off = config.clone();
+    let upstream = config
+        .secrets_endpoint
+        .clone()
+        .expect("the emulator's endpoint");
+    cut_off.secrets_endpoint = Some(switchable_proxy(&upstream, up.clone()));
+    let started = std::time::Instant::now();
+    let app = App::init(cut_off.clone())
+        .await
+        .expect("init does not wait for the secret");
+    assert!(!app.signing.is_ready());
+    let server = start(cut_off, false);
+
+    // Each request that needs the secret is 503 with Retry-After, never a
+    // 500 and never let through unchecked; the next one reads again.
+    for path in ["/api/v1/campaigns", "/api/v1/conversions"] {
+        let r = call_on(&server.base, "GET", path, Some(&m.test_key), None).await;
+        r.assert_error(503, "SERVICE_UNAVAILABLE");
+        assert!(r.header("retry-after").is_some(), "{:?}", r.headers);
+    }
+    let forged = format!("{}x", m.test_key);
+    let r = call_on(
+        &server.base,
+        "GET",
+        "/api/v1/campaigns",
+        Some(&forged),
+        None,
+    )
+    .await;
+    assert!(matches!(r.status, 401 | 503), "{:?}", r.body);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+
+    // The store is back: the next request reads the secret and goes through.
+    up.store(true, Ordering::SeqCst);
+    assert_eq!(status(&server.base, &m.test_key).await, 200);
+    let r = call_on(
+        &server.base,
+        "GET",
+        "/api/v1/campaigns",
+        Some(&forged),
+        None,
+    )
+    .await;
+    r.assert_error(401, "UNAUTHORIZED");
+    // Once read, the secret is kept: the store going away again changes nothing.
+    up.store(false, Ordering::SeqCst);
+    assert_eq!(status(&server.base, &m.test_key).await, 200);
 }

@@ -123,6 +123,17 @@ impl<'a> KeyToken<'a> {
         self.decoded.kid.as_deref()
     }
 
+    /// The key and account ids the claims name, read *before* the signature
+    /// is checked and trusted for nothing but starting their reads (the
+    /// first request of a process reads the key record while the secret is
+    /// still being read). Ids that cannot exist give `None`.
+    pub fn claimed_ids(&self) -> Option<(String, String)> {
+        let c: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(self.claims).ok()?).ok()?;
+        let well_formed =
+            ids::is_valid(IdKind::Key, &c.kid) && ids::is_valid(IdKind::Account, &c.acct);
+        well_formed.then_some((c.kid, c.acct))
+    }
+
     /// Checks the pinned algorithm, the signature and the shape of the ids
     /// the claims name. Keys do not expire, so no `exp` is required;
     /// revocation is checked against the store. Ids that cannot exist are

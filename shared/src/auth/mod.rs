@@ -32,6 +32,33 @@ pub async fn authenticate(
     principal(store, &token).await
 }
 
+/// The bearer key of `Authorization: Bearer <key>`, unchecked.
+fn bearer(header: Option<&str>) -> Result<&str> {
+    header
+        .and_then(|h| {
+            h.strip_prefix("Bearer ")
+                .or_else(|| h.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .ok_or(Error::Unauthorized)
+}
+
+/// The key and account ids a bearer key claims, before anything is checked:
+/// only to start reading its records while the secret is read; 401 for a
+/// value that is no key.
+pub fn claimed_ids(header: Option<&str>) -> Result<KeyRecordIds> {
+    let token = api_key::KeyToken::parse(bearer(header)?).ok_or(Error::Unauthorized)?;
+    let (key_id, account_id) = token.claimed_ids().ok_or(Error::Unauthorized)?;
+    Ok(KeyRecordIds { key_id, account_id })
+}
+
+/// The ids of the records behind a key: the key and its account.
+#[derive(Debug, Clone)]
+pub struct KeyRecordIds {
+    pub key_id: String,
+    pub account_id: String,
+}
+
 /// A bearer token whose signature and claims are valid (checked without I/O).
 #[derive(Debug, Clone)]
 pub struct SignedToken {
@@ -44,19 +71,21 @@ impl SignedToken {
     pub fn account_id(&self) -> &str {
         &self.claims.acct
     }
+
+    /// The records the token names.
+    pub fn ids(&self) -> KeyRecordIds {
+        KeyRecordIds {
+            key_id: self.claims.kid.clone(),
+            account_id: self.claims.acct.clone(),
+        }
+    }
 }
 
 /// The signature and claims check of `Authorization: Bearer <key>`: no
 /// store I/O (only a first look-up of the secret version the key names), so
 /// the caller can read the key record and count the request at once.
 pub async fn verify(signing: &SigningKeys, header: Option<&str>) -> Result<SignedToken> {
-    let raw = header
-        .and_then(|h| {
-            h.strip_prefix("Bearer ")
-                .or_else(|| h.strip_prefix("bearer "))
-        })
-        .map(str::trim)
-        .ok_or(Error::Unauthorized)?;
+    let raw = bearer(header)?;
     // Taken apart once: the version picks the secret that checks it.
     let token = api_key::KeyToken::parse(raw).ok_or(Error::Unauthorized)?;
     let secret = signing
@@ -73,26 +102,46 @@ pub async fn verify(signing: &SigningKeys, header: Option<&str>) -> Result<Signe
 /// The principal behind a signed token: its key and account read in one
 /// strongly consistent batch, so revocation is immediate.
 pub async fn principal(store: &Store, token: &SignedToken) -> Result<Principal> {
-    let claims = &token.claims;
+    check(token, read_records(store, &token.ids()).await?)
+}
+
+/// A key's record and its account's, as stored (either may be missing).
+#[derive(Debug, Clone, Default)]
+pub struct KeyRecords {
+    key: Option<ApiKey>,
+    account: Option<Account>,
+}
+
+/// Reads a key's record and its account's in one strongly consistent batch.
+pub async fn read_records(store: &Store, ids: &KeyRecordIds) -> Result<KeyRecords> {
     let items = store
         .batch_get(&[
-            (claims.kid.clone(), RECORD_SK.to_string()),
-            (claims.acct.clone(), RECORD_SK.to_string()),
+            (ids.key_id.clone(), RECORD_SK.to_string()),
+            (ids.account_id.clone(), RECORD_SK.to_string()),
         ])
         .await?;
-    let mut key: Option<ApiKey> = None;
-    let mut account: Option<Account> = None;
+    let mut records = KeyRecords::default();
     for item in items {
         match string_of(&item, "pk") {
-            Some(pk) if pk == claims.kid => key = Some(from_item(item)?),
-            Some(pk) if pk == claims.acct => account = Some(from_item(item)?),
+            Some(pk) if pk == ids.key_id => records.key = Some(from_item(item)?),
+            Some(pk) if pk == ids.account_id => records.account = Some(from_item(item)?),
             _ => {}
         }
     }
-    let key = key.ok_or(Error::Unauthorized)?;
-    let account = account.ok_or(Error::Unauthorized)?;
+    Ok(records)
+}
+
+/// The principal of a verified token, from the records it names: 401
+/// unless they exist, match the token and the key is not revoked; 403 for
+/// an account that cannot be used.
+pub fn check(token: &SignedToken, records: KeyRecords) -> Result<Principal> {
+    let claims = &token.claims;
+    let key = records.key.ok_or(Error::Unauthorized)?;
+    let account = records.account.ok_or(Error::Unauthorized)?;
     let hash_ok = api_key::hash(&token.raw) == key.key_hash;
     if !hash_ok
+        || key.id != claims.kid
+        || account.id != claims.acct
         || key.revoked_at.is_some()
         || key.mode != claims.mode
         || key.account_id != account.id

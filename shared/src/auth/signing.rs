@@ -40,6 +40,9 @@ impl std::fmt::Debug for Signer {
 pub struct SigningKeys {
     source: Source,
     current: RwLock<Option<Signer>>,
+    /// Held while the current secret is read, so concurrent first requests
+    /// share one read (and a failed read is tried again by the next one).
+    reading: tokio::sync::Mutex<()>,
     versions: RwLock<HashMap<String, Arc<str>>>,
     lookups: Mutex<(Instant, u32)>,
 }
@@ -79,13 +82,34 @@ impl SigningKeys {
         SigningKeys {
             source,
             current: RwLock::new(current),
+            reading: tokio::sync::Mutex::new(()),
             versions: RwLock::new(HashMap::new()),
             lookups: Mutex::new((Instant::now(), 0)),
         }
     }
 
+    /// True when the current secret is at hand (no read to wait for).
+    pub fn is_ready(&self) -> bool {
+        read(&self.current).is_some()
+    }
+
+    /// Starts reading the current secret without waiting for it: called at
+    /// start-up, so the read runs while the first request arrives and that
+    /// request waits for it together with its own reads.
+    pub fn prefetch(self: &Arc<Self>) {
+        if self.is_ready() {
+            return;
+        }
+        let keys = self.clone();
+        tokio::spawn(async move {
+            // A failure here is reported by the request that waits for it.
+            let _ = keys.current().await;
+        });
+    }
+
     /// The secret new keys are signed with: the plain secret, or the
-    /// version that was `AWSCURRENT` when this process first asked.
+    /// version that was `AWSCURRENT` when this process first read it. A read
+    /// that fails is 503 (the caller may retry; the next call reads again).
     pub async fn current(&self) -> Result<Signer> {
         if let Some(s) = read(&self.current).clone() {
             return Ok(s);
@@ -93,10 +117,17 @@ impl SigningKeys {
         let Source::Manager(secrets) = &self.source else {
             return Err(Error::internal("no signing secret"));
         };
-        let v = secrets.current().await?;
+        let _reading = self.reading.lock().await;
+        if let Some(s) = read(&self.current).clone() {
+            return Ok(s);
+        }
+        let v = secrets.current().await.map_err(|e| {
+            tracing::warn!(cause = %e, "the signing secret could not be read");
+            Error::Unavailable("the signing secret could not be read; retry".into())
+        })?;
         if v.value.len() < MIN_SECRET_BYTES {
-            return Err(Error::internal(
-                "the signing secret is shorter than 32 bytes",
+            return Err(Error::Unavailable(
+                "the signing secret is shorter than 32 bytes".into(),
             ));
         }
         let signer = Signer {
