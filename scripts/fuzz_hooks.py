@@ -21,7 +21,9 @@ in words only:
 - integers are written without a fraction (`12`, not `12.0`, which JSON
   Schema counts as an integer too); a number has at most 28 decimals;
 - a redelivery to one endpoint needs an endpoint subscribed to the event's
-  type.
+  type;
+- a partial reversal's `amount` is at most what is left of the conversion,
+  exact to its currency's minor unit.
 
 An asset's DELETE archives it (a soft delete, as the description says):
 reading it afterwards answers the ARCHIVED asset, so schemathesis's
@@ -70,6 +72,9 @@ DOCUMENTED_IN_WORDS = {
     ("replayWebhookEvents", "from", "too_small"),
     ("replayWebhookEvents", "from", "invalid_range"),
     ("redeliverEvent", "endpointId", "invalid_value"),
+    # a partial reversal's amount: at most what is left, exact to the currency
+    ("reverseConversion", "amount", "too_big"),
+    ("reverseConversion", "amount", "invalid_value"),
 }
 
 # DELETEs that archive: the resource stays readable, with its archived state.

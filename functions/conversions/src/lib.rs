@@ -237,14 +237,23 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     Reply::ok(ConversionView::from(&c))
 }
 
-/// Reverse a conversion (ext)
+/// Reverse a conversion, in full or in part (ext)
 ///
-/// Refund or claw back a conversion that is in no payout and PENDING, APPROVED or UNATTRIBUTED:
-/// it becomes REVERSED, the summary rollups move from its old status to REVERSED and the
-/// affiliate's `earned` total gives the commission back, in one transaction. Anything else
-/// (PAID, REVERSED, or already in a payout) is 409 INVALID_STATE with `details.currentState`; a
-/// conversion already paid out is corrected by a negative adjustment on the affiliate's next
-/// payout instead. The customer's `firstPaymentAt` is not changed by a reversal.
+/// Refund a conversion, all of what is left of it or `amount` of it (a partial refund). The
+/// commission is cut in proportion: `commissionReversed` becomes `commission * reversedAmount /
+/// amount`, rounded half-even to the minor unit, and the whole commission once the whole amount
+/// is reversed, so partial cuts always add up to it. Fully reversed, the conversion becomes
+/// REVERSED; partly, it keeps its status. In one transaction: the conversion, the summary
+/// rollups, the affiliate's `earned` total and a `conversion.reversed` event carrying the
+/// amounts.
+///
+/// In no payout (PENDING, APPROVED or UNATTRIBUTED): the cut leaves `earned` at once. PAID in a
+/// PAID payout: `earned` drops, `paid` stays, and a negative adjustment (clawback) of the cut
+/// is netted against the affiliate's next payout. In a payout not yet paid: 409
+/// INVALID_STATE naming it (`details.payoutId`). REVERSED: 409 INVALID_STATE with
+/// `details.currentState`. An `amount` above what is left, not above 0, or with more decimals
+/// than the currency has: 400 VALIDATION_FAILED, nothing changes. The customer's
+/// `firstPaymentAt` is not changed by a reversal.
 #[utoipa::path(
     post,
     path = "/api/v1/conversions/{id}/reverse",
@@ -262,7 +271,7 @@ async fn reverse(
     PathId(id): PathId,
     Json(body): Json<ReverseBody>,
 ) -> Result<Reply> {
-    let reason = body.validate()?;
-    let c = reverse::reverse(&app.store, m.tenant(), &id, reason, timestamp::now()).await?;
+    let request = body.validate()?;
+    let c = reverse::reverse(&app.store, m.tenant(), &id, &request, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }

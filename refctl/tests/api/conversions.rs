@@ -1240,6 +1240,121 @@ async fn reverse_moves_state_totals_and_rollups() {
 }
 
 #[tokio::test]
+async fn partial_reversals_cut_the_commission_and_never_reverse_more_than_the_amount() {
+    let (m, _c, a, code) = setup(json!({})).await;
+    let k = m.test_key.as_str();
+    let v = convert(k, json!({"affiliateCode": code, "amount": 100})).await;
+    assert_eq!(
+        (
+            &v["commission"],
+            &v["reversedAmount"],
+            &v["commissionReversed"]
+        ),
+        (&json!(10), &json!(0), &json!(0))
+    );
+    let path = format!("/api/v1/conversions/{}", id(&v));
+    let reverse = |body: Value| {
+        let path = format!("{path}/reverse");
+        async move { call("POST", &path, Some(k), Some(body)).await }
+    };
+    let earned = || async {
+        let aff = call("GET", &format!("/api/v1/affiliates/{a}"), Some(k), None).await;
+        aff.data()["earned"]["USD"].clone()
+    };
+
+    let r = reverse(json!({"amount": 30, "reason": "partial refund"})).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(
+        r.data()["status"],
+        "PENDING",
+        "a partial reversal keeps the status"
+    );
+    assert_eq!(
+        (&r.data()["amount"], &r.data()["commission"]),
+        (&json!(100), &json!(10))
+    );
+    assert_eq!(
+        (&r.data()["reversedAmount"], &r.data()["commissionReversed"]),
+        (&json!(30), &json!(3))
+    );
+    assert_eq!(earned().await, json!(7));
+    let s = summary(k, "").await;
+    assert_eq!(
+        s["totals"],
+        json!([{"currency": "USD", "revenue": 70, "commission": 7, "count": 1}])
+    );
+
+    // Refused, and nothing changes: more than is left, no amount, too many decimals.
+    for (amount, code) in [(json!(70.01), "too_big"), (json!(0.001), "invalid_value")] {
+        let r = reverse(json!({ "amount": amount })).await;
+        r.assert_error(400, "VALIDATION_FAILED");
+        assert_eq!(r.body["error"]["details"][0]["path"], json!(["amount"]));
+        assert_eq!(r.body["error"]["details"][0]["code"], code, "{:?}", r.body);
+    }
+    let r = reverse(json!({"amount": 0})).await;
+    r.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(
+        call("GET", &path, Some(k), None).await.data()["reversedAmount"],
+        30
+    );
+
+    // Eight refunds of 10 race for the 70 left: never more than the amount.
+    let racing: Vec<_> = (0..8)
+        .map(|_| {
+            let (path, key) = (format!("{path}/reverse"), k.to_string());
+            tokio::spawn(async move {
+                call("POST", &path, Some(&key), Some(json!({"amount": 10}))).await
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for t in racing {
+        answers.push(t.await.unwrap());
+    }
+    let applied = answers.iter().filter(|r| r.status == 200).count();
+    for r in answers.iter().filter(|r| r.status != 200) {
+        assert!(matches!(r.status, 400 | 409 | 503), "{:?}", r.body);
+    }
+    assert!((1..=7).contains(&applied), "{applied} applied");
+    let now = call("GET", &path, Some(k), None).await.data().clone();
+    assert_eq!(now["reversedAmount"], json!(30 + 10 * applied));
+    assert_eq!(earned().await, json!(10 - (3 + applied)));
+
+    // The rest: REVERSED, the whole commission given back.
+    let r = reverse(json!({})).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["status"], "REVERSED");
+    assert_eq!(
+        (&r.data()["reversedAmount"], &r.data()["commissionReversed"]),
+        (&json!(100), &json!(10))
+    );
+    assert_eq!(earned().await, json!(0));
+    assert_eq!(summary(k, "").await["totals"], json!([]));
+    reverse(json!({"amount": 1}))
+        .await
+        .assert_error(409, "INVALID_STATE");
+
+    // Every reversal is a `conversion.reversed` event carrying the amounts.
+    let events = call(
+        "GET",
+        "/api/v1/events?type=conversion.reversed&limit=100",
+        Some(k),
+        None,
+    )
+    .await;
+    let amounts: Vec<Value> = events
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["data"]["id"] == v["id"])
+        .map(|e| e["data"]["reversedAmount"].clone())
+        .collect();
+    assert_eq!(amounts.len(), applied + 2, "{amounts:?}");
+    assert!(amounts.contains(&json!(30)) && amounts.contains(&json!(100)));
+}
+
+#[tokio::test]
 async fn one_conversion_is_read_by_its_owner_only() {
     let (m, _c, _a, code) = setup(json!({"holdDays": 14})).await;
     let v = convert(

@@ -431,3 +431,65 @@ async fn a_reversed_paid_conversion_is_clawed_back_from_the_next_payout() {
     assert_eq!(next.adjustment_total.to_string(), "-50.00");
     assert_eq!(next.conversion_count, 2);
 }
+
+#[tokio::test]
+async fn partial_reversals_are_paid_net_and_clawed_back_by_the_cut() {
+    let m = merchant_on(payouts_server()).await;
+    let app = app_for(payouts_server()).await;
+    let t = Tenant::new(&m.account_id, Mode::Test);
+    let base = &payouts_server().base;
+    let (_, aff, code) = programme(&m.test_key, json!({"holdDays": 0, "minimumPayout": 1})).await;
+    let then = Utc::now() - Duration::hours(1);
+    let first = sale(&m.test_key, &code, 500, "USD", then).await; // commission 50.00
+    let key = m.test_key.clone();
+    let key = key.as_str();
+    let reverse = |id: &Value, body: Value| {
+        let path = format!("/api/v1/conversions/{}/reverse", id["id"].as_str().unwrap());
+        async move { call_on(base, "POST", &path, Some(key), Some(body)).await }
+    };
+    // A fifth refunded before the payout: the payout owes the net 40.00.
+    let r = reverse(&first, json!({"amount": 100})).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(dec(&r.data()["commissionReversed"]), Decimal::new(1000, 2));
+    let now = Utc::now();
+    run_job(&app, now).await;
+    let payouts = payouts_of(&app, &t, &aff).await;
+    assert_eq!(payouts.len(), 1);
+    assert_eq!(payouts[0].amount.to_string(), "40.00");
+    // In the open payout, a merchant's partial reversal is refused too.
+    reverse(&first, json!({"amount": 10}))
+        .await
+        .assert_error(409, "INVALID_STATE");
+    let settle = |_: &Payout| Command::Settle {
+        payment_reference: None,
+        note: None,
+    };
+    payouts::transition(&app.store, &t, &payouts[0].id, settle, now)
+        .await
+        .unwrap();
+    // Paid: a quarter of what is left (100.00 of 400.00) claws back 10.00.
+    let r = reverse(&first, json!({"amount": 100})).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["status"], "PAID");
+    assert_eq!(dec(&r.data()["commissionReversed"]), Decimal::new(2000, 2));
+    let a = call_on(
+        base,
+        "GET",
+        &format!("/api/v1/affiliates/{aff}"),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(dec(&a.data()["earned"]["USD"]), Decimal::new(3000, 2));
+    assert_eq!(dec(&a.data()["paid"]["USD"]), Decimal::new(4000, 2));
+    // The next payout nets the 10.00 clawback: 25.00 - 10.00.
+    sale(&m.test_key, &code, 250, "USD", then).await;
+    run_job(&app, now).await;
+    let all = payouts_of(&app, &t, &aff).await;
+    let next = all
+        .iter()
+        .find(|p| p.id != payouts[0].id)
+        .expect("a second payout");
+    assert_eq!(next.amount.to_string(), "15.00");
+    assert_eq!(next.adjustment_total.to_string(), "-10.00");
+}

@@ -12,7 +12,7 @@ use crate::domain::referral::CustomerKey;
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::limits;
-use crate::money::{json_number, Currency, MAX_AMOUNT_DIGITS};
+use crate::money::{json_number, json_number_opt, Currency, MAX_AMOUNT_DIGITS};
 use crate::schema::Limits;
 use crate::timestamp::{self, serde_ts, serde_ts_opt};
 use crate::validation::Issues;
@@ -118,9 +118,30 @@ pub struct Conversion {
     pub reversed_at: Option<DateTime<Utc>>,
     #[serde(default)]
     pub reversal_reason: Option<String>,
+    /// The part of `amount` reversed so far (partial refunds add up).
+    #[serde(default)]
+    pub reversed_amount: Decimal,
+    /// The part of `commission` given back so far.
+    #[serde(default)]
+    pub commission_reversed: Decimal,
 }
 
 impl Conversion {
+    /// The commission still earned: `commission - commissionReversed`.
+    pub fn net_commission(&self) -> Decimal {
+        self.commission - self.commission_reversed
+    }
+
+    /// What the rollups count for it: a REVERSED conversion's recorded
+    /// amount and commission (under REVERSED), any other's net of its
+    /// partial reversals.
+    pub fn rollup_figures(&self) -> (Decimal, Decimal) {
+        match self.status {
+            ConversionStatus::Reversed => (self.amount, self.commission),
+            _ => (self.amount - self.reversed_amount, self.net_commission()),
+        }
+    }
+
     /// The index sort key of every conversion list: newest first by `occurredAt`.
     pub fn sort_key(&self) -> String {
         format!("{}#{}", timestamp::format(&self.occurred_at), self.id)
@@ -169,19 +190,28 @@ impl Conversion {
         }
     }
 
-    /// Reverses (refunds) a conversion; `payout` says whether the payout
-    /// holding it, when one does, is paid.
+    /// Reverses (refunds) a conversion, all of it or `part` of its amount;
+    /// `payout` says whether the payout holding it, when one does, is paid.
     ///
-    /// - In no payout and PENDING, APPROVED or UNATTRIBUTED: REVERSED, and its
-    ///   affiliate gives the commission back (`earned` drops).
-    /// - PAID in a PAID payout: REVERSED, `earned` drops, `paid` stays, and a
-    ///   negative adjustment (clawback) of its commission is netted against
-    ///   the affiliate's next payout in that currency.
+    /// - `part` must be above 0, at most what is left to reverse
+    ///   (`amount - reversedAmount`) and exact to the currency's minor unit
+    ///   (400 otherwise). Without it, everything left is reversed.
+    /// - The commission is cut in proportion: the total given back is
+    ///   `commission * reversedAmount / amount`, rounded half-even to the
+    ///   minor unit, and all of it once the whole amount is reversed, so
+    ///   partial cuts never add up to more (or less) than the commission.
+    /// - Fully reversed: REVERSED. Partly: the status stays.
+    /// - In no payout and PENDING, APPROVED or UNATTRIBUTED: the affiliate
+    ///   gives the cut back (`earned` drops).
+    /// - PAID in a PAID payout: `earned` drops, `paid` stays, and a negative
+    ///   adjustment (clawback) of the cut is netted against the affiliate's
+    ///   next payout in that currency.
     /// - In an open payout (or one still settling or releasing): 409 naming it.
     /// - Anything else (REVERSED, ...): 409.
     pub fn reverse(
         &self,
         payout: HoldingPayout,
+        part: Option<Decimal>,
         reason: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<Reversal, Error> {
@@ -196,22 +226,23 @@ impl Conversion {
             }
             _ => return Err(self.wrong_state("reverse")),
         };
+        let reversed = self.reversed_part(part, now)?;
+        let cut = reversed.commission_reversed - self.commission_reversed;
         let give_back = self
             .affiliate_id
             .as_ref()
-            .filter(|_| self.commission > Decimal::ZERO)
+            .filter(|_| cut > Decimal::ZERO)
             .map(|aff| Earning {
                 affiliate_id: aff.clone(),
                 currency: self.currency,
-                amount: -self.commission,
+                amount: -cut,
                 while_status: None,
             });
         let clawback = give_back
             .as_ref()
             .filter(|_| clawback)
             .map(|e| Adjustment::clawback(self, e.amount, now));
-        let mut reversed = self.moved_to(ConversionStatus::Reversed, now);
-        reversed.reversed_at = Some(now);
+        let mut reversed = reversed;
         reversed.reversal_reason = reason;
         let event = Event::new(
             EventType::ConversionReversed,
@@ -221,10 +252,61 @@ impl Conversion {
         Ok(Reversal {
             event,
             from: self.status,
+            before: self.clone(),
             reversed,
             give_back,
             clawback,
         })
+    }
+
+    /// The conversion after reversing `part` of what is left (all of it
+    /// when `None`), its commission cut in proportion.
+    fn reversed_part(
+        &self,
+        part: Option<Decimal>,
+        now: DateTime<Utc>,
+    ) -> Result<Conversion, Error> {
+        let left = self.amount - self.reversed_amount;
+        let part = part.unwrap_or(left);
+        let mut issues = Issues::new();
+        if part <= Decimal::ZERO {
+            issues.add(&["amount"], "too_small", "amount must be greater than 0");
+        } else if part > left {
+            issues.add(
+                &["amount"],
+                "too_big",
+                format!(
+                    "amount must be at most what is left to reverse ({left} {})",
+                    self.currency.code()
+                ),
+            );
+        }
+        if !self.currency.fits(part) {
+            issues.add(
+                &["amount"],
+                "invalid_value",
+                format!(
+                    "{} amounts have at most {} decimals",
+                    self.currency.code(),
+                    self.currency.exponent()
+                ),
+            );
+        }
+        issues.finish()?;
+        let mut c = self.clone();
+        c.reversed_amount = self.reversed_amount + part;
+        c.commission_reversed = if c.reversed_amount == self.amount {
+            self.commission
+        } else {
+            let share = self.commission * c.reversed_amount / self.amount;
+            self.currency.round(share).min(self.commission)
+        };
+        if c.reversed_amount == self.amount {
+            c.status = ConversionStatus::Reversed;
+        }
+        c.reversed_at = Some(now);
+        c.updated_at = now;
+        Ok(c)
     }
 }
 
@@ -305,6 +387,8 @@ pub struct Earning {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reversal {
     pub reversed: Conversion,
+    /// The conversion as it was read.
+    pub before: Conversion,
     pub from: ConversionStatus,
     pub give_back: Option<Earning>,
     pub clawback: Option<Adjustment>,
@@ -625,11 +709,17 @@ pub fn truncate_millis(t: DateTime<Utc>) -> DateTime<Utc> {
     timestamp::parse_datetime(&timestamp::format(&t)).unwrap_or(t)
 }
 
-/// Optional; an empty body is fine.
+/// Optional; an empty body reverses the whole conversion.
 #[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = ReverseRequest)]
 pub struct ReverseBody {
+    /// The part of the payment to reverse (a partial refund), in major units of the
+    /// conversion's currency: above 0, at most what is left to reverse (`amount -
+    /// reversedAmount`), exact to the currency's minor unit. Absent: everything left.
+    #[serde(default, with = "json_number_opt")]
+    #[schema(value_type = Option<f64>, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0, example = json!(19.99))]
+    pub amount: Option<Decimal>,
     #[serde(default)]
     #[schema(
         min_length = 1,
@@ -639,15 +729,27 @@ pub struct ReverseBody {
     pub reason: Option<String>,
 }
 
+/// A validated reversal request.
+#[derive(Debug, Clone, Default)]
+pub struct ReverseRequest {
+    /// The part to reverse; `None`: everything left.
+    pub amount: Option<Decimal>,
+    pub reason: Option<String>,
+}
+
 impl ReverseBody {
-    /// The optional reason, at most 1000 characters.
-    pub fn validate(self) -> Result<Option<String>, Error> {
+    /// The optional reason, at most 1000 characters, not blank; the amount is
+    /// checked against the conversion when it is reversed.
+    pub fn validate(self) -> Result<ReverseRequest, Error> {
         let mut issues = Issues::new();
         if let Some(r) = &self.reason {
             issues.check(limits!(ReverseBody, "reason").check_text("reason", r));
         }
         issues.finish()?;
-        Ok(self.reason)
+        Ok(ReverseRequest {
+            amount: self.amount,
+            reason: self.reason,
+        })
     }
 }
 
@@ -717,11 +819,22 @@ pub struct ConversionView<'a> {
     #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub updated_at: DateTime<Utc>,
-    /// When the conversion was reversed.
+    /// When the conversion was last reversed (in full or in part).
     #[serde(with = "serde_ts_opt")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub reversed_at: Option<DateTime<Utc>>,
+    /// The reason given with the last reversal.
     pub reversal_reason: Option<&'a str>,
+    /// The part of `amount` reversed so far (0 until a reversal; `amount` once REVERSED).
+    #[serde(with = "json_number")]
+    #[schema(value_type = f64, minimum = 0)]
+    pub reversed_amount: Decimal,
+    /// The part of `commission` given back so far: `commission * reversedAmount / amount`,
+    /// rounded half-even to the minor unit. The commission still earned is `commission -
+    /// commissionReversed`.
+    #[serde(with = "json_number")]
+    #[schema(value_type = f64, minimum = 0)]
+    pub commission_reversed: Decimal,
 }
 
 impl<'a> From<&'a Conversion> for ConversionView<'a> {
@@ -753,6 +866,8 @@ impl<'a> From<&'a Conversion> for ConversionView<'a> {
             updated_at: c.updated_at,
             reversed_at: c.reversed_at,
             reversal_reason: c.reversal_reason.as_deref(),
+            reversed_amount: c.reversed_amount,
+            commission_reversed: c.commission_reversed,
         }
     }
 }
@@ -971,6 +1086,8 @@ mod tests {
             updated_at: p.occurred_at,
             reversed_at: None,
             reversal_reason: None,
+            reversed_amount: Decimal::ZERO,
+            commission_reversed: Decimal::ZERO,
         }
     }
 
@@ -992,7 +1109,7 @@ mod tests {
             } else {
                 HoldingPayout::None
             };
-            match c.reverse(payout, Some("refund".into()), now) {
+            match c.reverse(payout, None, Some("refund".into()), now) {
                 Ok(r) => {
                     assert!(ok, "{from:?} must not reverse");
                     assert_eq!(r.from, from);
@@ -1024,14 +1141,14 @@ mod tests {
         let mut free = recorded(Pending, None);
         free.commission = Decimal::ZERO;
         assert_eq!(
-            free.reverse(HoldingPayout::None, None, now)
+            free.reverse(HoldingPayout::None, None, None, now)
                 .unwrap()
                 .give_back,
             None
         );
         // A paid conversion of a paid payout is clawed back.
         let paid = recorded(Paid, Some("po_1"));
-        let r = paid.reverse(HoldingPayout::Paid, None, now).unwrap();
+        let r = paid.reverse(HoldingPayout::Paid, None, None, now).unwrap();
         let claw = r.clawback.expect("clawback");
         assert_eq!(
             (claw.amount, claw.conversion_id.as_str()),
@@ -1045,10 +1162,82 @@ mod tests {
             (Approved, HoldingPayout::Unpaid),
         ] {
             let err = recorded(st, Some("po_1"))
-                .reverse(po, None, now)
+                .reverse(po, None, None, now)
                 .unwrap_err();
             assert!(matches!(err, Error::InPayout { .. }));
         }
+    }
+
+    #[test]
+    fn partial_reversals_cut_the_commission_in_proportion_and_add_up_to_it() {
+        let now = Utc::now();
+        let dec = |s: &str| s.parse::<Decimal>().unwrap();
+        let mut c = recorded(ConversionStatus::Pending, None);
+        c.amount = dec("10.00");
+        c.commission = dec("3.33");
+        // (part, reversedAmount, commissionReversed, cut given back, status)
+        let steps = [
+            (
+                Some("3.33"),
+                "3.33",
+                "1.11",
+                "1.11",
+                ConversionStatus::Pending,
+            ),
+            (Some("0.01"), "3.34", "1.11", "0", ConversionStatus::Pending),
+            (
+                Some("6.65"),
+                "9.99",
+                "3.33",
+                "2.22",
+                ConversionStatus::Pending,
+            ),
+            (None, "10.00", "3.33", "0", ConversionStatus::Reversed),
+        ];
+        for (i, (part, total, commission, cut, status)) in steps.into_iter().enumerate() {
+            let r = c
+                .reverse(HoldingPayout::None, part.map(dec), None, now)
+                .unwrap_or_else(|e| panic!("step {i}: {e:?}"));
+            assert_eq!(r.reversed.reversed_amount, dec(total), "step {i}");
+            assert_eq!(r.reversed.commission_reversed, dec(commission), "step {i}");
+            let back = r.give_back.map_or(Decimal::ZERO, |e| -e.amount);
+            assert_eq!(back, dec(cut), "step {i}");
+            assert_eq!(r.reversed.status, status, "step {i}");
+            assert_eq!(
+                (r.from, r.before.clone()),
+                (c.status, c.clone()),
+                "step {i}"
+            );
+            assert!(r.reversed.net_commission() >= Decimal::ZERO, "step {i}");
+            c = r.reversed;
+        }
+        // Nothing is left: another reversal is 409.
+        let err = c.reverse(HoldingPayout::None, None, None, now).unwrap_err();
+        assert!(matches!(err, Error::InvalidState { .. }));
+
+        // Refused parts: above what is left, zero, more decimals than USD has.
+        let mut c = recorded(ConversionStatus::Approved, None);
+        c.amount = dec("10.00");
+        for (part, code) in [
+            ("10.01", "too_big"),
+            ("0", "too_small"),
+            ("1.005", "invalid_value"),
+        ] {
+            match c.reverse(HoldingPayout::None, Some(dec(part)), None, now) {
+                Err(Error::Validation(issues)) => assert_eq!(issues[0].code, code, "{part}"),
+                other => panic!("{part}: {other:?}"),
+            }
+        }
+        // A part of a paid conversion is clawed back by the cut alone.
+        let mut paid = recorded(ConversionStatus::Paid, Some("po_1"));
+        paid.amount = dec("100");
+        paid.commission = dec("20.00");
+        let r = paid
+            .reverse(HoldingPayout::Paid, Some(dec("25")), None, now)
+            .unwrap();
+        assert_eq!(r.reversed.status, ConversionStatus::Paid);
+        assert_eq!(r.clawback.map(|a| a.amount), Some(dec("-5.00")));
+        assert_eq!(r.reversed.rollup_figures(), (dec("75"), dec("15.00")));
     }
 
     #[test]

@@ -185,10 +185,11 @@ pub enum PoolEntry {
 }
 
 impl PoolEntry {
-    /// What it adds to a payout: the commission, or the (negative) adjustment.
+    /// What it adds to a payout: the commission still earned, or the
+    /// (negative) adjustment.
     pub fn amount(&self) -> Decimal {
         match self {
-            PoolEntry::Conversion(c) => c.commission,
+            PoolEntry::Conversion(c) => c.net_commission(),
             PoolEntry::Adjustment(a) => a.amount,
         }
     }

@@ -342,6 +342,8 @@ fn new_conversion(
         updated_at: now,
         reversed_at: None,
         reversal_reason: None,
+        reversed_amount: Decimal::ZERO,
+        commission_reversed: Decimal::ZERO,
     }
 }
 

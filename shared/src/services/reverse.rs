@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::conversion::Conversion;
+use crate::domain::conversion::{Conversion, ReverseRequest};
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::retry::{retry_on_conflict, Attempt};
@@ -14,19 +14,22 @@ use crate::store::Store;
 /// Times a reversal is planned again after a concurrent write to the conversion.
 const REVERSE_ATTEMPTS: usize = 3;
 
-/// Reverses a conversion as `Conversion::reverse` decides; the conversion as reversed.
+/// Reverses a conversion, in full or in part, as `Conversion::reverse`
+/// decides; the conversion as reversed.
 pub async fn reverse(
     store: &Store,
     tenant: &Tenant,
     id: &str,
-    reason: Option<String>,
+    request: &ReverseRequest,
     now: DateTime<Utc>,
 ) -> Result<Conversion> {
     retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
-        let reason = reason.clone();
+        let reason = request.reason.clone();
         async move {
             let facts = conversions::read_reversal(store, tenant, id).await?;
-            let r = facts.conversion.reverse(facts.holding, reason, now)?;
+            let r = facts
+                .conversion
+                .reverse(facts.holding, request.amount, reason, now)?;
             Ok(
                 match conversions::commit_reversal(store, tenant, &facts.conversion, &r).await? {
                     true => Attempt::Done(r.reversed),

@@ -59,7 +59,22 @@ use crate::timestamp;
 /// Quota counters outlive their month by this long, then TTL removes them.
 const QUOTA_TTL_DAYS: i64 = 400;
 /// Conversion attributes a reversal rewrites (with the GSI3 partition).
-const REVERSAL_FIELDS: [&str; 4] = [STATUS, "reversedAt", "reversalReason", "updatedAt"];
+const REVERSAL_FIELDS: [&str; 6] = [
+    STATUS,
+    "reversedAt",
+    "reversalReason",
+    "updatedAt",
+    REVERSED_AMOUNT,
+    COMMISSION_REVERSED,
+];
+const REVERSED_AMOUNT: &str = "reversedAmount";
+/// The attribute of `Conversion::commission_reversed` (stored as the decimal's string).
+pub const COMMISSION_REVERSED: &str = "commissionReversed";
+
+/// The stored form of a decimal attribute (serde's: its string), for conditions.
+pub fn decimal_value(d: Decimal) -> aws_sdk_dynamodb::types::AttributeValue {
+    string_value(d.to_string())
+}
 const STATUS: &str = "status";
 const PAYOUT_ID: &str = "payoutId";
 
@@ -567,9 +582,15 @@ pub async fn commit_reversal(
         .copy_from(&after, &REVERSAL_FIELDS)
         .copy_from(&after, &Index::attributes())
         .when_tenant(&tenant_key)
-        .when_eq(STATUS, string_value(r.from.as_str()));
+        .when_eq(STATUS, string_value(r.from.as_str()))
+        .when_absent_or_eq(REVERSED_AMOUNT, decimal_value(read.reversed_amount));
     tx.update(A::Conversion, &read.id, RECORD_SK, &change);
-    rollups::moved(&mut tx, A::Rollup, tenant, &r.reversed, r.from);
+    rollups::moved_many(
+        &mut tx,
+        A::Rollup,
+        tenant,
+        &[(r.before.clone(), r.reversed.clone())],
+    );
     if let Some(e) = &r.give_back {
         affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
     }

@@ -244,9 +244,14 @@ pub async fn claim_chunk(
             )
             .when_tenant(&t)
             .when_eq("status", string_value(cv.status.as_str()))
-            .when_absent("payoutId");
+            .when_absent("payoutId")
+            // A partial reversal meanwhile changes what the payout would owe.
+            .when_absent_or_eq(
+                conversions::COMMISSION_REVERSED,
+                conversions::decimal_value(cv.commission_reversed),
+            );
         tx.update(Write::Member, &cv.id, RECORD_SK, &u);
-        minor += c.to_minor(cv.commission);
+        minor += c.to_minor(cv.net_commission());
     }
     let mut adj_minor = 0_i64;
     for a in adjustments {

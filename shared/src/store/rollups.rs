@@ -64,9 +64,10 @@ fn add<R: Copy>(
     status: ConversionStatus,
     sign: i64,
 ) {
+    let (revenue, commission) = c.rollup_figures();
     let figures = Figures {
-        revenue: negate(c.amount, sign),
-        commission: negate(c.commission, sign),
+        revenue: negate(revenue, sign),
+        commission: negate(commission, sign),
         count: sign,
     };
     add_figures(tx, role, tenant, c, status, &figures);
@@ -136,19 +137,6 @@ pub fn backfill<R: Copy>(
     add_figures(tx, role, tenant, sample, sample.status, &figures);
 }
 
-/// Moves a conversion's figures from status `from` to its status `c.status`
-/// (four actions); put them in the transaction that changes the status.
-pub fn moved<R: Copy>(
-    tx: &mut Tx<R>,
-    role: R,
-    tenant: &Tenant,
-    c: &Conversion,
-    from: ConversionStatus,
-) {
-    add(tx, role, tenant, c, from, -1);
-    add(tx, role, tenant, c, c.status, 1);
-}
-
 /// Moves the figures of many status changes `(before, after)` at once, one
 /// update per rollup item (a transaction may not touch an item twice).
 pub fn moved_many<R: Copy>(
@@ -165,8 +153,9 @@ pub fn moved_many<R: Copy>(
                 let e = sums
                     .entry(sort_key(g, c, status))
                     .or_insert_with(|| (c.campaign_id.clone(), Figures::zero()));
-                e.1.revenue += negate(c.amount, sign);
-                e.1.commission += negate(c.commission, sign);
+                let (revenue, commission) = c.rollup_figures();
+                e.1.revenue += negate(revenue, sign);
+                e.1.commission += negate(commission, sign);
                 e.1.count += sign;
             }
         }

@@ -563,6 +563,8 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
             updated_at: now,
             reversed_at: None,
             reversal_reason: None,
+            reversed_amount: Decimal::ZERO,
+            commission_reversed: Decimal::ZERO,
         }
     };
     let bulk_store = b.app.store.clone();

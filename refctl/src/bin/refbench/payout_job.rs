@@ -112,6 +112,8 @@ async fn seed(app: &App, p: &Programme, n: usize, due: bool) {
             updated_at: now,
             reversed_at: None,
             reversal_reason: None,
+            reversed_amount: Decimal::ZERO,
+            commission_reversed: Decimal::ZERO,
         })
         .collect();
     let mut set = tokio::task::JoinSet::new();
