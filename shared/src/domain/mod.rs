@@ -8,6 +8,7 @@ pub mod asset;
 pub mod attribution;
 pub mod campaign;
 pub mod commission;
+pub mod connector;
 pub mod conversion;
 pub mod email;
 pub mod event;

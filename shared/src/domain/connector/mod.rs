@@ -1,0 +1,307 @@
+//! Payment-provider connectors (contract section 11): the port every
+//! provider adapter fills. An adapter checks a delivery's signature on the
+//! raw body, then maps the verified event into the product's own commands:
+//! record a payment (the postback's path), bind a referral (identify's) or
+//! reverse a payment's conversion in full or in part (reverse's). It never
+//! decides attribution or commission itself. Pure: no I/O.
+
+pub mod paddle;
+pub mod signature;
+pub mod stripe;
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde_json::Value;
+
+use crate::enums::wire_enum;
+use crate::money::Currency;
+
+wire_enum! {
+    /// The payment providers a connector exists for.
+    pub enum Provider {
+        /// Stripe (webhook endpoints, `Stripe-Signature`).
+        Stripe = "STRIPE",
+        /// Paddle Billing (notification destinations, `Paddle-Signature`).
+        Paddle = "PADDLE",
+    }
+}
+
+/// A verified provider event, mapped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapped {
+    /// The provider's event id: a delivery is applied once per id.
+    pub event_id: String,
+    /// The provider's event type, as sent.
+    pub event_type: String,
+    /// Stripe's `livemode` (Paddle events carry none).
+    pub livemode: Option<bool>,
+    /// What to do, or why nothing is done.
+    pub outcome: Outcome,
+}
+
+/// What a mapped event asks of the product.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Apply these, in order.
+    Apply(Vec<Command>),
+    /// Nothing to do (a type not mapped, a zero amount, a field the mapping
+    /// needs is missing): answered 200 so the provider does not retry it.
+    Ignored(String),
+}
+
+/// One of the product's own commands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Record a payment as a conversion, as a postback would.
+    Record(Payment),
+    /// Bind the customer to the affiliate the hint names, as identify would.
+    Bind(Binding),
+    /// Reverse the conversion of a payment, in full or in part.
+    Reverse(Refund),
+}
+
+/// A payment to record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Payment {
+    /// The provider's payment id: the conversion's `externalId`.
+    pub external_id: String,
+    /// Tax excluded, converted exactly from minor units.
+    pub amount: Decimal,
+    pub currency: Currency,
+    pub customer_id: Option<String>,
+    /// Hashed on arrival, never stored plain.
+    pub customer_email: Option<String>,
+    /// A tracker session id, click id or affiliate code.
+    pub referral: Option<String>,
+    pub occurred_at: DateTime<Utc>,
+    /// Other ids refunds and disputes may name this payment by (Stripe's
+    /// payment intent and charge, Paddle's transaction).
+    pub aliases: Vec<String>,
+}
+
+/// A referral to bind (a checkout that names the affiliate).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    /// A tracker session id, click id or affiliate code.
+    pub referral: String,
+    pub customer_id: Option<String>,
+    pub customer_email: Option<String>,
+    /// A payment of this checkout that may already be recorded unattributed
+    /// (a subscription's first invoice).
+    pub payment_id: Option<String>,
+}
+
+/// A refund, chargeback or lost dispute of a recorded payment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refund {
+    /// The ids the payment may be known by, tried in order.
+    pub payment_ids: Vec<String>,
+    pub part: RefundPart,
+    /// Counts once however often it arrives (Paddle's adjustment id).
+    pub once_key: Option<String>,
+}
+
+/// How much of a payment a refund takes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundPart {
+    /// All of it (a lost dispute).
+    Full,
+    /// A running total: `refunded` of `total`, both in minor units (Stripe
+    /// sends the charge's `amount_refunded` so far, not this refund's).
+    SoFar { refunded: i64, total: i64 },
+    /// This refund's own amount, in minor units, tax excluded.
+    Minor(i64),
+}
+
+impl RefundPart {
+    /// The amount of a conversion of `amount` (major units) that should be
+    /// reversed in all once this refund is applied, given what already is:
+    /// `None` when nothing more is to be reversed.
+    pub fn reversal(
+        &self,
+        amount: Decimal,
+        already: Decimal,
+        currency: Currency,
+    ) -> Option<Decimal> {
+        let left = amount - already;
+        let part = match *self {
+            RefundPart::Full => left,
+            RefundPart::SoFar { refunded, total } if total > 0 => {
+                let target = if refunded >= total {
+                    amount
+                } else {
+                    currency.round(amount * Decimal::from(refunded) / Decimal::from(total))
+                };
+                target - already
+            }
+            RefundPart::SoFar { .. } => Decimal::ZERO,
+            RefundPart::Minor(minor) => currency.from_minor(minor).min(left),
+        };
+        (part > Decimal::ZERO).then_some(part.min(left))
+    }
+}
+
+/// Why a delivery's signature is refused (all are 400, nothing recorded
+/// but a REJECTED delivery row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureError {
+    /// No signature header.
+    Missing,
+    /// A header that is not the provider's format.
+    Malformed,
+    /// Signed more than [`signature::TOLERANCE_SECS`] away from now.
+    Stale,
+    /// No signature matches the body and the secret.
+    Mismatch,
+}
+
+impl SignatureError {
+    /// The reason kept on the REJECTED delivery row.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            SignatureError::Missing => "signature header missing",
+            SignatureError::Malformed => "signature header malformed",
+            SignatureError::Stale => "signature timestamp outside 300 seconds",
+            SignatureError::Mismatch => "signature does not match",
+        }
+    }
+}
+
+/// A string field of a JSON object, or the `id` of an expanded object there.
+pub(crate) fn id_at(object: &Value, field: &str) -> Option<String> {
+    match object.get(field)? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Object(o) => o.get("id")?.as_str().map(str::to_string),
+        _ => None,
+    }
+}
+
+/// A non-empty string field.
+pub(crate) fn text_at(object: &Value, field: &str) -> Option<String> {
+    object
+        .get(field)?
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// An integer field (Paddle sends amounts as strings of digits).
+pub(crate) fn minor_at(object: &Value, field: &str) -> Option<i64> {
+    match object.get(field)? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The currency a provider names (any letter case).
+pub(crate) fn currency_at(object: &Value, field: &str) -> Option<Currency> {
+    Currency::parse(field, &text_at(object, field)?).ok()
+}
+
+/// An ignored event's outcome.
+pub(crate) fn ignored(reason: impl Into<String>) -> Outcome {
+    Outcome::Ignored(reason.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refunds_reverse_what_is_due_and_never_more() {
+        let usd = Currency::parse("c", "USD").unwrap();
+        let jpy = Currency::parse("c", "JPY").unwrap();
+        let d = |s: &str| s.parse::<Decimal>().unwrap();
+        // (part, conversion amount, already reversed, currency, to reverse now)
+        let cases = [
+            (RefundPart::Full, "100", "0", usd, Some("100")),
+            (RefundPart::Full, "100", "40", usd, Some("60")),
+            (RefundPart::Full, "100", "100", usd, None),
+            (
+                RefundPart::SoFar {
+                    refunded: 2500,
+                    total: 10000,
+                },
+                "80.00",
+                "0",
+                usd,
+                Some("20.00"),
+            ),
+            (
+                RefundPart::SoFar {
+                    refunded: 5000,
+                    total: 10000,
+                },
+                "80.00",
+                "20.00",
+                usd,
+                Some("20.00"),
+            ),
+            (
+                RefundPart::SoFar {
+                    refunded: 5000,
+                    total: 10000,
+                },
+                "80.00",
+                "40.00",
+                usd,
+                None,
+            ),
+            (
+                RefundPart::SoFar {
+                    refunded: 10000,
+                    total: 10000,
+                },
+                "80.00",
+                "40.00",
+                usd,
+                Some("40.00"),
+            ),
+            (
+                RefundPart::SoFar {
+                    refunded: 12000,
+                    total: 10000,
+                },
+                "80.00",
+                "0",
+                usd,
+                Some("80.00"),
+            ),
+            (
+                RefundPart::SoFar {
+                    refunded: 1,
+                    total: 3,
+                },
+                "1000",
+                "0",
+                jpy,
+                Some("333"),
+            ),
+            (
+                RefundPart::SoFar {
+                    refunded: 1,
+                    total: 0,
+                },
+                "10",
+                "0",
+                usd,
+                None,
+            ),
+            (RefundPart::Minor(1999), "100.00", "0", usd, Some("19.99")),
+            (
+                RefundPart::Minor(1999),
+                "100.00",
+                "90.00",
+                usd,
+                Some("10.00"),
+            ),
+            (RefundPart::Minor(0), "100.00", "0", usd, None),
+        ];
+        for (i, (part, amount, already, cur, want)) in cases.into_iter().enumerate() {
+            let got = part.reversal(d(amount), d(already), cur);
+            assert_eq!(got, want.map(d), "case {i}");
+        }
+    }
+}

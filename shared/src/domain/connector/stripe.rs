@@ -1,0 +1,217 @@
+//! Stripe events into the product's commands. Only the fields the mapping
+//! needs are read (no SDK). Written against API version
+//! [`API_VERSION`]; the fields that moved in later versions are read in both
+//! places: an invoice's subscription metadata (`subscription_details` or
+//! `parent.subscription_details`), its payment ids (`payment_intent` and
+//! `charge`, or `payments.data[].payment`), and a charge's `invoice` (gone
+//! in later versions: its `payment_intent` finds the payment then).
+
+use chrono::{DateTime, TimeZone, Utc};
+use rust_decimal::Decimal;
+use serde_json::Value;
+
+use super::{
+    currency_at, id_at, ignored, minor_at, text_at, Binding, Command, Mapped, Outcome, Payment,
+    Refund, RefundPart,
+};
+
+/// The Stripe API version the event shapes are taken from.
+pub const API_VERSION: &str = "2024-06-20";
+
+/// The metadata key (and `client_reference_id`) that carries the referral.
+pub const REFERRAL_KEY: &str = "referral";
+
+/// Maps a verified Stripe event body; `None` when it is no Stripe event.
+pub fn map(body: &[u8]) -> Option<Mapped> {
+    let event: Value = serde_json::from_slice(body).ok()?;
+    let event_id = text_at(&event, "id")?;
+    let event_type = text_at(&event, "type")?;
+    let object = event.get("data")?.get("object")?;
+    let created = event.get("created").and_then(Value::as_i64).unwrap_or(0);
+    let outcome = match event_type.as_str() {
+        "invoice.paid" => invoice_paid(object, created),
+        "checkout.session.completed" => checkout_completed(object, created),
+        "charge.refunded" => charge_refunded(object),
+        "charge.dispute.closed" => dispute_closed(object),
+        other => ignored(format!("event type {other} is not mapped")),
+    };
+    Some(Mapped {
+        event_id,
+        event_type,
+        livemode: event.get("livemode").and_then(Value::as_bool),
+        outcome,
+    })
+}
+
+fn at(unix: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(unix, 0).single().unwrap_or_else(Utc::now)
+}
+
+/// The referral an object's metadata names.
+fn metadata_referral(object: &Value) -> Option<String> {
+    text_at(object.get("metadata")?, REFERRAL_KEY)
+}
+
+/// `invoice.paid`: the amount paid minus tax, attributed by the invoice's or
+/// its subscription's `metadata.referral`, else by the customer.
+fn invoice_paid(invoice: &Value, created: i64) -> Outcome {
+    let (Some(id), Some(currency)) = (id_at(invoice, "id"), currency_at(invoice, "currency"))
+    else {
+        return ignored("invoice without id or currency");
+    };
+    let paid = minor_at(invoice, "amount_paid").unwrap_or(0);
+    if paid <= 0 {
+        return ignored("zero amount");
+    }
+    let total = minor_at(invoice, "total").unwrap_or(paid);
+    let before_tax = minor_at(invoice, "total_excluding_tax").unwrap_or(total);
+    // Paid in part: the untaxed total scaled by the share paid.
+    let minor = if total > 0 && paid < total {
+        let scaled = Decimal::from(before_tax) * Decimal::from(paid) / Decimal::from(total);
+        scaled.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointNearestEven)
+    } else {
+        Decimal::from(before_tax)
+    };
+    let minor = rust_decimal::prelude::ToPrimitive::to_i64(&minor).unwrap_or(0);
+    if minor <= 0 {
+        return ignored("zero amount");
+    }
+    let subscription = invoice
+        .get("subscription_details")
+        .or_else(|| invoice.get("parent")?.get("subscription_details"));
+    let referral = metadata_referral(invoice).or_else(|| subscription.and_then(metadata_referral));
+    let paid_at = invoice
+        .get("status_transitions")
+        .and_then(|t| t.get("paid_at"))
+        .and_then(Value::as_i64)
+        .unwrap_or(created);
+    Outcome::Apply(vec![Command::Record(Payment {
+        external_id: id,
+        amount: currency.from_minor(minor),
+        currency,
+        customer_id: id_at(invoice, "customer"),
+        customer_email: text_at(invoice, "customer_email"),
+        referral,
+        occurred_at: at(paid_at),
+        aliases: invoice_payment_ids(invoice),
+    })])
+}
+
+/// The payment intent and charge ids an invoice names, in either shape.
+fn invoice_payment_ids(invoice: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = ["payment_intent", "charge"]
+        .iter()
+        .filter_map(|f| id_at(invoice, f))
+        .collect();
+    let payments = invoice
+        .get("payments")
+        .and_then(|p| p.get("data"))
+        .and_then(Value::as_array);
+    for p in payments.into_iter().flatten() {
+        if let Some(payment) = p.get("payment") {
+            ids.extend(
+                ["payment_intent", "charge"]
+                    .iter()
+                    .filter_map(|f| id_at(payment, f)),
+            );
+        }
+    }
+    ids.dedup();
+    ids
+}
+
+/// `checkout.session.completed`: `client_reference_id` or
+/// `metadata.referral` binds the customer; a one-off payment is recorded too.
+fn checkout_completed(session: &Value, created: i64) -> Outcome {
+    let referral = text_at(session, "client_reference_id").or_else(|| metadata_referral(session));
+    let Some(referral) = referral else {
+        return ignored("no referral on the checkout session");
+    };
+    let customer_email = session
+        .get("customer_details")
+        .and_then(|d| text_at(d, "email"))
+        .or_else(|| text_at(session, "customer_email"));
+    let customer_id = id_at(session, "customer");
+    let mode = text_at(session, "mode").unwrap_or_default();
+    let mut commands = vec![Command::Bind(Binding {
+        referral: referral.clone(),
+        customer_id: customer_id.clone(),
+        customer_email: customer_email.clone(),
+        payment_id: id_at(session, "invoice"),
+    })];
+    let total = minor_at(session, "amount_total").unwrap_or(0);
+    let tax = session
+        .get("total_details")
+        .and_then(|t| minor_at(t, "amount_tax"))
+        .unwrap_or(0);
+    let payment = id_at(session, "payment_intent");
+    if let (true, Some(currency), Some(pi)) = (
+        mode == "payment" && total - tax > 0,
+        currency_at(session, "currency"),
+        payment,
+    ) {
+        commands.push(Command::Record(Payment {
+            external_id: pi.clone(),
+            amount: currency.from_minor(total - tax),
+            currency,
+            customer_id,
+            customer_email,
+            referral: Some(referral),
+            occurred_at: at(created),
+            aliases: vec![pi],
+        }));
+    }
+    Outcome::Apply(commands)
+}
+
+/// `charge.refunded`: the refunded share so far (`amount_refunded` of
+/// `amount`) of the payment the charge belongs to.
+fn charge_refunded(charge: &Value) -> Outcome {
+    let ids = charge_payment_ids(charge);
+    let (Some(refunded), Some(total)) = (
+        minor_at(charge, "amount_refunded"),
+        minor_at(charge, "amount"),
+    ) else {
+        return ignored("charge without amounts");
+    };
+    if ids.is_empty() || refunded <= 0 {
+        return ignored("nothing refunded");
+    }
+    Outcome::Apply(vec![Command::Reverse(Refund {
+        payment_ids: ids,
+        part: RefundPart::SoFar { refunded, total },
+        once_key: None,
+    })])
+}
+
+/// `charge.dispute.closed`: a lost dispute reverses the whole payment.
+fn dispute_closed(dispute: &Value) -> Outcome {
+    if text_at(dispute, "status").as_deref() != Some("lost") {
+        return ignored("dispute not lost");
+    }
+    let ids: Vec<String> = ["payment_intent", "charge"]
+        .iter()
+        .filter_map(|f| id_at(dispute, f))
+        .collect();
+    if ids.is_empty() {
+        return ignored("dispute names no payment");
+    }
+    Outcome::Apply(vec![Command::Reverse(Refund {
+        payment_ids: ids,
+        part: RefundPart::Full,
+        once_key: None,
+    })])
+}
+
+/// The ids a charge's payment may be recorded under: its invoice (older API
+/// versions), its payment intent, itself.
+fn charge_payment_ids(charge: &Value) -> Vec<String> {
+    ["invoice", "payment_intent", "id"]
+        .iter()
+        .filter_map(|f| id_at(charge, f))
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "stripe_tests.rs"]
+mod tests;

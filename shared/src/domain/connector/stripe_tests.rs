@@ -1,0 +1,247 @@
+use super::*;
+use crate::domain::connector::Outcome;
+use serde_json::json;
+
+fn event(kind: &str, object: Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "id": "evt_1QK3zHLkdIwHu7ixq2mC0rTa",
+        "object": "event",
+        "api_version": API_VERSION,
+        "created": 1_764_000_000,
+        "livemode": false,
+        "pending_webhooks": 1,
+        "request": {"id": null, "idempotency_key": null},
+        "type": kind,
+        "data": {"object": object},
+    }))
+    .unwrap()
+}
+
+/// An `invoice.paid` object as API version 2024-06-20 sends it (trimmed to
+/// the fields around the ones read).
+fn invoice(paid: i64, total: i64, excl_tax: i64, currency: &str) -> Value {
+    json!({
+        "id": "in_1QK3zELkdIwHu7ixsU4GQeyv",
+        "object": "invoice",
+        "amount_due": total,
+        "amount_paid": paid,
+        "amount_remaining": total - paid,
+        "billing_reason": "subscription_create",
+        "charge": "ch_3QK3zFLkdIwHu7ix0hHgBn2P",
+        "currency": currency,
+        "customer": "cus_RCTwA9SDnhwwfj",
+        "customer_email": "ann@example.com",
+        "metadata": {},
+        "paid": true,
+        "payment_intent": "pi_3QK3zFLkdIwHu7ix0mEXl3sn",
+        "status": "paid",
+        "status_transitions": {"finalized_at": 1_763_999_990, "paid_at": 1_763_999_995},
+        "subscription": "sub_1QK3zELkdIwHu7ixbBn1vIrS",
+        "subscription_details": {"metadata": {"referral": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"}},
+        "subtotal": excl_tax,
+        "tax": total - excl_tax,
+        "total": total,
+        "total_excluding_tax": excl_tax
+    })
+}
+
+fn recorded(body: &[u8]) -> Payment {
+    let m = map(body).expect("a Stripe event");
+    match m.outcome {
+        Outcome::Apply(cmds) => match cmds.as_slice() {
+            [Command::Record(p)] => p.clone(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn paid_invoices_record_the_amount_paid_without_tax() {
+    let p = recorded(&event("invoice.paid", invoice(1190, 1190, 1000, "usd")));
+    assert_eq!(p.external_id, "in_1QK3zELkdIwHu7ixsU4GQeyv");
+    assert_eq!(
+        (p.amount.to_string().as_str(), p.currency.code()),
+        ("10.00", "USD")
+    );
+    assert_eq!(p.customer_id.as_deref(), Some("cus_RCTwA9SDnhwwfj"));
+    assert_eq!(p.customer_email.as_deref(), Some("ann@example.com"));
+    assert_eq!(
+        p.referral.as_deref(),
+        Some("ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F")
+    );
+    assert_eq!(p.occurred_at.timestamp(), 1_763_999_995);
+    assert_eq!(
+        p.aliases,
+        ["pi_3QK3zFLkdIwHu7ix0mEXl3sn", "ch_3QK3zFLkdIwHu7ix0hHgBn2P"]
+    );
+    // Exact in every exponent: JPY 0, KWD 3.
+    let p = recorded(&event("invoice.paid", invoice(5000, 5000, 5000, "jpy")));
+    assert_eq!(p.amount.to_string(), "5000");
+    let p = recorded(&event("invoice.paid", invoice(12345, 12345, 12345, "kwd")));
+    assert_eq!(p.amount.to_string(), "12.345");
+    // Paid in part: the untaxed total scaled by the share paid (half-even).
+    let p = recorded(&event("invoice.paid", invoice(595, 1190, 1000, "eur")));
+    assert_eq!(p.amount.to_string(), "5.00");
+}
+
+#[test]
+fn trial_invoices_and_unmapped_types_are_ignored() {
+    let m = map(&event("invoice.paid", invoice(0, 0, 0, "usd"))).unwrap();
+    assert_eq!(m.outcome, Outcome::Ignored("zero amount".into()));
+    assert_eq!(m.livemode, Some(false));
+    let m = map(&event("customer.created", json!({"id": "cus_1"}))).unwrap();
+    assert!(matches!(m.outcome, Outcome::Ignored(r) if r.contains("customer.created")));
+    assert!(map(b"{}").is_none());
+}
+
+#[test]
+fn newer_api_versions_are_read_where_their_fields_moved() {
+    // 2025-03-31 and later: subscription metadata under `parent`, payment
+    // ids under `payments`, no `charge`/`payment_intent` on the invoice.
+    let mut inv = invoice(1000, 1000, 1000, "usd");
+    let obj = inv.as_object_mut().unwrap();
+    for gone in ["subscription_details", "charge", "payment_intent"] {
+        obj.remove(gone);
+    }
+    obj.insert(
+        "parent".into(),
+        json!({"type": "subscription_details", "subscription_details": {
+            "metadata": {"referral": "AFF10"}, "subscription": "sub_1"}}),
+    );
+    obj.insert(
+        "payments".into(),
+        json!({"object": "list", "data": [{"object": "invoice_payment",
+            "payment": {"type": "payment_intent", "payment_intent": "pi_new"}}]}),
+    );
+    let p = recorded(&event("invoice.paid", inv));
+    assert_eq!(p.referral.as_deref(), Some("AFF10"));
+    assert_eq!(p.aliases, ["pi_new"]);
+}
+
+#[test]
+fn checkouts_bind_the_referral_and_one_off_payments_are_recorded() {
+    let session = |mode: &str, total: i64, tax: i64| {
+        json!({
+            "id": "cs_test_a1b2c3",
+            "object": "checkout.session",
+            "amount_subtotal": total - tax,
+            "amount_total": total,
+            "client_reference_id": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F",
+            "currency": "usd",
+            "customer": "cus_RCTwA9SDnhwwfj",
+            "customer_details": {"email": "ann@example.com", "name": "Ann"},
+            "invoice": if mode == "subscription" { json!("in_1QK3zELkdIwHu7ixsU4GQeyv") } else { Value::Null },
+            "metadata": {},
+            "mode": mode,
+            "payment_intent": if mode == "payment" { json!("pi_one_off") } else { Value::Null },
+            "payment_status": "paid",
+            "status": "complete",
+            "subscription": if mode == "subscription" { json!("sub_1") } else { Value::Null },
+            "total_details": {"amount_discount": 0, "amount_shipping": 0, "amount_tax": tax}
+        })
+    };
+    let m = map(&event(
+        "checkout.session.completed",
+        session("subscription", 1190, 190),
+    ))
+    .unwrap();
+    let Outcome::Apply(cmds) = m.outcome else {
+        panic!()
+    };
+    assert_eq!(
+        cmds,
+        vec![Command::Bind(Binding {
+            referral: "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F".into(),
+            customer_id: Some("cus_RCTwA9SDnhwwfj".into()),
+            customer_email: Some("ann@example.com".into()),
+            payment_id: Some("in_1QK3zELkdIwHu7ixsU4GQeyv".into()),
+        })]
+    );
+    let m = map(&event(
+        "checkout.session.completed",
+        session("payment", 2380, 380),
+    ))
+    .unwrap();
+    let Outcome::Apply(cmds) = m.outcome else {
+        panic!()
+    };
+    let [Command::Bind(_), Command::Record(p)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    assert_eq!(
+        (p.external_id.as_str(), p.amount.to_string().as_str()),
+        ("pi_one_off", "20.00")
+    );
+    assert_eq!(
+        p.referral.as_deref(),
+        Some("ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F")
+    );
+    let mut none = session("payment", 2380, 380);
+    none["client_reference_id"] = Value::Null;
+    let m = map(&event("checkout.session.completed", none.clone())).unwrap();
+    assert!(matches!(m.outcome, Outcome::Ignored(_)));
+    none["metadata"] = json!({"referral": "AFF10"});
+    let m = map(&event("checkout.session.completed", none)).unwrap();
+    assert!(
+        matches!(m.outcome, Outcome::Apply(c) if matches!(&c[0], Command::Bind(b) if b.referral == "AFF10"))
+    );
+}
+
+#[test]
+fn refunds_and_lost_disputes_reverse_the_payment() {
+    let charge = json!({
+        "id": "ch_3QK3zFLkdIwHu7ix0hHgBn2P",
+        "object": "charge",
+        "amount": 1190,
+        "amount_captured": 1190,
+        "amount_refunded": 595,
+        "currency": "usd",
+        "invoice": "in_1QK3zELkdIwHu7ixsU4GQeyv",
+        "payment_intent": "pi_3QK3zFLkdIwHu7ix0mEXl3sn",
+        "refunded": false
+    });
+    let m = map(&event("charge.refunded", charge.clone())).unwrap();
+    let want = |ids: &[&str], part| {
+        Outcome::Apply(vec![Command::Reverse(Refund {
+            payment_ids: ids.iter().map(|s| s.to_string()).collect(),
+            part,
+            once_key: None,
+        })])
+    };
+    assert_eq!(
+        m.outcome,
+        want(
+            &[
+                "in_1QK3zELkdIwHu7ixsU4GQeyv",
+                "pi_3QK3zFLkdIwHu7ix0mEXl3sn",
+                "ch_3QK3zFLkdIwHu7ix0hHgBn2P"
+            ],
+            RefundPart::SoFar {
+                refunded: 595,
+                total: 1190
+            }
+        )
+    );
+    // Later API versions: no `invoice` on the charge.
+    let mut newer = charge;
+    newer.as_object_mut().unwrap().remove("invoice");
+    let m = map(&event("charge.refunded", newer)).unwrap();
+    assert!(
+        matches!(&m.outcome, Outcome::Apply(c) if matches!(&c[0], Command::Reverse(r) if r.payment_ids[0] == "pi_3QK3zFLkdIwHu7ix0mEXl3sn"))
+    );
+    let dispute = |status: &str| {
+        json!({"id": "dp_1", "object": "dispute", "amount": 1190, "charge": "ch_3QK3zFLkdIwHu7ix0hHgBn2P",
+               "payment_intent": "pi_3QK3zFLkdIwHu7ix0mEXl3sn", "currency": "usd", "reason": "fraudulent", "status": status})
+    };
+    let m = map(&event("charge.dispute.closed", dispute("lost"))).unwrap();
+    assert_eq!(
+        m.outcome,
+        want(
+            &["pi_3QK3zFLkdIwHu7ix0mEXl3sn", "ch_3QK3zFLkdIwHu7ix0hHgBn2P"],
+            RefundPart::Full
+        )
+    );
+    let m = map(&event("charge.dispute.closed", dispute("won"))).unwrap();
+    assert_eq!(m.outcome, Outcome::Ignored("dispute not lost".into()));
+}
