@@ -30,11 +30,11 @@ refuse_link() {
 }
 
 step "functions that never touch S3 do not link aws-sdk-s3"
-refuse_link aws-sdk-s3 affiliates applications assets campaigns conversions public webhooks
+refuse_link aws-sdk-s3 affiliates applications assets campaigns conversions integrations public webhooks
 echo "ok: none of them"
 
 step "no function links aws-config (whole credential chain) or aws-lc-rs (a second crypto backend)"
-functions=(affiliates applications assets campaigns conversions invoices payout-job payouts public webhooks)
+functions=(affiliates applications assets campaigns conversions integrations invoices payout-job payouts public webhooks)
 refuse_link aws-config "${functions[@]}"
 refuse_link aws-lc-rs "${functions[@]}"
 echo "ok: none of them"

@@ -49,6 +49,7 @@ pub fn functions() -> Vec<(&'static str, ApiRouter)> {
         ("assets", assets::routes()),
         ("campaigns", campaigns::routes()),
         ("conversions", conversions::routes()),
+        ("integrations", integrations::routes()),
         ("payouts", payouts::routes()),
         ("public", public::routes()),
         ("webhooks", webhooks::routes()),

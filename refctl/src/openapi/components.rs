@@ -90,7 +90,7 @@ fn headers() -> Value {
 
 /// The resources whose ids appear as `{id}` in paths: (parameter name,
 /// id kind, what it is called, example id).
-pub const ID_PARAMETERS: [(&str, IdKind, &str, &str); 8] = [
+pub const ID_PARAMETERS: [(&str, IdKind, &str, &str); 9] = [
     (
         "CampaignId",
         IdKind::Campaign,
@@ -138,6 +138,12 @@ pub const ID_PARAMETERS: [(&str, IdKind, &str, &str); 8] = [
         IdKind::WebhookEndpoint,
         "endpoint",
         "whe_01JD9C4E6G8J0M2P4R6T8V0X2Z",
+    ),
+    (
+        "IntegrationId",
+        IdKind::Integration,
+        "integration",
+        "int_01JD9D2F4H6K8N0Q2S4V6X8Z0B",
     ),
 ];
 

@@ -19,7 +19,7 @@ struct Taker {
 
 /// The records whose ids answers carry (`campaignId` names a campaign;
 /// a click's session is `sessionId`).
-const RECORDS: [&str; 10] = [
+const RECORDS: [&str; 11] = [
     "campaign",
     "affiliate",
     "application",
@@ -28,6 +28,7 @@ const RECORDS: [&str; 10] = [
     "payout",
     "event",
     "endpoint",
+    "integration",
     "click",
     "session",
 ];

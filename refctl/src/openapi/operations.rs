@@ -59,6 +59,7 @@ fn id_parameter(path: &str) -> Option<&'static str> {
         "payouts" => "PayoutId",
         "events" => "EventId",
         "webhook-endpoints" => "WebhookEndpointId",
+        "integrations" => "IntegrationId",
         _ => return None,
     };
     ID_PARAMETERS.iter().find(|p| p.0 == noun).map(|p| p.0)

@@ -103,6 +103,7 @@ fn kind_of(schema: &str) -> Option<IdKind> {
         "Event" => IdKind::Event,
         "WebhookEndpoint" => IdKind::WebhookEndpoint,
         "WebhookDelivery" => IdKind::Delivery,
+        "Integration" => IdKind::Integration,
         _ => return None,
     })
 }

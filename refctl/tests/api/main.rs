@@ -13,6 +13,7 @@ mod contract;
 mod conversions;
 mod events;
 mod hardening;
+mod integrations;
 mod payout_job;
 mod payouts;
 mod probe;

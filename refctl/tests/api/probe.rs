@@ -162,3 +162,27 @@ async fn required_text_of_white_space_only_is_refused_everywhere() {
         .to_string();
     assert!(pattern.contains(r"[^\s"), "{pattern}");
 }
+
+#[tokio::test]
+async fn a_body_of_a_form_feed_is_no_empty_body() {
+    let m = merchant().await;
+    let c = campaign(&m.test_key, json!({})).await;
+    let path = format!("/api/v1/campaigns/{}", c["id"].as_str().unwrap());
+    for (body, empty) in [("\u{c}", false), (" \t\r\n", true)] {
+        let r = crate::support::raw(
+            &server().base,
+            "PUT",
+            &path,
+            Some(&m.test_key),
+            &[("content-type", "application/json")],
+            Some(body.as_bytes().to_vec()),
+        )
+        .await;
+        if empty {
+            assert_eq!(r.status, 200, "{body:?}: {:?}", r.body);
+        } else {
+            assert_eq!(r.status, 400, "{body:?}: {:?}", r.body);
+            assert!(r.header("x-request-id").is_some());
+        }
+    }
+}

@@ -135,7 +135,7 @@ pub struct NewAffiliate {
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
     #[serde(default)]
-    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F][^\s\u0000-\u001F\u007F]*$"#, example = json!("https://blog.example.org"))]
+    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#, example = json!("https://blog.example.org"))]
     pub website: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataSchema>)]
@@ -177,7 +177,7 @@ pub struct AffiliatePatch {
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F][^\s\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#)]
     pub website: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]

@@ -12,6 +12,7 @@ pub mod connector;
 pub mod conversion;
 pub mod email;
 pub mod event;
+pub mod integration;
 pub mod metadata;
 pub mod payout;
 pub mod payout_commands;

@@ -23,6 +23,8 @@ wire_enum! {
         Identify = "IDENTIFY",
         /// An attributed payment bound an identity not bound before.
         Payment = "PAYMENT",
+        /// A payment provider's checkout named the affiliate (a connector).
+        Checkout = "CHECKOUT",
     }
 }
 

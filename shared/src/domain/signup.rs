@@ -34,7 +34,7 @@ pub struct SignUp {
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
     #[serde(default)]
-    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F][^\s\u0000-\u001F\u007F]*$"#, example = json!("https://blog.example.org"))]
+    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#, example = json!("https://blog.example.org"))]
     pub website: Option<String>,
     /// A note to the merchant, kept on the application.
     #[serde(default)]

@@ -140,3 +140,26 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
             .ok_or_else(|| Error::internal("the route has no {id} parameter"))
     }
 }
+
+/// The API's own base URL, as the caller reached it: API Gateway's domain
+/// name (`https://…`), else the `Host` header (the local host, `http://…`).
+#[derive(Debug, Clone)]
+pub struct BaseUrl(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for BaseUrl {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self> {
+        if let Some(RequestContext::ApiGatewayV2(ctx)) = parts.extensions.get::<RequestContext>() {
+            if let Some(domain) = ctx.domain_name.as_deref().filter(|d| !d.is_empty()) {
+                return Ok(BaseUrl(format!("https://{domain}")));
+            }
+        }
+        let host = parts
+            .headers
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost");
+        Ok(BaseUrl(format!("http://{host}")))
+    }
+}

@@ -42,7 +42,11 @@ pub fn parse<T: DeserializeOwned>(headers: &HeaderMap, body: &[u8]) -> Result<T,
             "request body is larger than {MAX_BODY_BYTES} bytes"
         )));
     }
-    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+    // JSON's white space only (RFC 8259): a form feed is no empty body.
+    let value: Value = if body
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    {
         Value::Object(Default::default())
     } else {
         let content_type = headers.get("content-type").and_then(|v| v.to_str().ok());

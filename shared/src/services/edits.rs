@@ -5,11 +5,12 @@
 use crate::domain::affiliate::{Affiliate, AffiliatePatch};
 use crate::domain::asset::{Asset, AssetPatch};
 use crate::domain::campaign::{Campaign, CampaignPatch};
+use crate::domain::integration::Integration;
 use crate::domain::tenant::Tenant;
 use crate::domain::webhook::Endpoint;
 use crate::error::Result;
 use crate::retry::{self, retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
-use crate::store::{affiliates, assets, campaigns, webhooks, Store};
+use crate::store::{affiliates, assets, campaigns, integrations, webhooks, Store};
 use crate::timestamp;
 
 /// A record edited in place: read by id, replaced only as it was read.
@@ -176,5 +177,24 @@ impl Edited for Endpoint {
         old: &Self,
     ) -> impl std::future::Future<Output = Result<bool>> + Send {
         webhooks::replace_endpoint(store, tenant, new, old)
+    }
+}
+
+impl Edited for Integration {
+    const WHAT: &'static str = "integration";
+    fn read(
+        store: &Store,
+        tenant: &Tenant,
+        id: &str,
+    ) -> impl std::future::Future<Output = Result<Self>> + Send {
+        integrations::get(store, tenant, id)
+    }
+    fn replace(
+        store: &Store,
+        tenant: &Tenant,
+        new: &Self,
+        old: &Self,
+    ) -> impl std::future::Future<Output = Result<bool>> + Send {
+        integrations::replace(store, tenant, new, old)
     }
 }

@@ -101,7 +101,7 @@ pub async fn identify(
 /// none is bound (a customer's first identify) and reads nothing; a
 /// cancelled transaction returns the bindings that exist, so the next plan
 /// needs no read either. Only a lost race reads again.
-async fn bind(
+pub async fn bind(
     store: &Store,
     tenant: &Tenant,
     keys: &[CustomerKey],

@@ -444,6 +444,45 @@ async fn read_claim(store: &Store, external_id: &str) -> Result<ExternalIdClaim>
     from_item(item)
 }
 
+/// The conversion an externalId (or an alias of it) names in this tenant.
+pub async fn claimed_by(
+    store: &Store,
+    tenant: &Tenant,
+    external_id: &str,
+) -> Result<Option<String>> {
+    let Some(item) = store
+        .get_item(&keys::external_id_guard(external_id), GUARD_SK)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let claim: ExternalIdClaim = from_item(item)?;
+    Ok((claim.tenant == tenant.key()).then_some(claim.conversion_id))
+}
+
+/// Claims another id of a recorded payment (a provider's payment intent or
+/// charge) for its conversion, as its externalId is claimed: a refund that
+/// names only that id finds the conversion, and a postback sending it as
+/// `externalId` replays the conversion instead of counting the payment
+/// twice. An id claimed already is left as it is.
+pub async fn claim_alias(
+    store: &Store,
+    tenant: &Tenant,
+    alias: &str,
+    conversion_id: &str,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let claim = ExternalIdClaim {
+        tenant: tenant.key(),
+        conversion_id: conversion_id.to_string(),
+        created_at: now,
+    };
+    store
+        .put_new(item_at(&keys::external_id_guard(alias), GUARD_SK, &claim)?)
+        .await?;
+    Ok(())
+}
+
 /// The conversion a claim names, for a repeated postback.
 pub async fn claimed(store: &Store, conversion_id: &str) -> Result<Conversion> {
     let item = store

@@ -92,6 +92,7 @@ pub enum ListKind {
     Asset,
     Event,
     WebhookEndpoint,
+    Integration,
 }
 
 impl ListKind {
@@ -106,6 +107,7 @@ impl ListKind {
             ListKind::Asset => "AST",
             ListKind::Event => "EVT",
             ListKind::WebhookEndpoint => "WHE",
+            ListKind::Integration => "INT",
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod enrollments;
 pub mod events;
 #[cfg(feature = "files")]
 pub mod files;
+pub mod integrations;
 pub mod keys;
 pub mod metrics;
 pub mod page;
@@ -311,6 +312,21 @@ impl Store {
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await?;
+        self.metrics.record_write_total(out.consumed_capacity());
+        Ok(())
+    }
+
+    /// Deletes an item (nothing when it does not exist).
+    pub async fn delete(&self, pk: &str, sk: &str) -> Result<()> {
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .key("pk", string_value(pk))
+            .key("sk", string_value(sk))
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
             .await?;

@@ -1,0 +1,276 @@
+//! Payment-provider integration routes: the merchant's integrations (Stripe,
+//! Paddle Billing), the public receiver their events are sent to, and the
+//! log of what was received. Receiving runs in
+//! `shared::services::integrations`.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use bytes::Bytes;
+use http::HeaderMap;
+use serde::Serialize;
+use shared::app::App;
+use shared::domain::integration::{Integration, IntegrationPatch, IntegrationView, NewIntegration};
+use shared::error::Result;
+use shared::http::{ApiRouter, BaseUrl, Json, Merchant, Params, PathId, Reply};
+use shared::routes;
+use shared::services::{edits, integrations as receiving};
+use shared::store::campaigns;
+use shared::store::integrations::{self as store, DeliveryRow};
+use shared::store::page::PageRequest;
+use shared::timestamp;
+
+/// The routes this function serves.
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get, update, delete))
+        .routes(routes!(receive))
+        .routes(routes!(deliveries))
+}
+
+/// List integrations
+///
+/// The key's account and mode's integrations, newest first; never a signing secret.
+#[utoipa::path(
+    get,
+    path = "/api/v1/integrations",
+    operation_id = "listIntegrations",
+    tag = "Integrations",
+    params(PageRequest),
+    responses(
+        (status = 200, description = "A page of integrations.", body = [IntegrationView])
+    )
+)]
+async fn list(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    BaseUrl(base): BaseUrl,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let found = store::list(&app.store, m.tenant(), &page).await?;
+    Reply::list_with(&found, |i| IntegrationView::of(i, &base), &page)
+}
+
+/// Create an integration
+///
+/// Connects a payment provider: paste the answer's `webhookUrl` into the provider's webhook
+/// settings and send the secret the provider shows as `signingSecret` (write-only: it is never
+/// returned, nor in an event or a log). A test-mode key makes a test-mode integration, whose
+/// events make test-mode conversions. `campaignId`, when given, must be a campaign of the key's
+/// account and mode (404 otherwise).
+#[utoipa::path(
+    post,
+    path = "/api/v1/integrations",
+    operation_id = "createIntegration",
+    tag = "Integrations",
+    request_body = NewIntegration,
+    responses(
+        (status = 201, description = "The integration.", body = IntegrationView),
+        (status = 404, description = "NotFound")
+    )
+)]
+async fn create(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    BaseUrl(base): BaseUrl,
+    Json(input): Json<NewIntegration>,
+) -> Result<Reply> {
+    if let Some(c) = &input.campaign_id {
+        campaigns::get(&app.store, m.tenant(), c).await?;
+    }
+    let integration = Integration::create(input, timestamp::now())?;
+    store::insert(&app.store, m.tenant(), &integration).await?;
+    Reply::created(IntegrationView::of(&integration, &base))
+}
+
+/// Retrieve an integration
+///
+/// Never its signing secret.
+#[utoipa::path(
+    get,
+    path = "/api/v1/integrations/{id}",
+    operation_id = "getIntegration",
+    tag = "Integrations",
+    responses(
+        (status = 200, description = "The integration.", body = IntegrationView)
+    )
+)]
+async fn get(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    BaseUrl(base): BaseUrl,
+    PathId(id): PathId,
+) -> Result<Reply> {
+    let i = store::get(&app.store, m.tenant(), &id).await?;
+    Reply::ok(IntegrationView::of(&i, &base))
+}
+
+/// Update an integration
+///
+/// `signingSecret` (after the provider rolled it), `campaignId`, `description`, `status`. A
+/// DISABLED integration answers its events 409, so the provider keeps them and retries.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/integrations/{id}",
+    operation_id = "updateIntegration",
+    tag = "Integrations",
+    request_body = Option<IntegrationPatch>,
+    responses(
+        (status = 200, description = "The integration.", body = IntegrationView)
+    )
+)]
+async fn update(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    BaseUrl(base): BaseUrl,
+    PathId(id): PathId,
+    Json(patch): Json<IntegrationPatch>,
+) -> Result<Reply> {
+    if let shared::patch::Patch::Value(c) = &patch.campaign_id {
+        campaigns::get(&app.store, m.tenant(), c).await?;
+    }
+    let now = timestamp::now();
+    let i = edits::edit(&app.store, m.tenant(), &id, |i: &Integration| {
+        i.apply(patch.clone(), now)
+    })
+    .await?;
+    Reply::ok(IntegrationView::of(&i, &base))
+}
+
+/// Delete an integration
+///
+/// Disables and hides it: it leaves the list, reads of it are 404, and so are the events sent to
+/// it. The conversions it made stay.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/integrations/{id}",
+    operation_id = "deleteIntegration",
+    tag = "Integrations",
+    responses(
+        (status = 200, description = "The deleted integration.", body = IntegrationView)
+    )
+)]
+async fn delete(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    BaseUrl(base): BaseUrl,
+    PathId(id): PathId,
+) -> Result<Reply> {
+    let now = timestamp::now();
+    let i = edits::edit(&app.store, m.tenant(), &id, |i: &Integration| i.delete(now)).await?;
+    Reply::ok(IntegrationView::of(&i, &base))
+}
+
+/// What the receiver answers the provider.
+#[derive(utoipa::ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = IntegrationEventReceived)]
+struct ReceivedView {
+    received: bool,
+    /// APPLIED, IGNORED (nothing to do: see `reason`) or DUPLICATE (applied before).
+    #[schema(pattern = "^(APPLIED|IGNORED|DUPLICATE)$")]
+    outcome: &'static str,
+    reason: Option<String>,
+    /// The conversion the event recorded or reversed, if any.
+    conversion_id: Option<String>,
+}
+
+/// Receive a provider's event
+///
+/// The URL the provider sends its events to (`webhookUrl`). No API key: the provider's
+/// signature over the raw body is the credential (`Stripe-Signature` or `Paddle-Signature`,
+/// at most 300 seconds old). A missing, malformed, stale or wrong signature is 400
+/// INVALID_REQUEST, and nothing is recorded but a REJECTED row in the delivery log; an unknown
+/// or deleted integration is 404; a DISABLED one 409 (the provider retries later). An event is
+/// applied once per provider event id (again: 200 DUPLICATE), in any order of arrival; an event
+/// type not mapped, a zero amount or an event whose mode differs from the integration's is 200
+/// IGNORED with the reason (see `docs/integrations.md`).
+#[utoipa::path(
+    post,
+    path = "/api/v1/integrations/{id}/events",
+    operation_id = "receiveIntegrationEvent",
+    tags = ["Integrations", "Public"], security(()),
+    params(
+        ("Stripe-Signature" = Option<String>, Header, description = "Stripe's signature (`t=…,v1=…`), for a STRIPE integration."),
+        ("Paddle-Signature" = Option<String>, Header, description = "Paddle's signature (`ts=…;h1=…`), for a PADDLE integration.")
+    ),
+    request_body(content = serde_json::Value, description = "The provider's event, as it sends it."),
+    responses(
+        (status = 200, description = "Received.", body = ReceivedView),
+        (status = 409, description = "Conflict")
+    )
+)]
+async fn receive(
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Reply> {
+    let signature = ["stripe-signature", "paddle-signature"]
+        .iter()
+        .find_map(|h| headers.get(*h))
+        .and_then(|v| v.to_str().ok());
+    let answer = receiving::receive(&app, &id, signature, &body, timestamp::now()).await?;
+    Reply::ok(ReceivedView {
+        received: true,
+        outcome: answer.outcome.as_str(),
+        reason: answer.reason,
+        conversion_id: answer.conversion_id,
+    })
+}
+
+/// One received event as the log shows it.
+#[derive(utoipa::ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = IntegrationDelivery)]
+struct DeliveryView<'a> {
+    provider_event_id: Option<&'a str>,
+    #[serde(rename = "type")]
+    event_type: Option<&'a str>,
+    #[schema(value_type = String, format = DateTime)]
+    received_at: String,
+    /// APPLIED, IGNORED, DUPLICATE or REJECTED (a bad signature).
+    #[schema(pattern = "^(APPLIED|IGNORED|DUPLICATE|REJECTED)$")]
+    outcome: &'a str,
+    reason: Option<&'a str>,
+    conversion_id: Option<&'a str>,
+}
+
+impl<'a> From<&'a DeliveryRow> for DeliveryView<'a> {
+    fn from(r: &'a DeliveryRow) -> Self {
+        DeliveryView {
+            provider_event_id: r.provider_event_id.as_deref(),
+            event_type: r.event_type.as_deref(),
+            received_at: timestamp::format(&r.received_at),
+            outcome: &r.outcome,
+            reason: r.reason.as_deref(),
+            conversion_id: r.conversion_id.as_deref(),
+        }
+    }
+}
+
+/// List an integration's deliveries
+///
+/// What the integration received in the last 30 days, newest first: ids, types, outcomes and
+/// the conversion each touched; never a payload.
+#[utoipa::path(
+    get,
+    path = "/api/v1/integrations/{id}/deliveries",
+    operation_id = "listIntegrationDeliveries",
+    tag = "Integrations",
+    params(PageRequest),
+    responses(
+        (status = 200, description = "A page of deliveries.", body = [DeliveryView])
+    )
+)]
+async fn deliveries(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let i = store::get(&app.store, m.tenant(), &id).await?;
+    let found = store::deliveries(&app.store, &i.id, &page).await?;
+    Reply::list_with(&found, DeliveryView::from, &page)
+}

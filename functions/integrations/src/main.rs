@@ -1,0 +1,6 @@
+//! Lambda entry point for the payment-provider integration routes.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(integrations::routes()).await
+}

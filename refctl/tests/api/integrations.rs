@@ -1,0 +1,522 @@
+//! Payment-provider integrations over HTTP: events signed by Stripe's and
+//! Paddle's official Python libraries (scripts/provider_sign.py, pinned in
+//! the local venv) become conversions, referrals and reversals.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::support::{affiliate_with_code, call, campaign, merchant, raw, server, Merchant, Resp};
+
+const STRIPE_SECRET: &str = "whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8";
+const PADDLE_SECRET: &str = "pdl_ntfset_01jd3q5w6x7y8z9a0b1c2d3e4f_0123456789abcdefghij";
+
+/// The signature header the provider's official library makes for `body`.
+fn official_signature(provider: &str, secret: &str, body: &str, at: i64) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut child = Command::new(root.join(".local/venv/bin/python"))
+        .arg(root.join("scripts/provider_sign.py"))
+        .args(["sign", provider, secret, &at.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the venv's python (scripts/install.sh)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// Posts an event to an integration's receiver with a given header.
+async fn deliver(integration: &str, header: Option<(&str, String)>, body: &str) -> Resp {
+    let headers: Vec<(&str, &str)> = match &header {
+        Some((name, value)) => vec![(name, value.as_str()), ("content-type", "application/json")],
+        None => vec![("content-type", "application/json")],
+    };
+    raw(
+        &server().base,
+        "POST",
+        &format!("/api/v1/integrations/{integration}/events"),
+        None,
+        &headers,
+        Some(body.as_bytes().to_vec()),
+    )
+    .await
+}
+
+async fn stripe(integration: &str, body: &Value) -> Resp {
+    let body = body.to_string();
+    let sig = official_signature("stripe", STRIPE_SECRET, &body, now());
+    deliver(integration, Some(("stripe-signature", sig)), &body).await
+}
+
+async fn paddle(integration: &str, body: &Value) -> Resp {
+    let body = body.to_string();
+    let sig = official_signature("paddle", PADDLE_SECRET, &body, now());
+    deliver(integration, Some(("paddle-signature", sig)), &body).await
+}
+
+async fn integration(m: &Merchant, provider: &str, secret: &str, extra: Value) -> Value {
+    let mut body = json!({"provider": provider, "signingSecret": secret, "description": "billing"});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let r = call(
+        "POST",
+        "/api/v1/integrations",
+        Some(&m.test_key),
+        Some(body),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert!(
+        !r.body.to_string().contains(secret),
+        "the secret is write-only"
+    );
+    r.data().clone()
+}
+
+fn id(v: &Value) -> &str {
+    v["id"].as_str().unwrap()
+}
+
+fn stripe_event(kind: &str, object: Value) -> Value {
+    json!({
+        "id": format!("evt_{}", ulid::Ulid::new()),
+        "object": "event",
+        "api_version": "2024-06-20",
+        "created": now(),
+        "livemode": false,
+        "type": kind,
+        "data": {"object": object},
+    })
+}
+
+/// A paid invoice of `untaxed` minor units plus 20% tax.
+fn invoice(id: &str, customer: &str, untaxed: i64, metadata: Value) -> Value {
+    let total = untaxed + untaxed / 5;
+    json!({
+        "id": id, "object": "invoice", "amount_paid": total, "total": total,
+        "total_excluding_tax": untaxed, "currency": "usd", "customer": customer,
+        "customer_email": null, "metadata": metadata,
+        "payment_intent": format!("pi_{id}"), "charge": format!("ch_{id}"),
+        "status_transitions": {"paid_at": now() - 60},
+    })
+}
+
+async fn conversion(m: &Merchant, id: &str) -> Value {
+    let r = call(
+        "GET",
+        &format!("/api/v1/conversions/{id}"),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.data().clone()
+}
+
+#[tokio::test]
+async fn integrations_are_managed_and_their_secret_is_never_shown() {
+    let m = merchant().await;
+    let k = Some(m.test_key.as_str());
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    assert_eq!(
+        (&i["provider"], &i["status"]),
+        (&json!("STRIPE"), &json!("ENABLED"))
+    );
+    let url = i["webhookUrl"].as_str().unwrap();
+    assert!(
+        url.ends_with(&format!("/api/v1/integrations/{}/events", id(&i))),
+        "{url}"
+    );
+    let path = format!("/api/v1/integrations/{}", id(&i));
+    for r in [
+        call("GET", &path, k, None).await,
+        call("GET", "/api/v1/integrations", k, None).await,
+        call("PATCH", &path, k, Some(json!({"description": "renamed"}))).await,
+    ] {
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        assert!(!r.body.to_string().contains(STRIPE_SECRET));
+    }
+    // Another mode or account never sees it; a bad secret is 400.
+    call("GET", &path, Some(&m.live_key), None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    let bad = json!({"provider": "STRIPE", "signingSecret": "has spaces in it"});
+    call("POST", "/api/v1/integrations", k, Some(bad))
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
+    let unknown = json!({"provider": "STRIPE", "signingSecret": STRIPE_SECRET, "campaignId": "cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"});
+    call("POST", "/api/v1/integrations", k, Some(unknown))
+        .await
+        .assert_error(404, "NOT_FOUND");
+
+    // Disabled: 409, so the provider retries later. Deleted: gone, events 404.
+    call("PATCH", &path, k, Some(json!({"status": "DISABLED"}))).await;
+    let ev = stripe_event(
+        "invoice.paid",
+        invoice("in_disabled", "cus_1", 1000, json!({})),
+    );
+    stripe(id(&i), &ev).await.assert_error(409, "INVALID_STATE");
+    assert_eq!(call("DELETE", &path, k, None).await.status, 200);
+    call("GET", &path, k, None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    stripe(id(&i), &ev).await.assert_error(404, "NOT_FOUND");
+    let list = call("GET", "/api/v1/integrations", k, None).await;
+    assert!(list
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["id"] != i["id"]));
+}
+
+#[tokio::test]
+async fn bad_signatures_are_400_and_only_logged() {
+    let m = merchant().await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let ev = stripe_event(
+        "invoice.paid",
+        invoice("in_badsig", "cus_badsig", 1000, json!({})),
+    );
+    let body = ev.to_string();
+    let good = official_signature("stripe", STRIPE_SECRET, &body, now());
+    let cases = [
+        Some((
+            "stripe-signature",
+            official_signature("stripe", "whsec_wrong_secret_0000", &body, now()),
+        )),
+        Some((
+            "stripe-signature",
+            official_signature("stripe", STRIPE_SECRET, &body, now() - 301),
+        )),
+        Some(("stripe-signature", "t=1,v1=zz".to_string())),
+        None,
+    ];
+    for header in cases {
+        let r = deliver(id(&i), header, &body).await;
+        r.assert_error(400, "INVALID_REQUEST");
+    }
+    let changed = body.replace("1000", "1001");
+    deliver(id(&i), Some(("stripe-signature", good)), &changed)
+        .await
+        .assert_error(400, "INVALID_REQUEST");
+    // Nothing recorded; five REJECTED rows.
+    let list = call("GET", "/api/v1/conversions", Some(&m.test_key), None).await;
+    assert_eq!(list.data().as_array().unwrap().len(), 0);
+    let log = call(
+        "GET",
+        &format!("/api/v1/integrations/{}/deliveries", id(&i)),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    let rows = log.data().as_array().unwrap();
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    assert!(rows
+        .iter()
+        .all(|r| r["outcome"] == "REJECTED" && r["reason"].is_string()));
+    // An unknown integration is 404.
+    deliver("int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", None, &body)
+        .await
+        .assert_error(404, "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn a_stripe_checkout_then_invoices_earn_by_the_campaign_rule() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(
+        k,
+        json!({"isPublic": true, "commissionRecurring": true, "recurringMonthsLimit": 1}),
+    )
+    .await;
+    let code = format!("S{}", &ulid::Ulid::new().to_string()[18..]);
+    let a = affiliate_with_code(k, id(&c), &code).await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    // The tracker's session, passed to Checkout as client_reference_id.
+    let r = call(
+        "POST",
+        "/api/v1/track/click",
+        None,
+        Some(json!({"campaignId": id(&c), "ref": code})),
+    )
+    .await;
+    let session = r.data()["sessionId"].as_str().unwrap().to_string();
+    let customer = format!("cus_{}", &ulid::Ulid::new().to_string()[12..]);
+    let checkout = stripe_event(
+        "checkout.session.completed",
+        json!({
+            "id": "cs_test_1", "object": "checkout.session", "mode": "subscription",
+            "client_reference_id": session, "customer": customer,
+            "customer_details": {"email": "ann@example.com"}, "amount_total": 1200, "currency": "usd",
+            "invoice": "in_first", "payment_intent": null, "metadata": {}, "total_details": {"amount_tax": 200},
+        }),
+    );
+    let r = stripe(id(&i), &checkout).await;
+    assert_eq!(
+        (r.status, &r.data()["outcome"]),
+        (200, &json!("APPLIED")),
+        "{:?}",
+        r.body
+    );
+
+    let first = format!("in_{}", ulid::Ulid::new());
+    let r = stripe(
+        id(&i),
+        &stripe_event("invoice.paid", invoice(&first, &customer, 1000, json!({}))),
+    )
+    .await;
+    assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+    let cnv = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(
+        (&cnv["externalId"], &cnv["amount"]),
+        (&json!(first), &json!(10)),
+        "tax excluded"
+    );
+    assert_eq!(cnv["affiliateId"], a["id"]);
+    assert_eq!(cnv["commission"], json!(1), "10% of 10.00");
+    assert_eq!(cnv["metadata"]["integrationId"], i["id"]);
+
+    // A renewal inside the recurring window earns again.
+    let renewal = format!("in_{}", ulid::Ulid::new());
+    let r = stripe(
+        id(&i),
+        &stripe_event(
+            "invoice.paid",
+            invoice(&renewal, &customer, 1000, json!({})),
+        ),
+    )
+    .await;
+    let renewed = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(
+        (&renewed["affiliateId"], &renewed["isRecurring"]),
+        (&a["id"], &json!(true))
+    );
+
+    // The same event again: DUPLICATE, nothing twice; a trial invoice: IGNORED.
+    let again = stripe_event(
+        "invoice.paid",
+        invoice(&renewal, &customer, 1000, json!({})),
+    );
+    let mut same = again.clone();
+    let r1 = stripe(id(&i), &again).await;
+    same["id"] = again["id"].clone();
+    let r2 = stripe(id(&i), &same).await;
+    assert_eq!(
+        (&r1.data()["conversionId"], &r2.data()["outcome"]),
+        (&renewed["id"], &json!("DUPLICATE"))
+    );
+    let trial = stripe(
+        id(&i),
+        &stripe_event("invoice.paid", invoice("in_trial", &customer, 0, json!({}))),
+    )
+    .await;
+    assert_eq!(
+        (&trial.data()["outcome"], &trial.data()["reason"]),
+        (&json!("IGNORED"), &json!("zero amount"))
+    );
+    // A live event to a test-mode integration is ignored.
+    let mut live = stripe_event(
+        "invoice.paid",
+        invoice("in_live", &customer, 1000, json!({})),
+    );
+    live["livemode"] = json!(true);
+    let r = stripe(id(&i), &live).await;
+    assert_eq!(
+        (&r.data()["outcome"], &r.data()["reason"]),
+        (&json!("IGNORED"), &json!("mode mismatch"))
+    );
+}
+
+#[tokio::test]
+async fn stripe_refunds_cut_the_commission_by_their_running_total() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true})).await;
+    let code = format!("R{}", &ulid::Ulid::new().to_string()[18..]);
+    affiliate_with_code(k, id(&c), &code).await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let inv = format!("in_{}", ulid::Ulid::new());
+    let r = stripe(
+        id(&i),
+        &stripe_event(
+            "invoice.paid",
+            invoice(&inv, "cus_r", 10000, json!({"referral": code})),
+        ),
+    )
+    .await;
+    let cnv = r.data()["conversionId"].as_str().unwrap().to_string();
+    assert_eq!(conversion(&m, &cnv).await["commission"], json!(10));
+    // Two partial refunds of the charge (12000 with tax): a quarter, then half in all.
+    let charge = |refunded: i64| {
+        stripe_event(
+            "charge.refunded",
+            json!({
+                "id": format!("ch_{inv}"), "object": "charge", "amount": 12000, "amount_refunded": refunded,
+                "currency": "usd", "payment_intent": format!("pi_{inv}"), "refunded": refunded == 12000,
+            }),
+        )
+    };
+    let half = charge(6000);
+    let r = stripe(id(&i), &charge(3000)).await;
+    assert_eq!(
+        (&r.data()["outcome"], &r.data()["conversionId"]),
+        (&json!("APPLIED"), &json!(cnv)),
+        "{:?}",
+        r.body
+    );
+    let now = conversion(&m, &cnv).await;
+    assert_eq!(
+        (&now["reversedAmount"], &now["commissionReversed"]),
+        (&json!(25), &json!(2.5))
+    );
+    stripe(id(&i), &half).await;
+    // Arriving again, or late, changes nothing: the running total is already met.
+    stripe(id(&i), &charge(3000)).await;
+    let now = conversion(&m, &cnv).await;
+    assert_eq!(
+        (
+            &now["reversedAmount"],
+            &now["commissionReversed"],
+            &now["status"]
+        ),
+        (&json!(50), &json!(5), &json!("PENDING"))
+    );
+    // Found by the payment intent alone (later API versions send no invoice).
+    let lost = stripe_event(
+        "charge.dispute.closed",
+        json!({
+            "id": "dp_1", "object": "dispute", "status": "lost", "charge": "ch_other", "payment_intent": format!("pi_{inv}"),
+        }),
+    );
+    let r = stripe(id(&i), &lost).await;
+    assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+    let now = conversion(&m, &cnv).await;
+    assert_eq!(
+        (&now["status"], &now["commissionReversed"]),
+        (&json!("REVERSED"), &json!(10))
+    );
+    // A refund of a payment never recorded is ignored.
+    let r = stripe(
+        id(&i),
+        &stripe_event(
+            "charge.refunded",
+            json!({
+        "id": "ch_none", "amount": 100, "amount_refunded": 100, "payment_intent": "pi_none"}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (&r.data()["outcome"], &r.data()["reason"]),
+        (&json!("IGNORED"), &json!("unknown payment"))
+    );
+}
+
+#[tokio::test]
+async fn paddle_transactions_and_an_approved_refund_counted_once() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true})).await;
+    let code = format!("P{}", &ulid::Ulid::new().to_string()[18..]);
+    let a = affiliate_with_code(k, id(&c), &code).await;
+    let i = integration(&m, "PADDLE", PADDLE_SECRET, json!({})).await;
+    let txn = format!("txn_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let event = |kind: &str, data: Value| {
+        json!({"event_id": format!("evt_{}", ulid::Ulid::new()), "event_type": kind,
+               "occurred_at": "2026-11-20T10:00:00.000Z", "notification_id": "ntf_1", "data": data})
+    };
+    let completed = event(
+        "transaction.completed",
+        json!({
+            "id": txn, "status": "completed", "customer_id": "ctm_1", "currency_code": "EUR",
+            "custom_data": {"referral": code}, "billed_at": "2026-11-20T09:59:00.000Z",
+            "details": {"totals": {"subtotal": "5500", "discount": "500", "tax": "950", "total": "5950"}},
+        }),
+    );
+    let r = paddle(id(&i), &completed).await;
+    assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+    let cnv = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(
+        (&cnv["amount"], &cnv["currency"], &cnv["affiliateId"]),
+        (&json!(50), &json!("EUR"), &a["id"])
+    );
+    let adj = |kind: &str| {
+        event(
+            kind,
+            json!({"id": "adj_01hvgf2s84dr6reszzg29zbvcm", "action": "refund", "status": "approved",
+            "transaction_id": txn, "currency_code": "EUR", "totals": {"subtotal": "1000", "tax": "190", "total": "1190"}}),
+        )
+    };
+    for kind in ["adjustment.created", "adjustment.updated"] {
+        let r = paddle(id(&i), &adj(kind)).await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+    }
+    let now = conversion(&m, id(&cnv)).await;
+    assert_eq!(
+        (&now["reversedAmount"], &now["commissionReversed"]),
+        (&json!(10), &json!(1)),
+        "once"
+    );
+    // A Stripe-signed body is no Paddle event.
+    let body = completed.to_string();
+    let sig = official_signature("stripe", PADDLE_SECRET, &body, self::now());
+    deliver(id(&i), Some(("stripe-signature", sig)), &body)
+        .await
+        .assert_error(400, "INVALID_REQUEST");
+}
+
+#[tokio::test]
+async fn the_same_event_twenty_times_at_once_makes_one_conversion() {
+    let m = merchant().await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let inv = format!("in_{}", ulid::Ulid::new());
+    let ev = stripe_event("invoice.paid", invoice(&inv, "cus_race", 1000, json!({})));
+    let body = ev.to_string();
+    let sig = official_signature("stripe", STRIPE_SECRET, &body, now());
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let (iid, body, sig) = (id(&i).to_string(), body.clone(), sig.clone());
+            tokio::spawn(async move { deliver(&iid, Some(("stripe-signature", sig)), &body).await })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for t in tasks {
+        let r = t.await.unwrap();
+        assert!(matches!(r.status, 200 | 503), "{:?}", r.body);
+        if r.status == 200 {
+            outcomes.push(r.data()["outcome"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(
+        outcomes.iter().filter(|o| *o == "APPLIED").count() <= 1,
+        "{outcomes:?}"
+    );
+    let list = call(
+        "GET",
+        "/api/v1/conversions?limit=100",
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    let made: Vec<_> = list
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["externalId"] == json!(inv))
+        .collect();
+    assert_eq!(made.len(), 1);
+}

@@ -1,0 +1,290 @@
+//! Integrations (contract section 11): a payment provider's webhook
+//! endpoint, per tenant and mode, whose verified events become conversions,
+//! referrals and reversals. The signing secret is write-only: kept to check
+//! signatures, never in a view, an event or a log.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::connector::Provider;
+use crate::enums::wire_enum;
+use crate::error::Error;
+use crate::ids::{new_id, IdKind};
+use crate::limits;
+use crate::patch::Patch;
+use crate::timestamp::{serde_ts, serde_ts_opt};
+use crate::validation::Issues;
+
+wire_enum! {
+    /// Whether an integration's events are applied.
+    pub enum IntegrationStatus {
+        /// Events are verified and applied.
+        Enabled = "ENABLED",
+        /// Events are answered 409, so the provider retries them later.
+        Disabled = "DISABLED",
+    }
+}
+
+/// An integration as stored. Its `Debug` form hides the signing secret.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Integration {
+    pub id: String,
+    pub provider: Provider,
+    pub status: IntegrationStatus,
+    /// The default campaign for code attribution.
+    pub campaign_id: Option<String>,
+    pub description: Option<String>,
+    /// Private: the secret the provider signs its events with.
+    pub signing_secret: String,
+    /// Set by DELETE: the integration is hidden and its events are 404.
+    #[serde(default)]
+    pub deleted: bool,
+    /// Bumped by every write, so a read-modify-write sees concurrent changes.
+    #[serde(default)]
+    pub version: u64,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub last_event_at: Option<DateTime<Utc>>,
+}
+
+impl std::fmt::Debug for Integration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Integration")
+            .field("id", &self.id)
+            .field("provider", &self.provider)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Body of `POST /api/v1/integrations`. Unknown fields are rejected.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = IntegrationCreate)]
+pub struct NewIntegration {
+    pub provider: Provider,
+    /// The secret the provider shows for the endpoint (Stripe `whsec_…`, Paddle
+    /// `pdl_ntfset_…`). Write-only: never returned.
+    #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#, example = json!("whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8"))]
+    pub signing_secret: String,
+    /// A campaign of the key's account and mode: the default for code attribution.
+    #[serde(default)]
+    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    pub campaign_id: Option<String>,
+    #[serde(default)]
+    #[schema(
+        max_length = 500,
+        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
+    )]
+    pub description: Option<String>,
+}
+
+/// Body of `PATCH /api/v1/integrations/{id}`: only the fields sent change.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = IntegrationUpdate)]
+pub struct IntegrationPatch {
+    /// A new signing secret (after the provider rolled it).
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
+    pub signing_secret: Patch<String>,
+    /// Null removes the default campaign.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    pub campaign_id: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 500, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
+    pub description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = IntegrationStatus)]
+    pub status: Patch<IntegrationStatus>,
+}
+
+fn check_secret(secret: &str, issues: &mut Issues) {
+    issues.check(limits!(NewIntegration, "signingSecret").check_len("signingSecret", secret));
+    if secret.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
+        issues.add(
+            &["signingSecret"],
+            "invalid_string",
+            "signingSecret must be printable ASCII without spaces",
+        );
+    }
+}
+
+fn check_description(d: &str, issues: &mut Issues) {
+    issues.check(limits!(NewIntegration, "description").check_len("description", d));
+}
+
+impl Integration {
+    /// A new ENABLED integration. The campaign, when named, is checked by the
+    /// caller (it must be the tenant's).
+    pub fn create(input: NewIntegration, now: DateTime<Utc>) -> Result<Integration, Error> {
+        let mut issues = Issues::new();
+        check_secret(&input.signing_secret, &mut issues);
+        if let Some(d) = &input.description {
+            check_description(d, &mut issues);
+        }
+        issues.finish()?;
+        Ok(Integration {
+            id: new_id(IdKind::Integration),
+            provider: input.provider,
+            status: IntegrationStatus::Enabled,
+            campaign_id: input.campaign_id,
+            description: input.description,
+            signing_secret: input.signing_secret,
+            deleted: false,
+            version: 0,
+            created_at: now,
+            updated_at: now,
+            last_event_at: None,
+        })
+    }
+
+    /// Applies a PATCH.
+    pub fn apply(&self, patch: IntegrationPatch, now: DateTime<Utc>) -> Result<Integration, Error> {
+        let mut issues = Issues::new();
+        let mut next = self.clone();
+        if let Some(s) = patch.signing_secret.required("signingSecret", &mut issues) {
+            check_secret(&s, &mut issues);
+            next.signing_secret = s;
+        }
+        if let Some(s) = patch.status.required("status", &mut issues) {
+            next.status = s;
+        }
+        next.campaign_id = patch.campaign_id.apply_opt(next.campaign_id);
+        next.description = patch.description.apply_opt(next.description);
+        if let Some(d) = &next.description {
+            check_description(d, &mut issues);
+        }
+        issues.finish()?;
+        next.version += 1;
+        next.updated_at = now;
+        Ok(next)
+    }
+
+    /// The integration deleted: hidden, and its events are 404.
+    pub fn delete(&self, now: DateTime<Utc>) -> Result<Integration, Error> {
+        let mut next = self.clone();
+        next.deleted = true;
+        next.status = IntegrationStatus::Disabled;
+        next.version += 1;
+        next.updated_at = now;
+        Ok(next)
+    }
+
+    /// The URL to paste into the provider.
+    pub fn webhook_url(&self, base: &str) -> String {
+        format!(
+            "{}/api/v1/integrations/{}/events",
+            base.trim_end_matches('/'),
+            self.id
+        )
+    }
+}
+
+/// An integration as the API shows it (never its signing secret).
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Integration)]
+pub struct IntegrationView<'a> {
+    #[schema(pattern = "^int_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    pub id: &'a str,
+    pub object: &'static str,
+    pub provider: Provider,
+    pub status: IntegrationStatus,
+    /// The default campaign for code attribution.
+    pub campaign_id: Option<&'a str>,
+    pub description: Option<&'a str>,
+    /// Paste this into the provider's webhook settings (Stripe: Developers → Webhooks;
+    /// Paddle: Developer tools → Notifications).
+    #[schema(example = json!("https://api.example.com/api/v1/integrations/int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F/events"))]
+    pub webhook_url: String,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: DateTime<Utc>,
+    /// When the last verified event arrived.
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub last_event_at: Option<DateTime<Utc>>,
+}
+
+impl<'a> IntegrationView<'a> {
+    /// The view of `i`, its webhook URL under the API's `base` URL.
+    pub fn of(i: &'a Integration, base: &str) -> Self {
+        IntegrationView {
+            id: &i.id,
+            object: "integration",
+            provider: i.provider,
+            status: i.status,
+            campaign_id: i.campaign_id.as_deref(),
+            description: i.description.as_deref(),
+            webhook_url: i.webhook_url(base),
+            created_at: i.created_at,
+            updated_at: i.updated_at,
+            last_event_at: i.last_event_at,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(secret: &str) -> NewIntegration {
+        NewIntegration {
+            provider: Provider::Stripe,
+            signing_secret: secret.into(),
+            campaign_id: None,
+            description: Some("Stripe live".into()),
+        }
+    }
+
+    #[test]
+    fn the_secret_is_checked_kept_and_never_shown() {
+        let now = Utc::now();
+        let i = Integration::create(new("whsec_5f1a2b3c4d5e6f70"), now).unwrap();
+        assert!(i.id.starts_with("int_"));
+        assert_eq!(i.status, IntegrationStatus::Enabled);
+        assert!(!format!("{i:?}").contains("whsec_"));
+        let view =
+            serde_json::to_string(&IntegrationView::of(&i, "https://api.example.com/")).unwrap();
+        assert!(!view.contains("whsec_"), "{view}");
+        assert!(view.contains(&format!(
+            "https://api.example.com/api/v1/integrations/{}/events",
+            i.id
+        )));
+        for bad in ["short", "has space here", "whsec_\u{e9}\u{e9}\u{e9}\u{e9}"] {
+            assert!(
+                matches!(
+                    Integration::create(new(bad), now),
+                    Err(Error::Validation(_))
+                ),
+                "{bad}"
+            );
+        }
+        let patch = IntegrationPatch {
+            status: Patch::Value(IntegrationStatus::Disabled),
+            signing_secret: Patch::Value("whsec_rolled_0123456789".into()),
+            ..Default::default()
+        };
+        let next = i.apply(patch, now).unwrap();
+        assert_eq!(
+            (next.status, next.version),
+            (IntegrationStatus::Disabled, 1)
+        );
+        assert_eq!(next.signing_secret, "whsec_rolled_0123456789");
+        let null_secret = IntegrationPatch {
+            signing_secret: Patch::Null,
+            ..Default::default()
+        };
+        assert!(i.apply(null_secret, now).is_err());
+        assert!(i.delete(now).unwrap().deleted);
+    }
+}

@@ -1,0 +1,415 @@
+//! A payment provider's event, received: the integration is found by its
+//! id, the signature checked on the raw body (`domain::connector`), the
+//! event applied once per provider event id, and every delivery logged.
+//! Its commands run through the same paths as the merchant's own calls:
+//! the postback (`services::postback`), identify's binding
+//! (`services::tracking`) and the reversal (`Conversion::reverse`).
+
+use chrono::{DateTime, Utc};
+
+use crate::app::App;
+use crate::domain::connector::{
+    self, Binding, Command, Mapped, Outcome, Payment, Provider, Refund,
+};
+use crate::domain::conversion::{Conversion, Postback};
+use crate::domain::integration::{Integration, IntegrationStatus};
+use crate::domain::postback::Quota;
+use crate::domain::referral::{self, CustomerKey, ReferralSource};
+use crate::domain::tenant::{Mode, Tenant};
+use crate::error::{Error, Result};
+use crate::retry::{retry_on_conflict, Attempt};
+use crate::services::{postback, tracking};
+use crate::store::integrations::{self, DeliveryRow};
+use crate::store::{accounts, clicks, conversions};
+
+/// Times a provider's reversal is planned again after a concurrent change.
+const REVERSE_ATTEMPTS: usize = 4;
+
+/// What a received event came to (its log row's `outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// Its commands were applied.
+    Applied,
+    /// Nothing to do (see the reason).
+    Ignored,
+    /// The event was applied before.
+    Duplicate,
+}
+
+impl Received {
+    /// The log's and the answer's name.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Received::Applied => "APPLIED",
+            Received::Ignored => "IGNORED",
+            Received::Duplicate => "DUPLICATE",
+        }
+    }
+}
+
+/// The answer to the provider.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub outcome: Received,
+    pub reason: Option<String>,
+    pub conversion_id: Option<String>,
+}
+
+/// Receives one delivery: 404 for an unknown or deleted integration, 409
+/// for a disabled one, 400 (logged REJECTED) for a bad signature.
+pub async fn receive(
+    app: &App,
+    integration_id: &str,
+    signature: Option<&str>,
+    body: &[u8],
+    now: DateTime<Utc>,
+) -> Result<Answer> {
+    let (integration, tenant) = integrations::get_with_tenant(&app.store, integration_id)
+        .await?
+        .ok_or(Error::NotFound("integration"))?;
+    if integration.status == IntegrationStatus::Disabled {
+        return Err(Error::InvalidState {
+            resource: "integration",
+            current: IntegrationStatus::Disabled.as_str().to_string(),
+            action: "receive events",
+        });
+    }
+    let provider = integration.provider;
+    let secret = &integration.signing_secret;
+    if let Err(e) = provider.verify(signature, body, secret, now.timestamp()) {
+        log(
+            app,
+            &tenant,
+            &integration,
+            None,
+            "REJECTED",
+            Some(e.reason()),
+            None,
+            now,
+        )
+        .await?;
+        return Err(Error::InvalidRequest(format!("signature: {}", e.reason())));
+    }
+    let mapped = match provider {
+        Provider::Stripe => connector::stripe::map(body),
+        Provider::Paddle => connector::paddle::map(body),
+    };
+    let Some(mapped) = mapped else {
+        let reason = "the body is no event of this provider";
+        log(
+            app,
+            &tenant,
+            &integration,
+            None,
+            "IGNORED",
+            Some(reason),
+            None,
+            now,
+        )
+        .await?;
+        return Ok(ignored(reason));
+    };
+    let answer = apply(app, &tenant, &integration, &mapped, now).await?;
+    let reason = answer.reason.as_deref();
+    let conversion = answer.conversion_id.as_deref();
+    log(
+        app,
+        &tenant,
+        &integration,
+        Some(&mapped),
+        answer.outcome.as_str(),
+        reason,
+        conversion,
+        now,
+    )
+    .await?;
+    integrations::touch(&app.store, &integration.id, now).await?;
+    Ok(answer)
+}
+
+fn ignored(reason: &str) -> Answer {
+    Answer {
+        outcome: Received::Ignored,
+        reason: Some(reason.to_string()),
+        conversion_id: None,
+    }
+}
+
+/// Applies a mapped event once per provider event id.
+async fn apply(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    mapped: &Mapped,
+    now: DateTime<Utc>,
+) -> Result<Answer> {
+    let commands = match &mapped.outcome {
+        Outcome::Ignored(reason) => return Ok(ignored(reason)),
+        Outcome::Apply(commands) => commands,
+    };
+    // Test money never becomes live commission, nor the reverse.
+    if mapped
+        .livemode
+        .is_some_and(|live| live != (tenant.mode == Mode::Live))
+    {
+        return Ok(ignored("mode mismatch"));
+    }
+    let id = &integration.id;
+    if !integrations::claim_event(&app.store, id, &mapped.event_id, now).await? {
+        return Ok(Answer {
+            outcome: Received::Duplicate,
+            reason: None,
+            conversion_id: None,
+        });
+    }
+    match run(app, tenant, integration, commands, now).await {
+        Ok(answer) => Ok(answer),
+        Err(e) => {
+            // Not applied: the provider's retry applies it then.
+            integrations::release_event(&app.store, id, &mapped.event_id).await?;
+            Err(e)
+        }
+    }
+}
+
+/// Runs an event's commands in order; the answer names the last conversion touched.
+async fn run(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    commands: &[Command],
+    now: DateTime<Utc>,
+) -> Result<Answer> {
+    let mut answer = Answer {
+        outcome: Received::Applied,
+        reason: None,
+        conversion_id: None,
+    };
+    for command in commands {
+        let (conversion, reason) = match command {
+            Command::Record(p) => (Some(record(app, tenant, integration, p, now).await?), None),
+            Command::Bind(b) => (None, bind(app, tenant, b, now).await?),
+            Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
+        };
+        answer.conversion_id = conversion.or(answer.conversion_id);
+        answer.reason = reason.or(answer.reason);
+    }
+    if answer.conversion_id.is_none() && answer.reason.is_some() && commands.len() == 1 {
+        answer.outcome = Received::Ignored;
+    }
+    Ok(answer)
+}
+
+/// The postback a payment makes: the referral hint is a click id, a
+/// session id or an affiliate code; the customer's id and e-mail (hashed)
+/// find the customer's referral.
+fn postback_of(integration: &Integration, p: &Payment) -> Postback {
+    let hint = p.referral.clone();
+    let starts = |prefix: &str| hint.as_deref().is_some_and(|h| h.starts_with(prefix));
+    let (click_id, session_id, code) = match () {
+        _ if starts("clk_") => (hint, None, None),
+        _ if starts("ses_") => (None, hint, None),
+        _ => (None, None, hint),
+    };
+    let mut metadata = crate::domain::metadata::Metadata::new();
+    metadata.insert("integrationId".into(), integration.id.clone());
+    Postback {
+        amount: p.amount,
+        currency: p.currency,
+        external_id: p.external_id.clone(),
+        campaign_id: code.as_ref().and(integration.campaign_id.clone()),
+        affiliate_code: code,
+        session_id,
+        click_id,
+        customer_id: p
+            .customer_id
+            .as_deref()
+            .and_then(|c| CustomerKey::from_id(c).ok()),
+        email: p
+            .customer_email
+            .as_deref()
+            .and_then(|e| CustomerKey::from_email(e).ok()),
+        occurred_at: p.occurred_at.min(Utc::now()),
+        metadata,
+    }
+}
+
+/// Records a payment as the postback would; its other ids then name the
+/// same conversion, so refunds that know only those find it.
+async fn record(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    p: &Payment,
+    now: DateTime<Utc>,
+) -> Result<String> {
+    let quota = match tenant.mode {
+        Mode::Live => {
+            let account = accounts::get_account(&app.store, &tenant.account_id).await?;
+            Some(Quota {
+                cap: app.config.conversion_quota(&account.plan),
+                account_id: account.id,
+                plan: account.plan,
+            })
+        }
+        Mode::Test => None,
+    };
+    let input = postback_of(integration, p);
+    let recorded = postback::record(
+        &app.store,
+        &app.lookups,
+        tenant,
+        &input,
+        quota.as_ref(),
+        now,
+    )
+    .await?;
+    let conversion = match recorded {
+        postback::Recorded::Created(c) | postback::Recorded::Replayed(c) => c,
+    };
+    for alias in p.aliases.iter().filter(|a| **a != p.external_id) {
+        conversions::claim_alias(&app.store, tenant, alias, &conversion.id, now).await?;
+    }
+    Ok(conversion.id)
+}
+
+/// Binds the customer of a checkout to the affiliate its referral names;
+/// a reason when the referral names nobody.
+async fn bind(
+    app: &App,
+    tenant: &Tenant,
+    b: &Binding,
+    now: DateTime<Utc>,
+) -> Result<Option<String>> {
+    let owner = match b.referral.as_str() {
+        r if r.starts_with("ses_") => clicks::get_live_by_session(&app.store, r, now)
+            .await?
+            .map(|c| (c.affiliate_id, c.campaign_id)),
+        r if r.starts_with("clk_") => clicks::get_live(&app.store, r, now)
+            .await?
+            .map(|c| (c.affiliate_id, c.campaign_id)),
+        code => app
+            .lookups
+            .code_owner(&app.store, tenant, code)
+            .await?
+            .map(|o| (o.affiliate_id, o.campaign_id)),
+    };
+    let Some((affiliate_id, campaign_id)) = owner else {
+        return Ok(Some(
+            "the referral names no live session, click or code".into(),
+        ));
+    };
+    let mut keys = Vec::new();
+    keys.extend(
+        b.customer_id
+            .as_deref()
+            .and_then(|c| CustomerKey::from_id(c).ok()),
+    );
+    keys.extend(
+        b.customer_email
+            .as_deref()
+            .and_then(|e| CustomerKey::from_email(e).ok()),
+    );
+    if keys.is_empty() {
+        return Ok(Some("the checkout names no customer".into()));
+    }
+    let binding = referral::Binding {
+        affiliate_id: &affiliate_id,
+        campaign_id: &campaign_id,
+        source: ReferralSource::Checkout,
+        session_id: b
+            .referral
+            .starts_with("ses_")
+            .then_some(b.referral.as_str()),
+        at: now,
+    };
+    tracking::bind(&app.store, tenant, &keys, &binding).await?;
+    Ok(None)
+}
+
+/// Reverses the conversion of a refunded payment by what the refund says
+/// is due now (a running total is compared with what is reversed already,
+/// so a repeated or reordered refund never reverses twice).
+async fn reverse(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    r: &Refund,
+    now: DateTime<Utc>,
+) -> Result<(Option<String>, Option<String>)> {
+    let mut found = None;
+    for id in &r.payment_ids {
+        if let Some(c) = conversions::claimed_by(&app.store, tenant, id).await? {
+            found = Some(c);
+            break;
+        }
+    }
+    let Some(conversion_id) = found else {
+        return Ok((None, Some("unknown payment".into())));
+    };
+    if let Some(key) = &r.once_key {
+        if !integrations::claim_event(&app.store, &integration.id, key, now).await? {
+            return Ok((
+                Some(conversion_id),
+                Some("adjustment applied before".into()),
+            ));
+        }
+    }
+    let reason = format!("{} refund", integration.provider.as_str().to_lowercase());
+    let done = retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
+        reverse_once(app, tenant, &conversion_id, r, &reason, now)
+    })
+    .await?;
+    Ok((
+        Some(conversion_id),
+        done.then_some(())
+            .map_or(Some("nothing more to reverse".into()), |_| None),
+    ))
+}
+
+/// One read -> decide -> commit of a provider's reversal; `Done(false)` when
+/// nothing more is due.
+async fn reverse_once(
+    app: &App,
+    tenant: &Tenant,
+    id: &str,
+    r: &Refund,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<Attempt<bool>> {
+    let facts = conversions::read_reversal(&app.store, tenant, id).await?;
+    let c: &Conversion = &facts.conversion;
+    let Some(part) = r.part.reversal(c.amount, c.reversed_amount, c.currency) else {
+        return Ok(Attempt::Done(false));
+    };
+    let reversal = c.reverse(facts.holding, Some(part), Some(reason.to_string()), now)?;
+    Ok(
+        match conversions::commit_reversal(&app.store, tenant, c, &reversal).await? {
+            true => Attempt::Done(true),
+            false => Attempt::Conflict,
+        },
+    )
+}
+
+/// Appends the delivery's row to the integration's log.
+#[allow(clippy::too_many_arguments)]
+async fn log(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    mapped: Option<&Mapped>,
+    outcome: &str,
+    reason: Option<&str>,
+    conversion_id: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let row = DeliveryRow {
+        provider_event_id: mapped.map(|m| m.event_id.clone()),
+        event_type: mapped.map(|m| m.event_type.clone()),
+        received_at: now,
+        outcome: outcome.to_string(),
+        reason: reason.map(str::to_string),
+        conversion_id: conversion_id.map(str::to_string),
+    };
+    integrations::log_delivery(&app.store, tenant, &integration.id, &row).await
+}

@@ -1,0 +1,198 @@
+//! Integration records (`pk = int_…`, `sk = R`, listed on GSI1 under the
+//! tenant), their delivery log (`pk = dlv_…`, listed on GSI4 under
+//! `INTDLV#<int_…>`, expiring after 30 days), and the guard that applies a
+//! provider event once (`pk = PEV#<int_…>#<event id>`, `sk = GUARD`).
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::integration::Integration;
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::ids::{self, IdKind};
+use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
+use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::update::{UpdateExpr, Updated};
+use crate::store::{
+    from_item, item_at, number_value, record_item, string_of, IndexKeys, Item, Store,
+};
+use crate::timestamp;
+
+const NOT_FOUND: &str = "integration";
+/// Delivery log rows and event guards expire after this long.
+pub const LOG_DAYS: i64 = 30;
+/// The attributes a change rewrites (with the GSI1 keys, removed on delete).
+const FIELDS: [&str; 8] = [
+    "status",
+    "campaignId",
+    "description",
+    "signingSecret",
+    "deleted",
+    "version",
+    "updatedAt",
+    "lastEventAt",
+];
+
+fn item(tenant: &Tenant, i: &Integration) -> Result<Item> {
+    let index = if i.deleted {
+        IndexKeys::new()
+    } else {
+        IndexKeys::new().with(
+            Index::Gsi1,
+            keys::tenant_list(tenant, ListKind::Integration),
+            &i.id,
+        )
+    };
+    record_item(&i.id, Some(&tenant.key()), i, &index)
+}
+
+/// Writes a new integration.
+pub async fn insert(store: &Store, tenant: &Tenant, i: &Integration) -> Result<()> {
+    match store.put_new(item(tenant, i)?).await? {
+        true => Ok(()),
+        false => Err(Error::internal("integration id collision")),
+    }
+}
+
+/// The tenant's integration (not deleted), or NOT_FOUND.
+pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Integration> {
+    if !ids::is_valid(IdKind::Integration, id) {
+        return Err(Error::NotFound(NOT_FOUND));
+    }
+    store
+        .get_owned::<Integration>(id, &tenant.key())
+        .await?
+        .filter(|i| !i.deleted)
+        .ok_or(Error::NotFound(NOT_FOUND))
+}
+
+/// An integration and its tenant, found by id alone (the public receiver);
+/// `None` when unknown or deleted.
+pub async fn get_with_tenant(store: &Store, id: &str) -> Result<Option<(Integration, Tenant)>> {
+    if !ids::is_valid(IdKind::Integration, id) {
+        return Ok(None);
+    }
+    let Some(item) = store.get_item(id, RECORD_SK).await? else {
+        return Ok(None);
+    };
+    let tenant = string_of(&item, "tenant").and_then(Tenant::from_key);
+    let integration: Integration = from_item(item)?;
+    Ok(tenant
+        .filter(|_| !integration.deleted)
+        .map(|t| (integration, t)))
+}
+
+/// Writes `new` if the integration is as `old` was read; false otherwise.
+pub async fn replace(
+    store: &Store,
+    tenant: &Tenant,
+    new: &Integration,
+    old: &Integration,
+) -> Result<bool> {
+    let mut fields = FIELDS.to_vec();
+    fields.extend([Index::Gsi1.pk(), Index::Gsi1.sk()]);
+    let update = UpdateExpr::new()
+        .copy_from(&item(tenant, new)?, &fields)
+        .when_tenant(&tenant.key())
+        .when_eq("version", number_value(old.version));
+    Ok(matches!(
+        store.update(&new.id, RECORD_SK, &update).await?,
+        Updated::Applied(_)
+    ))
+}
+
+/// Notes when the last verified event arrived (best effort: no condition).
+pub async fn touch(store: &Store, id: &str, at: DateTime<Utc>) -> Result<()> {
+    let update = UpdateExpr::new()
+        .set(
+            "lastEventAt",
+            crate::store::string_value(timestamp::format(&at)),
+        )
+        .when_exists();
+    store.update(id, RECORD_SK, &update).await?;
+    Ok(())
+}
+
+/// The tenant's integrations, newest first.
+pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<Page<Integration>> {
+    let q = ListQuery::new(
+        Index::Gsi1,
+        keys::tenant_list(tenant, ListKind::Integration),
+    );
+    store.query_page(&q, page).await?.try_map(from_item)
+}
+
+/// Claims a provider event for an integration: true the first time.
+pub async fn claim_event(
+    store: &Store,
+    integration_id: &str,
+    event_id: &str,
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    #[derive(Serialize)]
+    struct Guard {
+        ttl: i64,
+        /// Unique per claim: `put_new` takes an identical item for its own
+        /// retried write, and two claims must never look alike.
+        claim: String,
+    }
+    let pk = format!("PEV#{integration_id}#{event_id}");
+    let guard = Guard {
+        ttl: (now + Duration::days(LOG_DAYS)).timestamp(),
+        claim: ulid::Ulid::new().to_string(),
+    };
+    store.put_new(item_at(&pk, GUARD_SK, &guard)?).await
+}
+
+/// Gives a claim back (the event's commands failed: the provider's retry
+/// applies it then).
+pub async fn release_event(store: &Store, integration_id: &str, event_id: &str) -> Result<()> {
+    store
+        .delete(&format!("PEV#{integration_id}#{event_id}"), GUARD_SK)
+        .await
+}
+
+fn log_partition(integration_id: &str) -> String {
+    format!("INTDLV#{integration_id}")
+}
+
+/// One received event, as the delivery log keeps it (ids and amounts only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryRow {
+    pub provider_event_id: Option<String>,
+    #[serde(rename = "type")]
+    pub event_type: Option<String>,
+    #[serde(with = "timestamp::serde_ts")]
+    pub received_at: DateTime<Utc>,
+    pub outcome: String,
+    pub reason: Option<String>,
+    pub conversion_id: Option<String>,
+}
+
+/// Appends a row to the integration's delivery log.
+pub async fn log_delivery(
+    store: &Store,
+    tenant: &Tenant,
+    integration_id: &str,
+    row: &DeliveryRow,
+) -> Result<()> {
+    let id = ids::new_id(IdKind::Delivery);
+    let sort = format!("{}#{id}", timestamp::format(&row.received_at));
+    let index = IndexKeys::new().with(Index::Gsi4, log_partition(integration_id), sort);
+    let mut item = record_item(&id, Some(&tenant.key()), row, &index)?;
+    let ttl = (row.received_at + Duration::days(LOG_DAYS)).timestamp();
+    item.insert("ttl".into(), number_value(ttl));
+    store.put_new(item).await?;
+    Ok(())
+}
+
+/// The integration's delivery log, newest first.
+pub async fn deliveries(
+    store: &Store,
+    integration_id: &str,
+    page: &PageRequest,
+) -> Result<Page<DeliveryRow>> {
+    let q = ListQuery::new(Index::Gsi4, log_partition(integration_id));
+    store.query_page(&q, page).await?.try_map(from_item)
+}
