@@ -41,6 +41,10 @@ print("  " + s.get("try", ""))
 print()
 print("The browser script on a demo landing page (affiliate DEMO10):")
 print("  " + s.get("landingPage", ""))
+if s.get("stripeEvent"):
+    print()
+    print("A Stripe invoice.paid for DEMO10, signed by Stripe's library, to the demo integration:")
+    print("  " + s["stripeEvent"])
 print()
 PY
 echo "Serving on http://127.0.0.1:$PORT (Ctrl-C to stop)"

@@ -8,11 +8,12 @@ use shared::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
 use shared::domain::asset::{Asset, NewSwipeCopy};
 use shared::domain::campaign::{Campaign, NewCampaign};
 use shared::domain::conversion::PostbackBody;
+use shared::domain::integration::{Integration, NewIntegration};
 use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::services::postback::{self, Recorded};
 use shared::store::keys::{DEMO_MARKER, RECORD_SK};
-use shared::store::{accounts, assets, campaigns, enrollments, string_value, Item};
+use shared::store::{accounts, assets, campaigns, enrollments, integrations, string_value, Item};
 use shared::validation::Issues;
 use shared::{timestamp, Error};
 
@@ -71,6 +72,7 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
         }
         campaign_ids.push((mode, c.id));
     }
+    let stripe = seed_stripe(app, &Tenant::new(account.id.clone(), Mode::Test)).await?;
     let saved = json!({
         "accountId": account.id,
         "testKey": test_key,
@@ -78,6 +80,7 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
         "campaigns": campaign_ids.iter().map(|(m, id)| json!({"mode": m, "id": id})).collect::<Vec<_>>(),
         "testProgramme": programme,
         "testConversions": conversions,
+        "stripeIntegration": stripe,
     });
     if let Some(dir) = keys_file.parent() {
         std::fs::create_dir_all(dir).map_err(Error::internal)?;
@@ -198,6 +201,9 @@ async fn postback(
     }
 }
 
+/// The demo Stripe integration's signing secret: local use only.
+const DEMO_STRIPE_SECRET: &str = "whsec_demo_local_only_0123456789abcdef";
+
 /// A tiny but well-formed PDF, the demo's invoice.
 const DEMO_INVOICE: &[u8] = b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n";
 
@@ -287,7 +293,42 @@ fn summary(seeded: bool, account: &str, saved: &Value, base_url: &str) -> Value 
         "keys": saved,
         "try": format!("curl -s {base_url}/api/v1/campaigns -H 'Authorization: Bearer {key}'"),
         "landingPage": format!("{base_url}/demo/landing?ref=DEMO10&campaign={campaign}"),
+        "stripeEvent": stripe_event_command(saved, base_url),
     })
+}
+
+/// The demo's test-mode Stripe integration, with a secret for local use only.
+async fn seed_stripe(app: &App, tenant: &Tenant) -> Result<Value, Error> {
+    let input: NewIntegration = serde_json::from_value(json!({
+        "provider": "STRIPE", "signingSecret": DEMO_STRIPE_SECRET,
+        "description": "Demo Stripe account (local only)",
+    }))
+    .map_err(Error::internal)?;
+    let integration = Integration::create(input, timestamp::now())?;
+    integrations::insert(&app.store, tenant, &integration).await?;
+    Ok(json!({"id": integration.id, "signingSecret": DEMO_STRIPE_SECRET}))
+}
+
+/// A shell command that posts a sample Stripe `invoice.paid` for the demo
+/// affiliate DEMO10, signed at run time by Stripe's own library.
+fn stripe_event_command(saved: &Value, base_url: &str) -> Value {
+    let Some(id) = saved["stripeIntegration"]["id"].as_str() else {
+        return Value::Null;
+    };
+    let body = json!({
+        "id": "evt_demo_$(date +%s)", "object": "event", "type": "invoice.paid", "livemode": false,
+        "created": 1_111_111_111, "data": {"object": {
+            "id": "in_demo_$(date +%s)", "object": "invoice", "amount_paid": 5900, "total": 5900,
+            "total_excluding_tax": 4900, "currency": "usd", "customer": "cus_demo",
+            "metadata": {"referral": "DEMO10"}}}
+    });
+    let body = body
+        .to_string()
+        .replace("1111111111", "$(date +%s)")
+        .replace('"', "\\\"");
+    json!(format!(
+        "body=\"{body}\"; curl -s {base_url}/api/v1/integrations/{id}/events -H 'content-type: application/json' -H \"Stripe-Signature: $(printf %s \"$body\" | .local/venv/bin/python scripts/provider_sign.py sign stripe {DEMO_STRIPE_SECRET})\" -d \"$body\""
+    ))
 }
 
 #[cfg(unix)]

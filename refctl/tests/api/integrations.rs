@@ -520,3 +520,180 @@ async fn the_same_event_twenty_times_at_once_makes_one_conversion() {
         .collect();
     assert_eq!(made.len(), 1);
 }
+
+/// A paid invoice of `untaxed` minor units in `currency`, paid `days_ago`.
+fn invoice_in(
+    id: &str,
+    customer: &str,
+    untaxed: i64,
+    currency: &str,
+    days_ago: i64,
+    metadata: Value,
+) -> Value {
+    let mut inv = invoice(id, customer, untaxed, metadata);
+    inv["currency"] = json!(currency);
+    inv["status_transitions"]["paid_at"] = json!(now() - days_ago * 86_400 - 60);
+    inv
+}
+
+#[tokio::test]
+async fn amounts_are_exact_per_currency_and_recurring_stops_at_its_limit() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(
+        k,
+        json!({"isPublic": true, "commissionRecurring": true, "recurringMonthsLimit": 1}),
+    )
+    .await;
+    let code = format!("L{}", &ulid::Ulid::new().to_string()[18..]);
+    let a = affiliate_with_code(k, id(&c), &code).await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let customer = format!("cus_{}", &ulid::Ulid::new().to_string()[12..]);
+    // JPY has no minor unit, KWD three decimals.
+    for (currency, minor, major) in [("jpy", 5000, json!(5000)), ("kwd", 12345, json!(12.345))] {
+        let inv = invoice_in(
+            &format!("in_{}", ulid::Ulid::new()),
+            "cus_other",
+            minor,
+            currency,
+            0,
+            json!({"referral": code}),
+        );
+        let r = stripe(id(&i), &stripe_event("invoice.paid", inv)).await;
+        let cnv = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+        assert_eq!(
+            (&cnv["amount"], &cnv["currency"]),
+            (&major, &json!(currency.to_uppercase()))
+        );
+    }
+    // The first payment 40 days ago binds the customer; a renewal now is past one month.
+    let first = invoice_in(
+        &format!("in_{}", ulid::Ulid::new()),
+        &customer,
+        1000,
+        "usd",
+        40,
+        json!({"referral": code}),
+    );
+    let r = stripe(id(&i), &stripe_event("invoice.paid", first)).await;
+    let first = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(
+        (&first["affiliateId"], &first["commission"]),
+        (&a["id"], &json!(1))
+    );
+    let renewal = invoice_in(
+        &format!("in_{}", ulid::Ulid::new()),
+        &customer,
+        1000,
+        "usd",
+        0,
+        json!({}),
+    );
+    let r = stripe(id(&i), &stripe_event("invoice.paid", renewal)).await;
+    let renewal = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(
+        (&renewal["affiliateId"], &renewal["isRecurring"]),
+        (&a["id"], &json!(true))
+    );
+    assert_eq!(
+        renewal["commission"],
+        json!(0),
+        "past recurringMonthsLimit: {renewal}"
+    );
+
+    // A one-off Checkout payment is recorded from the session, tax excluded.
+    let session = stripe_event(
+        "checkout.session.completed",
+        json!({
+            "id": "cs_test_oneoff", "object": "checkout.session", "mode": "payment", "client_reference_id": code,
+            "customer": null, "customer_details": {"email": "bob@example.com"}, "amount_total": 2400, "currency": "usd",
+            "payment_intent": format!("pi_{}", ulid::Ulid::new()), "invoice": null, "metadata": {},
+            "total_details": {"amount_tax": 400},
+        }),
+    );
+    let r = stripe(id(&i), &session).await;
+    let one_off = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(
+        (&one_off["amount"], &one_off["affiliateId"]),
+        (&json!(20), &a["id"])
+    );
+}
+
+#[tokio::test]
+async fn a_live_integration_makes_live_data_only_and_other_tenants_never_see_it() {
+    let m = merchant().await;
+    let other = merchant().await;
+    let body = json!({"provider": "STRIPE", "signingSecret": STRIPE_SECRET});
+    let r = call(
+        "POST",
+        "/api/v1/integrations",
+        Some(&m.live_key),
+        Some(body),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let live = r.data().clone();
+    let path = format!("/api/v1/integrations/{}", id(&live));
+    for key in [&m.test_key, &other.live_key] {
+        call("GET", &path, Some(key), None)
+            .await
+            .assert_error(404, "NOT_FOUND");
+        call("GET", &format!("{path}/deliveries"), Some(key), None)
+            .await
+            .assert_error(404, "NOT_FOUND");
+    }
+    let mut ev = stripe_event(
+        "invoice.paid",
+        invoice(
+            &format!("in_{}", ulid::Ulid::new()),
+            "cus_live",
+            1000,
+            json!({}),
+        ),
+    );
+    let r = stripe(id(&live), &ev).await;
+    assert_eq!(
+        r.data()["reason"],
+        "mode mismatch",
+        "a test-mode event to a live integration"
+    );
+    ev["id"] = json!(format!("evt_{}", ulid::Ulid::new()));
+    ev["livemode"] = json!(true);
+    let r = stripe(id(&live), &ev).await;
+    let cnv = r.data()["conversionId"].as_str().unwrap().to_string();
+    let got = call(
+        "GET",
+        &format!("/api/v1/conversions/{cnv}"),
+        Some(&m.live_key),
+        None,
+    )
+    .await;
+    assert_eq!(got.status, 200);
+    call(
+        "GET",
+        &format!("/api/v1/conversions/{cnv}"),
+        Some(&m.test_key),
+        None,
+    )
+    .await
+    .assert_error(404, "NOT_FOUND");
+    call(
+        "GET",
+        &format!("/api/v1/conversions/{cnv}"),
+        Some(&other.live_key),
+        None,
+    )
+    .await
+    .assert_error(404, "NOT_FOUND");
+    // The log never shows a payload or the secret.
+    let log = call(
+        "GET",
+        &format!("{path}/deliveries"),
+        Some(&m.live_key),
+        None,
+    )
+    .await;
+    assert_eq!(log.data().as_array().unwrap().len(), 2);
+    assert!(!log.body.to_string().contains(STRIPE_SECRET));
+    assert!(!log.body.to_string().contains("cus_live"));
+}

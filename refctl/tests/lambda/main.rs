@@ -21,6 +21,7 @@ const FUNCTIONS: &[&str] = &[
     "assets",
     "campaigns",
     "conversions",
+    "integrations",
     "payouts",
     "public",
     "webhooks",

@@ -17,6 +17,8 @@ use crate::domain::postback::Quota;
 use crate::domain::referral::{self, CustomerKey, ReferralSource};
 use crate::domain::tenant::{Mode, Tenant};
 use crate::error::{Error, Result};
+use crate::ids::{self, IdKind};
+use crate::rate_limit;
 use crate::retry::{retry_on_conflict, Attempt};
 use crate::services::{postback, tracking};
 use crate::store::integrations::{self, DeliveryRow};
@@ -57,6 +59,13 @@ pub struct Answer {
 
 /// Receives one delivery: 404 for an unknown or deleted integration, 409
 /// for a disabled one, 400 (logged REJECTED) for a bad signature.
+///
+/// Every command is idempotent (a payment is recorded once per
+/// `externalId`, a refund reverses up to its running total, a Paddle
+/// adjustment once per id, a binding keeps the first touch), so the event
+/// is applied first and marked applied after, in the transaction that logs
+/// it: a failure leaves nothing marked and the provider's retry applies it;
+/// a repeat finds the mark and answers DUPLICATE.
 pub async fn receive(
     app: &App,
     integration_id: &str,
@@ -64,9 +73,54 @@ pub async fn receive(
     body: &[u8],
     now: DateTime<Utc>,
 ) -> Result<Answer> {
-    let (integration, tenant) = integrations::get_with_tenant(&app.store, integration_id)
-        .await?
-        .ok_or(Error::NotFound("integration"))?;
+    let (integration, tenant) = find(app, integration_id).await?;
+    let secret = &integration.signing_secret;
+    if let Err(e) = integration
+        .provider
+        .verify(signature, body, secret, now.timestamp())
+    {
+        let row = row(None, "REJECTED", Some(e.reason()), None, now);
+        integrations::log_delivery(&app.store, &tenant, &integration.id, &row).await?;
+        return Err(Error::InvalidRequest(format!("signature: {}", e.reason())));
+    }
+    let mapped = match integration.provider {
+        Provider::Stripe => connector::stripe::map(body),
+        Provider::Paddle => connector::paddle::map(body),
+    };
+    let commands = match mapped.as_ref().map(|m| (&m.outcome, m.livemode)) {
+        None => Err("the body is no event of this provider".to_string()),
+        Some((Outcome::Ignored(reason), _)) => Err(reason.clone()),
+        // Test money never becomes live commission, nor the reverse.
+        Some((_, Some(live))) if live != (tenant.mode == Mode::Live) => Err("mode mismatch".into()),
+        Some((Outcome::Apply(commands), _)) => Ok(commands),
+    };
+    let commands = match commands {
+        Ok(commands) => commands,
+        Err(reason) => {
+            let row = row(mapped.as_ref(), "IGNORED", Some(&reason), None, now);
+            integrations::log_delivery(&app.store, &tenant, &integration.id, &row).await?;
+            return Ok(answer(Received::Ignored, Some(reason), None));
+        }
+    };
+    let mapped = mapped.as_ref().expect("commands come from a mapped event");
+    let ran = run(app, &tenant, &integration, commands, now).await?;
+    finish(app, &tenant, &integration, mapped, ran, now).await
+}
+
+/// The integration and its tenant, counted against the integration's rate
+/// limit (not the client address's: a provider sends from many).
+async fn find(app: &App, id: &str) -> Result<(Integration, Tenant)> {
+    if !ids::is_valid(IdKind::Integration, id) {
+        return Err(Error::NotFound("integration"));
+    }
+    let scope = format!("int:{id}");
+    let limit = app.config.account_rate_per_minute;
+    let (found, rate) = tokio::join!(
+        integrations::get_with_tenant(&app.store, id),
+        rate_limit::hit(&app.store, &scope, limit)
+    );
+    let (integration, tenant) = found?.ok_or(Error::NotFound("integration"))?;
+    rate?.check()?;
     if integration.status == IntegrationStatus::Disabled {
         return Err(Error::InvalidState {
             resource: "integration",
@@ -74,130 +128,101 @@ pub async fn receive(
             action: "receive events",
         });
     }
-    let provider = integration.provider;
-    let secret = &integration.signing_secret;
-    if let Err(e) = provider.verify(signature, body, secret, now.timestamp()) {
-        log(
-            app,
-            &tenant,
-            &integration,
-            None,
-            "REJECTED",
-            Some(e.reason()),
-            None,
-            now,
-        )
-        .await?;
-        return Err(Error::InvalidRequest(format!("signature: {}", e.reason())));
-    }
-    let mapped = match provider {
-        Provider::Stripe => connector::stripe::map(body),
-        Provider::Paddle => connector::paddle::map(body),
-    };
-    let Some(mapped) = mapped else {
-        let reason = "the body is no event of this provider";
-        log(
-            app,
-            &tenant,
-            &integration,
-            None,
-            "IGNORED",
-            Some(reason),
-            None,
-            now,
-        )
-        .await?;
-        return Ok(ignored(reason));
-    };
-    let answer = apply(app, &tenant, &integration, &mapped, now).await?;
-    let reason = answer.reason.as_deref();
-    let conversion = answer.conversion_id.as_deref();
-    log(
-        app,
-        &tenant,
-        &integration,
-        Some(&mapped),
-        answer.outcome.as_str(),
-        reason,
-        conversion,
-        now,
-    )
-    .await?;
-    integrations::touch(&app.store, &integration.id, now).await?;
-    Ok(answer)
+    Ok((integration, tenant))
 }
 
-fn ignored(reason: &str) -> Answer {
-    Answer {
-        outcome: Received::Ignored,
-        reason: Some(reason.to_string()),
-        conversion_id: None,
-    }
+/// What running an event's commands came to.
+struct Ran {
+    answer: Answer,
+    /// Other ids of the payment recorded, to claim for its conversion.
+    aliases: Vec<(String, String)>,
 }
 
-/// Applies a mapped event once per provider event id.
-async fn apply(
+/// Marks the event applied and logs it (one transaction), while the
+/// recorded payment's other ids are claimed for its conversion.
+async fn finish(
     app: &App,
     tenant: &Tenant,
     integration: &Integration,
     mapped: &Mapped,
+    ran: Ran,
     now: DateTime<Utc>,
 ) -> Result<Answer> {
-    let commands = match &mapped.outcome {
-        Outcome::Ignored(reason) => return Ok(ignored(reason)),
-        Outcome::Apply(commands) => commands,
-    };
-    // Test money never becomes live commission, nor the reverse.
-    if mapped
-        .livemode
-        .is_some_and(|live| live != (tenant.mode == Mode::Live))
-    {
-        return Ok(ignored("mode mismatch"));
+    let Ran {
+        mut answer,
+        aliases,
+    } = ran;
+    let store = &app.store;
+    let logged = row(
+        Some(mapped),
+        answer.outcome.as_str(),
+        answer.reason.as_deref(),
+        answer.conversion_id.as_deref(),
+        now,
+    );
+    let claims = aliases
+        .iter()
+        .map(|(alias, conversion)| conversions::claim_alias(store, tenant, alias, conversion, now));
+    let (first, claimed) = tokio::join!(
+        integrations::record_applied(store, tenant, &integration.id, &mapped.event_id, &logged),
+        futures::future::join_all(claims)
+    );
+    claimed.into_iter().collect::<Result<Vec<()>>>()?;
+    if !first? {
+        answer.outcome = Received::Duplicate;
+        let repeat = row(
+            Some(mapped),
+            "DUPLICATE",
+            None,
+            answer.conversion_id.as_deref(),
+            now,
+        );
+        integrations::log_delivery(store, tenant, &integration.id, &repeat).await?;
     }
-    let id = &integration.id;
-    if !integrations::claim_event(&app.store, id, &mapped.event_id, now).await? {
-        return Ok(Answer {
-            outcome: Received::Duplicate,
-            reason: None,
-            conversion_id: None,
-        });
-    }
-    match run(app, tenant, integration, commands, now).await {
-        Ok(answer) => Ok(answer),
-        Err(e) => {
-            // Not applied: the provider's retry applies it then.
-            integrations::release_event(&app.store, id, &mapped.event_id).await?;
-            Err(e)
-        }
+    Ok(answer)
+}
+
+fn answer(outcome: Received, reason: Option<String>, conversion_id: Option<String>) -> Answer {
+    Answer {
+        outcome,
+        reason,
+        conversion_id,
     }
 }
 
-/// Runs an event's commands in order; the answer names the last conversion touched.
+/// Runs an event's commands in order; the answer names the last conversion
+/// touched, and IGNORED when its one command found nothing to do.
 async fn run(
     app: &App,
     tenant: &Tenant,
     integration: &Integration,
     commands: &[Command],
     now: DateTime<Utc>,
-) -> Result<Answer> {
-    let mut answer = Answer {
-        outcome: Received::Applied,
-        reason: None,
-        conversion_id: None,
+) -> Result<Ran> {
+    let mut ran = Ran {
+        answer: answer(Received::Applied, None, None),
+        aliases: Vec::new(),
     };
     for command in commands {
         let (conversion, reason) = match command {
-            Command::Record(p) => (Some(record(app, tenant, integration, p, now).await?), None),
+            Command::Record(p) => {
+                let id = record(app, tenant, integration, p, now).await?;
+                let others = p.aliases.iter().filter(|a| **a != p.external_id);
+                ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
+                (Some(id), None)
+            }
             Command::Bind(b) => (None, bind(app, tenant, b, now).await?),
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
         };
-        answer.conversion_id = conversion.or(answer.conversion_id);
-        answer.reason = reason.or(answer.reason);
+        let a = &mut ran.answer;
+        a.conversion_id = conversion.or(a.conversion_id.take());
+        a.reason = reason.or(a.reason.take());
     }
-    if answer.conversion_id.is_none() && answer.reason.is_some() && commands.len() == 1 {
-        answer.outcome = Received::Ignored;
+    let a = &mut ran.answer;
+    if a.conversion_id.is_none() && a.reason.is_some() && commands.len() == 1 {
+        a.outcome = Received::Ignored;
     }
-    Ok(answer)
+    Ok(ran)
 }
 
 /// The postback a payment makes: the referral hint is a click id, a
@@ -234,8 +259,7 @@ fn postback_of(integration: &Integration, p: &Payment) -> Postback {
     }
 }
 
-/// Records a payment as the postback would; its other ids then name the
-/// same conversion, so refunds that know only those find it.
+/// Records a payment as the postback would.
 async fn record(
     app: &App,
     tenant: &Tenant,
@@ -264,13 +288,9 @@ async fn record(
         now,
     )
     .await?;
-    let conversion = match recorded {
-        postback::Recorded::Created(c) | postback::Recorded::Replayed(c) => c,
-    };
-    for alias in p.aliases.iter().filter(|a| **a != p.external_id) {
-        conversions::claim_alias(&app.store, tenant, alias, &conversion.id, now).await?;
+    match recorded {
+        postback::Recorded::Created(c) | postback::Recorded::Replayed(c) => Ok(c.id),
     }
-    Ok(conversion.id)
 }
 
 /// Binds the customer of a checkout to the affiliate its referral names;
@@ -348,7 +368,7 @@ async fn reverse(
         return Ok((None, Some("unknown payment".into())));
     };
     if let Some(key) = &r.once_key {
-        if !integrations::claim_event(&app.store, &integration.id, key, now).await? {
+        if !integrations::claim_once(&app.store, &integration.id, key, now).await? {
             return Ok((
                 Some(conversion_id),
                 Some("adjustment applied before".into()),
@@ -359,7 +379,16 @@ async fn reverse(
     let done = retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
         reverse_once(app, tenant, &conversion_id, r, &reason, now)
     })
-    .await?;
+    .await;
+    let done = match (done, &r.once_key) {
+        (Ok(done), _) => done,
+        (Err(e), Some(key)) => {
+            // Not applied: the provider's retry applies it then.
+            integrations::release_once(&app.store, &integration.id, key).await?;
+            return Err(e);
+        }
+        (Err(e), None) => return Err(e),
+    };
     Ok((
         Some(conversion_id),
         done.then_some(())
@@ -391,25 +420,20 @@ async fn reverse_once(
     )
 }
 
-/// Appends the delivery's row to the integration's log.
-#[allow(clippy::too_many_arguments)]
-async fn log(
-    app: &App,
-    tenant: &Tenant,
-    integration: &Integration,
+/// A delivery's log row.
+fn row(
     mapped: Option<&Mapped>,
     outcome: &str,
     reason: Option<&str>,
     conversion_id: Option<&str>,
     now: DateTime<Utc>,
-) -> Result<()> {
-    let row = DeliveryRow {
+) -> DeliveryRow {
+    DeliveryRow {
         provider_event_id: mapped.map(|m| m.event_id.clone()),
         event_type: mapped.map(|m| m.event_type.clone()),
         received_at: now,
         outcome: outcome.to_string(),
         reason: reason.map(str::to_string),
         conversion_id: conversion_id.map(str::to_string),
-    };
-    integrations::log_delivery(&app.store, tenant, &integration.id, &row).await
+    }
 }

@@ -1,7 +1,7 @@
 //! Integration records (`pk = int_…`, `sk = R`, listed on GSI1 under the
 //! tenant), their delivery log (`pk = dlv_…`, listed on GSI4 under
 //! `INTDLV#<int_…>`, expiring after 30 days), and the guard that applies a
-//! provider event once (`pk = PEV#<int_…>#<event id>`, `sk = GUARD`).
+//! provider event was applied (`pk = PEV#<int_…>#<event id>`, `sk = GUARD`).
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -14,7 +14,7 @@ use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::{UpdateExpr, Updated};
 use crate::store::{
-    from_item, item_at, number_value, record_item, string_of, IndexKeys, Item, Store,
+    from_item, item_at, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
@@ -101,18 +101,6 @@ pub async fn replace(
     ))
 }
 
-/// Notes when the last verified event arrived (best effort: no condition).
-pub async fn touch(store: &Store, id: &str, at: DateTime<Utc>) -> Result<()> {
-    let update = UpdateExpr::new()
-        .set(
-            "lastEventAt",
-            crate::store::string_value(timestamp::format(&at)),
-        )
-        .when_exists();
-    store.update(id, RECORD_SK, &update).await?;
-    Ok(())
-}
-
 /// The tenant's integrations, newest first.
 pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<Page<Integration>> {
     let q = ListQuery::new(
@@ -122,13 +110,8 @@ pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<
     store.query_page(&q, page).await?.try_map(from_item)
 }
 
-/// Claims a provider event for an integration: true the first time.
-pub async fn claim_event(
-    store: &Store,
-    integration_id: &str,
-    event_id: &str,
-    now: DateTime<Utc>,
-) -> Result<bool> {
+/// The guard of a provider event (or a Paddle adjustment) of an integration.
+fn event_guard(integration_id: &str, event_id: &str, now: DateTime<Utc>) -> Result<Item> {
     #[derive(Serialize)]
     struct Guard {
         ttl: i64,
@@ -136,20 +119,72 @@ pub async fn claim_event(
         /// retried write, and two claims must never look alike.
         claim: String,
     }
-    let pk = format!("PEV#{integration_id}#{event_id}");
     let guard = Guard {
         ttl: (now + Duration::days(LOG_DAYS)).timestamp(),
         claim: ulid::Ulid::new().to_string(),
     };
-    store.put_new(item_at(&pk, GUARD_SK, &guard)?).await
+    item_at(
+        &format!("PEV#{integration_id}#{event_id}"),
+        GUARD_SK,
+        &guard,
+    )
 }
 
-/// Gives a claim back (the event's commands failed: the provider's retry
-/// applies it then).
-pub async fn release_event(store: &Store, integration_id: &str, event_id: &str) -> Result<()> {
+/// Claims a key once for an integration (a Paddle adjustment id): true the
+/// first time.
+pub async fn claim_once(
+    store: &Store,
+    integration_id: &str,
+    key: &str,
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    store.put_new(event_guard(integration_id, key, now)?).await
+}
+
+/// Gives a [`claim_once`] back (what it guarded could not be applied).
+pub async fn release_once(store: &Store, integration_id: &str, key: &str) -> Result<()> {
     store
-        .delete(&format!("PEV#{integration_id}#{event_id}"), GUARD_SK)
+        .delete(&format!("PEV#{integration_id}#{key}"), GUARD_SK)
         .await
+}
+
+/// The role of each action of [`record_applied`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Applied {
+    Guard,
+    Log,
+    Touch,
+}
+
+/// Records, in one transaction, that a provider event was applied: its
+/// guard (so a repeat answers DUPLICATE), its log row and the integration's
+/// `lastEventAt`. False when the guard existed (applied before, or by a
+/// concurrent delivery of the same event): nothing is written then.
+pub async fn record_applied(
+    store: &Store,
+    tenant: &Tenant,
+    integration_id: &str,
+    event_id: &str,
+    row: &DeliveryRow,
+) -> Result<bool> {
+    let mut tx = store.tx();
+    tx.put_new(
+        Applied::Guard,
+        event_guard(integration_id, event_id, row.received_at)?,
+    );
+    tx.put_new(Applied::Log, log_item(tenant, integration_id, row)?);
+    let touch = UpdateExpr::new()
+        .set(
+            "lastEventAt",
+            string_value(timestamp::format(&row.received_at)),
+        )
+        .when_exists();
+    tx.update(Applied::Touch, integration_id, RECORD_SK, &touch);
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(Applied::Guard) => Ok(false),
+        Err(e) => Err(e.into_error()),
+    }
 }
 
 fn log_partition(integration_id: &str) -> String {
@@ -177,14 +212,20 @@ pub async fn log_delivery(
     integration_id: &str,
     row: &DeliveryRow,
 ) -> Result<()> {
+    store
+        .put_new(log_item(tenant, integration_id, row)?)
+        .await?;
+    Ok(())
+}
+
+fn log_item(tenant: &Tenant, integration_id: &str, row: &DeliveryRow) -> Result<Item> {
     let id = ids::new_id(IdKind::Delivery);
     let sort = format!("{}#{id}", timestamp::format(&row.received_at));
     let index = IndexKeys::new().with(Index::Gsi4, log_partition(integration_id), sort);
     let mut item = record_item(&id, Some(&tenant.key()), row, &index)?;
     let ttl = (row.received_at + Duration::days(LOG_DAYS)).timestamp();
     item.insert("ttl".into(), number_value(ttl));
-    store.put_new(item).await?;
-    Ok(())
+    Ok(item)
 }
 
 /// The integration's delivery log, newest first.

@@ -53,17 +53,35 @@ impl Bench {
         key: Option<&str>,
         body: Option<&Value>,
     ) -> (u16, Value) {
-        let mut req = http::Request::builder().method(method).uri(path);
+        let bytes = body
+            .map(|b| serde_json::to_vec(b).unwrap())
+            .unwrap_or_default();
+        let mut headers = Vec::new();
         if let Some(k) = key {
-            req = req.header("authorization", format!("Bearer {k}"));
+            headers.push(("authorization".to_string(), format!("Bearer {k}")));
+        }
+        self.send_bytes(method, path, &headers, body.map(|_| bytes))
+            .await
+    }
+
+    /// Sends a request with the given headers and raw body.
+    async fn send_bytes(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+    ) -> (u16, Value) {
+        let mut req = http::Request::builder().method(method).uri(path);
+        for (name, value) in headers {
+            req = req.header(name.as_str(), value.as_str());
         }
         if body.is_some() {
             req = req.header("content-type", "application/json");
         }
-        let bytes = body
-            .map(|b| serde_json::to_vec(b).unwrap())
-            .unwrap_or_default();
-        let req = req.body(axum::body::Body::from(bytes)).unwrap();
+        let req = req
+            .body(axum::body::Body::from(body.unwrap_or_default()))
+            .unwrap();
         let ip = std::net::IpAddr::from([192, 0, 2, 10]);
         let resp = refctl::serve::answer(&self.router, req, ip).await;
         let status = resp.status().as_u16();
@@ -509,6 +527,7 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
         Some(&unattributed),
     )
     .await;
+    stripe_event_costs(b, key).await;
     b.measure_status(
         "POST /conversions/postback (replay: 200, nothing written)",
         200,
@@ -712,5 +731,38 @@ async fn put_batch(store: &shared::store::Store, items: Vec<shared::store::Item>
         if !pending.is_empty() {
             tokio::time::sleep(std::time::Duration::from_millis(20 * attempt)).await;
         }
+    }
+}
+
+/// A Stripe `invoice.paid` through an integration, beside the postback it
+/// makes (attributed by affiliate code, no customer), and its repeat.
+async fn stripe_event_costs(b: &mut Bench, key: &str) {
+    use shared::domain::connector::Provider;
+    let secret = "whsec_bench_0123456789abcdef";
+    let body = json!({"provider": "STRIPE", "signingSecret": secret});
+    let (s, v) = b
+        .send(Method::POST, "/api/v1/integrations", Some(key), Some(&body))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let path = format!(
+        "/api/v1/integrations/{}/events",
+        v["data"]["id"].as_str().unwrap()
+    );
+    let event = json!({"id": "evt_bench_1", "object": "event", "type": "invoice.paid", "livemode": false,
+        "created": chrono::Utc::now().timestamp(), "data": {"object": {"id": "in_bench_1", "object": "invoice",
+        "amount_paid": 5999, "total": 5999, "total_excluding_tax": 4999, "currency": "usd",
+        "payment_intent": "pi_bench_1", "charge": "ch_bench_1", "metadata": {"referral": "BENCHCNV"}}}});
+    let raw = serde_json::to_vec(&event).unwrap();
+    for name in [
+        "POST /integrations/{id}/events (Stripe invoice.paid by affiliate code, signed; the postback's path, its two payment ids claimed)",
+        "POST /integrations/{id}/events (the same Stripe event again: DUPLICATE)",
+    ] {
+        let header = Provider::Stripe.sign(&raw, secret, chrono::Utc::now().timestamp());
+        let before = b.app.store.metrics().snapshot();
+        let headers = [("stripe-signature".to_string(), header)];
+        let (status, out) = b.send_bytes(Method::POST, &path, &headers, Some(raw.clone())).await;
+        let d = b.app.store.metrics().snapshot().since(&before);
+        assert_eq!(status, 200, "{name}: {out}");
+        b.rows.push((name.to_string(), d.calls, d.round_trips, d.read_units, d.write_units));
     }
 }
