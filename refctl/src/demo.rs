@@ -28,6 +28,7 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
         let account = shared::store::string_of(&marker, "accountId")
             .unwrap_or_default()
             .to_string();
+        let saved = with_stripe(app, keys_file, &account, saved).await?;
         return Ok(summary(false, &account, &saved, base_url));
     }
     let account = accounts::create_account(&app.store, "Demo Store", "growth").await?;
@@ -295,6 +296,27 @@ fn summary(seeded: bool, account: &str, saved: &Value, base_url: &str) -> Value 
         "landingPage": format!("{base_url}/demo/landing?ref=DEMO10&campaign={campaign}"),
         "stripeEvent": stripe_event_command(saved, base_url),
     })
+}
+
+/// A demo seeded before integrations existed gets its Stripe integration now.
+async fn with_stripe(
+    app: &App,
+    keys_file: &Path,
+    account: &str,
+    mut saved: Value,
+) -> Result<Value, Error> {
+    if account.is_empty() || !saved["stripeIntegration"].is_null() || saved["testKey"].is_null() {
+        return Ok(saved);
+    }
+    saved["stripeIntegration"] =
+        seed_stripe(app, &Tenant::new(account.to_string(), Mode::Test)).await?;
+    std::fs::write(
+        keys_file,
+        serde_json::to_vec_pretty(&saved).map_err(Error::internal)?,
+    )
+    .map_err(Error::internal)?;
+    restrict(keys_file);
+    Ok(saved)
 }
 
 /// The demo's test-mode Stripe integration, with a secret for local use only.
