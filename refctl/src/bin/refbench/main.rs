@@ -527,7 +527,6 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
         Some(&unattributed),
     )
     .await;
-    stripe_event_costs(b, key).await;
     b.measure_status(
         "POST /conversions/postback (replay: 200, nothing written)",
         200,
@@ -701,6 +700,7 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
         None,
     )
     .await;
+    stripe_event_costs(b, key).await;
 }
 
 /// Writes items with BatchWriteItem (at most 25), retrying unprocessed ones.
