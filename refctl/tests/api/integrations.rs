@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{json, Value};
 
@@ -696,4 +697,86 @@ async fn a_live_integration_makes_live_data_only_and_other_tenants_never_see_it(
     assert_eq!(log.data().as_array().unwrap().len(), 2);
     assert!(!log.body.to_string().contains(STRIPE_SECRET));
     assert!(!log.body.to_string().contains("cus_live"));
+}
+
+/// The log lines of every server in this test binary, from the first call
+/// on (a global JSON subscriber at INFO, as the functions log).
+fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(move || LogSink(sink.clone()))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber");
+        buffer
+    })
+    .clone()
+}
+
+struct LogSink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogSink {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn the_signing_secret_is_in_no_log_line() {
+    let logs = captured_logs();
+    let m = merchant().await;
+    let secret = format!("whsec_never_logged_{}", ulid::Ulid::new());
+    let i = integration(&m, "STRIPE", &secret, json!({})).await;
+    let ev = stripe_event(
+        "invoice.paid",
+        invoice(
+            &format!("in_{}", ulid::Ulid::new()),
+            "cus_log",
+            1000,
+            json!({}),
+        ),
+    );
+    let body = ev.to_string();
+    let good = official_signature("stripe", &secret, &body, now());
+    assert_eq!(
+        deliver(id(&i), Some(("stripe-signature", good)), &body)
+            .await
+            .status,
+        200
+    );
+    let bad = official_signature("stripe", "whsec_other_secret_000", &body, now());
+    deliver(id(&i), Some(("stripe-signature", bad)), &body)
+        .await
+        .assert_error(400, "INVALID_REQUEST");
+    let rolled = format!("{secret}_rolled");
+    let path = format!("/api/v1/integrations/{}", id(&i));
+    let r = call(
+        "PATCH",
+        &path,
+        Some(&m.test_key),
+        Some(json!({"signingSecret": rolled})),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let text = String::from_utf8_lossy(&logs.lock().unwrap()).to_string();
+    let receiver_lines = text
+        .lines()
+        .filter(|l| l.contains("/api/v1/integrations/{id}/events"))
+        .count();
+    assert!(
+        receiver_lines >= 2,
+        "the request lines were captured: {receiver_lines}"
+    );
+    assert!(
+        !text.contains("whsec_never_logged_"),
+        "a signing secret in a log line"
+    );
 }
