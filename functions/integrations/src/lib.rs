@@ -10,7 +10,9 @@ use bytes::Bytes;
 use http::HeaderMap;
 use serde::Serialize;
 use shared::app::App;
-use shared::domain::integration::{Integration, IntegrationPatch, IntegrationView, NewIntegration};
+use shared::domain::integration::{
+    DeliveryOutcome, Integration, IntegrationPatch, IntegrationView, NewIntegration,
+};
 use shared::error::Result;
 use shared::http::{ApiRouter, BaseUrl, Json, Merchant, Params, PathId, Reply};
 use shared::routes;
@@ -169,8 +171,7 @@ async fn delete(
 struct ReceivedView {
     received: bool,
     /// APPLIED, IGNORED (nothing to do: see `reason`) or DUPLICATE (applied before).
-    #[schema(pattern = "^(APPLIED|IGNORED|DUPLICATE)$")]
-    outcome: &'static str,
+    outcome: DeliveryOutcome,
     reason: Option<String>,
     /// The conversion the event recorded or reversed, if any.
     conversion_id: Option<String>,
@@ -214,7 +215,7 @@ async fn receive(
     let answer = receiving::receive(&app, &id, signature, &body, timestamp::now()).await?;
     Reply::ok(ReceivedView {
         received: true,
-        outcome: answer.outcome.as_str(),
+        outcome: answer.outcome,
         reason: answer.reason,
         conversion_id: answer.conversion_id,
     })
@@ -230,9 +231,7 @@ struct DeliveryView<'a> {
     event_type: Option<&'a str>,
     #[schema(value_type = String, format = DateTime)]
     received_at: String,
-    /// APPLIED, IGNORED, DUPLICATE or REJECTED (a bad signature).
-    #[schema(pattern = "^(APPLIED|IGNORED|DUPLICATE|REJECTED)$")]
-    outcome: &'a str,
+    outcome: DeliveryOutcome,
     reason: Option<&'a str>,
     conversion_id: Option<&'a str>,
 }
@@ -243,7 +242,7 @@ impl<'a> From<&'a DeliveryRow> for DeliveryView<'a> {
             provider_event_id: r.provider_event_id.as_deref(),
             event_type: r.event_type.as_deref(),
             received_at: timestamp::format(&r.received_at),
-            outcome: &r.outcome,
+            outcome: r.outcome,
             reason: r.reason.as_deref(),
             conversion_id: r.conversion_id.as_deref(),
         }

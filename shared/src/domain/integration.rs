@@ -25,6 +25,20 @@ wire_enum! {
     }
 }
 
+wire_enum! {
+    /// What a delivery to an integration came to.
+    pub enum DeliveryOutcome {
+        /// Its commands were applied.
+        Applied = "APPLIED",
+        /// Nothing to do (see the reason).
+        Ignored = "IGNORED",
+        /// The event was applied before.
+        Duplicate = "DUPLICATE",
+        /// The signature was refused; nothing was recorded.
+        Rejected = "REJECTED",
+    }
+}
+
 /// An integration as stored. Its `Debug` form hides the signing secret.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -12,7 +12,7 @@ use crate::domain::connector::{
     self, Binding, Command, Mapped, Outcome, Payment, Provider, Refund,
 };
 use crate::domain::conversion::{Conversion, Postback};
-use crate::domain::integration::{Integration, IntegrationStatus};
+use crate::domain::integration::{DeliveryOutcome, Integration, IntegrationStatus};
 use crate::domain::postback::Quota;
 use crate::domain::referral::{self, CustomerKey, ReferralSource};
 use crate::domain::tenant::{Mode, Tenant};
@@ -27,32 +27,10 @@ use crate::store::{accounts, clicks, conversions};
 /// Times a provider's reversal is planned again after a concurrent change.
 const REVERSE_ATTEMPTS: usize = 4;
 
-/// What a received event came to (its log row's `outcome`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Received {
-    /// Its commands were applied.
-    Applied,
-    /// Nothing to do (see the reason).
-    Ignored,
-    /// The event was applied before.
-    Duplicate,
-}
-
-impl Received {
-    /// The log's and the answer's name.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Received::Applied => "APPLIED",
-            Received::Ignored => "IGNORED",
-            Received::Duplicate => "DUPLICATE",
-        }
-    }
-}
-
 /// The answer to the provider.
 #[derive(Debug, Clone)]
 pub struct Answer {
-    pub outcome: Received,
+    pub outcome: DeliveryOutcome,
     pub reason: Option<String>,
     pub conversion_id: Option<String>,
 }
@@ -79,7 +57,7 @@ pub async fn receive(
         .provider
         .verify(signature, body, secret, now.timestamp())
     {
-        let row = row(None, "REJECTED", Some(e.reason()), None, now);
+        let row = row(None, DeliveryOutcome::Rejected, Some(e.reason()), None, now);
         integrations::log_delivery(&app.store, &tenant, &integration.id, &row).await?;
         return Err(Error::InvalidRequest(format!("signature: {}", e.reason())));
     }
@@ -97,9 +75,15 @@ pub async fn receive(
     let commands = match commands {
         Ok(commands) => commands,
         Err(reason) => {
-            let row = row(mapped.as_ref(), "IGNORED", Some(&reason), None, now);
+            let row = row(
+                mapped.as_ref(),
+                DeliveryOutcome::Ignored,
+                Some(&reason),
+                None,
+                now,
+            );
             integrations::log_delivery(&app.store, &tenant, &integration.id, &row).await?;
-            return Ok(answer(Received::Ignored, Some(reason), None));
+            return Ok(answer(DeliveryOutcome::Ignored, Some(reason), None));
         }
     };
     let mapped = mapped.as_ref().expect("commands come from a mapped event");
@@ -155,7 +139,7 @@ async fn finish(
     let store = &app.store;
     let logged = row(
         Some(mapped),
-        answer.outcome.as_str(),
+        answer.outcome,
         answer.reason.as_deref(),
         answer.conversion_id.as_deref(),
         now,
@@ -169,10 +153,10 @@ async fn finish(
     );
     claimed.into_iter().collect::<Result<Vec<()>>>()?;
     if !first? {
-        answer.outcome = Received::Duplicate;
+        answer.outcome = DeliveryOutcome::Duplicate;
         let repeat = row(
             Some(mapped),
-            "DUPLICATE",
+            DeliveryOutcome::Duplicate,
             None,
             answer.conversion_id.as_deref(),
             now,
@@ -182,7 +166,11 @@ async fn finish(
     Ok(answer)
 }
 
-fn answer(outcome: Received, reason: Option<String>, conversion_id: Option<String>) -> Answer {
+fn answer(
+    outcome: DeliveryOutcome,
+    reason: Option<String>,
+    conversion_id: Option<String>,
+) -> Answer {
     Answer {
         outcome,
         reason,
@@ -200,7 +188,7 @@ async fn run(
     now: DateTime<Utc>,
 ) -> Result<Ran> {
     let mut ran = Ran {
-        answer: answer(Received::Applied, None, None),
+        answer: answer(DeliveryOutcome::Applied, None, None),
         aliases: Vec::new(),
     };
     for command in commands {
@@ -220,7 +208,7 @@ async fn run(
     }
     let a = &mut ran.answer;
     if a.conversion_id.is_none() && a.reason.is_some() && commands.len() == 1 {
-        a.outcome = Received::Ignored;
+        a.outcome = DeliveryOutcome::Ignored;
     }
     Ok(ran)
 }
@@ -423,7 +411,7 @@ async fn reverse_once(
 /// A delivery's log row.
 fn row(
     mapped: Option<&Mapped>,
-    outcome: &str,
+    outcome: DeliveryOutcome,
     reason: Option<&str>,
     conversion_id: Option<&str>,
     now: DateTime<Utc>,
@@ -432,7 +420,7 @@ fn row(
         provider_event_id: mapped.map(|m| m.event_id.clone()),
         event_type: mapped.map(|m| m.event_type.clone()),
         received_at: now,
-        outcome: outcome.to_string(),
+        outcome,
         reason: reason.map(str::to_string),
         conversion_id: conversion_id.map(str::to_string),
     }

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::integration::Integration;
+use crate::domain::integration::{DeliveryOutcome, Integration};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -200,7 +200,7 @@ pub struct DeliveryRow {
     pub event_type: Option<String>,
     #[serde(with = "timestamp::serde_ts")]
     pub received_at: DateTime<Utc>,
-    pub outcome: String,
+    pub outcome: DeliveryOutcome,
     pub reason: Option<String>,
     pub conversion_id: Option<String>,
 }
