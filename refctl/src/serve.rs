@@ -91,6 +91,7 @@ async fn static_files(req: Request, next: Next) -> Response {
 /// event source and the scheduled sweep do on AWS.
 pub async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> {
     shared::services::local_webhooks::spawn(app.clone());
+    app.signing.prefetch();
     let router = service(app);
     // A header line the parser cannot take (a control character in its
     // value) is dropped rather than answered with the parser's bare 400, so

@@ -84,14 +84,12 @@ impl App {
         })
     }
 
-    /// Builds the clients and starts reading the signing secret without
-    /// waiting for it: start-up pays no round trip, and the first request
-    /// that needs the secret waits for it together with its own reads. A
-    /// read that fails is that request's 503 and is tried again by the next.
+    /// Builds the clients. The signing secret is not read here: the first
+    /// request that needs it reads it (a Lambda starts the read as it waits
+    /// for its first event, see `lambda::run`), and a read that fails is
+    /// that request's 503, tried again by the next.
     pub async fn init(config: Config) -> Result<Arc<App>, crate::Error> {
-        let app = App::new(config).await;
-        app.signing.prefetch();
-        Ok(app)
+        Ok(App::new(config).await)
     }
 }
 

@@ -59,7 +59,11 @@ pub async fn run(routes: ApiRouter) -> Result<(), lambda_http::Error> {
     init_tracing();
     let config = Config::from_env()?;
     let app = App::init(config).await?;
+    // Started last, so it runs while the runtime asks for the first event
+    // instead of competing with the rest of start-up.
+    let signing = app.signing.clone();
     let router = Arc::new(service(routes, app));
+    signing.prefetch();
     lambda_http::run(service_fn(move |event: Request| {
         let router = router.clone();
         async move { Ok::<_, std::convert::Infallible>(answer(&router, event).await) }
