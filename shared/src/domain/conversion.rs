@@ -118,11 +118,12 @@ pub struct Conversion {
     pub reversed_at: Option<DateTime<Utc>>,
     #[serde(default)]
     pub reversal_reason: Option<String>,
-    /// The part of `amount` reversed so far (partial refunds add up).
-    #[serde(default)]
+    /// The part of `amount` reversed so far (partial refunds add up). Not
+    /// stored while 0, so an item written before any reversal stays as small.
+    #[serde(default, skip_serializing_if = "Decimal::is_zero")]
     pub reversed_amount: Decimal,
-    /// The part of `commission` given back so far.
-    #[serde(default)]
+    /// The part of `commission` given back so far (not stored while 0).
+    #[serde(default, skip_serializing_if = "Decimal::is_zero")]
     pub commission_reversed: Decimal,
 }
 
