@@ -73,6 +73,22 @@ impl Currency {
     pub fn fits(&self, amount: Decimal) -> bool {
         amount.normalize().scale() <= self.exponent()
     }
+
+    /// [`Currency::fits`] as a field's check: the issue names the rule.
+    pub fn check_fits(&self, path: &str, amount: Decimal) -> Result<(), Issue> {
+        if self.fits(amount) {
+            return Ok(());
+        }
+        Err(Issue::new(
+            &[path],
+            "invalid_value",
+            format!(
+                "{} amounts have at most {} decimals",
+                self.code(),
+                self.exponent()
+            ),
+        ))
+    }
 }
 
 impl Currency {

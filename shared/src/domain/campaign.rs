@@ -368,16 +368,9 @@ impl Campaign {
                         "required",
                         "currency is required for FIXED commission",
                     ),
-                    Some(cur) if !cur.fits(self.commission_value) => issues.add(
-                        &["commissionValue"],
-                        "invalid_value",
-                        format!(
-                            "{} amounts have at most {} decimals",
-                            cur.code(),
-                            cur.exponent()
-                        ),
-                    ),
-                    Some(_) => {}
+                    Some(cur) => {
+                        issues.check(cur.check_fits("commissionValue", self.commission_value));
+                    }
                 }
             }
         }

@@ -282,17 +282,7 @@ impl Conversion {
                 ),
             );
         }
-        if !self.currency.fits(part) {
-            issues.add(
-                &["amount"],
-                "invalid_value",
-                format!(
-                    "{} amounts have at most {} decimals",
-                    self.currency.code(),
-                    self.currency.exponent()
-                ),
-            );
-        }
+        issues.check(self.currency.check_fits("amount", part));
         issues.finish()?;
         let mut c = self.clone();
         c.reversed_amount = self.reversed_amount + part;
@@ -534,16 +524,8 @@ fn check_amount(amount: Decimal, currency: Option<Currency>, issues: &mut Issues
             format!("amount must be less than 10^{MAX_AMOUNT_DIGITS}"),
         );
     }
-    if let Some(c) = currency.filter(|c| !c.fits(amount)) {
-        issues.add(
-            &["amount"],
-            "invalid_value",
-            format!(
-                "{} amounts have at most {} decimals",
-                c.code(),
-                c.exponent()
-            ),
-        );
+    if let Some(c) = currency {
+        issues.check(c.check_fits("amount", amount));
     }
 }
 
