@@ -104,97 +104,34 @@ pub async fn delete_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result
     .await
 }
 
-impl Edited for Campaign {
-    const WHAT: &'static str = "campaign";
-    fn read(
-        store: &Store,
-        tenant: &Tenant,
-        id: &str,
-    ) -> impl std::future::Future<Output = Result<Self>> + Send {
-        campaigns::get(store, tenant, id)
-    }
-    fn replace(
-        store: &Store,
-        tenant: &Tenant,
-        new: &Self,
-        old: &Self,
-    ) -> impl std::future::Future<Output = Result<bool>> + Send {
-        campaigns::replace(store, tenant, new, old)
-    }
+/// `Edited` for a record by the store functions that read and replace it.
+macro_rules! edited {
+    ($($record:ty: $what:literal, $read:path, $replace:path;)+) => {$(
+        impl Edited for $record {
+            const WHAT: &'static str = $what;
+            fn read(
+                store: &Store,
+                tenant: &Tenant,
+                id: &str,
+            ) -> impl std::future::Future<Output = Result<Self>> + Send {
+                $read(store, tenant, id)
+            }
+            fn replace(
+                store: &Store,
+                tenant: &Tenant,
+                new: &Self,
+                old: &Self,
+            ) -> impl std::future::Future<Output = Result<bool>> + Send {
+                $replace(store, tenant, new, old)
+            }
+        }
+    )+};
 }
 
-impl Edited for Affiliate {
-    const WHAT: &'static str = "affiliate";
-    fn read(
-        store: &Store,
-        tenant: &Tenant,
-        id: &str,
-    ) -> impl std::future::Future<Output = Result<Self>> + Send {
-        affiliates::get(store, tenant, id)
-    }
-    fn replace(
-        store: &Store,
-        tenant: &Tenant,
-        new: &Self,
-        old: &Self,
-    ) -> impl std::future::Future<Output = Result<bool>> + Send {
-        affiliates::replace(store, tenant, new, old)
-    }
-}
-
-impl Edited for Asset {
-    const WHAT: &'static str = "asset";
-    fn read(
-        store: &Store,
-        tenant: &Tenant,
-        id: &str,
-    ) -> impl std::future::Future<Output = Result<Self>> + Send {
-        assets::get(store, tenant, id)
-    }
-    fn replace(
-        store: &Store,
-        tenant: &Tenant,
-        new: &Self,
-        old: &Self,
-    ) -> impl std::future::Future<Output = Result<bool>> + Send {
-        assets::replace(store, tenant, new, old)
-    }
-}
-
-impl Edited for Endpoint {
-    const WHAT: &'static str = "webhook endpoint";
-    fn read(
-        store: &Store,
-        tenant: &Tenant,
-        id: &str,
-    ) -> impl std::future::Future<Output = Result<Self>> + Send {
-        webhooks::get_endpoint(store, tenant, id)
-    }
-    fn replace(
-        store: &Store,
-        tenant: &Tenant,
-        new: &Self,
-        old: &Self,
-    ) -> impl std::future::Future<Output = Result<bool>> + Send {
-        webhooks::replace_endpoint(store, tenant, new, old)
-    }
-}
-
-impl Edited for Integration {
-    const WHAT: &'static str = "integration";
-    fn read(
-        store: &Store,
-        tenant: &Tenant,
-        id: &str,
-    ) -> impl std::future::Future<Output = Result<Self>> + Send {
-        integrations::get(store, tenant, id)
-    }
-    fn replace(
-        store: &Store,
-        tenant: &Tenant,
-        new: &Self,
-        old: &Self,
-    ) -> impl std::future::Future<Output = Result<bool>> + Send {
-        integrations::replace(store, tenant, new, old)
-    }
+edited! {
+    Campaign: "campaign", campaigns::get, campaigns::replace;
+    Affiliate: "affiliate", affiliates::get, affiliates::replace;
+    Asset: "asset", assets::get, assets::replace;
+    Endpoint: "webhook endpoint", webhooks::get_endpoint, webhooks::replace_endpoint;
+    Integration: "integration", integrations::get, integrations::replace;
 }
