@@ -10,6 +10,7 @@ use bytes::Bytes;
 use http::HeaderMap;
 use serde::Serialize;
 use shared::app::App;
+use shared::domain::connector::Provider;
 use shared::domain::integration::{
     DeliveryOutcome, Integration, IntegrationPatch, IntegrationView, NewIntegration,
 };
@@ -208,11 +209,12 @@ async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Reply> {
-    let signature = ["stripe-signature", "paddle-signature"]
+    // Each provider's header, as sent; the integration's provider picks its own.
+    let signatures: Vec<(Provider, &str)> = Provider::ALL
         .iter()
-        .find_map(|h| headers.get(*h))
-        .and_then(|v| v.to_str().ok());
-    let answer = receiving::receive(&app, &id, signature, &body, timestamp::now()).await?;
+        .filter_map(|p| Some((*p, headers.get(p.signature_header())?.to_str().ok()?)))
+        .collect();
+    let answer = receiving::receive(&app, &id, &signatures, &body, timestamp::now()).await?;
     Reply::ok(ReceivedView {
         received: true,
         outcome: answer.outcome,

@@ -35,8 +35,9 @@ pub struct Answer {
     pub conversion_id: Option<String>,
 }
 
-/// Receives one delivery: 404 for an unknown or deleted integration, 409
-/// for a disabled one, 400 (logged REJECTED) for a bad signature.
+/// Receives one delivery, given each provider's signature header as sent:
+/// 404 for an unknown or deleted integration, 409 for a disabled one, 400
+/// (logged REJECTED) for a bad or missing signature of its provider.
 ///
 /// Every command is idempotent (a payment is recorded once per
 /// `externalId`, a refund reverses up to its running total, a Paddle
@@ -47,12 +48,16 @@ pub struct Answer {
 pub async fn receive(
     app: &App,
     integration_id: &str,
-    signature: Option<&str>,
+    signatures: &[(Provider, &str)],
     body: &[u8],
     now: DateTime<Utc>,
 ) -> Result<Answer> {
     let (integration, tenant) = find(app, integration_id).await?;
     let secret = &integration.signing_secret;
+    let signature = signatures
+        .iter()
+        .find(|(p, _)| *p == integration.provider)
+        .map(|(_, s)| *s);
     if let Err(e) = integration
         .provider
         .verify(signature, body, secret, now.timestamp())
@@ -213,15 +218,33 @@ async fn run(
     Ok(ran)
 }
 
+/// What a provider's referral hint names, by its id prefix.
+enum Referral {
+    Click,
+    Session,
+    Code,
+}
+
+impl Referral {
+    fn of(hint: &str) -> Referral {
+        if ids::is_valid(IdKind::Click, hint) {
+            Referral::Click
+        } else if ids::is_valid(IdKind::Session, hint) {
+            Referral::Session
+        } else {
+            Referral::Code
+        }
+    }
+}
+
 /// The postback a payment makes: the referral hint is a click id, a
 /// session id or an affiliate code; the customer's id and e-mail (hashed)
 /// find the customer's referral.
-fn postback_of(integration: &Integration, p: &Payment) -> Postback {
+fn postback_of(integration: &Integration, p: &Payment, now: DateTime<Utc>) -> Postback {
     let hint = p.referral.clone();
-    let starts = |prefix: &str| hint.as_deref().is_some_and(|h| h.starts_with(prefix));
-    let (click_id, session_id, code) = match () {
-        _ if starts("clk_") => (hint, None, None),
-        _ if starts("ses_") => (None, hint, None),
+    let (click_id, session_id, code) = match p.referral.as_deref().map(Referral::of) {
+        Some(Referral::Click) => (hint, None, None),
+        Some(Referral::Session) => (None, hint, None),
         _ => (None, None, hint),
     };
     let mut metadata = crate::domain::metadata::Metadata::new();
@@ -242,7 +265,7 @@ fn postback_of(integration: &Integration, p: &Payment) -> Postback {
             .customer_email
             .as_deref()
             .and_then(|e| CustomerKey::from_email(e).ok()),
-        occurred_at: p.occurred_at.min(Utc::now()),
+        occurred_at: p.occurred_at.min(now),
         metadata,
     }
 }
@@ -266,7 +289,7 @@ async fn record(
         }
         Mode::Test => None,
     };
-    let input = postback_of(integration, p);
+    let input = postback_of(integration, p, now);
     let recorded = postback::record(
         &app.store,
         &app.lookups,
@@ -289,16 +312,17 @@ async fn bind(
     b: &Binding,
     now: DateTime<Utc>,
 ) -> Result<Option<String>> {
-    let owner = match b.referral.as_str() {
-        r if r.starts_with("ses_") => clicks::get_live_by_session(&app.store, r, now)
+    let r = b.referral.as_str();
+    let owner = match Referral::of(r) {
+        Referral::Session => clicks::get_live_by_session(&app.store, r, now)
             .await?
             .map(|c| (c.affiliate_id, c.campaign_id)),
-        r if r.starts_with("clk_") => clicks::get_live(&app.store, r, now)
+        Referral::Click => clicks::get_live(&app.store, r, now)
             .await?
             .map(|c| (c.affiliate_id, c.campaign_id)),
-        code => app
+        Referral::Code => app
             .lookups
-            .code_owner(&app.store, tenant, code)
+            .code_owner(&app.store, tenant, r)
             .await?
             .map(|o| (o.affiliate_id, o.campaign_id)),
     };
@@ -325,10 +349,7 @@ async fn bind(
         affiliate_id: &affiliate_id,
         campaign_id: &campaign_id,
         source: ReferralSource::Checkout,
-        session_id: b
-            .referral
-            .starts_with("ses_")
-            .then_some(b.referral.as_str()),
+        session_id: matches!(Referral::of(r), Referral::Session).then_some(r),
         at: now,
     };
     tracking::bind(&app.store, tenant, &keys, &binding).await?;
@@ -377,11 +398,8 @@ async fn reverse(
         }
         (Err(e), None) => return Err(e),
     };
-    Ok((
-        Some(conversion_id),
-        done.then_some(())
-            .map_or(Some("nothing more to reverse".into()), |_| None),
-    ))
+    let reason = (!done).then(|| "nothing more to reverse".to_string());
+    Ok((Some(conversion_id), reason))
 }
 
 /// One read -> decide -> commit of a provider's reversal; `Done(false)` when

@@ -437,11 +437,20 @@ fn check_cached<R: Copy>(
 
 /// The claim of an externalId whose claim exists (it made the transaction fail).
 async fn read_claim(store: &Store, external_id: &str) -> Result<ExternalIdClaim> {
-    let item = store
+    get_claim(store, external_id)
+        .await?
+        .ok_or_else(|| Error::internal("externalId claim vanished"))
+}
+
+/// The claim of an externalId (or of an alias of one), if any.
+async fn get_claim(store: &Store, external_id: &str) -> Result<Option<ExternalIdClaim>> {
+    match store
         .get_item(&keys::external_id_guard(external_id), GUARD_SK)
         .await?
-        .ok_or_else(|| Error::internal("externalId claim vanished"))?;
-    from_item(item)
+    {
+        Some(item) => Ok(Some(from_item(item)?)),
+        None => Ok(None),
+    }
 }
 
 /// The conversion an externalId (or an alias of it) names in this tenant.
@@ -450,14 +459,10 @@ pub async fn claimed_by(
     tenant: &Tenant,
     external_id: &str,
 ) -> Result<Option<String>> {
-    let Some(item) = store
-        .get_item(&keys::external_id_guard(external_id), GUARD_SK)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let claim: ExternalIdClaim = from_item(item)?;
-    Ok((claim.tenant == tenant.key()).then_some(claim.conversion_id))
+    let claim = get_claim(store, external_id).await?;
+    Ok(claim
+        .filter(|c| c.tenant == tenant.key())
+        .map(|c| c.conversion_id))
 }
 
 /// Claims another id of a recorded payment (a provider's payment intent or
