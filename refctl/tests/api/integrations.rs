@@ -40,12 +40,22 @@ fn now() -> i64 {
 
 /// Posts an event to an integration's receiver with a given header.
 async fn deliver(integration: &str, header: Option<(&str, String)>, body: &str) -> Resp {
+    deliver_on(&server().base, integration, header, body).await
+}
+
+/// Posts an event to an integration's receiver on the server at `base`.
+async fn deliver_on(
+    base: &str,
+    integration: &str,
+    header: Option<(&str, String)>,
+    body: &str,
+) -> Resp {
     let headers: Vec<(&str, &str)> = match &header {
         Some((name, value)) => vec![(name, value.as_str()), ("content-type", "application/json")],
         None => vec![("content-type", "application/json")],
     };
     raw(
-        &server().base,
+        base,
         "POST",
         &format!("/api/v1/integrations/{integration}/events"),
         None,
@@ -56,9 +66,13 @@ async fn deliver(integration: &str, header: Option<(&str, String)>, body: &str) 
 }
 
 async fn stripe(integration: &str, body: &Value) -> Resp {
+    stripe_on(&server().base, integration, body).await
+}
+
+async fn stripe_on(base: &str, integration: &str, body: &Value) -> Resp {
     let body = body.to_string();
     let sig = official_signature("stripe", STRIPE_SECRET, &body, now());
-    deliver(integration, Some(("stripe-signature", sig)), &body).await
+    deliver_on(base, integration, Some(("stripe-signature", sig)), &body).await
 }
 
 async fn paddle(integration: &str, body: &Value) -> Resp {
@@ -778,5 +792,279 @@ async fn the_signing_secret_is_in_no_log_line() {
     assert!(
         !text.contains("whsec_never_logged_"),
         "a signing secret in a log line"
+    );
+}
+
+#[tokio::test]
+async fn an_invoice_before_its_checkout_is_attributed_when_the_checkout_arrives() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true, "commissionRecurring": true})).await;
+    let code = format!("L{}", &ulid::Ulid::new().to_string()[18..]);
+    let a = affiliate_with_code(k, id(&c), &code).await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let click = |_: ()| async {
+        let r = call(
+            "POST",
+            "/api/v1/track/click",
+            None,
+            Some(json!({"campaignId": id(&c), "ref": code})),
+        )
+        .await;
+        r.data()["sessionId"].as_str().unwrap().to_string()
+    };
+    let checkout = |session: &str, customer: &str, invoice: &str| {
+        stripe_event(
+            "checkout.session.completed",
+            json!({
+                "id": format!("cs_test_{}", ulid::Ulid::new()), "object": "checkout.session",
+                "mode": "subscription", "client_reference_id": session, "customer": customer,
+                "customer_details": {"email": null}, "amount_total": 1200, "currency": "usd",
+                "invoice": invoice, "payment_intent": null, "metadata": {},
+            }),
+        )
+    };
+    // In order: the checkout, then its first invoice.
+    let (cus1, in1) = (
+        format!("cus_{}", ulid::Ulid::new()),
+        format!("in_{}", ulid::Ulid::new()),
+    );
+    let session = click(()).await;
+    stripe(id(&i), &checkout(&session, &cus1, &in1)).await;
+    let r = stripe(
+        id(&i),
+        &stripe_event("invoice.paid", invoice(&in1, &cus1, 1000, json!({}))),
+    )
+    .await;
+    let in_order = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+
+    // Reversed: the invoice is recorded unattributed, then the checkout attributes it.
+    let (cus2, in2) = (
+        format!("cus_{}", ulid::Ulid::new()),
+        format!("in_{}", ulid::Ulid::new()),
+    );
+    let session = click(()).await;
+    let r = stripe(
+        id(&i),
+        &stripe_event("invoice.paid", invoice(&in2, &cus2, 1000, json!({}))),
+    )
+    .await;
+    let waiting = r.data()["conversionId"].as_str().unwrap().to_string();
+    assert_eq!(conversion(&m, &waiting).await["status"], "UNATTRIBUTED");
+    let r = stripe(id(&i), &checkout(&session, &cus2, &in2)).await;
+    assert_eq!(
+        (&r.data()["outcome"], &r.data()["conversionId"]),
+        (&json!("APPLIED"), &json!(waiting)),
+        "{:?}",
+        r.body
+    );
+    let late = conversion(&m, &waiting).await;
+    for field in [
+        "affiliateId",
+        "campaignId",
+        "status",
+        "commission",
+        "amount",
+        "attribution",
+        "isRecurring",
+    ] {
+        assert_eq!(
+            late[field], in_order[field],
+            "{field}: {late:?} vs {in_order:?}"
+        );
+    }
+    assert_eq!(late["affiliateId"], a["id"]);
+    assert_eq!(late["commission"], json!(1));
+    assert_eq!(late["externalId"], json!(in2));
+    // The affiliate earned both; the summary counts it PENDING, no longer UNATTRIBUTED.
+    let aff = call(
+        "GET",
+        &format!("/api/v1/affiliates/{}", id(&a)),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(aff.data()["earned"]["USD"], json!(2), "{:?}", aff.body);
+    let sum = call(
+        "GET",
+        "/api/v1/conversions/summary?group_by=status",
+        Some(k),
+        None,
+    )
+    .await;
+    let groups = sum.data()["groups"].as_array().unwrap();
+    assert!(
+        groups.iter().all(|g| g["status"] != "UNATTRIBUTED"),
+        "{groups:?}"
+    );
+    let events = call(
+        "GET",
+        "/api/v1/events?type=conversion.attributed",
+        Some(k),
+        None,
+    )
+    .await;
+    let named: Vec<_> = events
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["data"]["id"] == json!(waiting))
+        .collect();
+    assert_eq!(named.len(), 1, "{:?}", events.body);
+    // The checkout again changes nothing (DUPLICATE for the same event, the
+    // conversion is attributed already for a new one).
+    let again = stripe(id(&i), &checkout(&session, &cus2, &in2)).await;
+    assert_eq!(again.data()["outcome"], "APPLIED");
+    let aff = call(
+        "GET",
+        &format!("/api/v1/affiliates/{}", id(&a)),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(aff.data()["earned"]["USD"], json!(2));
+}
+
+#[tokio::test]
+async fn provider_refunds_in_a_payout_are_clawed_back_never_refused() {
+    use crate::payouts::Fx;
+    use shared::domain::payout::Command as PayoutCommand;
+    use shared::domain::tenant::Mode;
+    let fx = Fx::new().await;
+    let base = fx.server.base.as_str();
+    let body = json!({"provider": "STRIPE", "signingSecret": STRIPE_SECRET});
+    let r = fx.call("POST", "/api/v1/integrations", Some(body)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let i = r.data()["id"].as_str().unwrap().to_string();
+    // Two affiliates, a paid invoice of 100.00 (commission 10.00) each.
+    let mut sold = Vec::new();
+    for _ in 0..2 {
+        let code = format!("K{}", &ulid::Ulid::new().to_string()[16..]);
+        let body = json!({"campaignId": fx.test_campaign, "name": "Payee", "code": code,
+            "email": format!("{}@pay.example.com", code.to_lowercase()), "payoutMethod": "PAYPAL"});
+        let r = fx.call("POST", "/api/v1/affiliates", Some(body)).await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        let aff = r.data()["id"].as_str().unwrap().to_string();
+        let inv = format!("in_{}", ulid::Ulid::new());
+        let customer = format!("cus_{}", ulid::Ulid::new());
+        let ev = stripe_event(
+            "invoice.paid",
+            invoice(&inv, &customer, 10000, json!({"referral": code})),
+        );
+        let r = stripe_on(base, &i, &ev).await;
+        let cnv = r.data()["conversionId"].as_str().unwrap().to_string();
+        sold.push((aff, inv, cnv, code));
+    }
+    fx.run_job().await;
+    let refund = |inv: &str, refunded: i64| {
+        stripe_event(
+            "charge.refunded",
+            json!({"id": format!("ch_{inv}"), "object": "charge", "amount": 12000,
+                "amount_refunded": refunded, "currency": "usd", "payment_intent": format!("pi_{inv}")}),
+        )
+    };
+    let mut open = Vec::new();
+    for (aff, inv, cnv, _) in &sold {
+        let c = fx
+            .call("GET", &format!("/api/v1/conversions/{cnv}"), None)
+            .await;
+        assert_eq!(c.data()["status"], "APPROVED", "{:?}", c.body);
+        let payout = fx.payouts_of(Mode::Test, aff).await.remove(0);
+        assert_eq!(
+            (&payout["status"], &payout["amount"]),
+            (&json!("PENDING"), &json!(10))
+        );
+        // Half refunded while the open payout holds it: applied, not refused.
+        let r = stripe_on(base, &i, &refund(inv, 6000)).await;
+        assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+        let c = fx
+            .call("GET", &format!("/api/v1/conversions/{cnv}"), None)
+            .await;
+        assert_eq!(
+            (
+                &c.data()["commissionReversed"],
+                &c.data()["payoutId"],
+                &c.data()["status"]
+            ),
+            (&json!(5), &payout["id"], &json!("APPROVED"))
+        );
+        // The merchant's own reversal is still refused there.
+        let r = fx
+            .call(
+                "POST",
+                &format!("/api/v1/conversions/{cnv}/reverse"),
+                Some(json!({})),
+            )
+            .await;
+        r.assert_error(409, "INVALID_STATE");
+        open.push(payout["id"].as_str().unwrap().to_string());
+    }
+    // The first payout is paid as claimed (10.00); the cut is netted next time.
+    let t = fx.tenant(Mode::Test);
+    let now = shared::timestamp::now();
+    let settle = |_: &shared::domain::payout::Payout| PayoutCommand::Settle {
+        payment_reference: None,
+        note: None,
+    };
+    shared::services::payouts::transition(&fx.app.store, &t, &open[0], settle, now)
+        .await
+        .unwrap();
+    assert_eq!(fx.status_of(Mode::Test, &open[0]).await, "PAID");
+    // After the payout was paid, the rest is refunded: all 10.00 clawed back in all.
+    let (aff, inv, cnv, code) = &sold[0];
+    let r = stripe_on(base, &i, &refund(inv, 12000)).await;
+    assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+    let c = fx
+        .call("GET", &format!("/api/v1/conversions/{cnv}"), None)
+        .await;
+    assert_eq!(
+        (&c.data()["status"], &c.data()["commissionReversed"]),
+        (&json!("REVERSED"), &json!(10))
+    );
+    let ev = stripe_event(
+        "invoice.paid",
+        invoice(
+            &format!("in_{}", ulid::Ulid::new()),
+            &format!("cus_{}", ulid::Ulid::new()),
+            30000,
+            json!({"referral": code}),
+        ),
+    );
+    stripe_on(base, &i, &ev).await;
+    fx.run_job().await;
+    let next = fx.payouts_of(Mode::Test, aff).await;
+    let next = next
+        .iter()
+        .find(|p| p["status"] == "PENDING")
+        .expect("a new payout");
+    assert_eq!(
+        (&next["amount"], &next["adjustmentTotal"]),
+        (&json!(20), &json!(-10)),
+        "30.00 earned, 10.00 clawed back: {next:?}"
+    );
+
+    // The second payout is cancelled instead: its conversion returns at its
+    // net 5.00, and the clawback taken meanwhile is given back.
+    let body = json!({"payoutIds": [open[1]], "reason": "refunded"});
+    let r = fx
+        .call("POST", "/api/v1/payouts/bulk-cancel", Some(body))
+        .await;
+    assert_eq!(
+        r.data()["cancelled"][0]["status"],
+        "CANCELLED",
+        "{:?}",
+        r.body
+    );
+    fx.run_job().await;
+    let again = fx.payouts_of(Mode::Test, &sold[1].0).await;
+    let again = again
+        .iter()
+        .find(|p| p["status"] == "PENDING")
+        .expect("a new payout");
+    assert_eq!(
+        (&again["amount"], &again["adjustmentTotal"]),
+        (&json!(5), &json!(0)),
+        "{again:?}"
     );
 }

@@ -125,6 +125,11 @@ pub struct Conversion {
     /// The part of `commission` given back so far (not stored while 0).
     #[serde(default, skip_serializing_if = "Decimal::is_zero")]
     pub commission_reversed: Decimal,
+    /// The part of `commissionReversed` owed back through clawback
+    /// adjustments rather than cut from a payout: a refund while a payout
+    /// held or had paid the conversion (not stored while 0).
+    #[serde(default, skip_serializing_if = "Decimal::is_zero")]
+    pub commission_clawed_back: Decimal,
 }
 
 impl Conversion {
@@ -191,8 +196,9 @@ impl Conversion {
         }
     }
 
-    /// Reverses (refunds) a conversion, all of it or `part` of its amount;
-    /// `payout` says whether the payout holding it, when one does, is paid.
+    /// Reverses (refunds) a conversion at the merchant's request, all of it
+    /// or `part` of its amount; `payout` says whether the payout holding it,
+    /// when one does, is paid.
     ///
     /// - `part` must be above 0, at most what is left to reverse
     ///   (`amount - reversedAmount`) and exact to the currency's minor unit
@@ -216,10 +222,45 @@ impl Conversion {
         reason: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<Reversal, Error> {
-        let clawback = match (&self.payout_id, payout, self.status) {
-            (None, _, st) if st.reversible() => false,
-            (Some(_), HoldingPayout::Paid, ConversionStatus::Paid) => true,
-            (Some(po), _, ConversionStatus::Approved | ConversionStatus::Paid) => {
+        self.reverse_as(ReversedBy::Merchant, payout, part, reason, now)
+    }
+
+    /// Reverses a conversion for a payment provider's refund or lost
+    /// dispute, which cannot be refused: as [`Conversion::reverse`], except
+    /// that a conversion an unpaid payout holds keeps its place there (the
+    /// payout pays what it claimed) and the cut becomes a clawback netted
+    /// against the affiliate's next payout, as for a paid one. Should that
+    /// payout be released instead, [`Conversion::released`] gives the
+    /// clawback back.
+    pub fn refund(
+        &self,
+        payout: HoldingPayout,
+        part: Option<Decimal>,
+        reason: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Reversal, Error> {
+        self.reverse_as(ReversedBy::Provider, payout, part, reason, now)
+    }
+
+    fn reverse_as(
+        &self,
+        by: ReversedBy,
+        payout: HoldingPayout,
+        part: Option<Decimal>,
+        reason: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Reversal, Error> {
+        use ConversionStatus::{Approved, Paid};
+        let clawback = match (&self.payout_id, payout, self.status, by) {
+            (None, _, st, _) if st.reversible() => false,
+            (Some(_), HoldingPayout::Paid, Paid, _) => true,
+            (
+                Some(_),
+                HoldingPayout::Paid | HoldingPayout::Unpaid,
+                Approved | Paid,
+                ReversedBy::Provider,
+            ) => true,
+            (Some(po), _, Approved | Paid, _) => {
                 return Err(Error::InPayout {
                     current: self.status.as_str().to_string(),
                     payout_id: po.clone(),
@@ -227,7 +268,7 @@ impl Conversion {
             }
             _ => return Err(self.wrong_state("reverse")),
         };
-        let reversed = self.reversed_part(part, now)?;
+        let mut reversed = self.reversed_part(part, now)?;
         let cut = reversed.commission_reversed - self.commission_reversed;
         let give_back = self
             .affiliate_id
@@ -243,7 +284,9 @@ impl Conversion {
             .as_ref()
             .filter(|_| clawback)
             .map(|e| Adjustment::clawback(self, e.amount, now));
-        let mut reversed = reversed;
+        if clawback.is_some() {
+            reversed.commission_clawed_back += cut;
+        }
         reversed.reversal_reason = reason;
         let event = Event::new(
             EventType::ConversionReversed,
@@ -258,6 +301,20 @@ impl Conversion {
             give_back,
             clawback,
         })
+    }
+
+    /// The conversion as a released payout returns it to the pool, and the
+    /// adjustment that gives back what refunds clawed back while the payout
+    /// held it: the pool pays its net commission, so those clawbacks would
+    /// otherwise be taken twice.
+    pub fn released(&self, now: DateTime<Utc>) -> (Conversion, Option<Adjustment>) {
+        let mut c = self.clone();
+        c.payout_id = None;
+        let refund = (self.commission_clawed_back > Decimal::ZERO).then(|| {
+            c.commission_clawed_back = Decimal::ZERO;
+            Adjustment::clawback(self, self.commission_clawed_back, now)
+        });
+        (c, refund)
     }
 
     /// The conversion after reversing `part` of what is left (all of it
@@ -299,6 +356,15 @@ impl Conversion {
         c.updated_at = now;
         Ok(c)
     }
+}
+
+/// Who asks for a reversal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReversedBy {
+    /// The merchant's call: refused while an unpaid payout holds it.
+    Merchant,
+    /// A payment provider's refund or dispute: never refused for a payout.
+    Provider,
 }
 
 /// What a reversal needs to know of the payout holding a conversion.
@@ -346,7 +412,8 @@ pub struct Adjustment {
 }
 
 impl Adjustment {
-    /// The clawback of a paid conversion's commission (`amount` negative).
+    /// The clawback of a paid conversion's commission (`amount` negative),
+    /// or its return (`amount` positive) when its payout is released.
     pub fn clawback(c: &Conversion, amount: Decimal, now: DateTime<Utc>) -> Adjustment {
         Adjustment {
             id: crate::ids::new_id(crate::ids::IdKind::Adjustment),
@@ -1071,6 +1138,7 @@ mod tests {
             reversal_reason: None,
             reversed_amount: Decimal::ZERO,
             commission_reversed: Decimal::ZERO,
+            commission_clawed_back: Decimal::ZERO,
         }
     }
 

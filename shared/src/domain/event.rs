@@ -23,6 +23,7 @@ wire_enum! {
         ApplicationAccepted = "application.accepted",
         ApplicationRejected = "application.rejected",
         ConversionCreated = "conversion.created",
+        ConversionAttributed = "conversion.attributed",
         ConversionApproved = "conversion.approved",
         ConversionReversed = "conversion.reversed",
         PayoutCreated = "payout.created",
@@ -82,7 +83,7 @@ mod tests {
         for t in EventType::ALL {
             assert_eq!(EventType::parse(t.as_str()), Some(t));
         }
-        assert_eq!(EventType::ALL.len(), 22);
+        assert_eq!(EventType::ALL.len(), 23);
         assert!(EventType::PayoutPaid.subscribed(&["*".into()]));
         assert!(EventType::PayoutPaid.subscribed(&["payout.paid".into()]));
         assert!(!EventType::PayoutPaid.subscribed(&["payout.approved".into()]));

@@ -288,6 +288,56 @@ pub fn plan(
     })
 }
 
+/// A payment recorded UNATTRIBUTED and attributed afterwards: a provider's
+/// checkout that names the affiliate arriving after the payment it led to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LateAttribution {
+    /// The conversion as it was read (UNATTRIBUTED).
+    pub before: Conversion,
+    /// The same conversion (id, externalId, metadata, creation time),
+    /// attributed and earning as if the affiliate had been known at once.
+    pub after: Conversion,
+    pub referrals: Vec<ReferralChange>,
+    pub earning: Option<Earning>,
+    /// `conversion.attributed`, recorded with the change.
+    pub event: Event,
+}
+
+/// Attributes an UNATTRIBUTED conversion by a fresh plan of its payment:
+/// `None` when it is no longer unattributed, was reversed in part, or the
+/// plan finds no affiliate either. The plan's quota charge and claim are
+/// dropped: the payment was counted and claimed when it was recorded.
+pub fn attribute_late(
+    recorded: &Conversion,
+    plan: Plan,
+    now: DateTime<Utc>,
+) -> Result<Option<LateAttribution>, Error> {
+    let open = recorded.status == ConversionStatus::Unattributed
+        && recorded.payout_id.is_none()
+        && recorded.reversed_amount.is_zero();
+    if !open || plan.conversion.status == ConversionStatus::Unattributed {
+        return Ok(None);
+    }
+    let mut after = plan.conversion;
+    after.id = recorded.id.clone();
+    after.external_id = recorded.external_id.clone();
+    after.metadata = recorded.metadata.clone();
+    after.created_at = recorded.created_at;
+    after.updated_at = now;
+    let event = Event::new(
+        EventType::ConversionAttributed,
+        ConversionView::from(&after),
+        now,
+    )?;
+    Ok(Some(LateAttribution {
+        before: recorded.clone(),
+        after,
+        referrals: plan.referrals,
+        earning: plan.earning,
+        event,
+    }))
+}
+
 /// The conversion a payment makes: PENDING for its campaign's hold period
 /// when attributed, UNATTRIBUTED (commission 0) when not.
 fn new_conversion(
@@ -344,6 +394,7 @@ fn new_conversion(
         reversal_reason: None,
         reversed_amount: Decimal::ZERO,
         commission_reversed: Decimal::ZERO,
+        commission_clawed_back: Decimal::ZERO,
     }
 }
 
@@ -779,6 +830,65 @@ mod tests {
                 cap: Some(5),
             })
         );
+    }
+
+    #[test]
+    fn a_late_attribution_keeps_the_recorded_payment_and_earns_as_if_known_at_once() {
+        let p = postback(serde_json::json!({"customerId": "cus_1"}));
+        let recorded = run(&p, &Sightings::default(), serde_json::json!({})).conversion;
+        assert_eq!(recorded.status, ConversionStatus::Unattributed);
+        // The customer was bound since (a checkout that names the affiliate).
+        let s = Sightings {
+            referrals: vec![referral(
+                "cid:cus_1",
+                "aff_ref",
+                "2026-03-02T00:00:00Z",
+                None,
+            )],
+            ..Default::default()
+        };
+        let now = at("2026-06-02T00:00:00Z");
+        let fresh = run(&p, &s, serde_json::json!({}));
+        let late = attribute_late(&recorded, fresh.clone(), now)
+            .unwrap()
+            .expect("attributed");
+        let after = &late.after;
+        assert_eq!(
+            (after.id.as_str(), after.created_at, after.updated_at),
+            (recorded.id.as_str(), recorded.created_at, now)
+        );
+        assert_eq!(
+            (
+                after.affiliate_id.as_deref(),
+                after.status,
+                after.attribution
+            ),
+            (
+                Some("aff_ref"),
+                ConversionStatus::Pending,
+                AttributionMethod::Customer
+            )
+        );
+        assert_eq!(after.commission, fresh.conversion.commission);
+        assert_eq!(after.commission, Decimal::from(10));
+        assert_eq!(late.earning.map(|e| e.amount), Some(Decimal::from(10)));
+        assert_eq!(late.event.event_type, EventType::ConversionAttributed);
+        assert!(matches!(
+            &late.referrals[..],
+            [ReferralChange::FirstPayment { .. }]
+        ));
+        // Nothing to do: still nobody, already attributed, reversed in part, in a payout.
+        let nobody = run(&p, &Sightings::default(), serde_json::json!({}));
+        assert_eq!(attribute_late(&recorded, nobody, now).unwrap(), None);
+        let mut moved = recorded.clone();
+        moved.status = ConversionStatus::Pending;
+        assert_eq!(attribute_late(&moved, fresh.clone(), now).unwrap(), None);
+        let mut cut = recorded.clone();
+        cut.reversed_amount = Decimal::ONE;
+        assert_eq!(attribute_late(&cut, fresh.clone(), now).unwrap(), None);
+        let mut held = recorded.clone();
+        held.payout_id = Some("po_1".into());
+        assert_eq!(attribute_late(&held, fresh, now).unwrap(), None);
     }
 
     fn plan_with_quota(p: &Postback, s: &Sightings, q: &Quota, now: DateTime<Utc>) -> Plan {

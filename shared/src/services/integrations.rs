@@ -11,7 +11,7 @@ use crate::app::App;
 use crate::domain::connector::{
     self, Binding, Command, Mapped, Outcome, Payment, Provider, Refund,
 };
-use crate::domain::conversion::{Conversion, Postback};
+use crate::domain::conversion::{Conversion, ConversionStatus, Postback};
 use crate::domain::integration::{DeliveryOutcome, Integration, IntegrationStatus};
 use crate::domain::postback::Quota;
 use crate::domain::referral::{self, CustomerKey, ReferralSource};
@@ -204,7 +204,7 @@ async fn run(
                 ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
                 (Some(id), None)
             }
-            Command::Bind(b) => (None, bind(app, tenant, b, now).await?),
+            Command::Bind(b) => bind(app, tenant, integration, b, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
         };
         let a = &mut ran.answer;
@@ -304,14 +304,16 @@ async fn record(
     }
 }
 
-/// Binds the customer of a checkout to the affiliate its referral names;
-/// a reason when the referral names nobody.
+/// Binds the customer of a checkout to the affiliate its referral names,
+/// then attributes the checkout's payment when it was recorded unattributed
+/// before (the conversion touched, and a reason when nothing was done).
 async fn bind(
     app: &App,
     tenant: &Tenant,
+    integration: &Integration,
     b: &Binding,
     now: DateTime<Utc>,
-) -> Result<Option<String>> {
+) -> Result<(Option<String>, Option<String>)> {
     let r = b.referral.as_str();
     let owner = match Referral::of(r) {
         Referral::Session => clicks::get_live_by_session(&app.store, r, now)
@@ -327,9 +329,8 @@ async fn bind(
             .map(|o| (o.affiliate_id, o.campaign_id)),
     };
     let Some((affiliate_id, campaign_id)) = owner else {
-        return Ok(Some(
-            "the referral names no live session, click or code".into(),
-        ));
+        let reason = "the referral names no live session, click or code";
+        return Ok((None, Some(reason.into())));
     };
     let mut keys = Vec::new();
     keys.extend(
@@ -343,7 +344,7 @@ async fn bind(
             .and_then(|e| CustomerKey::from_email(e).ok()),
     );
     if keys.is_empty() {
-        return Ok(Some("the checkout names no customer".into()));
+        return Ok((None, Some("the checkout names no customer".into())));
     }
     let binding = referral::Binding {
         affiliate_id: &affiliate_id,
@@ -353,7 +354,48 @@ async fn bind(
         at: now,
     };
     tracking::bind(&app.store, tenant, &keys, &binding).await?;
-    Ok(None)
+    match &b.payment_id {
+        Some(payment) => Ok((
+            attribute_waiting(app, tenant, integration, b, payment, now).await?,
+            None,
+        )),
+        None => Ok((None, None)),
+    }
+}
+
+/// Attributes a checkout's payment recorded UNATTRIBUTED before the
+/// checkout arrived, as its postback would now: by the customer's referral
+/// just bound, or by the checkout's referral when the payment named no
+/// customer. The conversion's id when it was attributed.
+async fn attribute_waiting(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    b: &Binding,
+    payment: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<String>> {
+    let Some(id) = conversions::claimed_by(&app.store, tenant, payment).await? else {
+        return Ok(None);
+    };
+    let c = conversions::get(&app.store, tenant, &id).await?;
+    if c.status != ConversionStatus::Unattributed {
+        return Ok(None);
+    }
+    let paid = Payment {
+        external_id: c.external_id.clone(),
+        amount: c.amount,
+        currency: c.currency,
+        customer_id: c.customer_id.clone(),
+        customer_email: None,
+        referral: c.customer_id.is_none().then(|| b.referral.clone()),
+        occurred_at: c.occurred_at,
+        aliases: Vec::new(),
+    };
+    let mut p = postback_of(integration, &paid, now);
+    p.metadata = c.metadata.clone();
+    let late = postback::attribute_late(&app.store, &app.lookups, tenant, &c, &p, now).await?;
+    Ok(late.map(|c| c.id))
 }
 
 /// Reverses the conversion of a refunded payment by what the refund says
@@ -417,7 +459,7 @@ async fn reverse_once(
     let Some(part) = r.part.reversal(c.amount, c.reversed_amount, c.currency) else {
         return Ok(Attempt::Done(false));
     };
-    let reversal = c.reverse(facts.holding, Some(part), Some(reason.to_string()), now)?;
+    let reversal = c.refund(facts.holding, Some(part), Some(reason.to_string()), now)?;
     Ok(
         match conversions::commit_reversal(&app.store, tenant, c, &reversal).await? {
             true => Attempt::Done(true),

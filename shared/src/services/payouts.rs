@@ -163,7 +163,7 @@ pub async fn drive(
             None | Some(PayoutWork::Claim) => return Ok(p),
             _ if p.work_done() => store_payouts::finish_work(store, tenant, &p, now).await?,
             Some(PayoutWork::Settle) => settle_step(store, tenant, &p, &mut after, now).await?,
-            Some(PayoutWork::Release) => release_step(store, tenant, &p).await?,
+            Some(PayoutWork::Release) => release_step(store, tenant, &p, now).await?,
         };
         p = store_payouts::read(store, tenant, &p.id)
             .await?
@@ -212,8 +212,14 @@ async fn settle_step(
     }
 }
 
-/// One release chunk: the payout's members return to the pool.
-async fn release_step(store: &Store, tenant: &Tenant, p: &Payout) -> Result<bool> {
+/// One release chunk: the payout's members return to the pool (with what
+/// refunds clawed back while it held them given back).
+async fn release_step(
+    store: &Store,
+    tenant: &Tenant,
+    p: &Payout,
+    now: DateTime<Utc>,
+) -> Result<bool> {
     let partition = keys::payout_members(&p.id);
     let (mut conversions, mut adjustments) =
         store_payouts::members(store, tenant, &partition, WorkRange::All, RELEASE_CHUNK).await?;
@@ -222,6 +228,6 @@ async fn release_step(store: &Store, tenant: &Tenant, p: &Payout) -> Result<bool
     if conversions.is_empty() && adjustments.is_empty() {
         return Ok(false);
     }
-    store_payouts::release_chunk(store, tenant, p, &conversions, &adjustments).await?;
+    store_payouts::release_chunk(store, tenant, p, &conversions, &adjustments, now).await?;
     Ok(true)
 }

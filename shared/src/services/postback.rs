@@ -20,7 +20,7 @@ use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::lookups::Lookups;
 use crate::retry::{retry_on_conflict, Attempt};
-use crate::store::conversions::{self, Committed, Unchanged};
+use crate::store::conversions::{self, Attributed, Committed, Unchanged};
 use crate::store::Store;
 
 /// Times a postback is planned again after a concurrent write changed what
@@ -103,6 +103,60 @@ async fn attempt(
         }),
         Committed::Stale => Ok(None),
     }
+}
+
+/// Attributes a conversion recorded UNATTRIBUTED, as a postback of its
+/// payment `p` would attribute it now (a checkout that names the affiliate
+/// arrived after its first invoice): the same reads, rules and plan, then
+/// one transaction on the recorded conversion. The conversion as attributed,
+/// or `None` when there is nothing to attribute.
+pub async fn attribute_late(
+    store: &Store,
+    lookups: &Lookups,
+    tenant: &Tenant,
+    recorded: &Conversion,
+    p: &Postback,
+    now: DateTime<Utc>,
+) -> Result<Option<Conversion>> {
+    let attempts = AtomicUsize::new(0);
+    let attempts = &attempts;
+    retry_on_conflict(
+        RECORD_ATTEMPTS,
+        "customer's referral or affiliate",
+        || async move {
+            let first = attempts.fetch_add(1, Ordering::Relaxed) == 0;
+            let recorded = match first {
+                true => recorded.clone(),
+                false => conversions::get(store, tenant, &recorded.id).await?,
+            };
+            let cache = Cache {
+                lookups,
+                read: first,
+            };
+            let tenant_key = tenant.key();
+            let mut sightings = conversions::read_sightings(store, tenant, p).await?;
+            // The payment's own claim: this is the conversion it names.
+            sightings.claim = None;
+            let Opening::Attribute { signals } = postback::open(&tenant_key, p, &sightings, None)?
+            else {
+                return Ok(Attempt::Done(None));
+            };
+            let named = sightings.campaign.as_ref();
+            let (parties, unchanged) = parties(store, cache, &tenant_key, &signals, named).await?;
+            let plan = postback::plan(&tenant_key, p, &sightings, &signals, &parties, None, now)?;
+            let Some(late) = postback::attribute_late(&recorded, plan, now)? else {
+                return Ok(Attempt::Done(None));
+            };
+            Ok(
+                match conversions::commit_late(store, tenant, &late, &unchanged).await? {
+                    Attributed::Done => Attempt::Done(Some(late.after)),
+                    Attributed::Moved => Attempt::Done(None),
+                    Attributed::Stale => Attempt::Conflict,
+                },
+            )
+        },
+    )
+    .await
 }
 
 async fn replayed(store: &Store, conversion_id: &str) -> Result<Option<Recorded>> {

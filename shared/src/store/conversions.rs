@@ -36,10 +36,10 @@ use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{
-    Conversion, ConversionStatus, HoldingPayout, PayoutStage, Postback, Reversal,
+    Conversion, ConversionStatus, Earning, HoldingPayout, PayoutStage, Postback, Reversal,
 };
 use crate::domain::payout::{Payout, PayoutStatus};
-use crate::domain::postback::{self, ExternalIdClaim, Plan, Sightings};
+use crate::domain::postback::{self, ExternalIdClaim, LateAttribution, Plan, Sightings};
 use crate::domain::referral::Referral;
 use crate::domain::tenant::Tenant;
 use crate::domain::tracking::{self, Click};
@@ -59,17 +59,20 @@ use crate::timestamp;
 /// Quota counters outlive their month by this long, then TTL removes them.
 const QUOTA_TTL_DAYS: i64 = 400;
 /// Conversion attributes a reversal rewrites (with the GSI3 partition).
-const REVERSAL_FIELDS: [&str; 6] = [
+const REVERSAL_FIELDS: [&str; 7] = [
     STATUS,
     "reversedAt",
     "reversalReason",
     "updatedAt",
     REVERSED_AMOUNT,
     COMMISSION_REVERSED,
+    COMMISSION_CLAWED_BACK,
 ];
 const REVERSED_AMOUNT: &str = "reversedAmount";
 /// The attribute of `Conversion::commission_reversed` (stored as the decimal's string).
 pub const COMMISSION_REVERSED: &str = "commissionReversed";
+/// The attribute of `Conversion::commission_clawed_back`.
+pub const COMMISSION_CLAWED_BACK: &str = "commissionClawedBack";
 
 /// The stored form of a decimal attribute (serde's: its string), for conditions.
 pub fn decimal_value(d: Decimal) -> aws_sdk_dynamodb::types::AttributeValue {
@@ -408,10 +411,9 @@ fn check_cached<R: Copy>(
     tx: &mut Tx<R>,
     roles: (R, R),
     tenant_key: &str,
-    plan: &Plan,
+    (c, earning): (&Conversion, Option<&Earning>),
     cached: &Unchanged,
 ) {
-    let c = &plan.conversion;
     if let Some(seen) = c
         .campaign_id
         .as_ref()
@@ -424,7 +426,7 @@ fn check_cached<R: Copy>(
             &campaigns::unchanged(tenant_key, seen),
         );
     }
-    let affiliate = c.affiliate_id.as_ref().filter(|_| plan.earning.is_none());
+    let affiliate = c.affiliate_id.as_ref().filter(|_| earning.is_none());
     if let Some((id, status)) = affiliate.and_then(|id| cached.affiliates.get_key_value(id)) {
         tx.check(
             roles.1,
@@ -577,8 +579,73 @@ async fn transact(
     rollups::record(&mut tx, A::Rollup, tenant, &plan.conversion);
     events::append(&mut tx, A::Event, tenant, &plan.event)?;
     let roles = (A::CachedCampaign, A::AffiliateStatus);
-    check_cached(&mut tx, roles, &tenant_key, plan, cached);
+    let credited = (&plan.conversion, plan.earning.as_ref());
+    check_cached(&mut tx, roles, &tenant_key, credited, cached);
     store.transact(tx).await
+}
+
+/// How a late attribution's transaction ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Attributed {
+    Done,
+    /// The conversion is no longer as read (attributed, reversed, claimed
+    /// by a payout meanwhile): nothing to do.
+    Moved,
+    /// A referral, the affiliate or a cached campaign changed: plan again.
+    Stale,
+}
+
+/// Commits a late attribution in one transaction: the conversion (while
+/// still UNATTRIBUTED, unreversed and in no payout), its rollups moved, the
+/// referral changes, the affiliate's earning and the event.
+pub async fn commit_late(
+    store: &Store,
+    tenant: &Tenant,
+    late: &LateAttribution,
+    cached: &Unchanged,
+) -> Result<Attributed> {
+    use PostbackAction as A;
+    let tenant_key = tenant.key();
+    let mut tx = store.tx();
+    let unmoved = UpdateExpr::new()
+        .when_tenant(&tenant_key)
+        .when_eq(STATUS, string_value(late.before.status.as_str()))
+        .when_absent(PAYOUT_ID)
+        .when_absent(REVERSED_AMOUNT);
+    tx.put(A::Conversion, item(tenant, &late.after)?, &unmoved);
+    rollups::moved_many(
+        &mut tx,
+        A::Rollup,
+        tenant,
+        &[(late.before.clone(), late.after.clone())],
+    );
+    for change in &late.referrals {
+        referrals::apply(&mut tx, A::Referral, tenant, change)?;
+    }
+    if let Some(e) = &late.earning {
+        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
+    }
+    events::append(&mut tx, A::Event, tenant, &late.event)?;
+    let roles = (A::CachedCampaign, A::AffiliateStatus);
+    let credited = (&late.after, late.earning.as_ref());
+    check_cached(&mut tx, roles, &tenant_key, credited, cached);
+    match store.transact(tx).await {
+        Ok(()) => Ok(Attributed::Done),
+        Err(e) if e.failed(A::Conversion) => Ok(Attributed::Moved),
+        Err(e)
+            if [
+                A::Referral,
+                A::AffiliateStatus,
+                A::Earned,
+                A::CachedCampaign,
+            ]
+            .iter()
+            .any(|r| e.failed(*r)) =>
+        {
+            Ok(Attributed::Stale)
+        }
+        Err(e) => Err(e.into_error()),
+    }
 }
 
 /// What a reversal decides from: the conversion and the status of the

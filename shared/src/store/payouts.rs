@@ -456,18 +456,32 @@ pub async fn release_chunk(
     payout: &Payout,
     conversions: &[Conversion],
     adjustments: &[Adjustment],
+    now: DateTime<Utc>,
 ) -> Result<bool> {
     let mut tx = store.tx();
     let t = tenant.key();
     let fields = ["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()];
+    let returned = [
+        "payoutId",
+        Index::Gsi5.pk(),
+        Index::Gsi5.sk(),
+        conversions::COMMISSION_CLAWED_BACK,
+    ];
     for cv in conversions {
-        let mut after = cv.clone();
-        after.payout_id = None;
+        let (after, given_back) = cv.released(now);
+        // A refund clawed back meanwhile is read again with the chunk.
         let u = UpdateExpr::new()
-            .copy_from(&conversions::item(tenant, &after)?, &fields)
+            .copy_from(&conversions::item(tenant, &after)?, &returned)
             .when_tenant(&t)
-            .when_eq("payoutId", string_value(payout.id.clone()));
+            .when_eq("payoutId", string_value(payout.id.clone()))
+            .when_absent_or_eq(
+                conversions::COMMISSION_CLAWED_BACK,
+                conversions::decimal_value(cv.commission_clawed_back),
+            );
         tx.update(Write::Member, &cv.id, RECORD_SK, &u);
+        if let Some(a) = given_back {
+            tx.put_new(Write::Member, adjustment_item(tenant, &a)?);
+        }
     }
     for a in adjustments {
         let mut after = a.clone();

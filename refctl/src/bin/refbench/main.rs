@@ -583,6 +583,7 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
             reversal_reason: None,
             reversed_amount: Decimal::ZERO,
             commission_reversed: Decimal::ZERO,
+            commission_clawed_back: Decimal::ZERO,
         }
     };
     let bulk_store = b.app.store.clone();

@@ -114,6 +114,7 @@ async fn seed(app: &App, p: &Programme, n: usize, due: bool) {
             reversal_reason: None,
             reversed_amount: Decimal::ZERO,
             commission_reversed: Decimal::ZERO,
+            commission_clawed_back: Decimal::ZERO,
         })
         .collect();
     let mut set = tokio::task::JoinSet::new();
