@@ -24,7 +24,7 @@ build: install ## sam build (arm64 Lambda binaries through cargo-lambda)
 validate: install ## sam validate --lint
 	@PATH="$(CURDIR)/.local/venv/bin:$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=us-east-1 sam validate --lint
 
-bench: install ## DynamoDB calls, round trips, capacity units, webhook latency and binary sizes (`scripts/bench.sh webhooks`: the webhook latency alone)
+bench: install ## DynamoDB calls, round trips, capacity units, webhook latency and binary sizes, then docs/cost.md (`scripts/bench.sh webhooks`: the webhook latency alone)
 	@scripts/bench.sh
 
 openapi: ## Write docs/openapi.json, generated from the code (refctl openapi)

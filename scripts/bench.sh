@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # `make bench`: runs refbench against the test stack (started here when it is
-# not running) and prints the tables that docs/performance.md quotes.
+# not running) and prints the tables that docs/performance.md quotes. Each
+# section's output is also kept in target/bench/ (the default section in
+# refbench.txt, the others in <section>.txt), and docs/cost.md is generated
+# from them at the end (scripts/cost.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,11 +21,21 @@ trap cleanup EXIT
 # Call and capacity counts do not depend on optimisation: the dev build is
 # enough for them. The rates (load, hot) are measured on the release build,
 # the code Lambda runs.
-bench() {
+refbench() {
   case "${1:-}" in
     load|hot) cargo run --release --quiet -p refctl --bin refbench -- "$@" ;;
     *) cargo run --quiet -p refctl --bin refbench -- "$@" ;;
   esac
+}
+
+# Runs one section, printing its output and keeping it in
+# target/bench/<section>.txt (replaced only when the section succeeds).
+out=target/bench
+bench() {
+  local file="$out/${1:-refbench}.txt"
+  mkdir -p "$out"
+  refbench "$@" | tee "$file.new"
+  mv "$file.new" "$file"
 }
 
 # One section: `scripts/bench.sh webhooks|load|hot|cold-start`.
@@ -51,3 +64,7 @@ fresh
 bench hot
 echo
 bench cold-start
+echo
+# What a million of each operation and a merchant's month cost on AWS, from
+# target/bench/refbench.txt and load.txt (fails if a row it needs is missing).
+"${PYTHON:-python3}" scripts/cost.py
