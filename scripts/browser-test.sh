@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Browser tests of the tracking script (tracker/): headless Chromium
-# (/usr/bin/chromium) driven by playwright-core (.local/node, from
-# scripts/install.sh) against `target/debug/refctl serve` on the test stack.
+# Browser tests of the tracking script (tracker/) and the affiliate portal
+# (portal/): headless Chromium (/usr/bin/chromium) driven by playwright-core
+# (.local/node, from scripts/install.sh) against `target/debug/refctl serve`
+# on the test stack.
 # The tests start and stop the local host themselves, on a free port with a
 # fresh table. Called by scripts/test.sh; runs on its own too.
 #
@@ -29,4 +30,4 @@ cleanup() { if [[ $started_stack == 1 ]]; then scripts/stack.sh stop test; fi; }
 trap cleanup EXIT
 
 cargo build -q -p refctl
-node --test tracker/test/*.test.mjs
+node --test tracker/test/*.test.mjs portal/test/*.test.mjs

@@ -57,6 +57,9 @@ cargo build --workspace --bins --quiet
 step "cargo test (unit and integration, against the test stack)"
 cargo test --workspace --all-targets --quiet 2>&1 | tee -a "$results"
 
+step "affiliate portal size (the three files gzipped; fails above 30 KB)"
+node portal/scripts/size.mjs
+
 if [ -f tracker/package.json ] || [ -d tracker/test ]; then
   step "browser tests (headless Chromium)"
   scripts/browser-test.sh 2>&1 | tee -a "$results"

@@ -1,0 +1,751 @@
+/*! Affiliate portal: one static page, no dependencies, no build step. */
+// The portal token comes in the address's fragment (`#token=pt_…`), is taken
+// out of the address bar at once and kept in memory only: reloading the page
+// without it shows the "expired" message, as any 401 does. Every call goes to
+// the same origin with `Authorization: Bearer <token>`; API data reaches the
+// page through textContent and attributes only.
+(function () {
+  'use strict';
+
+  var API = '/api/v1/portal';
+  var PAGE_SIZE = 10;
+  var INVOICE_TYPES = ['application/pdf', 'image/png', 'image/jpeg'];
+  var INVOICE_MAX = 4194304;
+  var METHODS = { PAYPAL: 'PayPal', BANK_TRANSFER: 'Bank transfer', WISE: 'Wise', MANUAL: 'Manual' };
+  var EXPIRED = new Error('expired');
+
+  var token = null;
+  var expired = false;
+  var me = null;
+
+  function $(id) {
+    return document.getElementById(id);
+  }
+
+  /** An element with text or children; `attrs` are set with setAttribute (class too). */
+  function el(tag, attrs, content) {
+    var node = document.createElement(tag);
+    if (attrs) {
+      Object.keys(attrs).forEach(function (k) {
+        if (attrs[k] !== null && attrs[k] !== undefined && attrs[k] !== false) node.setAttribute(k, attrs[k]);
+      });
+    }
+    if (content === undefined || content === null) return node;
+    (Array.isArray(content) ? content : [content]).forEach(function (c) {
+      if (c === null || c === undefined) return;
+      node.append(typeof c === 'string' || typeof c === 'number' ? String(c) : c);
+    });
+    return node;
+  }
+
+  var liveTimer;
+  /** Says `msg` through the page's polite live region (again, even if it is the same text). */
+  function announce(msg) {
+    var live = $('live');
+    live.textContent = '';
+    clearTimeout(liveTimer);
+    liveTimer = setTimeout(function () {
+      live.textContent = msg;
+    }, 60);
+  }
+
+  // ---------------------------------------------------------------- formats
+
+  var formats = {};
+  function money(amount, currency) {
+    if (amount === null || amount === undefined) return '–';
+    var n = Number(amount);
+    if (!currency) return n.toLocaleString();
+    try {
+      var f = formats[currency] || (formats[currency] = new Intl.NumberFormat(undefined, { style: 'currency', currency: currency }));
+      return f.format(n);
+    } catch (_) {
+      return n.toLocaleString() + ' ' + currency;
+    }
+  }
+
+  function when(iso, withTime) {
+    if (!iso) return '–';
+    var d = new Date(iso);
+    if (isNaN(d)) return String(iso);
+    var text = withTime
+      ? d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+      : d.toLocaleDateString(undefined, { dateStyle: 'medium' });
+    return el('time', { datetime: iso }, text);
+  }
+
+  function whenText(iso) {
+    var t = when(iso);
+    return typeof t === 'string' ? t : t.textContent;
+  }
+
+  /** `INVOICE_UPLOADED` → `Invoice uploaded`. */
+  function human(code) {
+    if (!code) return '–';
+    var s = String(code).replace(/_/g, ' ').toLowerCase();
+    return s.charAt(0).toUpperCase() + s.slice(1);
+  }
+
+  function plural(n, one, many) {
+    return n + ' ' + (n === 1 ? one : many);
+  }
+
+  function badge(status) {
+    return el('span', { class: 'badge', 'data-status': status }, human(status));
+  }
+
+  // ---------------------------------------------------------------- API
+
+  function ApiError(status, error, fallback) {
+    this.status = status;
+    this.code = error && error.code;
+    this.message = (error && error.message) || fallback || 'The request failed (HTTP ' + status + ').';
+    this.details = error && Array.isArray(error.details) ? error.details : [];
+  }
+
+  function errorText(e) {
+    if (!(e instanceof ApiError)) return 'Something went wrong.';
+    var parts = [e.message];
+    e.details.forEach(function (d) {
+      if (d && d.message) parts.push(d.message);
+    });
+    return parts.join(' ');
+  }
+
+  /** One call; resolves to the envelope, rejects with an ApiError, or EXPIRED after a 401. */
+  function api(method, path, opts) {
+    opts = opts || {};
+    if (expired) return Promise.reject(EXPIRED);
+    var headers = { Authorization: 'Bearer ' + token, Accept: 'application/json' };
+    var body = opts.body;
+    if (opts.json !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      body = JSON.stringify(opts.json);
+    }
+    Object.keys(opts.headers || {}).forEach(function (k) {
+      headers[k] = opts.headers[k];
+    });
+    return fetch(path, {
+      method: method,
+      headers: headers,
+      body: body,
+      cache: 'no-store',
+      credentials: 'omit',
+      referrerPolicy: 'no-referrer',
+    }).then(
+      function (res) {
+        if (expired) throw EXPIRED;
+        if (res.status === 401) {
+          expire();
+          throw EXPIRED;
+        }
+        return res.json().then(
+          function (doc) {
+            if (expired) throw EXPIRED;
+            if (!res.ok || !doc || doc.success !== true) throw new ApiError(res.status, doc && doc.error);
+            return doc;
+          },
+          function () {
+            if (expired) throw EXPIRED;
+            throw new ApiError(res.status, null);
+          }
+        );
+      },
+      function () {
+        if (expired) throw EXPIRED;
+        throw new ApiError(0, null, 'The service could not be reached. Check your connection and try again.');
+      }
+    );
+  }
+
+  /** Shows the expired message and nothing else; forgets the token and every datum shown. */
+  function expire() {
+    if (expired) return;
+    expired = true;
+    token = null;
+    var campaign = me && me.campaign && me.campaign.name;
+    var app = $('app');
+    if (app) app.remove();
+    $('nav').remove();
+    $('who').remove();
+    $('loading').hidden = true;
+    $('title').textContent = 'Affiliate portal';
+    document.title = 'Link expired – Affiliate portal';
+    $('expired-msg').textContent = campaign
+      ? 'This link has expired. Ask the team running “' + campaign + '” for a new one.'
+      : 'This link has expired. Ask the merchant who sent it for a new one.';
+    $('expired').hidden = false;
+    me = null;
+  }
+
+  function showError(id, text) {
+    var node = $(id);
+    node.textContent = text;
+    node.hidden = !text;
+  }
+
+  // ---------------------------------------------------------------- clipboard
+
+  function copyText(text) {
+    function fallback() {
+      var active = document.activeElement;
+      var area = el('textarea', { readonly: '', class: 'offscreen', 'aria-hidden': 'true', tabindex: '-1' });
+      area.value = text;
+      document.body.append(area);
+      area.select();
+      var ok = false;
+      try {
+        ok = document.execCommand('copy');
+      } catch (_) {
+        ok = false;
+      }
+      area.remove();
+      if (active && active.focus) active.focus();
+      return ok;
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      return navigator.clipboard.writeText(text).then(
+        function () {
+          return true;
+        },
+        function () {
+          return fallback();
+        }
+      );
+    }
+    return Promise.resolve(fallback());
+  }
+
+  function copyButton(label, getText, onFail) {
+    var button = el('button', { type: 'button' }, label);
+    button.addEventListener('click', function () {
+      copyText(getText()).then(function (ok) {
+        if (ok) announce('Copied');
+        else {
+          announce('Could not copy. Select the text and copy it yourself.');
+          if (onFail) onFail();
+        }
+      });
+    });
+    return button;
+  }
+
+  // ---------------------------------------------------------------- me
+
+  function fact(dl, term, value) {
+    dl.append(el('dt', null, term), el('dd', null, value));
+  }
+
+  function commissionText(c) {
+    if (c.commissionType === 'PERCENTAGE') return Number(c.commissionValue) + '% of each payment';
+    return money(c.commissionValue, c.currency) + ' per conversion';
+  }
+
+  function recurringText(c) {
+    if (!c.commissionRecurring) return 'First payment only';
+    if (c.recurringMonthsLimit) return 'Every payment, for ' + plural(c.recurringMonthsLimit, 'month', 'months');
+    return 'Every payment, for as long as the customer pays';
+  }
+
+  function renderMe(data) {
+    me = data;
+    var a = data.affiliate || {};
+    var c = data.campaign || {};
+    var title = c.name ? c.name + ' affiliate portal' : 'Affiliate portal';
+    $('title').textContent = title;
+    document.title = title;
+    var who = $('who');
+    who.textContent = 'Signed in as ' + a.name + ' (code ' + a.code + ')';
+    who.hidden = false;
+
+    var link = data.referralLink;
+    $('link').value = link || '';
+    $('link-box').hidden = !link;
+    $('no-link').hidden = !!link;
+
+    var dl = $('terms');
+    dl.replaceChildren();
+    fact(dl, 'Name', a.name);
+    fact(dl, 'Code', a.code);
+    fact(dl, 'Status', badge(a.status));
+    fact(dl, 'Campaign', c.name);
+    fact(dl, 'Commission', commissionText(c));
+    fact(dl, 'Recurring', recurringText(c));
+    fact(dl, 'Cookie', c.cookieDays === null || c.cookieDays === undefined ? '–' : plural(c.cookieDays, 'day', 'days'));
+    fact(dl, 'Hold', c.holdDays ? plural(c.holdDays, 'day', 'days') + ' before a conversion is payable' : 'None');
+    var min = Number(c.minimumPayout || 0);
+    fact(dl, 'Minimum payout', min ? (c.currency ? money(min, c.currency) : min.toLocaleString() + ' in each currency') : 'None');
+    fact(dl, 'Payout method', METHODS[a.payoutMethod] || 'Not set');
+    fact(dl, 'Payout e-mail', a.payoutEmail || 'Not set');
+  }
+
+  function fillSettings() {
+    var a = (me && me.affiliate) || {};
+    $('f-name').value = a.name || '';
+    $('f-method').value = a.payoutMethod || '';
+    $('f-email').value = a.payoutEmail || '';
+  }
+
+  function loadMe() {
+    return api('GET', API + '/me').then(function (doc) {
+      renderMe(doc.data);
+      fillSettings();
+      $('loading').hidden = true;
+      $('app').hidden = false;
+      $('nav').hidden = false;
+    });
+  }
+
+  // ---------------------------------------------------------------- stats
+
+  var statsSeq = 0;
+
+  /** Gives each cell its column's name, shown before it when the table is stacked (narrow screens). */
+  function label(table, row) {
+    var heads = table.tHead.rows[0].cells;
+    Array.prototype.forEach.call(row.cells, function (cell, i) {
+      if (heads[i]) cell.setAttribute('data-label', heads[i].textContent);
+    });
+    return row;
+  }
+
+  function fill(table, rows, empty) {
+    var body = table.tBodies[0];
+    var cols = table.tHead.rows[0].cells.length;
+    rows.forEach(function (r) {
+      label(table, r);
+    });
+    body.replaceChildren.apply(body, rows.length ? rows : [el('tr', null, el('td', { colspan: cols, class: 'empty' }, empty))]);
+  }
+
+  function loadStats(say) {
+    var select = $('period');
+    var seq = ++statsSeq;
+    var box = $('stats');
+    box.setAttribute('aria-busy', 'true');
+    return api('GET', API + '/stats?period=' + encodeURIComponent(select.value)).then(
+      function (doc) {
+        if (seq !== statsSeq) return;
+        var d = doc.data || {};
+        $('stats-range').textContent = d.from ? 'From ' + whenText(d.from) + ' to ' + whenText(d.to) : 'All time, to ' + whenText(d.to);
+        $('clicks').textContent = Number(d.clicks || 0).toLocaleString();
+        fill(
+          $('totals'),
+          (d.totals || []).map(function (t) {
+            return el('tr', { 'data-currency': t.currency }, [
+              el('th', { scope: 'row' }, t.currency),
+              el('td', null, Number(t.count).toLocaleString()),
+              el('td', null, money(t.revenue, t.currency)),
+              el('td', null, money(t.commission, t.currency)),
+            ]);
+          }),
+          'No conversions in this period.'
+        );
+        fill(
+          $('bystatus'),
+          (d.byStatus || []).map(function (t) {
+            return el('tr', { 'data-status': t.status, 'data-currency': t.currency }, [
+              el('th', { scope: 'row' }, badge(t.status)),
+              el('td', null, t.currency),
+              el('td', null, Number(t.count).toLocaleString()),
+              el('td', null, money(t.revenue, t.currency)),
+              el('td', null, money(t.commission, t.currency)),
+            ]);
+          }),
+          'No conversions in this period.'
+        );
+        showError('stats-error', '');
+        box.setAttribute('aria-busy', 'false');
+        if (say) announce('Stats updated: ' + select.options[select.selectedIndex].text + '.');
+      },
+      function (e) {
+        if (e === EXPIRED || seq !== statsSeq) return;
+        box.setAttribute('aria-busy', 'false');
+        showError('stats-error', 'Could not load the stats. ' + errorText(e));
+      }
+    );
+  }
+
+  // ---------------------------------------------------------------- paged lists
+
+  /**
+   * A table paged by cursor: `cursors[i]` opens page i (null for the first);
+   * Next pushes the page's `meta.nextCursor`, Previous goes back one.
+   */
+  function pager(opts) {
+    var table = $(opts.table);
+    var prev = $(opts.prefix + '-prev');
+    var next = $(opts.prefix + '-next');
+    var label = $(opts.prefix + '-page');
+    var state = { cursors: [null], page: 0, seq: 0, busy: false };
+
+    function sync() {
+      prev.disabled = state.page === 0;
+      next.disabled = state.cursors.length <= state.page + 1;
+    }
+
+    function load(index, moved) {
+      var seq = ++state.seq;
+      var cursor = state.cursors[index];
+      state.busy = true;
+      table.setAttribute('aria-busy', 'true');
+      var q = '?limit=' + PAGE_SIZE + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '');
+      return api('GET', opts.path + q).then(
+        function (doc) {
+          if (seq !== state.seq) return;
+          state.busy = false;
+          table.setAttribute('aria-busy', 'false');
+          var meta = doc.meta || {};
+          state.page = index;
+          state.cursors.length = index + 1;
+          if (meta.nextCursor && meta.hasMore !== false) state.cursors.push(meta.nextCursor);
+          var rows = (doc.data || []).map(opts.row);
+          fill(table, rows, opts.empty);
+          label.textContent = 'Page ' + (index + 1);
+          var focused = document.activeElement;
+          sync();
+          showError(opts.prefix + '-error', '');
+          if (moved) {
+            announce(opts.noun + ', page ' + (index + 1) + (rows.length ? '' : ': none') + '.');
+            // Keep focus in the pager when the button just used is now disabled.
+            if (focused && focused.disabled) {
+              var other = focused === next ? prev : next;
+              if (other.disabled) table.setAttribute('tabindex', '-1');
+              (other.disabled ? table : other).focus();
+            }
+          }
+        },
+        function (e) {
+          if (e === EXPIRED || seq !== state.seq) return;
+          state.busy = false;
+          table.setAttribute('aria-busy', 'false');
+          showError(opts.prefix + '-error', 'Could not load the ' + opts.noun.toLowerCase() + '. ' + errorText(e));
+        }
+      );
+    }
+
+    prev.addEventListener('click', function () {
+      if (!state.busy && state.page > 0) load(state.page - 1, true);
+    });
+    next.addEventListener('click', function () {
+      if (!state.busy && state.cursors.length > state.page + 1) load(state.page + 1, true);
+    });
+    sync();
+    return {
+      first: function () {
+        state.cursors = [null];
+        state.page = 0;
+        return load(0, false);
+      },
+    };
+  }
+
+  function conversionRow(c) {
+    var commission = [money(c.commission, c.currency)];
+    if (Number(c.commissionReversed) > 0) {
+      commission.push(el('span', { class: 'note' }, money(c.commissionReversed, c.currency) + ' reversed'));
+    }
+    var status = [badge(c.status)];
+    if (c.isRecurring) status.push(el('span', { class: 'note' }, 'Recurring'));
+    if (c.payoutId) status.push(el('span', { class: 'note' }, 'In a payout'));
+    return el('tr', { 'data-id': c.id }, [
+      el('th', { scope: 'row' }, when(c.occurredAt, true)),
+      el('td', null, money(c.amount, c.currency)),
+      el('td', null, commission),
+      el('td', null, status),
+    ]);
+  }
+
+  function invoiceType(file) {
+    if (file.type) return file.type;
+    var ext = (file.name.split('.').pop() || '').toLowerCase();
+    return { pdf: 'application/pdf', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg' }[ext] || '';
+  }
+
+  /** A header value must be Latin-1; other characters become `_`. */
+  function headerSafe(name) {
+    return name.replace(/[^\x20-\x7e]/g, '_');
+  }
+
+  var uploads = 0;
+  function invoiceForm(p, row) {
+    var n = ++uploads;
+    var what = ' for the payout of ' + money(p.amount, p.currency) + ' requested ' + whenText(p.requestedAt);
+    var input = el('input', { type: 'file', id: 'invoice-' + n, accept: 'application/pdf,image/png,image/jpeg,.pdf,.png,.jpg,.jpeg' });
+    var button = el('button', { type: 'button' }, ['Upload', el('span', { class: 'sr-only' }, ' invoice' + what)]);
+    var msg = el('span', { class: 'msg', role: 'status' });
+    var busy = false;
+    button.addEventListener('click', function () {
+      if (busy) return;
+      var file = input.files && input.files[0];
+      if (!file) {
+        msg.textContent = 'Choose a file first.';
+        input.focus();
+        return;
+      }
+      var type = invoiceType(file);
+      if (INVOICE_TYPES.indexOf(type) < 0) {
+        msg.textContent = 'The invoice must be a PDF, PNG or JPEG file.';
+        input.focus();
+        return;
+      }
+      if (file.size > INVOICE_MAX) {
+        msg.textContent = 'The invoice must be 4 MB or smaller.';
+        input.focus();
+        return;
+      }
+      busy = true;
+      button.setAttribute('aria-disabled', 'true');
+      msg.textContent = 'Uploading…';
+      api('PUT', API + '/payouts/' + encodeURIComponent(p.id) + '/invoice', {
+        body: file,
+        headers: { 'Content-Type': type, 'X-File-Name': headerSafe(file.name) },
+      }).then(
+        function (doc) {
+          var fresh = label($('payouts'), payoutRow(doc.data));
+          row.replaceWith(fresh);
+          var badgeEl = fresh.querySelector('.badge');
+          badgeEl.setAttribute('tabindex', '-1');
+          badgeEl.focus();
+          announce('Invoice uploaded. The payout is now: ' + human(doc.data.status) + '.');
+        },
+        function (e) {
+          if (e === EXPIRED) return;
+          busy = false;
+          button.removeAttribute('aria-disabled');
+          msg.textContent = 'Upload failed. ' + errorText(e);
+        }
+      );
+    });
+    return el('div', { class: 'upload' }, [
+      el('label', { for: input.id }, ['Invoice (PDF, PNG or JPEG)', el('span', { class: 'sr-only' }, what)]),
+      input,
+      button,
+      msg,
+    ]);
+  }
+
+  function payoutRow(p) {
+    var row = el('tr', { 'data-id': p.id });
+    var amount = [money(p.amount, p.currency), el('span', { class: 'note' }, plural(p.conversionCount || 0, 'conversion', 'conversions'))];
+    if (Number(p.adjustmentTotal) < 0) amount.push(el('span', { class: 'note' }, money(p.adjustmentTotal, p.currency) + ' clawed back'));
+    var status = [badge(p.status)];
+    if (p.paidAt) status.push(el('span', { class: 'note' }, ['Paid ', when(p.paidAt)]));
+    var inv = p.invoice || {};
+    var invoice;
+    if (inv.uploaded) {
+      invoice = [el('span', { class: 'file' }, inv.fileName || 'Uploaded')];
+      if (inv.uploadedAt) invoice.push(el('span', { class: 'note' }, ['Uploaded ', when(inv.uploadedAt)]));
+    } else if (p.status === 'PENDING') {
+      invoice = invoiceForm(p, row);
+    } else {
+      invoice = '–';
+    }
+    row.append(
+      el('th', { scope: 'row' }, when(p.requestedAt)),
+      el('td', null, amount),
+      el('td', { class: 'status' }, status),
+      el('td', null, invoice)
+    );
+    return row;
+  }
+
+  // ---------------------------------------------------------------- assets
+
+  function loadAssets() {
+    return api('GET', API + '/assets').then(
+      function (doc) {
+        var box = $('assets');
+        var swipe = (doc.data || []).filter(function (a) {
+          return a.type === 'SWIPE_COPY' && a.body;
+        });
+        box.replaceChildren.apply(
+          box,
+          swipe.length
+            ? swipe.map(function (a, i) {
+                var text = el('p', { class: 'swipe', id: 'swipe-' + i }, a.body);
+                var button = copyButton(
+                  ['Copy', el('span', { class: 'sr-only' }, ' “' + a.name + '”')],
+                  function () {
+                    return a.body;
+                  },
+                  function () {
+                    window.getSelection().selectAllChildren(text);
+                  }
+                );
+                return el('article', { class: 'asset', 'data-id': a.id }, [el('h3', null, a.name), text, button]);
+              })
+            : [el('p', null, 'No swipe copy yet.')]
+        );
+        showError('assets-error', '');
+      },
+      function (e) {
+        if (e === EXPIRED) return;
+        showError('assets-error', 'Could not load the swipe copy. ' + errorText(e));
+      }
+    );
+  }
+
+  // ---------------------------------------------------------------- payout details
+
+  var FIELDS = { name: 'f-name', payoutMethod: 'f-method', payoutEmail: 'f-email' };
+
+  function clearFieldErrors() {
+    Object.keys(FIELDS).forEach(function (k) {
+      var input = $(FIELDS[k]);
+      input.removeAttribute('aria-invalid');
+      input.removeAttribute('aria-describedby');
+      var old = $(FIELDS[k] + '-error');
+      if (old) old.remove();
+    });
+    var box = $('settings-errors');
+    box.replaceChildren();
+    box.hidden = true;
+  }
+
+  function showFieldErrors(e) {
+    var box = $('settings-errors');
+    var list = el('ul');
+    var first = null;
+    e.details.forEach(function (d) {
+      if (!d || !d.message) return;
+      list.append(el('li', null, d.message));
+      var key = Array.isArray(d.path) ? d.path[0] : null;
+      var id = FIELDS[key];
+      if (!id) return;
+      var input = $(id);
+      input.setAttribute('aria-invalid', 'true');
+      var note = $(id + '-error');
+      if (!note) {
+        note = el('p', { id: id + '-error', class: 'field-error' });
+        input.after(note);
+        input.setAttribute('aria-describedby', note.id);
+      }
+      note.textContent = note.textContent ? note.textContent + ' ' + d.message : d.message;
+      if (!first) first = input;
+    });
+    box.replaceChildren(el('p', null, e.message || 'The details could not be saved.'));
+    if (list.childNodes.length) box.append(list);
+    box.hidden = false;
+    (first || box).focus();
+  }
+
+  function wireSettings() {
+    var form = $('settings');
+    var busy = false;
+    form.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      if (busy || !me) return;
+      clearFieldErrors();
+      var a = me.affiliate || {};
+      var body = {};
+      var name = $('f-name').value.trim();
+      var method = $('f-method').value;
+      var email = $('f-email').value.trim();
+      if (name !== a.name) body.name = name;
+      if (method && method !== a.payoutMethod) body.payoutMethod = method;
+      if (email !== (a.payoutEmail || '')) body.payoutEmail = email || null;
+      if (!Object.keys(body).length) {
+        announce('Nothing changed.');
+        return;
+      }
+      busy = true;
+      $('save').setAttribute('aria-disabled', 'true');
+      announce('Saving…');
+      api('PATCH', API + '/me', { json: body }).then(
+        function (doc) {
+          busy = false;
+          $('save').removeAttribute('aria-disabled');
+          renderMe(doc.data);
+          fillSettings();
+          announce('Payout details saved.');
+        },
+        function (e) {
+          if (e === EXPIRED) return;
+          busy = false;
+          $('save').removeAttribute('aria-disabled');
+          $('live').textContent = '';
+          if (e instanceof ApiError) showFieldErrors(e);
+          else showFieldErrors(new ApiError(0, null, 'The details could not be saved.'));
+        }
+      );
+    });
+  }
+
+  // ---------------------------------------------------------------- start
+
+  function readToken() {
+    var hash = location.hash.replace(/^#/, '');
+    if (!hash) return null;
+    var value = new URLSearchParams(hash).get('token');
+    // Out of the address bar (and of history, bookmarks, screenshots) at once.
+    history.replaceState(history.state, '', location.pathname + location.search);
+    return value && /^\S+$/.test(value) ? value : null;
+  }
+
+  function start() {
+    // A new link opened in this tab changes only the fragment: load it afresh.
+    window.addEventListener('hashchange', function () {
+      if (/(^#|&)token=/.test(location.hash)) location.reload();
+    });
+    token = readToken();
+    if (!token) {
+      expire();
+      return;
+    }
+
+    var conversions = pager({
+      table: 'conversions',
+      prefix: 'conv',
+      path: API + '/conversions',
+      row: conversionRow,
+      empty: 'No conversions yet.',
+      noun: 'Conversions',
+    });
+    var payouts = pager({
+      table: 'payouts',
+      prefix: 'pay',
+      path: API + '/payouts',
+      row: payoutRow,
+      empty: 'No payouts yet.',
+      noun: 'Payouts',
+    });
+
+    $('copy-link').addEventListener('click', function () {
+      copyText($('link').value).then(function (ok) {
+        if (ok) announce('Copied');
+        else {
+          announce('Could not copy. The link is selected: copy it yourself.');
+          $('link').select();
+        }
+      });
+    });
+    $('link').addEventListener('focus', function () {
+      this.select();
+    });
+    $('period').addEventListener('change', function () {
+      loadStats(true);
+    });
+    wireSettings();
+
+    function all() {
+      var loading = $('loading');
+      loading.replaceChildren('Loading…');
+      loading.hidden = false;
+      loadMe().catch(function (e) {
+        if (e === EXPIRED) return;
+        var retry = el('button', { type: 'button' }, 'Try again');
+        retry.addEventListener('click', all);
+        loading.replaceChildren('Your portal could not be loaded. ' + errorText(e) + ' ', retry);
+      });
+      loadStats(false);
+      conversions.first();
+      payouts.first();
+      loadAssets();
+    }
+    all();
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();
