@@ -113,6 +113,18 @@ async function withPage(fn, { viewport = { width: 375, height: 800 } } = {}) {
         window.__problems.push(`CSP: ${e.violatedDirective} ${e.blockedURI}`)
       );
     });
+    if (process.env.PORTAL_SRC) {
+      // The page files from portal/src as they are now, not as the binary
+      // built them in (include_str!): page edits need no rebuild.
+      const csp = (await fetch(`${base}/portal`)).headers.get('content-security-policy');
+      for (const { name, path: file } of FILES) {
+        const route = name === 'index.html' ? '/portal' : `/portal/${name}`;
+        const type = { html: 'text/html', js: 'text/javascript', css: 'text/css' }[name.split('.').pop()];
+        await context.route(`${base}${route}`, (r) =>
+          r.fulfill({ status: 200, contentType: `${type}; charset=utf-8`, headers: { 'content-security-policy': csp }, body: readFileSync(file) })
+        );
+      }
+    }
     const page = await context.newPage();
     const errors = [];
     const requests = [];
@@ -135,6 +147,17 @@ function portalAddress(t) {
   assert.equal(url.hash, `#token=${session.token}`);
   if (url.origin !== base) t.diagnostic(`portal-sessions url is on ${url.origin}; opening it on ${base}`);
   return `${base}${url.pathname}${url.search}${url.hash}`;
+}
+
+/** Clicks a Copy button and answers what the clipboard then holds. */
+async function copied(page, selector) {
+  await page.evaluate(() => {
+    document.getElementById('live').textContent = '';
+    return navigator.clipboard.writeText('');
+  });
+  await page.click(selector);
+  await live(page, 'Copied');
+  return page.evaluate(() => navigator.clipboard.readText());
 }
 
 const live = (page, text) =>
@@ -323,9 +346,7 @@ describe('against refctl serve', () => {
       const link = me.body.data.referralLink;
       if (link) {
         assert.equal(await page.inputValue('#link'), link);
-        await page.click('#copy-link');
-        await live(page, 'Copied');
-        assert.equal(await page.evaluate(() => navigator.clipboard.readText()), link);
+        assert.equal(await copied(page, '#copy-link'), link);
       } else {
         t.diagnostic('TODO: GET /portal/me has no referralLink (campaign landingUrl missing?); copy not checked');
         assert.equal(await page.isVisible('#no-link'), true);
@@ -333,10 +354,7 @@ describe('against refctl serve', () => {
       // Swipe copy, copied.
       assert.equal(await page.textContent('#assets article h3'), SWIPE.name);
       assert.equal(await page.textContent('#assets article .swipe'), SWIPE.body);
-      await page.evaluate(() => navigator.clipboard.writeText(''));
-      await page.click('#assets article button');
-      await live(page, 'Copied');
-      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), SWIPE.body);
+      assert.equal(await copied(page, '#assets article button'), SWIPE.body);
 
       // The 30 conversions, 10 a page: three pages, Previous goes back.
       await pageOf(page, 'conv', 1);
