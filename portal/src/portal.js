@@ -165,6 +165,7 @@
     token = null;
     var campaign = me && me.campaign && me.campaign.name;
     var app = $('app');
+    var shown = app && !app.hidden;
     if (app) app.remove();
     $('nav').remove();
     $('who').remove();
@@ -176,6 +177,8 @@
       : 'This link has expired. Ask the merchant who sent it for a new one.';
     $('expired').hidden = false;
     me = null;
+    // Whatever had the focus is gone with the portal: put it on the message.
+    if (shown && (!document.activeElement || document.activeElement === document.body)) $('expired-h').focus();
   }
 
   function showError(id, text) {
