@@ -45,6 +45,10 @@ if s.get("stripeEvent"):
     print()
     print("A Stripe invoice.paid for DEMO10, signed by Stripe's library, to the demo integration:")
     print("  " + s["stripeEvent"])
+if s.get("portal"):
+    print()
+    print("DEMO10's affiliate portal (valid one hour; a new URL each run):")
+    print("  " + s["portal"])
 print()
 PY
 echo "Serving on http://127.0.0.1:$PORT (Ctrl-C to stop)"

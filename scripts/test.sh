@@ -34,7 +34,7 @@ refuse_link aws-sdk-s3 affiliates applications assets campaigns conversions inte
 echo "ok: none of them"
 
 step "no function links aws-config (whole credential chain) or aws-lc-rs (a second crypto backend)"
-functions=(affiliates applications assets campaigns conversions integrations invoices payout-job payouts public webhooks)
+functions=(affiliates applications assets campaigns conversions integrations invoices payout-job payouts portal public webhooks)
 refuse_link aws-config "${functions[@]}"
 refuse_link aws-lc-rs "${functions[@]}"
 echo "ok: none of them"

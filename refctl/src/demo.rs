@@ -29,7 +29,9 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
             .unwrap_or_default()
             .to_string();
         let saved = with_stripe(app, keys_file, &account, saved).await?;
-        return Ok(summary(false, &account, &saved, base_url));
+        let mut out = summary(false, &account, &saved, base_url);
+        out["portal"] = portal_url(app, &account, base_url).await?;
+        return Ok(out);
     }
     let account = accounts::create_account(&app.store, "Demo Store", "growth").await?;
     let secret = &app.signing;
@@ -63,7 +65,9 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
             "isPublic": true, "autoApproveAffiliates": false,
         }))
         .map_err(Error::internal)?;
-        let c = Campaign::create(input, timestamp::now())?;
+        let mut c = Campaign::create(input, timestamp::now())?;
+        // The demo landing page, where the portal's referral link leads.
+        c.landing_url = Some(format!("{base_url}/demo/landing?campaign={}", c.id));
         campaigns::insert(&app.store, &tenant, &c).await?;
         if mode == Mode::Test {
             programme = seed_programme(app, &tenant, &c).await?;
@@ -104,7 +108,9 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
     .into_iter()
     .collect();
     app.store.put(marker).await?;
-    Ok(summary(true, &account.id, &saved, base_url))
+    let mut out = summary(true, &account.id, &saved, base_url);
+    out["portal"] = portal_url(app, &account.id, base_url).await?;
+    Ok(out)
 }
 
 /// Test-mode affiliates (one ACTIVE with code DEMO10, one PENDING through a
@@ -296,6 +302,23 @@ fn summary(seeded: bool, account: &str, saved: &Value, base_url: &str) -> Value 
         "landingPage": format!("{base_url}/demo/landing?ref=DEMO10&campaign={campaign}"),
         "stripeEvent": stripe_event_command(saved, base_url),
     })
+}
+
+/// A fresh one-hour portal URL for the test-mode affiliate DEMO10 (minted on
+/// every run: a portal session is never stored).
+async fn portal_url(app: &App, account: &str, base_url: &str) -> Result<Value, Error> {
+    let tenant = Tenant::new(account.to_string(), Mode::Test);
+    let Some(owner) = app
+        .lookups
+        .code_owner(&app.store, &tenant, "DEMO10")
+        .await?
+    else {
+        return Ok(Value::Null);
+    };
+    let claims =
+        shared::auth::portal::PortalClaims::new(&tenant, &owner.affiliate_id, timestamp::now());
+    let token = shared::auth::portal::issue(&app.signing.current().await?.secret, &claims);
+    Ok(json!(format!("{base_url}/portal#token={token}")))
 }
 
 /// A demo seeded before integrations existed gets its Stripe integration now.

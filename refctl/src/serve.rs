@@ -51,6 +51,7 @@ pub fn functions() -> Vec<(&'static str, ApiRouter)> {
         ("conversions", conversions::routes()),
         ("integrations", integrations::routes()),
         ("payouts", payouts::routes()),
+        ("portal", portal::routes()),
         ("public", public::routes()),
         ("webhooks", webhooks::routes()),
     ]

@@ -67,6 +67,24 @@ pub fn check_len(path: &str, value: &str, min: usize, max: usize) -> Result<(), 
 }
 
 /// Checks an integer range.
+/// An `http` or `https` URL (scheme in any letter case) with a host and
+/// no white space, within `limits`' length.
+pub fn check_http_url(path: &str, v: &str, limits: &crate::schema::Limits) -> Result<(), Issue> {
+    let lower = v.to_ascii_lowercase();
+    let has_host = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"))
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    if !has_host || v.chars().any(char::is_whitespace) {
+        return Err(Issue::new(
+            &[path],
+            "invalid_string",
+            format!("{path} must be an http(s) URL"),
+        ));
+    }
+    limits.check_len(path, v)
+}
+
 pub fn check_range(path: &str, value: i64, min: i64, max: i64) -> Result<(), Issue> {
     if value < min {
         return Err(Issue::new(

@@ -8,9 +8,9 @@ use shared::domain::affiliate::{
     Affiliate, AffiliatePatch, AffiliateStatus, AffiliateView, NewAffiliate,
 };
 use shared::error::Result;
-use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
-use shared::services::edits;
+use shared::services::{edits, portal_sessions};
 use shared::store::affiliates::{self, AffiliateFilter};
 use shared::store::page::PageRequest;
 use shared::store::{campaigns, enrollments};
@@ -22,6 +22,35 @@ pub fn routes() -> ApiRouter {
     ApiRouter::new()
         .routes(routes!(list, create))
         .routes(routes!(get, update))
+        .routes(routes!(portal_session))
+}
+
+/// Open a portal session (ext)
+///
+/// A one-hour portal token for one ACTIVE affiliate (409 otherwise) and the URL of its hosted
+/// portal page, `{base}/portal#token=…` (the fragment keeps the token out of server logs). The
+/// token opens the `/api/v1/portal/*` routes for that affiliate alone and is refused on every
+/// merchant route; it stops working at once when the affiliate is suspended.
+#[utoipa::path(
+    post,
+    path = "/api/v1/affiliates/{id}/portal-sessions",
+    operation_id = "createPortalSession",
+    tag = "Affiliates",
+    request_body = shared::domain::portal::NewPortalSession,
+    responses(
+        (status = 201, description = "The session.", body = shared::domain::portal::PortalSession)
+    )
+)]
+async fn portal_session(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    BaseUrl(base): BaseUrl,
+    PathId(id): PathId,
+    Json(body): Json<shared::domain::portal::NewPortalSession>,
+) -> Result<Reply> {
+    let now = timestamp::now();
+    let s = portal_sessions::open_session(&app, m.tenant(), &id, &body, &base, now).await?;
+    Reply::created(s)
 }
 
 /// List affiliates

@@ -15,9 +15,11 @@ use shared::routes;
 use shared::store::campaigns;
 use shared::Error;
 
+mod portal;
 mod signup;
 mod tracking;
 
+use portal::{__path_page, __path_script, __path_style, page, script, style};
 use signup::{__path_sign_up, sign_up};
 use tracking::{__path_click, __path_identify, click, identify};
 
@@ -34,6 +36,9 @@ pub fn routes() -> ApiRouter {
             .routes(routes!(identify))
             .routes(routes!(sign_up)),
     )
+    .routes(routes!(page))
+    .routes(routes!(script))
+    .routes(routes!(style))
 }
 
 /// Public campaign profile

@@ -16,6 +16,7 @@ mod hardening;
 mod integrations;
 mod payout_job;
 mod payouts;
+mod portal;
 mod probe;
 mod rate_limits;
 mod secrets;

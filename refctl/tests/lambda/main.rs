@@ -23,6 +23,7 @@ const FUNCTIONS: &[&str] = &[
     "conversions",
     "integrations",
     "payouts",
+    "portal",
     "public",
     "webhooks",
     "invoices",

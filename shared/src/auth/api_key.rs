@@ -157,7 +157,7 @@ impl<'a> KeyToken<'a> {
 }
 
 /// The HMAC-SHA256 of a token's signing input (`header.claims`).
-fn mac(secret: &str, header: &str, claims: &str) -> Hmac<Sha256> {
+pub(crate) fn mac(secret: &str, header: &str, claims: &str) -> Hmac<Sha256> {
     // HMAC takes a key of any length.
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
     mac.update(header.as_bytes());

@@ -2,6 +2,7 @@
 
 pub mod api_key;
 pub mod keys;
+pub mod portal;
 pub mod signing;
 
 use crate::domain::account::{Account, ApiKey};
@@ -154,4 +155,61 @@ pub fn check(token: &SignedToken, records: KeyRecords) -> Result<Principal> {
         account,
         key_id: key.id,
     })
+}
+
+/// The affiliate behind a valid portal token.
+#[derive(Debug, Clone)]
+pub struct PortalPrincipal {
+    pub tenant: Tenant,
+    pub affiliate: crate::domain::affiliate::Affiliate,
+}
+
+/// The claims of `Authorization: Bearer pt_…`, signature and expiry checked
+/// (no store I/O): 401 for anything else, an API key included.
+pub async fn verify_portal(
+    signing: &SigningKeys,
+    header: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<portal::PortalClaims> {
+    let raw = bearer(header)?;
+    if !portal::is_portal_token(raw) {
+        return Err(Error::Unauthorized);
+    }
+    let secret = signing.current().await?.secret;
+    portal::verify(&secret, raw, now).ok_or(Error::Unauthorized)
+}
+
+/// The affiliate a portal token names, read with its account in one
+/// strongly consistent batch: 401 unless the affiliate is the tenant's and
+/// ACTIVE (a suspended one's token stops at once), 403 for an account that
+/// cannot be used.
+pub async fn portal_principal(
+    store: &Store,
+    claims: &portal::PortalClaims,
+) -> Result<PortalPrincipal> {
+    use crate::domain::affiliate::{Affiliate, AffiliateStatus};
+    let tenant = claims.tenant();
+    let items = store
+        .batch_get(&[
+            (claims.aff.clone(), RECORD_SK.to_string()),
+            (claims.acct.clone(), RECORD_SK.to_string()),
+        ])
+        .await?;
+    let (mut affiliate, mut account) = (None, None);
+    for item in items {
+        match string_of(&item, "pk") {
+            Some(pk) if pk == claims.aff && string_of(&item, "tenant") == Some(&tenant.key()) => {
+                affiliate = Some(from_item::<Affiliate>(item)?)
+            }
+            Some(pk) if pk == claims.acct => account = Some(from_item::<Account>(item)?),
+            _ => {}
+        }
+    }
+    let affiliate = affiliate
+        .filter(|a| a.status == AffiliateStatus::Active)
+        .ok_or(Error::Unauthorized)?;
+    account
+        .ok_or(Error::Unauthorized)?
+        .check_usable(chrono::Utc::now())?;
+    Ok(PortalPrincipal { tenant, affiliate })
 }

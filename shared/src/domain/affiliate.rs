@@ -215,19 +215,7 @@ pub struct Enrollment {
 }
 
 fn check_website(path: &str, v: &str) -> Result<(), Issue> {
-    let lower = v.to_ascii_lowercase();
-    let has_host = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"))
-        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
-    if !has_host || v.chars().any(char::is_whitespace) {
-        return Err(Issue::new(
-            &[path],
-            "invalid_string",
-            format!("{path} must be an http(s) URL"),
-        ));
-    }
-    limits!(NewAffiliate, "website").check_len(path, v)
+    crate::validation::check_http_url(path, v, &limits!(NewAffiliate, "website"))
 }
 
 fn required(path: &str, issues: &mut Issues) {

@@ -47,6 +47,10 @@ pub struct Campaign {
     pub is_public: bool,
     pub signup_open: bool,
     pub auto_approve_affiliates: bool,
+    /// Where affiliates send visitors: the portal's referral link is this
+    /// URL with `?ref=<code>`.
+    #[serde(default)]
+    pub landing_url: Option<String>,
     #[serde(default)]
     pub metadata: Metadata,
     #[serde(with = "serde_ts")]
@@ -73,6 +77,11 @@ pub struct NewCampaign {
         pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
     )]
     pub description: Option<String>,
+    /// Where affiliates send visitors: an `http` or `https` URL with a host, without white
+    /// space; the affiliate portal's referral link is it with `?ref=<code>`.
+    #[serde(default)]
+    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#, example = json!("https://shop.example.com/pricing"))]
+    pub landing_url: Option<String>,
     pub commission_type: CommissionType,
     /// PERCENTAGE: 0-100 with at most 4 decimals. FIXED: greater than 0 and below 10^12, in
     /// major units, with no more decimals than the currency's minor unit allows (see
@@ -137,6 +146,10 @@ pub struct CampaignPatch {
     #[serde(default)]
     #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
     pub description: Patch<String>,
+    /// Null removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#, example = json!("https://shop.example.com/pricing"))]
+    pub landing_url: Patch<String>,
     #[serde(default)]
     #[schema(value_type = CommissionType)]
     pub commission_type: Patch<CommissionType>,
@@ -240,6 +253,7 @@ impl Campaign {
             is_public: input.is_public,
             signup_open: input.signup_open.unwrap_or(true),
             auto_approve_affiliates: input.auto_approve_affiliates,
+            landing_url: input.landing_url,
             metadata: input.metadata.unwrap_or_default(),
             created_at: now,
             updated_at: now,
@@ -257,6 +271,7 @@ impl Campaign {
             c.name = v;
         }
         c.description = patch.description.apply_opt(c.description);
+        c.landing_url = patch.landing_url.apply_opt(c.landing_url);
         if let Some(t) = patch.commission_type.required("commissionType", i) {
             // Switching to a percentage drops a currency the caller did not restate.
             if t == CommissionType::Percentage && !patch.currency.is_present() {
@@ -327,6 +342,10 @@ impl Campaign {
         issues.check(limits!(NewCampaign, "name").check_text("name", &self.name));
         if let Some(d) = &self.description {
             issues.check(limits!(NewCampaign, "description").check_len("description", d));
+        }
+        if let Some(u) = &self.landing_url {
+            let limit = limits!(NewCampaign, "landingUrl");
+            issues.check(crate::validation::check_http_url("landingUrl", u, &limit));
         }
         match self.commission_type {
             CommissionType::Percentage => {
@@ -478,6 +497,9 @@ pub struct CampaignView<'a> {
     pub signup_open: bool,
     /// Sign-up makes an ACTIVE affiliate instead of a pending application.
     pub auto_approve_affiliates: bool,
+    /// Where affiliates send visitors (the portal's referral link adds `?ref=<code>`).
+    #[schema(max_length = 2000)]
+    pub landing_url: Option<&'a str>,
     #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
     /// ISO-8601 UTC with milliseconds and `Z`.
@@ -508,6 +530,7 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
             is_public: c.is_public,
             signup_open: c.signup_open,
             auto_approve_affiliates: c.auto_approve_affiliates,
+            landing_url: c.landing_url.as_deref(),
             metadata: &c.metadata,
             created_at: c.created_at,
             updated_at: c.updated_at,

@@ -16,6 +16,7 @@ pub mod integration;
 pub mod metadata;
 pub mod payout;
 pub mod payout_commands;
+pub mod portal;
 pub mod postback;
 pub mod referral;
 pub mod signup;

@@ -163,3 +163,55 @@ impl<S: Send + Sync> FromRequestParts<S> for BaseUrl {
         Ok(BaseUrl(format!("http://{host}")))
     }
 }
+
+/// The caller of a portal route: the affiliate behind a valid portal token
+/// (`pt_…`; an API key is 401 here, as a portal token is on every merchant
+/// route), counted against a per-affiliate rate limit.
+#[derive(Debug, Clone)]
+pub struct Portal(pub auth::PortalPrincipal);
+
+impl Portal {
+    /// The affiliate's tenant.
+    pub fn tenant(&self) -> &Tenant {
+        &self.0.tenant
+    }
+
+    /// The affiliate, as read for this request.
+    pub fn affiliate(&self) -> &crate::domain::affiliate::Affiliate {
+        &self.0.affiliate
+    }
+}
+
+impl FromRequestParts<Arc<App>> for Portal {
+    type Rejection = Error;
+
+    /// The affiliate and account are read while the request is counted.
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
+        let slot = parts
+            .extensions
+            .get::<FactsSlot>()
+            .cloned()
+            .unwrap_or_default();
+        slot.update(|f| f.merchant = true);
+        let header = parts
+            .headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        let claims = auth::verify_portal(&app.signing, header, chrono::Utc::now()).await?;
+        let scope = format!("aff:{}", claims.aff);
+        let limit = app.config.account_rate_per_minute;
+        let (principal, rate) = tokio::join!(
+            auth::portal_principal(&app.store, &claims),
+            rate_limit::hit(&app.store, &scope, limit)
+        );
+        let principal = principal?;
+        let rate = rate?;
+        let account = principal.tenant.key();
+        slot.update(|f| {
+            f.account = Some(account);
+            f.rate = Some(rate);
+        });
+        rate.check()?;
+        Ok(Portal(principal))
+    }
+}

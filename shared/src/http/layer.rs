@@ -28,7 +28,7 @@ pub struct Facts {
     pub rate: Option<RateState>,
     /// The route pattern that matched.
     pub route: Option<String>,
-    /// A merchant route (its answers are never cached).
+    /// A route that takes an API key or a portal token (its answers are never cached).
     pub merchant: bool,
     /// The tenant, once authenticated.
     pub account: Option<String>,

@@ -13,7 +13,7 @@ pub mod reply;
 pub mod request;
 pub mod router;
 
-pub use access::{BaseUrl, Merchant, PathId, Public};
+pub use access::{BaseUrl, Merchant, PathId, Portal, Public};
 pub use body::Json;
 pub use query::{FromQuery, ListFilter, Listing, Params, Query};
 pub use reply::Reply;

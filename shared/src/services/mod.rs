@@ -12,6 +12,9 @@ pub mod local_webhooks;
 pub mod payout_job;
 #[cfg(feature = "files")]
 pub mod payouts;
+#[cfg(feature = "files")]
+pub mod portal;
+pub mod portal_sessions;
 pub mod postback;
 pub mod reverse;
 pub mod tracking;

@@ -1,28 +1,90 @@
 //! Click records (`pk = clk_<ULID>`, `sk = "R"`), TTL'd at `expiresAt`.
 //!
-//! A click is one PutItem and nothing else: no index entries, no counters, so
-//! it stays one small write at any volume. Its session (`ses_<ULID>`) is not
-//! stored separately; it resolves to the click with one GetItem.
+//! A click is one PutItem with no index entries, so it stays one small write
+//! at any volume; beside it (same round trip) its affiliate's click count of
+//! the day and of the month grows by one, for the portal's stats. Its
+//! session (`ses_<ULID>`) is not stored separately; it resolves to the
+//! click with one GetItem.
 
 use chrono::{DateTime, Utc};
 
 use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
-use crate::store::keys::RECORD_SK;
-use crate::store::{from_item, record_item, IndexKeys, Item, Store};
+use crate::store::keys::{self, RECORD_SK};
+use crate::store::update::UpdateExpr;
+use crate::store::{from_item, number_value, record_item, IndexKeys, Item, Store};
 
 /// The item of a click (`ttl` is a number attribute, as DynamoDB's TTL needs).
 pub fn item(click: &Click) -> Result<Item> {
     record_item(&click.id, None, click, &IndexKeys::new())
 }
 
-/// Stores a new click.
+/// Stores a new click, and counts it for its affiliate (three calls at once).
 pub async fn insert(store: &Store, click: &Click) -> Result<()> {
-    if store.put_new(item(click)?).await? {
+    let tenant = crate::domain::tenant::Tenant::from_key(&click.tenant)
+        .ok_or_else(|| Error::internal("a click without a tenant"))?;
+    let pk = keys::affiliate_clicks(&tenant, &click.affiliate_id);
+    let one = UpdateExpr::new().add(COUNT, number_value(1));
+    let (day, month) = count_keys(click.created_at);
+    let (put, by_day, by_month) = tokio::join!(
+        store.put_new(item(click)?),
+        store.update(&pk, &day, &one),
+        store.update(&pk, &month, &one)
+    );
+    by_day?;
+    by_month?;
+    if put? {
         Ok(())
     } else {
         Err(Error::internal("click id collision"))
     }
+}
+
+/// The attribute of a click count.
+const COUNT: &str = "count";
+
+/// The sort keys of a time's day and month counts.
+fn count_keys(at: DateTime<Utc>) -> (String, String) {
+    (
+        format!("D#{}", at.format("%Y-%m-%d")),
+        format!("M#{}", at.format("%Y-%m")),
+    )
+}
+
+/// An affiliate's clicks in a window (days, or months for `all`): one
+/// strongly consistent Query.
+pub async fn count(
+    store: &Store,
+    tenant: &crate::domain::tenant::Tenant,
+    affiliate_id: &str,
+    window: &crate::domain::summary::Window,
+) -> Result<i64> {
+    use crate::domain::summary::Granularity;
+    let (lo, hi) = match (window.granularity, window.first_day) {
+        (Granularity::Day, Some(first)) => count_keys_of_days(first, window.last_day),
+        (_, first) => (
+            format!(
+                "M#{}",
+                first
+                    .map(|d| d.format("%Y-%m").to_string())
+                    .unwrap_or_default()
+            ),
+            format!("M#{}", window.last_day.format("%Y-%m")),
+        ),
+    };
+    let pk = keys::affiliate_clicks(tenant, affiliate_id);
+    let items = store.query_range(&pk, &lo, &hi).await?;
+    Ok(items
+        .iter()
+        .filter_map(|i| i.get(COUNT)?.as_n().ok()?.parse::<i64>().ok())
+        .sum())
+}
+
+fn count_keys_of_days(first: chrono::NaiveDate, last: chrono::NaiveDate) -> (String, String) {
+    (
+        format!("D#{}", first.format("%Y-%m-%d")),
+        format!("D#{}", last.format("%Y-%m-%d")),
+    )
 }
 
 /// The click with this id if it exists and has not expired at `now`.

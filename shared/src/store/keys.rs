@@ -178,6 +178,16 @@ pub fn rollups(tenant: &Tenant) -> String {
     format!("ROLLUP#{}", tenant.key())
 }
 
+/// The partition of one affiliate's conversion rollups (the portal's stats).
+pub fn affiliate_rollups(tenant: &Tenant, affiliate_id: &str) -> String {
+    format!("ROLLUP#{}#AFF#{affiliate_id}", tenant.key())
+}
+
+/// The partition of one affiliate's click counts per day and month.
+pub fn affiliate_clicks(tenant: &Tenant, affiliate_id: &str) -> String {
+    format!("CLICKS#{}#AFF#{affiliate_id}", tenant.key())
+}
+
 /// Shards of the global work partitions of `GSI5`, so no one partition takes
 /// every tenant's writes.
 pub const WORK_SHARDS: u32 = 4;

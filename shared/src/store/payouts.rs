@@ -42,12 +42,15 @@ use crate::timestamp;
 
 /// Conversions claimed per transaction (one update each, plus the payout's counters).
 pub const CLAIM_CHUNK: usize = 98;
-/// Members released per transaction (one update each, the payout, the pool marker).
-pub const RELEASE_CHUNK: usize = 97;
+/// Members released per transaction: one update each and, for a conversion
+/// a provider refund clawed back while the payout held it, the adjustment
+/// giving it back; the payout and the pool marker.
+pub const RELEASE_CHUNK: usize = 49;
 /// Conversions settled or approved per transaction: one update each, up to
-/// four rollup updates each (day and month, old and new status), an event
-/// each, and a pool marker each or the payout, within DynamoDB's 100 actions.
-pub const STATUS_CHUNK: usize = 12;
+/// eight rollup updates each (day and month, old and new status, the
+/// tenant's and the affiliate's), an event each, and a pool marker each or
+/// the payout, within DynamoDB's 100 actions.
+pub const STATUS_CHUNK: usize = 8;
 
 /// The role of each action of a payout's transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -90,7 +90,20 @@ impl Figures {
     }
 }
 
-/// Adds figures to the day and month rollups of `c`'s day, currency and campaign.
+/// The partitions a conversion is counted in: its tenant's, and its
+/// affiliate's when it has one.
+fn partitions(tenant: &Tenant, c: &Conversion) -> Vec<String> {
+    let mut pks = vec![keys::rollups(tenant)];
+    pks.extend(
+        c.affiliate_id
+            .as_deref()
+            .map(|a| keys::affiliate_rollups(tenant, a)),
+    );
+    pks
+}
+
+/// Adds figures to the day and month rollups of `c`'s day, currency and
+/// campaign, the tenant's and its affiliate's.
 fn add_figures<R: Copy>(
     tx: &mut Tx<R>,
     role: R,
@@ -99,20 +112,21 @@ fn add_figures<R: Copy>(
     status: ConversionStatus,
     f: &Figures,
 ) {
-    let pk = keys::rollups(tenant);
-    for g in [Granularity::Day, Granularity::Month] {
-        let mut update = UpdateExpr::new()
-            .add("revenue", number_value(f.revenue))
-            .add("commission", number_value(f.commission))
-            .add("count", number_value(f.count));
-        if let Some(cmp) = &c.campaign_id {
-            update = update.set("campaignId", string_value(cmp.clone()));
+    for pk in partitions(tenant, c) {
+        for g in [Granularity::Day, Granularity::Month] {
+            let mut update = UpdateExpr::new()
+                .add("revenue", number_value(f.revenue))
+                .add("commission", number_value(f.commission))
+                .add("count", number_value(f.count));
+            if let Some(cmp) = &c.campaign_id {
+                update = update.set("campaignId", string_value(cmp.clone()));
+            }
+            tx.update(role, &pk, &sort_key(g, c, status), &update);
         }
-        tx.update(role, &pk, &sort_key(g, c, status), &update);
     }
 }
 
-/// Counts a new conversion in its rollups (two actions).
+/// Counts a new conversion in its rollups (two actions, four when attributed).
 pub fn record<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, c: &Conversion) {
     add(tx, role, tenant, c, c.status, 1);
 }
@@ -145,23 +159,24 @@ pub fn moved_many<R: Copy>(
     tenant: &Tenant,
     changes: &[(Conversion, Conversion)],
 ) {
-    let mut sums: std::collections::BTreeMap<String, (Option<String>, Figures)> =
-        std::collections::BTreeMap::new();
+    type Sums = std::collections::BTreeMap<(String, String), (Option<String>, Figures)>;
+    let mut sums: Sums = std::collections::BTreeMap::new();
     for (before, after) in changes {
-        for g in [Granularity::Day, Granularity::Month] {
-            for (c, status, sign) in [(before, before.status, -1), (after, after.status, 1)] {
-                let e = sums
-                    .entry(sort_key(g, c, status))
-                    .or_insert_with(|| (c.campaign_id.clone(), Figures::zero()));
-                let (revenue, commission) = c.rollup_figures();
-                e.1.revenue += negate(revenue, sign);
-                e.1.commission += negate(commission, sign);
-                e.1.count += sign;
+        for (c, status, sign) in [(before, before.status, -1), (after, after.status, 1)] {
+            for pk in partitions(tenant, c) {
+                for g in [Granularity::Day, Granularity::Month] {
+                    let e = sums
+                        .entry((pk.clone(), sort_key(g, c, status)))
+                        .or_insert_with(|| (c.campaign_id.clone(), Figures::zero()));
+                    let (revenue, commission) = c.rollup_figures();
+                    e.1.revenue += negate(revenue, sign);
+                    e.1.commission += negate(commission, sign);
+                    e.1.count += sign;
+                }
             }
         }
     }
-    let pk = keys::rollups(tenant);
-    for (sk, (campaign, f)) in sums {
+    for ((pk, sk), (campaign, f)) in sums {
         if f.count == 0 && f.revenue.is_zero() && f.commission.is_zero() {
             continue;
         }
@@ -214,7 +229,23 @@ pub async fn read(
     window: &Window,
     campaign_id: Option<&str>,
 ) -> Result<Vec<RollupRow>> {
-    let (lo, hi) = match window.granularity {
+    read_partition(store, &keys::rollups(tenant), window, campaign_id).await
+}
+
+/// The rollup rows of one affiliate in a window: one strongly consistent Query.
+pub async fn read_affiliate(
+    store: &Store,
+    tenant: &Tenant,
+    affiliate_id: &str,
+    window: &Window,
+) -> Result<Vec<RollupRow>> {
+    let pk = keys::affiliate_rollups(tenant, affiliate_id);
+    read_partition(store, &pk, window, None).await
+}
+
+/// The sort-key range of a window's rollups.
+fn window_range(window: &Window) -> (String, String) {
+    match window.granularity {
         Granularity::Day => (
             format!(
                 "D#{}",
@@ -235,7 +266,16 @@ pub async fn read(
             ),
             format!("M#{}#{HIGH}", window.last_day.format("%Y-%m")),
         ),
-    };
+    }
+}
+
+async fn read_partition(
+    store: &Store,
+    pk: &str,
+    window: &Window,
+    campaign_id: Option<&str>,
+) -> Result<Vec<RollupRow>> {
+    let (lo, hi) = window_range(window);
     let mut rows = Vec::new();
     let mut start = None;
     loop {
@@ -244,7 +284,7 @@ pub async fn read(
             .query()
             .table_name(store.table())
             .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
-            .expression_attribute_values(":pk", string_value(keys::rollups(tenant)))
+            .expression_attribute_values(":pk", string_value(pk))
             .expression_attribute_values(":lo", string_value(lo.clone()))
             .expression_attribute_values(":hi", string_value(hi.clone()))
             .consistent_read(true)

@@ -1,0 +1,271 @@
+//! The affiliate portal's routes (contract section 13): the affiliate a
+//! portal token names reads its own terms, numbers, conversions, payouts
+//! and swipe copy, edits its payout details and sends a payout's invoice.
+//! A merchant key is 401 on every one of them. The use cases run in
+//! `shared::services::portal`.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use http::HeaderMap;
+use serde::Serialize;
+use shared::app::App;
+use shared::domain::portal::{
+    PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout,
+};
+use shared::domain::summary::{Figures, Group, Period};
+use shared::error::{Error, Result};
+use shared::http::{ApiRouter, FromQuery, Json, Params, PathId, Portal, Query, Reply};
+use shared::payouts::invoice::MAX_BYTES;
+use shared::routes;
+use shared::services::portal as service;
+use shared::store::page::PageRequest;
+use shared::timestamp;
+
+/// The routes this function serves.
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(me, update_me))
+        .routes(routes!(stats))
+        .routes(routes!(conversions))
+        .routes(routes!(conversion))
+        .routes(routes!(payouts))
+        .routes(routes!(payout))
+        .routes(routes!(invoice))
+        .routes(routes!(assets))
+}
+
+/// Your profile and terms
+///
+/// The affiliate the portal token names, its campaign's terms and its referral link.
+#[utoipa::path(
+    get,
+    path = "/api/v1/portal/me",
+    operation_id = "getPortalMe",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    responses((status = 200, description = "The affiliate and its terms.", body = PortalMe))
+)]
+async fn me(p: Portal, State(app): State<Arc<App>>) -> Result<Reply> {
+    let campaign = service::campaign(&app, p.tenant(), p.affiliate()).await?;
+    Reply::ok(PortalMe::of(p.affiliate(), &campaign))
+}
+
+/// Update your name and payout details
+///
+/// Only `name`, `payoutMethod` and `payoutEmail`, by the same rules as the merchant's update.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/portal/me",
+    operation_id = "updatePortalMe",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    request_body = PortalMePatch,
+    responses((status = 200, description = "The affiliate after the change.", body = PortalMe))
+)]
+async fn update_me(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    Json(patch): Json<PortalMePatch>,
+) -> Result<Reply> {
+    let (a, c) = service::update_me(&app, p.tenant(), p.affiliate(), &patch).await?;
+    Reply::ok(PortalMe::of(&a, &c))
+}
+
+/// The stats query.
+struct PeriodQuery(Period);
+
+impl FromQuery for PeriodQuery {
+    fn accepts(name: &str) -> bool {
+        name == "period"
+    }
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let period = match q.str("period") {
+            None => Some(Period::Days30),
+            Some(_) => q.one_of("period", &Period::NAMES).and_then(Period::parse),
+        };
+        PeriodQuery(period.unwrap_or(Period::Days30))
+    }
+}
+
+/// The affiliate's figures of a period.
+#[derive(utoipa::ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = PortalStats)]
+struct Stats {
+    #[schema(value_type = shared::domain::summary::Period)]
+    period: &'static str,
+    #[schema(value_type = Option<String>, format = DateTime)]
+    from: Option<String>,
+    #[schema(value_type = String, format = DateTime)]
+    to: String,
+    /// Clicks on the affiliate's links in the period.
+    #[schema(minimum = 0)]
+    clicks: i64,
+    /// Per currency, every conversion but REVERSED ones.
+    totals: Vec<Figures>,
+    /// Per status and currency.
+    by_status: Vec<Group>,
+}
+
+/// Your numbers
+///
+/// Clicks, conversions, revenue and commission per currency and per status over a period (the
+/// summary's periods), read from the affiliate's rollups and click counts: the cost is flat
+/// in the number of conversions.
+#[utoipa::path(
+    get,
+    path = "/api/v1/portal/stats",
+    operation_id = "getPortalStats",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    params(("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d`.")),
+    responses((status = 200, description = "The affiliate's figures.", body = Stats))
+)]
+async fn stats(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    Params(PeriodQuery(period)): Params<PeriodQuery>,
+) -> Result<Reply> {
+    let now = timestamp::now();
+    let (s, clicks) = service::stats(&app, p.tenant(), p.affiliate(), period, now).await?;
+    Reply::ok(Stats {
+        period: s.period,
+        from: s.from.map(|f| timestamp::format(&f)),
+        to: timestamp::format(&s.to),
+        clicks,
+        totals: s.totals,
+        by_status: s.groups,
+    })
+}
+
+/// Your conversions
+///
+/// The affiliate's conversions, newest first: no customer identity, no merchant metadata.
+#[utoipa::path(
+    get,
+    path = "/api/v1/portal/conversions",
+    operation_id = "listPortalConversions",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    params(PageRequest),
+    responses((status = 200, description = "A page of conversions.", body = [PortalConversion]))
+)]
+async fn conversions(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let found = service::conversions(&app, p.tenant(), p.affiliate(), &page).await?;
+    Reply::list_with(&found, PortalConversion::from, &page)
+}
+
+/// One of your conversions
+///
+/// Another affiliate's conversion is 404.
+#[utoipa::path(
+    get,
+    path = "/api/v1/portal/conversions/{id}",
+    operation_id = "getPortalConversion",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    responses((status = 200, description = "The conversion.", body = PortalConversion))
+)]
+async fn conversion(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let c = service::conversion(&app, p.tenant(), p.affiliate(), &id).await?;
+    Reply::ok(PortalConversion::from(&c))
+}
+
+/// Your payouts
+///
+/// The affiliate's payouts, newest first, as the affiliate sees them.
+#[utoipa::path(
+    get,
+    path = "/api/v1/portal/payouts",
+    operation_id = "listPortalPayouts",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    params(PageRequest),
+    responses((status = 200, description = "A page of payouts.", body = [PortalPayout]))
+)]
+async fn payouts(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let found = service::payouts(&app, p.tenant(), p.affiliate(), &page).await?;
+    Reply::list_with(&found, PortalPayout::from, &page)
+}
+
+/// One of your payouts
+///
+/// Another affiliate's payout is 404.
+#[utoipa::path(
+    get,
+    path = "/api/v1/portal/payouts/{id}",
+    operation_id = "getPortalPayout",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    responses((status = 200, description = "The payout.", body = PortalPayout))
+)]
+async fn payout(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+    let found = service::payout(&app, p.tenant(), p.affiliate(), &id).await?;
+    Reply::ok(PortalPayout::from(&found))
+}
+
+/// Send a payout's invoice
+///
+/// The file itself as the body (PDF, PNG or JPEG, at most 4 MiB, known by its first bytes;
+/// `X-File-Name` names it). A PENDING payout becomes INVOICE_UPLOADED at once; any other
+/// status is 409 and nothing is stored.
+#[utoipa::path(
+    put,
+    path = "/api/v1/portal/payouts/{id}/invoice",
+    operation_id = "uploadPortalInvoice",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    request_body(content = Vec<u8>, content_type = "application/pdf"),
+    params(("X-File-Name" = Option<String>, Header, description = "The file's name (letters, digits, `.`, `-`, `_` are kept).")),
+    responses((status = 200, description = "The payout, INVOICE_UPLOADED.", body = PortalPayout))
+)]
+async fn invoice(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Reply> {
+    let limit = usize::try_from(MAX_BYTES).unwrap_or(usize::MAX) + 1;
+    let bytes = axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| Error::InvalidRequest(format!("an invoice is at most {MAX_BYTES} bytes")))?;
+    let name = headers.get("x-file-name").and_then(|v| v.to_str().ok());
+    let now = timestamp::now();
+    let (tenant, affiliate) = (p.tenant(), p.affiliate());
+    let updated =
+        service::upload_invoice(&app, tenant, affiliate, &id, name, bytes.to_vec(), now).await?;
+    Reply::ok(PortalPayout::from(&updated))
+}
+
+/// Your campaign's swipe copy
+///
+/// The finalized assets of the affiliate's campaign, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/portal/assets",
+    operation_id = "listPortalAssets",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    params(PageRequest),
+    responses((status = 200, description = "A page of assets.", body = [PortalAsset]))
+)]
+async fn assets(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let found = service::assets(&app, p.tenant(), p.affiliate(), &page).await?;
+    Reply::list_with(&found, PortalAsset::from, &page)
+}

@@ -1,0 +1,6 @@
+//! Lambda entry point for the affiliate portal's routes.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_http::Error> {
+    shared::lambda::run(portal::routes()).await
+}

@@ -1,0 +1,408 @@
+//! The affiliate portal over HTTP: portal sessions, the token as a third
+//! kind of access (refused on every merchant route, as a merchant key is on
+//! every portal route), the affiliate's own reads and edits, the invoice
+//! upload, and no read of another affiliate's or tenant's records.
+
+use serde_json::{json, Value};
+use shared::domain::tenant::Mode;
+
+use crate::payouts::Fx;
+use crate::support::{call_on, raw, Resp};
+
+const PDF: &[u8] = b"%PDF-1.4\n% portal invoice\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n";
+
+fn unique(prefix: &str) -> String {
+    let id = ulid::Ulid::new().to_string();
+    format!("{prefix}{}", &id[id.len() - 10..])
+}
+
+/// An ACTIVE affiliate of the fixture's test campaign; its id and code.
+async fn affiliate(fx: &Fx) -> (String, String) {
+    let code = unique("PT");
+    let body = json!({"campaignId": fx.test_campaign, "name": "Ann", "code": code,
+        "email": format!("{}@partners.example.com", code.to_lowercase()), "payoutMethod": "PAYPAL"});
+    let r = fx.call("POST", "/api/v1/affiliates", Some(body)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    (r.data()["id"].as_str().unwrap().to_string(), code)
+}
+
+/// A portal session of an affiliate: its token.
+async fn session(fx: &Fx, affiliate: &str) -> String {
+    let path = format!("/api/v1/affiliates/{affiliate}/portal-sessions");
+    let r = fx.call("POST", &path, Some(json!({}))).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let token = r.data()["token"].as_str().unwrap().to_string();
+    assert!(token.starts_with("pt_test_"));
+    assert_eq!(
+        r.data()["url"],
+        json!(format!("{}/portal#token={token}", fx.server.base))
+    );
+    token
+}
+
+async fn as_portal(fx: &Fx, token: &str, method: &str, path: &str, body: Option<Value>) -> Resp {
+    call_on(&fx.server.base, method, path, Some(token), body).await
+}
+
+async fn sale(fx: &Fx, code: &str, amount: u32) -> String {
+    let body = json!({"amount": amount, "currency": "USD", "externalId": unique("ord"),
+        "conversionType": "SALE", "affiliateCode": code,
+        "customerEmail": format!("{}@buyers.example.com", unique("b").to_lowercase()),
+        "customerId": unique("cus_"), "metadata": {"merchantNote": "secret-margin"}});
+    let r = fx
+        .call("POST", "/api/v1/conversions/postback", Some(body))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    r.data()["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn an_affiliate_reads_its_own_numbers_and_nothing_else() {
+    let fx = Fx::new().await;
+    let body = json!({"landingUrl": "https://shop.example.com/pricing?plan=pro", "isPublic": true});
+    let path = format!("/api/v1/campaigns/{}", fx.test_campaign);
+    let r = fx.call("PUT", &path, Some(body)).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let (ann, ann_code) = affiliate(&fx).await;
+    let (bob, bob_code) = affiliate(&fx).await;
+    let token = session(&fx, &ann).await;
+    // Two clicks and three sales for Ann; one sale for Bob.
+    for _ in 0..2 {
+        let click = json!({"campaignId": fx.test_campaign, "ref": ann_code});
+        let r = call_on(
+            &fx.server.base,
+            "POST",
+            "/api/v1/track/click",
+            None,
+            Some(click),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+    }
+    let mut mine = Vec::new();
+    for amount in [100, 200, 300] {
+        mine.push(sale(&fx, &ann_code, amount).await);
+    }
+    let theirs = sale(&fx, &bob_code, 50).await;
+
+    let me = as_portal(&fx, &token, "GET", "/api/v1/portal/me", None).await;
+    assert_eq!(me.status, 200, "{:?}", me.body);
+    assert_eq!(me.data()["affiliate"]["id"], json!(ann));
+    assert_eq!(me.data()["campaign"]["commissionValue"], json!(10));
+    assert_eq!(
+        me.data()["referralLink"],
+        json!(format!(
+            "https://shop.example.com/pricing?plan=pro&ref={ann_code}"
+        ))
+    );
+    let stats = as_portal(&fx, &token, "GET", "/api/v1/portal/stats?period=7d", None).await;
+    assert_eq!(stats.status, 200, "{:?}", stats.body);
+    assert_eq!(stats.data()["clicks"], json!(2));
+    assert_eq!(
+        stats.data()["totals"],
+        json!([{"currency": "USD", "revenue": 600, "commission": 60, "count": 3}])
+    );
+    assert_eq!(stats.data()["byStatus"][0]["status"], "PENDING");
+    let all = as_portal(&fx, &token, "GET", "/api/v1/portal/stats?period=all", None).await;
+    assert_eq!(
+        (&all.data()["clicks"], &all.data()["totals"][0]["count"]),
+        (&json!(2), &json!(3))
+    );
+
+    // Lists and reads: Ann's only, no customer identity, no merchant metadata.
+    let list = as_portal(
+        &fx,
+        &token,
+        "GET",
+        "/api/v1/portal/conversions?limit=2",
+        None,
+    )
+    .await;
+    assert_eq!(list.status, 200, "{:?}", list.body);
+    assert_eq!(list.data().as_array().unwrap().len(), 2);
+    assert_eq!(list.body["meta"]["hasMore"], json!(true));
+    let cursor = list.body["meta"]["nextCursor"].as_str().unwrap();
+    let rest = as_portal(
+        &fx,
+        &token,
+        "GET",
+        &format!("/api/v1/portal/conversions?limit=2&cursor={cursor}"),
+        None,
+    )
+    .await;
+    assert_eq!(rest.data().as_array().unwrap().len(), 1);
+    let text = format!("{}{}{}", list.body, rest.body, me.body);
+    for private in [
+        "buyers.example.com",
+        "cus_",
+        "customer",
+        "secret-margin",
+        "metadata",
+        "email:",
+    ] {
+        assert!(!text.contains(private), "{private} in {text}");
+    }
+    let one = as_portal(
+        &fx,
+        &token,
+        "GET",
+        &format!("/api/v1/portal/conversions/{}", mine[0]),
+        None,
+    )
+    .await;
+    assert_eq!((one.status, &one.data()["amount"]), (200, &json!(100)));
+    // Bob's conversion, another tenant's: 404 as unknown.
+    let bola = as_portal(
+        &fx,
+        &token,
+        "GET",
+        &format!("/api/v1/portal/conversions/{theirs}"),
+        None,
+    )
+    .await;
+    bola.assert_error(404, "NOT_FOUND");
+    let other = Fx::new().await;
+    let (carl, carl_code) = affiliate(&other).await;
+    let carls = sale(&other, &carl_code, 70).await;
+    let bola = as_portal(
+        &fx,
+        &token,
+        "GET",
+        &format!("/api/v1/portal/conversions/{carls}"),
+        None,
+    )
+    .await;
+    bola.assert_error(404, "NOT_FOUND");
+    // Carl's own token sees its one sale, never Ann's.
+    let carl_token = session(&other, &carl).await;
+    let list = as_portal(
+        &other,
+        &carl_token,
+        "GET",
+        "/api/v1/portal/conversions",
+        None,
+    )
+    .await;
+    let ids: Vec<_> = list
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].clone())
+        .collect();
+    assert_eq!(ids, vec![json!(carls)]);
+    let _ = bob;
+}
+
+#[tokio::test]
+async fn payout_details_invoices_and_a_suspension_that_ends_the_session() {
+    let fx = Fx::new().await;
+    let (ann, code) = affiliate(&fx).await;
+    let (bob, bob_code) = affiliate(&fx).await;
+    sale(&fx, &code, 100).await;
+    sale(&fx, &bob_code, 100).await;
+    fx.run_job().await;
+    let token = session(&fx, &ann).await;
+    // The affiliate's own payout details, by the merchant's rules.
+    let r = as_portal(
+        &fx,
+        &token,
+        "PATCH",
+        "/api/v1/portal/me",
+        Some(json!({"payoutMethod": "BANK_TRANSFER", "payoutEmail": "ann@bank.example.com"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["affiliate"]["payoutMethod"], "BANK_TRANSFER");
+    let r = as_portal(
+        &fx,
+        &token,
+        "PATCH",
+        "/api/v1/portal/me",
+        Some(json!({"payoutEmail": "nope"})),
+    )
+    .await;
+    r.assert_error(400, "VALIDATION_FAILED");
+    let r = as_portal(
+        &fx,
+        &token,
+        "PATCH",
+        "/api/v1/portal/me",
+        Some(json!({"status": "ACTIVE"})),
+    )
+    .await;
+    r.assert_error(400, "VALIDATION_FAILED");
+    let r = as_portal(
+        &fx,
+        &token,
+        "PATCH",
+        "/api/v1/portal/me",
+        Some(json!({"code": "MINE"})),
+    )
+    .await;
+    r.assert_error(400, "VALIDATION_FAILED");
+
+    let payouts = as_portal(&fx, &token, "GET", "/api/v1/portal/payouts", None).await;
+    assert_eq!(payouts.status, 200, "{:?}", payouts.body);
+    assert_eq!(
+        payouts.data().as_array().map(Vec::len),
+        Some(1),
+        "{:?} {:?}",
+        payouts.body,
+        fx.payouts_of(Mode::Test, &ann).await
+    );
+    let mine = payouts.data()[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(payouts.data()[0]["status"], "PENDING");
+    let theirs = fx.payouts_of(Mode::Test, &bob).await[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let upload = |id: String, bytes: &'static [u8]| {
+        let (base, token) = (fx.server.base.clone(), token.clone());
+        async move {
+            raw(
+                &base,
+                "PUT",
+                &format!("/api/v1/portal/payouts/{id}/invoice"),
+                Some(&token),
+                &[
+                    ("content-type", "application/pdf"),
+                    ("x-file-name", "march invoice.pdf"),
+                ],
+                Some(bytes.to_vec()),
+            )
+            .await
+        }
+    };
+    upload(theirs.clone(), PDF)
+        .await
+        .assert_error(404, "NOT_FOUND");
+    upload(mine.clone(), b"<html>not an invoice</html>")
+        .await
+        .assert_error(400, "INVALID_REQUEST");
+    let r = upload(mine.clone(), PDF).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["status"], "INVOICE_UPLOADED");
+    assert_eq!(r.data()["invoice"]["fileName"], "marchinvoice.pdf");
+    assert!(!r.body.to_string().contains("invoices/"), "no storage key");
+    assert_eq!(fx.status_of(Mode::Test, &mine).await, "INVOICE_UPLOADED");
+    // The merchant reads the file the affiliate sent.
+    let file = raw(
+        &fx.server.base,
+        "GET",
+        &format!("/api/v1/payouts/{mine}/invoice"),
+        Some(&fx.m.test_key),
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!(file.status, 200);
+    upload(mine.clone(), PDF)
+        .await
+        .assert_error(409, "INVALID_STATE");
+
+    // Suspended: the token stops at once; a session cannot be opened.
+    let path = format!("/api/v1/affiliates/{ann}");
+    let r = fx
+        .call("PUT", &path, Some(json!({"status": "SUSPENDED"})))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    as_portal(&fx, &token, "GET", "/api/v1/portal/me", None)
+        .await
+        .assert_error(401, "UNAUTHORIZED");
+    let r = fx
+        .call(
+            "POST",
+            &format!("/api/v1/affiliates/{ann}/portal-sessions"),
+            None,
+        )
+        .await;
+    r.assert_error(409, "INVALID_STATE");
+}
+
+/// Every operation of the description with its security and a concrete path.
+fn operations() -> Vec<(String, String, bool)> {
+    let doc = refctl::openapi::document();
+    let mut out = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if !["get", "post", "put", "patch", "delete"].contains(&method.as_str()) {
+                continue;
+            }
+            // No `security` of its own: the document's, an API key.
+            let (portal, merchant) = match op.get("security").and_then(Value::as_array) {
+                None => (false, true),
+                Some(s) => (
+                    s.iter().any(|s| s.get("portalToken").is_some()),
+                    s.iter().any(|s| s.get("apiKey").is_some()),
+                ),
+            };
+            if !(portal || merchant) {
+                continue;
+            }
+            let concrete = path.replace("{id}", "aff_01JD9A7C2E4G6J8M0P2R4T6V8X");
+            out.push((method.to_uppercase(), concrete, portal));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_portal_token_opens_portal_routes_only_and_a_key_never_does() {
+    let fx = Fx::new().await;
+    let (ann, _) = affiliate(&fx).await;
+    let token = session(&fx, &ann).await;
+    let ops = operations();
+    assert!(ops.iter().filter(|o| o.2).count() >= 9, "{ops:?}");
+    assert!(ops.iter().filter(|o| !o.2).count() >= 40, "{ops:?}");
+    for (method, path, portal) in &ops {
+        let bearer = if *portal { &fx.m.test_key } else { &token };
+        let body = (method != "GET").then(|| json!({}));
+        let r = call_on(&fx.server.base, method, path, Some(bearer), body).await;
+        assert_eq!(
+            (r.status, r.code()),
+            (401, "UNAUTHORIZED"),
+            "{method} {path} with a {} answered {:?}",
+            if *portal {
+                "merchant key"
+            } else {
+                "portal token"
+            },
+            r.body
+        );
+    }
+    // An expired or forged token is 401 too.
+    let secret = &fx.server.app.config.api_key_secret;
+    let claims = shared::auth::portal::PortalClaims::new(
+        &fx.tenant(Mode::Test),
+        &ann,
+        chrono::Utc::now() - chrono::Duration::hours(2),
+    );
+    let expired = shared::auth::portal::issue(secret, &claims);
+    let r = as_portal(&fx, &expired, "GET", "/api/v1/portal/me", None).await;
+    r.assert_error(401, "UNAUTHORIZED");
+    let fresh =
+        shared::auth::portal::PortalClaims::new(&fx.tenant(Mode::Test), &ann, chrono::Utc::now());
+    let forged = shared::auth::portal::issue("another-secret-that-is-long-enough-0123", &fresh);
+    as_portal(&fx, &forged, "GET", "/api/v1/portal/me", None)
+        .await
+        .assert_error(401, "UNAUTHORIZED");
+    // The live-mode twin of a test token names the same affiliate in the other mode: 401.
+    let live =
+        shared::auth::portal::PortalClaims::new(&fx.tenant(Mode::Live), &ann, chrono::Utc::now());
+    let live = shared::auth::portal::issue(secret, &live);
+    as_portal(&fx, &live, "GET", "/api/v1/portal/me", None)
+        .await
+        .assert_error(401, "UNAUTHORIZED");
+    // The page itself is public and fenced by its policy.
+    let page = raw(&fx.server.base, "GET", "/portal", None, &[], None).await;
+    assert_eq!(page.status, 200);
+    let csp = page
+        .header("content-security-policy")
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        csp.contains("connect-src 'self'") && csp.contains("frame-ancestors"),
+        "{csp}"
+    );
+}

@@ -1,0 +1,162 @@
+//! The affiliate portal's use cases: a merchant opens a portal session for
+//! one affiliate; the affiliate reads its own numbers, edits its payout
+//! details and sends a payout's invoice. Every read is scoped to the
+//! affiliate the token names: another affiliate's record is 404, as if it
+//! did not exist.
+
+use chrono::{DateTime, Utc};
+
+use crate::app::App;
+use crate::domain::affiliate::Affiliate;
+use crate::domain::asset::{Asset, AssetStatus};
+use crate::domain::campaign::Campaign;
+use crate::domain::conversion::Conversion;
+use crate::domain::payout::{Command, InvoiceUpload, Payout, PayoutStatus};
+use crate::domain::portal::{self, PortalMePatch};
+use crate::domain::summary::{self, GroupBy, Period, Summary};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::payouts::invoice;
+use crate::services::{edits, payouts as payout_service};
+use crate::store::assets::{self, AssetFilter};
+use crate::store::conversions::{self, ConversionFilter};
+use crate::store::page::{Page, PageRequest};
+use crate::store::payouts::{self, PayoutFilter};
+use crate::store::{campaigns, clicks, rollups};
+
+/// The affiliate's campaign (one GetItem).
+pub async fn campaign(app: &App, tenant: &Tenant, a: &Affiliate) -> Result<Campaign> {
+    campaigns::get(&app.store, tenant, &a.campaign_id).await
+}
+
+/// Applies the affiliate's own edit of its name and payout details, by the
+/// merchant's rules for the same fields; the affiliate and its campaign after.
+pub async fn update_me(
+    app: &App,
+    tenant: &Tenant,
+    a: &Affiliate,
+    patch: &PortalMePatch,
+) -> Result<(Affiliate, Campaign)> {
+    let patch = patch.as_affiliate_patch();
+    let (updated, campaign) = tokio::join!(
+        edits::affiliate(&app.store, tenant, &a.id, &patch),
+        campaign(app, tenant, a)
+    );
+    Ok((updated?, campaign?))
+}
+
+/// The affiliate's figures of a period: its rollups and its click counts
+/// (two Queries at once), flat in the data like the summary.
+pub async fn stats(
+    app: &App,
+    tenant: &Tenant,
+    a: &Affiliate,
+    period: Period,
+    now: DateTime<Utc>,
+) -> Result<(Summary, i64)> {
+    let window = summary::window(period, now);
+    let (rows, clicks) = tokio::join!(
+        rollups::read_affiliate(&app.store, tenant, &a.id, &window),
+        clicks::count(&app.store, tenant, &a.id, &window)
+    );
+    let s = summary::summarise(period, &window, Some(GroupBy::Status), None, &rows?);
+    Ok((s, clicks?))
+}
+
+/// A page of the affiliate's conversions, newest first.
+pub async fn conversions(
+    app: &App,
+    tenant: &Tenant,
+    a: &Affiliate,
+    page: &PageRequest,
+) -> Result<Page<Conversion>> {
+    let f = ConversionFilter {
+        affiliate_id: Some(a.id.clone()),
+        ..ConversionFilter::default()
+    };
+    conversions::list(&app.store, tenant, &f, page).await
+}
+
+/// One of the affiliate's conversions (404 for any other).
+pub async fn conversion(app: &App, tenant: &Tenant, a: &Affiliate, id: &str) -> Result<Conversion> {
+    let c = conversions::get(&app.store, tenant, id).await?;
+    match c.affiliate_id.as_deref() == Some(a.id.as_str()) {
+        true => Ok(c),
+        false => Err(Error::NotFound("conversion")),
+    }
+}
+
+/// A page of the affiliate's payouts, newest first.
+pub async fn payouts(
+    app: &App,
+    tenant: &Tenant,
+    a: &Affiliate,
+    page: &PageRequest,
+) -> Result<Page<Payout>> {
+    let f = PayoutFilter {
+        affiliate_id: Some(a.id.clone()),
+        ..PayoutFilter::default()
+    };
+    payouts::list(&app.store, tenant, &f, page).await
+}
+
+/// One of the affiliate's payouts (404 for any other).
+pub async fn payout(app: &App, tenant: &Tenant, a: &Affiliate, id: &str) -> Result<Payout> {
+    let p = payouts::get(&app.store, tenant, id).await?;
+    match p.affiliate_id == a.id {
+        true => Ok(p),
+        false => Err(Error::NotFound("payout")),
+    }
+}
+
+/// Stores the affiliate's invoice for its payout where the invoice event
+/// expects it and applies it at once (the S3 event that follows finds the
+/// payout INVOICE_UPLOADED and changes nothing). The file's type is what
+/// its first bytes prove.
+pub async fn upload_invoice(
+    app: &App,
+    tenant: &Tenant,
+    a: &Affiliate,
+    id: &str,
+    file_name: Option<&str>,
+    bytes: Vec<u8>,
+    now: DateTime<Utc>,
+) -> Result<Payout> {
+    let content_type = portal::invoice_type(&bytes, invoice::MAX_BYTES)?;
+    let p = payout(app, tenant, a, id).await?;
+    // Refused before anything is stored when the payout waits for no invoice.
+    if p.status != PayoutStatus::Pending {
+        return Err(Error::InvalidState {
+            resource: "payout",
+            current: p.status.as_str().to_string(),
+            action: "attach an invoice",
+        });
+    }
+    let file_name = portal::invoice_file_name(file_name, content_type);
+    let key = invoice::key(tenant, &p.id, &file_name);
+    let size = bytes.len() as u64;
+    app.files().put(&key, bytes, content_type).await?;
+    let upload = InvoiceUpload {
+        key,
+        file_name,
+        content_type: content_type.to_string(),
+        size,
+    };
+    let attach = |_: &Payout| Command::AttachInvoice(upload.clone());
+    payout_service::transition(&app.store, tenant, &p.id, attach, now).await
+}
+
+/// A page of the finalized assets of the affiliate's campaign.
+pub async fn assets(
+    app: &App,
+    tenant: &Tenant,
+    a: &Affiliate,
+    page: &PageRequest,
+) -> Result<Page<Asset>> {
+    let f = AssetFilter {
+        status: Some(AssetStatus::Finalized),
+        campaign_id: Some(a.campaign_id.clone()),
+        kind: None,
+    };
+    assets::list(&app.store, tenant, &f, page).await
+}

@@ -1,0 +1,49 @@
+//! Portal sessions: a merchant opens the affiliate portal for one of its
+//! affiliates (contract section 13); the token is signed, never stored.
+
+use chrono::{DateTime, Utc};
+
+use crate::app::App;
+use crate::auth::portal::{self as token, PortalClaims};
+use crate::domain::affiliate::AffiliateStatus;
+use crate::domain::portal::{NewPortalSession, PortalSession};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::store::affiliates;
+
+/// Opens a one-hour portal session for an ACTIVE affiliate of the tenant
+/// (404 for another tenant's, 409 for one that is not ACTIVE).
+pub async fn open_session(
+    app: &App,
+    tenant: &Tenant,
+    affiliate_id: &str,
+    body: &NewPortalSession,
+    base: &str,
+    now: DateTime<Utc>,
+) -> Result<PortalSession> {
+    if let Some(u) = &body.return_url {
+        let limits = crate::limits!(NewPortalSession, "returnUrl");
+        crate::validation::check_http_url("returnUrl", u, &limits)
+            .map_err(|i| Error::Validation(vec![i]))?;
+    }
+    let (affiliate, signer) = tokio::join!(
+        affiliates::get(&app.store, tenant, affiliate_id),
+        app.signing.current()
+    );
+    let affiliate = affiliate?;
+    if affiliate.status != AffiliateStatus::Active {
+        return Err(Error::InvalidState {
+            resource: "affiliate",
+            current: affiliate.status.as_str().to_string(),
+            action: "open a portal session",
+        });
+    }
+    let claims = PortalClaims::new(tenant, &affiliate.id, now);
+    let token = token::issue(&signer?.secret, &claims);
+    Ok(PortalSession {
+        object: "portal_session",
+        url: format!("{base}/portal#token={token}"),
+        token,
+        expires_at: claims.expires_at(),
+    })
+}
