@@ -46,7 +46,10 @@ const env = {
   S3_ENDPOINT: process.env.S3_ENDPOINT || 'http://127.0.0.1:19000',
   TABLE_NAME: `portal-${suffix}`,
   BUCKET_NAME: `portal-${suffix}`,
-  RUST_LOG: 'warn',
+  RUST_LOG: process.env.RUST_LOG || 'warn',
+  // Patient with a busy local stack (a benchmark or another test run on it).
+  SDK_ATTEMPT_TIMEOUT_MS: process.env.SDK_ATTEMPT_TIMEOUT_MS || '10000',
+  SDK_OPERATION_TIMEOUT_MS: process.env.SDK_OPERATION_TIMEOUT_MS || '30000',
 };
 
 const freePort = () =>
@@ -59,7 +62,18 @@ const freePort = () =>
     });
   });
 
-const refctl = (...args) => JSON.parse(execFileSync(BIN, args, { env, encoding: 'utf8' }));
+/** Runs refctl; a storage hiccup (SERVICE_UNAVAILABLE) is retried, as the CLI's message says. */
+function refctl(...args) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return JSON.parse(execFileSync(BIN, args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    } catch (e) {
+      const out = `${e.stdout || ''}${e.stderr || ''}`;
+      if (attempt < 3 && out.includes('SERVICE_UNAVAILABLE')) continue;
+      throw new Error(`refctl ${args.join(' ')}: ${e.message}\n${out}`);
+    }
+  }
+}
 
 const CODE = 'Portal_1';
 const CONVERSIONS = 30;
@@ -147,6 +161,20 @@ function portalAddress(t) {
   assert.equal(url.hash, `#token=${session.token}`);
   if (url.origin !== base) t.diagnostic(`portal-sessions url is on ${url.origin}; opening it on ${base}`);
   return `${base}${url.pathname}${url.search}${url.hash}`;
+}
+
+/** Waits for a selector; on a timeout, tells what the page's error messages say. */
+async function seen(page, selector, timeout = 30_000) {
+  try {
+    return await page.waitForSelector(selector, { timeout });
+  } catch (e) {
+    const shown = await page
+      .$$eval('.error:not([hidden]), #loading:not([hidden]), #expired:not([hidden]), .msg', (nodes) =>
+        nodes.map((n) => `${n.id || n.className}: ${n.textContent.trim()}`).filter((x) => !x.endsWith(': '))
+      )
+      .catch(() => []);
+    throw new Error(`${e.message.split('\n')[0]}\npage says: ${JSON.stringify(shown)}`);
+  }
 }
 
 /** Clicks a Copy button and answers what the clipboard then holds. */
@@ -310,13 +338,13 @@ describe('against refctl serve', () => {
 
     await withPage(async ({ page }) => {
       await page.goto(portalAddress(t));
-      await page.waitForSelector('#app:not([hidden])');
+      await seen(page, '#app:not([hidden])');
       assert.equal(new URL(page.url()).hash, '', 'the token is out of the address bar');
       assert.ok(!page.url().includes(token));
-      await page.waitForSelector('#totals tbody tr[data-currency="USD"]');
-      await page.waitForSelector('#conversions tbody tr[data-id]');
-      await page.waitForSelector(`#payouts tbody tr[data-id="${payoutId}"]`);
-      await page.waitForSelector('#assets article');
+      await seen(page, '#totals tbody tr[data-currency="USD"]');
+      await seen(page, '#conversions tbody tr[data-id]');
+      await seen(page, `#payouts tbody tr[data-id="${payoutId}"]`);
+      await seen(page, '#assets article');
       assert.equal(await page.isHidden('#expired'), true);
 
       // Who, and the campaign's terms.
@@ -397,9 +425,7 @@ describe('against refctl serve', () => {
         buffer: Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n'),
       });
       await page.click(`${payoutRow} .upload button`);
-      await page.waitForSelector(`${payoutRow} .badge[data-status="INVOICE_UPLOADED"]`, { timeout: 15_000 }).catch(async (e) => {
-        throw new Error(`${e.message}\nrow: ${await page.textContent(payoutRow)}`);
-      });
+      await seen(page, `${payoutRow} .badge[data-status="INVOICE_UPLOADED"]`);
       assert.equal(await page.textContent(`${payoutRow} .badge`), 'Invoice uploaded');
       assert.equal(await page.isVisible(`${payoutRow} input[type=file]`), false, 'no second upload');
       assert.match(await page.textContent(payoutRow), /invoice\.pdf/);
@@ -413,7 +439,7 @@ describe('against refctl serve', () => {
       // Payout details: the envelope's errors, then a save.
       await page.fill('#f-email', 'not an address');
       await page.click('#save');
-      await page.waitForSelector('#settings-errors:not([hidden])');
+      await seen(page, '#settings-errors:not([hidden])');
       const shown = await page.textContent('#settings-errors');
       t.diagnostic(`PATCH error shown: ${shown}`);
       assert.ok(shown.length > 0);
@@ -439,7 +465,7 @@ describe('against refctl serve', () => {
     for (const hash of ['#token=pt_test_0000000000000000000000000000', '']) {
       await withPage(async ({ page }) => {
         await page.goto(`${base}/portal${hash}`);
-        await page.waitForSelector('#expired:not([hidden])');
+        await seen(page, '#expired:not([hidden])');
         assert.match(await page.textContent('#expired'), /This link has expired\. Ask .+ for a new one\./);
         assert.equal(await page.$('#app'), null, 'no portal content');
         assert.equal(await page.$('#nav'), null);
