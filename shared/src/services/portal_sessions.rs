@@ -23,7 +23,8 @@ pub async fn open_session(
 ) -> Result<PortalSession> {
     if let Some(u) = &body.return_url {
         let limits = crate::limits!(NewPortalSession, "returnUrl");
-        crate::validation::check_http_url("returnUrl", u, &limits)
+        crate::validation::check_http_url("returnUrl", u)
+            .and_then(|()| limits.check_len("returnUrl", u))
             .map_err(|i| Error::Validation(vec![i]))?;
     }
     let (affiliate, signer) = tokio::join!(

@@ -702,6 +702,43 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
     )
     .await;
     stripe_event_costs(b, key).await;
+    portal_rows(b, key, &affiliate_ids[0]).await;
+}
+
+/// The affiliate portal: a session, then each portal read with its token
+/// (auth is one round trip: the affiliate and account batch with the rate
+/// limit beside it; each read should be one more).
+async fn portal_rows(b: &mut Bench, key: &str, affiliate_id: &str) {
+    let session = b
+        .measure(
+            "POST /affiliates/{id}/portal-sessions",
+            Method::POST,
+            &format!("/api/v1/affiliates/{affiliate_id}/portal-sessions"),
+            Some(key),
+            Some(&json!({})),
+        )
+        .await;
+    let token = session["data"]["token"].as_str().unwrap().to_string();
+    let t = Some(token.as_str());
+    for (name, path) in [
+        ("GET /portal/me (auth + campaign)", "/api/v1/portal/me"),
+        (
+            "GET /portal/stats?period=30d (auth + rollups and clicks at once)",
+            "/api/v1/portal/stats?period=30d",
+        ),
+        (
+            "GET /portal/stats?period=all",
+            "/api/v1/portal/stats?period=all",
+        ),
+        (
+            "GET /portal/conversions (page 1)",
+            "/api/v1/portal/conversions",
+        ),
+        ("GET /portal/payouts (page 1)", "/api/v1/portal/payouts"),
+        ("GET /portal/assets", "/api/v1/portal/assets"),
+    ] {
+        b.measure(name, Method::GET, path, t, None).await;
+    }
 }
 
 /// Writes items with BatchWriteItem (at most 25), retrying unprocessed ones.
