@@ -43,7 +43,7 @@ pub async fn open_session(
     let token = token::issue(&signer?.secret, &claims);
     Ok(PortalSession {
         object: "portal_session",
-        url: format!("{base}/portal#token={token}"),
+        url: format!("{base}/portal?account={}#token={token}", tenant.account_id),
         token,
         expires_at: claims.expires_at(),
     })
