@@ -318,7 +318,9 @@ async fn portal_url(app: &App, account: &str, base_url: &str) -> Result<Value, E
     let claims =
         shared::auth::portal::PortalClaims::new(&tenant, &owner.affiliate_id, timestamp::now());
     let token = shared::auth::portal::issue(&app.signing.current().await?.secret, &claims);
-    Ok(json!(format!("{base_url}/portal#token={token}")))
+    Ok(json!(format!(
+        "{base_url}/portal?account={account}#token={token}"
+    )))
 }
 
 /// A demo seeded before integrations existed gets its Stripe integration now.

@@ -120,6 +120,14 @@ enum AccountCommand {
         #[arg(long)]
         expires: String,
     },
+    /// Set the origins that may frame the affiliate portal (none: its own only).
+    SetPortalFrameAncestors {
+        #[arg(long)]
+        account: String,
+        /// `https://host[:port]` (or `http://localhost[:port]`), repeatable.
+        #[arg(long = "origin")]
+        origins: Vec<String>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -246,6 +254,9 @@ async fn run(command: Command, app: Arc<App>) -> Result<Option<Value>, shared::E
                     })?)
                 };
                 setup::account_subscription(&app, &account, when).await?
+            }
+            AccountCommand::SetPortalFrameAncestors { account, origins } => {
+                setup::account_frame_ancestors(&app, &account, &origins).await?
             }
         },
         Command::Key { command } => match command {

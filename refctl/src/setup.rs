@@ -72,6 +72,15 @@ pub async fn account_subscription(
     Ok(json!({ "account": accounts::set_subscription(&app.store, id, expires).await? }))
 }
 
+/// `account set-portal-frame-ancestors`.
+pub async fn account_frame_ancestors(
+    app: &App,
+    id: &str,
+    origins: &[String],
+) -> Result<Value, Error> {
+    Ok(json!({ "account": accounts::set_frame_ancestors(&app.store, id, origins).await? }))
+}
+
 /// `key create`: the value is printed once and never again.
 pub async fn key_create(app: &App, account: &str, name: &str, mode: Mode) -> Result<Value, Error> {
     let (k, value) =

@@ -4,38 +4,77 @@
 //! of the same origin; it makes no third-party request, which its Content
 //! Security Policy enforces.
 
+use std::sync::Arc;
+
+use axum::extract::State;
 use axum::http::HeaderValue;
 use axum::response::Response;
+use shared::app::App;
 use shared::http::router::document;
+use shared::http::{FromQuery, Params, Query};
+use shared::ids::{self, IdKind};
+use shared::store::accounts;
 
 const PAGE: &str = include_str!("../../../portal/src/index.html");
 const SCRIPT: &str = include_str!("../../../portal/src/portal.js");
 const STYLE: &str = include_str!("../../../portal/src/portal.css");
 
-/// The page's policy: its own script, style and API only; framed by its own
-/// origin alone (a merchant embedding it serves it from its API's domain).
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+/// The page's policy: its own script, style and API only; framed by the
+/// origins the account allows besides its own.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors";
 
-fn with_policy(mut r: Response) -> Response {
+fn with_policy(mut r: Response, frame_ancestors: &str) -> Response {
     let h = r.headers_mut();
-    h.insert("content-security-policy", HeaderValue::from_static(CSP));
+    let policy = format!("{CSP} {frame_ancestors}");
+    if let Ok(v) = HeaderValue::from_str(&policy) {
+        h.insert("content-security-policy", v);
+    }
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     r
 }
 
+/// The page's query: the account whose framing origins apply.
+pub struct PageQuery {
+    account: Option<String>,
+}
+
+impl FromQuery for PageQuery {
+    fn accepts(name: &str) -> bool {
+        name == "account"
+    }
+
+    fn read(q: &mut Query<'_>) -> Self {
+        PageQuery {
+            account: q.str("account").map(str::to_string),
+        }
+    }
+}
+
 /// Affiliate portal page
 ///
-/// The hosted page a portal session's `url` opens (`/portal#token=…`). No API key: the page is
-/// static; its data comes from the portal routes with the token of the fragment.
+/// The hosted page a portal session's `url` opens (`/portal?account=…#token=…`). No API key:
+/// the page is static; its data comes from the portal routes with the token of the fragment.
+/// `account` picks the origins that may frame it (`Content-Security-Policy: frame-ancestors`,
+/// the account's setting besides the page's own origin); without it, or for an unknown
+/// account, only its own origin may.
 #[utoipa::path(
     get,
     path = "/portal",
     operation_id = "getPortalPage",
     tag = "Portal", security(()),
+    params(("account" = Option<String>, Query, description = "The account whose framing origins apply.")),
     responses((status = 200, description = "The page.", content_type = "text/html"))
 )]
-pub async fn page() -> Response {
-    with_policy(document("text/html; charset=utf-8", PAGE))
+pub async fn page(State(app): State<Arc<App>>, Params(q): Params<PageQuery>) -> Response {
+    let known = q.account.filter(|a| ids::is_valid(IdKind::Account, a));
+    let ancestors = match known {
+        Some(id) => accounts::get_account(&app.store, &id)
+            .await
+            .map(|a| a.frame_ancestors())
+            .unwrap_or_else(|_| "'self'".to_string()),
+        None => "'self'".to_string(),
+    };
+    with_policy(document("text/html; charset=utf-8", PAGE), &ancestors)
 }
 
 /// Affiliate portal script
@@ -47,7 +86,7 @@ pub async fn page() -> Response {
     responses((status = 200, description = "The page's script.", content_type = "text/javascript"))
 )]
 pub async fn script() -> Response {
-    with_policy(document("text/javascript; charset=utf-8", SCRIPT))
+    with_policy(document("text/javascript; charset=utf-8", SCRIPT), "'self'")
 }
 
 /// Affiliate portal style
@@ -59,5 +98,5 @@ pub async fn script() -> Response {
     responses((status = 200, description = "The page's style.", content_type = "text/css"))
 )]
 pub async fn style() -> Response {
-    with_policy(document("text/css; charset=utf-8", STYLE))
+    with_policy(document("text/css; charset=utf-8", STYLE), "'self'")
 }

@@ -35,7 +35,10 @@ async fn session(fx: &Fx, affiliate: &str) -> String {
     assert!(token.starts_with("pt_test_"));
     assert_eq!(
         r.data()["url"],
-        json!(format!("{}/portal#token={token}", fx.server.base))
+        json!(format!(
+            "{}/portal?account={}#token={token}",
+            fx.server.base, fx.m.account_id
+        ))
     );
     token
 }

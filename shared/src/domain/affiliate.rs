@@ -215,7 +215,8 @@ pub struct Enrollment {
 }
 
 fn check_website(path: &str, v: &str) -> Result<(), Issue> {
-    crate::validation::check_http_url(path, v, &limits!(NewAffiliate, "website"))
+    crate::validation::check_http_url(path, v)?;
+    limits!(NewAffiliate, "website").check_len(path, v)
 }
 
 fn required(path: &str, issues: &mut Issues) {

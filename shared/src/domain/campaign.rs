@@ -345,7 +345,10 @@ impl Campaign {
         }
         if let Some(u) = &self.landing_url {
             let limit = limits!(NewCampaign, "landingUrl");
-            issues.check(crate::validation::check_http_url("landingUrl", u, &limit));
+            issues.check(
+                crate::validation::check_http_url("landingUrl", u)
+                    .and_then(|()| limit.check_len("landingUrl", u)),
+            );
         }
         match self.commission_type {
             CommissionType::Percentage => {

@@ -37,7 +37,8 @@ pub struct NewPortalSession {
 #[schema(as = PortalSession)]
 pub struct PortalSession {
     pub object: &'static str,
-    /// `{base}/portal#token=…`.
+    /// `{base}/portal?account=<acct_…>#token=…` (the account names the origins that may frame
+    /// the page).
     pub url: String,
     /// `pt_<mode>_…`: the bearer of the portal routes (and of nothing else).
     pub token: String,

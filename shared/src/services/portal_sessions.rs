@@ -23,7 +23,8 @@ pub async fn open_session(
 ) -> Result<PortalSession> {
     if let Some(u) = &body.return_url {
         let limits = crate::limits!(NewPortalSession, "returnUrl");
-        crate::validation::check_http_url("returnUrl", u, &limits)
+        crate::validation::check_http_url("returnUrl", u)
+            .and_then(|()| limits.check_len("returnUrl", u))
             .map_err(|i| Error::Validation(vec![i]))?;
     }
     let (affiliate, signer) = tokio::join!(
@@ -42,7 +43,7 @@ pub async fn open_session(
     let token = token::issue(&signer?.secret, &claims);
     Ok(PortalSession {
         object: "portal_session",
-        url: format!("{base}/portal#token={token}"),
+        url: format!("{base}/portal?account={}#token={token}", tenant.account_id),
         token,
         expires_at: claims.expires_at(),
     })

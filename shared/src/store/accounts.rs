@@ -20,6 +20,7 @@ pub async fn create_account(store: &Store, name: &str, plan: &str) -> Result<Acc
         locked: false,
         subscription_expires_at: None,
         created_at: timestamp::now(),
+        portal_frame_ancestors: Vec::new(),
     };
     store
         .put_new(record_item(&account.id, None, &account, &IndexKeys::new())?)
@@ -58,6 +59,15 @@ pub async fn set_subscription(
 ) -> Result<Account> {
     let mut a = get_account(store, id).await?;
     a.subscription_expires_at = expires;
+    save_account(store, &a).await?;
+    Ok(a)
+}
+
+/// Sets the origins that may frame the account's portal page.
+pub async fn set_frame_ancestors(store: &Store, id: &str, origins: &[String]) -> Result<Account> {
+    let a = get_account(store, id)
+        .await?
+        .with_frame_ancestors(origins)?;
     save_account(store, &a).await?;
     Ok(a)
 }

@@ -220,6 +220,12 @@ async fn main() {
         app.store.delete_table().await.ok();
         return;
     }
+    if std::env::args().nth(1).as_deref() == Some("connectors") {
+        connector_and_portal_rows(&mut b, &key).await;
+        print_rows(&b);
+        app.store.delete_table().await.ok();
+        return;
+    }
 
     let body = json!({"name": "Bench", "commissionType": "PERCENTAGE", "commissionValue": 10, "isPublic": true});
     let created = b
@@ -341,15 +347,63 @@ async fn main() {
 
     payout_job::rows(&mut b).await;
 
+    print_rows(&b);
+    print_binary_sizes();
+    app.store.delete_table().await.ok();
+}
+
+/// The operations table.
+fn print_rows(b: &Bench) {
     println!("| operation | DynamoDB calls | sequential round trips | read units | write units |");
     println!("|---|---:|---:|---:|---:|");
     for (name, calls, trips, r, w) in &b.rows {
         println!("| {name} | {calls} | {trips} | {r:.1} | {w:.1} |");
     }
     println!();
+}
 
-    print_binary_sizes();
-    app.store.delete_table().await.ok();
+/// `refbench connectors`: the postback beside a provider's event and the
+/// portal's reads, without the bulk seed and the payout rows (a quick run).
+async fn connector_and_portal_rows(b: &mut Bench, key: &str) {
+    let k = Some(key);
+    let body = json!({"name": "Connectors", "commissionType": "PERCENTAGE", "commissionValue": 10, "isPublic": true});
+    let (s, v) = b
+        .send(Method::POST, "/api/v1/campaigns", k, Some(&body))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let cmp = v["data"]["id"].as_str().unwrap().to_string();
+    let aff = json!({"campaignId": cmp, "email": "benchcnv@example.com", "name": "BENCHCNV", "code": "BENCHCNV"});
+    let (s, v) = b
+        .send(Method::POST, "/api/v1/affiliates", k, Some(&aff))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let affiliate = v["data"]["id"].as_str().unwrap().to_string();
+    let click = json!({"campaignId": cmp, "ref": "BENCHCNV"});
+    for name in [
+        "POST /track/click (cold: campaign + code guard, 1 put + the affiliate's 2 click counts)",
+        "POST /track/click (warm: campaign and code from the 60 s lookup cache)",
+    ] {
+        b.measure(
+            name,
+            Method::POST,
+            "/api/v1/track/click",
+            None,
+            Some(&click),
+        )
+        .await;
+    }
+    let by_code = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-2", "conversionType": "SALE",
+        "affiliateCode": "BENCHCNV"});
+    b.measure(
+        "POST /conversions/postback (by affiliate code, no customer)",
+        Method::POST,
+        "/api/v1/conversions/postback",
+        k,
+        Some(&by_code),
+    )
+    .await;
+    stripe_event_costs(b, key).await;
+    portal_rows(b, key, &affiliate).await;
 }
 
 /// A campaign and an affiliate to credit, then the webhook latency report.
@@ -702,6 +756,43 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
     )
     .await;
     stripe_event_costs(b, key).await;
+    portal_rows(b, key, &affiliate_ids[0]).await;
+}
+
+/// The affiliate portal: a session, then each portal read with its token
+/// (auth is one round trip: the affiliate and account batch with the rate
+/// limit beside it; each read should be one more).
+async fn portal_rows(b: &mut Bench, key: &str, affiliate_id: &str) {
+    let session = b
+        .measure(
+            "POST /affiliates/{id}/portal-sessions",
+            Method::POST,
+            &format!("/api/v1/affiliates/{affiliate_id}/portal-sessions"),
+            Some(key),
+            Some(&json!({})),
+        )
+        .await;
+    let token = session["data"]["token"].as_str().unwrap().to_string();
+    let t = Some(token.as_str());
+    for (name, path) in [
+        ("GET /portal/me (auth + campaign)", "/api/v1/portal/me"),
+        (
+            "GET /portal/stats?period=30d (auth + rollups and clicks at once)",
+            "/api/v1/portal/stats?period=30d",
+        ),
+        (
+            "GET /portal/stats?period=all",
+            "/api/v1/portal/stats?period=all",
+        ),
+        (
+            "GET /portal/conversions (page 1)",
+            "/api/v1/portal/conversions",
+        ),
+        ("GET /portal/payouts (page 1)", "/api/v1/portal/payouts"),
+        ("GET /portal/assets", "/api/v1/portal/assets"),
+    ] {
+        b.measure(name, Method::GET, path, t, None).await;
+    }
 }
 
 /// Writes items with BatchWriteItem (at most 25), retrying unprocessed ones.
