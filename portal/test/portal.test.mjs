@@ -129,13 +129,16 @@ async function withPage(fn, { viewport = { width: 375, height: 800 } } = {}) {
     });
     if (process.env.PORTAL_SRC) {
       // The page files from portal/src as they are now, not as the binary
-      // built them in (include_str!): page edits need no rebuild.
-      const csp = (await fetch(`${base}/portal`)).headers.get('content-security-policy');
+      // built them in (include_str!), under the server's own headers: page
+      // edits need no rebuild.
       for (const { name, path: file } of FILES) {
-        const route = name === 'index.html' ? '/portal' : `/portal/${name}`;
-        const type = { html: 'text/html', js: 'text/javascript', css: 'text/css' }[name.split('.').pop()];
-        await context.route(`${base}${route}`, (r) =>
-          r.fulfill({ status: 200, contentType: `${type}; charset=utf-8`, headers: { 'content-security-policy': csp }, body: readFileSync(file) })
+        const pathname = name === 'index.html' ? '/portal' : `/portal/${name}`;
+        await context.route(
+          (url) => url.origin === base && url.pathname === pathname,
+          async (route) => {
+            const response = await route.fetch();
+            await route.fulfill({ response, body: readFileSync(file, 'utf8') });
+          }
         );
       }
     }
@@ -158,6 +161,7 @@ async function withPage(fn, { viewport = { width: 375, height: 800 } } = {}) {
 function portalAddress(t) {
   const url = new URL(session.url);
   assert.equal(url.pathname, '/portal');
+  assert.doesNotMatch(url.search, /token/, 'the token is in the fragment alone');
   assert.equal(url.hash, `#token=${session.token}`);
   if (url.origin !== base) t.diagnostic(`portal-sessions url is on ${url.origin}; opening it on ${base}`);
   return `${base}${url.pathname}${url.search}${url.hash}`;
@@ -317,7 +321,8 @@ describe('against refctl serve', () => {
   });
 
   test('the portal link shows the seeded data; copy, paging, invoice upload, payout details', async (t) => {
-    const served = await fetch(`${base}/portal`);
+    const address = portalAddress(t);
+    const served = await fetch(address.split('#')[0]);
     assert.equal(served.status, 200);
     const csp = served.headers.get('content-security-policy') || '';
     t.diagnostic(`/portal CSP: ${csp}`);
@@ -337,7 +342,7 @@ describe('against refctl serve', () => {
     if (stats.body.data.clicks !== 2) t.diagnostic(`stats clicks: ${stats.body.data.clicks} (2 recorded)`);
 
     await withPage(async ({ page }) => {
-      await page.goto(portalAddress(t));
+      await page.goto(address);
       await seen(page, '#app:not([hidden])');
       assert.equal(new URL(page.url()).hash, '', 'the token is out of the address bar');
       assert.ok(!page.url().includes(token));
