@@ -215,6 +215,12 @@ async fn payout(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> R
     Reply::ok(PortalPayout::from(&found))
 }
 
+/// An invoice file's bytes.
+#[derive(utoipa::ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)]
+struct InvoiceFile(Vec<u8>);
+
 /// Send a payout's invoice
 ///
 /// The file itself as the body (PDF, PNG or JPEG, at most 4 MiB, known by its first bytes;
@@ -226,7 +232,7 @@ async fn payout(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> R
     operation_id = "uploadPortalInvoice",
     tag = "Portal",
     security(("portalToken" = [])),
-    request_body(content = Vec<u8>, content_type = "application/pdf"),
+    request_body(content = InvoiceFile, content_type = "application/octet-stream", description = "The PDF, PNG or JPEG file's bytes (its type is read from them; any `Content-Type` is accepted)."),
     params(("X-File-Name" = Option<String>, Header, description = "The file's name (letters, digits, `.`, `-`, `_` are kept).")),
     responses((status = 200, description = "The payout, INVOICE_UPLOADED.", body = PortalPayout))
 )]

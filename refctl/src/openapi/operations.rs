@@ -44,12 +44,15 @@ pub fn complete(paths: &mut Value, schemas: &mut Value) {
     }
 }
 
-/// The `{id}` parameter of a path, named after the resource the path starts with.
+/// The `{id}` parameter of a path, named after the resource the path starts
+/// with (after `portal/` for the affiliate portal's own routes).
 fn id_parameter(path: &str) -> Option<&'static str> {
     if !path.contains("{id}") {
         return None;
     }
-    let resource = path.trim_start_matches("/api/v1/").split('/').next()?;
+    let rest = path.trim_start_matches("/api/v1/");
+    let rest = rest.strip_prefix("portal/").unwrap_or(rest);
+    let resource = rest.split('/').next()?;
     let noun = match resource {
         "campaigns" => "CampaignId",
         "affiliates" => "AffiliateId",
