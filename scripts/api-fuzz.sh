@@ -15,7 +15,7 @@
 #
 # Environment: DYNAMODB_ENDPOINT / S3_ENDPOINT (default: the test stack on
 # 127.0.0.1:18000 / 19000); FUZZ_PHASES (default examples,fuzzing,stateful);
-# FUZZ_MAX_EXAMPLES (default 8) bounds the examples
+# FUZZ_MAX_EXAMPLES (default 24) bounds the examples
 # per operation and phase; generation is derandomized (`--generation-deterministic`,
 # Hypothesis's derandomize), so a run repeats the last one; FUZZ_KEEP=1 keeps
 # the work directory (reports, server log, generated client).
@@ -27,7 +27,7 @@ export DYNAMODB_ENDPOINT=${DYNAMODB_ENDPOINT:-http://127.0.0.1:${TEST_DDB_PORT:-
 export S3_ENDPOINT=${S3_ENDPOINT:-http://127.0.0.1:${TEST_S3_PORT:-19000}}
 VENV=$ROOT/.local/venv
 REFCTL=${CARGO_TARGET_DIR:-$ROOT/target}/debug/refctl
-MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-8}
+MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-24}
 # The coverage phase walks every enum value and boundary of every operation
 # (the 170 currency codes among them): a quarter of an hour on a busy 2-core
 # machine, so `make test` leaves it out; FUZZ_PHASES=examples,coverage,fuzzing,stateful

@@ -38,7 +38,8 @@ pub fn routes() -> ApiRouter {
     tag = "Affiliates",
     request_body = shared::domain::portal::NewPortalSession,
     responses(
-        (status = 201, description = "The session.", body = shared::domain::portal::PortalSession)
+        (status = 201, description = "The session.", body = shared::domain::portal::PortalSession),
+        (status = 409, description = "Conflict")
     )
 )]
 async fn portal_session(

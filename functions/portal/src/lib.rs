@@ -234,7 +234,10 @@ struct InvoiceFile(Vec<u8>);
     security(("portalToken" = [])),
     request_body(content = InvoiceFile, content_type = "application/octet-stream", description = "The PDF, PNG or JPEG file's bytes (its type is read from them; any `Content-Type` is accepted)."),
     params(("X-File-Name" = Option<String>, Header, description = "The file's name (letters, digits, `.`, `-`, `_` are kept).")),
-    responses((status = 200, description = "The payout, INVOICE_UPLOADED.", body = PortalPayout))
+    responses(
+        (status = 200, description = "The payout, INVOICE_UPLOADED.", body = PortalPayout),
+        (status = 409, description = "Conflict")
+    )
 )]
 async fn invoice(
     p: Portal,
