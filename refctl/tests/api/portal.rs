@@ -280,6 +280,12 @@ async fn payout_details_invoices_and_a_suspension_that_ends_the_session() {
     upload(theirs.clone(), PDF)
         .await
         .assert_error(404, "NOT_FOUND");
+    let path = format!("/api/v1/portal/payouts/{theirs}");
+    let r = as_portal(&fx, &token, "GET", &path, None).await;
+    r.assert_error(404, "NOT_FOUND");
+    let path = format!("/api/v1/portal/payouts/{mine}");
+    let own = as_portal(&fx, &token, "GET", &path, None).await;
+    assert_eq!((own.status, &own.data()["id"]), (200, &json!(mine)));
     upload(mine.clone(), b"<html>not an invoice</html>")
         .await
         .assert_error(400, "INVALID_REQUEST");
