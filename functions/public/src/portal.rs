@@ -20,15 +20,23 @@ const SCRIPT: &str = include_str!("../../../portal/src/portal.js");
 const STYLE: &str = include_str!("../../../portal/src/portal.css");
 
 /// The page's policy: its own script, style and API only; framed by the
-/// origins the account allows besides its own.
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors";
+/// origins the account allows besides its own (appended).
+macro_rules! policy {
+    () => {
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors"
+    };
+}
+const CSP: &str = policy!();
+/// [`CSP`] framed by the page's own origin alone.
+const SELF_ONLY: &str = concat!(policy!(), " 'self'");
 
 fn with_policy(mut r: Response, frame_ancestors: &str) -> Response {
     let h = r.headers_mut();
-    let policy = format!("{CSP} {frame_ancestors}");
-    if let Ok(v) = HeaderValue::from_str(&policy) {
-        h.insert("content-security-policy", v);
-    }
+    // Stored origins are checked ASCII; should one ever not make a header,
+    // the page falls back to its own origin rather than to no policy.
+    let policy = HeaderValue::from_str(&format!("{CSP} {frame_ancestors}"))
+        .unwrap_or_else(|_| HeaderValue::from_static(SELF_ONLY));
+    h.insert("content-security-policy", policy);
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     r
 }

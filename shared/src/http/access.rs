@@ -39,16 +39,8 @@ impl FromRequestParts<Arc<App>> for Merchant {
     /// The signature names the account: its key record and its rate-limit
     /// counter are read and written at once (one round trip).
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
-        let slot = parts
-            .extensions
-            .get::<FactsSlot>()
-            .cloned()
-            .unwrap_or_default();
-        slot.update(|f| f.merchant = true);
-        let header = parts
-            .headers
-            .get(http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
+        let slot = authenticated(parts);
+        let header = authorization(parts);
         let limit = app.config.account_rate_per_minute;
         let (token, records, rate) = if app.signing.is_ready() {
             let token = auth::verify(&app.signing, header).await?;
@@ -80,6 +72,25 @@ impl FromRequestParts<Arc<App>> for Merchant {
         rate.check()?;
         Ok(Merchant(principal))
     }
+}
+
+/// The request's facts, marked as an authenticated route's (never cached).
+fn authenticated(parts: &Parts) -> FactsSlot {
+    let slot = parts
+        .extensions
+        .get::<FactsSlot>()
+        .cloned()
+        .unwrap_or_default();
+    slot.update(|f| f.merchant = true);
+    slot
+}
+
+/// The `Authorization` header, when it is text.
+fn authorization(parts: &Parts) -> Option<&str> {
+    parts
+        .headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
 }
 
 /// The caller of a public route: anyone, counted per client address and
@@ -187,16 +198,8 @@ impl FromRequestParts<Arc<App>> for Portal {
 
     /// The affiliate and account are read while the request is counted.
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
-        let slot = parts
-            .extensions
-            .get::<FactsSlot>()
-            .cloned()
-            .unwrap_or_default();
-        slot.update(|f| f.merchant = true);
-        let header = parts
-            .headers
-            .get(http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
+        let slot = authenticated(parts);
+        let header = authorization(parts);
         let claims = auth::verify_portal(&app.signing, header, chrono::Utc::now()).await?;
         let scope = format!("aff:{}", claims.aff);
         let limit = app.config.account_rate_per_minute;

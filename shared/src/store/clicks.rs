@@ -61,7 +61,10 @@ pub async fn count(
 ) -> Result<i64> {
     use crate::domain::summary::Granularity;
     let (lo, hi) = match (window.granularity, window.first_day) {
-        (Granularity::Day, Some(first)) => count_keys_of_days(first, window.last_day),
+        (Granularity::Day, Some(first)) => (
+            format!("D#{}", first.format("%Y-%m-%d")),
+            format!("D#{}", window.last_day.format("%Y-%m-%d")),
+        ),
         (_, first) => (
             format!(
                 "M#{}",
@@ -78,13 +81,6 @@ pub async fn count(
         .iter()
         .filter_map(|i| i.get(COUNT)?.as_n().ok()?.parse::<i64>().ok())
         .sum())
-}
-
-fn count_keys_of_days(first: chrono::NaiveDate, last: chrono::NaiveDate) -> (String, String) {
-    (
-        format!("D#{}", first.format("%Y-%m-%d")),
-        format!("D#{}", last.format("%Y-%m-%d")),
-    )
 }
 
 /// The click with this id if it exists and has not expired at `now`.
