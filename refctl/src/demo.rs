@@ -133,7 +133,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
         "message": "I review SaaS tools for 40k monthly readers.",
     }))
     .map_err(Error::internal)?;
-    let mut pending = signup::enroll(input, campaign, now)?;
+    let mut pending = signup::enroll(input, campaign, None, now)?;
     enrollments::enroll(&app.store, tenant, &mut pending).await?;
     let input: NewSwipeCopy = serde_json::from_value(json!({
         "name": "Launch week e-mail", "campaignId": campaign.id,

@@ -36,7 +36,8 @@ pub fn routes() -> ApiRouter {
     params(
         PageRequest,
         ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
-        ("status" = Option<shared::domain::application::ApplicationStatus>, Query, description = "Only applications in this status (any letter case).")
+        ("status" = Option<shared::domain::application::ApplicationStatus>, Query, description = "Only applications in this status (any letter case)."),
+        ("risk_level" = Option<shared::domain::risk::RiskLevel>, Query, description = "Only applications of this risk level (any letter case; NONE: unflagged).")
     ),
     responses(
         (status = 200, description = "A page of applications.", body = [shared::domain::application::ApplicationView])

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use shared::app::App;
-use shared::domain::conversion::{ConversionView, PostbackBody, ReverseBody};
+use shared::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, ReverseBody};
 use shared::domain::postback::Quota;
 use shared::domain::summary::{self, GroupBy, Period};
 use shared::domain::tenant::Mode;
@@ -30,6 +30,7 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(summary))
         .routes(routes!(get))
         .routes(routes!(reverse))
+        .routes(routes!(release))
 }
 
 /// Report a conversion (postback)
@@ -131,6 +132,7 @@ async fn postback(
         ("affiliate_id" = Option<String>, Query, description = "Only conversions of this affiliate."),
         ("campaign_id" = Option<String>, Query, description = "Only conversions of this campaign."),
         ("status" = Option<shared::domain::conversion::ConversionStatus>, Query, description = "Only conversions in this status (any letter case)."),
+        ("risk_level" = Option<shared::domain::risk::RiskLevel>, Query, description = "Only conversions of this risk level (any letter case; NONE: unflagged)."),
         ("currency" = Option<shared::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
         ("from" = Option<String>, Query, description = "Lower bound on `occurredAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
         ("to" = Option<String>, Query, description = "Upper bound on `occurredAt`: a date (the whole UTC day) or a date-time, inclusive."),
@@ -273,5 +275,33 @@ async fn reverse(
 ) -> Result<Reply> {
     let request = body.validate()?;
     let c = reverse::reverse(&app.store, m.tenant(), &id, &request, timestamp::now()).await?;
+    Reply::ok(ConversionView::from(&c))
+}
+/// Release a held conversion (ext)
+///
+/// Ends the hold of an ON_HOLD conversion (one with a HIGH risk flag on a campaign that holds
+/// flagged conversions; see `risk`): it becomes PENDING, or APPROVED when its `payableAt` has
+/// passed, and from then on moves to a payout like any other. Its flags stay as history. In
+/// one transaction: the status, the summary rollups, a `conversion.released` event (and
+/// `conversion.approved` when it is payable at once). Any other status: 409 INVALID_STATE with
+/// `details.currentState`. To refuse a held conversion instead, reverse it.
+#[utoipa::path(
+    post,
+    path = "/api/v1/conversions/{id}/release",
+    operation_id = "releaseConversion",
+    tag = "Conversions",
+    request_body = Option<shared::domain::conversion::ReleaseBody>,
+    responses(
+        (status = 200, description = "The released conversion.", body = shared::domain::conversion::ConversionView),
+        (status = 409, description = "Conflict")
+    )
+)]
+async fn release(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(_): Json<ReleaseBody>,
+) -> Result<Reply> {
+    let c = reverse::release(&app.store, m.tenant(), &id, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }

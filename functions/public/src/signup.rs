@@ -34,7 +34,7 @@ use shared::{timestamp, Error};
     )
 )]
 pub(crate) async fn sign_up(
-    _: Public,
+    caller: Public,
     State(app): State<Arc<App>>,
     Json(input): Json<SignUp>,
 ) -> Result<Reply> {
@@ -54,7 +54,7 @@ pub(crate) async fn sign_up(
             action: "signup",
         });
     }
-    let mut new = signup::enroll(input, &campaign, timestamp::now())?;
+    let mut new = signup::enroll(input, &campaign, caller.network, timestamp::now())?;
     enrollments::enroll(store, &tenant, &mut new).await?;
     Reply::created(SignUpView::from(&new))
 }

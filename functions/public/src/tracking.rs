@@ -7,7 +7,7 @@ use serde::Serialize;
 use shared::app::App;
 use shared::domain::tracking::{ClickRequest, IdentifyRequest};
 use shared::error::Result;
-use shared::http::{Json, Public, Reply};
+use shared::http::{Json, Public, PublicCount, Reply};
 use shared::services::tracking;
 use shared::timestamp;
 
@@ -68,13 +68,17 @@ struct IdentifyView {
     )
 )]
 pub(crate) async fn click(
-    caller: Public,
+    caller: PublicCount,
     State(app): State<Arc<App>>,
     Json(body): Json<ClickRequest>,
 ) -> Result<Reply> {
-    body.validate()?;
+    let (network, admission) = caller.split();
+    if let Err(e) = body.validate() {
+        admission.admit().await?;
+        return Err(e);
+    }
     let now = timestamp::now();
-    let clicked = tracking::click(&app, body, caller.client_ip.as_deref(), now).await?;
+    let clicked = tracking::click(&app, body, network.as_deref(), admission.admit(), now).await?;
     Reply::created(ClickView {
         click_id: clicked.ids.click_id,
         session_id: clicked.ids.session_id,

@@ -24,7 +24,7 @@ pub async fn pending(app: &App, m: &Merchant, campaign_id: &str) -> (String, Str
         "name": "Applicant",
     }))
     .unwrap();
-    let mut e = signup::enroll(input, &c, timestamp::now()).unwrap();
+    let mut e = signup::enroll(input, &c, None, timestamp::now()).unwrap();
     enrollments::enroll(&app.store, &tenant, &mut e)
         .await
         .unwrap();
@@ -446,7 +446,7 @@ async fn dynamodb_calls_per_operation() {
         json!({"campaignId": c, "email": "cost@example.com", "name": "Cost"}),
     )
     .unwrap();
-    let mut e = signup::enroll(input, &found, timestamp::now()).unwrap();
+    let mut e = signup::enroll(input, &found, None, timestamp::now()).unwrap();
     enrollments::enroll(&app.store, &tenant, &mut e)
         .await
         .unwrap();

@@ -91,6 +91,7 @@ async fn past_click(
         referrer: None,
         ip_hash: None,
         previous_session_id: None,
+        flooded: false,
     };
     clicks::insert(&app.store, &c).await.unwrap();
     ids.click_id

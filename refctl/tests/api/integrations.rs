@@ -1068,3 +1068,54 @@ async fn provider_refunds_in_a_payout_are_clawed_back_never_refused() {
         "{again:?}"
     );
 }
+
+#[tokio::test]
+async fn a_self_referral_through_stripe_is_flagged_and_held() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true, "commissionRecurring": true})).await;
+    let code = format!("SR{}", &ulid::Ulid::new().to_string()[18..]);
+    let a = affiliate_with_code(k, id(&c), &code).await;
+    let own_email = a["email"].as_str().unwrap().to_string();
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let mut got = Vec::new();
+    for email in [own_email.clone(), format!("other.{own_email}")] {
+        let r = call(
+            "POST",
+            "/api/v1/track/click",
+            None,
+            Some(json!({"campaignId": id(&c), "ref": code})),
+        )
+        .await;
+        let session = r.data()["sessionId"].as_str().unwrap().to_string();
+        let customer = format!("cus_{}", &ulid::Ulid::new().to_string()[12..]);
+        let checkout = stripe_event(
+            "checkout.session.completed",
+            json!({
+                "id": format!("cs_test_{}", ulid::Ulid::new()), "object": "checkout.session",
+                "mode": "subscription", "client_reference_id": session, "customer": customer,
+                "customer_details": {"email": email}, "amount_total": 1200, "currency": "usd",
+                "invoice": null, "payment_intent": null, "metadata": {},
+                "total_details": {"amount_tax": 200},
+            }),
+        );
+        assert_eq!(stripe(id(&i), &checkout).await.data()["outcome"], "APPLIED");
+        let mut paid = invoice(
+            &format!("in_{}", ulid::Ulid::new()),
+            &customer,
+            1000,
+            json!({}),
+        );
+        paid["customer_email"] = json!(email);
+        let r = stripe(id(&i), &stripe_event("invoice.paid", paid)).await;
+        assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+        let cnv = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+        assert_eq!(cnv["affiliateId"], a["id"]);
+        got.push((cnv["status"].clone(), cnv["risk"]["flags"].clone()));
+        let flags = cnv["risk"]["flags"].to_string();
+        assert!(!flags.contains('@'), "{flags}");
+    }
+    assert_eq!(got[0].0, "ON_HOLD");
+    assert_eq!(got[0].1[0]["code"], "SELF_REFERRAL");
+    assert_eq!(got[1], (json!("PENDING"), json!([])), "near miss");
+}

@@ -19,6 +19,7 @@ mod payouts;
 mod portal;
 mod probe;
 mod rate_limits;
+mod risk;
 mod secrets;
 mod signup;
 mod tracking;

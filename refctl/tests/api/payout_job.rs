@@ -493,3 +493,61 @@ async fn partial_reversals_are_paid_net_and_clawed_back_by_the_cut() {
     assert_eq!(next.amount.to_string(), "15.00");
     assert_eq!(next.adjustment_total.to_string(), "-10.00");
 }
+
+#[tokio::test]
+async fn a_held_conversion_is_never_paid_until_released_and_can_be_reversed() {
+    let m = merchant_on(payouts_server()).await;
+    let app = app_for(payouts_server()).await;
+    let now = Utc::now();
+    let terms = json!({"holdDays": 5, "risk": {"reviewAbove": 100}});
+    let (_, _, code) = programme(&m.test_key, terms).await;
+    let old = now - Duration::days(10);
+    let fine = sale(&m.test_key, &code, 50, "USD", old).await;
+    let held = sale(&m.test_key, &code, 500, "USD", old).await;
+    let refused = sale(&m.test_key, &code, 400, "USD", old).await;
+    assert_eq!(
+        [&fine["status"], &held["status"], &refused["status"]],
+        ["PENDING", "ON_HOLD", "ON_HOLD"]
+    );
+    let id = |v: &Value| v["id"].as_str().unwrap().to_string();
+    run_job(&app, now).await;
+    run_job(&app, now + Duration::days(60)).await;
+    let paid = conversion(&m, &id(&fine)).await;
+    assert!(paid["payoutId"].is_string(), "{paid}");
+    for c in [&held, &refused] {
+        let c = conversion(&m, &id(c)).await;
+        assert_eq!(
+            (&c["status"], &c["payoutId"]),
+            (&json!("ON_HOLD"), &Value::Null)
+        );
+    }
+    // Released after its hold period: APPROVED at once, then paid out.
+    let r = call_on(
+        &payouts_server().base,
+        "POST",
+        &format!("/api/v1/conversions/{}/release", id(&held)),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["status"], "APPROVED");
+    assert_eq!(
+        r.data()["risk"]["flags"][0]["code"],
+        "LARGE_AMOUNT",
+        "kept as history"
+    );
+    run_job(&app, now).await;
+    let released = conversion(&m, &id(&held)).await;
+    assert!(released["payoutId"].is_string(), "{released}");
+    // The other is refused: reversed from ON_HOLD.
+    let r = call_on(
+        &payouts_server().base,
+        "POST",
+        &format!("/api/v1/conversions/{}/reverse", id(&refused)),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!((r.status, &r.data()["status"]), (200, &json!("REVERSED")));
+}

@@ -384,6 +384,7 @@ async fn identify_rejects_bad_bodies_and_unknown_or_expired_sessions() {
         referrer: None,
         ip_hash: None,
         previous_session_id: None,
+        flooded: false,
     };
     clicks::insert(&app.store, &expired).await.unwrap();
     assert!(

@@ -12,6 +12,7 @@ use crate::domain::application::{Application, Decision};
 use crate::domain::email::Email;
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
+use crate::domain::risk::Risk;
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
@@ -88,6 +89,13 @@ pub struct Affiliate {
     pub website: Option<String>,
     #[serde(default)]
     pub metadata: Metadata,
+    /// The network (salted client-address hash of that day) its public
+    /// sign-up came from; never shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signup_network: Option<String>,
+    /// Risk flags of its sign-up (not stored while there are none).
+    #[serde(default, skip_serializing_if = "Risk::is_clear")]
+    pub risk: Risk,
     /// Commission earned, per currency (maintained by the conversion flow).
     #[serde(default)]
     pub earned: Totals,
@@ -264,6 +272,8 @@ impl Affiliate {
                 payout_email,
                 website: input.website,
                 metadata,
+                signup_network: None,
+                risk: Risk::default(),
                 earned: Totals::new(),
                 paid: Totals::new(),
                 version: 0,
@@ -426,6 +436,8 @@ pub struct AffiliateView<'a> {
     website: Option<&'a str>,
     #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     metadata: &'a Metadata,
+    /// Risk flags of its public sign-up, and their level (see `docs/risk.md`).
+    risk: &'a Risk,
     #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
     earned: TotalsJson<'a>,
     #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
@@ -452,6 +464,7 @@ impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
             payout_email: a.payout_email.as_ref().map(Email::as_str),
             website: a.website.as_deref(),
             metadata: &a.metadata,
+            risk: &a.risk,
             earned: TotalsJson(&a.earned),
             paid: TotalsJson(&a.paid),
             created_at: a.created_at,

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::event::{Event, EventType};
+use crate::domain::risk::Risk;
 use crate::enums::wire_enum;
 use crate::error::{Error, ErrorCode};
 use crate::ids::{new_id, sibling, IdKind};
@@ -38,6 +39,9 @@ pub struct Application {
     pub updated_at: DateTime<Utc>,
     #[serde(with = "serde_ts_opt", default)]
     pub decided_at: Option<DateTime<Utc>>,
+    /// Risk flags of the sign-up (not stored while there are none).
+    #[serde(default, skip_serializing_if = "Risk::is_clear")]
+    pub risk: Risk,
 }
 
 /// What the merchant decided.
@@ -93,6 +97,7 @@ impl Application {
             created_at: now,
             updated_at: now,
             decided_at: None,
+            risk: Risk::default(),
         }
     }
 
@@ -207,6 +212,8 @@ pub struct ApplicationView<'a> {
     #[serde(with = "serde_ts_opt")]
     #[schema(value_type = Option<String>, format = DateTime)]
     decided_at: Option<DateTime<Utc>>,
+    /// Risk flags of the sign-up, and their level (see `docs/risk.md`).
+    risk: &'a Risk,
 }
 
 impl<'a> From<&'a Application> for ApplicationView<'a> {
@@ -222,6 +229,7 @@ impl<'a> From<&'a Application> for ApplicationView<'a> {
             created_at: a.created_at,
             updated_at: a.updated_at,
             decided_at: a.decided_at,
+            risk: &a.risk,
         }
     }
 }
@@ -278,6 +286,7 @@ mod tests {
             created_at: Utc::now(),
             updated_at: Utc::now(),
             decided_at: None,
+            risk: Default::default(),
         }
     }
 

@@ -39,6 +39,10 @@ pub struct Signal {
 pub struct AffiliateFacts {
     pub campaign_id: String,
     pub active: bool,
+    /// The hash of its e-mail, as customers' e-mails are hashed (SELF_REFERRAL).
+    pub email_hash: String,
+    /// The network its public sign-up came from (SAME_NETWORK).
+    pub signup_network: Option<String>,
 }
 
 impl From<&Affiliate> for AffiliateFacts {
@@ -46,6 +50,8 @@ impl From<&Affiliate> for AffiliateFacts {
         AffiliateFacts {
             campaign_id: a.campaign_id.clone(),
             active: a.status == AffiliateStatus::Active,
+            email_hash: crate::domain::referral::email_hash(a.email.as_str()),
+            signup_network: a.signup_network.clone(),
         }
     }
 }
@@ -120,6 +126,8 @@ mod tests {
                 AffiliateFacts {
                     campaign_id: "cmp_1".into(),
                     active: true,
+                    email_hash: String::new(),
+                    signup_network: None,
                 },
             ),
             (
@@ -127,6 +135,8 @@ mod tests {
                 AffiliateFacts {
                     campaign_id: "cmp_2".into(),
                     active: false,
+                    email_hash: String::new(),
+                    signup_network: None,
                 },
             ),
         ])

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
+use crate::domain::risk::{RiskSettings, RiskSettingsInput, RiskSettingsView};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
@@ -51,6 +52,9 @@ pub struct Campaign {
     /// URL with `?ref=<code>`.
     #[serde(default)]
     pub landing_url: Option<String>,
+    /// What risk checks flag and hold (defaults for campaigns stored before them).
+    #[serde(default)]
+    pub risk: RiskSettings,
     #[serde(default)]
     pub metadata: Metadata,
     #[serde(with = "serde_ts")]
@@ -124,6 +128,9 @@ pub struct NewCampaign {
     #[serde(default)]
     #[schema(default = json!(false))]
     pub auto_approve_affiliates: bool,
+    /// Risk checks (see `docs/risk.md`); absent fields take their defaults.
+    #[serde(default)]
+    pub risk: Option<RiskSettingsInput>,
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
@@ -187,6 +194,10 @@ pub struct CampaignPatch {
     #[serde(default)]
     #[schema(value_type = bool)]
     pub auto_approve_affiliates: Patch<bool>,
+    /// Only the risk fields sent change.
+    #[serde(default)]
+    #[schema(value_type = RiskSettingsInput)]
+    pub risk: Patch<RiskSettingsInput>,
     /// Merged into the stored metadata (a key set to null is removed); null removes every key.
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
@@ -254,6 +265,7 @@ impl Campaign {
             signup_open: input.signup_open.unwrap_or(true),
             auto_approve_affiliates: input.auto_approve_affiliates,
             landing_url: input.landing_url,
+            risk: RiskSettings::default().apply(input.risk.unwrap_or_default(), &mut issues),
             metadata: input.metadata.unwrap_or_default(),
             created_at: now,
             updated_at: now,
@@ -326,6 +338,9 @@ impl Campaign {
             if let Some(v) = flag.required(field, i) {
                 *target = v;
             }
+        }
+        if let Some(r) = patch.risk.required("risk", i) {
+            c.risk = c.risk.apply(r, i);
         }
         match patch.metadata {
             Patch::Value(m) => c.metadata = metadata::merge(c.metadata, m),
@@ -503,6 +518,8 @@ pub struct CampaignView<'a> {
     /// Where affiliates send visitors (the portal's referral link adds `?ref=<code>`).
     #[schema(max_length = 2000)]
     pub landing_url: Option<&'a str>,
+    /// What risk checks flag and hold (see `docs/risk.md`).
+    pub risk: RiskSettingsView,
     #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
     /// ISO-8601 UTC with milliseconds and `Z`.
@@ -534,6 +551,7 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
             signup_open: c.signup_open,
             auto_approve_affiliates: c.auto_approve_affiliates,
             landing_url: c.landing_url.as_deref(),
+            risk: RiskSettingsView::from(&c.risk),
             metadata: &c.metadata,
             created_at: c.created_at,
             updated_at: c.updated_at,

@@ -9,6 +9,7 @@ use crate::domain::commission::CommissionReason;
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata};
 use crate::domain::referral::CustomerKey;
+use crate::domain::risk::Risk;
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::limits;
@@ -24,7 +25,9 @@ wire_enum! {
     /// /conversions/{id}/reverse`). `UNATTRIBUTED`: no affiliate was found; kept with
     /// commission 0 so the `externalId` stays consumed. Transitions: PENDING -> APPROVED ->
     /// PAID by the payout flow; PENDING, APPROVED (in no payout) and UNATTRIBUTED -> REVERSED
-    /// by reverse.
+    /// by reverse. `ON_HOLD`: attributed with a HIGH risk flag on a campaign that holds
+    /// flagged conversions; the payout job never approves it; release (-> PENDING, or APPROVED
+    /// once `payableAt` has passed) or reverse (-> REVERSED) ends the hold.
     #[derive(Hash, PartialOrd, Ord)]
     pub enum ConversionStatus {
         /// Attributed, inside the hold period.
@@ -37,6 +40,8 @@ wire_enum! {
         Reversed = "REVERSED",
         /// No affiliate was found; kept with commission 0 so the externalId stays consumed.
         Unattributed = "UNATTRIBUTED",
+        /// Held for review: a HIGH risk flag (see `risk`); never approved or paid until released.
+        OnHold = "ON_HOLD",
     }
 }
 
@@ -45,7 +50,10 @@ impl ConversionStatus {
     pub fn reversible(self) -> bool {
         matches!(
             self,
-            ConversionStatus::Pending | ConversionStatus::Approved | ConversionStatus::Unattributed
+            ConversionStatus::Pending
+                | ConversionStatus::Approved
+                | ConversionStatus::Unattributed
+                | ConversionStatus::OnHold
         )
     }
 }
@@ -130,6 +138,9 @@ pub struct Conversion {
     /// held or had paid the conversion (not stored while 0).
     #[serde(default, skip_serializing_if = "Decimal::is_zero")]
     pub commission_clawed_back: Decimal,
+    /// Risk flags found when it was recorded (not stored while there are none).
+    #[serde(default, skip_serializing_if = "Risk::is_clear")]
+    pub risk: Risk,
 }
 
 impl Conversion {
@@ -178,6 +189,37 @@ impl Conversion {
             return Err(self.wrong_state("pay"));
         }
         Ok(self.moved_to(ConversionStatus::Paid, now))
+    }
+
+    /// Ends a hold: ON_HOLD -> PENDING, or APPROVED when its hold period is
+    /// over at `now` (409 from any other status). Its flags stay as history.
+    /// The events: `conversion.released`, and `conversion.approved` when it
+    /// is payable at once.
+    pub fn release(&self, now: DateTime<Utc>) -> Result<Release, Error> {
+        if self.status != ConversionStatus::OnHold || self.payout_id.is_some() {
+            return Err(self.wrong_state("release"));
+        }
+        let after = match self.payable_at <= now {
+            true => self.moved_to(ConversionStatus::Approved, now),
+            false => self.moved_to(ConversionStatus::Pending, now),
+        };
+        let mut events = vec![Event::new(
+            EventType::ConversionReleased,
+            ConversionView::from(&after),
+            now,
+        )?];
+        if after.status == ConversionStatus::Approved {
+            events.push(Event::new(
+                EventType::ConversionApproved,
+                ConversionView::from(&after),
+                now,
+            )?);
+        }
+        Ok(Release {
+            before: self.clone(),
+            after,
+            events,
+        })
     }
 
     /// The conversion in `status` at `now`.
@@ -356,6 +398,14 @@ impl Conversion {
         c.updated_at = now;
         Ok(c)
     }
+}
+
+/// A hold ended: the conversion before and after, and the events to record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Release {
+    pub before: Conversion,
+    pub after: Conversion,
+    pub events: Vec<Event>,
 }
 
 /// Who asks for a reversal.
@@ -759,6 +809,12 @@ pub fn truncate_millis(t: DateTime<Utc>) -> DateTime<Utc> {
     timestamp::parse_datetime(&timestamp::format(&t)).unwrap_or(t)
 }
 
+/// Body of release: an empty object (or no body). Any field is rejected.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ReleaseRequest)]
+pub struct ReleaseBody {}
+
 /// Optional; an empty body reverses the whole conversion.
 #[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -885,6 +941,8 @@ pub struct ConversionView<'a> {
     #[serde(with = "json_number")]
     #[schema(value_type = f64, minimum = 0)]
     pub commission_reversed: Decimal,
+    /// Risk flags found when it was recorded, and their level (see `docs/risk.md`).
+    pub risk: &'a Risk,
 }
 
 impl<'a> From<&'a Conversion> for ConversionView<'a> {
@@ -918,6 +976,7 @@ impl<'a> From<&'a Conversion> for ConversionView<'a> {
             reversal_reason: c.reversal_reason.as_deref(),
             reversed_amount: c.reversed_amount,
             commission_reversed: c.commission_reversed,
+            risk: &c.risk,
         }
     }
 }
@@ -1139,6 +1198,7 @@ mod tests {
             reversed_amount: Decimal::ZERO,
             commission_reversed: Decimal::ZERO,
             commission_clawed_back: Decimal::ZERO,
+            risk: Risk::default(),
         }
     }
 

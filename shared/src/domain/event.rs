@@ -22,8 +22,11 @@ wire_enum! {
         ApplicationCreated = "application.created",
         ApplicationAccepted = "application.accepted",
         ApplicationRejected = "application.rejected",
+        ApplicationFlagged = "application.flagged",
         ConversionCreated = "conversion.created",
         ConversionAttributed = "conversion.attributed",
+        ConversionFlagged = "conversion.flagged",
+        ConversionReleased = "conversion.released",
         ConversionApproved = "conversion.approved",
         ConversionReversed = "conversion.reversed",
         PayoutCreated = "payout.created",
@@ -83,7 +86,7 @@ mod tests {
         for t in EventType::ALL {
             assert_eq!(EventType::parse(t.as_str()), Some(t));
         }
-        assert_eq!(EventType::ALL.len(), 23);
+        assert_eq!(EventType::ALL.len(), 26);
         assert!(EventType::PayoutPaid.subscribed(&["*".into()]));
         assert!(EventType::PayoutPaid.subscribed(&["payout.paid".into()]));
         assert!(!EventType::PayoutPaid.subscribed(&["payout.approved".into()]));

@@ -19,6 +19,7 @@ pub mod payout_commands;
 pub mod portal;
 pub mod postback;
 pub mod referral;
+pub mod risk;
 pub mod signup;
 pub mod summary;
 pub mod tenant;

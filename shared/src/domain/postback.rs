@@ -34,6 +34,7 @@ use crate::domain::conversion::{
 };
 use crate::domain::event::{Event, EventType};
 use crate::domain::referral::{CustomerKey, Referral, ReferralSource};
+use crate::domain::risk::{self, OverLimit, Risk};
 use crate::domain::tracking::Click;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
@@ -94,6 +95,9 @@ pub struct Sightings {
     pub referrals: Vec<Referral>,
     /// The campaign `campaignId` names.
     pub campaign: Option<Campaign>,
+    /// The hourly conversion limits an earlier commit of this payment found
+    /// passed (its counters refused): the conversion is planned flagged.
+    pub over: OverLimit,
 }
 
 /// What the first read decides.
@@ -135,6 +139,33 @@ pub struct Plan {
     pub earning: Option<Earning>,
     /// `conversion.created`, recorded with the conversion.
     pub event: Event,
+    /// `conversion.flagged`, when risk checks flagged it.
+    pub flagged: Option<Event>,
+    /// The hourly conversion counters it adds to (RAPID_CONVERSIONS).
+    pub counts: Vec<HourlyCount>,
+}
+
+/// One more conversion on an hourly counter, refused (the commit fails on
+/// it) when `cap` is set and reached: the conversion is then planned again,
+/// flagged, and counted without a cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HourlyCount {
+    pub scope: CountScope,
+    /// The hour counted (UTC).
+    pub hour: DateTime<Utc>,
+    pub cap: Option<u32>,
+}
+
+/// What an hourly conversion counter counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CountScope {
+    /// One affiliate's conversions for one customer identity, by `occurredAt`.
+    Customer {
+        affiliate_id: String,
+        customer: String,
+    },
+    /// Conversions attributed through clicks from one network, by recording time.
+    Network { network: String },
 }
 
 /// The customer identities a payment belongs to (and is matched by): the
@@ -158,6 +189,7 @@ fn referral_method(k: &CustomerKey) -> AttributionMethod {
 
 fn click_signal(method: AttributionMethod, click: Option<&Click>, p: &Postback) -> Option<Signal> {
     click
+        .filter(|c| !c.flooded)
         .filter(|c| attribution::click_covers(c.created_at, c.expires_at, p.occurred_at))
         .map(|c| Signal {
             method,
@@ -251,7 +283,11 @@ pub fn plan(
         .map(|a| &a.campaign_id)
         .or(p.campaign_id.as_ref())
         .and_then(|c| parties.campaigns.get(c));
-    let conversion = new_conversion(p, chosen.as_ref(), campaign, first_payment_at, now);
+    let mut conversion = new_conversion(p, chosen.as_ref(), campaign, first_payment_at, now);
+    let counts = match (&chosen, campaign) {
+        (Some(a), Some(c)) => assess(&mut conversion, a, c, p, s, &bound, parties, now),
+        _ => Vec::new(),
+    };
     let earning = chosen
         .as_ref()
         .filter(|_| conversion.commission > Decimal::ZERO)
@@ -270,8 +306,11 @@ pub fn plan(
         ConversionView::from(&conversion),
         now,
     )?;
+    let flagged = flagged_event(&conversion, now)?;
     Ok(Plan {
         event,
+        flagged,
+        counts,
         claim: ExternalIdClaim {
             tenant: tenant_key.to_string(),
             conversion_id: conversion.id.clone(),
@@ -288,6 +327,80 @@ pub fn plan(
     })
 }
 
+/// `conversion.flagged` for a conversion with risk flags.
+fn flagged_event(c: &Conversion, now: DateTime<Utc>) -> Result<Option<Event>, Error> {
+    match c.risk.is_clear() {
+        true => Ok(None),
+        false => Event::new(EventType::ConversionFlagged, ConversionView::from(c), now).map(Some),
+    }
+}
+
+/// Runs the risk rules on a new attributed conversion: sets its `risk`, and
+/// ON_HOLD when its campaign holds what they found; returns the hourly
+/// counters it adds to.
+#[allow(clippy::too_many_arguments)]
+fn assess(
+    c: &mut Conversion,
+    chosen: &Attribution,
+    campaign: &Campaign,
+    p: &Postback,
+    s: &Sightings,
+    bound: &[(CustomerKey, &Referral)],
+    parties: &Parties,
+    now: DateTime<Utc>,
+) -> Vec<HourlyCount> {
+    let affiliate = parties.affiliates.get(&chosen.affiliate_id);
+    let click = match chosen.method {
+        AttributionMethod::Click => s.click.as_ref(),
+        AttributionMethod::Session => s.session_click.as_ref(),
+        _ => None,
+    };
+    let network = click.and_then(|c| c.ip_hash.as_deref());
+    // The payment's e-mail identities, and those its referrals were linked from.
+    let keys: Vec<String> = identities(p)
+        .iter()
+        .map(CustomerKey::to_string)
+        .chain(bound.iter().filter_map(|(_, r)| r.linked_from.clone()))
+        .chain(bound.iter().map(|(_, r)| r.customer_key.clone()))
+        .collect();
+    let facts = risk::ConversionFacts {
+        amount: c.amount,
+        currency: Some(c.currency),
+        customer_email_hashes: keys
+            .iter()
+            .filter_map(|k| k.strip_prefix("email:"))
+            .collect(),
+        affiliate_email_hash: affiliate.map(|a| a.email_hash.as_str()),
+        click_network: network,
+        signup_network: affiliate.and_then(|a| a.signup_network.as_deref()),
+        flooded_click: [&s.click, &s.session_click]
+            .iter()
+            .any(|c| c.as_ref().is_some_and(|c| c.flooded)),
+        over: s.over,
+    };
+    c.risk = Risk::of(risk::assess_conversion(&facts, &campaign.risk, now));
+    if c.risk.holds(&campaign.risk) {
+        c.status = ConversionStatus::OnHold;
+    }
+    let max = campaign.risk.max_conversions_per_hour;
+    let customer = c.customer_ref.clone().map(|customer| HourlyCount {
+        scope: CountScope::Customer {
+            affiliate_id: chosen.affiliate_id.clone(),
+            customer,
+        },
+        hour: p.occurred_at,
+        cap: (!s.over.customer).then_some(max),
+    });
+    let network = network.map(|n| HourlyCount {
+        scope: CountScope::Network {
+            network: n.to_string(),
+        },
+        hour: now,
+        cap: (!s.over.network).then_some(max),
+    });
+    customer.into_iter().chain(network).collect()
+}
+
 /// A payment recorded UNATTRIBUTED and attributed afterwards: a provider's
 /// checkout that names the affiliate arriving after the payment it led to.
 #[derive(Debug, Clone, PartialEq)]
@@ -301,6 +414,8 @@ pub struct LateAttribution {
     pub earning: Option<Earning>,
     /// `conversion.attributed`, recorded with the change.
     pub event: Event,
+    /// `conversion.flagged`, when risk checks flagged it.
+    pub flagged: Option<Event>,
 }
 
 /// Attributes an UNATTRIBUTED conversion by a fresh plan of its payment:
@@ -329,7 +444,9 @@ pub fn attribute_late(
         ConversionView::from(&after),
         now,
     )?;
+    let flagged = flagged_event(&after, now)?;
     Ok(Some(LateAttribution {
+        flagged,
         before: recorded.clone(),
         after,
         referrals: plan.referrals,
@@ -395,6 +512,7 @@ fn new_conversion(
         reversed_amount: Decimal::ZERO,
         commission_reversed: Decimal::ZERO,
         commission_clawed_back: Decimal::ZERO,
+        risk: Risk::default(),
     }
 }
 
@@ -488,6 +606,7 @@ mod tests {
             referrer: None,
             ip_hash: None,
             previous_session_id: None,
+            flooded: false,
         }
     }
 
@@ -515,6 +634,8 @@ mod tests {
         let facts = |active| AffiliateFacts {
             campaign_id: "cmp_1".into(),
             active,
+            email_hash: String::new(),
+            signup_network: None,
         };
         Parties {
             affiliates: HashMap::from([

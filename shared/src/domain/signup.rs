@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::domain::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffiliate};
 use crate::domain::application::Application;
 use crate::domain::campaign::Campaign;
+use crate::domain::risk::{self, Risk};
 use crate::error::Error;
 use crate::limits;
 use crate::validation::Issues;
@@ -47,7 +48,14 @@ pub struct SignUp {
 
 /// The affiliate a sign-up creates: ACTIVE when the campaign approves
 /// affiliates automatically, otherwise PENDING with an application to review.
-pub fn enroll(input: SignUp, campaign: &Campaign, now: DateTime<Utc>) -> Result<Enrollment, Error> {
+/// Both carry the sign-up's risk flags; the affiliate keeps the `network`
+/// it came from (a salted hash) for SAME_NETWORK.
+pub fn enroll(
+    input: SignUp,
+    campaign: &Campaign,
+    network: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Enrollment, Error> {
     let mut issues = Issues::new();
     let message = input.message.filter(|m| !m.trim().is_empty());
     if let Some(m) = &message {
@@ -69,13 +77,14 @@ pub fn enroll(input: SignUp, campaign: &Campaign, now: DateTime<Utc>) -> Result<
         metadata: None,
     };
     let mut e = Affiliate::enroll(new, status, now, issues)?;
+    let risk = Risk::of(risk::assess_signup(e.affiliate.email.as_str(), now));
+    e.affiliate.signup_network = network;
+    e.affiliate.risk = risk.clone();
     if status == AffiliateStatus::Pending {
-        e.application = Some(Application::pending(
-            &e.affiliate.id,
-            &e.affiliate.campaign_id,
-            message,
-            now,
-        ));
+        let mut application =
+            Application::pending(&e.affiliate.id, &e.affiliate.campaign_id, message, now);
+        application.risk = risk;
+        e.application = Some(application);
     }
     Ok(e)
 }

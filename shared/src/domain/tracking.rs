@@ -90,6 +90,10 @@ pub struct Click {
     /// The session the browser held before this click, when it sent one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_session_id: Option<String>,
+    /// CLICK_FLOOD: beyond the campaign's hourly clicks for its code from its
+    /// network; recorded, never used for attribution.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flooded: bool,
 }
 
 impl Click {
@@ -118,6 +122,7 @@ impl Click {
             referrer: request.referrer.filter(|r| !r.is_empty()),
             ip_hash,
             previous_session_id: request.session_id,
+            flooded: false,
         }
     }
 
@@ -343,6 +348,7 @@ mod tests {
             referrer: None,
             ip_hash: None,
             previous_session_id: None,
+            flooded: false,
         };
         assert!(c.is_live(now));
         assert!(!c.is_live(exp));

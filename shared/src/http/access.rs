@@ -97,11 +97,57 @@ fn authorization(parts: &Parts) -> Option<&str> {
 /// route (the address hashed with the day's salt).
 #[derive(Debug, Clone)]
 pub struct Public {
-    /// The client address from API Gateway's request context.
-    pub client_ip: Option<String>,
+    /// The client's network: its address hashed with the day's salt (none
+    /// when API Gateway named no address). Never the address itself.
+    pub network: Option<String>,
 }
 
 impl FromRequestParts<Arc<App>> for Public {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
+        let (network, admission) = PublicCount::from_request_parts(parts, app).await?.split();
+        admission.admit().await?;
+        Ok(Public { network })
+    }
+}
+
+/// The caller of a public route that sends its count itself, at once with
+/// its own first reads and writes, so counting adds no round trip:
+/// [`Admission::admit`] must be awaited before anything is written.
+pub struct PublicCount {
+    /// As [`Public::network`].
+    pub network: Option<String>,
+    admission: Admission,
+}
+
+impl PublicCount {
+    /// The network, and the count still to be sent.
+    pub fn split(self) -> (Option<String>, Admission) {
+        (self.network, self.admission)
+    }
+}
+
+/// A public request's count in its address's rate-limit window, not sent yet.
+pub struct Admission {
+    app: Arc<App>,
+    scope: String,
+    slot: Option<FactsSlot>,
+}
+
+impl Admission {
+    /// Counts the request: RATE_LIMIT_EXCEEDED past the limit.
+    pub async fn admit(self) -> Result<()> {
+        let limit = self.app.config.public_rate_per_minute;
+        let rate = rate_limit::hit(&self.app.store, &self.scope, limit).await?;
+        if let Some(slot) = &self.slot {
+            slot.update(|f| f.rate = Some(rate));
+        }
+        rate.check()
+    }
+}
+
+impl FromRequestParts<Arc<App>> for PublicCount {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
@@ -112,15 +158,21 @@ impl FromRequestParts<Arc<App>> for Public {
             .map(|p| p.as_str().to_string())
             .unwrap_or_default();
         let secret = app.signing.current().await?.secret;
-        let ip = client_ip.as_deref().unwrap_or("unknown");
-        let ip_hash = crate::client_ip::hash_ip(&secret, ip, chrono::Utc::now());
-        let scope = format!("ip:{ip_hash}:{route}");
-        let rate = rate_limit::hit(&app.store, &scope, app.config.public_rate_per_minute).await?;
-        if let Some(slot) = parts.extensions.get::<FactsSlot>() {
-            slot.update(|f| f.rate = Some(rate));
-        }
-        rate.check()?;
-        Ok(Public { client_ip })
+        let now = chrono::Utc::now();
+        let network = client_ip
+            .as_deref()
+            .map(|ip| crate::client_ip::hash_ip(&secret, ip, now));
+        let ip_hash = network
+            .clone()
+            .unwrap_or_else(|| crate::client_ip::hash_ip(&secret, "unknown", now));
+        Ok(PublicCount {
+            network,
+            admission: Admission {
+                app: app.clone(),
+                scope: format!("ip:{ip_hash}:{route}"),
+                slot: parts.extensions.get::<FactsSlot>().cloned(),
+            },
+        })
     }
 }
 

@@ -9,6 +9,7 @@ use crate::domain::conversion::ConversionStatus;
 use crate::domain::email::Email;
 use crate::domain::event::EventType;
 use crate::domain::payout::PayoutStatus;
+use crate::domain::risk::RiskLevel;
 use crate::domain::webhook::DeliveryStatus;
 use crate::http::query::{ListFilter, Query};
 use crate::money::Currency;
@@ -45,7 +46,7 @@ impl ListFilter for AffiliateFilter {
 }
 
 impl ListFilter for ApplicationFilter {
-    const NAMES: &'static [&'static str] = &["campaign_id", "status"];
+    const NAMES: &'static [&'static str] = &["campaign_id", "status", "risk_level"];
 
     fn read(q: &mut Query<'_>) -> Self {
         ApplicationFilter {
@@ -53,6 +54,9 @@ impl ListFilter for ApplicationFilter {
                 .one_of("status", &ApplicationStatus::NAMES)
                 .and_then(ApplicationStatus::parse),
             campaign_id: q.str("campaign_id").map(str::to_string),
+            risk_level: q
+                .one_of("risk_level", &RiskLevel::NAMES)
+                .and_then(RiskLevel::parse),
         }
     }
 }
@@ -84,12 +88,16 @@ impl ListFilter for ConversionFilter {
         "to",
         "min_amount",
         "max_amount",
+        "risk_level",
     ];
 
     fn read(q: &mut Query<'_>) -> Self {
         let status = q
             .one_of("status", &ConversionStatus::NAMES)
             .and_then(ConversionStatus::parse);
+        let risk_level = q
+            .one_of("risk_level", &RiskLevel::NAMES)
+            .and_then(RiskLevel::parse);
         let currency = match q.str("currency").map(|c| Currency::parse("currency", c)) {
             Some(Ok(c)) => Some(c),
             Some(Err(issue)) => {
@@ -120,6 +128,7 @@ impl ListFilter for ConversionFilter {
             to: to.map(|b| b.end()),
             min_amount,
             max_amount,
+            risk_level,
         }
     }
 }

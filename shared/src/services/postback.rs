@@ -9,6 +9,7 @@
 //! cache, and plans again.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 
@@ -16,6 +17,7 @@ use crate::domain::attribution::{AffiliateFacts, Signal};
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{Conversion, Postback};
 use crate::domain::postback::{self, Opening, Parties, Quota};
+use crate::domain::risk::OverLimit;
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::lookups::Lookups;
@@ -48,6 +50,7 @@ pub async fn record(
 ) -> Result<Recorded> {
     let attempts = AtomicUsize::new(0);
     let attempts = &attempts;
+    let over = &Mutex::new(OverLimit::default());
     retry_on_conflict(
         RECORD_ATTEMPTS,
         "customer's referral or affiliate",
@@ -56,10 +59,12 @@ pub async fn record(
                 lookups,
                 read: attempts.fetch_add(1, Ordering::Relaxed) == 0,
             };
-            Ok(match attempt(store, cache, tenant, p, quota, now).await? {
-                Some(done) => Attempt::Done(done),
-                None => Attempt::Conflict,
-            })
+            Ok(
+                match attempt(store, cache, tenant, p, quota, over, now).await? {
+                    Some(done) => Attempt::Done(done),
+                    None => Attempt::Conflict,
+                },
+            )
         },
     )
     .await
@@ -73,17 +78,21 @@ struct Cache<'a> {
     read: bool,
 }
 
-/// One read -> plan -> commit; `None` when a concurrent write changed what it read.
+/// One read -> plan -> commit; `None` when a concurrent write changed what
+/// it read, or an hourly counter refused (`over` says which: the next plan
+/// flags the conversion RAPID_CONVERSIONS).
 async fn attempt(
     store: &Store,
     cache: Cache<'_>,
     tenant: &Tenant,
     p: &Postback,
     quota: Option<&Quota>,
+    over: &Mutex<OverLimit>,
     now: DateTime<Utc>,
 ) -> Result<Option<Recorded>> {
     let tenant_key = tenant.key();
-    let sightings = conversions::read_sightings(store, tenant, p).await?;
+    let mut sightings = conversions::read_sightings(store, tenant, p).await?;
+    sightings.over = over.lock().map(|o| *o).unwrap_or_default();
     let signals = match postback::open(&tenant_key, p, &sightings, quota)? {
         Opening::Replay { conversion_id } => return replayed(store, &conversion_id).await,
         Opening::Attribute { signals } => signals,
@@ -101,6 +110,13 @@ async fn attempt(
             Some(q) => q.reached(),
             None => crate::error::Error::internal("a quota failed where none was charged"),
         }),
+        Committed::OverLimit(found) => {
+            if let Ok(mut o) = over.lock() {
+                o.customer |= found.customer;
+                o.network |= found.network;
+            }
+            Ok(None)
+        }
         Committed::Stale => Ok(None),
     }
 }

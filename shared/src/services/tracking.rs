@@ -1,10 +1,13 @@
 //! The browser script's use cases: a click on an affiliate link, and the
 //! binding of a session's affiliate to a customer (identify).
 
+use std::future::Future;
+
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
 use crate::domain::referral::{plan_bindings, Binding, CustomerKey, ReferralSource};
+use crate::domain::risk;
 use crate::domain::tenant::Tenant;
 use crate::domain::tracking::{Click, ClickIds, ClickRequest};
 use crate::error::{Error, Result};
@@ -24,21 +27,37 @@ pub struct Clicked {
 
 /// Records a click of a validated request: the campaign must be public and
 /// the code one of its affiliates' (404 otherwise, the same answer for
-/// each). Both reads go through the process's lookup cache (at most 60 s
-/// stale); then one PutItem. The client address is kept only as a salted
-/// hash.
+/// each). `admit` (the request's rate-limit count) and the click's hourly
+/// count for its code and network go out with the campaign read; both
+/// lookups go through the process's cache (at most 60 s stale); then one
+/// PutItem. A click beyond the campaign's `maxClicksPerHour` is recorded
+/// flagged (CLICK_FLOOD) and never attributes; it answers like any other.
+/// The client's network is a salted hash of its address.
 pub async fn click(
     app: &App,
     body: ClickRequest,
-    client_ip: Option<&str>,
+    network: Option<&str>,
+    admit: impl Future<Output = Result<()>>,
     now: DateTime<Utc>,
 ) -> Result<Clicked> {
     let not_found = || Error::NotFound("campaign or affiliate code");
     if !body.code_is_well_formed() {
+        admit.await?;
         return Err(not_found());
     }
     let (store, lookups) = (&app.store, &app.lookups);
-    let (campaign, tenant_key) = match lookups.campaign(store, &body.campaign_id).await? {
+    let seen = async {
+        match network {
+            Some(n) => clicks::count_hourly(store, &body.campaign_id, &body.code, n, now)
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
+    };
+    let (admitted, seen, found) =
+        tokio::join!(admit, seen, lookups.campaign(store, &body.campaign_id));
+    admitted?;
+    let (campaign, tenant_key) = match found? {
         Some((c, t)) if c.is_public => (c, t),
         _ => return Err(not_found()),
     };
@@ -50,22 +69,17 @@ pub async fn click(
         .filter(|o| o.campaign_id == campaign.id)
         .ok_or_else(not_found)?;
     let ids = ClickIds::generate();
-    let ip_hash = match client_ip {
-        Some(ip) => {
-            let secret = app.signing.current().await?.secret;
-            Some(crate::client_ip::hash_ip(&secret, ip, now))
-        }
-        None => None,
-    };
-    let recorded = Click::record(
+    let flooded = seen?.is_some_and(|n| risk::click_flood(n, &campaign.risk));
+    let mut recorded = Click::record(
         body,
         &ids,
         tenant_key,
         &campaign,
         owner.affiliate_id,
-        ip_hash,
+        network.map(str::to_string),
         now,
     );
+    recorded.flooded = flooded;
     clicks::insert(store, &recorded).await?;
     Ok(Clicked {
         ids,
@@ -85,6 +99,10 @@ pub async fn identify(
     let click = clicks::get_live_by_session(store, session_id, now)
         .await?
         .ok_or(Error::NotFound("session"))?;
+    if click.flooded {
+        // A flooded click never attributes, through its session neither.
+        return Ok(false);
+    }
     let tenant = Tenant::from_key(&click.tenant)
         .ok_or_else(|| Error::internal(format!("click {} has no tenant", click.id)))?;
     let binding = Binding {

@@ -7,10 +7,12 @@ use std::collections::HashMap;
 use crate::domain::affiliate::Affiliate;
 use crate::domain::application::{Application, ApplicationStatus, Decision};
 use crate::domain::event::EventType;
+use crate::domain::risk::RiskLevel;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
+use crate::store::page;
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
@@ -53,7 +55,9 @@ pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
             keys::by_affiliate(tenant, ListKind::Application, &a.affiliate_id),
             &a.id,
         );
-    record_item(&a.id, Some(&tenant.key()), a, &index)
+    let mut item = record_item(&a.id, Some(&tenant.key()), a, &index)?;
+    page::mark_risk(&mut item, &a.risk);
+    Ok(item)
 }
 
 /// The tenant's application, or NOT_FOUND.
@@ -268,6 +272,7 @@ async fn commit_bulk(
 pub struct ApplicationFilter {
     pub campaign_id: Option<String>,
     pub status: Option<ApplicationStatus>,
+    pub risk_level: Option<RiskLevel>,
 }
 
 /// The tenant's applications, newest first.
@@ -297,5 +302,9 @@ pub async fn list(
             keys::tenant_list(tenant, ListKind::Application),
         ),
     };
+    let mut q = q;
+    if let Some(level) = f.risk_level {
+        q.filter = q.filter.risk_level(level);
+    }
     store.query_page(&q, page).await?.try_map(from_item)
 }

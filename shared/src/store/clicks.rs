@@ -12,7 +12,7 @@ use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::update::UpdateExpr;
-use crate::store::{from_item, number_value, record_item, IndexKeys, Item, Store};
+use crate::store::{counters, from_item, number_value, record_item, IndexKeys, Item, Store};
 
 /// The item of a click (`ttl` is a number attribute, as DynamoDB's TTL needs).
 pub fn item(click: &Click) -> Result<Item> {
@@ -38,6 +38,25 @@ pub async fn insert(store: &Store, click: &Click) -> Result<()> {
     } else {
         Err(Error::internal("click id collision"))
     }
+}
+
+/// Clicks flood counters outlive their hour by this long.
+const FLOOD_TTL_HOURS: i64 = 2;
+
+/// Adds one to the clicks this hour for a campaign's code from one network
+/// (CLICK_FLOOD) and returns the count, this click included.
+pub async fn count_hourly(
+    store: &Store,
+    campaign_id: &str,
+    code: &str,
+    network: &str,
+    at: DateTime<Utc>,
+) -> Result<u64> {
+    let hour = at.format("%Y-%m-%dT%H").to_string();
+    let pk = keys::click_flood(campaign_id, &code.to_uppercase(), network, &hour);
+    let expires_at =
+        at.timestamp() - at.timestamp().rem_euclid(3600) + 3600 * (1 + FLOOD_TTL_HOURS);
+    counters::hit(store, &pk, expires_at).await
 }
 
 /// The attribute of a click count.

@@ -36,18 +36,21 @@ use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{
-    Conversion, ConversionStatus, Earning, HoldingPayout, PayoutStage, Postback, Reversal,
+    Conversion, ConversionStatus, Earning, HoldingPayout, PayoutStage, Postback, Release, Reversal,
 };
 use crate::domain::payout::{Payout, PayoutStatus};
-use crate::domain::postback::{self, ExternalIdClaim, LateAttribution, Plan, Sightings};
+use crate::domain::postback::{
+    self, CountScope, ExternalIdClaim, HourlyCount, LateAttribution, Plan, Sightings,
+};
 use crate::domain::referral::Referral;
+use crate::domain::risk::{OverLimit, RiskLevel};
 use crate::domain::tenant::Tenant;
 use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
-use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::page::{self, ListQuery, Page, PageRequest};
 use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
 use crate::store::{
@@ -132,6 +135,7 @@ pub fn item(tenant: &Tenant, c: &Conversion) -> Result<Item> {
     let mut item =
         crate::store::record_item(&c.id, Some(&tenant.key()), c, &index_keys(tenant, c))?;
     item.insert("amountValue".into(), number_value(c.amount));
+    page::mark_risk(&mut item, &c.risk);
     Ok(item)
 }
 
@@ -161,6 +165,7 @@ pub struct ConversionFilter {
     pub to: Option<DateTime<Utc>>,
     pub min_amount: Option<Decimal>,
     pub max_amount: Option<Decimal>,
+    pub risk_level: Option<RiskLevel>,
 }
 
 /// The query a filter runs: the most selective partition, the rest as filters.
@@ -207,6 +212,9 @@ pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
     if let Some(max) = f.max_amount {
         q.filter = q.filter.num("amountValue", "<=", &max.to_string());
     }
+    if let Some(level) = f.risk_level {
+        q.filter = q.filter.risk_level(level);
+    }
     q
 }
 
@@ -243,6 +251,10 @@ pub enum PostbackAction {
     Claim,
     Conversion,
     Quota,
+    /// An hourly conversion counter of the affiliate and customer.
+    CustomerCount,
+    /// An hourly conversion counter of the click's network.
+    NetworkCount,
     Referral,
     AffiliateStatus,
     Earned,
@@ -361,6 +373,7 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
         code_owner: tenant_record(&found, code_key.as_ref(), &tenant_key)?,
         referrals,
         campaign: tenant_record(&found, campaign_key.as_ref(), &tenant_key)?,
+        over: OverLimit::default(),
     })
 }
 
@@ -509,6 +522,8 @@ pub enum Committed {
     Claimed(ExternalIdClaim),
     /// The monthly quota counter is at its cap.
     QuotaReached,
+    /// An hourly conversion counter is at its cap: plan again, flagged.
+    OverLimit(OverLimit),
     /// Something the plan read changed since (a referral, the affiliate, a
     /// cached campaign): read and plan again.
     Stale,
@@ -530,6 +545,12 @@ pub async fn commit(
             None => read_claim(store, &plan.conversion.external_id).await?,
         })),
         Err(e) if e.failed(A::Quota) => Ok(Committed::QuotaReached),
+        Err(e) if e.failed(A::CustomerCount) || e.failed(A::NetworkCount) => {
+            Ok(Committed::OverLimit(OverLimit {
+                customer: e.failed(A::CustomerCount),
+                network: e.failed(A::NetworkCount),
+            }))
+        }
         Err(e)
             if [
                 A::Referral,
@@ -576,12 +597,42 @@ async fn transact(
     if let Some(e) = &plan.earning {
         affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
     }
+    for count in &plan.counts {
+        hourly_count(&mut tx, tenant, count);
+    }
     rollups::record(&mut tx, A::Rollup, tenant, &plan.conversion);
     events::append(&mut tx, A::Event, tenant, &plan.event)?;
+    if let Some(flagged) = &plan.flagged {
+        events::append(&mut tx, A::Event, tenant, flagged)?;
+    }
     let roles = (A::CachedCampaign, A::AffiliateStatus);
     let credited = (&plan.conversion, plan.earning.as_ref());
     check_cached(&mut tx, roles, &tenant_key, credited, cached);
     store.transact(tx).await
+}
+
+/// Hourly conversion counters outlive their hour by this long.
+const HOUR_COUNT_TTL_HOURS: i64 = 2;
+
+/// Adds one to an hourly conversion counter, refused at its cap.
+fn hourly_count(tx: &mut Tx<PostbackAction>, tenant: &Tenant, c: &HourlyCount) {
+    let hour = c.hour.format("%Y-%m-%dT%H").to_string();
+    let (role, pk) = match &c.scope {
+        CountScope::Customer {
+            affiliate_id,
+            customer,
+        } => (
+            PostbackAction::CustomerCount,
+            keys::customer_hour_count(tenant, affiliate_id, customer, &hour),
+        ),
+        CountScope::Network { network } => (
+            PostbackAction::NetworkCount,
+            keys::network_hour_count(tenant, network, &hour),
+        ),
+    };
+    let expires_at = (c.hour + Duration::hours(1 + HOUR_COUNT_TTL_HOURS)).timestamp();
+    let count = counters::increment(expires_at, c.cap.map(u64::from));
+    tx.update(role, &pk, RECORD_SK, &count);
 }
 
 /// How a late attribution's transaction ended.
@@ -626,6 +677,9 @@ pub async fn commit_late(
         affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
     }
     events::append(&mut tx, A::Event, tenant, &late.event)?;
+    if let Some(flagged) = &late.flagged {
+        events::append(&mut tx, A::Event, tenant, flagged)?;
+    }
     let roles = (A::CachedCampaign, A::AffiliateStatus);
     let credited = (&late.after, late.earning.as_ref());
     check_cached(&mut tx, roles, &tenant_key, credited, cached);
@@ -712,6 +766,49 @@ pub async fn commit_reversal(
     match store.transact(tx).await {
         Ok(()) => Ok(true),
         Err(e) if e.failed(A::Conversion) || e.failed(A::Earned) => Ok(false),
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// The role of each action of a release's transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReleaseAction {
+    Conversion,
+    Rollup,
+    Marker,
+    Event,
+}
+
+/// Commits a release: the new status and index entries (while the
+/// conversion is still ON_HOLD and in no payout), its rollups, its events
+/// and, for an APPROVED one, its pool marked for the payout job. False when
+/// it changed meanwhile.
+pub async fn commit_release(store: &Store, tenant: &Tenant, r: &Release) -> Result<bool> {
+    use ReleaseAction as A;
+    let mut tx = store.tx();
+    let mut fields = vec![STATUS, "updatedAt"];
+    fields.extend(Index::attributes());
+    let change = UpdateExpr::new()
+        .copy_from(&item(tenant, &r.after)?, &fields)
+        .when_tenant(&tenant.key())
+        .when_eq(STATUS, string_value(r.before.status.as_str()))
+        .when_absent(PAYOUT_ID);
+    tx.update(A::Conversion, &r.after.id, RECORD_SK, &change);
+    rollups::moved_many(
+        &mut tx,
+        A::Rollup,
+        tenant,
+        &[(r.before.clone(), r.after.clone())],
+    );
+    if let (ConversionStatus::Approved, Some(aff)) = (r.after.status, &r.after.affiliate_id) {
+        pools::touch_pool(&mut tx, A::Marker, tenant, aff, r.after.currency);
+    }
+    for e in &r.events {
+        events::append(&mut tx, A::Event, tenant, e)?;
+    }
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(A::Conversion) => Ok(false),
         Err(e) => Err(e.into_error()),
     }
 }

@@ -41,6 +41,10 @@ pub async fn enroll(store: &Store, tenant: &Tenant, e: &mut Enrollment) -> Resul
             tx.put_new(Write::Application, applications::item(tenant, app)?);
             let created = app.event(EventType::ApplicationCreated, app.created_at)?;
             events::append(&mut tx, Write::Event, tenant, &created)?;
+            if !app.risk.is_clear() {
+                let flagged = app.event(EventType::ApplicationFlagged, app.created_at)?;
+                events::append(&mut tx, Write::Event, tenant, &flagged)?;
+            }
         }
         let created = a.event(EventType::AffiliateCreated, a.created_at)?;
         events::append(&mut tx, Write::Event, tenant, &created)?;

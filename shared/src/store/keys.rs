@@ -167,6 +167,27 @@ pub fn rate_limit(scope: &str, window_start: i64) -> String {
     format!("RL#{scope}#{window_start}")
 }
 
+/// Hourly conversion counter of one affiliate and customer identity
+/// (RAPID_CONVERSIONS), the hour as `YYYY-MM-DDTHH`.
+pub fn customer_hour_count(
+    tenant: &Tenant,
+    affiliate_id: &str,
+    customer: &str,
+    hour: &str,
+) -> String {
+    format!("RISKC#{}#{affiliate_id}#{customer}#{hour}", tenant.key())
+}
+
+/// Hourly conversion counter of one network (a salted address hash).
+pub fn network_hour_count(tenant: &Tenant, network: &str, hour: &str) -> String {
+    format!("RISKN#{}#{network}#{hour}", tenant.key())
+}
+
+/// Hourly click counter of one code of a campaign from one network (CLICK_FLOOD).
+pub fn click_flood(campaign_id: &str, code: &str, network: &str, hour: &str) -> String {
+    format!("FLOOD#{campaign_id}#{code}#{network}#{hour}")
+}
+
 /// Monthly conversion counter of an account (live mode only).
 pub fn quota(account_id: &str, month: &str) -> String {
     format!("QUOTA#{account_id}#{month}")

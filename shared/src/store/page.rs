@@ -6,6 +6,7 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
+use crate::domain::risk::{Risk, RiskLevel};
 use crate::error::{Error, Result};
 use crate::store::keys::Index;
 use crate::store::{string_of, string_value, Item, Store};
@@ -55,6 +56,17 @@ impl<T> Page<T> {
     }
 }
 
+/// A flagged record's risk level beside its flags, for the `risk_level`
+/// filter (absent: NONE).
+const RISK_LEVEL: &str = "riskLevel";
+
+/// Marks a flagged record's item with its risk level.
+pub fn mark_risk(item: &mut Item, risk: &Risk) {
+    if !risk.is_clear() {
+        item.insert(RISK_LEVEL.into(), string_value(risk.level.as_str()));
+    }
+}
+
 /// A filter applied after the key condition (still a Query, never a Scan).
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
@@ -85,6 +97,22 @@ impl Filter {
         self.names.insert(format!("#f{i}"), attr.to_string());
         self.values
             .insert(format!(":f{i}"), super::number_value(value));
+        self
+    }
+
+    /// Records of a risk level (see [`mark_risk`]).
+    pub fn risk_level(self, level: RiskLevel) -> Self {
+        match level {
+            RiskLevel::None => self.absent(RISK_LEVEL),
+            level => self.eq(RISK_LEVEL, level.as_str()),
+        }
+    }
+
+    /// `attribute_not_exists(attr)`.
+    fn absent(mut self, attr: &str) -> Self {
+        let i = self.names.len();
+        self.clauses.push(format!("attribute_not_exists(#a{i})"));
+        self.names.insert(format!("#a{i}"), attr.to_string());
         self
     }
 

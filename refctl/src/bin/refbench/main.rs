@@ -638,6 +638,7 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
             reversed_amount: Decimal::ZERO,
             commission_reversed: Decimal::ZERO,
             commission_clawed_back: Decimal::ZERO,
+            risk: Default::default(),
         }
     };
     let bulk_store = b.app.store.clone();

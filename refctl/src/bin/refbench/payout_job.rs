@@ -115,6 +115,7 @@ async fn seed(app: &App, p: &Programme, n: usize, due: bool) {
             reversed_amount: Decimal::ZERO,
             commission_reversed: Decimal::ZERO,
             commission_clawed_back: Decimal::ZERO,
+            risk: Default::default(),
         })
         .collect();
     let mut set = tokio::task::JoinSet::new();
