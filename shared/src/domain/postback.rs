@@ -285,7 +285,7 @@ pub fn plan(
         .and_then(|c| parties.campaigns.get(c));
     let mut conversion = new_conversion(p, chosen.as_ref(), campaign, first_payment_at, now);
     let counts = match (&chosen, campaign) {
-        (Some(a), Some(c)) => assess(&mut conversion, a, c, p, s, &bound, parties, now),
+        (Some(a), Some(c)) => assess(&mut conversion, a, c, p, s, parties, now),
         _ => Vec::new(),
     };
     let earning = chosen
@@ -338,17 +338,16 @@ fn flagged_event(c: &Conversion, now: DateTime<Utc>) -> Result<Option<Event>, Er
 /// Runs the risk rules on a new attributed conversion: sets its `risk`, and
 /// ON_HOLD when its campaign holds what they found; returns the hourly
 /// counters it adds to.
-#[allow(clippy::too_many_arguments)]
 fn assess(
     c: &mut Conversion,
     chosen: &Attribution,
     campaign: &Campaign,
     p: &Postback,
     s: &Sightings,
-    bound: &[(CustomerKey, &Referral)],
     parties: &Parties,
     now: DateTime<Utc>,
 ) -> Vec<HourlyCount> {
+    let bound = bound(p, s);
     let affiliate = parties.affiliates.get(&chosen.affiliate_id);
     let click = match chosen.method {
         AttributionMethod::Click => s.click.as_ref(),

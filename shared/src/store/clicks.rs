@@ -1,12 +1,13 @@
 //! Click records (`pk = clk_<ULID>`, `sk = "R"`), TTL'd at `expiresAt`.
 //!
 //! A click is one PutItem with no index entries, so it stays one small write
-//! at any volume; beside it (same round trip) its affiliate's click count of
-//! the day and of the month grows by one, for the portal's stats. Its
+//! at any volume; beside it (same round trip) its affiliate's click counts
+//! grow by one, the month's and the day's, both in the month's item, for
+//! the portal's stats. Its
 //! session (`ses_<ULID>`) is not stored separately; it resolves to the
 //! click with one GetItem.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
@@ -19,20 +20,18 @@ pub fn item(click: &Click) -> Result<Item> {
     record_item(&click.id, None, click, &IndexKeys::new())
 }
 
-/// Stores a new click, and counts it for its affiliate (three calls at once).
+/// Stores a new click, and counts it for its affiliate (two calls at once).
 pub async fn insert(store: &Store, click: &Click) -> Result<()> {
     let tenant = crate::domain::tenant::Tenant::from_key(&click.tenant)
         .ok_or_else(|| Error::internal("a click without a tenant"))?;
     let pk = keys::affiliate_clicks(&tenant, &click.affiliate_id);
-    let one = UpdateExpr::new().add(COUNT, number_value(1));
-    let (day, month) = count_keys(click.created_at);
-    let (put, by_day, by_month) = tokio::join!(
-        store.put_new(item(click)?),
-        store.update(&pk, &day, &one),
-        store.update(&pk, &month, &one)
-    );
-    by_day?;
-    by_month?;
+    let at = click.created_at;
+    let one = UpdateExpr::new()
+        .add(COUNT, number_value(1))
+        .add(&day_attribute(at.day()), number_value(1));
+    let month = month_key(at.date_naive());
+    let (put, counted) = tokio::join!(store.put_new(item(click)?), store.update(&pk, &month, &one));
+    counted?;
     if put? {
         Ok(())
     } else {
@@ -54,24 +53,26 @@ pub async fn count_hourly(
 ) -> Result<u64> {
     let hour = at.format("%Y-%m-%dT%H").to_string();
     let pk = keys::click_flood(campaign_id, &code.to_uppercase(), network, &hour);
-    let expires_at =
-        at.timestamp() - at.timestamp().rem_euclid(3600) + 3600 * (1 + FLOOD_TTL_HOURS);
-    counters::hit(store, &pk, expires_at).await
+    let hour_start = at.timestamp() - at.timestamp().rem_euclid(3600);
+    counters::hit(store, &pk, hour_start + 3600 * (1 + FLOOD_TTL_HOURS)).await
 }
 
-/// The attribute of a click count.
+/// The attribute of a month's click count.
 const COUNT: &str = "count";
 
-/// The sort keys of a time's day and month counts.
-fn count_keys(at: DateTime<Utc>) -> (String, String) {
-    (
-        format!("D#{}", at.format("%Y-%m-%d")),
-        format!("M#{}", at.format("%Y-%m")),
-    )
+/// The attribute of one day's click count in its month's item.
+fn day_attribute(day: u32) -> String {
+    format!("d{day:02}")
+}
+
+/// The sort key of a month's click counts: one item per month holds the
+/// month's total and each day's count, so a click is one update.
+fn month_key(day: NaiveDate) -> String {
+    format!("M#{}", day.format("%Y-%m"))
 }
 
 /// An affiliate's clicks in a window (days, or months for `all`): one
-/// strongly consistent Query.
+/// strongly consistent Query of at most one item per month.
 pub async fn count(
     store: &Store,
     tenant: &crate::domain::tenant::Tenant,
@@ -79,27 +80,40 @@ pub async fn count(
     window: &crate::domain::summary::Window,
 ) -> Result<i64> {
     use crate::domain::summary::Granularity;
-    let (lo, hi) = match (window.granularity, window.first_day) {
-        (Granularity::Day, Some(first)) => (
-            format!("D#{}", first.format("%Y-%m-%d")),
-            format!("D#{}", window.last_day.format("%Y-%m-%d")),
-        ),
-        (_, first) => (
-            format!(
-                "M#{}",
-                first
-                    .map(|d| d.format("%Y-%m").to_string())
-                    .unwrap_or_default()
-            ),
-            format!("M#{}", window.last_day.format("%Y-%m")),
-        ),
-    };
+    let first = window
+        .first_day
+        .unwrap_or(NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default());
     let pk = keys::affiliate_clicks(tenant, affiliate_id);
-    let items = store.query_range(&pk, &lo, &hi).await?;
-    Ok(items
-        .iter()
-        .filter_map(|i| i.get(COUNT)?.as_n().ok()?.parse::<i64>().ok())
-        .sum())
+    let items = store
+        .query_range(&pk, &month_key(first), &month_key(window.last_day))
+        .await?;
+    let number = |item: &Item, name: &str| {
+        item.get(name)
+            .and_then(|v| v.as_n().ok()?.parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    let by_day = window.granularity == Granularity::Day && window.first_day.is_some();
+    let mut total = 0;
+    for item in &items {
+        if !by_day {
+            total += number(item, COUNT);
+            continue;
+        }
+        let Some(month) = item
+            .get("sk")
+            .and_then(|v| v.as_s().ok())
+            .and_then(|sk| sk.strip_prefix("M#"))
+            .and_then(|m| NaiveDate::parse_from_str(&format!("{m}-01"), "%Y-%m-%d").ok())
+        else {
+            continue;
+        };
+        for day in month.iter_days().take_while(|d| d.month() == month.month()) {
+            if (first..=window.last_day).contains(&day) {
+                total += number(item, &day_attribute(day.day()));
+            }
+        }
+    }
+    Ok(total)
 }
 
 /// The click with this id if it exists and has not expired at `now`.

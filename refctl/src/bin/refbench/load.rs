@@ -229,13 +229,18 @@ fn postback_body(worker: usize) -> Value {
         "externalId": format!("load-{}", ulid::Ulid::new()), "affiliateCode": format!("LOAD{worker}")})
 }
 
-/// The calls of a warm click: the per-IP count, then the click.
+/// The calls of a warm click: the per-IP count with the flood count, then
+/// the click.
 async fn click_direct(app: Arc<App>, mut c: Click) -> bool {
     c.id = new_id(IdKind::Click);
     let limit = app.config.public_rate_per_minute;
     let scope = "ip:load:/api/v1/track/click";
-    rate_limit::hit(&app.store, scope, limit).await.is_ok()
-        && clicks::insert(&app.store, &c).await.is_ok()
+    let now = timestamp::now();
+    let (rate, flood) = tokio::join!(
+        rate_limit::hit(&app.store, scope, limit),
+        clicks::count_hourly(&app.store, &c.campaign_id, &c.code, "load", now)
+    );
+    rate.is_ok() && flood.is_ok() && clicks::insert(&app.store, &c).await.is_ok()
 }
 
 /// The calls of authentication and the account's rate limit (one round

@@ -380,7 +380,7 @@ async fn connector_and_portal_rows(b: &mut Bench, key: &str) {
     let affiliate = v["data"]["id"].as_str().unwrap().to_string();
     let click = json!({"campaignId": cmp, "ref": "BENCHCNV"});
     for name in [
-        "POST /track/click (cold: campaign + code guard, 1 put + the affiliate's 2 click counts)",
+        "POST /track/click (cold: campaign + code guard, 1 put + the affiliate's month click count + the flood count)",
         "POST /track/click (warm: campaign and code from the 60 s lookup cache)",
     ] {
         b.measure(
@@ -400,6 +400,30 @@ async fn connector_and_portal_rows(b: &mut Bench, key: &str) {
         "/api/v1/conversions/postback",
         k,
         Some(&by_code),
+    )
+    .await;
+    let (s, v) = b
+        .send(Method::POST, "/api/v1/track/click", None, Some(&click))
+        .await;
+    assert_eq!(s, 201, "{v}");
+    let by_click = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-3", "conversionType": "SALE",
+        "clickId": v["data"]["clickId"], "customerId": "bench-cus-3"});
+    b.measure(
+        "POST /conversions/postback (by click id, new customer: referral created; affiliate and campaign cached)",
+        Method::POST,
+        "/api/v1/conversions/postback",
+        k,
+        Some(&by_click),
+    )
+    .await;
+    let by_code_customer = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-4", "conversionType": "SALE",
+        "affiliateCode": "BENCHCNV", "customerId": "bench-cus-4"});
+    b.measure(
+        "POST /conversions/postback (by affiliate code, new customer: referral created; cached)",
+        Method::POST,
+        "/api/v1/conversions/postback",
+        k,
+        Some(&by_code_customer),
     )
     .await;
     stripe_event_costs(b, key).await;
