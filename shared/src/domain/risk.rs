@@ -157,8 +157,8 @@ pub struct RiskSettingsInput {
     #[serde(default)]
     #[schema(value_type = bool)]
     pub hold_flagged: Patch<bool>,
-    /// Payments above this amount (in the payment's currency, major units) are flagged
-    /// LARGE_AMOUNT; null turns the rule off (the default).
+    /// Payments above this amount (in the payment's currency, major units, at most 28
+    /// decimals) are flagged LARGE_AMOUNT; null turns the rule off (the default).
     #[serde(default)]
     #[schema(value_type = Option<f64>, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0)]
     pub review_above: Patch<f64>,
@@ -188,7 +188,8 @@ impl RiskSettings {
                 _ => issues.add(
                     &["risk", "reviewAbove"],
                     "invalid_value",
-                    "risk.reviewAbove must be greater than 0 and below 10^12, or null",
+                    "risk.reviewAbove must be a number above 0 and below 10^12 with at most 28 \
+                     decimals, or null",
                 ),
             },
             Patch::Null => s.review_above = None,
