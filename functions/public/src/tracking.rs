@@ -70,13 +70,17 @@ struct IdentifyView {
 pub(crate) async fn click(
     caller: PublicCount,
     State(app): State<Arc<App>>,
-    Json(body): Json<ClickRequest>,
+    body: Result<Json<ClickRequest>>,
 ) -> Result<Reply> {
     let (network, admission) = caller.split();
-    if let Err(e) = body.validate() {
-        admission.admit().await?;
-        return Err(e);
-    }
+    // A refused body counts against the limit too.
+    let body = match body.and_then(|Json(b)| b.validate().map(|()| b)) {
+        Ok(body) => body,
+        Err(e) => {
+            admission.admit().await?;
+            return Err(e);
+        }
+    };
     let now = timestamp::now();
     let clicked = tracking::click(&app, body, network.as_deref(), admission.admit(), now).await?;
     Reply::created(ClickView {

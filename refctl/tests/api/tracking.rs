@@ -430,3 +430,41 @@ async fn the_local_host_serves_the_browser_script_and_demo_pages() {
     let r = raw(&server().base, "POST", "/tracker.js", None, &[], None).await;
     r.assert_error(404, "NOT_FOUND");
 }
+
+#[tokio::test]
+async fn click_counts_add_the_month_items_days_and_earlier_day_items() {
+    use shared::domain::summary::{window, Period};
+    let (m, c, a) = setup("Counted_1", json!({})).await;
+    for _ in 0..3 {
+        click(&c, "Counted_1").await;
+    }
+    let app = app_for(server()).await;
+    let tenant = test_tenant(&m);
+    let now = chrono::Utc::now();
+    // A day item as clicks were counted before (yesterday: 5; today: 2).
+    let pk = keys::affiliate_clicks(&tenant, &a);
+    for (day, n) in [(now - chrono::Duration::days(1), 5), (now, 2)] {
+        let mut item = Item::new();
+        item.insert("pk".into(), shared::store::string_value(pk.clone()));
+        let sk = format!("D#{}", day.format("%Y-%m-%d"));
+        item.insert("sk".into(), shared::store::string_value(sk));
+        item.insert("count".into(), shared::store::number_value(n));
+        app.store.put(item).await.unwrap();
+    }
+    let count = |p| {
+        let (app, tenant, a) = (app.clone(), tenant.clone(), a.clone());
+        async move {
+            clicks::count(&app.store, &tenant, &a, &window(p, now))
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        count(Period::Days7).await,
+        3 + 5 + 2,
+        "month days and old day items"
+    );
+    assert_eq!(count(Period::Days30).await, 10);
+    // `all` reads month totals only: the old day items were in them already.
+    assert_eq!(count(Period::All).await, 3);
+}

@@ -72,7 +72,9 @@ fn month_key(day: NaiveDate) -> String {
 }
 
 /// An affiliate's clicks in a window (days, or months for `all`): one
-/// strongly consistent Query of at most one item per month.
+/// strongly consistent Query of at most one item per month, plus the
+/// window's day items written before the month items held each day's count
+/// (`D#<yyyy-mm-dd>`, no longer written; a day may have both, and they add up).
 pub async fn count(
     store: &Store,
     tenant: &crate::domain::tenant::Tenant,
@@ -80,40 +82,52 @@ pub async fn count(
     window: &crate::domain::summary::Window,
 ) -> Result<i64> {
     use crate::domain::summary::Granularity;
-    let first = window
-        .first_day
-        .unwrap_or(NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default());
     let pk = keys::affiliate_clicks(tenant, affiliate_id);
-    let items = store
-        .query_range(&pk, &month_key(first), &month_key(window.last_day))
-        .await?;
-    let number = |item: &Item, name: &str| {
-        item.get(name)
-            .and_then(|v| v.as_n().ok()?.parse::<i64>().ok())
-            .unwrap_or(0)
+    let days = match (window.granularity, window.first_day) {
+        (Granularity::Day, Some(first)) => Some(first..=window.last_day),
+        _ => None,
     };
-    let by_day = window.granularity == Granularity::Day && window.first_day.is_some();
+    let Some(days) = days else {
+        let lo = window.first_day.map_or("M#".to_string(), month_key);
+        let items = store
+            .query_range(&pk, &lo, &month_key(window.last_day))
+            .await?;
+        return Ok(items.iter().map(|i| number(i, COUNT)).sum());
+    };
+    let lo = format!("D#{}", days.start().format("%Y-%m-%d"));
+    let items = store.query_range(&pk, &lo, &month_key(*days.end())).await?;
     let mut total = 0;
     for item in &items {
-        if !by_day {
-            total += number(item, COUNT);
-            continue;
-        }
-        let Some(month) = item
-            .get("sk")
-            .and_then(|v| v.as_s().ok())
-            .and_then(|sk| sk.strip_prefix("M#"))
-            .and_then(|m| NaiveDate::parse_from_str(&format!("{m}-01"), "%Y-%m-%d").ok())
-        else {
-            continue;
-        };
-        for day in month.iter_days().take_while(|d| d.month() == month.month()) {
-            if (first..=window.last_day).contains(&day) {
-                total += number(item, &day_attribute(day.day()));
-            }
+        let sk = item.get("sk").and_then(|v| v.as_s().ok());
+        if let Some(day) = sk.and_then(|sk| date(sk.strip_prefix("D#")?)) {
+            total += if days.contains(&day) {
+                number(item, COUNT)
+            } else {
+                0
+            };
+        } else if let Some(month) =
+            sk.and_then(|sk| date(&format!("{}-01", sk.strip_prefix("M#")?)))
+        {
+            total += month
+                .iter_days()
+                .take_while(|d| d.month() == month.month())
+                .filter(|d| days.contains(d))
+                .map(|d| number(item, &day_attribute(d.day())))
+                .sum::<i64>();
         }
     }
     Ok(total)
+}
+
+/// A number attribute, 0 when absent.
+fn number(item: &Item, name: &str) -> i64 {
+    item.get(name)
+        .and_then(|v| v.as_n().ok()?.parse::<i64>().ok())
+        .unwrap_or(0)
+}
+
+fn date(s: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
 }
 
 /// The click with this id if it exists and has not expired at `now`.

@@ -598,7 +598,7 @@ async fn transact(
         affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
     }
     for count in &plan.counts {
-        hourly_count(&mut tx, tenant, count);
+        hourly_count(&mut tx, tenant, count, now);
     }
     rollups::record(&mut tx, A::Rollup, tenant, &plan.conversion);
     events::append(&mut tx, A::Event, tenant, &plan.event)?;
@@ -614,8 +614,9 @@ async fn transact(
 /// Hourly conversion counters outlive their hour by this long.
 const HOUR_COUNT_TTL_HOURS: i64 = 2;
 
-/// Adds one to an hourly conversion counter, refused at its cap.
-fn hourly_count(tx: &mut Tx<PostbackAction>, tenant: &Tenant, c: &HourlyCount) {
+/// Adds one to an hourly conversion counter, refused at its cap. It lives
+/// until two hours after its hour, or after `now` for a back-dated hour.
+fn hourly_count(tx: &mut Tx<PostbackAction>, tenant: &Tenant, c: &HourlyCount, now: DateTime<Utc>) {
     let hour = c.hour.format("%Y-%m-%dT%H").to_string();
     let (role, pk) = match &c.scope {
         CountScope::Customer {
@@ -630,7 +631,7 @@ fn hourly_count(tx: &mut Tx<PostbackAction>, tenant: &Tenant, c: &HourlyCount) {
             keys::network_hour_count(tenant, network, &hour),
         ),
     };
-    let expires_at = (c.hour + Duration::hours(1 + HOUR_COUNT_TTL_HOURS)).timestamp();
+    let expires_at = (c.hour.max(now) + Duration::hours(1 + HOUR_COUNT_TTL_HOURS)).timestamp();
     let count = counters::increment(expires_at, c.cap.map(u64::from));
     tx.update(role, &pk, RECORD_SK, &count);
 }
@@ -782,7 +783,7 @@ enum ReleaseAction {
 /// Commits a release: the new status and index entries (while the
 /// conversion is still ON_HOLD and in no payout), its rollups, its events
 /// and, for an APPROVED one, its pool marked for the payout job. False when
-/// it changed meanwhile.
+/// it changed meanwhile (a partial reversal included: its rollups moved).
 pub async fn commit_release(store: &Store, tenant: &Tenant, r: &Release) -> Result<bool> {
     use ReleaseAction as A;
     let mut tx = store.tx();
@@ -792,7 +793,8 @@ pub async fn commit_release(store: &Store, tenant: &Tenant, r: &Release) -> Resu
         .copy_from(&item(tenant, &r.after)?, &fields)
         .when_tenant(&tenant.key())
         .when_eq(STATUS, string_value(r.before.status.as_str()))
-        .when_absent(PAYOUT_ID);
+        .when_absent(PAYOUT_ID)
+        .when_absent_or_eq(REVERSED_AMOUNT, decimal_value(r.before.reversed_amount));
     tx.update(A::Conversion, &r.after.id, RECORD_SK, &change);
     rollups::moved_many(
         &mut tx,

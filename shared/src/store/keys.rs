@@ -168,13 +168,15 @@ pub fn rate_limit(scope: &str, window_start: i64) -> String {
 }
 
 /// Hourly conversion counter of one affiliate and customer identity
-/// (RAPID_CONVERSIONS), the hour as `YYYY-MM-DDTHH`.
+/// (RAPID_CONVERSIONS), the hour as `YYYY-MM-DDTHH`; the identity appears
+/// only as its SHA-256 (a customer id may be an e-mail address).
 pub fn customer_hour_count(
     tenant: &Tenant,
     affiliate_id: &str,
     customer: &str,
     hour: &str,
 ) -> String {
+    let customer = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(customer.as_bytes()));
     format!("RISKC#{}#{affiliate_id}#{customer}#{hour}", tenant.key())
 }
 
