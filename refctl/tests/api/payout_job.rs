@@ -539,7 +539,19 @@ async fn a_held_conversion_is_never_paid_until_released_and_can_be_reversed() {
     );
     run_job(&app, now).await;
     let released = conversion(&m, &id(&held)).await;
-    assert!(released["payoutId"].is_string(), "{released}");
+    let payout = released["payoutId"].as_str().expect("in a payout").to_string();
+    // The payout is paid: so is the released conversion.
+    let t = Tenant::new(&m.account_id, Mode::Test);
+    let settle = |_: &Payout| Command::Settle {
+        payment_reference: None,
+        note: None,
+    };
+    let paid_out = payouts::transition(&app.store, &t, &payout, settle, now)
+        .await
+        .unwrap();
+    assert_eq!((paid_out.status, paid_out.work), (PayoutStatus::Paid, None));
+    let released = conversion(&m, &id(&held)).await;
+    assert_eq!(released["status"], "PAID", "{released}");
     // The other is refused: reversed from ON_HOLD.
     let r = call_on(
         &payouts_server().base,
