@@ -539,7 +539,10 @@ async fn a_held_conversion_is_never_paid_until_released_and_can_be_reversed() {
     );
     run_job(&app, now).await;
     let released = conversion(&m, &id(&held)).await;
-    let payout = released["payoutId"].as_str().expect("in a payout").to_string();
+    let payout = released["payoutId"]
+        .as_str()
+        .expect("in a payout")
+        .to_string();
     // The payout is paid: so is the released conversion.
     let t = Tenant::new(&m.account_id, Mode::Test);
     let settle = |_: &Payout| Command::Settle {
