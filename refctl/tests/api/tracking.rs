@@ -67,7 +67,8 @@ fn attr<'a>(item: &'a Item, name: &str) -> &'a str {
 #[tokio::test]
 async fn a_click_is_one_record_with_a_session_and_no_plain_ip() {
     let (m, c, a) = setup("Alice_1", json!({"cookieDays": 7})).await;
-    let before = timestamp::now();
+    // At the millisecond precision `expiresAt` is written with.
+    let before = timestamp::parse_datetime(&timestamp::format(&timestamp::now())).unwrap();
     let r = call(
         "POST",
         CLICK,
