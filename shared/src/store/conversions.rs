@@ -771,6 +771,21 @@ pub async fn commit_reversal(
     }
 }
 
+/// The update of a conversion's status change from `before` to `after`: the
+/// status, `updatedAt` and the index keys, conditioned on the tenant, the
+/// status and the reversed amount as read (a partial reversal meanwhile
+/// moved its rollups, so the change must be planned again). The caller adds
+/// the payout condition.
+pub fn status_move(tenant: &Tenant, before: &Conversion, after: &Conversion) -> Result<UpdateExpr> {
+    let mut fields = vec![STATUS, "updatedAt"];
+    fields.extend(Index::attributes());
+    Ok(UpdateExpr::new()
+        .copy_from(&item(tenant, after)?, &fields)
+        .when_tenant(&tenant.key())
+        .when_eq(STATUS, string_value(before.status.as_str()))
+        .when_absent_or_eq(REVERSED_AMOUNT, decimal_value(before.reversed_amount)))
+}
+
 /// The role of each action of a release's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ReleaseAction {
@@ -787,14 +802,7 @@ enum ReleaseAction {
 pub async fn commit_release(store: &Store, tenant: &Tenant, r: &Release) -> Result<bool> {
     use ReleaseAction as A;
     let mut tx = store.tx();
-    let mut fields = vec![STATUS, "updatedAt"];
-    fields.extend(Index::attributes());
-    let change = UpdateExpr::new()
-        .copy_from(&item(tenant, &r.after)?, &fields)
-        .when_tenant(&tenant.key())
-        .when_eq(STATUS, string_value(r.before.status.as_str()))
-        .when_absent(PAYOUT_ID)
-        .when_absent_or_eq(REVERSED_AMOUNT, decimal_value(r.before.reversed_amount));
+    let change = status_move(tenant, &r.before, &r.after)?.when_absent(PAYOUT_ID);
     tx.update(A::Conversion, &r.after.id, RECORD_SK, &change);
     rollups::moved_many(
         &mut tx,

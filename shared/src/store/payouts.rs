@@ -431,14 +431,8 @@ async fn status_chunk(
     finish: impl FnOnce(&mut Tx<Write>) -> Result<()>,
 ) -> Result<bool> {
     let mut tx = store.tx();
-    let t = tenant.key();
-    let mut fields = vec!["status", "updatedAt"];
-    fields.extend(Index::attributes());
     for (before, after) in changes {
-        let mut u = UpdateExpr::new()
-            .copy_from(&conversions::item(tenant, after)?, &fields)
-            .when_tenant(&t)
-            .when_eq("status", string_value(before.status.as_str()));
+        let mut u = conversions::status_move(tenant, before, after)?;
         u = match payout {
             Some(p) => u.when_eq("payoutId", string_value(p.id.clone())),
             None => u.when_absent("payoutId"),
