@@ -39,9 +39,6 @@ pub async fn insert(store: &Store, click: &Click) -> Result<()> {
     }
 }
 
-/// Clicks flood counters outlive their hour by this long.
-const FLOOD_TTL_HOURS: i64 = 2;
-
 /// Adds one to the clicks this hour for a campaign's code from one network
 /// (CLICK_FLOOD) and returns the count, this click included.
 pub async fn count_hourly(
@@ -51,10 +48,9 @@ pub async fn count_hourly(
     network: &str,
     at: DateTime<Utc>,
 ) -> Result<u64> {
-    let hour = at.format("%Y-%m-%dT%H").to_string();
+    let (hour, expires_at) = counters::hour_window(at, at);
     let pk = keys::click_flood(campaign_id, &code.to_uppercase(), network, &hour);
-    let hour_start = at.timestamp() - at.timestamp().rem_euclid(3600);
-    counters::hit(store, &pk, hour_start + 3600 * (1 + FLOOD_TTL_HOURS)).await
+    counters::hit(store, &pk, expires_at).await
 }
 
 /// The attribute of a month's click count.

@@ -611,13 +611,10 @@ async fn transact(
     store.transact(tx).await
 }
 
-/// Hourly conversion counters outlive their hour by this long.
-const HOUR_COUNT_TTL_HOURS: i64 = 2;
-
 /// Adds one to an hourly conversion counter, refused at its cap. It lives
 /// until two hours after its hour, or after `now` for a back-dated hour.
 fn hourly_count(tx: &mut Tx<PostbackAction>, tenant: &Tenant, c: &HourlyCount, now: DateTime<Utc>) {
-    let hour = c.hour.format("%Y-%m-%dT%H").to_string();
+    let (hour, expires_at) = counters::hour_window(c.hour, now);
     let (role, pk) = match &c.scope {
         CountScope::Customer {
             affiliate_id,
@@ -631,7 +628,6 @@ fn hourly_count(tx: &mut Tx<PostbackAction>, tenant: &Tenant, c: &HourlyCount, n
             keys::network_hour_count(tenant, network, &hour),
         ),
     };
-    let expires_at = (c.hour.max(now) + Duration::hours(1 + HOUR_COUNT_TTL_HOURS)).timestamp();
     let count = counters::increment(expires_at, c.cap.map(u64::from));
     tx.update(role, &pk, RECORD_SK, &count);
 }

@@ -2,6 +2,8 @@
 //! removed by DynamoDB's TTL after their window: rate-limit windows and the
 //! monthly conversion quota.
 
+use chrono::{DateTime, Utc};
+
 use crate::error::Result;
 use crate::store::keys::RECORD_SK;
 use crate::store::table::TTL_ATTRIBUTE;
@@ -10,6 +12,18 @@ use crate::store::{number_value, Item, Store};
 
 /// The attribute holding a counter's value.
 const COUNT: &str = "count";
+
+/// Hourly counters (risk) outlive their clock hour by this long.
+const HOUR_KEPT_SECONDS: i64 = 2 * 3600;
+
+/// The clock hour (UTC) of `at` as a key part (`yyyy-mm-ddThh`), and when
+/// an hourly counter of it expires: two hours after the hour ends, or after
+/// `now` when that is later (a back-dated hour).
+pub fn hour_window(at: DateTime<Utc>, now: DateTime<Utc>) -> (String, i64) {
+    let hour_end = |t: DateTime<Utc>| t.timestamp() - t.timestamp().rem_euclid(3600) + 3600;
+    let expires_at = hour_end(at).max(hour_end(now)) + HOUR_KEPT_SECONDS;
+    (at.format("%Y-%m-%dT%H").to_string(), expires_at)
+}
 
 /// Adds one to a counter, setting its expiry (epoch seconds) on first use;
 /// with `cap`, only while the count is below it.
@@ -37,4 +51,28 @@ pub async fn hit(store: &Store, pk: &str, expires_at: i64) -> Result<u64> {
 
 fn value(item: &Item) -> Option<u64> {
     item.get(COUNT)?.as_n().ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_hourly_counter_outlives_its_hour_or_a_later_recording() {
+        let at = crate::timestamp::parse_datetime("2026-11-25T10:59:59Z").unwrap();
+        let end = crate::timestamp::parse_datetime("2026-11-25T11:00:00Z").unwrap();
+        let (hour, expires) = hour_window(at, at);
+        assert_eq!(hour, "2026-11-25T10");
+        assert_eq!(expires, end.timestamp() + 2 * 3600);
+        let later = end + chrono::Duration::hours(5);
+        let (hour, expires) = hour_window(at, later);
+        assert_eq!(
+            hour, "2026-11-25T10",
+            "the hour counted is still the payment's"
+        );
+        assert_eq!(
+            expires,
+            (end + chrono::Duration::hours(6)).timestamp() + 2 * 3600
+        );
+    }
 }
