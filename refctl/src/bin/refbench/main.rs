@@ -118,6 +118,28 @@ impl Bench {
         out
     }
 
+    /// Records a click (unmeasured) on `code` of `campaign`; its click id.
+    async fn click_id(&self, campaign: &str, code: &str) -> Value {
+        let click = json!({"campaignId": campaign, "ref": code});
+        let (s, v) = self
+            .send(Method::POST, "/api/v1/track/click", None, Some(&click))
+            .await;
+        assert_eq!(s, 201, "{v}");
+        v["data"]["clickId"].clone()
+    }
+
+    /// Measures a postback of a 49.99 USD sale with `fields` (its
+    /// `externalId` and attribution signals).
+    async fn measure_postback(&mut self, name: &str, key: Option<&str>, fields: Value) -> Value {
+        let mut body = json!({"amount": 49.99, "currency": "USD", "conversionType": "SALE"});
+        for (k, v) in fields.as_object().into_iter().flatten() {
+            body[k] = v.clone();
+        }
+        let path = "/api/v1/conversions/postback";
+        self.measure(name, Method::POST, path, key, Some(&body))
+            .await
+    }
+
     /// Runs one request that must succeed and records what it cost.
     async fn measure(
         &mut self,
@@ -392,38 +414,23 @@ async fn connector_and_portal_rows(b: &mut Bench, key: &str) {
         )
         .await;
     }
-    let by_code = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-2", "conversionType": "SALE",
-        "affiliateCode": "BENCHCNV"});
-    b.measure(
+    b.measure_postback(
         "POST /conversions/postback (by affiliate code, no customer)",
-        Method::POST,
-        "/api/v1/conversions/postback",
         k,
-        Some(&by_code),
+        json!({"externalId": "bench-order-2", "affiliateCode": "BENCHCNV"}),
     )
     .await;
-    let (s, v) = b
-        .send(Method::POST, "/api/v1/track/click", None, Some(&click))
-        .await;
-    assert_eq!(s, 201, "{v}");
-    let by_click = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-3", "conversionType": "SALE",
-        "clickId": v["data"]["clickId"], "customerId": "bench-cus-3"});
-    b.measure(
+    let click_id = b.click_id(&cmp, "BENCHCNV").await;
+    b.measure_postback(
         "POST /conversions/postback (by click id, new customer: referral created; affiliate and campaign cached)",
-        Method::POST,
-        "/api/v1/conversions/postback",
         k,
-        Some(&by_click),
+        json!({"externalId": "bench-order-3", "clickId": click_id, "customerId": "bench-cus-3"}),
     )
     .await;
-    let by_code_customer = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-4", "conversionType": "SALE",
-        "affiliateCode": "BENCHCNV", "customerId": "bench-cus-4"});
-    b.measure(
+    b.measure_postback(
         "POST /conversions/postback (by affiliate code, new customer: referral created; cached)",
-        Method::POST,
-        "/api/v1/conversions/postback",
         k,
-        Some(&by_code_customer),
+        json!({"externalId": "bench-order-4", "affiliateCode": "BENCHCNV", "customerId": "bench-cus-4"}),
     )
     .await;
     stripe_event_costs(b, key).await;
@@ -559,52 +566,33 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
         affiliate_ids.push(v["data"]["id"].as_str().unwrap().to_string());
         campaign_ids.push(cmp);
     }
-    let click = json!({"campaignId": campaign_ids[0], "ref": "BENCHCNV"});
-    let (s, v) = b
-        .send(Method::POST, "/api/v1/track/click", None, Some(&click))
-        .await;
-    assert_eq!(s, 201, "{v}");
-    let click_id = v["data"]["clickId"].as_str().unwrap().to_string();
-
-    let by_click = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-1", "conversionType": "SALE",
-        "clickId": click_id, "customerId": "bench-cus-1"});
-    b.measure(
+    let click_id = b.click_id(&campaign_ids[0], "BENCHCNV").await;
+    b.measure_postback(
         "POST /conversions/postback (by click id; new customer: referral created; first postback of this affiliate in the process: its affiliate and campaign read)",
-        Method::POST,
-        "/api/v1/conversions/postback",
         k,
-        Some(&by_click),
+        json!({"externalId": "bench-order-1", "clickId": click_id, "customerId": "bench-cus-1"}),
     )
     .await;
-    let by_code = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-2", "conversionType": "SALE",
-        "affiliateCode": "BENCHCNV"});
-    b.measure(
+    b.measure_postback(
         "POST /conversions/postback (by affiliate code, no customer)",
-        Method::POST,
-        "/api/v1/conversions/postback",
         k,
-        Some(&by_code),
+        json!({"externalId": "bench-order-2", "affiliateCode": "BENCHCNV"}),
     )
     .await;
-    let recurring = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-3", "conversionType": "SALE",
-        "customerId": "bench-cus-1"});
-    b.measure(
+    b.measure_postback(
         "POST /conversions/postback (recurring: customer's referral)",
-        Method::POST,
-        "/api/v1/conversions/postback",
         k,
-        Some(&recurring),
+        json!({"externalId": "bench-order-3", "customerId": "bench-cus-1"}),
     )
     .await;
-    let unattributed = json!({"amount": 5, "currency": "EUR", "externalId": "bench-order-4", "conversionType": "SALE"});
-    b.measure(
+    b.measure_postback(
         "POST /conversions/postback (unattributed)",
-        Method::POST,
-        "/api/v1/conversions/postback",
         k,
-        Some(&unattributed),
+        json!({"externalId": "bench-order-4", "amount": 5, "currency": "EUR"}),
     )
     .await;
+    let by_code = json!({"amount": 49.99, "currency": "USD", "externalId": "bench-order-2",
+        "conversionType": "SALE", "affiliateCode": "BENCHCNV"});
     b.measure_status(
         "POST /conversions/postback (replay: 200, nothing written)",
         200,
