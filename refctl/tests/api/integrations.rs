@@ -129,6 +129,40 @@ fn invoice(id: &str, customer: &str, untaxed: i64, metadata: Value) -> Value {
     })
 }
 
+/// The tracker's session of a fresh click on `code`: what a checkout carries
+/// as `client_reference_id`.
+async fn session_of_click(campaign: &Value, code: &str) -> String {
+    let r = call(
+        "POST",
+        "/api/v1/track/click",
+        None,
+        Some(json!({"campaignId": id(campaign), "ref": code})),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    r.data()["sessionId"].as_str().unwrap().to_string()
+}
+
+/// A completed subscription Checkout of `customer` through `session`: 12.00
+/// with 2.00 tax, naming its first invoice when it has one.
+fn subscription_checkout(
+    session: &str,
+    customer: &str,
+    email: Option<&str>,
+    invoice: Option<&str>,
+) -> Value {
+    stripe_event(
+        "checkout.session.completed",
+        json!({
+            "id": format!("cs_test_{}", ulid::Ulid::new()), "object": "checkout.session",
+            "mode": "subscription", "client_reference_id": session, "customer": customer,
+            "customer_details": {"email": email}, "amount_total": 1200, "currency": "usd",
+            "invoice": invoice, "payment_intent": null, "metadata": {},
+            "total_details": {"amount_tax": 200},
+        }),
+    )
+}
+
 async fn conversion(m: &Merchant, id: &str) -> Value {
     let r = call(
         "GET",
@@ -262,23 +296,13 @@ async fn a_stripe_checkout_then_invoices_earn_by_the_campaign_rule() {
     let a = affiliate_with_code(k, id(&c), &code).await;
     let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
     // The tracker's session, passed to Checkout as client_reference_id.
-    let r = call(
-        "POST",
-        "/api/v1/track/click",
-        None,
-        Some(json!({"campaignId": id(&c), "ref": code})),
-    )
-    .await;
-    let session = r.data()["sessionId"].as_str().unwrap().to_string();
+    let session = session_of_click(&c, &code).await;
     let customer = format!("cus_{}", &ulid::Ulid::new().to_string()[12..]);
-    let checkout = stripe_event(
-        "checkout.session.completed",
-        json!({
-            "id": "cs_test_1", "object": "checkout.session", "mode": "subscription",
-            "client_reference_id": session, "customer": customer,
-            "customer_details": {"email": "ann@example.com"}, "amount_total": 1200, "currency": "usd",
-            "invoice": "in_first", "payment_intent": null, "metadata": {}, "total_details": {"amount_tax": 200},
-        }),
+    let checkout = subscription_checkout(
+        &session,
+        &customer,
+        Some("ann@example.com"),
+        Some("in_first"),
     );
     let r = stripe(id(&i), &checkout).await;
     assert_eq!(
@@ -803,26 +827,9 @@ async fn an_invoice_before_its_checkout_is_attributed_when_the_checkout_arrives(
     let code = format!("L{}", &ulid::Ulid::new().to_string()[18..]);
     let a = affiliate_with_code(k, id(&c), &code).await;
     let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
-    let click = |_: ()| async {
-        let r = call(
-            "POST",
-            "/api/v1/track/click",
-            None,
-            Some(json!({"campaignId": id(&c), "ref": code})),
-        )
-        .await;
-        r.data()["sessionId"].as_str().unwrap().to_string()
-    };
+    let click = |_: ()| session_of_click(&c, &code);
     let checkout = |session: &str, customer: &str, invoice: &str| {
-        stripe_event(
-            "checkout.session.completed",
-            json!({
-                "id": format!("cs_test_{}", ulid::Ulid::new()), "object": "checkout.session",
-                "mode": "subscription", "client_reference_id": session, "customer": customer,
-                "customer_details": {"email": null}, "amount_total": 1200, "currency": "usd",
-                "invoice": invoice, "payment_intent": null, "metadata": {},
-            }),
-        )
+        subscription_checkout(session, customer, None, Some(invoice))
     };
     // In order: the checkout, then its first invoice.
     let (cus1, in1) = (
@@ -1080,25 +1087,9 @@ async fn a_self_referral_through_stripe_is_flagged_and_held() {
     let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
     let mut got = Vec::new();
     for email in [own_email.clone(), format!("other.{own_email}")] {
-        let r = call(
-            "POST",
-            "/api/v1/track/click",
-            None,
-            Some(json!({"campaignId": id(&c), "ref": code})),
-        )
-        .await;
-        let session = r.data()["sessionId"].as_str().unwrap().to_string();
+        let session = session_of_click(&c, &code).await;
         let customer = format!("cus_{}", &ulid::Ulid::new().to_string()[12..]);
-        let checkout = stripe_event(
-            "checkout.session.completed",
-            json!({
-                "id": format!("cs_test_{}", ulid::Ulid::new()), "object": "checkout.session",
-                "mode": "subscription", "client_reference_id": session, "customer": customer,
-                "customer_details": {"email": email}, "amount_total": 1200, "currency": "usd",
-                "invoice": null, "payment_intent": null, "metadata": {},
-                "total_details": {"amount_tax": 200},
-            }),
-        );
+        let checkout = subscription_checkout(&session, &customer, Some(&email), None);
         assert_eq!(stripe(id(&i), &checkout).await.data()["outcome"], "APPLIED");
         let mut paid = invoice(
             &format!("in_{}", ulid::Ulid::new()),
