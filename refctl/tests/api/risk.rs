@@ -9,35 +9,23 @@ use std::sync::Mutex;
 use serde_json::{json, Value};
 use shared::store::keys::RECORD_SK;
 
-use crate::support::{app_for, campaign, merchant, server, Resp};
+use crate::support::{app_for, campaign, merchant, raw_from, server, Resp};
 
 /// Every response body the tests saw, for the sweep.
 static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Sends JSON from a client at `ip` (a loopback address) to the shared server.
+/// Sends JSON from a client at `ip` (a loopback address) to the shared
+/// server, and keeps the answer for the sweep.
 async fn from(ip: &str, method: &str, path: &str, key: Option<&str>, body: Option<Value>) -> Resp {
-    let client = reqwest::Client::builder()
-        .use_preconfigured_tls(shared::tls::webhook_client_config())
-        .local_address(ip.parse::<IpAddr>().ok())
-        .build()
-        .unwrap();
-    let mut req = client.request(method.parse().unwrap(), format!("{}{path}", server().base));
-    if let Some(k) = key {
-        req = req.header("authorization", format!("Bearer {k}"));
-    }
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let resp = req.send().await.expect("request sent");
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let text = resp.text().await.unwrap_or_default();
-    SEEN.lock().unwrap().push(text.clone());
-    Resp {
-        status,
-        headers,
-        body: serde_json::from_str(&text).unwrap_or(Value::Null),
-    }
+    let local = ip.parse::<IpAddr>().ok();
+    let json = [("content-type", "application/json")];
+    let (headers, bytes): (&[(&str, &str)], _) = match body {
+        Some(b) => (&json, Some(serde_json::to_vec(&b).unwrap())),
+        None => (&[], None),
+    };
+    let r = raw_from(local, &server().base, method, path, key, headers, bytes).await;
+    SEEN.lock().unwrap().push(r.body.to_string());
+    r
 }
 
 /// A merchant call (from the default address).

@@ -225,7 +225,24 @@ pub async fn raw(
     headers: &[(&str, &str)],
     body: Option<Vec<u8>>,
 ) -> Resp {
-    let client = http_client();
+    raw_from(None, base, method, path, key, headers, body).await
+}
+
+/// As [`raw`], from a client at `local` (a loopback address other than
+/// 127.0.0.1 is another network to the server) when given.
+pub async fn raw_from(
+    local: Option<std::net::IpAddr>,
+    base: &str,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    headers: &[(&str, &str)],
+    body: Option<Vec<u8>>,
+) -> Resp {
+    let client = match local {
+        Some(ip) => client_builder().local_address(ip).build().unwrap(),
+        None => http_client(),
+    };
     let mut req = client.request(method.parse().unwrap(), format!("{base}{path}"));
     if let Some(k) = key {
         req = req.header("authorization", format!("Bearer {k}"));
@@ -313,8 +330,9 @@ pub async fn affiliate_with_code(key: &str, campaign_id: &str, code: &str) -> Va
 /// A reqwest client on the workspace's one TLS set-up (reqwest is built
 /// without a crypto provider of its own).
 pub fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .use_preconfigured_tls(shared::tls::webhook_client_config())
-        .build()
-        .unwrap()
+    client_builder().build().unwrap()
+}
+
+fn client_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().use_preconfigured_tls(shared::tls::webhook_client_config())
 }
