@@ -13,7 +13,7 @@ use shared::error::Result;
 use shared::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
 use shared::routes;
 use shared::services::postback::{self, Recorded};
-use shared::services::reverse;
+use shared::services::{holds, reverse};
 use shared::store::conversions::{self, ConversionFilter};
 use shared::store::page::PageRequest;
 use shared::store::rollups;
@@ -302,6 +302,6 @@ async fn release(
     PathId(id): PathId,
     Json(_): Json<ReleaseBody>,
 ) -> Result<Reply> {
-    let c = reverse::release(&app.store, m.tenant(), &id, timestamp::now()).await?;
+    let c = holds::release(&app.store, m.tenant(), &id, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }

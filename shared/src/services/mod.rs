@@ -4,6 +4,7 @@
 //! HTTP layer and the functions.
 
 pub mod edits;
+pub mod holds;
 pub mod integrations;
 #[cfg(feature = "files")]
 pub mod invoices;

@@ -1,7 +1,6 @@
 //! Reversing (refunding) a conversion: read the conversion and the payout
 //! holding it, decide in `Conversion::reverse`, commit the change with its
 //! rollups, totals, clawback and event; a concurrent change reads again.
-//! Releasing a held one goes the same way (`Conversion::release`).
 
 use chrono::{DateTime, Utc};
 
@@ -38,27 +37,6 @@ pub async fn reverse(
                 },
             )
         }
-    })
-    .await
-}
-
-/// Ends a conversion's hold, as `Conversion::release` decides; the
-/// conversion as released.
-pub async fn release(
-    store: &Store,
-    tenant: &Tenant,
-    id: &str,
-    now: DateTime<Utc>,
-) -> Result<Conversion> {
-    retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || async move {
-        let read = conversions::get(store, tenant, id).await?;
-        let r = read.release(now)?;
-        Ok(
-            match conversions::commit_release(store, tenant, &r).await? {
-                true => Attempt::Done(r.after),
-                false => Attempt::Conflict,
-            },
-        )
     })
     .await
 }
