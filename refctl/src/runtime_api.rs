@@ -66,6 +66,7 @@ pub fn function_command(exe: &Path, name: &str, api: &RuntimeApi, config: &Confi
         .env("TABLE_NAME", &config.table_name)
         .env("BUCKET_NAME", &config.bucket_name)
         .env("API_KEY_SECRET_ARN", optional(&config.api_key_secret_arn))
+        .env("CLIENT_IP_SALT", &config.client_ip_salt)
         .env("RUST_LOG", "warn");
     cmd
 }

@@ -54,14 +54,11 @@ impl App {
             ddb = ddb.endpoint_url(ep);
         }
         let signing = match &config.api_key_secret_arn {
-            Some(arn) => {
-                let mut sm = aws_sdk_secretsmanager::config::Builder::from(&sdk);
-                if let Some(ep) = &config.secrets_endpoint {
-                    sm = sm.endpoint_url(ep);
-                }
-                let client = aws_sdk_secretsmanager::Client::from_conf(sm.build());
-                SigningKeys::manager(Secrets::new(client, arn.clone()))
-            }
+            Some(arn) => SigningKeys::manager(Secrets::new(
+                &sdk,
+                config.secrets_endpoint.clone(),
+                arn.clone(),
+            )),
             None => SigningKeys::plain(&config.api_key_secret),
         };
         let store = Store::new(

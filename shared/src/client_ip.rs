@@ -5,18 +5,18 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 /// Hashes a client address for storage (clicks, rate-limit counters):
-/// HMAC-SHA256 keyed by a salt derived from the server secret and the UTC date,
-/// so two days' hashes of one address cannot be linked, and without the secret
+/// HMAC-SHA256 keyed by a salt derived from `CLIENT_IP_SALT` and the UTC date,
+/// so two days' hashes of one address cannot be linked, and without that key
 /// the hash cannot be reversed by enumerating addresses. Within a day the same
 /// address gives the same hash (enough to count a flood).
-pub fn hash_ip(secret: &str, ip: &str, now: DateTime<Utc>) -> String {
-    let salt = daily_salt(secret, now.date_naive());
+pub fn hash_ip(key: &str, ip: &str, now: DateTime<Utc>) -> String {
+    let salt = daily_salt(key, now.date_naive());
     hex::encode(hmac_sha256(&salt, ip.trim().as_bytes()))
 }
 
-fn daily_salt(secret: &str, day: NaiveDate) -> [u8; 32] {
+fn daily_salt(key: &str, day: NaiveDate) -> [u8; 32] {
     hmac_sha256(
-        secret.as_bytes(),
+        key.as_bytes(),
         format!("client-ip-salt:{}", day.format("%Y-%m-%d")).as_bytes(),
     )
 }

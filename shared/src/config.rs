@@ -23,6 +23,8 @@ pub mod defaults {
     pub const BUCKET_NAME: &str = "referrals-local";
     /// Signing secret used only outside Lambda.
     pub const LOCAL_API_KEY_SECRET: &str = "local-development-secret-not-for-production";
+    /// Client-address salt used only outside Lambda.
+    pub const LOCAL_CLIENT_IP_SALT: &str = "local-client-address-salt-not-for-production";
     /// Version id of the local stack's signing secret in the moto server:
     /// fixed, with a fixed value, so keys issued before the (in-memory)
     /// emulator restarted keep their version.
@@ -108,6 +110,10 @@ pub struct Config {
     /// The Secrets Manager secret (ARN or name) whose versions sign API keys
     /// (`API_KEY_SECRET_ARN`); `API_KEY_SECRET`, when set, overrides it.
     pub api_key_secret_arn: Option<String>,
+    /// The key the client address's daily hash derives from
+    /// (`CLIENT_IP_SALT`, at least 32 bytes; required in Lambda). Apart from
+    /// the signing secret so the public routes never wait for a secret read.
+    pub client_ip_salt: String,
     /// Secrets Manager endpoint override (`SECRETS_ENDPOINT`, else the S3
     /// emulator's, as the moto server serves both); `None` means AWS.
     pub secrets_endpoint: Option<String>,
@@ -180,6 +186,16 @@ impl Config {
             }
             Err(_) => defaults::LOCAL_API_KEY_SECRET.to_string(),
         };
+        let client_ip_salt = match env::var("CLIENT_IP_SALT") {
+            Ok(v) if v.len() >= 32 => v,
+            Ok(_) => {
+                return Err(ConfigError(
+                    "CLIENT_IP_SALT must be at least 32 bytes".into(),
+                ))
+            }
+            Err(_) if in_lambda => return Err(ConfigError("CLIENT_IP_SALT is not set".into())),
+            Err(_) => defaults::LOCAL_CLIENT_IP_SALT.to_string(),
+        };
         let s3_endpoint = endpoint("S3_ENDPOINT", defaults::S3_ENDPOINT);
         let secrets_endpoint = env::var("SECRETS_ENDPOINT")
             .ok()
@@ -197,6 +213,7 @@ impl Config {
             bucket_name,
             api_key_secret,
             api_key_secret_arn,
+            client_ip_salt,
             secrets_endpoint,
             public_rate_per_minute: number("RATE_LIMIT_PUBLIC_PER_MINUTE", 120)?,
             account_rate_per_minute: number("RATE_LIMIT_ACCOUNT_PER_MINUTE", 1200)?,
@@ -228,6 +245,7 @@ impl Config {
             bucket_name: bucket_name.to_string(),
             api_key_secret: defaults::LOCAL_API_KEY_SECRET.to_string(),
             api_key_secret_arn: None,
+            client_ip_salt: defaults::LOCAL_CLIENT_IP_SALT.to_string(),
             secrets_endpoint: Some(s3_endpoint.to_string()),
             public_rate_per_minute: 120,
             account_rate_per_minute: 1200,

@@ -132,6 +132,29 @@ async fn a_secret_store_down_at_start_up_is_503_per_request_until_it_is_back() {
     issuer.signing.current().await.unwrap();
     let m = merchant_in(&issuer).await;
     assert_eq!(status(&healthy.base, &m.test_key).await, 200);
+    let body = serde_json::json!({"name": "Public", "commissionType": "PERCENTAGE",
+        "commissionValue": 10, "isPublic": true});
+    let c = call_on(
+        &healthy.base,
+        "POST",
+        "/api/v1/campaigns",
+        Some(&m.test_key),
+        Some(body),
+    )
+    .await;
+    assert_eq!(c.status, 201, "{:?}", c.body);
+    let campaign = c.data()["id"].as_str().unwrap().to_string();
+    let body = serde_json::json!({"campaignId": campaign, "email": "pub@partners.example.com",
+        "name": "Pub", "code": "PUBSECRET"});
+    let a = call_on(
+        &healthy.base,
+        "POST",
+        "/api/v1/affiliates",
+        Some(&m.test_key),
+        Some(body),
+    )
+    .await;
+    assert_eq!(a.status, 201, "{:?}", a.body);
 
     // A process that starts while the secret store is down: its start-up
     // does not wait for the secret (nor fail).
@@ -166,6 +189,21 @@ async fn a_secret_store_down_at_start_up_is_503_per_request_until_it_is_back() {
     )
     .await;
     assert!(matches!(r.status, 401 | 503), "{:?}", r.body);
+    // The public routes never wait for the secret: their client-address
+    // hash has its own key, from the configuration.
+    let profile = format!("/api/v1/campaigns/{campaign}/public");
+    let r = call_on(&server.base, "GET", &profile, None, None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let click = serde_json::json!({"campaignId": campaign, "ref": "PUBSECRET"});
+    let r = call_on(
+        &server.base,
+        "POST",
+        "/api/v1/track/click",
+        None,
+        Some(click),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 
     // The store is back: the next request reads the secret and goes through.

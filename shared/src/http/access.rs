@@ -157,14 +157,16 @@ impl FromRequestParts<Arc<App>> for PublicCount {
             .get::<MatchedPath>()
             .map(|p| p.as_str().to_string())
             .unwrap_or_default();
-        let secret = app.signing.current().await?.secret;
+        // Its own salt, not the signing secret: a public request never waits
+        // for a secret read.
+        let salt = &app.config.client_ip_salt;
         let now = chrono::Utc::now();
         let network = client_ip
             .as_deref()
-            .map(|ip| crate::client_ip::hash_ip(&secret, ip, now));
+            .map(|ip| crate::client_ip::hash_ip(salt, ip, now));
         let ip_hash = network
             .clone()
-            .unwrap_or_else(|| crate::client_ip::hash_ip(&secret, "unknown", now));
+            .unwrap_or_else(|| crate::client_ip::hash_ip(salt, "unknown", now));
         Ok(PublicCount {
             network,
             admission: Admission {

@@ -1,6 +1,9 @@
 //! The API key signing secret in AWS Secrets Manager (locally: the moto server).
 
+use std::sync::{Arc, OnceLock};
+
 use aws_sdk_secretsmanager::Client;
+use aws_types::SdkConfig;
 
 use crate::error::{Error, Result};
 
@@ -21,23 +24,42 @@ impl std::fmt::Debug for SecretVersion {
     }
 }
 
-/// A secret (by ARN or name) and its client.
+/// A secret (by ARN or name) and its client, built on first use: a
+/// function's start-up builds no Secrets Manager client.
 #[derive(Debug, Clone)]
 pub struct Secrets {
-    client: Client,
+    sdk: SdkConfig,
+    endpoint: Option<String>,
+    client: Arc<OnceLock<Client>>,
     id: String,
 }
 
 impl Secrets {
-    /// Wraps a client and the secret's ARN or name.
-    pub fn new(client: Client, id: String) -> Self {
-        Secrets { client, id }
+    /// The secret's ARN or name, reached with these SDK settings (and an
+    /// endpoint override: the local emulator).
+    pub fn new(sdk: &SdkConfig, endpoint: Option<String>, id: String) -> Self {
+        Secrets {
+            sdk: sdk.clone(),
+            endpoint,
+            client: Arc::new(OnceLock::new()),
+            id,
+        }
+    }
+
+    fn client(&self) -> &Client {
+        self.client.get_or_init(|| {
+            let mut conf = aws_sdk_secretsmanager::config::Builder::from(&self.sdk);
+            if let Some(ep) = &self.endpoint {
+                conf = conf.endpoint_url(ep);
+            }
+            Client::from_conf(conf.build())
+        })
     }
 
     /// The version labelled `AWSCURRENT`.
     pub async fn current(&self) -> Result<SecretVersion> {
         let out = self
-            .client
+            .client()
             .get_secret_value()
             .secret_id(&self.id)
             .send()
@@ -49,7 +71,7 @@ impl Secrets {
     /// A version by id; `None` when the secret has no such version.
     pub async fn version(&self, version_id: &str) -> Result<Option<SecretVersion>> {
         match self
-            .client
+            .client()
             .get_secret_value()
             .secret_id(&self.id)
             .version_id(version_id)
@@ -72,7 +94,7 @@ impl Secrets {
     /// template generates the deployed secret).
     pub async fn create_if_missing(&self, version_id: &str, value: &str) -> Result<bool> {
         match self
-            .client
+            .client()
             .create_secret()
             .name(&self.id)
             .client_request_token(version_id)
@@ -95,7 +117,7 @@ impl Secrets {
     /// Puts a new version, which becomes `AWSCURRENT` (rotation); returns its id.
     pub async fn put_version(&self, value: &str) -> Result<String> {
         let out = self
-            .client
+            .client()
             .put_secret_value()
             .secret_id(&self.id)
             .secret_string(value)
