@@ -134,6 +134,16 @@ impl Store {
         }
     }
 
+    /// The same table and counters through another client (a benchmark's
+    /// client with an interceptor of its own).
+    pub fn with_client(&self, client: Client) -> Store {
+        Store {
+            client,
+            table: self.table.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+
     /// The SDK client.
     pub fn client(&self) -> &Client {
         &self.client

@@ -267,8 +267,21 @@ impl TableStream {
     /// dropped and found again by the next `discover` (read again from its
     /// start: harmless, see the module docs).
     pub async fn poll(&mut self) -> Result<(usize, Vec<(Tenant, Event)>)> {
+        let (records, failure) = self.read().await;
         let mut found = Vec::new();
-        let mut records = 0;
+        for record in &records {
+            found.extend(event_of_record(record)?);
+        }
+        match failure {
+            Some(e) if found.is_empty() => Err(e),
+            _ => Ok((records.len(), found)),
+        }
+    }
+
+    /// Reads every open shard once: its records, oldest first per shard, and
+    /// the failure of a shard that could not be read (dropped, see `poll`).
+    pub async fn read(&mut self) -> (Vec<Record>, Option<Error>) {
+        let mut records = Vec::new();
         let shards: Vec<(String, String)> = self.open.drain().collect();
         let mut failure = None;
         for (id, iterator) in shards {
@@ -281,10 +294,7 @@ impl TableStream {
                 .await
             {
                 Ok(out) => {
-                    records += out.records().len();
-                    for record in out.records() {
-                        found.extend(event_of_record(record)?);
-                    }
+                    records.extend(out.records.unwrap_or_default());
                     match out.next_shard_iterator {
                         Some(next) => {
                             self.open.insert(id, next);
@@ -297,16 +307,26 @@ impl TableStream {
                 Err(e) => failure = Some(stream_error("GetRecords", e)),
             }
         }
-        match failure {
-            Some(e) if found.is_empty() => Err(e),
-            _ => Ok((records, found)),
-        }
+        (records, failure)
     }
 
     /// Whether no shard is being read (the stream must be discovered again).
     pub fn is_idle(&self) -> bool {
         self.open.is_empty()
     }
+}
+
+/// The old and new images a stream record carries (as the stream's view
+/// type gives them), as the store's items.
+pub fn images_of(record: &Record) -> (Option<Item>, Option<Item>) {
+    let image = |i: Option<&HashMap<String, aws_sdk_dynamodbstreams::types::AttributeValue>>| {
+        i.map(|i| serde_dynamo::Item::from(i.clone()).into())
+    };
+    let d = record.dynamodb();
+    (
+        image(d.and_then(|d| d.old_image())),
+        image(d.and_then(|d| d.new_image())),
+    )
 }
 
 /// The event of a stream record read through the Streams API, if it is the

@@ -18,11 +18,30 @@ mod hot_items;
 mod load;
 mod payout_job;
 mod webhook_latency;
+mod write_units;
+
+use write_units::{Meter, Units};
+
+/// One measured operation: its name, DynamoDB calls, sequential round
+/// trips, read and write units as DynamoDB Local reports them, and the
+/// write units DynamoDB bills (`write_units`), when metered.
+type Row = (String, u64, u64, f64, f64, Option<Units>);
 
 struct Bench {
     app: Arc<App>,
     router: axum::Router,
-    rows: Vec<(String, u64, u64, f64, f64)>,
+    rows: Vec<Row>,
+    /// Counts the billed write units of each measured operation.
+    meter: Option<Meter>,
+}
+
+/// `app` with its writes metered (see `write_units`): the meter, and the
+/// app whose store notes its transactions for it.
+async fn metered(app: Arc<App>) -> (Arc<App>, Meter) {
+    let (meter, store) = Meter::open(&app).await;
+    let mut noted = (*app).clone();
+    noted.store = store;
+    (Arc::new(noted), meter)
 }
 
 /// A test-mode key of an existing account, for the benchmark's requests.
@@ -42,6 +61,7 @@ impl Bench {
             router: refctl::serve::service(app.clone()),
             app,
             rows: Vec::new(),
+            meter: None,
         };
         (b, key)
     }
@@ -104,18 +124,36 @@ impl Bench {
         key: Option<&str>,
         body: Option<&Value>,
     ) -> Value {
-        let before = self.app.store.metrics().snapshot();
+        let before = self.begin().await;
         let (status, out) = self.send(method, path, key, body).await;
-        let d = self.app.store.metrics().snapshot().since(&before);
         assert_eq!(status, expect, "{name}: {out}");
+        self.end(name, before).await;
+        out
+    }
+
+    /// Starts measuring an operation: the counters as they stand.
+    async fn begin(&mut self) -> shared::store::metrics::MetricsSnapshot {
+        if let Some(m) = &mut self.meter {
+            m.start().await;
+        }
+        self.app.store.metrics().snapshot()
+    }
+
+    /// Records what the operation begun at `before` cost, as row `name`.
+    async fn end(&mut self, name: &str, before: shared::store::metrics::MetricsSnapshot) {
+        let d = self.app.store.metrics().snapshot().since(&before);
+        let billed = match &mut self.meter {
+            Some(m) => Some(m.finish().await),
+            None => None,
+        };
         self.rows.push((
             name.to_string(),
             d.calls,
             d.round_trips,
             d.read_units,
             d.write_units,
+            billed,
         ));
-        out
     }
 
     /// Records a click (unmeasured) on `code` of `campaign`; its click id.
@@ -217,7 +255,19 @@ async fn main() {
     let account = accounts::create_account(&app.store, "Bench", "enterprise")
         .await
         .unwrap();
+    let section = std::env::args().nth(1);
+    // The operation tables meter the write units DynamoDB bills.
+    let mut meter = None;
+    let app = match section.as_deref() {
+        None | Some("connectors") => {
+            let (noted, m) = metered(app).await;
+            meter = Some(m);
+            noted
+        }
+        _ => app,
+    };
     let (mut b, key) = Bench::with_key(app.clone(), &account.id).await;
+    b.meter = meter;
     let k = Some(key.as_str());
     // `refbench cold-start`, `load`, `hot` and `webhooks` run one section alone;
     // without an argument it measures every operation (scripts/bench.sh runs
@@ -374,12 +424,25 @@ async fn main() {
     app.store.delete_table().await.ok();
 }
 
-/// The operations table.
+/// The operations table, then where each operation's billed write units go.
 fn print_rows(b: &Bench) {
-    println!("| operation | DynamoDB calls | sequential round trips | read units | write units |");
-    println!("|---|---:|---:|---:|---:|");
-    for (name, calls, trips, r, w) in &b.rows {
-        println!("| {name} | {calls} | {trips} | {r:.1} | {w:.1} |");
+    println!("| operation | DynamoDB calls | sequential round trips | read units | write units (Local) | write units billed |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (name, calls, trips, r, w, billed) in &b.rows {
+        let billed = billed
+            .as_ref()
+            .map_or("-".to_string(), |u| format!("{:.1}", u.total));
+        println!("| {name} | {calls} | {trips} | {r:.1} | {w:.1} | {billed} |");
+    }
+    println!();
+    println!("Billed write units by item kind and index (`kind item`: the record; `kind GSIn`: its entry in that index; `kind check`: a ConditionCheck):");
+    println!();
+    println!("| operation | billed | by item and index |");
+    println!("|---|---:|---|");
+    for (name, .., billed) in &b.rows {
+        if let Some(u) = billed.as_ref().filter(|u| u.total > 0.0) {
+            println!("| {name} | {:.1} | {} |", u.total, u.breakdown());
+        }
     }
     println!();
 }
@@ -863,11 +926,10 @@ async fn stripe_event_costs(b: &mut Bench, key: &str) {
         "POST /integrations/{id}/events (the same Stripe event again: DUPLICATE)",
     ] {
         let header = Provider::Stripe.sign(&raw, secret, chrono::Utc::now().timestamp());
-        let before = b.app.store.metrics().snapshot();
+        let before = b.begin().await;
         let headers = [("stripe-signature".to_string(), header)];
         let (status, out) = b.send_bytes(Method::POST, &path, &headers, Some(raw.clone())).await;
-        let d = b.app.store.metrics().snapshot().since(&before);
         assert_eq!(status, 200, "{name}: {out}");
-        b.rows.push((name.to_string(), d.calls, d.round_trips, d.read_units, d.write_units));
+        b.end(name, before).await;
     }
 }

@@ -136,21 +136,17 @@ async fn seed(app: &App, p: &Programme, n: usize, due: bool) {
 }
 
 /// One job run over `due` due conversions, recorded as a row.
-async fn measured_run(b: &mut Bench, app: &App, label: &str) {
-    let before = app.store.metrics().snapshot();
-    let report = job::run(app, Utc::now(), Budget::default()).await.unwrap();
-    let d = app.store.metrics().snapshot().since(&before);
+async fn measured_run(b: &mut Bench, label: &str) {
+    let before = b.begin().await;
+    let report = job::run(&b.app, Utc::now(), Budget::default())
+        .await
+        .unwrap();
     assert!(!report.cut_short, "{label}: {report:?}");
-    b.rows.push((
-        format!(
-            "{label} ({} approved, {} payouts)",
-            report.approved, report.payouts_created
-        ),
-        d.calls,
-        d.round_trips,
-        d.read_units,
-        d.write_units,
-    ));
+    let name = format!(
+        "{label} ({} approved, {} payouts)",
+        report.approved, report.payouts_created
+    );
+    b.end(&name, before).await;
 }
 
 /// Whether the 10,000-conversion run was asked for (`REFBENCH_LARGE=1`).
@@ -168,9 +164,12 @@ pub async fn rows(b: &mut Bench) {
     let p = programme(&app).await;
     seed(&app, &p, 20_000, false).await;
     seed(&app, &p, 1_000, true).await;
+    // The job's rows and the payout endpoints' are measured on this table.
+    let (app, meter) = crate::metered(app).await;
+    let (mut jb, key) = Bench::with_key(app.clone(), &p.tenant.account_id).await;
+    jb.meter = Some(meter);
     measured_run(
-        b,
-        &app,
+        &mut jb,
         "payout job: 1,000 due conversions in a table of 21,000",
     )
     .await;
@@ -179,14 +178,14 @@ pub async fn rows(b: &mut Bench) {
     if large() {
         seed(&app, &p, 10_000, true).await;
         measured_run(
-            b,
-            &app,
+            &mut jb,
             "payout job: 10,000 due conversions in a table of 31,000",
         )
         .await;
     }
-    measured_run(b, &app, "payout job: nothing due (a second run)").await;
-    endpoint_rows(b, app.clone(), &p).await;
+    measured_run(&mut jb, "payout job: nothing due (a second run)").await;
+    endpoint_rows(&mut jb, app.clone(), &p, &key).await;
+    b.rows.append(&mut jb.rows);
     app.store.delete_table().await.ok();
 }
 
@@ -221,9 +220,8 @@ async fn payout_ids(b: &mut Bench, key: &str, query: &str) -> Vec<String> {
 }
 
 /// The payout endpoints on the payouts the job made, and batch-process of 100.
-async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programme) {
-    let (mut b, key) = Bench::with_key(app.clone(), &p.tenant.account_id).await;
-    let k = Some(key.as_str());
+async fn endpoint_rows(b: &mut Bench, app: std::sync::Arc<App>, p: &Programme, key: &str) {
+    let k = Some(key);
     // The job made 10 payouts per run: of 100 conversions each after the
     // 1,000 run, of 1,000 after the 10,000 run.
     let held = if large() { "1,000" } else { "100" };
@@ -235,7 +233,7 @@ async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programm
         None,
     )
     .await;
-    let ids = payout_ids(&mut b, &key, "&status=pending").await;
+    let ids = payout_ids(b, key, "&status=pending").await;
     let (one, two, three) = (&ids[0], &ids[1], &ids[2]);
     b.measure(
         "GET /payouts/{id}",
@@ -297,8 +295,7 @@ async fn endpoint_rows(outer: &mut Bench, app: std::sync::Arc<App>, p: &Programm
         Some(&cancel),
     )
     .await;
-    batch_process_row(&mut b, &app, p, &key).await;
-    outer.rows.append(&mut b.rows);
+    batch_process_row(b, &app, p, key).await;
 }
 
 /// batch-process of 100 invoiced payouts of one conversion each (sandbox).
