@@ -144,6 +144,9 @@ class Row:
     round_trips: int
     read_units: float
     write_units: float
+    # What DynamoDB bills, metered by refbench from the items written
+    # (write_units.rs); None in an output without that column.
+    billed: float = None
 
 
 def tables(text):
@@ -176,19 +179,23 @@ def number(cell, what):
 
 def operation_rows(text):
     """refbench's operations table (main.rs prints it:
-    `| {name} | {calls} | {trips} | {r:.1} | {w:.1} |`)."""
+    `| {name} | {calls} | {trips} | {r:.1} | {w:.1} | {billed} |`, the
+    billed write units `-` where not metered)."""
     rows = []
     for header, lines in tables(text):
         if header[:2] != ["operation", "DynamoDB calls"]:
             continue
+        n = 5 if header[-1] == "write units billed" else 4
         for line in lines:
             cells = line.strip("|").split("|")
-            if len(cells) < 5:
+            if len(cells) < n + 1:
                 raise InputError(f"operations table: malformed row: {line}")
-            name = "|".join(cells[:-4]).strip()
-            calls, trips, r, w = (c.strip() for c in cells[-4:])
+            name = "|".join(cells[:-n]).strip()
+            calls, trips, r, w = (c.strip() for c in cells[-n:][:4])
+            billed = cells[-1].strip() if n == 5 else "-"
             rows.append(Row(name, int(number(calls, name)), int(number(trips, name)),
-                            number(r, name), number(w, name)))
+                            number(r, name), number(w, name),
+                            None if billed == "-" else number(billed, name)))
     return rows
 
 
@@ -546,6 +553,8 @@ def priced_writes(row, transactional, counter_units):
     transaction's Put actions at one unit per KB (not two, and not its
     Update actions): the writes beyond the rate-limit counter's are doubled
     when they are one transaction."""
+    if row.billed is not None:
+        return row.billed
     if not transactional:
         return row.write_units
     rest = max(row.write_units - counter_units, 0.0)
@@ -729,11 +738,18 @@ class Model:
         u.api_requests = payouts
         u.read_units = (job.read_units / approved + paid.read_units / held) * conversions
         u.write_units_reported = (job.write_units / approved + paid.write_units / held) * conversions
-        # Both write in transactions; mark-paid's rate-limit count is once per request.
-        u.write_units = (TRANSACTIONAL_WRITE_FACTOR * job.write_units / approved * conversions
-                         + TRANSACTIONAL_WRITE_FACTOR * max(paid.write_units - self.counter.write_units, 0)
-                         / held * conversions
-                         + self.counter.write_units * payouts)
+        # Both write in transactions; mark-paid's rate-limit count is once
+        # per request. Metered rows give what DynamoDB bills as it is.
+        if job.billed is not None and paid.billed is not None:
+            u.write_units = (job.billed / approved * conversions
+                             + (paid.billed - self.counter.write_units) / held * conversions
+                             + self.counter.write_units * payouts)
+        else:
+            u.write_units = (TRANSACTIONAL_WRITE_FACTOR * job.write_units / approved * conversions
+                             + TRANSACTIONAL_WRITE_FACTOR
+                             * max(paid.write_units - self.counter.write_units, 0)
+                             / held * conversions
+                             + self.counter.write_units * payouts)
         lines = invocation_lines(self.template.log_format, pay_fn.memory_mb, pay_ms,
                                  [request_line(method, route, 200, True, pay_ms)])
         u.log_lines = len(lines) * payouts
