@@ -50,7 +50,7 @@ pub struct SigningKeys {
 #[derive(Debug)]
 enum Source {
     Plain,
-    Manager(Secrets),
+    Manager(Box<Secrets>),
 }
 
 impl SigningKeys {
@@ -67,7 +67,7 @@ impl SigningKeys {
 
     /// The versions of a Secrets Manager secret, read when first needed.
     pub fn manager(secrets: Secrets) -> Self {
-        Self::with(Source::Manager(secrets), None)
+        Self::with(Source::Manager(Box::new(secrets)), None)
     }
 
     /// The Secrets Manager secret behind the keys, if any (local set-up, rotation).

@@ -768,6 +768,9 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
     };
     let started = std::time::Instant::now();
     seed(0, 1_000).await;
+    if let Some(m) = &mut b.meter {
+        m.skip_written(&b.app).await;
+    }
     for (label, query) in [
         ("30d, group_by=campaign", "period=30d&group_by=campaign"),
         ("all", "period=all"),
@@ -782,6 +785,9 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
         .await;
     }
     seed(1_000, 20_000).await;
+    if let Some(m) = &mut b.meter {
+        m.skip_written(&b.app).await;
+    }
     eprintln!(
         "refbench: 20,000 conversions seeded in {:.1}s",
         started.elapsed().as_secs_f64()
