@@ -972,14 +972,15 @@ def render(model, args, inputs):
     w(f"- Not counted: identify calls, sign-ups, refunds, invoice files (S3: a PUT and "
       f"a HEAD per payout), the events payouts write (batched to the consumer), DynamoDB "
       f"storage and point-in-time recovery (item sizes are not in refbench's output), "
-      f"Secrets Manager API calls (one per cold start), data transfer.")
+      f"Secrets Manager API calls (one per cold start that authenticates), data transfer.")
     w("")
     w("| this month | " + " | ".join(COMPONENTS) + " | total |")
     w("|---|" + "---:|" * (len(COMPONENTS) + 1))
     for (x, c) in month_cost:
         w(f"| {x.label} | " + " | ".join(usd(c[n]) for n in COMPONENTS)
           + f" | {usd(sum(c.values()))} |")
-    w(f"| Secrets Manager: {t.secrets} secret (the key signing secret) | "
+    w(f"| Secrets Manager: {t.secrets} secret{'s' if t.secrets != 1 else ''} "
+      f"(the key signing secret; the client-address salt, resolved at deploy) | "
       + " | ".join("" for _ in COMPONENTS) + f" | {usd(secret)} |")
     w(f"| **total** | " + " | ".join(
         usd(sum(c[n] for (_, c) in month_cost)) for n in COMPONENTS)
