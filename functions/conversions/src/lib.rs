@@ -277,6 +277,7 @@ async fn reverse(
     let c = reverse::reverse(&app.store, m.tenant(), &id, &request, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }
+
 /// Release a held conversion (ext)
 ///
 /// Ends the hold of an ON_HOLD conversion (one with a HIGH risk flag on a campaign that holds

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef;
-use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept};
 use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsInput;
 use aws_sdk_dynamodb::types::{
@@ -35,11 +35,12 @@ use shared::store::{Item, Store};
 /// A primary key: `pk` and `sk`.
 type Key = (String, String);
 
-/// What the transactions of one measured operation named.
+/// What the transactions of one measured operation named (sets: a
+/// transaction retried after a conflict names its items again).
 #[derive(Debug, Default)]
 struct TxLog {
     written: HashSet<Key>,
-    checked: Vec<Key>,
+    checked: HashSet<Key>,
 }
 
 /// SDK interceptor that notes the items of every `TransactWriteItems`.
@@ -78,18 +79,9 @@ impl Intercept for NoteTransactions {
             } else if let Some(d) = action.delete() {
                 log.written.insert(key_of(d.key()));
             } else if let Some(c) = action.condition_check() {
-                log.checked.push(key_of(c.key()));
+                log.checked.insert(key_of(c.key()));
             }
         }
-        Ok(())
-    }
-
-    fn read_after_execution(
-        &self,
-        _ctx: &aws_sdk_dynamodb::config::interceptors::FinalizerInterceptorContextRef<'_>,
-        _rc: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
         Ok(())
     }
 }
