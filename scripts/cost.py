@@ -705,7 +705,8 @@ class Model:
         payouts: the payout job's units per approved conversion and a
         mark-paid's units per settled conversion, from refbench's rows."""
         job = None
-        for r in self.rows:
+        # A metered run (its billed units) before the others.
+        for r in sorted(self.rows, key=lambda r: r.billed is None):
             m = PAYOUT_JOB_ROW.match(r.name)
             if m and int(m.group(1)) > 0:
                 job, approved = r, int(m.group(1))

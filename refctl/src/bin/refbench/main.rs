@@ -146,6 +146,8 @@ impl Bench {
             Some(m) => Some(m.finish().await),
             None => None,
         };
+        // Progress on stderr: a slow step shows which operation it is.
+        eprintln!("refbench: measured {name}");
         self.rows.push((
             name.to_string(),
             d.calls,
