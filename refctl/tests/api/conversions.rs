@@ -897,6 +897,58 @@ async fn the_summary_equals_the_sum_of_the_posted_conversions() {
     let _ = c1;
 }
 
+/// Rollups stored before the month items held each day's figures (day
+/// items, and month totals on the month items) are read with the new ones
+/// and add up: nothing counted before is lost.
+#[tokio::test]
+async fn rollups_stored_before_the_month_items_held_the_days_still_count() {
+    let (m, c1, _a1, code1) = setup(json!({"commissionValue": 10})).await;
+    let k = m.test_key.as_str();
+    let now = Utc::now();
+    let posted = convert(k, json!({"affiliateCode": code1, "amount": 40})).await;
+    let status = posted["status"].as_str().unwrap();
+
+    // What the earlier format held for 3 conversions of yesterday, written
+    // as it wrote them: a day item and the month's totals.
+    let app = app_for(server()).await;
+    let tenant = Tenant::new(m.account_id.clone(), Mode::Test);
+    let day = (now - Duration::days(1)).date_naive();
+    let tail = format!("USD#{status}#{c1}");
+    let old = shared::store::update::UpdateExpr::new()
+        .add("revenue", shared::store::number_value("12.5"))
+        .add("commission", shared::store::number_value("1.25"))
+        .add("count", shared::store::number_value(3))
+        .set("campaignId", attr(c1.clone()));
+    for sk in [
+        format!("D#{}#{tail}", day.format("%Y-%m-%d")),
+        format!("M#{}#{tail}", day.format("%Y-%m")),
+    ] {
+        app.store
+            .update(&keys::rollups(&tenant), &sk, &old)
+            .await
+            .unwrap();
+    }
+
+    let usd = (String::new(), "USD".to_string());
+    let expected = Fig {
+        revenue: dec(&posted["amount"]) + Decimal::from_str("12.5").unwrap(),
+        commission: dec(&posted["commission"]) + Decimal::from_str("1.25").unwrap(),
+        count: 4,
+    };
+    for query in [
+        "?period=7d".to_string(),
+        "?period=all".to_string(),
+        format!("?period=30d&campaign_id={c1}"),
+    ] {
+        let s = summary(k, &query).await;
+        assert_eq!(
+            figures(&s["totals"], None).get(&usd),
+            Some(&expected),
+            "{query}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn the_quota_refuses_at_the_cap_and_records_nothing() {
     let app = app_for(server()).await;

@@ -47,10 +47,10 @@ pub const CLAIM_CHUNK: usize = 98;
 /// giving it back; the payout and the pool marker.
 pub const RELEASE_CHUNK: usize = 49;
 /// Conversions settled or approved per transaction: one update each, up to
-/// eight rollup updates each (day and month, old and new status, the
-/// tenant's and the affiliate's), an event each, and a pool marker each or
-/// the payout, within DynamoDB's 100 actions.
-pub const STATUS_CHUNK: usize = 8;
+/// four rollup updates each (the month items of the old and the new status,
+/// the tenant's and the affiliate's), an event each, and a pool marker each
+/// or the payout, within DynamoDB's 100 actions.
+pub const STATUS_CHUNK: usize = 12;
 
 /// The role of each action of a payout's transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

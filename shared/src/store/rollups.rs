@@ -1,22 +1,33 @@
 //! Conversion rollups: revenue, commission and count per (day, currency,
-//! status, campaign) and per (month, currency, status, campaign), kept up to
-//! date with ADD in the same transaction as every conversion write, so the
-//! summary reads a bounded number of small items however many conversions
-//! there are.
+//! status, campaign), kept up to date with ADD in the same transaction as
+//! every conversion write, so the summary reads a bounded number of small
+//! items however many conversions there are.
 //!
-//! Items: `pk = keys::rollups(tenant)`,
-//! `sk = D#<yyyy-mm-dd>#<currency>#<status>#<campaignId or ->` and
-//! `sk = M#<yyyy-mm>#…` with number attributes `revenue`, `commission`,
-//! `count` (exact decimals: DynamoDB numbers, written as decimal strings,
-//! never through binary floats) and `campaignId` for the campaign filter.
+//! One item per (month, currency, status, campaign) holds each day's figures:
+//! `pk = keys::rollups(tenant)` (or the affiliate's partition),
+//! `sk = M#<yyyy-mm>#<currency>#<status>#<campaignId or ->`, number
+//! attributes `r<dd>`, `c<dd>`, `n<dd>` (revenue, commission, count of day
+//! `dd`; exact decimals: DynamoDB numbers, written as decimal strings, never
+//! through binary floats) and `campaignId` for the campaign filter. A
+//! conversion write is one update per partition; a month's figures are the
+//! sum of its days.
+//!
+//! Items written before the month item held the days are still read and add
+//! up with it: day items `D#<yyyy-mm-dd>#…` and the month totals `revenue`,
+//! `commission`, `count` on the `M#` items (which counted the same
+//! conversions as the day items, so a day window reads the day items and a
+//! month window the totals).
 //!
 //! A status change (reverse here; approval and payment in the payout flow)
-//! moves the figures between status items with [`moved`] in the same
+//! moves the figures between status items with [`moved_many`] in the same
 //! transaction as the change.
 
+use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
 use std::str::FromStr;
 
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
+use chrono::{Datelike, NaiveDate};
 use rust_decimal::Decimal;
 
 use crate::domain::conversion::{Conversion, ConversionStatus};
@@ -33,18 +44,27 @@ use crate::store::{number_value, string_of, string_value, Item, Store};
 const NO_CAMPAIGN: &str = "-";
 /// Sorts after every character a rollup sort key holds.
 const HIGH: &str = "~";
+/// The month totals of items written before the month item held the days.
+const LEGACY_TOTALS: [&str; 3] = ["revenue", "commission", "count"];
 
-fn sort_key(granularity: Granularity, c: &Conversion, status: ConversionStatus) -> String {
-    let (prefix, period) = match granularity {
-        Granularity::Day => ("D", c.occurred_at.format("%Y-%m-%d").to_string()),
-        Granularity::Month => ("M", c.occurred_at.format("%Y-%m").to_string()),
-    };
+/// The sort key of the month item counting `c` under `status`.
+fn month_key(c: &Conversion, status: ConversionStatus) -> String {
     format!(
-        "{prefix}#{period}#{}#{}#{}",
+        "M#{}#{}#{}#{}",
+        c.occurred_at.format("%Y-%m"),
         c.currency.code(),
         status.as_str(),
         c.campaign_id.as_deref().unwrap_or(NO_CAMPAIGN)
     )
+}
+
+/// The revenue, commission and count attributes of day `day` of a month item.
+fn day_attributes(day: u32) -> [String; 3] {
+    [
+        format!("r{day:02}"),
+        format!("c{day:02}"),
+        format!("n{day:02}"),
+    ]
 }
 
 fn negate(d: Decimal, sign: i64) -> Decimal {
@@ -55,25 +75,8 @@ fn negate(d: Decimal, sign: i64) -> Decimal {
     }
 }
 
-/// Adds (`sign` 1) or removes (`sign` -1) a conversion's figures under `status`.
-fn add<R: Copy>(
-    tx: &mut Tx<R>,
-    role: R,
-    tenant: &Tenant,
-    c: &Conversion,
-    status: ConversionStatus,
-    sign: i64,
-) {
-    let (revenue, commission) = c.rollup_figures();
-    let figures = Figures {
-        revenue: negate(revenue, sign),
-        commission: negate(commission, sign),
-        count: sign,
-    };
-    add_figures(tx, role, tenant, c, status, &figures);
-}
-
 /// Revenue, commission and count added to a rollup.
+#[derive(Default)]
 struct Figures {
     revenue: Decimal,
     commission: Decimal,
@@ -81,12 +84,24 @@ struct Figures {
 }
 
 impl Figures {
-    fn zero() -> Self {
+    /// `c`'s figures, added (`sign` 1) or removed (`sign` -1).
+    fn of(c: &Conversion, sign: i64) -> Self {
+        let (revenue, commission) = c.rollup_figures();
         Figures {
-            revenue: Decimal::ZERO,
-            commission: Decimal::ZERO,
-            count: 0,
+            revenue: negate(revenue, sign),
+            commission: negate(commission, sign),
+            count: sign,
         }
+    }
+
+    fn plus(&mut self, f: &Figures) {
+        self.revenue += f.revenue;
+        self.commission += f.commission;
+        self.count += f.count;
+    }
+
+    fn is_zero(&self) -> bool {
+        self.count == 0 && self.revenue.is_zero() && self.commission.is_zero()
     }
 }
 
@@ -102,38 +117,64 @@ fn partitions(tenant: &Tenant, c: &Conversion) -> Vec<String> {
     pks
 }
 
-/// Adds figures to the day and month rollups of `c`'s day, currency and
-/// campaign, the tenant's and its affiliate's.
-fn add_figures<R: Copy>(
-    tx: &mut Tx<R>,
-    role: R,
-    tenant: &Tenant,
-    c: &Conversion,
-    status: ConversionStatus,
-    f: &Figures,
-) {
-    for pk in partitions(tenant, c) {
-        for g in [Granularity::Day, Granularity::Month] {
-            let mut update = UpdateExpr::new()
-                .add("revenue", number_value(f.revenue))
-                .add("commission", number_value(f.commission))
-                .add("count", number_value(f.count));
-            if let Some(cmp) = &c.campaign_id {
-                update = update.set("campaignId", string_value(cmp.clone()));
+/// A rollup item's key: partition and sort key.
+type ItemKey = (String, String);
+
+/// What a transaction adds to one month item: its campaign, and the
+/// figures per day of the month.
+type MonthSums = (Option<String>, BTreeMap<u32, Figures>);
+
+/// What a transaction adds to rollup items.
+#[derive(Default)]
+struct Sums(BTreeMap<ItemKey, MonthSums>);
+
+impl Sums {
+    /// Counts `f` for `c`'s day under `status`, in each of its partitions.
+    fn add(&mut self, tenant: &Tenant, c: &Conversion, status: ConversionStatus, f: &Figures) {
+        for pk in partitions(tenant, c) {
+            let (_, days) = self
+                .0
+                .entry((pk, month_key(c, status)))
+                .or_insert_with(|| (c.campaign_id.clone(), BTreeMap::new()));
+            days.entry(c.occurred_at.day()).or_default().plus(f);
+        }
+    }
+
+    /// One update per item (a transaction may not touch an item twice),
+    /// none for an item whose figures cancel out.
+    fn write<R: Copy>(self, tx: &mut Tx<R>, role: R) {
+        for ((pk, sk), (campaign, days)) in self.0 {
+            let mut update = UpdateExpr::new();
+            let mut changed = false;
+            for (day, f) in days.iter().filter(|(_, f)| !f.is_zero()) {
+                let [r, c, n] = day_attributes(*day);
+                update = update
+                    .add(&r, number_value(f.revenue))
+                    .add(&c, number_value(f.commission))
+                    .add(&n, number_value(f.count));
+                changed = true;
             }
-            tx.update(role, &pk, &sort_key(g, c, status), &update);
+            if !changed {
+                continue;
+            }
+            if let Some(cmp) = campaign {
+                update = update.set("campaignId", string_value(cmp));
+            }
+            tx.update(role, &pk, &sk, &update);
         }
     }
 }
 
-/// Counts a new conversion in its rollups (two actions, four when attributed).
+/// Counts a new conversion in its rollups (one action, two when attributed).
 pub fn record<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, c: &Conversion) {
-    add(tx, role, tenant, c, c.status, 1);
+    let mut sums = Sums::default();
+    sums.add(tenant, c, c.status, &Figures::of(c, 1));
+    sums.write(tx, role);
 }
 
 /// Backfills (seeding, rebuilds): counts `count` conversions of `sample`'s
 /// day, currency, status and campaign whose amounts and commissions sum to
-/// `revenue` and `commission` (two actions).
+/// `revenue` and `commission` (one action).
 pub fn backfill<R: Copy>(
     tx: &mut Tx<R>,
     role: R,
@@ -148,81 +189,104 @@ pub fn backfill<R: Copy>(
         commission,
         count,
     };
-    add_figures(tx, role, tenant, sample, sample.status, &figures);
+    let mut sums = Sums::default();
+    sums.add(tenant, sample, sample.status, &figures);
+    sums.write(tx, role);
 }
 
 /// Moves the figures of many status changes `(before, after)` at once, one
-/// update per rollup item (a transaction may not touch an item twice).
+/// update per rollup item.
 pub fn moved_many<R: Copy>(
     tx: &mut Tx<R>,
     role: R,
     tenant: &Tenant,
     changes: &[(Conversion, Conversion)],
 ) {
-    type Sums = std::collections::BTreeMap<(String, String), (Option<String>, Figures)>;
-    let mut sums: Sums = std::collections::BTreeMap::new();
+    let mut sums = Sums::default();
     for (before, after) in changes {
-        for (c, status, sign) in [(before, before.status, -1), (after, after.status, 1)] {
-            for pk in partitions(tenant, c) {
-                for g in [Granularity::Day, Granularity::Month] {
-                    let e = sums
-                        .entry((pk.clone(), sort_key(g, c, status)))
-                        .or_insert_with(|| (c.campaign_id.clone(), Figures::zero()));
-                    let (revenue, commission) = c.rollup_figures();
-                    e.1.revenue += negate(revenue, sign);
-                    e.1.commission += negate(commission, sign);
-                    e.1.count += sign;
-                }
-            }
-        }
+        sums.add(tenant, before, before.status, &Figures::of(before, -1));
+        sums.add(tenant, after, after.status, &Figures::of(after, 1));
     }
-    for ((pk, sk), (campaign, f)) in sums {
-        if f.count == 0 && f.revenue.is_zero() && f.commission.is_zero() {
-            continue;
-        }
-        let mut update = UpdateExpr::new()
-            .add("revenue", number_value(f.revenue))
-            .add("commission", number_value(f.commission))
-            .add("count", number_value(f.count));
-        if let Some(cmp) = campaign {
-            update = update.set("campaignId", string_value(cmp));
-        }
-        tx.update(role, &pk, &sk, &update);
-    }
+    sums.write(tx, role);
 }
 
+/// A number attribute as a decimal, zero when absent.
 fn decimal(item: &Item, name: &str) -> Result<Decimal> {
-    let raw = item
-        .get(name)
-        .and_then(|v| v.as_n().ok())
-        .ok_or_else(|| Error::internal(format!("rollup without {name}")))?;
+    let Some(raw) = item.get(name).and_then(|v| v.as_n().ok()) else {
+        return Ok(Decimal::ZERO);
+    };
     Decimal::from_str(raw)
         .or_else(|_| Decimal::from_scientific(raw))
         .map_err(|e| Error::internal(format!("rollup {name} {raw:?}: {e}")))
 }
 
-/// Reads one rollup item back into figures.
-pub fn row(item: &Item) -> Result<RollupRow> {
-    let sk = string_of(item, "sk").unwrap_or_default();
-    let parts: Vec<&str> = sk.split('#').collect();
-    let [_, _, currency, status, campaign] = parts[..] else {
-        return Err(Error::internal(format!("malformed rollup key {sk:?}")));
-    };
-    let bad = || Error::internal(format!("malformed rollup key {sk:?}"));
-    Ok(RollupRow {
-        currency: Currency::parse("currency", currency).map_err(|_| bad())?,
-        status: ConversionStatus::parse(status).ok_or_else(bad)?,
-        campaign_id: (campaign != NO_CAMPAIGN).then(|| campaign.to_string()),
-        revenue: decimal(item, "revenue")?,
-        commission: decimal(item, "commission")?,
-        count: decimal(item, "count")?
+/// Adds the figures named `[revenue, commission, count]` of an item.
+fn add_named(f: &mut Figures, item: &Item, names: &[impl AsRef<str>; 3]) -> Result<()> {
+    let count = decimal(item, names[2].as_ref())?;
+    f.plus(&Figures {
+        revenue: decimal(item, names[0].as_ref())?,
+        commission: decimal(item, names[1].as_ref())?,
+        count: count
             .try_into()
             .map_err(|_| Error::internal("rollup count is not an integer"))?,
+    });
+    Ok(())
+}
+
+/// Which figures of an item a window counts.
+#[derive(Debug, Clone)]
+pub enum Counted {
+    /// A day item's (written before the month item held the days), or a
+    /// month item's totals of those days and every day it holds.
+    All,
+    /// The days of a month item within the range.
+    Days(RangeInclusive<NaiveDate>),
+}
+
+/// Reads one rollup item back into the figures a window counts.
+pub fn row(item: &Item, counted: &Counted) -> Result<RollupRow> {
+    let sk = string_of(item, "sk").unwrap_or_default();
+    let parts: Vec<&str> = sk.split('#').collect();
+    let bad = || Error::internal(format!("malformed rollup key {sk:?}"));
+    let [kind, period, currency, status, campaign] = parts[..] else {
+        return Err(bad());
+    };
+    let mut f = Figures::default();
+    let month = match kind {
+        "M" => NaiveDate::parse_from_str(&format!("{period}-01"), "%Y-%m-%d").map_err(|_| bad())?,
+        "D" => {
+            add_named(&mut f, item, &LEGACY_TOTALS)?;
+            return to_row(currency, status, campaign, f).ok_or_else(bad);
+        }
+        _ => return Err(bad()),
+    };
+    if matches!(counted, Counted::All) {
+        add_named(&mut f, item, &LEGACY_TOTALS)?;
+    }
+    for day in month.iter_days().take_while(|d| d.month() == month.month()) {
+        if let Counted::Days(range) = counted {
+            if !range.contains(&day) {
+                continue;
+            }
+        }
+        add_named(&mut f, item, &day_attributes(day.day()))?;
+    }
+    to_row(currency, status, campaign, f).ok_or_else(bad)
+}
+
+fn to_row(currency: &str, status: &str, campaign: &str, f: Figures) -> Option<RollupRow> {
+    Some(RollupRow {
+        currency: Currency::parse("currency", currency).ok()?,
+        status: ConversionStatus::parse(status)?,
+        campaign_id: (campaign != NO_CAMPAIGN).then(|| campaign.to_string()),
+        revenue: f.revenue,
+        commission: f.commission,
+        count: f.count,
     })
 }
 
-/// The rollup rows of a window, optionally of one campaign: one strongly
-/// consistent Query (more pages only past 1 MB of rollups).
+/// The rollup rows of a window, optionally of one campaign (see
+/// [`read_partition`]).
 pub async fn read(
     store: &Store,
     tenant: &Tenant,
@@ -232,7 +296,7 @@ pub async fn read(
     read_partition(store, &keys::rollups(tenant), window, campaign_id).await
 }
 
-/// The rollup rows of one affiliate in a window: one strongly consistent Query.
+/// The rollup rows of one affiliate in a window.
 pub async fn read_affiliate(
     store: &Store,
     tenant: &Tenant,
@@ -243,40 +307,57 @@ pub async fn read_affiliate(
     read_partition(store, &pk, window, None).await
 }
 
-/// The sort-key range of a window's rollups.
-fn window_range(window: &Window) -> (String, String) {
-    match window.granularity {
-        Granularity::Day => (
-            format!(
-                "D#{}",
-                window
-                    .first_day
-                    .map(|d| d.format("%Y-%m-%d").to_string())
-                    .unwrap_or_default()
-            ),
-            format!("D#{}#{HIGH}", window.last_day.format("%Y-%m-%d")),
-        ),
-        Granularity::Month => (
-            format!(
-                "M#{}",
-                window
-                    .first_day
-                    .map(|d| d.format("%Y-%m").to_string())
-                    .unwrap_or_default()
-            ),
-            format!("M#{}#{HIGH}", window.last_day.format("%Y-%m")),
-        ),
-    }
-}
-
+/// The rollup rows of a window in one partition: the month items of its
+/// months, and for a window of days the day items written before the month
+/// items held the days; two strongly consistent Queries at once (more
+/// pages only past 1 MB of rollups).
 async fn read_partition(
     store: &Store,
     pk: &str,
     window: &Window,
     campaign_id: Option<&str>,
 ) -> Result<Vec<RollupRow>> {
-    let (lo, hi) = window_range(window);
+    let month = |d: NaiveDate| d.format("%Y-%m").to_string();
+    let months = (
+        format!("M#{}", window.first_day.map(month).unwrap_or_default()),
+        format!("M#{}#{HIGH}", month(window.last_day)),
+    );
+    let days = match (window.granularity, window.first_day) {
+        (Granularity::Day, Some(first)) => Some(first..=window.last_day),
+        _ => None,
+    };
+    let Some(days) = days else {
+        let items = query(store, pk, &months, campaign_id).await?;
+        return items.iter().map(|i| row(i, &Counted::All)).collect();
+    };
+    let day = |d: &NaiveDate| d.format("%Y-%m-%d").to_string();
+    let legacy = (
+        format!("D#{}", day(days.start())),
+        format!("D#{}#{HIGH}", day(days.end())),
+    );
+    let (items, legacy) = tokio::join!(
+        query(store, pk, &months, campaign_id),
+        query(store, pk, &legacy, campaign_id)
+    );
+    let counted = Counted::Days(days);
     let mut rows = Vec::new();
+    for item in items? {
+        rows.push(row(&item, &counted)?);
+    }
+    for item in legacy? {
+        rows.push(row(&item, &Counted::All)?);
+    }
+    Ok(rows)
+}
+
+/// The items of a sort-key range, optionally of one campaign.
+async fn query(
+    store: &Store,
+    pk: &str,
+    (lo, hi): &(String, String),
+    campaign_id: Option<&str>,
+) -> Result<Vec<Item>> {
+    let mut items = Vec::new();
     let mut start = None;
     loop {
         let mut q = store
@@ -297,12 +378,10 @@ async fn read_partition(
         }
         let out = q.send().await?;
         store.metrics().record_read_total(out.consumed_capacity());
-        for item in out.items() {
-            rows.push(row(item)?);
-        }
+        items.extend(out.items.unwrap_or_default());
         start = out.last_evaluated_key;
         if start.is_none() {
-            return Ok(rows);
+            return Ok(items);
         }
     }
 }
@@ -313,28 +392,88 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn rows_read_back_from_their_keys() {
-        let item: Item = HashMap::from([
+    fn item(sk: &str, numbers: &[(&str, &str)]) -> Item {
+        let mut item: Item = HashMap::from([
             ("pk".to_string(), string_value("ROLLUP#acct_1#test")),
-            (
-                "sk".to_string(),
-                string_value("D#2026-01-31#USD#PENDING#cmp_1"),
-            ),
-            ("revenue".to_string(), number_value("20.29")),
-            ("commission".to_string(), number_value("2.03")),
-            ("count".to_string(), number_value("3")),
+            ("sk".to_string(), string_value(sk)),
         ]);
-        let r = row(&item).unwrap();
-        assert_eq!(r.currency.code(), "USD");
-        assert_eq!(r.status, ConversionStatus::Pending);
-        assert_eq!(r.campaign_id.as_deref(), Some("cmp_1"));
-        assert_eq!(r.revenue.to_string(), "20.29");
-        assert_eq!(r.count, 3);
-        let mut none = item.clone();
-        none.insert("sk".into(), string_value("M#2026-01#EUR#UNATTRIBUTED#-"));
-        assert_eq!(row(&none).unwrap().campaign_id, None);
-        none.insert("sk".into(), string_value("M#2026-01#EUR"));
-        assert!(row(&none).is_err());
+        for (name, n) in numbers {
+            item.insert(name.to_string(), number_value(*n));
+        }
+        item
+    }
+
+    fn day(d: &str) -> NaiveDate {
+        NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn day_items_written_before_read_back_whole() {
+        let old = item(
+            "D#2026-01-31#USD#PENDING#cmp_1",
+            &[("revenue", "20.29"), ("commission", "2.03"), ("count", "3")],
+        );
+        let days = Counted::Days(day("2026-01-02")..=day("2026-01-31"));
+        for counted in [Counted::All, days] {
+            let r = row(&old, &counted).unwrap();
+            assert_eq!(r.currency.code(), "USD");
+            assert_eq!(r.status, ConversionStatus::Pending);
+            assert_eq!(r.campaign_id.as_deref(), Some("cmp_1"));
+            assert_eq!((r.revenue.to_string(), r.count), ("20.29".into(), 3));
+        }
+    }
+
+    #[test]
+    fn a_month_item_counts_the_window_s_days_or_all_with_the_old_totals() {
+        let month = item(
+            "M#2026-01#EUR#APPROVED#-",
+            &[
+                ("revenue", "100"),
+                ("commission", "10"),
+                ("count", "4"),
+                ("r01", "5.5"),
+                ("c01", "0.55"),
+                ("n01", "1"),
+                ("r31", "-2"),
+                ("c31", "-0.2"),
+                ("n31", "-1"),
+            ],
+        );
+        let all = row(&month, &Counted::All).unwrap();
+        assert_eq!(all.campaign_id, None);
+        assert_eq!(
+            (
+                all.revenue.to_string(),
+                all.commission.to_string(),
+                all.count
+            ),
+            ("103.5".into(), "10.35".into(), 4)
+        );
+        let first = row(
+            &month,
+            &Counted::Days(day("2025-12-20")..=day("2026-01-30")),
+        )
+        .unwrap();
+        assert_eq!((first.revenue.to_string(), first.count), ("5.5".into(), 1));
+        let last = row(
+            &month,
+            &Counted::Days(day("2026-01-02")..=day("2026-02-03")),
+        )
+        .unwrap();
+        assert_eq!(
+            (last.commission.to_string(), last.count),
+            ("-0.2".into(), -1)
+        );
+    }
+
+    #[test]
+    fn malformed_keys_are_refused() {
+        for sk in [
+            "M#2026-01#EUR",
+            "M#2026-13#EUR#PENDING#-",
+            "X#2026-01#EUR#PENDING#-",
+        ] {
+            assert!(row(&item(sk, &[]), &Counted::All).is_err(), "{sk}");
+        }
     }
 }
