@@ -321,9 +321,11 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
             (c, after)
         })
         .collect();
-    assert!(store_payouts::settle_chunk(&app.store, &t, &paid, &chunk)
-        .await
-        .unwrap());
+    assert!(
+        store_payouts::settle_chunk(&app.store, &t, &paid, &chunk, now)
+            .await
+            .unwrap()
+    );
     run_job(&app, now).await;
     let done = store_payouts::get(&app.store, &t, &p.id).await.unwrap();
     assert_eq!((done.status, done.work), (PayoutStatus::Paid, None));

@@ -205,7 +205,7 @@ async fn settle_step(
             continue;
         }
         // A chunk that lost a race is read again from the same place.
-        if store_payouts::settle_chunk(store, tenant, p, &paid).await? {
+        if store_payouts::settle_chunk(store, tenant, p, &paid, now).await? {
             *after = Some(last);
         }
         return Ok(true);

@@ -382,16 +382,52 @@ pub async fn settle_chunk(
     tenant: &Tenant,
     payout: &Payout,
     paid: &[(Conversion, Conversion)],
+    now: DateTime<Utc>,
 ) -> Result<bool> {
+    let u = count_work(tenant, payout, PayoutWork::Settle, paid.len(), now)?;
     status_chunk(store, tenant, paid, Some(payout), |tx| {
-        let u = UpdateExpr::new()
-            .add("settled", number_value(paid.len()))
-            .when_tenant(&tenant.key())
-            .when_eq("work", string_value(PayoutWork::Settle.as_str()));
         tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
         Ok(())
     })
     .await
+}
+
+/// The payout's update for a chunk of its `work` that counts `n` more
+/// members. The chunk that completes the work also ends it, as
+/// [`finish_work`] would, conditioned on the counter as read: the payout is
+/// written once less.
+fn count_work(
+    tenant: &Tenant,
+    p: &Payout,
+    work: PayoutWork,
+    n: usize,
+    now: DateTime<Utc>,
+) -> Result<UpdateExpr> {
+    let progress = &p.progress;
+    let (counter, read, total) = match work {
+        PayoutWork::Settle => ("settled", progress.settled, p.conversion_count),
+        PayoutWork::Release => (
+            "released",
+            progress.released,
+            p.conversion_count + progress.claimed_adjustments,
+        ),
+        PayoutWork::Claim => return Err(Error::internal("a claim is not counted here")),
+    };
+    let mut u = UpdateExpr::new()
+        .add(counter, number_value(n))
+        .when_tenant(&tenant.key())
+        .when_eq("work", string_value(work.as_str()));
+    if read + n as u64 >= total {
+        let mut done = p.clone();
+        done.work = None;
+        done.updated_at = now;
+        let mut fields = vec!["work", "updatedAt"];
+        fields.extend(Index::attributes());
+        u = u
+            .copy_from(&item(tenant, &done)?, &fields)
+            .when_absent_or_eq(counter, number_value(read));
+    }
+    Ok(u)
 }
 
 /// Commits an approval chunk: each conversion becomes APPROVED (only while
@@ -489,13 +525,8 @@ pub async fn release_chunk(
             .when_eq("payoutId", string_value(payout.id.clone()));
         tx.update(Write::Member, &a.id, RECORD_SK, &u);
     }
-    let u = UpdateExpr::new()
-        .add(
-            "released",
-            number_value(conversions.len() + adjustments.len()),
-        )
-        .when_tenant(&t)
-        .when_eq("work", string_value(PayoutWork::Release.as_str()));
+    let n = conversions.len() + adjustments.len();
+    let u = count_work(tenant, payout, PayoutWork::Release, n, now)?;
     tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
     touch_pool(
         &mut tx,

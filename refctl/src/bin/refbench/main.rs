@@ -271,7 +271,8 @@ async fn main() {
     let (mut b, key) = Bench::with_key(app.clone(), &account.id).await;
     b.meter = meter;
     let k = Some(key.as_str());
-    // `refbench cold-start`, `load`, `hot` and `webhooks` run one section alone;
+    // `refbench cold-start`, `load`, `hot`, `webhooks`, `connectors` and
+    // `payouts` run one section alone;
     // without an argument it measures every operation (scripts/bench.sh runs
     // the sections one after another, each on a fresh DynamoDB Local).
     if std::env::args().nth(1).as_deref() == Some("cold-start") {
@@ -291,6 +292,12 @@ async fn main() {
     }
     if std::env::args().nth(1).as_deref() == Some("webhooks") {
         webhook_only(&mut b, &key).await;
+        app.store.delete_table().await.ok();
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("payouts") {
+        payout_job::rows(&mut b).await;
+        print_rows(&b);
         app.store.delete_table().await.ok();
         return;
     }
