@@ -38,7 +38,7 @@ bench() {
   mv "$file.new" "$file"
 }
 
-# One section: `scripts/bench.sh webhooks|load|hot|cold-start`.
+# One section: `scripts/bench.sh webhooks|load|hot|cold-start|connectors|payouts`.
 if [ $# -gt 0 ]; then
   bench "$@"
   exit
