@@ -13,7 +13,9 @@ use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::update::UpdateExpr;
-use crate::store::{counters, from_item, number_value, record_item, IndexKeys, Item, Store};
+use crate::store::{
+    counters, from_item, months, number_value, record_item, IndexKeys, Item, Store,
+};
 
 /// The item of a click (`ttl` is a number attribute, as DynamoDB's TTL needs).
 pub fn item(click: &Click) -> Result<Item> {
@@ -67,50 +69,24 @@ fn month_key(day: NaiveDate) -> String {
     format!("M#{}", day.format("%Y-%m"))
 }
 
-/// An affiliate's clicks in a window (days, or months for `all`): one
-/// strongly consistent Query of at most one item per month, plus the
-/// window's day items written before the month items held each day's count
-/// (`D#<yyyy-mm-dd>`, no longer written; a day may have both, and they add up).
+/// An affiliate's clicks in a window (days, or months for `all`): the
+/// month items of its months and the day items written before the month
+/// items held each day's count (`D#<yyyy-mm-dd>`, see `store::months`).
 pub async fn count(
     store: &Store,
     tenant: &crate::domain::tenant::Tenant,
     affiliate_id: &str,
     window: &crate::domain::summary::Window,
 ) -> Result<i64> {
-    use crate::domain::summary::Granularity;
     let pk = keys::affiliate_clicks(tenant, affiliate_id);
-    let days = match (window.granularity, window.first_day) {
-        (Granularity::Day, Some(first)) => Some(first..=window.last_day),
-        _ => None,
-    };
-    let Some(days) = days else {
-        let lo = window.first_day.map_or("M#".to_string(), month_key);
-        let items = store
-            .query_range(&pk, &lo, &month_key(window.last_day))
-            .await?;
-        return Ok(items.iter().map(|i| number(i, COUNT)).sum());
-    };
-    let lo = format!("D#{}", days.start().format("%Y-%m-%d"));
-    let items = store.query_range(&pk, &lo, &month_key(*days.end())).await?;
-    let mut total = 0;
-    for item in &items {
-        let sk = item.get("sk").and_then(|v| v.as_s().ok());
-        if let Some(day) = sk.and_then(|sk| date(sk.strip_prefix("D#")?)) {
-            total += if days.contains(&day) {
-                number(item, COUNT)
-            } else {
-                0
-            };
-        } else if let Some(month) =
-            sk.and_then(|sk| date(&format!("{}-01", sk.strip_prefix("M#")?)))
-        {
-            total += month
-                .iter_days()
-                .take_while(|d| d.month() == month.month())
-                .filter(|d| days.contains(d))
-                .map(|d| number(item, &day_attribute(d.day())))
-                .sum::<i64>();
-        }
+    let w = months::read(store, &pk, window, None).await?;
+    let mut total: i64 = w.days.iter().map(|i| number(i, COUNT)).sum();
+    for item in &w.months {
+        total += match (&w.range, w.days_of(item)) {
+            (None, _) => number(item, COUNT),
+            (Some(_), Some(days)) => days.map(|d| number(item, &day_attribute(d.day()))).sum(),
+            (Some(_), None) => 0,
+        };
     }
     Ok(total)
 }
@@ -120,10 +96,6 @@ fn number(item: &Item, name: &str) -> i64 {
     item.get(name)
         .and_then(|v| v.as_n().ok()?.parse::<i64>().ok())
         .unwrap_or(0)
-}
-
-fn date(s: &str) -> Option<NaiveDate> {
-    NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
 }
 
 /// The click with this id if it exists and has not expired at `now`.

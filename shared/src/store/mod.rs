@@ -16,6 +16,7 @@ pub mod files;
 pub mod integrations;
 pub mod keys;
 pub mod metrics;
+pub mod months;
 pub mod page;
 pub mod payouts;
 pub mod pools;
@@ -190,10 +191,22 @@ impl Store {
     /// Reads the items of one partition whose sort keys lie in `lo..=hi`, with
     /// one strongly consistent Query (another only past 1 MB).
     pub async fn query_range(&self, pk: &str, lo: &str, hi: &str) -> Result<Vec<Item>> {
+        self.query_range_where(pk, lo, hi, None).await
+    }
+
+    /// As [`Store::query_range`], keeping only the items whose attribute
+    /// `filter.0` equals `filter.1` (a FilterExpression) when given.
+    pub async fn query_range_where(
+        &self,
+        pk: &str,
+        lo: &str,
+        hi: &str,
+        filter: Option<(&str, AttributeValue)>,
+    ) -> Result<Vec<Item>> {
         let mut items = Vec::new();
         let mut start = None;
         loop {
-            let out = self
+            let mut q = self
                 .client
                 .query()
                 .table_name(&self.table)
@@ -203,9 +216,14 @@ impl Store {
                 .expression_attribute_values(":hi", string_value(hi))
                 .consistent_read(true)
                 .set_exclusive_start_key(start)
-                .return_consumed_capacity(ReturnConsumedCapacity::Total)
-                .send()
-                .await?;
+                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+            if let Some((name, value)) = &filter {
+                q = q
+                    .filter_expression("#f = :f")
+                    .expression_attribute_names("#f", *name)
+                    .expression_attribute_values(":f", value.clone());
+            }
+            let out = q.send().await?;
             self.metrics.record_read_total(out.consumed_capacity());
             items.extend(out.items.unwrap_or_default());
             start = out.last_evaluated_key;

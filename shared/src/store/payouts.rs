@@ -393,9 +393,9 @@ pub async fn settle_chunk(
 }
 
 /// The payout's update for a chunk of its `work` that counts `n` more
-/// members. The chunk that completes the work also ends it, as
-/// [`finish_work`] would, conditioned on the counter as read: the payout is
-/// written once less.
+/// members. The chunk that completes the work (as `Payout::work_done`
+/// judges) also ends it, as [`finish_work`] would: the payout is written
+/// once less.
 fn count_work(
     tenant: &Tenant,
     p: &Payout,
@@ -403,31 +403,22 @@ fn count_work(
     n: usize,
     now: DateTime<Utc>,
 ) -> Result<UpdateExpr> {
-    let progress = &p.progress;
-    let (counter, read, total) = match work {
-        PayoutWork::Settle => ("settled", progress.settled, p.conversion_count),
-        PayoutWork::Release => (
-            "released",
-            progress.released,
-            p.conversion_count + progress.claimed_adjustments,
-        ),
+    let mut counted = p.clone();
+    let (counter, total) = match work {
+        PayoutWork::Settle => ("settled", &mut counted.progress.settled),
+        PayoutWork::Release => ("released", &mut counted.progress.released),
         PayoutWork::Claim => return Err(Error::internal("a claim is not counted here")),
     };
-    let mut u = UpdateExpr::new()
+    *total += n as u64;
+    let u = UpdateExpr::new()
         .add(counter, number_value(n))
         .when_tenant(&tenant.key())
         .when_eq("work", string_value(work.as_str()));
-    if read + n as u64 >= total {
-        let mut done = p.clone();
-        done.work = None;
-        done.updated_at = now;
-        let mut fields = vec!["work", "updatedAt"];
-        fields.extend(Index::attributes());
-        u = u
-            .copy_from(&item(tenant, &done)?, &fields)
-            .when_absent_or_eq(counter, number_value(read));
+    if counted.work_done() {
+        end_work(u, tenant, p, now)
+    } else {
+        Ok(u)
     }
-    Ok(u)
 }
 
 /// Commits an approval chunk: each conversion becomes APPROVED (only while
@@ -545,20 +536,27 @@ pub async fn finish_work(
     p: &Payout,
     now: DateTime<Utc>,
 ) -> Result<bool> {
+    let u = UpdateExpr::new()
+        .when_tenant(&tenant.key())
+        .when_eq("work", string_value(p.work.map_or("", PayoutWork::as_str)));
+    let u = end_work(u, tenant, p, now)?;
+    let mut tx = store.tx();
+    tx.update(Write::Payout, &p.id, RECORD_SK, &u);
+    applied(store.transact(tx).await)
+}
+
+/// Adds to `u` the end of `p`'s work: `work` removed with its GSI5 entry,
+/// conditioned on the counters as read (a chunk committed meanwhile makes
+/// the judgement stale).
+fn end_work(u: UpdateExpr, tenant: &Tenant, p: &Payout, now: DateTime<Utc>) -> Result<UpdateExpr> {
     let mut done = p.clone();
     done.work = None;
     done.updated_at = now;
     let mut fields = vec!["work", "updatedAt"];
     fields.extend(Index::attributes());
-    let u = UpdateExpr::new()
-        .copy_from(&item(tenant, &done)?, &fields)
-        .when_tenant(&tenant.key())
-        .when_eq("work", string_value(p.work.map_or("", PayoutWork::as_str)))
+    Ok(u.copy_from(&item(tenant, &done)?, &fields)
         .when_absent_or_eq("settled", number_value(p.progress.settled))
-        .when_absent_or_eq("released", number_value(p.progress.released));
-    let mut tx = store.tx();
-    tx.update(Write::Payout, &p.id, RECORD_SK, &u);
-    applied(store.transact(tx).await)
+        .when_absent_or_eq("released", number_value(p.progress.released)))
 }
 
 fn applied(r: std::result::Result<(), TxError<Write>>) -> Result<bool> {

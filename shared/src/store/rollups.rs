@@ -23,27 +23,24 @@
 //! transaction as the change.
 
 use std::collections::BTreeMap;
-use std::ops::RangeInclusive;
 use std::str::FromStr;
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
-use chrono::{Datelike, NaiveDate};
+use chrono::Datelike;
 use rust_decimal::Decimal;
 
 use crate::domain::conversion::{Conversion, ConversionStatus};
-use crate::domain::summary::{Granularity, RollupRow, Window};
+use crate::domain::summary::{RollupRow, Window};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::money::Currency;
 use crate::store::keys;
+use crate::store::months::{self, WindowItems};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::{number_value, string_of, string_value, Item, Store};
 
 /// Placeholder of the campaign segment for conversions without a campaign.
 const NO_CAMPAIGN: &str = "-";
-/// Sorts after every character a rollup sort key holds.
-const HIGH: &str = "~";
 /// The month totals of items written before the month item held the days.
 const LEGACY_TOTALS: [&str; 3] = ["revenue", "commission", "count"];
 
@@ -233,43 +230,26 @@ fn add_named(f: &mut Figures, item: &Item, names: &[impl AsRef<str>; 3]) -> Resu
     Ok(())
 }
 
-/// Which figures of an item a window counts.
-#[derive(Debug, Clone)]
-pub enum Counted {
-    /// A day item's (written before the month item held the days), or a
-    /// month item's totals of those days and every day it holds.
-    All,
-    /// The days of a month item within the range.
-    Days(RangeInclusive<NaiveDate>),
-}
-
-/// Reads one rollup item back into the figures a window counts.
-pub fn row(item: &Item, counted: &Counted) -> Result<RollupRow> {
+/// Reads one rollup item back into the figures `w` counts: a day item's
+/// whole; a month item's days within the window (with, for `all`, the month
+/// totals written before the month item held the days).
+fn row(item: &Item, w: &WindowItems) -> Result<RollupRow> {
     let sk = string_of(item, "sk").unwrap_or_default();
     let parts: Vec<&str> = sk.split('#').collect();
     let bad = || Error::internal(format!("malformed rollup key {sk:?}"));
-    let [kind, period, currency, status, campaign] = parts[..] else {
+    let [kind, _, currency, status, campaign] = parts[..] else {
         return Err(bad());
     };
     let mut f = Figures::default();
-    let month = match kind {
-        "M" => NaiveDate::parse_from_str(&format!("{period}-01"), "%Y-%m-%d").map_err(|_| bad())?,
-        "D" => {
-            add_named(&mut f, item, &LEGACY_TOTALS)?;
-            return to_row(currency, status, campaign, f).ok_or_else(bad);
-        }
-        _ => return Err(bad()),
-    };
-    if matches!(counted, Counted::All) {
+    if kind == "D" || (kind == "M" && w.range.is_none()) {
         add_named(&mut f, item, &LEGACY_TOTALS)?;
     }
-    for day in month.iter_days().take_while(|d| d.month() == month.month()) {
-        if let Counted::Days(range) = counted {
-            if !range.contains(&day) {
-                continue;
-            }
+    if kind == "M" {
+        for day in w.days_of(item).ok_or_else(bad)? {
+            add_named(&mut f, item, &day_attributes(day.day()))?;
         }
-        add_named(&mut f, item, &day_attributes(day.day()))?;
+    } else if kind != "D" {
+        return Err(bad());
     }
     to_row(currency, status, campaign, f).ok_or_else(bad)
 }
@@ -307,88 +287,23 @@ pub async fn read_affiliate(
     read_partition(store, &pk, window, None).await
 }
 
-/// The rollup rows of a window in one partition: the month items of its
-/// months, and for a window of days the day items written before the month
-/// items held the days; two strongly consistent Queries at once (more
-/// pages only past 1 MB of rollups).
+/// The rollup rows of a window in one partition (see `store::months`).
 async fn read_partition(
     store: &Store,
     pk: &str,
     window: &Window,
     campaign_id: Option<&str>,
 ) -> Result<Vec<RollupRow>> {
-    let month = |d: NaiveDate| d.format("%Y-%m").to_string();
-    let months = (
-        format!("M#{}", window.first_day.map(month).unwrap_or_default()),
-        format!("M#{}#{HIGH}", month(window.last_day)),
-    );
-    let days = match (window.granularity, window.first_day) {
-        (Granularity::Day, Some(first)) => Some(first..=window.last_day),
-        _ => None,
-    };
-    let Some(days) = days else {
-        let items = query(store, pk, &months, campaign_id).await?;
-        return items.iter().map(|i| row(i, &Counted::All)).collect();
-    };
-    let day = |d: &NaiveDate| d.format("%Y-%m-%d").to_string();
-    let legacy = (
-        format!("D#{}", day(days.start())),
-        format!("D#{}#{HIGH}", day(days.end())),
-    );
-    let (items, legacy) = tokio::join!(
-        query(store, pk, &months, campaign_id),
-        query(store, pk, &legacy, campaign_id)
-    );
-    let counted = Counted::Days(days);
-    let mut rows = Vec::new();
-    for item in items? {
-        rows.push(row(&item, &counted)?);
-    }
-    for item in legacy? {
-        rows.push(row(&item, &Counted::All)?);
-    }
-    Ok(rows)
-}
-
-/// The items of a sort-key range, optionally of one campaign.
-async fn query(
-    store: &Store,
-    pk: &str,
-    (lo, hi): &(String, String),
-    campaign_id: Option<&str>,
-) -> Result<Vec<Item>> {
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
-        let mut q = store
-            .client()
-            .query()
-            .table_name(store.table())
-            .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
-            .expression_attribute_values(":pk", string_value(pk))
-            .expression_attribute_values(":lo", string_value(lo.clone()))
-            .expression_attribute_values(":hi", string_value(hi.clone()))
-            .consistent_read(true)
-            .set_exclusive_start_key(start.take())
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        if let Some(c) = campaign_id {
-            q = q
-                .filter_expression("campaignId = :cmp")
-                .expression_attribute_values(":cmp", string_value(c));
-        }
-        let out = q.send().await?;
-        store.metrics().record_read_total(out.consumed_capacity());
-        items.extend(out.items.unwrap_or_default());
-        start = out.last_evaluated_key;
-        if start.is_none() {
-            return Ok(items);
-        }
-    }
+    let filter = campaign_id.map(|c| ("campaignId", string_value(c)));
+    let w = months::read(store, pk, window, filter).await?;
+    w.months.iter().chain(&w.days).map(|i| row(i, &w)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+
+    use chrono::NaiveDate;
 
     use super::*;
 
@@ -407,14 +322,22 @@ mod tests {
         NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap()
     }
 
+    /// A window of `first..=last`, or of every day.
+    fn counted(days: Option<(&str, &str)>) -> WindowItems {
+        WindowItems {
+            months: Vec::new(),
+            days: Vec::new(),
+            range: days.map(|(first, last)| day(first)..=day(last)),
+        }
+    }
+
     #[test]
     fn day_items_written_before_read_back_whole() {
         let old = item(
             "D#2026-01-31#USD#PENDING#cmp_1",
             &[("revenue", "20.29"), ("commission", "2.03"), ("count", "3")],
         );
-        let days = Counted::Days(day("2026-01-02")..=day("2026-01-31"));
-        for counted in [Counted::All, days] {
+        for counted in [counted(None), counted(Some(("2026-01-02", "2026-01-31")))] {
             let r = row(&old, &counted).unwrap();
             assert_eq!(r.currency.code(), "USD");
             assert_eq!(r.status, ConversionStatus::Pending);
@@ -439,7 +362,7 @@ mod tests {
                 ("n31", "-1"),
             ],
         );
-        let all = row(&month, &Counted::All).unwrap();
+        let all = row(&month, &counted(None)).unwrap();
         assert_eq!(all.campaign_id, None);
         assert_eq!(
             (
@@ -449,17 +372,9 @@ mod tests {
             ),
             ("103.5".into(), "10.35".into(), 4)
         );
-        let first = row(
-            &month,
-            &Counted::Days(day("2025-12-20")..=day("2026-01-30")),
-        )
-        .unwrap();
+        let first = row(&month, &counted(Some(("2025-12-20", "2026-01-30")))).unwrap();
         assert_eq!((first.revenue.to_string(), first.count), ("5.5".into(), 1));
-        let last = row(
-            &month,
-            &Counted::Days(day("2026-01-02")..=day("2026-02-03")),
-        )
-        .unwrap();
+        let last = row(&month, &counted(Some(("2026-01-02", "2026-02-03")))).unwrap();
         assert_eq!(
             (last.commission.to_string(), last.count),
             ("-0.2".into(), -1)
@@ -473,7 +388,7 @@ mod tests {
             "M#2026-13#EUR#PENDING#-",
             "X#2026-01#EUR#PENDING#-",
         ] {
-            assert!(row(&item(sk, &[]), &Counted::All).is_err(), "{sk}");
+            assert!(row(&item(sk, &[]), &counted(None)).is_err(), "{sk}");
         }
     }
 }

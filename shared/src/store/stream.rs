@@ -335,10 +335,9 @@ fn event_of_record(record: &Record) -> Result<Option<(Tenant, Event)>> {
     if record.event_name() != Some(&OperationType::Insert) {
         return Ok(None);
     }
-    let Some(image) = record.dynamodb().and_then(|d| d.new_image()) else {
+    let (_, Some(item)) = images_of(record) else {
         return Ok(None);
     };
-    let item: Item = serde_dynamo::Item::from(image.clone()).into();
     event_of_image(item)
 }
 
