@@ -3,7 +3,15 @@
 //! tenant through GSI1 (`<tenant>#EVT`) and by type through GSI2
 //! (`<tenant>#EVT#TYPE#<type>`), both sorted by `<createdAt>#<id>`. The
 //! table's stream carries every new one to the webhook deliverer.
+//!
+//! The event's data (the record's API view, JSON) is stored deflated in a
+//! binary attribute: a conversion's view is about 730 bytes of JSON and
+//! deflates to about half, which keeps the event item under 1 KB, so its put
+//! and each of its two index entries cost one write unit per KB fewer.
+//! Events stored before as JSON text are read as they are.
 
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +29,14 @@ use crate::timestamp::{self, serde_ts};
 /// How long events are kept.
 pub const RETENTION_DAYS: i64 = 30;
 
-/// An event as stored: its data as JSON text, exactly as it will be sent.
+/// The attribute holding the event's data, deflated (binary).
+const DATA_DEFLATED: &str = "dataDeflated";
+/// The largest data an event's deflated attribute may inflate to: a
+/// DynamoDB item's limit.
+const DATA_LIMIT: usize = 400 * 1024;
+
+/// An event as stored, beside its data: JSON text in events written before
+/// the data was deflated, else absent (the data is in [`DATA_DEFLATED`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Stored {
@@ -30,7 +45,27 @@ struct Stored {
     event_type: EventType,
     #[serde(with = "serde_ts")]
     created_at: DateTime<Utc>,
-    data: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<String>,
+}
+
+/// The JSON text of the data, deflated (raw DEFLATE, best compression:
+/// events are written once and read a few times).
+fn deflate(text: &str) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec(text.as_bytes(), 9)
+}
+
+/// The data's JSON text: the deflated attribute inflated, or the legacy text.
+fn data_text(deflated: Option<AttributeValue>, legacy: Option<String>) -> Result<String> {
+    match deflated {
+        Some(AttributeValue::B(blob)) => {
+            let bytes =
+                miniz_oxide::inflate::decompress_to_vec_with_limit(blob.as_ref(), DATA_LIMIT)
+                    .map_err(|e| Error::internal(format!("event data: {e:?}")))?;
+            String::from_utf8(bytes).map_err(Error::internal)
+        }
+        _ => legacy.ok_or_else(|| Error::internal("event without data")),
+    }
 }
 
 /// The item of an event of `tenant`.
@@ -51,21 +86,26 @@ pub fn item(tenant: &Tenant, e: &Event) -> Result<Item> {
         id: e.id.clone(),
         event_type: e.event_type,
         created_at: e.created_at,
-        data: e.data.to_string(),
+        data: None,
     };
     let mut item = record_item(&e.id, Some(&tenant.key()), &stored, &index)?;
+    item.insert(
+        DATA_DEFLATED.into(),
+        AttributeValue::B(Blob::new(deflate(&e.data.to_string()))),
+    );
     let expires = e.created_at + Duration::days(RETENTION_DAYS);
     item.insert(TTL_ATTRIBUTE.into(), number_value(expires.timestamp()));
     Ok(item)
 }
 
 /// Reads an event item back (a stream record's new image, a query result).
-pub fn from_stored(item: Item) -> Result<(Tenant, Event)> {
+pub fn from_stored(mut item: Item) -> Result<(Tenant, Event)> {
     let tenant = crate::store::string_of(&item, "tenant")
         .and_then(Tenant::from_key)
         .ok_or_else(|| Error::internal("event without tenant"))?;
+    let deflated = item.remove(DATA_DEFLATED);
     let s: Stored = from_item(item)?;
-    let data = serde_json::from_str(&s.data).map_err(Error::internal)?;
+    let data = serde_json::from_str(&data_text(deflated, s.data)?).map_err(Error::internal)?;
     Ok((
         tenant,
         Event {
@@ -189,5 +229,75 @@ pub async fn put_with(
         Ok(()) => Ok(true),
         Err(err) if err.failed(Change::Record) => Ok(false),
         Err(err) => Err(err.into_error()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event() -> (Tenant, Event) {
+        let tenant = Tenant::from_key("acct_01JD0000000000000000000000#test").unwrap();
+        // A conversion's view, as the postback's event carries it.
+        let view = serde_json::json!({"id": "cnv_01JD0000000000000000000001", "object": "conversion",
+            "externalId": "in_1", "campaignId": "cmp_01JD0000000000000000000002",
+            "affiliateId": "aff_01JD0000000000000000000003", "amount": 49.99, "currency": "USD",
+            "conversionType": "SALE", "commission": 5, "commissionReason": null, "status": "PENDING",
+            "attribution": "CLICK", "customerRef": "cus_1", "isRecurring": false,
+            "clickId": "clk_01JD0000000000000000000004", "sessionId": "ses_01JD0000000000000000000004",
+            "customerId": "cus_1", "holdDays": 30, "payableAt": "2026-12-25T23:18:17.000Z",
+            "payoutId": null, "metadata": {"integrationId": "int_01JD0000000000000000000005"},
+            "occurredAt": "2026-11-25T23:18:17.000Z", "createdAt": "2026-11-25T23:18:17.175Z",
+            "updatedAt": "2026-11-25T23:18:17.175Z", "reversedAt": null, "reversalReason": null,
+            "reversedAmount": 0, "commissionReversed": 0, "risk": {"level": "NONE", "flags": []}});
+        let at = timestamp::parse_datetime("2026-11-25T23:18:17.175Z").unwrap();
+        (
+            tenant,
+            Event::new(EventType::ConversionCreated, view, at).unwrap(),
+        )
+    }
+
+    #[test]
+    fn data_is_stored_deflated_and_read_back_exactly() {
+        let (tenant, e) = event();
+        let item = item(&tenant, &e).unwrap();
+        assert!(!item.contains_key("data"));
+        let Some(AttributeValue::B(blob)) = item.get(DATA_DEFLATED) else {
+            panic!("no deflated data");
+        };
+        let text = e.data.to_string();
+        assert!(
+            blob.as_ref().len() * 10 < text.len() * 7,
+            "{} of {}",
+            blob.as_ref().len(),
+            text.len()
+        );
+        let (t, back) = from_stored(item).unwrap();
+        assert_eq!(t, tenant);
+        assert_eq!(back, e);
+        assert_eq!(back.data.to_string(), text, "the same text, key order kept");
+    }
+
+    #[test]
+    fn events_stored_as_json_text_are_read_as_they_are() {
+        let (tenant, e) = event();
+        let mut item = item(&tenant, &e).unwrap();
+        item.remove(DATA_DEFLATED);
+        item.insert("data".into(), AttributeValue::S(e.data.to_string()));
+        assert_eq!(from_stored(item).unwrap().1, e);
+    }
+
+    #[test]
+    fn data_that_does_not_inflate_is_an_error_not_a_panic() {
+        let (tenant, e) = event();
+        let mut item = item(&tenant, &e).unwrap();
+        item.insert(
+            DATA_DEFLATED.into(),
+            AttributeValue::B(Blob::new(vec![0xff, 0x00, 0x13])),
+        );
+        assert!(from_stored(item).is_err());
+        let mut bare = super::item(&tenant, &e).unwrap();
+        bare.remove(DATA_DEFLATED);
+        assert!(from_stored(bare).is_err());
     }
 }

@@ -414,4 +414,21 @@ mod tests {
         broken["tenant"] = serde_json::json!({"S": ""});
         assert!(event_of_lambda_record(&record("INSERT", &broken)).is_err());
     }
+
+    #[test]
+    fn lambda_records_carry_the_deflated_data_as_base64() {
+        let tenant = Tenant::from_key("acct_1#test").unwrap();
+        let at = crate::timestamp::parse_datetime("2026-11-22T10:00:00.000Z").unwrap();
+        let data = serde_json::json!({"id": "cnv_1", "payoutId": null, "amount": 49.99});
+        let e = Event::new(crate::domain::event::EventType::ConversionCreated, data, at).unwrap();
+        // The item as the stream's Lambda event carries it: DynamoDB JSON,
+        // binary values in base64.
+        let item: serde_dynamo::Item = events::item(&tenant, &e).unwrap().into();
+        let image = serde_json::to_value(&item).unwrap();
+        assert!(image["dataDeflated"]["B"].is_string(), "{image}");
+        let record = serde_json::json!({"eventName": "INSERT", "dynamodb": {"NewImage": image}});
+        let (t, back) = event_of_lambda_record(&record).unwrap().unwrap();
+        assert_eq!(t, tenant);
+        assert_eq!(back, e);
+    }
 }
