@@ -417,6 +417,20 @@ pub struct Unchanged {
     pub campaigns: HashMap<String, Campaign>,
 }
 
+impl Unchanged {
+    /// The earning as committed: its affiliate-status check is kept only for
+    /// an affiliate taken from the cache. One read in this request is as
+    /// fresh as the check (a suspension committed between the two is
+    /// ordered after the postback), and the check costs two write units.
+    pub fn earning(&self, e: &Earning) -> Earning {
+        let mut e = e.clone();
+        if !self.affiliates.contains_key(&e.affiliate_id) {
+            e.while_status = None;
+        }
+        e
+    }
+}
+
 /// Checks that the parties the plan took from the cache are unchanged: the
 /// campaign it applied, and the affiliate it credited (its status; an
 /// earning checks that on its own).
@@ -595,7 +609,8 @@ async fn transact(
         referrals::apply(&mut tx, A::Referral, tenant, change)?;
     }
     if let Some(e) = &plan.earning {
-        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
+        let e = cached.earning(e);
+        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, &e);
     }
     for count in &plan.counts {
         hourly_count(&mut tx, tenant, count, now);
@@ -671,7 +686,8 @@ pub async fn commit_late(
         referrals::apply(&mut tx, A::Referral, tenant, change)?;
     }
     if let Some(e) = &late.earning {
-        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
+        let e = cached.earning(e);
+        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, &e);
     }
     events::append(&mut tx, A::Event, tenant, &late.event)?;
     if let Some(flagged) = &late.flagged {

@@ -298,13 +298,17 @@ async fn main() {
     if std::env::args().nth(1).as_deref() == Some("payouts") {
         payout_job::rows(&mut b).await;
         print_rows(&b);
-        app.store.delete_table().await.ok();
+        if std::env::var_os("REFBENCH_KEEP").is_none() {
+            app.store.delete_table().await.ok();
+        }
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("connectors") {
         connector_and_portal_rows(&mut b, &key).await;
         print_rows(&b);
-        app.store.delete_table().await.ok();
+        if std::env::var_os("REFBENCH_KEEP").is_none() {
+            app.store.delete_table().await.ok();
+        }
         return;
     }
 
