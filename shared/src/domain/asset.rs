@@ -111,6 +111,12 @@ fn required(path: &str, issues: &mut Issues) {
 }
 
 impl Asset {
+    /// Whether the asset appears in lists that do not ask for a status:
+    /// archived assets leave them.
+    pub fn in_default_lists(&self) -> bool {
+        self.status != AssetStatus::Archived
+    }
+
     /// A swipe-copy asset, FINALIZED at once (text needs no upload step).
     pub fn swipe_copy(input: NewSwipeCopy, now: DateTime<Utc>) -> Result<Asset, Error> {
         let mut issues = Issues::new();

@@ -489,6 +489,20 @@ pub struct Earning {
     pub while_status: Option<AffiliateStatus>,
 }
 
+impl Earning {
+    /// The earning as committed: its affiliate-status condition is kept only
+    /// for an affiliate known from an earlier request (a cache). One read in
+    /// this request is as fresh as the condition: a status change committed
+    /// between that read and the commit is ordered after the earning either
+    /// way, and the condition costs a write.
+    pub fn to_commit(&self, affiliate_cached: bool) -> Earning {
+        Earning {
+            while_status: self.while_status.filter(|_| affiliate_cached),
+            ..self.clone()
+        }
+    }
+}
+
 /// A conversion's reversal: the conversion after it, the status it left
 /// (its rollups move from there), the commission its affiliate gives back
 /// and, for a paid conversion, the clawback netted into the next payout.
@@ -1017,6 +1031,28 @@ mod tests {
             b[k] = v.clone();
         }
         b
+    }
+
+    #[test]
+    fn an_earning_keeps_its_status_condition_only_for_a_cached_affiliate() {
+        let e = Earning {
+            affiliate_id: "aff_1".into(),
+            currency: Currency::parse("currency", "USD").unwrap(),
+            amount: Decimal::new(500, 2),
+            while_status: Some(AffiliateStatus::Active),
+        };
+        assert_eq!(e.to_commit(true), e);
+        let fresh = e.to_commit(false);
+        assert_eq!(fresh.while_status, None);
+        assert_eq!(
+            (fresh.amount, &fresh.affiliate_id),
+            (e.amount, &e.affiliate_id)
+        );
+        let unconditioned = Earning {
+            while_status: None,
+            ..e
+        };
+        assert_eq!(unconditioned.to_commit(true).while_status, None);
     }
 
     #[test]

@@ -291,6 +291,12 @@ impl Command {
 }
 
 impl Payout {
+    /// Whether the transition that led here adds the amount to the
+    /// affiliate's `paid` total: a transition to PAID.
+    pub fn adds_to_paid_total(&self) -> bool {
+        self.status == PayoutStatus::Paid
+    }
+
     /// The payout the job opens for an affiliate's pool in one currency, when
     /// the pool's net total (commissions plus clawbacks) is positive and
     /// reaches the campaign's `minimumPayout`; none otherwise (the balance

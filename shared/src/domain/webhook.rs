@@ -467,6 +467,12 @@ pub enum EndpointChange {
     Disable(&'static str),
 }
 
+impl EndpointChange {
+    /// The status a disable takes an endpoint from, and to.
+    pub const DISABLING: (EndpointStatus, EndpointStatus) =
+        (EndpointStatus::Enabled, EndpointStatus::Disabled);
+}
+
 /// The decision after one attempt.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {

@@ -155,7 +155,7 @@ fn decision_tx(
             ],
         )
         .when_tenant(&t)
-        .when_eq("status", string_value(ApplicationStatus::Pending.as_str()));
+        .when_eq("status", string_value(app.status.as_str()));
     let aff_update = UpdateExpr::new()
         .copy_from(
             &affiliates::item(tenant, &after)?,

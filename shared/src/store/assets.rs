@@ -27,7 +27,7 @@ const EDITABLE: [&str; 7] = [
 
 fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
     let mut index = IndexKeys::new();
-    if a.status != AssetStatus::Archived {
+    if a.in_default_lists() {
         index = index.with(
             Index::Gsi1,
             keys::tenant_list(tenant, ListKind::Asset),

@@ -418,16 +418,10 @@ pub struct Unchanged {
 }
 
 impl Unchanged {
-    /// The earning as committed: its affiliate-status check is kept only for
-    /// an affiliate taken from the cache. One read in this request is as
-    /// fresh as the check (a suspension committed between the two is
-    /// ordered after the postback), and the check costs two write units.
-    pub fn earning(&self, e: &Earning) -> Earning {
-        let mut e = e.clone();
-        if !self.affiliates.contains_key(&e.affiliate_id) {
-            e.while_status = None;
-        }
-        e
+    /// The earning as committed (`Earning::to_commit`): whether its
+    /// affiliate came from the cache.
+    fn earning(&self, e: &Earning) -> Earning {
+        e.to_commit(self.affiliates.contains_key(&e.affiliate_id))
     }
 }
 

@@ -205,7 +205,7 @@ pub async fn commit_transition(
     let mut tx = store.tx();
     put_transition(&mut tx, tenant, after, from)?;
     events::append(&mut tx, Write::Event, tenant, recorded)?;
-    if after.status == PayoutStatus::Paid {
+    if after.adds_to_paid_total() {
         affiliate_totals::add(
             &mut tx,
             Write::Totals,

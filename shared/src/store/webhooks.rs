@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::domain::tenant::Tenant;
 use crate::domain::webhook::{
-    DeliveryAttempt, DeliveryStatus, Endpoint, EndpointChange, EndpointStatus, Outcome, Task,
+    DeliveryAttempt, DeliveryStatus, Endpoint, EndpointChange, Outcome, Task,
 };
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -236,11 +236,13 @@ pub async fn change_endpoint(
             .when_absent("failingSince")
             .set("failingSince", string_value(timestamp::format(since))),
         EndpointChange::Recovered => base.remove("failingSince").when_exists(),
-        EndpointChange::Disable(reason) => base
-            .set("status", string_value(EndpointStatus::Disabled.as_str()))
-            .set("disabledReason", string_value(*reason))
-            .set("updatedAt", string_value(timestamp::format(&now)))
-            .when_eq("status", string_value(EndpointStatus::Enabled.as_str())),
+        EndpointChange::Disable(reason) => {
+            let (from, to) = EndpointChange::DISABLING;
+            base.set("status", string_value(to.as_str()))
+                .set("disabledReason", string_value(*reason))
+                .set("updatedAt", string_value(timestamp::format(&now)))
+                .when_eq("status", string_value(from.as_str()))
+        }
     };
     // A refusal means the change was already made (or the endpoint is gone).
     store.update(id, RECORD_SK, &update).await?;
