@@ -216,7 +216,7 @@ pub async fn report(config: Config) {
             peak_kib: starts.iter().map(|s| s.peak_kib).max().unwrap_or(0),
         });
     }
-    app.store.delete_table().await.ok();
+    crate::drop_table(&app.store).await;
     print_table(&rows);
 }
 

@@ -276,39 +276,35 @@ async fn main() {
     // without an argument it measures every operation (scripts/bench.sh runs
     // the sections one after another, each on a fresh DynamoDB Local).
     if std::env::args().nth(1).as_deref() == Some("cold-start") {
-        app.store.delete_table().await.ok();
+        drop_table(&app.store).await;
         cold_start::report(app.config.clone()).await;
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("load") {
         load::report(&b, &key).await;
-        app.store.delete_table().await.ok();
+        drop_table(&app.store).await;
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("hot") {
         hot_items::report(Arc::new(b), &key).await;
-        app.store.delete_table().await.ok();
+        drop_table(&app.store).await;
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("webhooks") {
         webhook_only(&mut b, &key).await;
-        app.store.delete_table().await.ok();
+        drop_table(&app.store).await;
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("payouts") {
         payout_job::rows(&mut b).await;
         print_rows(&b);
-        if std::env::var_os("REFBENCH_KEEP").is_none() {
-            app.store.delete_table().await.ok();
-        }
+        drop_table(&app.store).await;
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("connectors") {
         connector_and_portal_rows(&mut b, &key).await;
         print_rows(&b);
-        if std::env::var_os("REFBENCH_KEEP").is_none() {
-            app.store.delete_table().await.ok();
-        }
+        drop_table(&app.store).await;
         return;
     }
 
@@ -434,7 +430,7 @@ async fn main() {
 
     print_rows(&b);
     print_binary_sizes();
-    app.store.delete_table().await.ok();
+    drop_table(&app.store).await;
 }
 
 /// The operations table, then where each operation's billed write units go.
@@ -950,5 +946,13 @@ async fn stripe_event_costs(b: &mut Bench, key: &str) {
         let (status, out) = b.send_bytes(Method::POST, &path, &headers, Some(raw.clone())).await;
         assert_eq!(status, 200, "{name}: {out}");
         b.end(name, before).await;
+    }
+}
+
+/// Deletes a bench table when its section is done, unless `REFBENCH_KEEP`
+/// is set (its items can then be read, their sizes checked).
+pub async fn drop_table(store: &shared::store::Store) {
+    if std::env::var_os("REFBENCH_KEEP").is_none() {
+        store.delete_table().await.ok();
     }
 }

@@ -181,7 +181,7 @@ pub async fn rows(b: &mut Bench) {
     }
     measured_run(&mut jb, "payout job: nothing due (a second run)").await;
     b.rows.append(&mut jb.rows);
-    app.store.delete_table().await.ok();
+    crate::drop_table(&app.store).await;
 
     let (app, p) = job_table("bench-pay").await;
     seed(&app, &p, METERED_DUE, true).await;
@@ -195,7 +195,7 @@ pub async fn rows(b: &mut Bench) {
     .await;
     endpoint_rows(&mut jb, app.clone(), &p, &key).await;
     b.rows.append(&mut jb.rows);
-    app.store.delete_table().await.ok();
+    crate::drop_table(&app.store).await;
 }
 
 /// Due conversions of the metered job run: 10 payouts of 10.
