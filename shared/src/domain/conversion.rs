@@ -104,6 +104,7 @@ pub struct Conversion {
     pub attribution: AttributionMethod,
     /// The referral (customer key) the payment belongs to.
     pub customer_ref: Option<String>,
+    #[serde(default)]
     pub is_recurring: bool,
     pub click_id: Option<String>,
     pub session_id: Option<String>,
@@ -144,6 +145,12 @@ pub struct Conversion {
 }
 
 impl Conversion {
+    /// When a conversion that occurred at `occurred_at` leaves its hold of
+    /// `hold_days` days, and the payout job may approve it.
+    pub fn payable_after(occurred_at: DateTime<Utc>, hold_days: u32) -> DateTime<Utc> {
+        occurred_at + chrono::Duration::days(i64::from(hold_days))
+    }
+
     /// The commission still earned: `commission - commissionReversed`.
     pub fn net_commission(&self) -> Decimal {
         self.commission - self.commission_reversed

@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
@@ -500,7 +500,7 @@ fn new_conversion(
             other => other.to_string(),
         }),
         hold_days,
-        payable_at: p.occurred_at + Duration::days(i64::from(hold_days)),
+        payable_at: Conversion::payable_after(p.occurred_at, hold_days),
         payout_id: None,
         metadata: p.metadata.clone(),
         occurred_at: p.occurred_at,
@@ -599,7 +599,7 @@ mod tests {
             affiliate_id: affiliate.into(),
             code: "CODE".into(),
             created_at: at(created),
-            expires_at: at(created) + Duration::days(days),
+            expires_at: at(created) + chrono::Duration::days(days),
             ttl: 0,
             landing_url: None,
             referrer: None,
@@ -931,7 +931,7 @@ mod tests {
             c.commission_reason,
             Some(CommissionReason::AffiliateNotActive)
         );
-        assert_eq!(c.payable_at, p.occurred_at + Duration::days(30));
+        assert_eq!(c.payable_at, p.occurred_at + chrono::Duration::days(30));
         assert!(plan.earning.is_none());
         assert_eq!(plan.referrals.len(), 1, "the customer is still bound");
 

@@ -612,7 +612,7 @@ pub async fn members_page(
                 Some(id) if ids::is_valid(IdKind::Adjustment, id) => {
                     adjustments.push(from_item(item)?)
                 }
-                _ => conversions.push(from_item(item)?),
+                _ => conversions.push(conversions::decode(item)?),
             }
         }
     }
@@ -660,7 +660,7 @@ pub async fn due_conversions(
             let Some(tenant) = string_of(&item, "tenant").and_then(Tenant::from_key) else {
                 continue;
             };
-            out.push((tenant, from_item(item)?));
+            out.push((tenant, conversions::decode(item)?));
         }
     }
     Ok(out)
