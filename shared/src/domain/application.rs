@@ -104,7 +104,7 @@ impl Application {
     /// The application after `decision`; only a pending one can be decided.
     pub fn decide(&self, decision: &Decision, now: DateTime<Utc>) -> Result<Application, Error> {
         if self.status != ApplicationStatus::Pending {
-            return Err(Self::not_pending(self.status.as_str(), decision));
+            return Err(self.refusal(decision));
         }
         let mut a = self.clone();
         a.status = decision.status();
@@ -116,11 +116,12 @@ impl Application {
         Ok(a)
     }
 
-    /// The 409 for deciding an application that is `current`.
-    pub fn not_pending(current: &str, decision: &Decision) -> Error {
+    /// The 409 for deciding this application in its status (one that
+    /// stopped being PENDING: a decision raced it).
+    pub fn refusal(&self, decision: &Decision) -> Error {
         Error::InvalidState {
             resource: "application",
-            current: current.to_string(),
+            current: self.status.as_str().to_string(),
             action: decision.action(),
         }
     }

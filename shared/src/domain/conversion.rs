@@ -87,6 +87,13 @@ wire_enum! {
     }
 }
 
+/// A payment is a sale unless it says otherwise.
+impl Default for ConversionType {
+    fn default() -> Self {
+        ConversionType::Sale
+    }
+}
+
 /// A conversion as stored.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -97,6 +104,7 @@ pub struct Conversion {
     pub affiliate_id: Option<String>,
     pub amount: Decimal,
     pub currency: Currency,
+    #[serde(default)]
     pub conversion_type: ConversionType,
     pub commission: Decimal,
     pub commission_reason: Option<CommissionReason>,

@@ -341,6 +341,12 @@ impl Payout {
         })
     }
 
+    /// Waiting on its provider's outcome (PROCESSING, no chunked work left):
+    /// the payout job polls it.
+    pub fn awaits_provider(&self) -> bool {
+        self.work.is_none() && self.status == PayoutStatus::Processing
+    }
+
     /// Shown by the API: every payout but one still being assembled.
     pub fn is_visible(&self) -> bool {
         self.work != Some(PayoutWork::Claim)

@@ -348,6 +348,13 @@ pub struct Task {
 }
 
 impl Task {
+    /// When the retry sweep takes it up: while PENDING, its next attempt's
+    /// time (or the end of the running attempt's lease).
+    pub fn sweep_at(&self) -> Option<DateTime<Utc>> {
+        self.next_attempt_at
+            .filter(|_| self.status == DeliveryStatus::Pending)
+    }
+
     /// A run of attempts starting now, claimed by its creator for `lease`.
     /// `previous` is the task of an earlier run (redeliver, replay), if any.
     pub fn start(

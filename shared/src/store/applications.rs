@@ -121,9 +121,9 @@ async fn decide_with(
     match store.transact(tx).await {
         Ok(()) => Ok(decided),
         Err(e) if e.failed(Write::Application) => match e.old_item(Write::Application) {
-            Some(old) if string_of(old, "tenant") == Some(t.as_str()) => Err(
-                Application::not_pending(string_of(old, "status").unwrap_or("UNKNOWN"), decision),
-            ),
+            Some(old) if string_of(old, "tenant") == Some(t.as_str()) => {
+                Err(from_item::<Application>(old.clone())?.refusal(decision))
+            }
             _ => Err(Error::NotFound("application")),
         },
         Err(e) => Err(e.into_error()),

@@ -187,7 +187,7 @@ fn leave_out_derived(item: &mut Item) {
             item.remove(attr);
         }
     }
-    if string_of(item, CONVERSION_TYPE) == Some(ConversionType::Sale.as_str()) {
+    if string_of(item, CONVERSION_TYPE) == Some(ConversionType::default().as_str()) {
         item.remove(CONVERSION_TYPE);
     }
     if matches!(item.get(METADATA), Some(V::M(m)) if m.is_empty()) {
@@ -234,12 +234,6 @@ pub fn decode(mut item: Item) -> Result<Conversion> {
             item.insert(attr.into(), string_value(id));
         }
     }
-    if !item.contains_key(CONVERSION_TYPE) {
-        item.insert(
-            CONVERSION_TYPE.into(),
-            string_value(ConversionType::Sale.as_str()),
-        );
-    }
     for (attr, from) in [(CREATED_AT, OCCURRED_AT), (UPDATED_AT, CREATED_AT)] {
         if let (false, Some(v)) = (item.contains_key(attr), item.get(from).cloned()) {
             item.insert(attr.into(), v);
@@ -258,10 +252,11 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Conversion>
     if !ids::is_valid(IdKind::Conversion, id) {
         return Err(Error::NotFound("conversion"));
     }
-    match store.get_item(id, RECORD_SK).await? {
-        Some(item) if string_of(&item, "tenant") == Some(tenant.key().as_str()) => decode(item),
-        _ => Err(Error::NotFound("conversion")),
-    }
+    store
+        .get_owned_item(id, &tenant.key())
+        .await?
+        .map(decode)
+        .unwrap_or(Err(Error::NotFound("conversion")))
 }
 
 /// List filters. One of them picks the index partition (payout, else
@@ -937,7 +932,7 @@ pub async fn commit_release(store: &Store, tenant: &Tenant, r: &Release) -> Resu
         tenant,
         &[(r.before.clone(), r.after.clone())],
     );
-    if let (ConversionStatus::Approved, Some(aff)) = (r.after.status, &r.after.affiliate_id) {
+    if let (PayoutStage::Payable, Some(aff)) = (r.after.payout_stage(), &r.after.affiliate_id) {
         pools::touch_pool(&mut tx, A::Marker, tenant, aff, r.after.currency);
     }
     for e in &r.events {

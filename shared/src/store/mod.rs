@@ -182,10 +182,18 @@ impl Store {
         id: &str,
         tenant: &str,
     ) -> Result<Option<T>> {
-        match self.get_item(id, RECORD_SK).await? {
-            Some(item) if string_of(&item, "tenant") == Some(tenant) => Ok(Some(from_item(item)?)),
-            _ => Ok(None),
-        }
+        self.get_owned_item(id, tenant)
+            .await?
+            .map(from_item)
+            .transpose()
+    }
+
+    /// The item of the record `id` when `tenant` owns it (absent otherwise).
+    pub async fn get_owned_item(&self, id: &str, tenant: &str) -> Result<Option<Item>> {
+        Ok(self
+            .get_item(id, RECORD_SK)
+            .await?
+            .filter(|item| string_of(item, "tenant") == Some(tenant)))
     }
 
     /// Reads the items of one partition whose sort keys lie in `lo..=hi`, with

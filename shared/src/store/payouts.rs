@@ -66,12 +66,11 @@ pub enum Write {
 
 /// The GSI5 work partition kind of a payout, when it has work left.
 fn work_kind(p: &Payout) -> Option<&'static str> {
-    match (p.work, p.status) {
-        (Some(PayoutWork::Claim), _) => Some("BUILD"),
-        (Some(PayoutWork::Settle), _) => Some("SETTLE"),
-        (Some(PayoutWork::Release), _) => Some("RELEASE"),
-        (None, PayoutStatus::Processing) => Some("PAYING"),
-        _ => None,
+    match p.work {
+        Some(PayoutWork::Claim) => Some("BUILD"),
+        Some(PayoutWork::Settle) => Some("SETTLE"),
+        Some(PayoutWork::Release) => Some("RELEASE"),
+        None => p.awaits_provider().then_some("PAYING"),
     }
 }
 

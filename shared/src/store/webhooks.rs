@@ -92,7 +92,7 @@ fn child_item<T: Serialize>(
 
 fn task_item(tenant: &Tenant, t: &Task) -> Result<Item> {
     let mut index = Vec::new();
-    if let (DeliveryStatus::Pending, Some(next)) = (t.status, t.next_attempt_at) {
+    if let Some(next) = t.sweep_at() {
         index.push((
             Index::Gsi5,
             keys::webhook_retries(keys::shard_of(&t.event_id)),
