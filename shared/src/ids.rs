@@ -1,4 +1,6 @@
-//! Prefixed, time-sortable identifiers (`cmp_01J...`).
+//! Prefixed identifiers (`cmp_01J...`): time-sortable ULIDs, or derived from
+//! a seed where the record is its own uniqueness claim (a conversion and its
+//! `externalId`).
 
 use ulid::Ulid;
 
@@ -52,6 +54,20 @@ pub fn new_id(kind: IdKind) -> String {
     format!("{}_{}", kind.prefix(), Ulid::new())
 }
 
+/// The id of kind `kind` derived from `seed`: the same seed always gives the
+/// same id, so a record keyed by it is the seed's claim (its ULID body is
+/// the first 128 bits of the seed's SHA-256, not a time).
+pub fn derived_id(kind: IdKind, seed: &str) -> String {
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(seed.as_bytes());
+    let mut bits = [0u8; 16];
+    bits.copy_from_slice(&digest[..16]);
+    format!(
+        "{}_{}",
+        kind.prefix(),
+        Ulid::from(u128::from_be_bytes(bits))
+    )
+}
+
 /// True when `id` has the kind's prefix and a well-formed ULID body.
 ///
 /// Ids that fail this check cannot exist, so callers answer 404 without a read.
@@ -72,6 +88,15 @@ pub fn sibling(id: &str, kind: IdKind) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_derived_id_is_well_formed_and_the_same_for_the_same_seed() {
+        let a = derived_id(IdKind::Conversion, "pi_123");
+        assert!(is_valid(IdKind::Conversion, &a), "{a}");
+        assert_eq!(a, derived_id(IdKind::Conversion, "pi_123"));
+        assert_ne!(a, derived_id(IdKind::Conversion, "pi_124"));
+        assert!(a.starts_with("cnv_"));
+    }
 
     #[test]
     fn siblings_share_the_ulid() {

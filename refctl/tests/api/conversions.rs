@@ -757,6 +757,49 @@ fn figures(rows: &Value, key_field: Option<&str>) -> BTreeMap<(String, String), 
         .collect()
 }
 
+/// A conversion's id is derived from its externalId (its put is the claim);
+/// an externalId claimed the older way, by an `XID#` item, still replays the
+/// conversion that item names, for its account only.
+#[tokio::test]
+async fn an_externalid_claimed_by_an_older_claim_item_still_replays() {
+    let (m, _, _, code) = setup(json!({})).await;
+    let k = m.test_key.as_str();
+    let first = convert(k, json!({"affiliateCode": code})).await;
+    assert_eq!(
+        id(&first),
+        shared::domain::postback::conversion_id_of(first["externalId"].as_str().unwrap())
+    );
+    let older = unique("older");
+    let claim = shared::domain::postback::ExternalIdClaim {
+        tenant: Tenant::new(m.account_id.clone(), Mode::Test).key(),
+        conversion_id: id(&first),
+        created_at: Utc::now(),
+    };
+    let item = shared::store::item_at(&keys::external_id_guard(&older), GUARD_SK, &claim).unwrap();
+    assert!(server().app.store.put_new(item).await.unwrap());
+
+    let body = json!({
+        "amount": 5, "currency": "USD", "externalId": older, "affiliateCode": code,
+        "conversionType": "SALE",
+    });
+    let r = postback(k, body.clone()).await;
+    assert_eq!((r.status, id(r.data())), (200, id(&first)), "{:?}", r.body);
+    assert_eq!(r.header("idempotent-replayed"), Some("true"));
+    // Nothing was written at the key the older externalId derives.
+    let derived = shared::domain::postback::conversion_id_of(&older);
+    assert!(server()
+        .app
+        .store
+        .get_item(&derived, RECORD_SK)
+        .await
+        .unwrap()
+        .is_none());
+    let other = merchant().await;
+    postback(&other.test_key, body)
+        .await
+        .assert_error(409, "ALREADY_EXISTS");
+}
+
 #[tokio::test]
 async fn the_summary_equals_the_sum_of_the_posted_conversions() {
     let (m, c1, _a1, code1) = setup(json!({"commissionValue": 10})).await;
@@ -982,7 +1025,10 @@ async fn the_quota_refuses_at_the_cap_and_records_nothing() {
     assert_eq!(list_ids(&list(&live, "").await).len(), TINY_QUOTA as usize);
     assert!(app
         .store
-        .get_item(&keys::external_id_guard(&refused), GUARD_SK)
+        .get_item(
+            &shared::domain::postback::conversion_id_of(&refused),
+            RECORD_SK
+        )
         .await
         .unwrap()
         .is_none());

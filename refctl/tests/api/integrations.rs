@@ -399,6 +399,35 @@ async fn stripe_refunds_cut_the_commission_by_their_running_total() {
     .await;
     let cnv = r.data()["conversionId"].as_str().unwrap().to_string();
     assert_eq!(conversion(&m, &cnv).await["commission"], json!(10));
+    assert_eq!(cnv, shared::domain::postback::conversion_id_of(&inv));
+    // The payment intent is claimed for the conversion at the key it derives:
+    // a postback naming it replays the conversion, and that key is no conversion.
+    let pi = format!("pi_{inv}");
+    let r = call(
+        "POST",
+        "/api/v1/conversions/postback",
+        Some(k),
+        Some(json!({
+            "externalId": pi, "amount": 100, "currency": "USD", "affiliateCode": code,
+            "conversionType": "SALE",
+        })),
+    )
+    .await;
+    assert_eq!(
+        (r.status, &r.data()["id"]),
+        (200, &json!(cnv)),
+        "{:?}",
+        r.body
+    );
+    let alias = shared::domain::postback::conversion_id_of(&pi);
+    call(
+        "GET",
+        &format!("/api/v1/conversions/{alias}"),
+        Some(k),
+        None,
+    )
+    .await
+    .assert_error(404, "NOT_FOUND");
     // Two partial refunds of the charge (12000 with tax): a quarter, then half in all.
     let charge = |refunded: i64| {
         stripe_event(

@@ -7,7 +7,8 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 
 use serde_json::{json, Value};
-use shared::store::keys::RECORD_SK;
+use shared::domain::tenant::Mode;
+use shared::store::keys::{self, RECORD_SK};
 
 use crate::support::{app_for, campaign, merchant, raw_from, server, Resp};
 
@@ -383,7 +384,7 @@ async fn rapid_conversions_beyond_the_hourly_limit_are_flagged() {
         json!({"isPublic": true, "risk": {"maxConversionsPerHour": 2, "holdFlagged": false}}),
     )
     .await;
-    let (_, code, _) = affiliate(k, &id(&c)).await;
+    let (aff, code, _) = affiliate(k, &id(&c)).await;
     // One customer, three payments within one hour of occurredAt.
     let customer = unique("cus_");
     let mut got = Vec::new();
@@ -403,6 +404,22 @@ async fn rapid_conversions_beyond_the_hourly_limit_are_flagged() {
             clear("PENDING"),
             flagged("HIGH", "RAPID_CONVERSIONS", "PENDING")
         ]
+    );
+    // The first payment is counted by the referral it bound; the hourly
+    // counter holds the two after it.
+    let tenant = shared::domain::tenant::Tenant::new(m.account_id.clone(), Mode::Test);
+    let key = shared::domain::referral::CustomerKey::from_id(&customer).unwrap();
+    let store = &server().app.store;
+    let item = |pk: String| async move { store.get_item(&pk, RECORD_SK).await.unwrap().unwrap() };
+    let referral = item(keys::referral(&tenant, &key)).await;
+    assert_eq!(
+        referral.get("firstPaymentCounted"),
+        Some(&aws_sdk_dynamodb::types::AttributeValue::Bool(true))
+    );
+    let counter = keys::customer_hour_count(&tenant, &aff, &key.to_string(), "2026-11-20T10");
+    assert_eq!(
+        item(counter).await.get("count"),
+        Some(&aws_sdk_dynamodb::types::AttributeValue::N("2".into()))
     );
     // Near miss: the next hour starts again.
     let next = postback(

@@ -3,14 +3,16 @@
 //!
 //! The store reads in two steps and commits once:
 //!
-//! 1. [`Sightings`]: everything the postback names (its externalId's claim,
+//! 1. [`Sightings`]: everything the postback names (its externalId's claim:
+//!    the conversion whose id is derived from it, or an alias or older claim,
 //!    its click, its session's click, its affiliate code, the customer's
 //!    referrals, the campaign it names). [`open`] decides from them alone:
 //!    a replay, an error (another tenant's externalId, an unknown campaign, a
 //!    quota of zero), or the attribution signals in the contract's order.
 //! 2. [`Parties`]: the affiliates and campaigns those signals name. [`plan`]
 //!    attributes the payment, applies the commission rules and returns the
-//!    [`Plan`]: the new conversion and its externalId claim, the quota charge,
+//!    [`Plan`]: the new conversion (its id derived from its externalId, so
+//!    that its write is the externalId's claim), the quota charge,
 //!    the referral changes (bindings with their `firstPaymentAt`) and the
 //!    affiliate's earning. The conversion's rollups follow from the conversion.
 //!
@@ -37,10 +39,13 @@ use crate::domain::referral::{CustomerKey, Referral, ReferralSource};
 use crate::domain::risk::{self, OverLimit, Risk};
 use crate::domain::tracking::Click;
 use crate::error::Error;
-use crate::ids::{new_id, IdKind};
+use crate::ids::{derived_id, IdKind};
 use crate::timestamp::serde_ts;
 
-/// Who consumed an `externalId` (unique across every tenant), and as which conversion.
+/// Who consumed an `externalId` (unique across every tenant), and as which
+/// conversion: read from the conversion whose id it derives (or an alias
+/// claimed there), or from a claim item written before conversions were
+/// their own claims.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ExternalIdClaim {
@@ -131,7 +136,8 @@ pub enum ReferralChange {
 /// Everything one new conversion changes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    pub claim: ExternalIdClaim,
+    /// The new conversion; its id is derived from its externalId
+    /// ([`conversion_id_of`]), so writing it claims the externalId.
     pub conversion: Conversion,
     pub quota: Option<QuotaCharge>,
     pub referrals: Vec<ReferralChange>,
@@ -261,7 +267,6 @@ pub fn open(
 
 /// Attributes the payment, applies the commission rules and plans every change.
 pub fn plan(
-    tenant_key: &str,
     p: &Postback,
     s: &Sightings,
     signals: &[Signal],
@@ -297,9 +302,13 @@ pub fn plan(
             amount: conversion.commission,
             while_status: Some(AffiliateStatus::Active),
         });
-    let referrals = match &chosen {
+    let mut referrals = match &chosen {
         Some(a) => referral_changes(p, &bound, a, first_payment_at.unwrap_or(p.occurred_at), now),
         None => Vec::new(),
+    };
+    let counts = match first_payment_at {
+        None => count_in_binding(counts, &mut referrals),
+        Some(_) => counts,
     };
     let event = Event::new(
         EventType::ConversionCreated,
@@ -311,11 +320,6 @@ pub fn plan(
         event,
         flagged,
         counts,
-        claim: ExternalIdClaim {
-            tenant: tenant_key.to_string(),
-            conversion_id: conversion.id.clone(),
-            created_at: now,
-        },
         quota: quota.map(|q| QuotaCharge {
             account_id: q.account_id.clone(),
             month: now.format("%Y-%m").to_string(),
@@ -355,6 +359,15 @@ fn assess(
         _ => None,
     };
     let network = click.and_then(|c| c.ip_hash.as_deref());
+    let max = campaign.risk.max_conversions_per_hour;
+    let held = c.customer_ref.as_deref().map_or(0, |customer| {
+        held_first_count(&bound, customer, &chosen.affiliate_id, p.occurred_at)
+    });
+    // The binding holds the hour's only place: this one is beyond it.
+    let over = OverLimit {
+        customer: s.over.customer || (held > 0 && max <= held),
+        ..s.over
+    };
     // The payment's e-mail identities, and those its referrals were linked from.
     let keys: Vec<String> = identities(p)
         .iter()
@@ -375,20 +388,19 @@ fn assess(
         flooded_click: [&s.click, &s.session_click]
             .iter()
             .any(|c| c.as_ref().is_some_and(|c| c.flooded)),
-        over: s.over,
+        over,
     };
     c.risk = Risk::of(risk::assess_conversion(&facts, &campaign.risk, now));
     if c.risk.holds(&campaign.risk) {
         c.status = ConversionStatus::OnHold;
     }
-    let max = campaign.risk.max_conversions_per_hour;
     let customer = c.customer_ref.clone().map(|customer| HourlyCount {
         scope: CountScope::Customer {
             affiliate_id: chosen.affiliate_id.clone(),
             customer,
         },
         hour: p.occurred_at,
-        cap: (!s.over.customer).then_some(max),
+        cap: (!over.customer).then_some(max - held),
     });
     let network = network.map(|n| HourlyCount {
         scope: CountScope::Network {
@@ -398,6 +410,62 @@ fn assess(
         cap: (!s.over.network).then_some(max),
     });
     customer.into_iter().chain(network).collect()
+}
+
+/// The customer's first attributed payment is counted by the binding it
+/// makes (`first_payment_counted`), not on an hourly counter: a new
+/// customer's postback writes one item fewer. It applies when the payment
+/// binds the identity its customer counter counts, to the affiliate it
+/// credits, under a cap (a replan past the limit counts on the counter).
+fn count_in_binding(
+    mut counts: Vec<HourlyCount>,
+    referrals: &mut [ReferralChange],
+) -> Vec<HourlyCount> {
+    let Some(i) = counts
+        .iter()
+        .position(|c| matches!(c.scope, CountScope::Customer { .. }) && c.cap.is_some())
+    else {
+        return counts;
+    };
+    let CountScope::Customer {
+        affiliate_id,
+        customer,
+    } = &counts[i].scope
+    else {
+        return counts;
+    };
+    let binding = referrals.iter_mut().find_map(|change| match change {
+        ReferralChange::Bind(r)
+            if r.customer_key == *customer && r.affiliate_id == *affiliate_id =>
+        {
+            Some(r)
+        }
+        _ => None,
+    });
+    if let Some(r) = binding {
+        r.first_payment_counted = true;
+        counts.remove(i);
+    }
+    counts
+}
+
+/// The places a customer's binding holds on the hourly count of `customer`
+/// and `affiliate_id` in the clock hour of `occurred_at`: 1 when its first
+/// payment, counted by the binding, fell in that hour for that affiliate.
+fn held_first_count(
+    bound: &[(CustomerKey, &Referral)],
+    customer: &str,
+    affiliate_id: &str,
+    occurred_at: DateTime<Utc>,
+) -> u32 {
+    let hour = |t: DateTime<Utc>| t.timestamp().div_euclid(3600);
+    let held = bound.iter().any(|(_, r)| {
+        r.first_payment_counted
+            && r.customer_key == customer
+            && r.affiliate_id == affiliate_id
+            && r.first_payment_at.map(hour) == Some(hour(occurred_at))
+    });
+    u32::from(held)
 }
 
 /// A payment recorded UNATTRIBUTED and attributed afterwards: a provider's
@@ -444,14 +512,28 @@ pub fn attribute_late(
         now,
     )?;
     let flagged = flagged_event(&after, now)?;
+    // Its payment is not counted for RAPID_CONVERSIONS: no binding holds it.
+    let mut referrals = plan.referrals;
+    for change in &mut referrals {
+        if let ReferralChange::Bind(r) = change {
+            r.first_payment_counted = false;
+        }
+    }
     Ok(Some(LateAttribution {
         flagged,
         before: recorded.clone(),
         after,
-        referrals: plan.referrals,
+        referrals,
         earning: plan.earning,
         event,
     }))
+}
+
+/// The id of the conversion of an `externalId` (or of an alias of it): the
+/// same for every postback naming it, in every tenant, so the conversion's
+/// write is the claim a repeated or concurrent postback runs into.
+pub fn conversion_id_of(external_id: &str) -> String {
+    derived_id(IdKind::Conversion, external_id)
 }
 
 /// The conversion a payment makes: PENDING for its campaign's hold period
@@ -474,7 +556,7 @@ fn new_conversion(
     };
     let hold_days = campaign.map_or(0, |c| c.hold_days);
     Conversion {
-        id: new_id(IdKind::Conversion),
+        id: conversion_id_of(&p.external_id),
         external_id: p.external_id.clone(),
         campaign_id: campaign.map(|c| c.id.clone()),
         affiliate_id: chosen.map(|a| a.affiliate_id.clone()),
@@ -547,6 +629,7 @@ fn referral_changes(
                 session_id: p.session_id.clone(),
                 linked_from: owner.map(|o| o.customer_key.clone()),
                 first_payment_at: Some(first_payment_at),
+                first_payment_counted: false,
             })),
         })
         .collect()
@@ -619,6 +702,7 @@ mod tests {
             session_id: None,
             linked_from: None,
             first_payment_at: first.map(at),
+            first_payment_counted: false,
         }
     }
 
@@ -657,7 +741,7 @@ mod tests {
     fn run(p: &Postback, s: &Sightings, terms: serde_json::Value) -> Plan {
         let signals = signals_of(p, s);
         let now = at("2026-06-01T00:00:00Z");
-        plan(TENANT, p, s, &signals, &parties(terms), None, now).unwrap()
+        plan(p, s, &signals, &parties(terms), None, now).unwrap()
     }
 
     #[test]
@@ -904,6 +988,101 @@ mod tests {
     }
 
     #[test]
+    fn a_new_customers_first_payment_is_counted_by_its_binding() {
+        use crate::domain::risk::{RiskCode, DEFAULT_MAX_CONVERSIONS_PER_HOUR as MAX};
+        use serde_json::json;
+        let customer_cap = |plan: &Plan| {
+            plan.counts.iter().find_map(|c| match &c.scope {
+                CountScope::Customer { .. } => Some(c.cap),
+                CountScope::Network { .. } => None,
+            })
+        };
+        let pay = |id: &str, at: &str| {
+            postback(json!({"affiliateCode": "CODE", "customerId": "cus_1",
+                "externalId": id, "occurredAt": at}))
+        };
+        let p = pay("ord_1", "2026-03-01T00:10:00Z");
+        let s = Sightings {
+            code_owner: Some(owner("aff_code")),
+            ..Default::default()
+        };
+        let first = run(&p, &s, json!({}));
+        assert_eq!(customer_cap(&first), None, "no hourly counter");
+        let [ReferralChange::Bind(binding)] = first.referrals.as_slice() else {
+            panic!("one binding: {:?}", first.referrals);
+        };
+        assert!(binding.first_payment_counted);
+        assert_eq!(binding.first_payment_at, Some(p.occurred_at));
+
+        // Later payments: one place of the first payment's hour is taken.
+        let bound = Sightings {
+            referrals: vec![binding.clone()],
+            ..s.clone()
+        };
+        let same_hour = run(&pay("ord_2", "2026-03-01T00:59:59Z"), &bound, json!({}));
+        assert_eq!(customer_cap(&same_hour), Some(Some(MAX - 1)));
+        assert!(same_hour.referrals.is_empty());
+        let next_hour = run(&pay("ord_3", "2026-03-01T01:00:00Z"), &bound, json!({}));
+        assert_eq!(customer_cap(&next_hour), Some(Some(MAX)));
+        // With a cap of one, the binding holds the hour's only place.
+        let one = json!({"risk": {"maxConversionsPerHour": 1}});
+        let beyond = run(&pay("ord_4", "2026-03-01T00:30:00Z"), &bound, one.clone());
+        assert_eq!(customer_cap(&beyond), Some(None), "counted without a cap");
+        assert!(beyond
+            .conversion
+            .risk
+            .flags
+            .iter()
+            .any(|f| f.code == RiskCode::RapidConversions));
+        assert!(run(&pay("ord_5", "2026-03-01T01:30:00Z"), &bound, one)
+            .conversion
+            .risk
+            .flags
+            .is_empty());
+
+        // A binding made before any payment (identify): its first payment
+        // sets `firstPaymentAt` and counts on the counter.
+        let identified = Sightings {
+            referrals: vec![referral(
+                "cid:cus_1",
+                "aff_code",
+                "2026-01-01T00:00:00Z",
+                None,
+            )],
+            ..s.clone()
+        };
+        let plan = run(&p, &identified, json!({}));
+        assert_eq!(customer_cap(&plan), Some(Some(MAX)));
+        assert!(matches!(
+            plan.referrals.as_slice(),
+            [ReferralChange::FirstPayment { .. }]
+        ));
+        // Past the limit already (a replan): counted on the counter, uncapped.
+        let over = Sightings {
+            over: OverLimit {
+                customer: true,
+                network: false,
+            },
+            ..s
+        };
+        let plan = run(&p, &over, json!({}));
+        assert_eq!(customer_cap(&plan), Some(None));
+        let [ReferralChange::Bind(binding)] = plan.referrals.as_slice() else {
+            panic!("one binding");
+        };
+        assert!(!binding.first_payment_counted);
+        // A late attribution's payment is counted nowhere (docs/risk.md).
+        let recorded = run(&p, &Sightings::default(), json!({})).conversion;
+        let late = attribute_late(&recorded, first, at("2026-06-01T00:00:00Z"))
+            .unwrap()
+            .unwrap();
+        let [ReferralChange::Bind(binding)] = late.referrals.as_slice() else {
+            panic!("one binding");
+        };
+        assert!(!binding.first_payment_counted);
+    }
+
+    #[test]
     fn unattributed_inactive_and_quota_plans() {
         let p = postback(serde_json::json!({"affiliateCode": "NONE"}));
         let plan = run(&p, &Sightings::default(), serde_json::json!({}));
@@ -917,7 +1096,7 @@ mod tests {
         assert_eq!(c.commission_reason, Some(CommissionReason::Unattributed));
         assert_eq!(c.payable_at, p.occurred_at);
         assert!(plan.referrals.is_empty() && plan.earning.is_none());
-        assert_eq!(plan.claim.conversion_id, c.id);
+        assert_eq!(c.id, conversion_id_of(&p.external_id));
 
         let p = postback(serde_json::json!({"affiliateCode": "CODE", "customerId": "cus_1"}));
         let s = Sightings {
@@ -1014,7 +1193,6 @@ mod tests {
     fn plan_with_quota(p: &Postback, s: &Sightings, q: &Quota, now: DateTime<Utc>) -> Plan {
         let signals = signals_of(p, s);
         plan(
-            TENANT,
             p,
             s,
             &signals,

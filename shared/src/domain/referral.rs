@@ -154,6 +154,12 @@ pub struct Referral {
         skip_serializing_if = "Option::is_none"
     )]
     pub first_payment_at: Option<DateTime<Utc>>,
+    /// Whether this binding's first payment (at `first_payment_at`, to
+    /// `affiliate_id`) is counted here rather than on the customer's hourly
+    /// conversion counter (RAPID_CONVERSIONS): set on a binding made by the
+    /// customer's first attributed payment, which then writes no counter.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_payment_counted: bool,
 }
 
 /// Who a binding names and where it came from.
@@ -192,6 +198,7 @@ pub fn plan_bindings(
             session_id: binding.session_id.map(str::to_string),
             linked_from: owner.map(|r| r.customer_key.clone()),
             first_payment_at: None,
+            first_payment_counted: false,
         })
         .collect()
 }
@@ -260,6 +267,7 @@ mod tests {
             session_id: None,
             linked_from: None,
             first_payment_at: None,
+            first_payment_counted: false,
         }
     }
 

@@ -99,7 +99,7 @@ async fn attempt(
     };
     let named = sightings.campaign.as_ref();
     let (parties, unchanged) = parties(store, cache, &tenant_key, &signals, named).await?;
-    let plan = postback::plan(&tenant_key, p, &sightings, &signals, &parties, quota, now)?;
+    let plan = postback::plan(p, &sightings, &signals, &parties, quota, now)?;
     match conversions::commit(store, tenant, &plan, &unchanged, now).await? {
         Committed::Done => Ok(Some(Recorded::Created(plan.conversion))),
         Committed::Claimed(claim) => {
@@ -159,7 +159,7 @@ pub async fn attribute_late(
             };
             let named = sightings.campaign.as_ref();
             let (parties, unchanged) = parties(store, cache, &tenant_key, &signals, named).await?;
-            let plan = postback::plan(&tenant_key, p, &sightings, &signals, &parties, None, now)?;
+            let plan = postback::plan(p, &sightings, &signals, &parties, None, now)?;
             let Some(late) = postback::attribute_late(&recorded, plan, now)? else {
                 return Ok(Attempt::Done(None));
             };

@@ -1,6 +1,7 @@
 //! Conversion records and the postback flow.
 //!
-//! A conversion lives under its id (`pk = cnv_<ULID>`, `sk = "R"`) and in four
+//! A conversion lives under its id (`pk = cnv_…`, derived from its
+//! `externalId`: `domain::postback::conversion_id_of`; `sk = "R"`) and in four
 //! index partitions, all sorted by `<occurredAt>#<id>` (newest first, `from`/`to`
 //! as key ranges): every conversion of the tenant (GSI1), by campaign (GSI2),
 //! by status (GSI3) and by affiliate (GSI4). `amountValue` repeats the amount
@@ -12,8 +13,10 @@
 //! point to that the process's cache does not serve) and commits its plan
 //! here with one TransactWriteItems ([`commit`]):
 //!
-//! - the `externalId` claim (`attribute_not_exists`), unique across tenants;
-//! - the conversion;
+//! - the conversion (`attribute_not_exists`): its key is its `externalId`'s
+//!   claim, unique across tenants (a provider payment's other ids are claimed
+//!   at the keys they derive, as alias items; ids claimed before conversions
+//!   were their own claims keep their `XID#` items, read beside);
 //! - the live-mode monthly quota counter (ADD with a cap condition);
 //! - the customer's referrals (created, or `firstPaymentAt` set once);
 //! - the affiliate's `earned` total in the payment's currency, in its TOTALS
@@ -23,8 +26,8 @@
 //! - the day and month rollups.
 //!
 //! Either all of it happens or none; a repeated postback finds the claim
-//! (before writing, or as the transaction's failed condition) and answers
-//! with the conversion it names.
+//! (before writing, or as the transaction's failed condition on the
+//! conversion) and answers with the conversion it names.
 
 use std::collections::{HashMap, HashSet};
 
@@ -223,6 +226,9 @@ fn derived_payable_at(item: &Item) -> Option<aws_sdk_dynamodb::types::AttributeV
 /// A conversion from its item: what [`item`] left out is derived again (an
 /// item written before it left anything out holds it all).
 pub fn decode(mut item: Item) -> Result<Conversion> {
+    if item.contains_key(ALIAS_OF) {
+        return Err(Error::NotFound("conversion"));
+    }
     if let (false, Some(pk)) = (item.contains_key(ID), item.get("pk").cloned()) {
         item.insert(ID.into(), pk);
     }
@@ -364,7 +370,8 @@ pub async fn list(
 pub enum PostbackAction {
     /// A campaign taken from the cache was changed since.
     CachedCampaign,
-    Claim,
+    /// The conversion, at the key its externalId derives: refused when the
+    /// externalId (or an alias) was claimed already.
     Conversion,
     Quota,
     /// An hourly conversion counter of the affiliate and customer.
@@ -446,7 +453,7 @@ fn tenant_click(
 /// Read 1: everything the postback names, as typed facts.
 pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Result<Sightings> {
     let tenant_key = tenant.key();
-    let claim_key = key(keys::external_id_guard(&p.external_id), GUARD_SK);
+    let claim_keys = claim_keys(&p.external_id);
     let click_key = p
         .click_id
         .as_deref()
@@ -471,7 +478,7 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
         .as_deref()
         .filter(|c| ids::is_valid(IdKind::Campaign, c))
         .map(|c| key(c, RECORD_SK));
-    let mut wanted = vec![claim_key.clone()];
+    let mut wanted = vec![claim_keys.0.clone(), claim_keys.1.clone()];
     wanted.extend(click_key.iter().cloned());
     wanted.extend(session_key.iter().cloned());
     wanted.extend(code_key.iter().cloned());
@@ -483,7 +490,7 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
         referrals.extend(tenant_record::<Referral>(&found, Some(k), &tenant_key)?);
     }
     Ok(Sightings {
-        claim: found.get(&claim_key).cloned().map(from_item).transpose()?,
+        claim: claim_among(&found, &claim_keys)?,
         click: tenant_click(&found, click_key.as_ref(), &tenant_key)?,
         session_click: tenant_click(&found, session_key.as_ref(), &tenant_key)?,
         code_owner: tenant_record(&found, code_key.as_ref(), &tenant_key)?,
@@ -574,32 +581,71 @@ fn check_cached<R: Copy>(
     }
 }
 
-/// The claim of an externalId whose claim exists (it made the transaction fail).
-async fn read_claim(store: &Store, external_id: &str) -> Result<ExternalIdClaim> {
-    get_claim(store, external_id)
-        .await?
-        .ok_or_else(|| Error::internal("externalId claim vanished"))
+/// The attribute that makes an item at a conversion's key an alias claim
+/// (an [`ExternalIdClaim`] naming another conversion), not a conversion.
+const ALIAS_OF: &str = "conversionId";
+
+/// The keys an externalId's claim may sit at: the conversion whose id it
+/// derives (or an alias claim there), and the claim item of an id claimed
+/// before conversions were their own claims (read first; none is written now).
+fn claim_keys(external_id: &str) -> (Key, Key) {
+    (
+        key(postback::conversion_id_of(external_id), RECORD_SK),
+        key(keys::external_id_guard(external_id), GUARD_SK),
+    )
 }
 
-/// The claim of an externalId (or of an alias of one), if any.
-async fn get_claim(store: &Store, external_id: &str) -> Result<Option<ExternalIdClaim>> {
-    match store
-        .get_item(&keys::external_id_guard(external_id), GUARD_SK)
-        .await?
-    {
-        Some(item) => Ok(Some(from_item(item)?)),
-        None => Ok(None),
+/// The claim an item at a derived conversion key holds: the conversion
+/// itself, or an alias claim naming its conversion.
+fn claim_in(item: &Item) -> Result<ExternalIdClaim> {
+    if item.contains_key(ALIAS_OF) {
+        return from_item(item.clone());
+    }
+    let at = [CREATED_AT, OCCURRED_AT]
+        .iter()
+        .find_map(|a| string_of(item, a).and_then(timestamp::parse_datetime));
+    match (string_of(item, "tenant"), string_of(item, "pk"), at) {
+        (Some(tenant), Some(id), Some(created_at)) => Ok(ExternalIdClaim {
+            tenant: tenant.to_string(),
+            conversion_id: id.to_string(),
+            created_at,
+        }),
+        _ => Err(Error::internal("a conversion item without its claim")),
     }
 }
 
-/// The conversion an externalId (or an alias of it) names in this tenant.
+/// The claim among the items read at an externalId's [`claim_keys`].
+fn claim_among(
+    found: &HashMap<Key, Item>,
+    (derived, older): &(Key, Key),
+) -> Result<Option<ExternalIdClaim>> {
+    match (found.get(older), found.get(derived)) {
+        (Some(item), _) => Ok(Some(from_item(item.clone())?)),
+        (None, Some(item)) => claim_in(item).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The claim of an externalId whose conversion key is taken (it made the
+/// transaction fail).
+async fn read_claim(store: &Store, external_id: &str) -> Result<ExternalIdClaim> {
+    let (derived, _) = claim_keys(external_id);
+    match store.get_item(&derived.0, &derived.1).await? {
+        Some(item) => claim_in(&item),
+        None => Err(Error::internal("externalId claim vanished")),
+    }
+}
+
+/// The conversion an externalId (or an alias of it) names in this tenant:
+/// both keys a claim may sit at, read in one BatchGetItem.
 pub async fn claimed_by(
     store: &Store,
     tenant: &Tenant,
     external_id: &str,
 ) -> Result<Option<String>> {
-    let claim = get_claim(store, external_id).await?;
-    Ok(claim
+    let keys = claim_keys(external_id);
+    let found = batch(store, vec![keys.0.clone(), keys.1.clone()]).await?;
+    Ok(claim_among(&found, &keys)?
         .filter(|c| c.tenant == tenant.key())
         .map(|c| c.conversion_id))
 }
@@ -621,9 +667,8 @@ pub async fn claim_alias(
         conversion_id: conversion_id.to_string(),
         created_at: now,
     };
-    store
-        .put_new(item_at(&keys::external_id_guard(alias), GUARD_SK, &claim)?)
-        .await?;
+    let (at, _) = claim_keys(alias);
+    store.put_new(item_at(&at.0, &at.1, &claim)?).await?;
     Ok(())
 }
 
@@ -664,10 +709,12 @@ pub async fn commit(
     use PostbackAction as A;
     match transact(store, tenant, plan, cached, now).await {
         Ok(()) => Ok(Committed::Done),
-        Err(e) if e.failed(A::Claim) => Ok(Committed::Claimed(match e.old_item(A::Claim) {
-            Some(item) => from_item(item.clone())?,
-            None => read_claim(store, &plan.conversion.external_id).await?,
-        })),
+        Err(e) if e.failed(A::Conversion) => {
+            Ok(Committed::Claimed(match e.old_item(A::Conversion) {
+                Some(item) => claim_in(item)?,
+                None => read_claim(store, &plan.conversion.external_id).await?,
+            }))
+        }
         Err(e) if e.failed(A::Quota) => Ok(Committed::QuotaReached),
         Err(e) if e.failed(A::CustomerCount) || e.failed(A::NetworkCount) => {
             Ok(Committed::OverLimit(OverLimit {
@@ -702,8 +749,7 @@ async fn transact(
     use PostbackAction as A;
     let tenant_key = tenant.key();
     let mut tx = store.tx();
-    let claim_pk = keys::external_id_guard(&plan.conversion.external_id);
-    tx.put_new(A::Claim, item_at(&claim_pk, GUARD_SK, &plan.claim)?);
+    // The conversion's id derives from its externalId: its put is the claim.
     tx.put_new(A::Conversion, item(tenant, &plan.conversion)?);
     if let Some(q) = &plan.quota {
         let expires_at = (now + Duration::days(QUOTA_TTL_DAYS)).timestamp();

@@ -152,7 +152,8 @@ pub fn code_guard(tenant: &Tenant, code: &str) -> String {
     format!("CODE#{}#{}", tenant.key(), code.to_ascii_lowercase())
 }
 
-/// Guard that makes a postback `externalId` unique across every tenant.
+/// The claim item of an `externalId` claimed before a conversion's id was
+/// derived from it (read beside the conversion's key; none is written now).
 pub fn external_id_guard(external_id: &str) -> String {
     format!("XID#{external_id}")
 }
