@@ -53,13 +53,14 @@ use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
+use crate::store::compact::Derived;
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
 use crate::store::page::{self, ListQuery, Page, PageRequest};
 use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliates, campaigns, counters, events, from_item, item_at, number_value, pools, referrals,
-    rollups, string_of, string_value, IndexKeys, Item, Store,
+    affiliates, campaigns, counters, events, from_item, item_at, number_value, payout_items, pools,
+    referrals, rollups, string_of, string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
@@ -146,13 +147,10 @@ pub fn item(tenant: &Tenant, c: &Conversion) -> Result<Item> {
 
 /// Attributes an item leaves out while they hold only what the rest says,
 /// about 250 bytes, so that a conversion stays under 1 KB through its
-/// status moves (a write, and each of its index entries, costs a unit per
-/// KB): `id` (its `pk`), `campaignId` and `affiliateId` (the end of its GSI2
-/// and GSI4 partitions), an empty `metadata`, `isRecurring: false`,
-/// `conversionType: SALE`, `createdAt` equal to `occurredAt`, `updatedAt`
-/// equal to `createdAt`, `payableAt` equal to `occurredAt + holdDays`
-/// (`Conversion::payable_after`).
-const ID: &str = "id";
+/// status moves (`store::compact`): `id`, `campaignId`, `affiliateId`,
+/// `createdAt` equal to `occurredAt`, `updatedAt` equal to `createdAt`; and
+/// here an empty `metadata`, `isRecurring: false`, `conversionType: SALE`,
+/// `payableAt` equal to `occurredAt + holdDays` (`Conversion::payable_after`).
 const METADATA: &str = "metadata";
 const IS_RECURRING: &str = "isRecurring";
 const OCCURRED_AT: &str = "occurredAt";
@@ -161,35 +159,20 @@ const UPDATED_AT: &str = "updatedAt";
 const PAYABLE_AT: &str = "payableAt";
 const HOLD_DAYS: &str = "holdDays";
 const CONVERSION_TYPE: &str = "conversionType";
-/// The ids that end an index partition's key: (attribute, index, partition).
-const IN_PARTITION: [(&str, Index, PartitionOf); 2] = [
-    ("campaignId", Index::Gsi2, keys::by_campaign),
-    ("affiliateId", Index::Gsi4, keys::by_affiliate),
-];
-type PartitionOf = fn(&Tenant, ListKind, &str) -> String;
-
-/// The id an index partition key ends with, when it is that index's
-/// partition of the item's tenant.
-fn id_in_partition(item: &Item, index: Index, partition: PartitionOf) -> Option<String> {
-    let tenant = Tenant::from_key(string_of(item, "tenant")?)?;
-    let prefix = partition(&tenant, ListKind::Conversion, "");
-    Some(
-        string_of(item, index.pk())?
-            .strip_prefix(&prefix)?
-            .to_string(),
-    )
-}
+/// What `store::compact` leaves out of a conversion.
+const DERIVED: Derived = Derived {
+    kind: ListKind::Conversion,
+    same_as: &[(UPDATED_AT, CREATED_AT), (CREATED_AT, OCCURRED_AT)],
+    zero: &[],
+};
 
 fn leave_out_derived(item: &mut Item) {
     use aws_sdk_dynamodb::types::AttributeValue as V;
-    item.remove(ID);
-    for (attr, index, partition) in IN_PARTITION {
-        if string_of(item, attr).is_some()
-            && string_of(item, attr).map(str::to_string) == id_in_partition(item, index, partition)
-        {
-            item.remove(attr);
-        }
+    // `payableAt` first: it is compared with `occurredAt`, never left out.
+    if item.get(PAYABLE_AT).is_some() && item.get(PAYABLE_AT) == derived_payable_at(item).as_ref() {
+        item.remove(PAYABLE_AT);
     }
+    DERIVED.leave_out(item);
     if string_of(item, CONVERSION_TYPE) == Some(ConversionType::default().as_str()) {
         item.remove(CONVERSION_TYPE);
     }
@@ -198,16 +181,6 @@ fn leave_out_derived(item: &mut Item) {
     }
     if matches!(item.get(IS_RECURRING), Some(V::Bool(false))) {
         item.remove(IS_RECURRING);
-    }
-    if item.get(PAYABLE_AT).is_some() && item.get(PAYABLE_AT) == derived_payable_at(item).as_ref() {
-        item.remove(PAYABLE_AT);
-    }
-    // `updatedAt` first: it is compared with `createdAt` as stored.
-    if item.get(UPDATED_AT).is_some() && item.get(UPDATED_AT) == item.get(CREATED_AT) {
-        item.remove(UPDATED_AT);
-    }
-    if item.get(CREATED_AT).is_some() && item.get(CREATED_AT) == item.get(OCCURRED_AT) {
-        item.remove(CREATED_AT);
     }
 }
 
@@ -229,22 +202,7 @@ pub fn decode(mut item: Item) -> Result<Conversion> {
     if item.contains_key(ALIAS_OF) {
         return Err(Error::NotFound("conversion"));
     }
-    if let (false, Some(pk)) = (item.contains_key(ID), item.get("pk").cloned()) {
-        item.insert(ID.into(), pk);
-    }
-    for (attr, index, partition) in IN_PARTITION {
-        if let (false, Some(id)) = (
-            item.contains_key(attr),
-            id_in_partition(&item, index, partition),
-        ) {
-            item.insert(attr.into(), string_value(id));
-        }
-    }
-    for (attr, from) in [(CREATED_AT, OCCURRED_AT), (UPDATED_AT, CREATED_AT)] {
-        if let (false, Some(v)) = (item.contains_key(attr), item.get(from).cloned()) {
-            item.insert(attr.into(), v);
-        }
-    }
+    DERIVED.restore(&mut item);
     if !item.contains_key(PAYABLE_AT) {
         if let Some(v) = derived_payable_at(&item) {
             item.insert(PAYABLE_AT.into(), v);
@@ -884,7 +842,11 @@ pub struct ReversalFacts {
 pub async fn read_reversal(store: &Store, tenant: &Tenant, id: &str) -> Result<ReversalFacts> {
     let conversion = get(store, tenant, id).await?;
     let payout: Option<Payout> = match &conversion.payout_id {
-        Some(po) => store.get_owned(po, &tenant.key()).await?,
+        Some(po) => store
+            .get_owned_item(po, &tenant.key())
+            .await?
+            .map(payout_items::decode)
+            .transpose()?,
         None => None,
     };
     Ok(ReversalFacts {
@@ -1021,7 +983,7 @@ mod tests {
         );
         let it = item(&t, &fresh).unwrap();
         for gone in [
-            ID,
+            "id",
             "campaignId",
             "affiliateId",
             CONVERSION_TYPE,
@@ -1056,7 +1018,7 @@ mod tests {
         // An item written before anything was left out reads the same.
         let old = crate::store::record_item(&fresh.id, Some(&t.key()), &fresh, &IndexKeys::new());
         let old = old.unwrap();
-        assert!(old.contains_key(PAYABLE_AT) && old.contains_key(ID));
+        assert!(old.contains_key(PAYABLE_AT) && old.contains_key("id"));
         assert_eq!(decode(old).unwrap(), fresh);
     }
 

@@ -30,13 +30,14 @@ use crate::money::Currency;
 use crate::store::conversions;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
+use crate::store::payout_items::{decode, item};
 use crate::store::pools::{adjustment_item, touch_pool};
 use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
 use crate::store::work::WorkRange;
 use crate::store::{
-    affiliate_totals, events, from_item, item_at, number_value, record_item, rollups, string_of,
-    string_value, IndexKeys, Item, Store,
+    affiliate_totals, events, from_item, item_at, number_value, rollups, string_of, string_value,
+    Store,
 };
 use crate::timestamp;
 
@@ -64,57 +65,16 @@ pub enum Write {
     Event,
 }
 
-/// The GSI5 work partition kind of a payout, when it has work left.
-fn work_kind(p: &Payout) -> Option<&'static str> {
-    match p.work {
-        Some(PayoutWork::Claim) => Some("BUILD"),
-        Some(PayoutWork::Settle) => Some("SETTLE"),
-        Some(PayoutWork::Release) => Some("RELEASE"),
-        None => p.awaits_provider().then_some("PAYING"),
-    }
-}
-
-/// The item of a payout: in the tenant lists once assembled, in a work
-/// partition while it has work left.
-pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
-    let sk = format!("{}#{}", timestamp::format(&p.requested_at), p.id);
-    let mut index = IndexKeys::new();
-    if p.is_visible() {
-        index = index
-            .with(
-                Index::Gsi1,
-                keys::tenant_list(tenant, ListKind::Payout),
-                &sk,
-            )
-            .with(
-                Index::Gsi2,
-                keys::by_campaign(tenant, ListKind::Payout, &p.campaign_id),
-                &sk,
-            )
-            .with(
-                Index::Gsi3,
-                keys::by_status(tenant, ListKind::Payout, p.status.as_str()),
-                &sk,
-            )
-            .with(
-                Index::Gsi4,
-                keys::by_affiliate(tenant, ListKind::Payout, &p.affiliate_id),
-                &sk,
-            );
-    }
-    if let Some(kind) = work_kind(p) {
-        let shard = keys::shard_of(&p.id);
-        index = index.with(Index::Gsi5, keys::payout_work(kind, shard), &sk);
-    }
-    record_item(&p.id, Some(&tenant.key()), p, &index)
-}
-
 /// The tenant's payout as stored (also one being assembled), if any.
 pub async fn read(store: &Store, tenant: &Tenant, id: &str) -> Result<Option<Payout>> {
     if !ids::is_valid(IdKind::Payout, id) {
         return Ok(None);
     }
-    store.get_owned(id, &tenant.key()).await
+    store
+        .get_owned_item(id, &tenant.key())
+        .await?
+        .map(decode)
+        .transpose()
 }
 
 /// The tenant's payout, or NOT_FOUND (also while it is being assembled).
@@ -172,7 +132,7 @@ pub async fn list(
     store
         .query_page(&list_query(tenant, f), page)
         .await?
-        .try_map(from_item)
+        .try_map(decode)
 }
 
 /// A conditional Put of the whole payout after a transition: it applies only
@@ -633,7 +593,7 @@ pub async fn with_work(
         let Some(tenant) = string_of(&item, "tenant").and_then(Tenant::from_key) else {
             continue;
         };
-        out.push((tenant, from_item(item)?));
+        out.push((tenant, decode(item)?));
     }
     Ok(out)
 }

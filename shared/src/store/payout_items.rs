@@ -1,0 +1,137 @@
+//! A payout's item: its index entries, and what it leaves out while the
+//! rest says it (`store::compact`), derived again by [`decode`] on every
+//! read, so that a payout holding an invoice stays under 1 KB through its
+//! transitions (a write and each index entry cost a unit per KB).
+
+use crate::domain::payout::{Payout, PayoutWork};
+use crate::domain::tenant::Tenant;
+use crate::error::Result;
+use crate::store::compact::Derived;
+use crate::store::keys::{self, Index, ListKind};
+use crate::store::{from_item, record_item, IndexKeys, Item};
+use crate::timestamp;
+
+/// What `store::compact` leaves out of a payout: `id`, `campaignId` and
+/// `affiliateId` (while it is listed), `createdAt` equal to `requestedAt`,
+/// `updatedAt` equal to `createdAt`, and its progress counters at zero.
+const DERIVED: Derived = Derived {
+    kind: ListKind::Payout,
+    same_as: &[("updatedAt", "createdAt"), ("createdAt", "requestedAt")],
+    zero: &[
+        "claimed",
+        "claimedMinor",
+        "claimedAdjustments",
+        "claimedAdjustmentMinor",
+        "settled",
+        "released",
+    ],
+};
+
+/// The GSI5 work partition kind of a payout, when it has work left.
+fn work_kind(p: &Payout) -> Option<&'static str> {
+    match p.work {
+        Some(PayoutWork::Claim) => Some("BUILD"),
+        Some(PayoutWork::Settle) => Some("SETTLE"),
+        Some(PayoutWork::Release) => Some("RELEASE"),
+        None => p.awaits_provider().then_some("PAYING"),
+    }
+}
+
+/// The item of a payout: in the tenant lists once assembled, in a work
+/// partition while it has work left.
+pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
+    let sk = format!("{}#{}", timestamp::format(&p.requested_at), p.id);
+    let mut index = IndexKeys::new();
+    if p.is_visible() {
+        index = index
+            .with(
+                Index::Gsi1,
+                keys::tenant_list(tenant, ListKind::Payout),
+                &sk,
+            )
+            .with(
+                Index::Gsi2,
+                keys::by_campaign(tenant, ListKind::Payout, &p.campaign_id),
+                &sk,
+            )
+            .with(
+                Index::Gsi3,
+                keys::by_status(tenant, ListKind::Payout, p.status.as_str()),
+                &sk,
+            )
+            .with(
+                Index::Gsi4,
+                keys::by_affiliate(tenant, ListKind::Payout, &p.affiliate_id),
+                &sk,
+            );
+    }
+    if let Some(kind) = work_kind(p) {
+        let shard = keys::shard_of(&p.id);
+        index = index.with(Index::Gsi5, keys::payout_work(kind, shard), &sk);
+    }
+    let mut item = record_item(&p.id, Some(&tenant.key()), p, &index)?;
+    DERIVED.leave_out(&mut item);
+    Ok(item)
+}
+
+/// A payout from its item, with what [`item`] left out derived again (an
+/// item written before anything was left out holds it all).
+pub fn decode(mut item: Item) -> Result<Payout> {
+    DERIVED.restore(&mut item);
+    from_item(item)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::tenant::Mode;
+    use crate::store::string_of;
+
+    fn payout(work: Option<&str>, claimed: u64, updated_at: &str) -> Payout {
+        serde_json::from_value(serde_json::json!({
+            "id": "po_01JD3Q5W6X7Y8Z9A0B1C2D3E4F",
+            "affiliateId": "aff_01JD3Q5W6X7Y8Z9A0B1C2D3E4F",
+            "campaignId": "cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F",
+            "amount": 12.5, "currency": "USD", "status": "PENDING", "method": "MANUAL",
+            "requestedAt": "2026-11-26T10:00:00.000Z", "conversionCount": 3,
+            "adjustmentTotal": 0, "work": work, "claimed": claimed,
+            "createdAt": "2026-11-26T10:00:00.000Z", "updatedAt": updated_at,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_item_leaves_out_what_decode_derives() {
+        let t = Tenant::new("acct_1", Mode::Test);
+        let at = "2026-11-26T10:00:00.000Z";
+        let listed = payout(None, 0, at);
+        let it = item(&t, &listed).unwrap();
+        for gone in [
+            "id",
+            "campaignId",
+            "affiliateId",
+            "createdAt",
+            "updatedAt",
+            "claimed",
+            "settled",
+        ] {
+            assert!(!it.contains_key(gone), "{gone} is stored");
+        }
+        assert_eq!(string_of(&it, "pk"), Some(listed.id.as_str()));
+        assert_eq!(decode(it).unwrap(), listed);
+
+        // Being assembled, it is in no list: its campaign and affiliate stay;
+        // a counter above zero and a moved timestamp stay too.
+        let building = payout(Some("CLAIM"), 4, "2026-11-26T10:00:01.000Z");
+        let it = item(&t, &building).unwrap();
+        for kept in ["campaignId", "affiliateId", "claimed", "updatedAt"] {
+            assert!(it.contains_key(kept), "{kept} is left out");
+        }
+        assert_eq!(decode(it).unwrap(), building);
+
+        // An item written before anything was left out reads the same.
+        let old = record_item(&listed.id, Some(&t.key()), &listed, &IndexKeys::new()).unwrap();
+        assert!(old.contains_key("id") && old.contains_key("createdAt"));
+        assert_eq!(decode(old).unwrap(), listed);
+    }
+}
