@@ -745,11 +745,11 @@ impl PostbackBody {
         issues
             .check(limits!(PostbackBody, "externalId").check_len("externalId", &self.external_id));
         no_control("externalId", &self.external_id, &mut issues);
-        if self.conversion_type != "SALE" {
+        if ConversionType::parse(&self.conversion_type).is_none() {
             issues.add(
                 &["conversionType"],
                 "invalid_enum_value",
-                "conversionType must be SALE",
+                format!("conversionType must be {}", ConversionType::Sale.as_str()),
             );
         }
         let affiliate_code = token(

@@ -90,6 +90,9 @@ pub struct QuotaCharge {
 #[derive(Debug, Clone, Default)]
 pub struct Sightings {
     pub claim: Option<ExternalIdClaim>,
+    /// The conversion the claim names, when the claim is the conversion
+    /// itself (read with it; a replay answers with it).
+    pub claimed: Option<Conversion>,
     /// The click `clickId` names.
     pub click: Option<Click>,
     /// The click `sessionId` stands for.
@@ -421,30 +424,24 @@ fn count_in_binding(
     mut counts: Vec<HourlyCount>,
     referrals: &mut [ReferralChange],
 ) -> Vec<HourlyCount> {
-    let Some(i) = counts
-        .iter()
-        .position(|c| matches!(c.scope, CountScope::Customer { .. }) && c.cap.is_some())
-    else {
-        return counts;
-    };
-    let CountScope::Customer {
-        affiliate_id,
-        customer,
-    } = &counts[i].scope
-    else {
-        return counts;
-    };
-    let binding = referrals.iter_mut().find_map(|change| match change {
-        ReferralChange::Bind(r)
-            if r.customer_key == *customer && r.affiliate_id == *affiliate_id =>
-        {
-            Some(r)
+    let held = counts.iter().enumerate().find_map(|(i, c)| {
+        match &c.scope {
+            CountScope::Customer {
+                affiliate_id,
+                customer,
+            } if c.cap.is_some() => referrals.iter().position(|change| {
+                matches!(change, ReferralChange::Bind(r)
+                if r.customer_key == *customer && r.affiliate_id == *affiliate_id)
+            }),
+            _ => None,
         }
-        _ => None,
+        .map(|binding| (i, binding))
     });
-    if let Some(r) = binding {
-        r.first_payment_counted = true;
-        counts.remove(i);
+    if let Some((count, binding)) = held {
+        if let ReferralChange::Bind(r) = &mut referrals[binding] {
+            r.first_payment_counted = true;
+        }
+        counts.remove(count);
     }
     counts
 }

@@ -94,7 +94,9 @@ async fn attempt(
     let mut sightings = conversions::read_sightings(store, tenant, p).await?;
     sightings.over = over.lock().map(|o| *o).unwrap_or_default();
     let signals = match postback::open(&tenant_key, p, &sightings, quota)? {
-        Opening::Replay { conversion_id } => return replayed(store, &conversion_id).await,
+        Opening::Replay { conversion_id } => {
+            return replayed(store, &conversion_id, sightings.claimed).await
+        }
         Opening::Attribute { signals } => signals,
     };
     let named = sightings.campaign.as_ref();
@@ -102,9 +104,9 @@ async fn attempt(
     let plan = postback::plan(p, &sightings, &signals, &parties, quota, now)?;
     match conversions::commit(store, tenant, &plan, &unchanged, now).await? {
         Committed::Done => Ok(Some(Recorded::Created(plan.conversion))),
-        Committed::Claimed(claim) => {
+        Committed::Claimed(claim, conversion) => {
             let id = postback::replay(&tenant_key, &claim)?;
-            replayed(store, &id).await
+            replayed(store, &id, conversion.map(|c| *c)).await
         }
         Committed::QuotaReached => Err(match quota {
             Some(q) => q.reached(),
@@ -175,8 +177,16 @@ pub async fn attribute_late(
     .await
 }
 
-async fn replayed(store: &Store, conversion_id: &str) -> Result<Option<Recorded>> {
-    let c = conversions::claimed(store, conversion_id).await?;
+/// The conversion a claim names: the one read with the claim, else read now.
+async fn replayed(
+    store: &Store,
+    conversion_id: &str,
+    read: Option<Conversion>,
+) -> Result<Option<Recorded>> {
+    let c = match read.filter(|c| c.id == conversion_id) {
+        Some(c) => c,
+        None => conversions::claimed(store, conversion_id).await?,
+    };
     Ok(Some(Recorded::Replayed(c)))
 }
 

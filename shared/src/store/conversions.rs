@@ -443,12 +443,15 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
     wanted.extend(referral_keys.iter().cloned());
     wanted.extend(campaign_key.iter().cloned());
     let found = batch(store, wanted).await?;
+    let (claim, claimed) =
+        claim_among(&found, &claim_keys)?.map_or((None, None), |(c, v)| (Some(c), v));
     let mut referrals = Vec::new();
     for k in &referral_keys {
         referrals.extend(tenant_record::<Referral>(&found, Some(k), &tenant_key)?);
     }
     Ok(Sightings {
-        claim: claim_among(&found, &claim_keys)?,
+        claim,
+        claimed,
         click: tenant_click(&found, click_key.as_ref(), &tenant_key)?,
         session_click: tenant_click(&found, session_key.as_ref(), &tenant_key)?,
         code_owner: tenant_record(&found, code_key.as_ref(), &tenant_key)?,
@@ -555,30 +558,30 @@ fn claim_keys(external_id: &str) -> (Key, Key) {
 
 /// The claim an item at a derived conversion key holds: the conversion
 /// itself, or an alias claim naming its conversion.
-fn claim_in(item: &Item) -> Result<ExternalIdClaim> {
+fn claim_in(item: &Item) -> Result<Claim> {
     if item.contains_key(ALIAS_OF) {
-        return from_item(item.clone());
+        return Ok((from_item(item.clone())?, None));
     }
-    let at = [CREATED_AT, OCCURRED_AT]
-        .iter()
-        .find_map(|a| string_of(item, a).and_then(timestamp::parse_datetime));
-    match (string_of(item, "tenant"), string_of(item, "pk"), at) {
-        (Some(tenant), Some(id), Some(created_at)) => Ok(ExternalIdClaim {
-            tenant: tenant.to_string(),
-            conversion_id: id.to_string(),
-            created_at,
-        }),
-        _ => Err(Error::internal("a conversion item without its claim")),
-    }
+    let tenant = string_of(item, "tenant")
+        .ok_or_else(|| Error::internal("a conversion item without its tenant"))?
+        .to_string();
+    let c = decode(item.clone())?;
+    let claim = ExternalIdClaim {
+        tenant,
+        conversion_id: c.id.clone(),
+        created_at: c.created_at,
+    };
+    Ok((claim, Some(c)))
 }
 
+/// An externalId's claim, with the conversion when the claim is the
+/// conversion itself (read in the same call: a replay answers with it).
+type Claim = (ExternalIdClaim, Option<Conversion>);
+
 /// The claim among the items read at an externalId's [`claim_keys`].
-fn claim_among(
-    found: &HashMap<Key, Item>,
-    (derived, older): &(Key, Key),
-) -> Result<Option<ExternalIdClaim>> {
+fn claim_among(found: &HashMap<Key, Item>, (derived, older): &(Key, Key)) -> Result<Option<Claim>> {
     match (found.get(older), found.get(derived)) {
-        (Some(item), _) => Ok(Some(from_item(item.clone())?)),
+        (Some(item), _) => Ok(Some((from_item(item.clone())?, None))),
         (None, Some(item)) => claim_in(item).map(Some),
         (None, None) => Ok(None),
     }
@@ -586,7 +589,7 @@ fn claim_among(
 
 /// The claim of an externalId whose conversion key is taken (it made the
 /// transaction fail).
-async fn read_claim(store: &Store, external_id: &str) -> Result<ExternalIdClaim> {
+async fn read_claim(store: &Store, external_id: &str) -> Result<Claim> {
     let (derived, _) = claim_keys(external_id);
     match store.get_item(&derived.0, &derived.1).await? {
         Some(item) => claim_in(&item),
@@ -604,6 +607,7 @@ pub async fn claimed_by(
     let keys = claim_keys(external_id);
     let found = batch(store, vec![keys.0.clone(), keys.1.clone()]).await?;
     Ok(claim_among(&found, &keys)?
+        .map(|(claim, _)| claim)
         .filter(|c| c.tenant == tenant.key())
         .map(|c| c.conversion_id))
 }
@@ -645,8 +649,9 @@ pub enum Committed {
     /// Every action happened.
     Done,
     /// The externalId was claimed already: the claim (from the cancellation,
-    /// or read when it did not return it).
-    Claimed(ExternalIdClaim),
+    /// or read when it did not return it), with its conversion when the
+    /// claim is the conversion itself.
+    Claimed(ExternalIdClaim, Option<Box<Conversion>>),
     /// The monthly quota counter is at its cap.
     QuotaReached,
     /// An hourly conversion counter is at its cap: plan again, flagged.
@@ -668,10 +673,11 @@ pub async fn commit(
     match transact(store, tenant, plan, cached, now).await {
         Ok(()) => Ok(Committed::Done),
         Err(e) if e.failed(A::Conversion) => {
-            Ok(Committed::Claimed(match e.old_item(A::Conversion) {
+            let (claim, conversion) = match e.old_item(A::Conversion) {
                 Some(item) => claim_in(item)?,
                 None => read_claim(store, &plan.conversion.external_id).await?,
-            }))
+            };
+            Ok(Committed::Claimed(claim, conversion.map(Box::new)))
         }
         Err(e) if e.failed(A::Quota) => Ok(Committed::QuotaReached),
         Err(e) if e.failed(A::CustomerCount) || e.failed(A::NetworkCount) => {
