@@ -54,6 +54,23 @@ pub fn new_id(kind: IdKind) -> String {
     format!("{}_{}", kind.prefix(), Ulid::new())
 }
 
+/// A new id of the given kind whose ULID time is `at` (to the millisecond),
+/// for a record keyed by its time and found again from its id alone.
+pub fn new_id_at(kind: IdKind, at: chrono::DateTime<chrono::Utc>) -> String {
+    format!(
+        "{}_{}",
+        kind.prefix(),
+        Ulid::from_datetime(std::time::SystemTime::from(at))
+    )
+}
+
+/// The time a ULID id was made at (to the millisecond), when well formed.
+pub fn time_of(id: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let (_, body) = id.split_once('_')?;
+    let ms = Ulid::from_string(body).ok()?.timestamp_ms();
+    chrono::DateTime::from_timestamp_millis(i64::try_from(ms).ok()?)
+}
+
 /// The id of kind `kind` derived from `seed`: the same seed always gives the
 /// same id, so a record keyed by it is the seed's claim (its ULID body is
 /// the first 128 bits of the seed's SHA-256, not a time).
@@ -88,6 +105,16 @@ pub fn sibling(id: &str, kind: IdKind) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_made_at_a_time_gives_that_time_back() {
+        let at = chrono::DateTime::from_timestamp_millis(1_795_000_000_123).unwrap();
+        let id = new_id_at(IdKind::Event, at);
+        assert!(is_valid(IdKind::Event, &id), "{id}");
+        assert_eq!(time_of(&id), Some(at));
+        assert_ne!(id, new_id_at(IdKind::Event, at), "random beyond the time");
+        assert_eq!(time_of("evt_not-a-ulid"), None);
+    }
 
     #[test]
     fn a_derived_id_is_well_formed_and_the_same_for_the_same_seed() {

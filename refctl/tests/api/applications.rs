@@ -312,7 +312,12 @@ async fn bulk_accept_of_one_hundred() {
     )
     .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
-    assert_eq!(r.data()["accepted"].as_array().unwrap().len(), 100);
+    assert_eq!(
+        r.data()["accepted"].as_array().unwrap().len(),
+        100,
+        "{:?}",
+        r.data()["failed"][0]
+    );
     assert_eq!(r.data()["failed"].as_array().unwrap().len(), 0);
     let order: Vec<_> = r.data()["accepted"]
         .as_array()

@@ -228,7 +228,8 @@ async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
         t,
         &payout,
         from,
-        &payout.event(event, Utc::now()).unwrap()
+        &payout.event(event, Utc::now()).unwrap(),
+        &[]
     )
     .await
     .unwrap());

@@ -2,13 +2,13 @@
 //! transaction as the change (an outbox), with the record's API view after
 //! it. Webhook endpoints receive them; `GET /api/v1/events` lists them.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::ids::{new_id, IdKind};
+use crate::ids::{new_id_at, IdKind};
 
 wire_enum! {
     /// The kinds of event. `webhook.test` is sent only by `POST /webhook-endpoints/{id}/test`
@@ -62,16 +62,19 @@ pub struct Event {
 }
 
 impl Event {
-    /// A new event of `event_type` whose data is `view`.
+    /// A new event of `event_type` whose data is `view`, made at `now` to
+    /// the millisecond: its id's time is its `createdAt`, so the id alone
+    /// finds it where it is stored (by time).
     pub fn new<V: Serialize>(
         event_type: EventType,
         view: V,
         now: DateTime<Utc>,
     ) -> Result<Event, Error> {
+        let created_at = now.trunc_subsecs(3);
         Ok(Event {
-            id: new_id(IdKind::Event),
+            id: new_id_at(IdKind::Event, created_at),
             event_type,
-            created_at: now,
+            created_at,
             data: serde_json::to_value(view).map_err(Error::internal)?,
         })
     }

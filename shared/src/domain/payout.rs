@@ -364,6 +364,19 @@ impl Payout {
         p
     }
 
+    /// The payout with its settle work done by the transition that leaves
+    /// it, when `paid` conversions (paid in that same transaction) are all
+    /// it holds; `None` otherwise (the work then runs in chunks).
+    pub fn settled_at_once(&self, paid: usize) -> Option<Payout> {
+        let all = u64::try_from(paid).ok()? == self.conversion_count;
+        (self.work == Some(PayoutWork::Settle) && self.progress.settled == 0 && all).then(|| {
+            let mut p = self.clone();
+            p.progress.settled = self.conversion_count;
+            p.work = None;
+            p
+        })
+    }
+
     /// Whether its outstanding work is done, by what the chunks counted.
     pub fn work_done(&self) -> bool {
         let p = &self.progress;
@@ -718,6 +731,35 @@ mod tests {
             t.push((8, from, Cancelled, ReleaseConversions));
         }
         t
+    }
+
+    #[test]
+    fn settle_work_is_done_at_once_only_when_every_conversion_is_paid_with_it() {
+        let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
+        let Outcome::Changed { payout: paid, .. } = payout(Approved)
+            .apply(
+                Command::MarkPaid {
+                    payment_date: NaiveDate::from_ymd_opt(2026, 1, 2).unwrap(),
+                    payment_method: "wire".into(),
+                },
+                now,
+            )
+            .unwrap()
+        else {
+            panic!("unchanged");
+        };
+        assert_eq!(paid.work, Some(PayoutWork::Settle));
+        let done = paid.settled_at_once(3).unwrap();
+        assert_eq!((done.work, done.progress.settled), (None, 3));
+        assert!(done.work_done());
+        assert_eq!(done.status, Paid);
+        // Fewer found than it holds, or work already under way: in chunks.
+        assert!(paid.settled_at_once(2).is_none());
+        let mut begun = (*paid).clone();
+        begun.progress.settled = 1;
+        assert!(begun.settled_at_once(3).is_none());
+        // Nothing to settle at all: no work to end.
+        assert!(payout(Approved).settled_at_once(3).is_none());
     }
 
     #[test]

@@ -61,11 +61,14 @@ async fn transition_from(
                     ..
                 } => (*payout, from, event),
             };
+            let (after, paid) = settle_at_once(store, tenant, after, now).await?;
             let recorded = after.event(event, now)?;
             // Changed meanwhile: decide again on what it is now (a 409 names it).
             Ok(
-                match store_payouts::commit_transition(store, tenant, &after, from, &recorded)
-                    .await?
+                match store_payouts::commit_transition(
+                    store, tenant, &after, from, &recorded, &paid,
+                )
+                .await?
                 {
                     true => Attempt::Done((after, true)),
                     false => Attempt::Conflict,
@@ -78,6 +81,36 @@ async fn transition_from(
         (after, true) => drive(store, tenant, after, REQUEST_CHUNKS, now).await,
         (unchanged, false) => Ok(unchanged),
     }
+}
+
+/// A transition that leaves settle work one chunk holds does it itself:
+/// the payout's conversions are read now and paid in its transaction, so
+/// the payout is written once (`Payout::settled_at_once`). Otherwise, or
+/// when the index does not list them all yet, the work runs in chunks.
+async fn settle_at_once(
+    store: &Store,
+    tenant: &Tenant,
+    after: Payout,
+    now: DateTime<Utc>,
+) -> Result<(Payout, Vec<(Conversion, Conversion)>)> {
+    let fits = usize::try_from(after.conversion_count).is_ok_and(|n| n <= STATUS_CHUNK);
+    if after.work != Some(PayoutWork::Settle) || !fits {
+        return Ok((after, Vec::new()));
+    }
+    // Its adjustments share the partition: read past them.
+    let held = after.conversion_count + after.progress.claimed_adjustments;
+    let limit = usize::try_from(held).unwrap_or(usize::MAX).max(1);
+    let partition = keys::payout_members(&after.id);
+    let (conversions, _, _) =
+        store_payouts::members_page(store, tenant, &partition, WorkRange::All, limit).await?;
+    let paid: Vec<(Conversion, Conversion)> = conversions
+        .into_iter()
+        .filter_map(|c| c.pay(&after.id, now).ok().map(|p| (c, p)))
+        .collect();
+    Ok(match after.settled_at_once(paid.len()) {
+        Some(done) => (done, paid),
+        None => (after, Vec::new()),
+    })
 }
 
 /// Approves a payout whose invoice is in storage.

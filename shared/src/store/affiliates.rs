@@ -294,10 +294,10 @@ pub async fn list(
     } else {
         ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Affiliate))
     };
-    if let (Some(c), Index::Gsi4) = (&f.campaign_id, q.index) {
+    if let (Some(c), Some(Index::Gsi4)) = (&f.campaign_id, q.index) {
         q.filter = q.filter.eq("campaignId", c);
     }
-    if let (Some(st), Index::Gsi4 | Index::Gsi2) = (f.status, q.index) {
+    if let (Some(st), Some(Index::Gsi4 | Index::Gsi2)) = (f.status, q.index) {
         q.filter = q.filter.eq("status", st.as_str());
     }
     let found = store.query_page(&q, page).await?;

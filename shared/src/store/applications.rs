@@ -33,6 +33,9 @@ enum Write {
     Event,
 }
 
+/// The item of an application: in the tenant's lists (every application,
+/// by campaign, by status; no list reads by affiliate, so no entry is
+/// written there: an index entry costs a write unit at every change).
 pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
     let index = IndexKeys::new()
         .with(
@@ -48,11 +51,6 @@ pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
         .with(
             Index::Gsi3,
             keys::by_status(tenant, ListKind::Application, a.status.as_str()),
-            &a.id,
-        )
-        .with(
-            Index::Gsi4,
-            keys::by_affiliate(tenant, ListKind::Application, &a.affiliate_id),
             &a.id,
         );
     let mut item = record_item(&a.id, Some(&tenant.key()), a, &index)?;

@@ -267,20 +267,20 @@ pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
             f.to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
         ));
     }
-    if let (Some(a), Index::Gsi5) = (&f.affiliate_id, q.index) {
+    if let (Some(a), Some(Index::Gsi5)) = (&f.affiliate_id, q.index) {
         // The item's GSI4 partition names it (`affiliateId` is left out).
         q.filter = q.filter.eq(
             Index::Gsi4.pk(),
             &keys::by_affiliate(tenant, ListKind::Conversion, a),
         );
     }
-    if let (Some(c), Index::Gsi4 | Index::Gsi5) = (&f.campaign_id, q.index) {
+    if let (Some(c), Some(Index::Gsi4 | Index::Gsi5)) = (&f.campaign_id, q.index) {
         q.filter = q.filter.eq(
             Index::Gsi2.pk(),
             &keys::by_campaign(tenant, ListKind::Conversion, c),
         );
     }
-    if let (Some(st), Index::Gsi4 | Index::Gsi2 | Index::Gsi5) = (f.status, q.index) {
+    if let (Some(st), Some(Index::Gsi4 | Index::Gsi2 | Index::Gsi5)) = (f.status, q.index) {
         q.filter = q.filter.eq("status", st.as_str());
     }
     if let Some(cur) = f.currency {
@@ -1039,7 +1039,7 @@ mod tests {
             ..Default::default()
         };
         let q = list_query(&t, &f);
-        assert_eq!(q.index, Index::Gsi4);
+        assert_eq!(q.index, Some(Index::Gsi4));
         assert_eq!(q.pk, "acct_1#test#CNV#AFF#aff_1");
         assert!(q.sk_between.is_none());
         let q = list_query(
@@ -1049,7 +1049,7 @@ mod tests {
                 ..f.clone()
             },
         );
-        assert_eq!((q.index, q.pk.as_str()), (Index::Gsi5, "PO#po_1"));
+        assert_eq!((q.index, q.pk.as_str()), (Some(Index::Gsi5), "PO#po_1"));
         let q = list_query(
             &t,
             &ConversionFilter {
@@ -1058,7 +1058,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert_eq!(q.index, Index::Gsi2);
+        assert_eq!(q.index, Some(Index::Gsi2));
         let q = list_query(
             &t,
             &ConversionFilter {
@@ -1067,7 +1067,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert_eq!(q.index, Index::Gsi3);
+        assert_eq!(q.index, Some(Index::Gsi3));
         assert_eq!(q.pk, "acct_1#test#CNV#ST#REVERSED");
         assert_eq!(
             q.sk_between,
@@ -1080,7 +1080,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert_eq!(q.index, Index::Gsi1);
+        assert_eq!(q.index, Some(Index::Gsi1));
         assert_eq!(
             q.sk_between,
             Some(("0".to_string(), "2026-01-31T23:59:59.999Z#~".to_string()))

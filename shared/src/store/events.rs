@@ -1,13 +1,21 @@
-//! Event records (the outbox): `pk = evt_<ULID>`, `sk = "R"`, written in the
-//! transaction of the change they record, kept 30 days (TTL). Listed per
-//! tenant through GSI1 (`<tenant>#EVT`) and by type through GSI2
-//! (`<tenant>#EVT#TYPE#<type>`), both sorted by `<createdAt>#<id>`. The
+//! Event records (the outbox), written in the transaction of the change
+//! they record and kept 30 days (TTL). An event is stored in its tenant's
+//! event partition in time order (`pk = <tenant>#EVT`, `sk =
+//! <createdAt>#<id>`), which lists every event of the tenant; its id's ULID
+//! time is its `createdAt`, so the id alone gives its key. It is listed by
+//! type through GSI2 (`<tenant>#EVT#TYPE#<type>`, the same sort key). The
 //! table's stream carries every new one to the webhook deliverer.
+//!
+//! Events written before were keyed by id (`pk = evt_<ULID>`, `sk = "R"`)
+//! and listed through GSI1 (`<tenant>#EVT`): they are read beside the
+//! others (by id in the same BatchGetItem, the list merged with that GSI1
+//! partition in the same round trip) until their 30 days are over. Keyed
+//! by time, an event writes one index entry where it wrote two.
 //!
 //! The event's data (the record's API view, JSON) is stored deflated in a
 //! binary attribute: a conversion's view is about 730 bytes of JSON and
 //! deflates to about half, which keeps the event item under 1 KB, so its put
-//! and each of its two index entries cost one write unit per KB fewer.
+//! and its index entry cost one write unit per KB fewer.
 //! Events stored before as JSON text are read as they are.
 
 use aws_sdk_dynamodb::primitives::Blob;
@@ -23,7 +31,9 @@ use crate::store::keys::{self, Index, ListKind};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::table::TTL_ATTRIBUTE;
 use crate::store::tx::Tx;
-use crate::store::{from_item, number_value, record_item, IndexKeys, Item, Store};
+use crate::store::{
+    from_item, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
+};
 use crate::timestamp::{self, serde_ts};
 
 /// How long events are kept.
@@ -68,27 +78,34 @@ fn data_text(deflated: Option<AttributeValue>, legacy: Option<String>) -> Result
     }
 }
 
+/// The partition holding the tenant's events in time order (new layout);
+/// also the GSI1 partition that listed those written before.
+fn partition(tenant: &Tenant) -> String {
+    keys::tenant_list(tenant, ListKind::Event)
+}
+
+/// The GSI2 partition of the tenant's events of one type.
+fn type_partition(tenant: &Tenant, t: EventType) -> String {
+    format!("{}#TYPE#{}", partition(tenant), t.as_str())
+}
+
+/// An event's place in time order: its sort key in every partition.
+fn position(created_at: &DateTime<Utc>, id: &str) -> String {
+    format!("{}#{id}", timestamp::format(created_at))
+}
+
 /// The item of an event of `tenant`.
 pub fn item(tenant: &Tenant, e: &Event) -> Result<Item> {
-    let sk = format!("{}#{}", timestamp::format(&e.created_at), e.id);
-    let index = IndexKeys::new()
-        .with(Index::Gsi1, keys::tenant_list(tenant, ListKind::Event), &sk)
-        .with(
-            Index::Gsi2,
-            format!(
-                "{}#TYPE#{}",
-                keys::tenant_list(tenant, ListKind::Event),
-                e.event_type.as_str()
-            ),
-            &sk,
-        );
+    let sk = position(&e.created_at, &e.id);
+    let index = IndexKeys::new().with(Index::Gsi2, type_partition(tenant, e.event_type), &sk);
     let stored = Stored {
         id: e.id.clone(),
         event_type: e.event_type,
         created_at: e.created_at,
         data: None,
     };
-    let mut item = record_item(&e.id, Some(&tenant.key()), &stored, &index)?;
+    let mut item = record_item(&partition(tenant), Some(&tenant.key()), &stored, &index)?;
+    item.insert("sk".into(), string_value(sk));
     item.insert(
         DATA_DEFLATED.into(),
         AttributeValue::B(Blob::new(deflate(&e.data.to_string()))),
@@ -98,9 +115,22 @@ pub fn item(tenant: &Tenant, e: &Event) -> Result<Item> {
     Ok(item)
 }
 
+/// True for an event's item, in either layout (a stream record's image).
+pub fn is_event_item(item: &Item) -> bool {
+    let is_event_id = |v: Option<&str>| {
+        v.and_then(|id| id.strip_prefix(IdKind::Event.prefix()))
+            .is_some_and(|rest| rest.starts_with('_'))
+    };
+    let tenant = string_of(item, "tenant").and_then(Tenant::from_key);
+    match (string_of(item, "pk"), tenant) {
+        (Some(pk), Some(t)) if pk == partition(&t) => is_event_id(string_of(item, "id")),
+        (pk, _) => is_event_id(pk) && string_of(item, "sk") == Some(keys::RECORD_SK),
+    }
+}
+
 /// Reads an event item back (a stream record's new image, a query result).
 pub fn from_stored(mut item: Item) -> Result<(Tenant, Event)> {
-    let tenant = crate::store::string_of(&item, "tenant")
+    let tenant = string_of(&item, "tenant")
         .and_then(Tenant::from_key)
         .ok_or_else(|| Error::internal("event without tenant"))?;
     let deflated = item.remove(DATA_DEFLATED);
@@ -123,16 +153,23 @@ pub fn append<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, e: &Event) -> R
     Ok(())
 }
 
-/// The tenant's event, or NOT_FOUND.
+/// The tenant's event, or NOT_FOUND: read at the key its id gives, and at
+/// the older layout's key, in one BatchGetItem.
 pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Event> {
-    if !ids::is_valid(IdKind::Event, id) {
+    let Some(at) = ids::time_of(id).filter(|_| ids::is_valid(IdKind::Event, id)) else {
         return Err(Error::NotFound("event"));
-    }
-    match store.get_item(id, keys::RECORD_SK).await? {
-        Some(item) if crate::store::string_of(&item, "tenant") == Some(tenant.key().as_str()) => {
-            Ok(from_stored(item)?.1)
-        }
-        _ => Err(Error::NotFound("event")),
+    };
+    let keys = [
+        (partition(tenant), position(&at, id)),
+        (id.to_string(), keys::RECORD_SK.to_string()),
+    ];
+    let found = store.batch_get(&keys).await?.into_iter().find(|item| {
+        string_of(item, "tenant") == Some(tenant.key().as_str())
+            && string_of(item, "id") == Some(id)
+    });
+    match found {
+        Some(item) => Ok(from_stored(item)?.1),
+        None => Err(Error::NotFound("event")),
     }
 }
 
@@ -144,34 +181,35 @@ pub struct EventFilter {
     pub to: Option<DateTime<Utc>>,
 }
 
-/// The tenant's events, newest first.
+/// The tenant's events, newest first: by type from GSI2; else the event
+/// partition merged with the older layout's GSI1 partition.
 pub async fn list(
     store: &Store,
     tenant: &Tenant,
     f: &EventFilter,
     page: &PageRequest,
 ) -> Result<Page<Event>> {
-    let mut q = match f.event_type {
-        Some(t) => ListQuery::new(
-            Index::Gsi2,
-            format!(
-                "{}#TYPE#{}",
-                keys::tenant_list(tenant, ListKind::Event),
-                t.as_str()
-            ),
-        ),
-        None => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Event)),
-    };
-    if f.from.is_some() || f.to.is_some() {
-        q.sk_between = Some((
+    let range = (f.from.is_some() || f.to.is_some()).then(|| {
+        (
             f.from.map_or("0".to_string(), |t| timestamp::format(&t)),
             f.to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
-        ));
-    }
-    store
-        .query_page(&q, page)
-        .await?
-        .try_map(|item| from_stored(item).map(|(_, e)| e))
+        )
+    });
+    let found = match f.event_type {
+        Some(t) => {
+            let mut q = ListQuery::new(Index::Gsi2, type_partition(tenant, t));
+            q.sk_between = range;
+            store.query_page(&q, page).await?
+        }
+        None => {
+            let mut stored = ListQuery::on_table(partition(tenant));
+            stored.sk_between = range;
+            let mut older = ListQuery::new(Index::Gsi1, partition(tenant));
+            older.sk_between = stored.sk_between.clone();
+            store.query_page_merged([&stored, &older], page).await?
+        }
+    };
+    found.try_map(|item| from_stored(item).map(|(_, e)| e))
 }
 
 /// The role of each action of a one-record change and its event.
@@ -276,6 +314,36 @@ mod tests {
         assert_eq!(t, tenant);
         assert_eq!(back, e);
         assert_eq!(back.data.to_string(), text, "the same text, key order kept");
+    }
+
+    #[test]
+    fn an_event_is_kept_in_time_order_under_its_tenant_and_known_in_either_layout() {
+        let (tenant, e) = event();
+        let item = item(&tenant, &e).unwrap();
+        assert_eq!(
+            string_of(&item, "pk"),
+            Some("acct_01JD0000000000000000000000#test#EVT")
+        );
+        let sk = format!("2026-11-25T23:18:17.175Z#{}", e.id);
+        assert_eq!(string_of(&item, "sk"), Some(sk.as_str()));
+        assert_eq!(string_of(&item, "gsi2sk"), Some(sk.as_str()));
+        assert!(!item.contains_key("gsi1pk"), "no GSI1 entry");
+        assert_eq!(
+            ids::time_of(&e.id),
+            Some(e.created_at),
+            "the id gives the key"
+        );
+        assert!(is_event_item(&item));
+
+        let mut older = item.clone();
+        older.insert("pk".into(), string_value(e.id.clone()));
+        older.insert("sk".into(), string_value(keys::RECORD_SK));
+        assert!(is_event_item(&older));
+        older.insert("sk".into(), string_value("TASK#1"));
+        assert!(!is_event_item(&older));
+        let mut other = item;
+        other.insert("id".into(), string_value("cnv_1"));
+        assert!(!is_event_item(&other));
     }
 
     #[test]

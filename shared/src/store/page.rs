@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use serde::{Deserialize, Serialize};
 
 use crate::domain::risk::{Risk, RiskLevel};
 use crate::error::{Error, Result};
@@ -131,10 +132,12 @@ impl Filter {
     }
 }
 
-/// A list request against one index partition.
+/// A list request against one partition: of an index, or of the table's
+/// own keys.
 #[derive(Debug, Clone)]
 pub struct ListQuery {
-    pub index: Index,
+    /// The index read; `None` reads the table's own `pk`/`sk`.
+    pub index: Option<Index>,
     pub pk: String,
     /// Inclusive sort-key bounds (the index sort keys are time-ordered).
     pub sk_between: Option<(String, String)>,
@@ -145,17 +148,34 @@ impl ListQuery {
     /// Every record in an index partition.
     pub fn new(index: Index, pk: impl Into<String>) -> Self {
         ListQuery {
-            index,
+            index: Some(index),
             pk: pk.into(),
             sk_between: None,
             filter: Filter::new(),
         }
     }
+
+    /// Every item of a partition of the table itself.
+    pub fn on_table(pk: impl Into<String>) -> Self {
+        ListQuery {
+            index: None,
+            ..ListQuery::new(Index::Gsi1, pk)
+        }
+    }
+
+    /// The partition- and sort-key attributes this query reads.
+    fn key_names(&self) -> (&'static str, &'static str) {
+        match self.index {
+            Some(i) => (i.pk(), i.sk()),
+            None => ("pk", "sk"),
+        }
+    }
 }
 
-fn encode_cursor(index: Index, item: &Item) -> Option<String> {
+fn encode_cursor(q: &ListQuery, item: &Item) -> Option<String> {
+    let (ipk, isk) = q.key_names();
     let mut map = serde_json::Map::new();
-    for name in ["pk", "sk", index.pk(), index.sk()] {
+    for name in ["pk", "sk", ipk, isk] {
         map.insert(
             name.to_string(),
             serde_json::Value::String(string_of(item, name)?.to_string()),
@@ -164,54 +184,169 @@ fn encode_cursor(index: Index, item: &Item) -> Option<String> {
     Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&map).ok()?))
 }
 
-fn decode_cursor(index: Index, pk: &str, cursor: &str) -> Result<Item> {
-    let bad = || {
-        Error::invalid(
-            &["cursor"],
-            "invalid_cursor",
-            "cursor is not one this list returned",
-        )
-    };
-    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?;
-    let map: HashMap<String, String> = serde_json::from_slice(&bytes).map_err(|_| bad())?;
-    let expected = ["pk", "sk", index.pk(), index.sk()];
+fn bad_cursor() -> Error {
+    Error::invalid(
+        &["cursor"],
+        "invalid_cursor",
+        "cursor is not one this list returned",
+    )
+}
+
+fn decode_cursor(q: &ListQuery, cursor: &str) -> Result<Item> {
+    let (ipk, isk) = q.key_names();
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad_cursor())?;
+    let map: HashMap<String, String> = serde_json::from_slice(&bytes).map_err(|_| bad_cursor())?;
+    let mut expected = vec!["pk", "sk", ipk, isk];
+    expected.sort_unstable();
+    expected.dedup();
     if map.len() != expected.len() || expected.iter().any(|k| !map.contains_key(*k)) {
-        return Err(bad());
+        return Err(bad_cursor());
     }
     // A cursor only positions inside the caller's own partition.
-    if map.get(index.pk()).map(String::as_str) != Some(pk) {
-        return Err(bad());
+    if map.get(ipk) != Some(&q.pk) {
+        return Err(bad_cursor());
     }
     Ok(map.into_iter().map(|(k, v)| (k, string_value(v))).collect())
+}
+
+/// How many records the page shows, offset included; refused beyond the
+/// offset cap.
+fn shown_of(page: &PageRequest) -> Result<usize> {
+    // The query layer caps both; checked anyway, since a wrap here would
+    // turn a request into a panic or a wrong page.
+    page.offset
+        .checked_add(page.limit)
+        .filter(|n| *n <= MAX_OFFSET + MAX_LIMIT)
+        .ok_or_else(|| {
+            Error::invalid(
+                &["offset"],
+                "too_big",
+                format!("offset must be at most {MAX_OFFSET}; page deeper with cursor"),
+            )
+        })
+}
+
+/// The page of `read` (newest first, one more than `shown` when there are
+/// more), its cursor made from its last record.
+fn page_of<T>(
+    read: Vec<T>,
+    page: &PageRequest,
+    shown: usize,
+    cursor_of: impl Fn(&T) -> Option<String>,
+) -> Page<T> {
+    let has_more = read.len() > shown;
+    let items: Vec<T> = read
+        .into_iter()
+        .skip(page.offset)
+        .take(page.limit)
+        .collect();
+    let next_cursor = if has_more {
+        items.last().and_then(cursor_of)
+    } else {
+        None
+    };
+    Page {
+        items,
+        has_more,
+        next_cursor,
+    }
+}
+
+/// A cursor of a merged list: the sort position of the last record shown.
+#[derive(Serialize, Deserialize)]
+struct Position {
+    partition: String,
+    before: String,
 }
 
 impl Store {
     /// Reads one page of an index partition, newest first.
     pub async fn query_page(&self, q: &ListQuery, page: &PageRequest) -> Result<Page<Item>> {
-        // The query layer caps both; checked anyway, since a wrap here would
-        // turn a request into a panic or a wrong page.
-        let shown = page
-            .offset
-            .checked_add(page.limit)
-            .filter(|n| *n <= MAX_OFFSET + MAX_LIMIT)
-            .ok_or_else(|| {
-                Error::invalid(
-                    &["offset"],
-                    "too_big",
-                    format!("offset must be at most {MAX_OFFSET}; page deeper with cursor"),
-                )
-            })?;
-        let want = shown + 1;
-        let mut start = match &page.cursor {
-            Some(c) => Some(decode_cursor(q.index, &q.pk, c)?),
+        let shown = shown_of(page)?;
+        let start = match &page.cursor {
+            Some(c) => Some(decode_cursor(q, c)?),
             None => None,
         };
-        let mut names = HashMap::from([("#pk".to_string(), q.index.pk().to_string())]);
+        let read = self.read_newest(q, start, shown + 1).await?;
+        Ok(page_of(read, page, shown, |last| encode_cursor(q, last)))
+    }
+
+    /// Reads one page of two partitions that hold one list between them
+    /// (records written under an older layout, and the newer), merged
+    /// newest first by sort key; both are read at once, one round trip.
+    /// Their sort keys are positions of one order, unique across both.
+    pub async fn query_page_merged(
+        &self,
+        queries: [&ListQuery; 2],
+        page: &PageRequest,
+    ) -> Result<Page<Item>> {
+        let shown = shown_of(page)?;
+        let partition = queries[0].pk.clone();
+        let before = match &page.cursor {
+            Some(c) => {
+                let bytes = URL_SAFE_NO_PAD.decode(c).map_err(|_| bad_cursor())?;
+                let p: Position = serde_json::from_slice(&bytes).map_err(|_| bad_cursor())?;
+                (p.partition == partition)
+                    .then_some(p.before)
+                    .ok_or_else(bad_cursor)?
+            }
+            None => String::new(),
+        };
+        // A cursor narrows each range to end at its position (inclusive, so
+        // one more is read and the record at the position dropped).
+        let narrowed = queries.map(|q| {
+            let mut q = q.clone();
+            if !before.is_empty() {
+                let (lo, hi) = q.sk_between.take().unwrap_or(("0".into(), "~".into()));
+                q.sk_between = Some((lo, hi.min(before.clone())));
+            }
+            q
+        });
+        let (a, b) = tokio::try_join!(
+            self.read_newest(&narrowed[0], None, shown + 2),
+            self.read_newest(&narrowed[1], None, shown + 2),
+        )?;
+        let position =
+            |q: &ListQuery, item: &Item| string_of(item, q.key_names().1).map(str::to_string);
+        let mut read: Vec<(String, Item)> = a
+            .into_iter()
+            .filter_map(|i| Some((position(&narrowed[0], &i)?, i)))
+            .chain(
+                b.into_iter()
+                    .filter_map(|i| Some((position(&narrowed[1], &i)?, i))),
+            )
+            .filter(|(p, _)| *p != before)
+            .collect();
+        read.sort_by(|x, y| y.0.cmp(&x.0));
+        let page = page_of(read, page, shown, |(p, _)| {
+            let cursor = Position {
+                partition: partition.clone(),
+                before: p.clone(),
+            };
+            Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).ok()?))
+        });
+        Ok(Page {
+            items: page.items.into_iter().map(|(_, i)| i).collect(),
+            has_more: page.has_more,
+            next_cursor: page.next_cursor,
+        })
+    }
+
+    /// Up to `want` items of a query's partition, newest first, after
+    /// `start` (a page's last key).
+    async fn read_newest(
+        &self,
+        q: &ListQuery,
+        mut start: Option<Item>,
+        want: usize,
+    ) -> Result<Vec<Item>> {
+        let (ipk, isk) = q.key_names();
+        let mut names = HashMap::from([("#pk".to_string(), ipk.to_string())]);
         let mut values: Item = HashMap::from([(":pk".to_string(), string_value(q.pk.clone()))]);
         let mut key_cond = "#pk = :pk".to_string();
         if let Some((lo, hi)) = &q.sk_between {
             key_cond.push_str(" AND #sk BETWEEN :lo AND :hi");
-            names.insert("#sk".into(), q.index.sk().into());
+            names.insert("#sk".into(), isk.into());
             values.insert(":lo".into(), string_value(lo.clone()));
             values.insert(":hi".into(), string_value(hi.clone()));
         }
@@ -232,7 +367,7 @@ impl Store {
                 .client()
                 .query()
                 .table_name(self.table())
-                .index_name(q.index.name())
+                .set_index_name(q.index.map(|i| i.name().to_string()))
                 .key_condition_expression(&key_cond)
                 .set_filter_expression(filter_expr.clone())
                 .set_expression_attribute_names(Some(names.clone()))
@@ -250,22 +385,7 @@ impl Store {
                 break;
             }
         }
-        let has_more = read.len() > shown;
-        let items: Vec<Item> = read
-            .into_iter()
-            .skip(page.offset)
-            .take(page.limit)
-            .collect();
-        let next_cursor = if has_more {
-            items.last().and_then(|last| encode_cursor(q.index, last))
-        } else {
-            None
-        };
-        Ok(Page {
-            items,
-            has_more,
-            next_cursor,
-        })
+        Ok(read)
     }
 }
 
@@ -281,11 +401,12 @@ mod tests {
             ("gsi1pk".to_string(), string_value("acct_1#live#CMP")),
             ("gsi1sk".to_string(), string_value("cmp_1")),
         ]);
-        let c = encode_cursor(Index::Gsi1, &item).unwrap();
-        let back = decode_cursor(Index::Gsi1, "acct_1#live#CMP", &c).unwrap();
+        let q = |index, pk: &str| ListQuery::new(index, pk);
+        let c = encode_cursor(&q(Index::Gsi1, "acct_1#live#CMP"), &item).unwrap();
+        let back = decode_cursor(&q(Index::Gsi1, "acct_1#live#CMP"), &c).unwrap();
         assert_eq!(back.get("gsi1sk"), Some(&string_value("cmp_1")));
-        assert!(decode_cursor(Index::Gsi1, "acct_2#live#CMP", &c).is_err());
-        assert!(decode_cursor(Index::Gsi2, "acct_1#live#CMP", &c).is_err());
-        assert!(decode_cursor(Index::Gsi1, "acct_1#live#CMP", "not-a-cursor!").is_err());
+        assert!(decode_cursor(&q(Index::Gsi1, "acct_2#live#CMP"), &c).is_err());
+        assert!(decode_cursor(&q(Index::Gsi2, "acct_1#live#CMP"), &c).is_err());
+        assert!(decode_cursor(&q(Index::Gsi1, "acct_1#live#CMP"), "not-a-cursor!").is_err());
     }
 }

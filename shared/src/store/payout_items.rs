@@ -1,5 +1,6 @@
 //! A payout's item: its index entries, and what it leaves out while the
-//! rest says it (`store::compact`), derived again by [`decode`] on every
+//! rest says it (`store::compact`, and the invoice's storage key, which
+//! its tenant, id and file name give), derived again by [`decode`] on every
 //! read, so that a payout holding an invoice stays under 1 KB through its
 //! transitions (a write and each index entry cost a unit per KB).
 
@@ -8,12 +9,13 @@ use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::store::compact::Derived;
 use crate::store::keys::{self, Index, ListKind};
-use crate::store::{from_item, record_item, IndexKeys, Item};
+use crate::store::{from_item, record_item, string_of, IndexKeys, Item};
 use crate::timestamp;
 
-/// What `store::compact` leaves out of a payout: `id`, `campaignId` and
-/// `affiliateId` (while it is listed), `createdAt` equal to `requestedAt`,
-/// `updatedAt` equal to `createdAt`, and its progress counters at zero.
+/// What `store::compact` leaves out of a payout: `id`, `affiliateId` (while
+/// it is listed), `createdAt` equal to `requestedAt`, `updatedAt` equal to
+/// `createdAt`, and its progress counters at zero. (`campaignId` ends no key
+/// it has now; items written with a campaign list key derive it from there.)
 const DERIVED: Derived = Derived {
     kind: ListKind::Payout,
     same_as: &[("updatedAt", "createdAt"), ("createdAt", "requestedAt")],
@@ -37,8 +39,10 @@ fn work_kind(p: &Payout) -> Option<&'static str> {
     }
 }
 
-/// The item of a payout: in the tenant lists once assembled, in a work
-/// partition while it has work left.
+/// The item of a payout: in the tenant lists once assembled (every payout,
+/// by status, by affiliate; no list reads by campaign, so no entry is
+/// written there: each entry costs a write unit at every transition), in a
+/// work partition while it has work left.
 pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
     let sk = format!("{}#{}", timestamp::format(&p.requested_at), p.id);
     let mut index = IndexKeys::new();
@@ -47,11 +51,6 @@ pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
             .with(
                 Index::Gsi1,
                 keys::tenant_list(tenant, ListKind::Payout),
-                &sk,
-            )
-            .with(
-                Index::Gsi2,
-                keys::by_campaign(tenant, ListKind::Payout, &p.campaign_id),
                 &sk,
             )
             .with(
@@ -71,14 +70,32 @@ pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
     }
     let mut item = record_item(&p.id, Some(&tenant.key()), p, &index)?;
     DERIVED.leave_out(&mut item);
+    if p.invoice_key.is_some() && p.invoice_key == derived_invoice_key(tenant, p) {
+        item.remove(INVOICE_KEY);
+    }
     Ok(item)
+}
+
+/// The attribute of the invoice's storage key (private).
+const INVOICE_KEY: &str = "invoiceKey";
+
+/// The storage key an invoice of `p` has: the tenant, the payout and the
+/// file name say it (`payouts::invoice::key`), so the item leaves it out.
+fn derived_invoice_key(tenant: &Tenant, p: &Payout) -> Option<String> {
+    let file = &p.invoice.as_ref()?.file_name;
+    Some(crate::payouts::invoice::key(tenant, &p.id, file))
 }
 
 /// A payout from its item, with what [`item`] left out derived again (an
 /// item written before anything was left out holds it all).
 pub fn decode(mut item: Item) -> Result<Payout> {
     DERIVED.restore(&mut item);
-    from_item(item)
+    let tenant = string_of(&item, "tenant").and_then(Tenant::from_key);
+    let mut p: Payout = from_item(item)?;
+    if let (None, Some(t)) = (&p.invoice_key, tenant) {
+        p.invoice_key = derived_invoice_key(&t, &p);
+    }
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -108,7 +125,6 @@ mod tests {
         let it = item(&t, &listed).unwrap();
         for gone in [
             "id",
-            "campaignId",
             "affiliateId",
             "createdAt",
             "updatedAt",
@@ -118,7 +134,41 @@ mod tests {
             assert!(!it.contains_key(gone), "{gone} is stored");
         }
         assert_eq!(string_of(&it, "pk"), Some(listed.id.as_str()));
-        assert_eq!(decode(it).unwrap(), listed);
+        assert!(it.contains_key("campaignId") && !it.contains_key("gsi2pk"));
+        assert_eq!(decode(it.clone()).unwrap(), listed);
+
+        // An invoice's storage key is left out while its names give it.
+        let mut invoiced = listed.clone();
+        invoiced.invoice = Some(
+            serde_json::from_value(serde_json::json!({
+            "fileName": "inv.pdf", "contentType": "application/pdf", "size": 15,
+            "uploadedAt": at}))
+            .unwrap(),
+        );
+        invoiced.invoice_key = Some(crate::payouts::invoice::key(&t, &listed.id, "inv.pdf"));
+        let stored = item(&t, &invoiced).unwrap();
+        assert!(!stored.contains_key(INVOICE_KEY));
+        assert_eq!(decode(stored).unwrap(), invoiced);
+        invoiced.invoice_key = Some("invoices/elsewhere.pdf".into());
+        let stored = item(&t, &invoiced).unwrap();
+        assert!(
+            stored.contains_key(INVOICE_KEY),
+            "a key it does not give is kept"
+        );
+        assert_eq!(decode(stored).unwrap(), invoiced);
+
+        // One written with a campaign list key derives its campaign from it.
+        let mut keyed = it;
+        keyed.remove("campaignId");
+        keyed.insert(
+            "gsi2pk".into(),
+            crate::store::string_value(keys::by_campaign(
+                &t,
+                ListKind::Payout,
+                &listed.campaign_id,
+            )),
+        );
+        assert_eq!(decode(keyed).unwrap(), listed);
 
         // Being assembled, it is in no list: its campaign and affiliate stay;
         // a counter above zero and a moved timestamp stay too.

@@ -3,8 +3,8 @@
 //! commits exactly once.
 //!
 //! A payout lives under its id (`pk = po_<ULID>`, `sk = "R"`), in the tenant
-//! lists (GSI1 every payout, GSI2 by campaign, GSI3 by status, GSI4 by
-//! affiliate; sort key `<requestedAt>#<id>`) once it is assembled, and in a
+//! lists (GSI1 every payout, GSI3 by status, GSI4 by affiliate; sort key
+//! `<requestedAt>#<id>`) once it is assembled, and in a
 //! GSI5 work partition while it has work left (`BUILD#`, `SETTLE#`,
 //! `RELEASE#`, `PAYING#`). Its `progress` counters grow with `ADD` in the
 //! same transaction as each chunk, so they always equal what was done.
@@ -113,7 +113,7 @@ pub fn list_query(tenant: &Tenant, f: &PayoutFilter) -> ListQuery {
             f.to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
         ));
     }
-    if let (Some(st), Index::Gsi4) = (f.status, q.index) {
+    if let (Some(st), Some(Index::Gsi4)) = (f.status, q.index) {
         q.filter = q.filter.eq("status", st.as_str());
     }
     if let Some(m) = f.method {
@@ -151,18 +151,27 @@ fn put_transition(
     Ok(())
 }
 
-/// Commits a transition from `from`; false when the payout changed meanwhile.
-/// A transition to PAID adds the amount to the affiliate's `paid` total in
-/// the same transaction (the rest of the paid side effects follow as work).
+/// Commits a transition from `from`; false when the payout, or one of the
+/// conversions it pays, changed meanwhile. A transition to PAID adds the
+/// amount to the affiliate's `paid` total in the same transaction, and
+/// pays `paid` (`(before, after)`: all its conversions, when one chunk
+/// holds them) with their rollups; else the rest follows as work.
 pub async fn commit_transition(
     store: &Store,
     tenant: &Tenant,
     after: &Payout,
     from: PayoutStatus,
     recorded: &Event,
+    paid: &[(Conversion, Conversion)],
 ) -> Result<bool> {
     let mut tx = store.tx();
     put_transition(&mut tx, tenant, after, from)?;
+    for (before, moved) in paid {
+        let u = conversions::status_move(tenant, before, moved)?
+            .when_eq("payoutId", string_value(after.id.clone()));
+        tx.update(Write::Member, &moved.id, RECORD_SK, &u);
+    }
+    rollups::moved_many(&mut tx, Write::Rollup, tenant, paid);
     events::append(&mut tx, Write::Event, tenant, recorded)?;
     if after.adds_to_paid_total() {
         affiliate_totals::add(
@@ -177,7 +186,7 @@ pub async fn commit_transition(
     }
     match store.transact(tx).await {
         Ok(()) => Ok(true),
-        Err(e) if e.failed(Write::Payout) => Ok(false),
+        Err(e) if e.failed(Write::Payout) || e.failed(Write::Member) => Ok(false),
         Err(e) => Err(e.into_error()),
     }
 }

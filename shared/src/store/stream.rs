@@ -27,9 +27,7 @@ use crate::config::Config;
 use crate::domain::event::Event;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
-use crate::ids::IdKind;
-use crate::store::keys::RECORD_SK;
-use crate::store::{events, string_of, Item, Store};
+use crate::store::{events, Item, Store};
 
 /// Records asked for per read of a shard.
 const READ_LIMIT: i32 = 1000;
@@ -357,10 +355,7 @@ pub fn event_of_lambda_record(record: &Value) -> Result<Option<(Tenant, Event)>>
 
 /// An event item's new image as the event, or `None` for any other item.
 fn event_of_image(item: Item) -> Result<Option<(Tenant, Event)>> {
-    let prefix = format!("{}_", IdKind::Event.prefix());
-    let is_event = string_of(&item, "pk").is_some_and(|pk| pk.starts_with(&prefix))
-        && string_of(&item, "sk") == Some(RECORD_SK);
-    if !is_event {
+    if !events::is_event_item(&item) {
         return Ok(None);
     }
     events::from_stored(item).map(Some)

@@ -345,9 +345,17 @@ fn kb(size: usize) -> f64 {
 }
 
 /// A record kind from its key: the id's prefix (`cnv`, `evt`) or the
-/// key's first word (`CODE`, `RL`), and the sort key's when it is not `R`.
+/// key's first word (`CODE`, `RL`), and the sort key's when it is not `R`;
+/// a tenant's partition of records (`<tenant>#EVT`) by its tag (`evt`).
 fn kind_of((pk, sk): &Key) -> String {
     let word = |s: &str| s.split(['_', '#']).next().unwrap_or_default().to_string();
+    let tenant_tag = pk
+        .strip_prefix("acct_")
+        .and_then(|rest| rest.rsplit_once('#'))
+        .map(|(_, tag)| tag.to_lowercase());
+    if let (Some(tag), false) = (tenant_tag, sk == "R") {
+        return tag;
+    }
     if sk == "R" {
         word(pk)
     } else {
@@ -464,5 +472,12 @@ mod tests {
         assert_eq!(item_size(&item(&[("pk", "abc")])), 5);
         assert_eq!(kind_of(&("CODE#t#x".into(), "GUARD".into())), "CODE/GUARD");
         assert_eq!(kind_of(&("cnv_1".into(), "R".into())), "cnv");
+        assert_eq!(
+            kind_of(&(
+                "acct_1#test#EVT".into(),
+                "2026-11-26T10:00:00.000Z#evt_1".into()
+            )),
+            "evt"
+        );
     }
 }
