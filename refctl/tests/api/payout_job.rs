@@ -229,7 +229,7 @@ async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
         &payout,
         from,
         &payout.event(event, Utc::now()).unwrap(),
-        &[]
+        &store_payouts::AtOnce::Nothing
     )
     .await
     .unwrap());

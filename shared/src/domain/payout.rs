@@ -15,6 +15,7 @@ use crate::domain::affiliate::{Affiliate, PayoutMethod};
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{Adjustment, Conversion, HoldingPayout};
 use crate::domain::event::{Event, EventType};
+use crate::domain::tenant::Tenant;
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
@@ -63,6 +64,19 @@ impl PayoutStatus {
                 | PayoutStatus::Processing
         )
     }
+}
+
+/// The prefix every invoice's storage key starts with.
+pub const INVOICE_PREFIX: &str = "invoices/";
+
+/// The storage key of a payout's invoice:
+/// `invoices/<account id>/<live|test>/<payout id>/<file name>`.
+pub fn invoice_key(tenant: &Tenant, payout_id: &str, file_name: &str) -> String {
+    format!(
+        "{INVOICE_PREFIX}{}/{}/{payout_id}/{file_name}",
+        tenant.account_id,
+        tenant.mode.as_str()
+    )
 }
 
 /// Content types an invoice may have (PDF, PNG or JPEG).
@@ -372,6 +386,20 @@ impl Payout {
         (self.work == Some(PayoutWork::Settle) && self.progress.settled == 0 && all).then(|| {
             let mut p = self.clone();
             p.progress.settled = self.conversion_count;
+            p.work = None;
+            p
+        })
+    }
+
+    /// The payout with its release work done by the transition that leaves
+    /// it, when `conversions` and `adjustments` (released in that same
+    /// transaction) are all it holds; `None` otherwise (chunks then).
+    pub fn released_at_once(&self, conversions: usize, adjustments: usize) -> Option<Payout> {
+        let all = u64::try_from(conversions).ok()? == self.conversion_count
+            && u64::try_from(adjustments).ok()? == self.progress.claimed_adjustments;
+        (self.work == Some(PayoutWork::Release) && self.progress.released == 0 && all).then(|| {
+            let mut p = self.clone();
+            p.progress.released = self.conversion_count + self.progress.claimed_adjustments;
             p.work = None;
             p
         })
@@ -734,7 +762,7 @@ mod tests {
     }
 
     #[test]
-    fn settle_work_is_done_at_once_only_when_every_conversion_is_paid_with_it() {
+    fn work_is_done_at_once_only_when_every_member_moves_with_the_transition() {
         let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
         let Outcome::Changed { payout: paid, .. } = payout(Approved)
             .apply(
@@ -760,6 +788,30 @@ mod tests {
         assert!(begun.settled_at_once(3).is_none());
         // Nothing to settle at all: no work to end.
         assert!(payout(Approved).settled_at_once(3).is_none());
+
+        // Released: its conversions and its claimed adjustments, all of them.
+        let Outcome::Changed {
+            payout: rejected, ..
+        } = payout(Approved)
+            .apply(
+                Command::Reject {
+                    reason: "no".into(),
+                },
+                now,
+            )
+            .unwrap()
+        else {
+            panic!("unchanged");
+        };
+        let mut rejected = *rejected;
+        rejected.progress.claimed_adjustments = 1;
+        assert!(rejected.settled_at_once(3).is_none(), "release, not settle");
+        let done = rejected.released_at_once(3, 1).unwrap();
+        assert_eq!((done.work, done.progress.released), (None, 4));
+        assert!(done.work_done());
+        assert!(rejected.released_at_once(3, 0).is_none());
+        assert!(rejected.released_at_once(2, 1).is_none());
+        assert!(paid.released_at_once(3, 0).is_none(), "settle, not release");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::domain::tenant::{Mode, Tenant};
 use crate::ids::{self, IdKind};
 
 /// The prefix every invoice key starts with.
-pub const PREFIX: &str = "invoices/";
+pub use crate::domain::payout::INVOICE_PREFIX as PREFIX;
 /// Largest invoice accepted.
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
 /// Content types accepted.
@@ -19,13 +19,7 @@ pub use crate::domain::payout::INVOICE_CONTENT_TYPES as CONTENT_TYPES;
 const MAX_FILE_NAME: usize = 200;
 
 /// The key an invoice of a payout is stored under.
-pub fn key(tenant: &Tenant, payout_id: &str, file_name: &str) -> String {
-    format!(
-        "{PREFIX}{}/{}/{payout_id}/{file_name}",
-        tenant.account_id,
-        tenant.mode.as_str()
-    )
-}
+pub use crate::domain::payout::invoice_key as key;
 
 /// The tenant, payout id and file name a key names, when it is well formed.
 pub fn parse_key(key: &str) -> Option<(Tenant, String, String)> {

@@ -11,7 +11,7 @@ use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::payouts::provider::Payment;
 use crate::retry::{retry_on_conflict, Attempt};
-use crate::store::payouts::{self as store_payouts, RELEASE_CHUNK, STATUS_CHUNK};
+use crate::store::payouts::{self as store_payouts, AtOnce, AT_ONCE, RELEASE_CHUNK, STATUS_CHUNK};
 use crate::store::work::WorkRange;
 use crate::store::{keys, Store};
 
@@ -61,12 +61,12 @@ async fn transition_from(
                     ..
                 } => (*payout, from, event),
             };
-            let (after, paid) = settle_at_once(store, tenant, after, now).await?;
+            let (after, moved) = at_once(store, tenant, after, now).await?;
             let recorded = after.event(event, now)?;
             // Changed meanwhile: decide again on what it is now (a 409 names it).
             Ok(
                 match store_payouts::commit_transition(
-                    store, tenant, &after, from, &recorded, &paid,
+                    store, tenant, &after, from, &recorded, &moved,
                 )
                 .await?
                 {
@@ -83,33 +83,50 @@ async fn transition_from(
     }
 }
 
-/// A transition that leaves settle work one chunk holds does it itself:
-/// the payout's conversions are read now and paid in its transaction, so
-/// the payout is written once (`Payout::settled_at_once`). Otherwise, or
-/// when the index does not list them all yet, the work runs in chunks.
-async fn settle_at_once(
+/// A transition that leaves work one transaction holds does it itself: the
+/// payout's members are read now and paid or released in its transaction,
+/// so the payout is written once (`Payout::settled_at_once`,
+/// `released_at_once`). Otherwise, or when the index does not list them all
+/// yet, the work runs in chunks.
+async fn at_once(
     store: &Store,
     tenant: &Tenant,
     after: Payout,
     now: DateTime<Utc>,
-) -> Result<(Payout, Vec<(Conversion, Conversion)>)> {
-    let fits = usize::try_from(after.conversion_count).is_ok_and(|n| n <= STATUS_CHUNK);
-    if after.work != Some(PayoutWork::Settle) || !fits {
-        return Ok((after, Vec::new()));
-    }
+) -> Result<(Payout, AtOnce)> {
     // Its adjustments share the partition: read past them.
     let held = after.conversion_count + after.progress.claimed_adjustments;
-    let limit = usize::try_from(held).unwrap_or(usize::MAX).max(1);
+    let cap = match after.work {
+        Some(PayoutWork::Settle) => STATUS_CHUNK,
+        Some(PayoutWork::Release) => AT_ONCE,
+        _ => 0,
+    };
+    let limit = usize::try_from(held).unwrap_or(usize::MAX);
+    if limit > cap {
+        return Ok((after, AtOnce::Nothing));
+    }
     let partition = keys::payout_members(&after.id);
-    let (conversions, _, _) =
-        store_payouts::members_page(store, tenant, &partition, WorkRange::All, limit).await?;
+    let (mut conversions, mut adjustments, _) =
+        store_payouts::members_page(store, tenant, &partition, WorkRange::All, limit.max(1))
+            .await?;
+    let mine = |p: &Option<String>| p.as_deref() == Some(after.id.as_str());
+    if after.work == Some(PayoutWork::Release) {
+        conversions.retain(|c| mine(&c.payout_id));
+        adjustments.retain(|a| mine(&a.payout_id));
+        return Ok(
+            match after.released_at_once(conversions.len(), adjustments.len()) {
+                Some(done) => (done, AtOnce::Release(conversions, adjustments)),
+                None => (after, AtOnce::Nothing),
+            },
+        );
+    }
     let paid: Vec<(Conversion, Conversion)> = conversions
         .into_iter()
         .filter_map(|c| c.pay(&after.id, now).ok().map(|p| (c, p)))
         .collect();
     Ok(match after.settled_at_once(paid.len()) {
-        Some(done) => (done, paid),
-        None => (after, Vec::new()),
+        Some(done) => (done, AtOnce::Settle(paid)),
+        None => (after, AtOnce::Nothing),
     })
 }
 

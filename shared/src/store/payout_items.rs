@@ -80,10 +80,10 @@ pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
 const INVOICE_KEY: &str = "invoiceKey";
 
 /// The storage key an invoice of `p` has: the tenant, the payout and the
-/// file name say it (`payouts::invoice::key`), so the item leaves it out.
+/// file name say it (`domain::payout::invoice_key`), so the item leaves it out.
 fn derived_invoice_key(tenant: &Tenant, p: &Payout) -> Option<String> {
     let file = &p.invoice.as_ref()?.file_name;
-    Some(crate::payouts::invoice::key(tenant, &p.id, file))
+    Some(crate::domain::payout::invoice_key(tenant, &p.id, file))
 }
 
 /// A payout from its item, with what [`item`] left out derived again (an
@@ -145,7 +145,9 @@ mod tests {
             "uploadedAt": at}))
             .unwrap(),
         );
-        invoiced.invoice_key = Some(crate::payouts::invoice::key(&t, &listed.id, "inv.pdf"));
+        invoiced.invoice_key = Some(crate::domain::payout::invoice_key(
+            &t, &listed.id, "inv.pdf",
+        ));
         let stored = item(&t, &invoiced).unwrap();
         assert!(!stored.contains_key(INVOICE_KEY));
         assert_eq!(decode(stored).unwrap(), invoiced);

@@ -151,27 +151,54 @@ fn put_transition(
     Ok(())
 }
 
+/// Members at most one transaction moves, with the payout: one action each,
+/// and for a released conversion a refund clawed back may add its
+/// adjustment; beside them the payout, its event, and the pool marker or
+/// the affiliate's totals.
+pub const AT_ONCE: usize = RELEASE_CHUNK - 1;
+
+/// What a transition moves in its own transaction: nothing (any work left
+/// follows in chunks), or every member of the payout.
+#[derive(Debug, Default)]
+pub enum AtOnce {
+    #[default]
+    Nothing,
+    /// Its conversions, `(before, after)`, paid.
+    Settle(Vec<(Conversion, Conversion)>),
+    /// Its conversions and adjustments, back to the pool.
+    Release(Vec<Conversion>, Vec<Adjustment>),
+}
+
 /// Commits a transition from `from`; false when the payout, or one of the
-/// conversions it pays, changed meanwhile. A transition to PAID adds the
-/// amount to the affiliate's `paid` total in the same transaction, and
-/// pays `paid` (`(before, after)`: all its conversions, when one chunk
-/// holds them) with their rollups; else the rest follows as work.
+/// members it moves, changed meanwhile. A transition to PAID adds the
+/// amount to the affiliate's `paid` total in the same transaction; `moved`
+/// are the members it pays or releases with it (when it has them all),
+/// else the rest follows as work.
 pub async fn commit_transition(
     store: &Store,
     tenant: &Tenant,
     after: &Payout,
     from: PayoutStatus,
     recorded: &Event,
-    paid: &[(Conversion, Conversion)],
+    moved: &AtOnce,
 ) -> Result<bool> {
     let mut tx = store.tx();
     put_transition(&mut tx, tenant, after, from)?;
-    for (before, moved) in paid {
-        let u = conversions::status_move(tenant, before, moved)?
-            .when_eq("payoutId", string_value(after.id.clone()));
-        tx.update(Write::Member, &moved.id, RECORD_SK, &u);
+    match moved {
+        AtOnce::Nothing => {}
+        AtOnce::Settle(paid) => {
+            for (before, moved) in paid {
+                let u = conversions::status_move(tenant, before, moved)?
+                    .when_eq("payoutId", string_value(after.id.clone()));
+                tx.update(Write::Member, &moved.id, RECORD_SK, &u);
+            }
+            rollups::moved_many(&mut tx, Write::Rollup, tenant, paid);
+        }
+        AtOnce::Release(conversions, adjustments) => {
+            let now = after.updated_at;
+            release_members(&mut tx, tenant, after, conversions, adjustments, now)?;
+        }
     }
-    rollups::moved_many(&mut tx, Write::Rollup, tenant, paid);
     events::append(&mut tx, Write::Event, tenant, recorded)?;
     if after.adds_to_paid_total() {
         affiliate_totals::add(
@@ -451,6 +478,24 @@ pub async fn release_chunk(
     now: DateTime<Utc>,
 ) -> Result<bool> {
     let mut tx = store.tx();
+    release_members(&mut tx, tenant, payout, conversions, adjustments, now)?;
+    let n = conversions.len() + adjustments.len();
+    let u = count_work(tenant, payout, PayoutWork::Release, n, now)?;
+    tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
+    applied(store.transact(tx).await)
+}
+
+/// The updates that return members to their pool (only while they are in
+/// `payout`), giving back what refunds clawed back meanwhile, and the pool's
+/// marker.
+fn release_members(
+    tx: &mut Tx<Write>,
+    tenant: &Tenant,
+    payout: &Payout,
+    conversions: &[Conversion],
+    adjustments: &[Adjustment],
+    now: DateTime<Utc>,
+) -> Result<()> {
     let t = tenant.key();
     let fields = ["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()];
     let returned = [
@@ -484,17 +529,14 @@ pub async fn release_chunk(
             .when_eq("payoutId", string_value(payout.id.clone()));
         tx.update(Write::Member, &a.id, RECORD_SK, &u);
     }
-    let n = conversions.len() + adjustments.len();
-    let u = count_work(tenant, payout, PayoutWork::Release, n, now)?;
-    tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
     touch_pool(
-        &mut tx,
+        tx,
         Write::Marker,
         tenant,
         &payout.affiliate_id,
         payout.currency,
     );
-    applied(store.transact(tx).await)
+    Ok(())
 }
 
 /// Marks a payout's work done, conditioned on the counters it was judged by.
