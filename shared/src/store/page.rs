@@ -159,7 +159,9 @@ impl ListQuery {
     pub fn on_table(pk: impl Into<String>) -> Self {
         ListQuery {
             index: None,
-            ..ListQuery::new(Index::Gsi1, pk)
+            pk: pk.into(),
+            sk_between: None,
+            filter: Filter::new(),
         }
     }
 

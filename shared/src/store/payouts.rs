@@ -186,14 +186,7 @@ pub async fn commit_transition(
     put_transition(&mut tx, tenant, after, from)?;
     match moved {
         AtOnce::Nothing => {}
-        AtOnce::Settle(paid) => {
-            for (before, moved) in paid {
-                let u = conversions::status_move(tenant, before, moved)?
-                    .when_eq("payoutId", string_value(after.id.clone()));
-                tx.update(Write::Member, &moved.id, RECORD_SK, &u);
-            }
-            rollups::moved_many(&mut tx, Write::Rollup, tenant, paid);
-        }
+        AtOnce::Settle(paid) => move_statuses(&mut tx, tenant, paid, Some(after))?,
         AtOnce::Release(conversions, adjustments) => {
             let now = after.updated_at;
             release_members(&mut tx, tenant, after, conversions, adjustments, now)?;
@@ -453,6 +446,19 @@ async fn status_chunk(
     finish: impl FnOnce(&mut Tx<Write>) -> Result<()>,
 ) -> Result<bool> {
     let mut tx = store.tx();
+    move_statuses(&mut tx, tenant, changes, payout)?;
+    finish(&mut tx)?;
+    applied(store.transact(tx).await)
+}
+
+/// The status moves `(before, after)` of conversions in `payout` (in none
+/// when `None`), with their rollups summed per item.
+fn move_statuses(
+    tx: &mut Tx<Write>,
+    tenant: &Tenant,
+    changes: &[(Conversion, Conversion)],
+    payout: Option<&Payout>,
+) -> Result<()> {
     for (before, after) in changes {
         let mut u = conversions::status_move(tenant, before, after)?;
         u = match payout {
@@ -461,9 +467,8 @@ async fn status_chunk(
         };
         tx.update(Write::Member, &after.id, RECORD_SK, &u);
     }
-    rollups::moved_many(&mut tx, Write::Rollup, tenant, changes);
-    finish(&mut tx)?;
-    applied(store.transact(tx).await)
+    rollups::moved_many(tx, Write::Rollup, tenant, changes);
+    Ok(())
 }
 
 /// Commits a release chunk: each member leaves the payout for its pool
