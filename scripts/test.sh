@@ -16,7 +16,9 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy -D warnings"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+# Without the incremental cache, as on a fresh machine: a cached layout can
+# hide a future nested past the compiler's query depth.
+CARGO_INCREMENTAL=0 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 # Fails when one of the packages links the crate: `refuse_link <crate> <package>...`.
 refuse_link() {

@@ -12,7 +12,9 @@ async fn main() -> Result<(), Error> {
     let app = App::new(Config::from_env()?).await;
     lambda_runtime::run(service_fn(|event: LambdaEvent<invoices::S3Event>| {
         let app = app.clone();
-        async move {
+        // Boxed, as axum boxes an HTTP handler: inline, the SDK calls nested in
+        // this future overflow the compiler's query depth when it lays out main.
+        Box::pin(async move {
             let summary = invoices::handle(&app, &event.payload, timestamp::now()).await?;
             tracing::info!(
                 applied = summary.applied,
@@ -20,7 +22,7 @@ async fn main() -> Result<(), Error> {
                 "invoice events"
             );
             Ok::<_, Error>(summary)
-        }
+        })
     }))
     .await
 }

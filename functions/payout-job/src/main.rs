@@ -16,11 +16,13 @@ async fn main() -> Result<(), Error> {
     // The scheduled event carries nothing the job needs: it runs at "now".
     lambda_runtime::run(service_fn(|_: LambdaEvent<Value>| {
         let app = app.clone();
-        async move {
+        // Boxed, as axum boxes an HTTP handler: inline, the SDK calls nested in
+        // this future overflow the compiler's query depth when it lays out main.
+        Box::pin(async move {
             let report = job::run(&app, timestamp::now(), Budget::default()).await?;
             tracing::info!(report = %serde_json::to_string(&report)?, "payout job run");
             Ok::<_, Error>(report)
-        }
+        })
     }))
     .await
 }

@@ -12,7 +12,9 @@ async fn main() -> Result<(), Error> {
     let app = App::new(Config::from_env()?).await;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         let app = app.clone();
-        async move { Ok::<_, Error>(webhooks::deliver_batch(&app, &event.payload).await) }
+        // Boxed, as axum boxes an HTTP handler: inline, the SDK calls nested in
+        // this future overflow the compiler's query depth when it lays out main.
+        Box::pin(async move { Ok::<_, Error>(webhooks::deliver_batch(&app, &event.payload).await) })
     }))
     .await
 }

@@ -13,7 +13,9 @@ async fn main() -> Result<(), Error> {
     let app = App::new(Config::from_env()?).await;
     lambda_runtime::run(service_fn(move |_: LambdaEvent<Value>| {
         let app = app.clone();
-        async move {
+        // Boxed, as axum boxes an HTTP handler: inline, the SDK calls nested in
+        // this future overflow the compiler's query depth when it lays out main.
+        Box::pin(async move {
             let report = dispatch::sweep(&app, shared::timestamp::now()).await?;
             tracing::info!(
                 attempted = report.attempted,
@@ -22,7 +24,7 @@ async fn main() -> Result<(), Error> {
                 "webhook sweep"
             );
             Ok::<_, Error>(report)
-        }
+        })
     }))
     .await
 }
