@@ -331,7 +331,7 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
     assert_eq!(table["BillingMode"].as_str(), Some("PAY_PER_REQUEST"));
     assert_eq!(
         table["TimeToLiveSpecification"]["AttributeName"].as_str(),
-        Some(shared::store::table::TTL_ATTRIBUTE)
+        Some(shared::store::attrs::TTL)
     );
     // The stream the webhook consumer reads: on, with the same view.
     let stream = d.stream_specification().expect("the table has a stream");
@@ -355,7 +355,7 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
     assert_eq!(
         ttl.time_to_live_description()
             .and_then(|t| t.attribute_name()),
-        Some(shared::store::table::TTL_ATTRIBUTE)
+        Some(shared::store::attrs::TTL)
     );
 }
 

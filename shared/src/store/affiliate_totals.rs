@@ -25,6 +25,7 @@ use rust_decimal::Decimal;
 use crate::domain::affiliate::Totals;
 use crate::error::{Error, Result};
 use crate::money::Currency;
+use crate::store::attrs;
 use crate::store::keys::TOTALS_SK;
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
@@ -58,8 +59,8 @@ pub fn add<R: Copy>(
 ) {
     let update = UpdateExpr::new()
         .add(&attribute(kind, currency), number_value(delta))
-        .set("tenant", string_value(tenant_key))
-        .when_absent_or_eq("tenant", string_value(tenant_key));
+        .set(attrs::TENANT, string_value(tenant_key))
+        .when_absent_or_eq(attrs::TENANT, string_value(tenant_key));
     tx.update(role, affiliate_id, TOTALS_SK, &update);
 }
 
@@ -72,7 +73,7 @@ fn bad(name: &str) -> Error {
 pub fn read(item: Option<&Item>, tenant_key: &str) -> Result<(Totals, Totals)> {
     let mut earned = Totals::new();
     let mut paid = Totals::new();
-    let Some(item) = item.filter(|i| string_of(i, "tenant") == Some(tenant_key)) else {
+    let Some(item) = item.filter(|i| string_of(i, attrs::TENANT) == Some(tenant_key)) else {
         return Ok((earned, paid));
     };
     for (name, value) in item {
@@ -109,7 +110,7 @@ pub async fn read_many(store: &Store, affiliate_ids: &[&str]) -> Result<HashMap<
         .batch_get_with(&keys, false)
         .await?
         .into_iter()
-        .filter_map(|item| Some((string_of(&item, "pk")?.to_string(), item)))
+        .filter_map(|item| Some((string_of(&item, attrs::PK)?.to_string(), item)))
         .collect())
 }
 

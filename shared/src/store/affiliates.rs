@@ -13,6 +13,7 @@ use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::store::attrs;
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::Tx;
@@ -36,16 +37,16 @@ enum Write {
 /// Attributes a merchant's update owns. The totals are not record attributes:
 /// the conversion and payout flows keep them in the TOTALS item.
 const EDITABLE: [&str; 10] = [
-    "name",
+    attrs::NAME,
     "email",
     "code",
-    "status",
+    attrs::STATUS,
     "payoutMethod",
     "payoutEmail",
     "website",
-    "metadata",
-    "version",
-    "updatedAt",
+    attrs::METADATA,
+    attrs::VERSION,
+    attrs::UPDATED_AT,
 ];
 
 pub(crate) fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
@@ -79,7 +80,7 @@ pub(crate) fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
 }
 
 /// Record attributes that older records may still carry and that reads ignore.
-const TOTAL_ATTRIBUTES: [&str; 2] = ["earned", "paid"];
+const TOTAL_ATTRIBUTES: [&str; 2] = [affiliate_totals::EARNED, affiliate_totals::PAID];
 
 /// An affiliate from its record and its totals item (absent: nothing earned yet).
 pub(crate) fn from_parts(
@@ -99,7 +100,7 @@ pub(crate) fn from_parts(
 pub fn status_is(tenant_key: &str, status: AffiliateStatus) -> UpdateExpr {
     UpdateExpr::new()
         .when_tenant(tenant_key)
-        .when_eq("status", string_value(status.as_str()))
+        .when_eq(attrs::STATUS, string_value(status.as_str()))
 }
 
 /// Adds an earning to the affiliate's `earned` total (role `add_role`). With
@@ -130,7 +131,7 @@ pub(crate) fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Result<Item> 
         campaign_id: a.campaign_id.clone(),
     };
     let mut item = item_at(&pk, GUARD_SK, &owner)?;
-    item.insert("tenant".into(), string_value(tenant.key()));
+    item.insert(attrs::TENANT.into(), string_value(tenant.key()));
     Ok(item)
 }
 
@@ -141,7 +142,7 @@ pub async fn resolve_code(store: &Store, tenant: &Tenant, code: &str) -> Result<
         .get_item(&keys::code_guard(tenant, code), GUARD_SK)
         .await?
     {
-        Some(item) if string_of(&item, "tenant") == Some(tenant.key().as_str()) => {
+        Some(item) if string_of(&item, attrs::TENANT) == Some(tenant.key().as_str()) => {
             Ok(Some(from_item(item)?))
         }
         _ => Ok(None),
@@ -170,14 +171,14 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Affiliate> 
     let mut record = None;
     let mut totals = None;
     for item in store.query_range(id, RECORD_SK, TOTALS_SK).await? {
-        match string_of(&item, "sk") {
+        match string_of(&item, attrs::SK) {
             Some(RECORD_SK) => record = Some(item),
             Some(TOTALS_SK) => totals = Some(item),
             _ => {}
         }
     }
     match record {
-        Some(r) if string_of(&r, "tenant") == Some(tenant_key.as_str()) => {
+        Some(r) if string_of(&r, attrs::TENANT) == Some(tenant_key.as_str()) => {
             from_parts(r, totals.as_ref(), &tenant_key)
         }
         _ => Err(Error::NotFound("affiliate")),
@@ -203,10 +204,10 @@ pub async fn get_many(
     let totals = totals?;
     let mut out = std::collections::HashMap::new();
     for record in records? {
-        if string_of(&record, "tenant") != Some(tenant_key.as_str()) {
+        if string_of(&record, attrs::TENANT) != Some(tenant_key.as_str()) {
             continue;
         }
-        let Some(id) = string_of(&record, "pk").map(str::to_string) else {
+        let Some(id) = string_of(&record, attrs::PK).map(str::to_string) else {
             continue;
         };
         let a = from_parts(record, totals.get(&id), &tenant_key)?;
@@ -230,7 +231,7 @@ pub async fn replace(
     let update = UpdateExpr::new()
         .copy_from(&full, &fields)
         .when_tenant(&tenant.key())
-        .when_eq("version", number_value(old.version));
+        .when_eq(attrs::VERSION, number_value(old.version));
     let email_changed = new.email.lower() != old.email.lower();
     let code_changed = new.code.lower() != old.code.lower();
     let mut tx = store.tx();
@@ -239,7 +240,8 @@ pub async fn replace(
     events::append(&mut tx, Write::Event, tenant, &updated)?;
     // The old guard goes only if it is still ours, so a stale read can never
     // release another affiliate's e-mail or code.
-    let ours = UpdateExpr::new().when_absent_or_eq("affiliateId", string_value(old.id.clone()));
+    let ours =
+        UpdateExpr::new().when_absent_or_eq(attrs::AFFILIATE_ID, string_value(old.id.clone()));
     if email_changed {
         tx.delete(Write::Release, &email_guard(tenant, old), GUARD_SK, &ours);
         tx.put_new(
@@ -295,21 +297,21 @@ pub async fn list(
         ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Affiliate))
     };
     if let (Some(c), Some(Index::Gsi4)) = (&f.campaign_id, q.index) {
-        q.filter = q.filter.eq("campaignId", c);
+        q.filter = q.filter.eq(attrs::CAMPAIGN_ID, c);
     }
     if let (Some(st), Some(Index::Gsi4 | Index::Gsi2)) = (f.status, q.index) {
-        q.filter = q.filter.eq("status", st.as_str());
+        q.filter = q.filter.eq(attrs::STATUS, st.as_str());
     }
     let found = store.query_page(&q, page).await?;
     let ids: Vec<&str> = found
         .items
         .iter()
-        .filter_map(|item| string_of(item, "pk"))
+        .filter_map(|item| string_of(item, attrs::PK))
         .collect();
     let totals = affiliate_totals::read_many(store, &ids).await?;
     let tenant_key = tenant.key();
     found.try_map(|item| {
-        let t = string_of(&item, "pk").and_then(|id| totals.get(id));
+        let t = string_of(&item, attrs::PK).and_then(|id| totals.get(id));
         from_parts(item, t, &tenant_key)
     })
 }

@@ -11,6 +11,7 @@ use crate::domain::risk::RiskLevel;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::store::attrs;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page;
 use crate::store::page::{ListQuery, Page, PageRequest};
@@ -119,7 +120,7 @@ async fn decide_with(
     match store.transact(tx).await {
         Ok(()) => Ok(decided),
         Err(e) if e.failed(Write::Application) => match e.old_item(Write::Application) {
-            Some(old) if string_of(old, "tenant") == Some(t.as_str()) => {
+            Some(old) if string_of(old, attrs::TENANT) == Some(t.as_str()) => {
                 Err(from_item::<Application>(old.clone())?.refusal(decision))
             }
             _ => Err(Error::NotFound("application")),
@@ -145,21 +146,21 @@ fn decision_tx(
         .copy_from(
             &item(tenant, &decided)?,
             &[
-                "status",
-                "updatedAt",
+                attrs::STATUS,
+                attrs::UPDATED_AT,
                 "decidedAt",
                 "reason",
                 Index::Gsi3.pk(),
             ],
         )
         .when_tenant(&t)
-        .when_eq("status", string_value(app.status.as_str()));
+        .when_eq(attrs::STATUS, string_value(app.status.as_str()));
     let aff_update = UpdateExpr::new()
         .copy_from(
             &affiliates::item(tenant, &after)?,
-            &["status", "updatedAt", Index::Gsi3.pk()],
+            &[attrs::STATUS, attrs::UPDATED_AT, Index::Gsi3.pk()],
         )
-        .increment("version")
+        .increment(attrs::VERSION)
         .when_tenant(&t);
     let mut tx = store.tx();
     tx.update(Write::Application, &app.id, RECORD_SK, &app_update)
@@ -287,7 +288,7 @@ pub async fn list(
                 keys::by_campaign(tenant, ListKind::Application, c),
             );
             if let Some(st) = st {
-                q.filter = q.filter.eq("status", st.as_str());
+                q.filter = q.filter.eq(attrs::STATUS, st.as_str());
             }
             q
         }

@@ -7,6 +7,7 @@ use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::store::attrs;
 use crate::store::keys::{self, Index, ListKind};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::UpdateExpr;
@@ -16,13 +17,13 @@ use crate::store::{
 
 /// Attributes a PATCH owns.
 const EDITABLE: [&str; 7] = [
-    "name",
+    attrs::NAME,
     "body",
-    "metadata",
-    "status",
+    attrs::METADATA,
+    attrs::STATUS,
     "archivedAt",
-    "version",
-    "updatedAt",
+    attrs::VERSION,
+    attrs::UPDATED_AT,
 ];
 
 fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
@@ -78,8 +79,8 @@ pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -
     let update = UpdateExpr::new()
         .copy_from(&item(tenant, new)?, &fields)
         .when_tenant(&tenant.key())
-        .when_eq("version", number_value(old.version))
-        .when_eq("status", string_value(old.status.as_str()));
+        .when_eq(attrs::VERSION, number_value(old.version))
+        .when_eq(attrs::STATUS, string_value(old.status.as_str()));
     let event = new.event(new.change_event(), new.updated_at)?;
     Ok(events::update_with(store, tenant, &new.id, &update, &event)
         .await?
@@ -108,7 +109,7 @@ pub async fn list(
                 keys::by_status(tenant, ListKind::Asset, st.as_str()),
             );
             if let Some(c) = c {
-                q.filter = q.filter.eq("campaignId", c);
+                q.filter = q.filter.eq(attrs::CAMPAIGN_ID, c);
             }
             q
         }
@@ -118,7 +119,7 @@ pub async fn list(
         (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Asset)),
     };
     if let Some(k) = f.kind {
-        q.filter = q.filter.eq("type", k.as_str());
+        q.filter = q.filter.eq(attrs::TYPE, k.as_str());
     }
     store.query_page(&q, page).await?.try_map(from_item)
 }

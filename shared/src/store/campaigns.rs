@@ -5,6 +5,7 @@ use crate::domain::event::EventType;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::store::attrs;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::UpdateExpr;
@@ -50,7 +51,9 @@ pub async fn get_with_tenant(store: &Store, id: &str) -> Result<Option<(Campaign
     }
     match store.get_item(id, RECORD_SK).await? {
         Some(item) => {
-            let tenant = string_of(&item, "tenant").unwrap_or_default().to_string();
+            let tenant = string_of(&item, attrs::TENANT)
+                .unwrap_or_default()
+                .to_string();
             Ok(Some((from_item(item)?, tenant)))
         }
         None => Ok(None),
@@ -61,7 +64,7 @@ pub async fn get_with_tenant(store: &Store, id: &str) -> Result<Option<(Campaign
 /// change moves `updatedAt`).
 pub fn unchanged(tenant_key: &str, seen: &Campaign) -> UpdateExpr {
     UpdateExpr::new().when_tenant(tenant_key).when_eq(
-        "updatedAt",
+        attrs::UPDATED_AT,
         string_value(timestamp::format(&seen.updated_at)),
     )
 }

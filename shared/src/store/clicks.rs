@@ -11,6 +11,7 @@ use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
+use crate::store::attrs::COUNT;
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::update::UpdateExpr;
 use crate::store::{
@@ -54,9 +55,6 @@ pub async fn count_hourly(
     let pk = keys::click_flood(campaign_id, &code.to_uppercase(), network, &hour);
     counters::hit(store, &pk, expires_at).await
 }
-
-/// The attribute of a month's click count.
-const COUNT: &str = "count";
 
 /// The attribute of one day's click count in its month's item.
 fn day_attribute(day: u32) -> String {

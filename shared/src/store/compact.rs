@@ -12,16 +12,14 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::domain::tenant::Tenant;
+use crate::store::attrs::{self, ID};
 use crate::store::keys::{self, Index, ListKind};
 use crate::store::{string_of, string_value, Item};
 
-/// The attribute holding a record's id, equal to its `pk`.
-const ID: &str = "id";
-
 /// The ids that end an index partition's key: (attribute, index, partition).
 const IN_PARTITION: [(&str, Index, PartitionOf); 2] = [
-    ("campaignId", Index::Gsi2, keys::by_campaign),
-    ("affiliateId", Index::Gsi4, keys::by_affiliate),
+    (attrs::CAMPAIGN_ID, Index::Gsi2, keys::by_campaign),
+    (attrs::AFFILIATE_ID, Index::Gsi4, keys::by_affiliate),
 ];
 type PartitionOf = fn(&Tenant, ListKind, &str) -> String;
 
@@ -64,7 +62,7 @@ impl Derived {
     /// Adds back to `item` what [`Derived::leave_out`] removed (counters
     /// come back through their fields' defaults).
     pub fn restore(&self, item: &mut Item) {
-        if let (false, Some(pk)) = (item.contains_key(ID), item.get("pk").cloned()) {
+        if let (false, Some(pk)) = (item.contains_key(ID), item.get(attrs::PK).cloned()) {
             item.insert(ID.into(), pk);
         }
         for (attr, index, partition) in IN_PARTITION {
@@ -91,7 +89,7 @@ pub fn id_in_partition(
     index: Index,
     partition: PartitionOf,
 ) -> Option<String> {
-    let tenant = Tenant::from_key(string_of(item, "tenant")?)?;
+    let tenant = Tenant::from_key(string_of(item, attrs::TENANT)?)?;
     let prefix = partition(&tenant, kind, "");
     Some(
         string_of(item, index.pk())?

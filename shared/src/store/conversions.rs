@@ -53,6 +53,7 @@ use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
+use crate::store::attrs::{self, CREATED_AT, METADATA, PAYOUT_ID, STATUS, UPDATED_AT};
 use crate::store::compact::Derived;
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
 use crate::store::page::{self, ListQuery, Page, PageRequest};
@@ -71,7 +72,7 @@ const REVERSAL_FIELDS: [&str; 7] = [
     STATUS,
     "reversedAt",
     "reversalReason",
-    "updatedAt",
+    attrs::UPDATED_AT,
     REVERSED_AMOUNT,
     COMMISSION_REVERSED,
     COMMISSION_CLAWED_BACK,
@@ -86,8 +87,6 @@ pub const COMMISSION_CLAWED_BACK: &str = "commissionClawedBack";
 pub fn decimal_value(d: Decimal) -> aws_sdk_dynamodb::types::AttributeValue {
     string_value(d.to_string())
 }
-const STATUS: &str = "status";
-const PAYOUT_ID: &str = "payoutId";
 
 /// The index entries of a conversion.
 pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
@@ -139,7 +138,7 @@ pub fn status_partition(tenant: &Tenant, status: ConversionStatus) -> String {
 pub fn item(tenant: &Tenant, c: &Conversion) -> Result<Item> {
     let mut item =
         crate::store::record_item(&c.id, Some(&tenant.key()), c, &index_keys(tenant, c))?;
-    item.insert("amountValue".into(), number_value(c.amount));
+    item.insert(attrs::AMOUNT_VALUE.into(), number_value(c.amount));
     page::mark_risk(&mut item, &c.risk);
     leave_out_derived(&mut item);
     Ok(item)
@@ -151,11 +150,8 @@ pub fn item(tenant: &Tenant, c: &Conversion) -> Result<Item> {
 /// `createdAt` equal to `occurredAt`, `updatedAt` equal to `createdAt`; and
 /// here an empty `metadata`, `isRecurring: false`, `conversionType: SALE`,
 /// `payableAt` equal to `occurredAt + holdDays` (`Conversion::payable_after`).
-const METADATA: &str = "metadata";
 const IS_RECURRING: &str = "isRecurring";
 const OCCURRED_AT: &str = "occurredAt";
-const CREATED_AT: &str = "createdAt";
-const UPDATED_AT: &str = "updatedAt";
 const PAYABLE_AT: &str = "payableAt";
 const HOLD_DAYS: &str = "holdDays";
 const CONVERSION_TYPE: &str = "conversionType";
@@ -281,16 +277,16 @@ pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
         );
     }
     if let (Some(st), Some(Index::Gsi4 | Index::Gsi2 | Index::Gsi5)) = (f.status, q.index) {
-        q.filter = q.filter.eq("status", st.as_str());
+        q.filter = q.filter.eq(attrs::STATUS, st.as_str());
     }
     if let Some(cur) = f.currency {
-        q.filter = q.filter.eq("currency", cur.code());
+        q.filter = q.filter.eq(attrs::CURRENCY, cur.code());
     }
     if let Some(min) = f.min_amount {
-        q.filter = q.filter.num("amountValue", ">=", &min.to_string());
+        q.filter = q.filter.num(attrs::AMOUNT_VALUE, ">=", &min.to_string());
     }
     if let Some(max) = f.max_amount {
-        q.filter = q.filter.num("amountValue", "<=", &max.to_string());
+        q.filter = q.filter.num(attrs::AMOUNT_VALUE, "<=", &max.to_string());
     }
     if let Some(level) = f.risk_level {
         q.filter = q.filter.risk_level(level);
@@ -305,8 +301,8 @@ fn payout_members_query(tenant: &Tenant, payout_id: &str) -> ListQuery {
     let mut q = ListQuery::new(Index::Gsi5, keys::payout_members(payout_id));
     q.filter = q
         .filter
-        .eq("tenant", &tenant.key())
-        .begins_with("pk", &format!("{}_", IdKind::Conversion.prefix()));
+        .eq(attrs::TENANT, &tenant.key())
+        .begins_with(attrs::PK, &format!("{}_", IdKind::Conversion.prefix()));
     q
 }
 
@@ -375,7 +371,7 @@ async fn batch(store: &Store, keys: Vec<Key>) -> Result<HashMap<Key, Item>> {
         .await?
         .into_iter()
         .filter_map(|item| {
-            let k = key(string_of(&item, "pk")?, string_of(&item, "sk")?);
+            let k = key(string_of(&item, attrs::PK)?, string_of(&item, attrs::SK)?);
             Some((k, item))
         })
         .collect())
@@ -388,7 +384,7 @@ fn tenant_record<T: DeserializeOwned>(
     tenant_key: &str,
 ) -> Result<Option<T>> {
     match k.and_then(|k| found.get(k)) {
-        Some(item) if string_of(item, "tenant") == Some(tenant_key) => {
+        Some(item) if string_of(item, attrs::TENANT) == Some(tenant_key) => {
             Ok(Some(from_item(item.clone())?))
         }
         _ => Ok(None),
@@ -482,7 +478,9 @@ pub async fn read_parties(
         .collect();
     let mut read = PartyRecords::default();
     for (k, item) in batch(store, wanted).await? {
-        let owner = string_of(&item, "tenant").unwrap_or_default().to_string();
+        let owner = string_of(&item, attrs::TENANT)
+            .unwrap_or_default()
+            .to_string();
         if ids::is_valid(IdKind::Affiliate, &k.0) {
             read.affiliates
                 .push((affiliates::from_parts(item, None, &owner)?, owner));
@@ -562,7 +560,7 @@ fn claim_in(item: &Item) -> Result<Claim> {
     if item.contains_key(ALIAS_OF) {
         return Ok((from_item(item.clone())?, None));
     }
-    let tenant = string_of(item, "tenant")
+    let tenant = string_of(item, attrs::TENANT)
         .ok_or_else(|| Error::internal("a conversion item without its tenant"))?
         .to_string();
     let c = decode(item.clone())?;
@@ -913,7 +911,7 @@ pub async fn commit_reversal(
 /// moved its rollups, so the change must be planned again). The caller adds
 /// the payout condition.
 pub fn status_move(tenant: &Tenant, before: &Conversion, after: &Conversion) -> Result<UpdateExpr> {
-    let mut fields = vec![STATUS, "updatedAt"];
+    let mut fields = vec![STATUS, attrs::UPDATED_AT];
     fields.extend(Index::attributes());
     Ok(UpdateExpr::new()
         .copy_from(&item(tenant, after)?, &fields)

@@ -5,13 +5,10 @@
 use chrono::{DateTime, Utc};
 
 use crate::error::Result;
+use crate::store::attrs::{self, COUNT};
 use crate::store::keys::RECORD_SK;
-use crate::store::table::TTL_ATTRIBUTE;
 use crate::store::update::{UpdateExpr, Updated};
 use crate::store::{number_value, Item, Store};
-
-/// The attribute holding a counter's value.
-const COUNT: &str = "count";
 
 /// Hourly counters (risk) outlive their clock hour by this long.
 const HOUR_KEPT_SECONDS: i64 = 2 * 3600;
@@ -30,7 +27,7 @@ pub fn hour_window(at: DateTime<Utc>, now: DateTime<Utc>) -> (String, i64) {
 pub fn increment(expires_at: i64, cap: Option<u64>) -> UpdateExpr {
     let u = UpdateExpr::new()
         .add(COUNT, number_value(1))
-        .set_if_absent(TTL_ATTRIBUTE, number_value(expires_at));
+        .set_if_absent(attrs::TTL, number_value(expires_at));
     match cap {
         Some(cap) => u.when_absent_or_below(COUNT, number_value(cap)),
         None => u,

@@ -27,9 +27,9 @@ use crate::domain::event::{Event, EventType};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::store::attrs;
 use crate::store::keys::{self, Index, ListKind};
 use crate::store::page::{ListQuery, Page, PageRequest};
-use crate::store::table::TTL_ATTRIBUTE;
 use crate::store::tx::Tx;
 use crate::store::{
     from_item, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
@@ -105,13 +105,13 @@ pub fn item(tenant: &Tenant, e: &Event) -> Result<Item> {
         data: None,
     };
     let mut item = record_item(&partition(tenant), Some(&tenant.key()), &stored, &index)?;
-    item.insert("sk".into(), string_value(sk));
+    item.insert(attrs::SK.into(), string_value(sk));
     item.insert(
         DATA_DEFLATED.into(),
         AttributeValue::B(Blob::new(deflate(&e.data.to_string()))),
     );
     let expires = e.created_at + Duration::days(RETENTION_DAYS);
-    item.insert(TTL_ATTRIBUTE.into(), number_value(expires.timestamp()));
+    item.insert(attrs::TTL.into(), number_value(expires.timestamp()));
     Ok(item)
 }
 
@@ -121,16 +121,16 @@ pub fn is_event_item(item: &Item) -> bool {
         v.and_then(|id| id.strip_prefix(IdKind::Event.prefix()))
             .is_some_and(|rest| rest.starts_with('_'))
     };
-    let tenant = string_of(item, "tenant").and_then(Tenant::from_key);
-    match (string_of(item, "pk"), tenant) {
-        (Some(pk), Some(t)) if pk == partition(&t) => is_event_id(string_of(item, "id")),
-        (pk, _) => is_event_id(pk) && string_of(item, "sk") == Some(keys::RECORD_SK),
+    let tenant = string_of(item, attrs::TENANT).and_then(Tenant::from_key);
+    match (string_of(item, attrs::PK), tenant) {
+        (Some(pk), Some(t)) if pk == partition(&t) => is_event_id(string_of(item, attrs::ID)),
+        (pk, _) => is_event_id(pk) && string_of(item, attrs::SK) == Some(keys::RECORD_SK),
     }
 }
 
 /// Reads an event item back (a stream record's new image, a query result).
 pub fn from_stored(mut item: Item) -> Result<(Tenant, Event)> {
-    let tenant = string_of(&item, "tenant")
+    let tenant = string_of(&item, attrs::TENANT)
         .and_then(Tenant::from_key)
         .ok_or_else(|| Error::internal("event without tenant"))?;
     let deflated = item.remove(DATA_DEFLATED);
@@ -164,8 +164,8 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Event> {
         (id.to_string(), keys::RECORD_SK.to_string()),
     ];
     let found = store.batch_get(&keys).await?.into_iter().find(|item| {
-        string_of(item, "tenant") == Some(tenant.key().as_str())
-            && string_of(item, "id") == Some(id)
+        string_of(item, attrs::TENANT) == Some(tenant.key().as_str())
+            && string_of(item, attrs::ID) == Some(id)
     });
     match found {
         Some(item) => Ok(from_stored(item)?.1),

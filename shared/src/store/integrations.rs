@@ -10,6 +10,7 @@ use crate::domain::integration::{DeliveryOutcome, Integration};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::store::attrs;
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::{UpdateExpr, Updated};
@@ -23,14 +24,14 @@ const NOT_FOUND: &str = "integration";
 pub const LOG_DAYS: i64 = 30;
 /// The attributes a change rewrites (with the GSI1 keys, removed on delete).
 const FIELDS: [&str; 8] = [
-    "status",
-    "campaignId",
-    "description",
+    attrs::STATUS,
+    attrs::CAMPAIGN_ID,
+    attrs::DESCRIPTION,
     "signingSecret",
     "deleted",
-    "version",
-    "updatedAt",
-    "lastEventAt",
+    attrs::VERSION,
+    attrs::UPDATED_AT,
+    attrs::LAST_EVENT_AT,
 ];
 
 fn item(tenant: &Tenant, i: &Integration) -> Result<Item> {
@@ -75,7 +76,7 @@ pub async fn get_with_tenant(store: &Store, id: &str) -> Result<Option<(Integrat
     let Some(item) = store.get_item(id, RECORD_SK).await? else {
         return Ok(None);
     };
-    let tenant = string_of(&item, "tenant").and_then(Tenant::from_key);
+    let tenant = string_of(&item, attrs::TENANT).and_then(Tenant::from_key);
     let integration: Integration = from_item(item)?;
     Ok(tenant
         .filter(|_| !integration.deleted)
@@ -94,7 +95,7 @@ pub async fn replace(
     let update = UpdateExpr::new()
         .copy_from(&item(tenant, new)?, &fields)
         .when_tenant(&tenant.key())
-        .when_eq("version", number_value(old.version));
+        .when_eq(attrs::VERSION, number_value(old.version));
     Ok(matches!(
         store.update(&new.id, RECORD_SK, &update).await?,
         Updated::Applied(_)
@@ -175,7 +176,7 @@ pub async fn record_applied(
     tx.put_new(Applied::Log, log_item(tenant, integration_id, row)?);
     let touch = UpdateExpr::new()
         .set(
-            "lastEventAt",
+            attrs::LAST_EVENT_AT,
             string_value(timestamp::format(&row.received_at)),
         )
         .when_exists();
@@ -224,7 +225,7 @@ fn log_item(tenant: &Tenant, integration_id: &str, row: &DeliveryRow) -> Result<
     let index = IndexKeys::new().with(Index::Gsi4, log_partition(integration_id), sort);
     let mut item = record_item(&id, Some(&tenant.key()), row, &index)?;
     let ttl = (row.received_at + Duration::days(LOG_DAYS)).timestamp();
-    item.insert("ttl".into(), number_value(ttl));
+    item.insert(attrs::TTL.into(), number_value(ttl));
     Ok(item)
 }
 

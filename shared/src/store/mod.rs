@@ -5,6 +5,7 @@ pub mod affiliate_totals;
 pub mod affiliates;
 pub mod applications;
 pub mod assets;
+pub mod attrs;
 pub mod campaigns;
 pub mod clicks;
 pub mod compact;
@@ -99,8 +100,8 @@ pub fn item_at<T: Serialize>(pk: &str, sk: &str, value: &T) -> Result<Item> {
     let mut item: Item = serde_dynamo::to_item(value)?;
     // Absent optional fields are stored as missing attributes, not NULLs.
     item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
-    item.insert("pk".into(), string_value(pk));
-    item.insert("sk".into(), string_value(sk));
+    item.insert(attrs::PK.into(), string_value(pk));
+    item.insert(attrs::SK.into(), string_value(sk));
     Ok(item)
 }
 
@@ -113,7 +114,7 @@ pub fn record_item<T: Serialize>(
 ) -> Result<Item> {
     let mut item = item_at(pk, RECORD_SK, record)?;
     if let Some(t) = tenant {
-        item.insert("tenant".into(), string_value(t));
+        item.insert(attrs::TENANT.into(), string_value(t));
     }
     for (idx, ipk, isk) in &index.0 {
         item.insert(idx.pk().into(), string_value(ipk.clone()));
@@ -168,8 +169,8 @@ impl Store {
             .client
             .get_item()
             .table_name(&self.table)
-            .key("pk", string_value(pk))
-            .key("sk", string_value(sk))
+            .key(attrs::PK, string_value(pk))
+            .key(attrs::SK, string_value(sk))
             .consistent_read(true)
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
@@ -195,7 +196,7 @@ impl Store {
         Ok(self
             .get_item(id, RECORD_SK)
             .await?
-            .filter(|item| string_of(item, "tenant") == Some(tenant)))
+            .filter(|item| string_of(item, attrs::TENANT) == Some(tenant)))
     }
 
     /// Reads the items of one partition whose sort keys lie in `lo..=hi`, with
@@ -256,7 +257,7 @@ impl Store {
         self.batch_get(keys)
             .await?
             .into_iter()
-            .filter(|item| string_of(item, "tenant") == Some(tenant))
+            .filter(|item| string_of(item, attrs::TENANT) == Some(tenant))
             .map(from_item)
             .collect()
     }
@@ -278,8 +279,8 @@ impl Store {
             .iter()
             .map(|(pk, sk)| {
                 HashMap::from([
-                    ("pk".to_string(), string_value(pk)),
-                    ("sk".to_string(), string_value(sk)),
+                    (attrs::PK.to_string(), string_value(pk)),
+                    (attrs::SK.to_string(), string_value(sk)),
                 ])
             })
             .collect();
@@ -363,8 +364,8 @@ impl Store {
             .client
             .delete_item()
             .table_name(&self.table)
-            .key("pk", string_value(pk))
-            .key("sk", string_value(sk))
+            .key(attrs::PK, string_value(pk))
+            .key(attrs::SK, string_value(sk))
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
             .await?;

@@ -10,6 +10,7 @@ use chrono::{Datelike, NaiveDate};
 
 use crate::domain::summary::{Granularity, Window};
 use crate::error::Result;
+use crate::store::attrs;
 use crate::store::{string_of, Item, Store};
 
 /// Sorts after every character a sort key holds.
@@ -30,7 +31,7 @@ impl WindowItems {
     /// The days of a month item's month that the window counts; `None` for
     /// an item that is not a month item.
     pub fn days_of(&self, item: &Item) -> Option<impl Iterator<Item = NaiveDate> + '_> {
-        let sk = string_of(item, "sk")?;
+        let sk = string_of(item, attrs::SK)?;
         let period = sk.strip_prefix("M#")?.get(..7)?;
         let month = NaiveDate::parse_from_str(&format!("{period}-01"), "%Y-%m-%d").ok()?;
         Some(

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::risk::{Risk, RiskLevel};
 use crate::error::{Error, Result};
+use crate::store::attrs;
 use crate::store::keys::Index;
 use crate::store::{string_of, string_value, Item, Store};
 
@@ -169,7 +170,7 @@ impl ListQuery {
     fn key_names(&self) -> (&'static str, &'static str) {
         match self.index {
             Some(i) => (i.pk(), i.sk()),
-            None => ("pk", "sk"),
+            None => (attrs::PK, attrs::SK),
         }
     }
 }
@@ -177,7 +178,7 @@ impl ListQuery {
 fn encode_cursor(q: &ListQuery, item: &Item) -> Option<String> {
     let (ipk, isk) = q.key_names();
     let mut map = serde_json::Map::new();
-    for name in ["pk", "sk", ipk, isk] {
+    for name in [attrs::PK, attrs::SK, ipk, isk] {
         map.insert(
             name.to_string(),
             serde_json::Value::String(string_of(item, name)?.to_string()),
@@ -198,7 +199,7 @@ fn decode_cursor(q: &ListQuery, cursor: &str) -> Result<Item> {
     let (ipk, isk) = q.key_names();
     let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad_cursor())?;
     let map: HashMap<String, String> = serde_json::from_slice(&bytes).map_err(|_| bad_cursor())?;
-    let mut expected = vec!["pk", "sk", ipk, isk];
+    let mut expected = vec![attrs::PK, attrs::SK, ipk, isk];
     expected.sort_unstable();
     expected.dedup();
     if map.len() != expected.len() || expected.iter().any(|k| !map.contains_key(*k)) {

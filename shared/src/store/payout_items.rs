@@ -7,6 +7,7 @@
 use crate::domain::payout::{Payout, PayoutWork};
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
+use crate::store::attrs;
 use crate::store::compact::Derived;
 use crate::store::keys::{self, Index, ListKind};
 use crate::store::{from_item, record_item, string_of, IndexKeys, Item};
@@ -18,14 +19,17 @@ use crate::timestamp;
 /// it has now; items written with a campaign list key derive it from there.)
 const DERIVED: Derived = Derived {
     kind: ListKind::Payout,
-    same_as: &[("updatedAt", "createdAt"), ("createdAt", "requestedAt")],
+    same_as: &[
+        (attrs::UPDATED_AT, attrs::CREATED_AT),
+        (attrs::CREATED_AT, "requestedAt"),
+    ],
     zero: &[
-        "claimed",
-        "claimedMinor",
-        "claimedAdjustments",
-        "claimedAdjustmentMinor",
-        "settled",
-        "released",
+        attrs::CLAIMED,
+        attrs::CLAIMED_MINOR,
+        attrs::CLAIMED_ADJUSTMENTS,
+        attrs::CLAIMED_ADJUSTMENT_MINOR,
+        attrs::SETTLED,
+        attrs::RELEASED,
     ],
 };
 
@@ -90,7 +94,7 @@ fn derived_invoice_key(tenant: &Tenant, p: &Payout) -> Option<String> {
 /// item written before anything was left out holds it all).
 pub fn decode(mut item: Item) -> Result<Payout> {
     DERIVED.restore(&mut item);
-    let tenant = string_of(&item, "tenant").and_then(Tenant::from_key);
+    let tenant = string_of(&item, attrs::TENANT).and_then(Tenant::from_key);
     let mut p: Payout = from_item(item)?;
     if let (None, Some(t)) = (&p.invoice_key, tenant) {
         p.invoice_key = derived_invoice_key(&t, &p);

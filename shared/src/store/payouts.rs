@@ -27,6 +27,7 @@ use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
+use crate::store::attrs;
 use crate::store::conversions;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
@@ -114,7 +115,7 @@ pub fn list_query(tenant: &Tenant, f: &PayoutFilter) -> ListQuery {
         ));
     }
     if let (Some(st), Some(Index::Gsi4)) = (f.status, q.index) {
-        q.filter = q.filter.eq("status", st.as_str());
+        q.filter = q.filter.eq(attrs::STATUS, st.as_str());
     }
     if let Some(m) = f.method {
         q.filter = q.filter.eq("method", m.as_str());
@@ -145,8 +146,8 @@ fn put_transition(
 ) -> Result<()> {
     let when = UpdateExpr::new()
         .when_tenant(&tenant.key())
-        .when_eq("status", string_value(from.as_str()))
-        .when_absent("work");
+        .when_eq(attrs::STATUS, string_value(from.as_str()))
+        .when_absent(attrs::WORK);
     tx.put(Write::Payout, item(tenant, after)?, &when);
     Ok(())
 }
@@ -231,11 +232,11 @@ pub async fn claim_chunk(
         let u = UpdateExpr::new()
             .copy_from(
                 &conversions::item(tenant, &after)?,
-                &["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()],
+                &[attrs::PAYOUT_ID, Index::Gsi5.pk(), Index::Gsi5.sk()],
             )
             .when_tenant(&t)
-            .when_eq("status", string_value(cv.status.as_str()))
-            .when_absent("payoutId")
+            .when_eq(attrs::STATUS, string_value(cv.status.as_str()))
+            .when_absent(attrs::PAYOUT_ID)
             // A partial reversal meanwhile changes what the payout would owe.
             .when_absent_or_eq(
                 conversions::COMMISSION_REVERSED,
@@ -251,20 +252,20 @@ pub async fn claim_chunk(
         let u = UpdateExpr::new()
             .copy_from(
                 &adjustment_item(tenant, &after)?,
-                &["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()],
+                &[attrs::PAYOUT_ID, Index::Gsi5.pk(), Index::Gsi5.sk()],
             )
             .when_tenant(&t)
-            .when_absent("payoutId");
+            .when_absent(attrs::PAYOUT_ID);
         tx.update(Write::Member, &a.id, RECORD_SK, &u);
         adj_minor += c.to_minor(a.amount);
     }
     let counters = UpdateExpr::new()
-        .add("claimed", number_value(conversions.len()))
-        .add("claimedMinor", number_value(minor))
-        .add("claimedAdjustments", number_value(adjustments.len()))
-        .add("claimedAdjustmentMinor", number_value(adj_minor))
+        .add(attrs::CLAIMED, number_value(conversions.len()))
+        .add(attrs::CLAIMED_MINOR, number_value(minor))
+        .add(attrs::CLAIMED_ADJUSTMENTS, number_value(adjustments.len()))
+        .add(attrs::CLAIMED_ADJUSTMENT_MINOR, number_value(adj_minor))
         .when_tenant(&t)
-        .when_eq("work", string_value(PayoutWork::Claim.as_str()));
+        .when_eq(attrs::WORK, string_value(PayoutWork::Claim.as_str()));
     tx.update(Write::Payout, &payout.id, RECORD_SK, &counters);
     applied(store.transact(tx).await)
 }
@@ -294,12 +295,13 @@ pub async fn abandon_claim(store: &Store, tenant: &Tenant, payout: &Payout) -> R
     let mut tx = store.tx();
     let unclaimed = UpdateExpr::new()
         .when_tenant(&tenant.key())
-        .when_eq("work", string_value(PayoutWork::Claim.as_str()))
-        .when_absent_or_eq("claimed", number_value(0))
-        .when_absent_or_eq("claimedAdjustments", number_value(0));
+        .when_eq(attrs::WORK, string_value(PayoutWork::Claim.as_str()))
+        .when_absent_or_eq(attrs::CLAIMED, number_value(0))
+        .when_absent_or_eq(attrs::CLAIMED_ADJUSTMENTS, number_value(0));
     tx.delete(Write::Payout, &payout.id, RECORD_SK, &unclaimed);
     let lock_sk = keys::claim_lock_sk(payout.currency.code());
-    let ours = UpdateExpr::new().when_absent_or_eq("payoutId", string_value(payout.id.clone()));
+    let ours =
+        UpdateExpr::new().when_absent_or_eq(attrs::PAYOUT_ID, string_value(payout.id.clone()));
     tx.delete(Write::Lock, &payout.affiliate_id, &lock_sk, &ours);
     applied(store.transact(tx).await)
 }
@@ -341,22 +343,23 @@ pub async fn finish_claim(
         "amount",
         "conversionCount",
         "adjustmentTotal",
-        "updatedAt",
-        "work",
+        attrs::UPDATED_AT,
+        attrs::WORK,
     ];
     fields.extend(Index::attributes());
     let u = UpdateExpr::new()
         .copy_from(&full, &fields)
         .when_tenant(&tenant.key())
-        .when_eq("work", string_value(PayoutWork::Claim.as_str()))
-        .when_absent_or_eq("claimed", number_value(before.progress.claimed))
+        .when_eq(attrs::WORK, string_value(PayoutWork::Claim.as_str()))
+        .when_absent_or_eq(attrs::CLAIMED, number_value(before.progress.claimed))
         .when_absent_or_eq(
-            "claimedAdjustments",
+            attrs::CLAIMED_ADJUSTMENTS,
             number_value(before.progress.claimed_adjustments),
         );
     tx.update(Write::Payout, &after.id, RECORD_SK, &u);
     let lock_sk = keys::claim_lock_sk(after.currency.code());
-    let ours = UpdateExpr::new().when_absent_or_eq("payoutId", string_value(after.id.clone()));
+    let ours =
+        UpdateExpr::new().when_absent_or_eq(attrs::PAYOUT_ID, string_value(after.id.clone()));
     tx.delete(Write::Lock, &after.affiliate_id, &lock_sk, &ours);
     let created = after.event(EventType::PayoutCreated, after.updated_at)?;
     events::append(&mut tx, Write::Event, tenant, &created)?;
@@ -393,15 +396,15 @@ fn count_work(
 ) -> Result<UpdateExpr> {
     let mut counted = p.clone();
     let (counter, total) = match work {
-        PayoutWork::Settle => ("settled", &mut counted.progress.settled),
-        PayoutWork::Release => ("released", &mut counted.progress.released),
+        PayoutWork::Settle => (attrs::SETTLED, &mut counted.progress.settled),
+        PayoutWork::Release => (attrs::RELEASED, &mut counted.progress.released),
         PayoutWork::Claim => return Err(Error::internal("a claim is not counted here")),
     };
     *total += n as u64;
     let u = UpdateExpr::new()
         .add(counter, number_value(n))
         .when_tenant(&tenant.key())
-        .when_eq("work", string_value(work.as_str()));
+        .when_eq(attrs::WORK, string_value(work.as_str()));
     if counted.work_done() {
         end_work(u, tenant, p, now)
     } else {
@@ -462,8 +465,8 @@ fn move_statuses(
     for (before, after) in changes {
         let mut u = conversions::status_move(tenant, before, after)?;
         u = match payout {
-            Some(p) => u.when_eq("payoutId", string_value(p.id.clone())),
-            None => u.when_absent("payoutId"),
+            Some(p) => u.when_eq(attrs::PAYOUT_ID, string_value(p.id.clone())),
+            None => u.when_absent(attrs::PAYOUT_ID),
         };
         tx.update(Write::Member, &after.id, RECORD_SK, &u);
     }
@@ -502,9 +505,9 @@ fn release_members(
     now: DateTime<Utc>,
 ) -> Result<()> {
     let t = tenant.key();
-    let fields = ["payoutId", Index::Gsi5.pk(), Index::Gsi5.sk()];
+    let fields = [attrs::PAYOUT_ID, Index::Gsi5.pk(), Index::Gsi5.sk()];
     let returned = [
-        "payoutId",
+        attrs::PAYOUT_ID,
         Index::Gsi5.pk(),
         Index::Gsi5.sk(),
         conversions::COMMISSION_CLAWED_BACK,
@@ -515,7 +518,7 @@ fn release_members(
         let u = UpdateExpr::new()
             .copy_from(&conversions::item(tenant, &after)?, &returned)
             .when_tenant(&t)
-            .when_eq("payoutId", string_value(payout.id.clone()))
+            .when_eq(attrs::PAYOUT_ID, string_value(payout.id.clone()))
             .when_absent_or_eq(
                 conversions::COMMISSION_CLAWED_BACK,
                 conversions::decimal_value(cv.commission_clawed_back),
@@ -531,7 +534,7 @@ fn release_members(
         let u = UpdateExpr::new()
             .copy_from(&adjustment_item(tenant, &after)?, &fields)
             .when_tenant(&t)
-            .when_eq("payoutId", string_value(payout.id.clone()));
+            .when_eq(attrs::PAYOUT_ID, string_value(payout.id.clone()));
         tx.update(Write::Member, &a.id, RECORD_SK, &u);
     }
     touch_pool(
@@ -551,9 +554,10 @@ pub async fn finish_work(
     p: &Payout,
     now: DateTime<Utc>,
 ) -> Result<bool> {
-    let u = UpdateExpr::new()
-        .when_tenant(&tenant.key())
-        .when_eq("work", string_value(p.work.map_or("", PayoutWork::as_str)));
+    let u = UpdateExpr::new().when_tenant(&tenant.key()).when_eq(
+        attrs::WORK,
+        string_value(p.work.map_or("", PayoutWork::as_str)),
+    );
     let u = end_work(u, tenant, p, now)?;
     let mut tx = store.tx();
     tx.update(Write::Payout, &p.id, RECORD_SK, &u);
@@ -567,11 +571,11 @@ fn end_work(u: UpdateExpr, tenant: &Tenant, p: &Payout, now: DateTime<Utc>) -> R
     let mut done = p.clone();
     done.work = None;
     done.updated_at = now;
-    let mut fields = vec!["work", "updatedAt"];
+    let mut fields = vec![attrs::WORK, attrs::UPDATED_AT];
     fields.extend(Index::attributes());
     Ok(u.copy_from(&item(tenant, &done)?, &fields)
-        .when_absent_or_eq("settled", number_value(p.progress.settled))
-        .when_absent_or_eq("released", number_value(p.progress.released)))
+        .when_absent_or_eq(attrs::SETTLED, number_value(p.progress.settled))
+        .when_absent_or_eq(attrs::RELEASED, number_value(p.progress.released)))
 }
 
 fn applied(r: std::result::Result<(), TxError<Write>>) -> Result<bool> {
@@ -614,16 +618,16 @@ pub async fn members_page(
         .map(str::to_string);
     let keys: Vec<(String, String)> = found
         .iter()
-        .filter_map(|i| Some((string_of(i, "pk")?.to_string(), RECORD_SK.to_string())))
+        .filter_map(|i| Some((string_of(i, attrs::PK)?.to_string(), RECORD_SK.to_string())))
         .collect();
     let mut conversions = Vec::new();
     let mut adjustments = Vec::new();
     for chunk in keys.chunks(100) {
         for item in store.batch_get(chunk).await? {
-            if string_of(&item, "tenant") != Some(tenant.key().as_str()) {
+            if string_of(&item, attrs::TENANT) != Some(tenant.key().as_str()) {
                 continue;
             }
-            match string_of(&item, "pk") {
+            match string_of(&item, attrs::PK) {
                 Some(id) if ids::is_valid(IdKind::Adjustment, id) => {
                     adjustments.push(from_item(item)?)
                 }
@@ -646,7 +650,7 @@ pub async fn with_work(
         .await?;
     let mut out = Vec::new();
     for item in items {
-        let Some(tenant) = string_of(&item, "tenant").and_then(Tenant::from_key) else {
+        let Some(tenant) = string_of(&item, attrs::TENANT).and_then(Tenant::from_key) else {
             continue;
         };
         out.push((tenant, decode(item)?));
@@ -667,12 +671,12 @@ pub async fn due_conversions(
         .query_work(&keys::due_approval(shard), WorkRange::UpTo(&upto), limit)
         .await?
         .iter()
-        .filter_map(|i| Some((string_of(i, "pk")?.to_string(), RECORD_SK.to_string())))
+        .filter_map(|i| Some((string_of(i, attrs::PK)?.to_string(), RECORD_SK.to_string())))
         .collect();
     let mut out = Vec::new();
     for chunk in keys.chunks(100) {
         for item in store.batch_get(chunk).await? {
-            let Some(tenant) = string_of(&item, "tenant").and_then(Tenant::from_key) else {
+            let Some(tenant) = string_of(&item, attrs::TENANT).and_then(Tenant::from_key) else {
                 continue;
             };
             out.push((tenant, conversions::decode(item)?));
@@ -705,5 +709,5 @@ pub async fn tenant_of(store: &Store, id: &str) -> Result<Option<Tenant>> {
     Ok(store
         .get_item(id, RECORD_SK)
         .await?
-        .and_then(|item| string_of(&item, "tenant").and_then(Tenant::from_key)))
+        .and_then(|item| string_of(&item, attrs::TENANT).and_then(Tenant::from_key)))
 }

@@ -8,6 +8,7 @@ use crate::domain::conversion::Adjustment;
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::money::Currency;
+use crate::store::attrs;
 use crate::store::keys::{self, Index};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
@@ -37,7 +38,7 @@ pub fn touch_pool<R: Copy>(
 ) {
     let shard = keys::shard_of(affiliate_id);
     let u = UpdateExpr::new()
-        .set("tenant", string_value(tenant.key()))
+        .set(attrs::TENANT, string_value(tenant.key()))
         .set(Index::Gsi5.pk(), string_value(keys::pools_to_check(shard)))
         .set(
             Index::Gsi5.sk(),
@@ -47,8 +48,8 @@ pub fn touch_pool<R: Copy>(
                 currency.code()
             )),
         )
-        .add("touches", number_value(1))
-        .when_absent_or_eq("tenant", string_value(tenant.key()));
+        .add(attrs::TOUCHES, number_value(1))
+        .when_absent_or_eq(attrs::TENANT, string_value(tenant.key()));
     tx.update(
         role,
         affiliate_id,
@@ -89,10 +90,10 @@ pub async fn pool_markers(store: &Store, shard: u32, limit: usize) -> Result<Vec
         .filter_map(|i| {
             let sk = string_of(i, Index::Gsi5.sk())?;
             let mut parts = sk.rsplitn(3, '#');
-            let currency = Currency::parse("currency", parts.next()?).ok()?;
+            let currency = Currency::parse(attrs::CURRENCY, parts.next()?).ok()?;
             let affiliate_id = parts.next()?.to_string();
             let tenant = Tenant::from_key(parts.next()?)?;
-            let touches = i.get("touches")?.as_n().ok()?.clone();
+            let touches = i.get(attrs::TOUCHES)?.as_n().ok()?.clone();
             Some(PoolMarker {
                 tenant,
                 affiliate_id,
@@ -108,7 +109,7 @@ pub async fn clear_marker(store: &Store, m: &PoolMarker) -> Result<()> {
     let u = UpdateExpr::new()
         .remove(Index::Gsi5.pk())
         .remove(Index::Gsi5.sk())
-        .when_eq("touches", number_value(&m.touches));
+        .when_eq(attrs::TOUCHES, number_value(&m.touches));
     store
         .update(
             &m.affiliate_id,

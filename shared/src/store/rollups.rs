@@ -33,6 +33,7 @@ use crate::domain::summary::{RollupRow, Window};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::money::Currency;
+use crate::store::attrs;
 use crate::store::keys;
 use crate::store::months::{self, WindowItems};
 use crate::store::tx::Tx;
@@ -42,7 +43,7 @@ use crate::store::{number_value, string_of, string_value, Item, Store};
 /// Placeholder of the campaign segment for conversions without a campaign.
 const NO_CAMPAIGN: &str = "-";
 /// The month totals of items written before the month item held the days.
-const LEGACY_TOTALS: [&str; 3] = ["revenue", "commission", "count"];
+const LEGACY_TOTALS: [&str; 3] = ["revenue", "commission", attrs::COUNT];
 
 /// The sort key of the month item counting `c` under `status`.
 fn month_key(c: &Conversion, status: ConversionStatus) -> String {
@@ -155,7 +156,7 @@ impl Sums {
                 continue;
             }
             if let Some(cmp) = campaign {
-                update = update.set("campaignId", string_value(cmp));
+                update = update.set(attrs::CAMPAIGN_ID, string_value(cmp));
             }
             tx.update(role, &pk, &sk, &update);
         }
@@ -234,7 +235,7 @@ fn add_named(f: &mut Figures, item: &Item, names: &[impl AsRef<str>; 3]) -> Resu
 /// whole; a month item's days within the window (with, for `all`, the month
 /// totals written before the month item held the days).
 fn row(item: &Item, w: &WindowItems) -> Result<RollupRow> {
-    let sk = string_of(item, "sk").unwrap_or_default();
+    let sk = string_of(item, attrs::SK).unwrap_or_default();
     let parts: Vec<&str> = sk.split('#').collect();
     let bad = || Error::internal(format!("malformed rollup key {sk:?}"));
     let [kind, _, currency, status, campaign] = parts[..] else {
@@ -294,7 +295,7 @@ async fn read_partition(
     window: &Window,
     campaign_id: Option<&str>,
 ) -> Result<Vec<RollupRow>> {
-    let filter = campaign_id.map(|c| ("campaignId", string_value(c)));
+    let filter = campaign_id.map(|c| (attrs::CAMPAIGN_ID, string_value(c)));
     let w = months::read(store, pk, window, filter).await?;
     w.months.iter().chain(&w.days).map(|i| row(i, &w)).collect()
 }

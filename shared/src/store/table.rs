@@ -7,11 +7,9 @@ use aws_sdk_dynamodb::types::{
 };
 
 use crate::error::{Error, Result};
+use crate::store::attrs;
 use crate::store::keys::Index;
 use crate::store::Store;
-
-/// Attribute that DynamoDB's TTL reads (epoch seconds).
-pub const TTL_ATTRIBUTE: &str = "ttl";
 
 /// What the table's stream carries: the new image of each change (the
 /// webhook consumer reads event items from it).
@@ -27,7 +25,7 @@ fn stream() -> Result<StreamSpecification> {
 
 /// Names of the key attributes, table then indexes.
 pub fn key_attributes() -> Vec<&'static str> {
-    let mut names = vec!["pk", "sk"];
+    let mut names = vec![attrs::PK, attrs::SK];
     for idx in Index::ALL {
         names.push(idx.pk());
         names.push(idx.sk());
@@ -140,8 +138,8 @@ impl Store {
             .create_table()
             .table_name(self.table())
             .billing_mode(BillingMode::PayPerRequest)
-            .key_schema(key("pk", KeyType::Hash))
-            .key_schema(key("sk", KeyType::Range))
+            .key_schema(key(attrs::PK, KeyType::Hash))
+            .key_schema(key(attrs::SK, KeyType::Range))
             .stream_specification(stream()?);
         for name in key_attributes() {
             req = req.attribute_definitions(string_attribute(name)?);
@@ -156,7 +154,7 @@ impl Store {
             .time_to_live_specification(
                 TimeToLiveSpecification::builder()
                     .enabled(true)
-                    .attribute_name(TTL_ATTRIBUTE)
+                    .attribute_name(attrs::TTL)
                     .build()
                     .expect("ttl fields set"),
             )

@@ -16,6 +16,7 @@ use aws_sdk_dynamodb::types::{
 };
 
 use crate::error::Error;
+use crate::store::attrs;
 use crate::store::update::UpdateExpr;
 use crate::store::{string_value, Item, Store};
 
@@ -123,8 +124,8 @@ impl<R: Copy> Tx<R> {
     pub fn update(&mut self, role: R, pk: &str, sk: &str, u: &UpdateExpr) -> &mut Self {
         let built = Update::builder()
             .table_name(&self.table)
-            .key("pk", string_value(pk))
-            .key("sk", string_value(sk))
+            .key(attrs::PK, string_value(pk))
+            .key(attrs::SK, string_value(sk))
             .update_expression(u.expression())
             .set_condition_expression(u.condition())
             .set_expression_attribute_names(u.names())
@@ -140,8 +141,8 @@ impl<R: Copy> Tx<R> {
     pub fn check(&mut self, role: R, pk: &str, sk: &str, when: &UpdateExpr) -> &mut Self {
         let built = ConditionCheck::builder()
             .table_name(&self.table)
-            .key("pk", string_value(pk))
-            .key("sk", string_value(sk))
+            .key(attrs::PK, string_value(pk))
+            .key(attrs::SK, string_value(sk))
             .condition_expression(when.condition().unwrap_or_default())
             .set_expression_attribute_names(when.names())
             .set_expression_attribute_values(when.values())
@@ -155,8 +156,8 @@ impl<R: Copy> Tx<R> {
     pub fn delete(&mut self, role: R, pk: &str, sk: &str, when: &UpdateExpr) -> &mut Self {
         let built = Delete::builder()
             .table_name(&self.table)
-            .key("pk", string_value(pk))
-            .key("sk", string_value(sk))
+            .key(attrs::PK, string_value(pk))
+            .key(attrs::SK, string_value(sk))
             .set_condition_expression(when.condition())
             .set_expression_attribute_names(when.condition().and(when.names()))
             .set_expression_attribute_values(when.condition().and(when.values()))

@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue};
 
 use crate::error::Result;
+use crate::store::attrs;
 use crate::store::{number_value, string_value, Item, Store};
 
 /// One item's update and the conditions it is applied under: the one way a
@@ -116,14 +117,14 @@ impl UpdateExpr {
 
     /// Applies only while the item exists.
     pub fn when_exists(mut self) -> Self {
-        let a = self.name("pk");
+        let a = self.name(attrs::PK);
         self.conditions.push(format!("attribute_exists({a})"));
         self
     }
 
     /// Applies only while the item does not exist (a Put that creates).
     pub fn when_new(mut self) -> Self {
-        let a = self.name("pk");
+        let a = self.name(attrs::PK);
         self.conditions.push(format!("attribute_not_exists({a})"));
         self
     }
@@ -153,7 +154,7 @@ impl UpdateExpr {
 
     /// Applies only while the record belongs to `tenant` (so it also exists).
     pub fn when_tenant(self, tenant_key: &str) -> Self {
-        self.when_eq("tenant", string_value(tenant_key))
+        self.when_eq(attrs::TENANT, string_value(tenant_key))
     }
 
     /// The update expression.
@@ -203,8 +204,8 @@ impl Store {
             .client()
             .update_item()
             .table_name(self.table())
-            .key("pk", string_value(pk))
-            .key("sk", string_value(sk))
+            .key(attrs::PK, string_value(pk))
+            .key(attrs::SK, string_value(sk))
             .update_expression(u.expression())
             .set_condition_expression(u.condition())
             .set_expression_attribute_names(u.names())

@@ -23,10 +23,10 @@ use crate::domain::webhook::{
 };
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::store::attrs;
 use crate::store::events::RETENTION_DAYS;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
-use crate::store::table::TTL_ATTRIBUTE;
 use crate::store::tx::{Tx, TxError};
 use crate::store::update::{UpdateExpr, Updated};
 use crate::store::work::WorkRange;
@@ -47,16 +47,16 @@ enum Role {
 const ENDPOINT_FIELDS: [&str; 12] = [
     "url",
     "eventTypes",
-    "description",
-    "status",
-    "disabledReason",
+    attrs::DESCRIPTION,
+    attrs::STATUS,
+    attrs::DISABLED_REASON,
     "secret",
     "previousSecret",
     "previousSecretUntil",
-    "failingSince",
-    "version",
-    "createdAt",
-    "updatedAt",
+    attrs::FAILING_SINCE,
+    attrs::VERSION,
+    attrs::CREATED_AT,
+    attrs::UPDATED_AT,
 ];
 
 const NOT_FOUND: &str = "webhook endpoint";
@@ -81,12 +81,12 @@ fn child_item<T: Serialize>(
     expires: DateTime<Utc>,
 ) -> Result<Item> {
     let mut item = item_at(pk, sk, value)?;
-    item.insert("tenant".into(), string_value(tenant.key()));
+    item.insert(attrs::TENANT.into(), string_value(tenant.key()));
     for (idx, ipk, isk) in index {
         item.insert(idx.pk().into(), string_value(ipk));
         item.insert(idx.sk().into(), string_value(isk));
     }
-    item.insert(TTL_ATTRIBUTE.into(), number_value(expires.timestamp()));
+    item.insert(attrs::TTL.into(), number_value(expires.timestamp()));
     Ok(item)
 }
 
@@ -170,7 +170,7 @@ pub async fn replace_endpoint(
     let update = UpdateExpr::new()
         .copy_from(&endpoint_item(tenant, new)?, &ENDPOINT_FIELDS)
         .when_tenant(&tenant.key())
-        .when_eq("version", number_value(old.version));
+        .when_eq(attrs::VERSION, number_value(old.version));
     let done = store.update(&new.id, RECORD_SK, &update).await?;
     Ok(matches!(done, Updated::Applied(_)))
 }
@@ -182,7 +182,7 @@ pub async fn delete_endpoint(store: &Store, tenant: &Tenant, current: &Endpoint)
     let mut tx = store.tx();
     let when = UpdateExpr::new()
         .when_tenant(&tenant.key())
-        .when_eq("version", number_value(current.version));
+        .when_eq(attrs::VERSION, number_value(current.version));
     tx.delete(Role::Endpoint, &current.id, RECORD_SK, &when);
     commit(store, tx, Role::Endpoint).await
 }
@@ -228,20 +228,20 @@ pub async fn change_endpoint(
     now: DateTime<Utc>,
 ) -> Result<()> {
     let base = UpdateExpr::new()
-        .increment("version")
+        .increment(attrs::VERSION)
         .when_tenant(&tenant.key());
     let update = match change {
         EndpointChange::Keep => return Ok(()),
         EndpointChange::StartFailing(since) => base
-            .when_absent("failingSince")
-            .set("failingSince", string_value(timestamp::format(since))),
-        EndpointChange::Recovered => base.remove("failingSince").when_exists(),
+            .when_absent(attrs::FAILING_SINCE)
+            .set(attrs::FAILING_SINCE, string_value(timestamp::format(since))),
+        EndpointChange::Recovered => base.remove(attrs::FAILING_SINCE).when_exists(),
         EndpointChange::Disable(reason) => {
             let (from, to) = EndpointChange::DISABLING;
-            base.set("status", string_value(to.as_str()))
-                .set("disabledReason", string_value(*reason))
-                .set("updatedAt", string_value(timestamp::format(&now)))
-                .when_eq("status", string_value(from.as_str()))
+            base.set(attrs::STATUS, string_value(to.as_str()))
+                .set(attrs::DISABLED_REASON, string_value(*reason))
+                .set(attrs::UPDATED_AT, string_value(timestamp::format(&now)))
+                .when_eq(attrs::STATUS, string_value(from.as_str()))
         }
     };
     // A refusal means the change was already made (or the endpoint is gone).
@@ -269,7 +269,7 @@ pub async fn put_task(
     let when = match read {
         Some(old) => UpdateExpr::new()
             .when_tenant(&tenant.key())
-            .when_eq("version", number_value(old.version)),
+            .when_eq(attrs::VERSION, number_value(old.version)),
         None => UpdateExpr::new().when_new(),
     };
     let mut tx = store.tx();
@@ -288,7 +288,7 @@ pub async fn record_outcome(
     let mut tx = store.tx();
     let when = UpdateExpr::new()
         .when_tenant(&tenant.key())
-        .when_eq("version", number_value(claimed.version));
+        .when_eq(attrs::VERSION, number_value(claimed.version));
     tx.put(Role::Task, task_item(tenant, &outcome.task)?, &when);
     tx.put_new(Role::Attempt, attempt_item(tenant, &outcome.attempt)?);
     commit(store, tx, Role::Task).await
@@ -324,7 +324,7 @@ pub async fn list_attempts(
         None => ListQuery::new(Index::Gsi1, keys::webhook_attempts(&endpoint.id)),
     };
     if let Some(s) = f.status {
-        q.filter = q.filter.eq("status", s.as_str());
+        q.filter = q.filter.eq(attrs::STATUS, s.as_str());
     }
     store.query_page(&q, page).await?.try_map(from_item)
 }
@@ -345,7 +345,7 @@ pub async fn due_tasks(
     items
         .into_iter()
         .map(|item| {
-            let tenant = string_of(&item, "tenant")
+            let tenant = string_of(&item, attrs::TENANT)
                 .and_then(Tenant::from_key)
                 .ok_or_else(|| Error::internal("webhook task without tenant"))?;
             Ok((tenant, from_item(item)?))
