@@ -46,6 +46,7 @@ pub fn document() -> Value {
     if let Some(create) = schemas.get_mut("CampaignCreate") {
         create["allOf"] = shared::domain::campaign::combination_rules();
     }
+    schemas::merge_flattened(&mut schemas, &paths);
     operations::complete(&mut paths, &mut schemas);
     schemas::complete(&mut schemas);
     schemas::canonical(&mut schemas, false);

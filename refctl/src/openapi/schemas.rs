@@ -29,6 +29,82 @@ pub fn complete(schemas: &mut Value) {
     }
 }
 
+/// A record that carries another's fields (`#[serde(flatten)]`) is described
+/// as the one object it is sent as, the parts' fields in order, when its
+/// parts are named nowhere else (a part that is an answer of its own, as a
+/// webhook endpoint is, stays a reference).
+pub fn merge_flattened(schemas: &mut Value, paths: &Value) {
+    let Some(map) = schemas.as_object() else {
+        return;
+    };
+    let text = format!("{schemas}{paths}");
+    let mut flattened: Vec<(String, Vec<String>)> = map
+        .iter()
+        .filter(|(_, schema)| schema.get("properties").is_none())
+        .filter_map(|(name, schema)| Some((name.clone(), part_names(schema)?)))
+        .collect();
+    let named = |part: &String| {
+        let reference = json!(format!("#/components/schemas/{part}")).to_string();
+        let in_merges = flattened
+            .iter()
+            .flat_map(|(_, p)| p)
+            .filter(|p| *p == part)
+            .count();
+        text.matches(&reference).count() > in_merges
+    };
+    let keep: Vec<bool> = flattened
+        .iter()
+        .map(|(_, parts)| !parts.iter().any(named))
+        .collect();
+    let mut keep = keep.into_iter();
+    flattened.retain(|_| keep.next().unwrap_or(false));
+    let all = map.clone();
+    for (name, parts) in &flattened {
+        if let Some(one) = merged(&all[name], &all) {
+            schemas[name] = one;
+        }
+        for part in parts {
+            schemas.as_object_mut().map(|m| m.shift_remove(part));
+        }
+    }
+}
+
+/// The schemas an `allOf` of object parts names, or `None` when it is
+/// something else (a rule, a part without fields).
+fn part_names(schema: &Value) -> Option<Vec<String>> {
+    let mut names = Vec::new();
+    for part in schema.get("allOf")?.as_array()? {
+        match part.get("$ref").and_then(Value::as_str) {
+            Some(reference) => names.push(reference.rsplit('/').next()?.to_string()),
+            None => {
+                part.get("properties")?;
+            }
+        }
+    }
+    (!names.is_empty()).then_some(names)
+}
+
+/// The one object of a schema made of object parts (`allOf`).
+fn merged(schema: &Value, all: &Map<String, Value>) -> Option<Value> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for part in schema.get("allOf")?.as_array()? {
+        let part = match part.get("$ref").and_then(Value::as_str) {
+            Some(reference) => all.get(reference.rsplit('/').next()?)?,
+            None => part,
+        };
+        properties.extend(part.get("properties")?.as_object()?.clone());
+        required.extend(part["required"].as_array().cloned().unwrap_or_default());
+    }
+    let mut out = json!({"type": "object"});
+    if let Some(description) = schema.get("description") {
+        out["description"] = description.clone();
+    }
+    out["required"] = Value::Array(required);
+    out["properties"] = Value::Object(properties);
+    Some(out)
+}
+
 /// Answers whose key is one field of several (a summary group is keyed by
 /// `status` or by `campaignId`): they state their own required fields.
 const KEYED_BY_ONE_OF: [&str; 1] = ["SummaryGroup"];
@@ -222,4 +298,30 @@ fn rank(key: &str) -> (usize, String) {
         .position(|k| *k == key)
         .unwrap_or(KEY_ORDER.len());
     (i, key.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_named_only_by_flattening_is_merged_and_one_named_elsewhere_stays() {
+        let object = |field: &str| json!({"type": "object", "required": [field], "properties": {field: {"type": "string"}}});
+        let mut schemas = json!({
+            "Terms": object("id"),
+            "Portal": {"description": "d", "allOf": [{"$ref": "#/components/schemas/Terms"}, object("days")]},
+            "Endpoint": object("url"),
+            "WithSecret": {"allOf": [{"$ref": "#/components/schemas/Endpoint"}, object("secret")]},
+        });
+        let paths = json!({"/e": {"get": {"$ref": "#/components/schemas/Endpoint"}}});
+        merge_flattened(&mut schemas, &paths);
+        assert_eq!(
+            schemas["Portal"],
+            json!({"type": "object", "description": "d", "required": ["id", "days"],
+                "properties": {"id": {"type": "string"}, "days": {"type": "string"}}})
+        );
+        assert!(schemas.get("Terms").is_none());
+        assert!(schemas["WithSecret"].get("allOf").is_some());
+        assert!(schemas.get("Endpoint").is_some());
+    }
 }

@@ -559,16 +559,15 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
     }
 }
 
-/// The public profile of a public campaign, for landing pages: commission terms and nothing
-/// private.
+/// A campaign's commission terms as an affiliate sees them: the part of a
+/// campaign its public profile and the affiliate portal both show.
 #[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = PublicCampaign)]
-pub struct PublicCampaignView<'a> {
+#[schema(as = CampaignTerms)]
+pub struct CampaignTerms<'a> {
     #[schema(example = json!("cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
     pub id: &'a str,
     pub name: &'a str,
-    pub description: Option<&'a str>,
     pub commission_type: CommissionType,
     /// Percent (PERCENTAGE) or an amount in major units of `currency` (FIXED).
     #[serde(with = "json_number")]
@@ -582,6 +581,32 @@ pub struct PublicCampaignView<'a> {
     pub recurring_months_limit: Option<u32>,
     #[schema(minimum = 1, maximum = 365)]
     pub cookie_days: u32,
+}
+
+impl<'a> From<&'a Campaign> for CampaignTerms<'a> {
+    fn from(c: &'a Campaign) -> Self {
+        CampaignTerms {
+            id: &c.id,
+            name: &c.name,
+            commission_type: c.commission_type,
+            commission_value: c.commission_value,
+            currency: c.currency,
+            commission_recurring: c.commission_recurring,
+            recurring_months_limit: c.recurring_months_limit,
+            cookie_days: c.cookie_days,
+        }
+    }
+}
+
+/// The public profile of a public campaign, for landing pages: commission terms and nothing
+/// private.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = PublicCampaign)]
+pub struct PublicCampaignView<'a> {
+    #[serde(flatten)]
+    pub terms: CampaignTerms<'a>,
+    pub description: Option<&'a str>,
     /// Whether affiliates can sign up now.
     pub signup_open: bool,
 }
@@ -589,15 +614,8 @@ pub struct PublicCampaignView<'a> {
 impl<'a> From<&'a Campaign> for PublicCampaignView<'a> {
     fn from(c: &'a Campaign) -> Self {
         PublicCampaignView {
-            id: &c.id,
-            name: &c.name,
+            terms: CampaignTerms::from(c),
             description: c.description.as_deref(),
-            commission_type: c.commission_type,
-            commission_value: c.commission_value,
-            currency: c.currency,
-            commission_recurring: c.commission_recurring,
-            recurring_months_limit: c.recurring_months_limit,
-            cookie_days: c.cookie_days,
             signup_open: c.accepts_signups(),
         }
     }

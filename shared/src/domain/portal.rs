@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::affiliate::{Affiliate, AffiliatePatch, AffiliateStatus, PayoutMethod};
 use crate::domain::asset::{Asset, AssetType};
-use crate::domain::campaign::{Campaign, CommissionType};
+use crate::domain::campaign::{Campaign, CampaignTerms};
 use crate::domain::conversion::{Conversion, ConversionStatus};
 use crate::domain::payout::{InvoiceView, Payout, PayoutStatus};
 use crate::error::Error;
@@ -94,17 +94,8 @@ pub struct PortalAffiliate<'a> {
 #[serde(rename_all = "camelCase")]
 #[schema(as = PortalTerms)]
 pub struct PortalTerms<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
-    pub commission_type: CommissionType,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission_value: Decimal,
-    #[schema(value_type = Option<crate::money::Currency>)]
-    pub currency: Option<Currency>,
-    pub commission_recurring: bool,
-    pub recurring_months_limit: Option<u32>,
-    pub cookie_days: u32,
+    #[serde(flatten)]
+    pub terms: CampaignTerms<'a>,
     pub hold_days: u32,
     #[serde(with = "json_number")]
     #[schema(value_type = f64)]
@@ -136,14 +127,7 @@ impl<'a> PortalMe<'a> {
                 payout_email: a.payout_email.as_ref().map(|e| e.as_str()),
             },
             campaign: PortalTerms {
-                id: &c.id,
-                name: &c.name,
-                commission_type: c.commission_type,
-                commission_value: c.commission_value,
-                currency: c.currency,
-                commission_recurring: c.commission_recurring,
-                recurring_months_limit: c.recurring_months_limit,
-                cookie_days: c.cookie_days,
+                terms: CampaignTerms::from(c),
                 hold_days: c.hold_days,
                 minimum_payout: c.minimum_payout,
             },
