@@ -312,6 +312,71 @@ async fn a_click_from_the_signup_network_is_held_and_one_from_another_is_not() {
 }
 
 #[tokio::test]
+async fn a_click_for_a_campaign_not_found_counts_nothing() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true})).await;
+    let (_, code, _) = affiliate(k, &id(&c)).await;
+    let ip = "127.0.0.31";
+    let before = chrono::Utc::now();
+    let counted = click(ip, &id(&c), &code).await;
+    let unknown = format!("cmp_{}", ulid::Ulid::new());
+    let r = from(
+        ip,
+        "POST",
+        "/api/v1/track/click",
+        None,
+        Some(json!({"campaignId": unknown, "ref": code})),
+    )
+    .await;
+    r.assert_error(404, "NOT_FOUND");
+    click(ip, &id(&c), &code).await;
+    let after = chrono::Utc::now();
+    let app = app_for(server()).await;
+    let network = app
+        .store
+        .get_item(&counted, RECORD_SK)
+        .await
+        .unwrap()
+        .unwrap()["ipHash"]
+        .as_s()
+        .unwrap()
+        .clone();
+    let code = code.to_uppercase();
+    let mut hours: Vec<String> = [before, after]
+        .iter()
+        .map(|t| shared::store::counters::hour_window(*t, *t).0)
+        .collect();
+    hours.dedup();
+    let (mut known, mut unknown_items) = (0, 0);
+    for hour in &hours {
+        let count_at = |campaign: &str| keys::click_flood(campaign, &code, &network, hour);
+        if let Some(item) = app
+            .store
+            .get_item(&count_at(&id(&c)), RECORD_SK)
+            .await
+            .unwrap()
+        {
+            known += item["count"].as_n().unwrap().parse::<u64>().unwrap();
+        }
+        if app
+            .store
+            .get_item(&count_at(&unknown), RECORD_SK)
+            .await
+            .unwrap()
+            .is_some()
+        {
+            unknown_items += 1;
+        }
+    }
+    assert_eq!(
+        (known, unknown_items),
+        (2, 0),
+        "the two clicks counted, the one not found nothing"
+    );
+}
+
+#[tokio::test]
 async fn clicks_beyond_the_flood_limit_are_recorded_and_never_attribute() {
     let m = merchant().await;
     let k = m.test_key.as_str();

@@ -6,6 +6,7 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
+use crate::domain::campaign::Campaign;
 use crate::domain::referral::{plan_bindings, Binding, CustomerKey, ReferralSource};
 use crate::domain::risk;
 use crate::domain::tenant::Tenant;
@@ -27,12 +28,14 @@ pub struct Clicked {
 
 /// Records a click of a validated request: the campaign must be public and
 /// the code one of its affiliates' (404 otherwise, the same answer for
-/// each). `admit` (the request's rate-limit count) and the click's hourly
-/// count for its code and network go out with the campaign read; both
-/// lookups go through the process's cache (at most 60 s stale); then one
-/// PutItem. A click beyond the campaign's `maxClicksPerHour` is recorded
-/// flagged (CLICK_FLOOD) and never attributes; it answers like any other.
-/// The client's network is a salted hash of its address.
+/// each). `admit` (the request's rate-limit count) runs beside the lookups:
+/// the campaign, then its code's owner and the click's hourly count for its
+/// code and network at once (both lookups go through the process's cache,
+/// at most 60 s stale); then one PutItem. A click beyond the campaign's
+/// `maxClicksPerHour` is recorded flagged (CLICK_FLOOD) and never
+/// attributes; it answers like any other. A click for a campaign that is
+/// not found counts nothing. The client's network is a salted hash of its
+/// address.
 pub async fn click(
     app: &App,
     body: ClickRequest,
@@ -40,12 +43,65 @@ pub async fn click(
     admit: impl Future<Output = Result<()>>,
     now: DateTime<Utc>,
 ) -> Result<Clicked> {
-    let not_found = || Error::NotFound("campaign or affiliate code");
     if !body.code_is_well_formed() {
         admit.await?;
         return Err(not_found());
     }
+    let (admitted, found) = tokio::join!(admit, found(app, &body, network, now));
+    admitted?;
+    let Found {
+        campaign,
+        tenant_key,
+        affiliate_id,
+        seen,
+    } = found?;
+    let ids = ClickIds::generate();
+    let flooded = seen.is_some_and(|n| risk::click_flood(n, &campaign.risk));
+    let network = network.map(str::to_string);
+    let mut recorded = Click::record(
+        body,
+        &ids,
+        tenant_key,
+        &campaign,
+        affiliate_id,
+        network,
+        now,
+    );
+    recorded.flooded = flooded;
+    clicks::insert(&app.store, &recorded).await?;
+    Ok(Clicked {
+        ids,
+        expires_at: recorded.expires_at,
+    })
+}
+
+fn not_found() -> Error {
+    Error::NotFound("campaign or affiliate code")
+}
+
+/// What a click is recorded against, and its hourly count so far.
+struct Found {
+    campaign: Campaign,
+    tenant_key: String,
+    affiliate_id: String,
+    seen: Option<u64>,
+}
+
+/// The click's public campaign, then its code's owner and its hourly count
+/// at once (the count is kept for a campaign that exists only).
+async fn found(
+    app: &App,
+    body: &ClickRequest,
+    network: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Found> {
     let (store, lookups) = (&app.store, &app.lookups);
+    let (campaign, tenant_key) = match lookups.campaign(store, &body.campaign_id).await? {
+        Some((c, t)) if c.is_public => (c, t),
+        _ => return Err(not_found()),
+    };
+    let tenant = Tenant::from_key(&tenant_key)
+        .ok_or_else(|| Error::internal(format!("campaign {} has no tenant", campaign.id)))?;
     let seen = async {
         match network {
             Some(n) => clicks::count_hourly(store, &body.campaign_id, &body.code, n, now)
@@ -54,36 +110,15 @@ pub async fn click(
             None => Ok(None),
         }
     };
-    let (admitted, seen, found) =
-        tokio::join!(admit, seen, lookups.campaign(store, &body.campaign_id));
-    admitted?;
-    let (campaign, tenant_key) = match found? {
-        Some((c, t)) if c.is_public => (c, t),
-        _ => return Err(not_found()),
-    };
-    let tenant = Tenant::from_key(&tenant_key)
-        .ok_or_else(|| Error::internal(format!("campaign {} has no tenant", campaign.id)))?;
-    let owner = lookups
-        .code_owner(store, &tenant, &body.code)
-        .await?
+    let (seen, owner) = tokio::join!(seen, lookups.code_owner(store, &tenant, &body.code));
+    let owner = owner?
         .filter(|o| o.campaign_id == campaign.id)
         .ok_or_else(not_found)?;
-    let ids = ClickIds::generate();
-    let flooded = seen?.is_some_and(|n| risk::click_flood(n, &campaign.risk));
-    let mut recorded = Click::record(
-        body,
-        &ids,
+    Ok(Found {
+        campaign,
         tenant_key,
-        &campaign,
-        owner.affiliate_id,
-        network.map(str::to_string),
-        now,
-    );
-    recorded.flooded = flooded;
-    clicks::insert(store, &recorded).await?;
-    Ok(Clicked {
-        ids,
-        expires_at: recorded.expires_at,
+        affiliate_id: owner.affiliate_id,
+        seen: seen?,
     })
 }
 
