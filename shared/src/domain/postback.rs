@@ -293,7 +293,15 @@ pub fn plan(
         .and_then(|c| parties.campaigns.get(c));
     let mut conversion = new_conversion(p, chosen.as_ref(), campaign, first_payment_at, now);
     let counts = match (&chosen, campaign) {
-        (Some(a), Some(c)) => assess(&mut conversion, a, c, p, s, parties, now),
+        (Some(a), Some(c)) => {
+            let read = Read {
+                p,
+                s,
+                parties,
+                bound: &bound,
+            };
+            assess(&mut conversion, a, c, &read, now)
+        }
         _ => Vec::new(),
     };
     let earning = chosen
@@ -342,6 +350,15 @@ fn flagged_event(c: &Conversion, now: DateTime<Utc>) -> Result<Option<Event>, Er
     }
 }
 
+/// What the risk rules read of a postback: the payment, what was seen with
+/// it, its parties, and the referral of each identity that has one.
+struct Read<'a> {
+    p: &'a Postback,
+    s: &'a Sightings,
+    parties: &'a Parties,
+    bound: &'a [(CustomerKey, &'a Referral)],
+}
+
 /// Runs the risk rules on a new attributed conversion: sets its `risk`, and
 /// ON_HOLD when its campaign holds what they found; returns the hourly
 /// counters it adds to.
@@ -349,12 +366,15 @@ fn assess(
     c: &mut Conversion,
     chosen: &Attribution,
     campaign: &Campaign,
-    p: &Postback,
-    s: &Sightings,
-    parties: &Parties,
+    read: &Read<'_>,
     now: DateTime<Utc>,
 ) -> Vec<HourlyCount> {
-    let bound = bound(p, s);
+    let Read {
+        p,
+        s,
+        parties,
+        bound,
+    } = *read;
     let affiliate = parties.affiliates.get(&chosen.affiliate_id);
     let click = match chosen.method {
         AttributionMethod::Click => s.click.as_ref(),
@@ -364,7 +384,7 @@ fn assess(
     let network = click.and_then(|c| c.ip_hash.as_deref());
     let max = campaign.risk.max_conversions_per_hour;
     let held = c.customer_ref.as_deref().map_or(0, |customer| {
-        held_first_count(&bound, customer, &chosen.affiliate_id, p.occurred_at)
+        held_first_count(bound, customer, &chosen.affiliate_id, p.occurred_at)
     });
     // The binding holds the hour's only place: this one is beyond it.
     let over = OverLimit {
