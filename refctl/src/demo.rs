@@ -12,6 +12,7 @@ use shared::domain::integration::{Integration, NewIntegration};
 use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::services::postback::{self, Recorded};
+use shared::store::attrs;
 use shared::store::keys::{DEMO_MARKER, RECORD_SK};
 use shared::store::{accounts, assets, campaigns, enrollments, integrations, string_value, Item};
 use shared::validation::Issues;
@@ -21,17 +22,7 @@ use shared::{timestamp, Error};
 /// `keys_file` (git-ignored) because the store keeps only their hashes.
 pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, Error> {
     if let Some(marker) = app.store.get_item(DEMO_MARKER, RECORD_SK).await? {
-        let saved: Value = std::fs::read(keys_file)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_else(|| json!({ "note": format!("key values were shown at first seed; {} is missing", keys_file.display()) }));
-        let account = shared::store::string_of(&marker, "accountId")
-            .unwrap_or_default()
-            .to_string();
-        let saved = with_stripe(app, keys_file, &account, saved).await?;
-        let mut out = summary(false, &account, &saved, base_url);
-        out["portal"] = portal_url(app, &account, base_url).await?;
-        return Ok(out);
+        return seeded_before(app, &marker, keys_file, base_url).await;
     }
     let account = accounts::create_account(&app.store, "Demo Store", "growth").await?;
     let secret = &app.signing;
@@ -87,19 +78,57 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
         "testConversions": conversions,
         "stripeIntegration": stripe,
     });
+    save(keys_file, &saved)?;
+    mark_seeded(app, &account.id).await?;
+    let mut out = summary(true, &account.id, &saved, base_url);
+    out["portal"] = portal_url(app, &account.id, base_url).await?;
+    Ok(out)
+}
+
+/// What a later run shows: the keys saved at the first seed (or a note
+/// when their file is gone), and the Stripe integration.
+async fn seeded_before(
+    app: &App,
+    marker: &Item,
+    keys_file: &Path,
+    base_url: &str,
+) -> Result<Value, Error> {
+    let saved: Value = std::fs::read(keys_file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_else(|| json!({ "note": format!("key values were shown at first seed; {} is missing", keys_file.display()) }));
+    let account = shared::store::string_of(marker, ACCOUNT_ID)
+        .unwrap_or_default()
+        .to_string();
+    let saved = with_stripe(app, keys_file, &account, saved).await?;
+    let mut out = summary(false, &account, &saved, base_url);
+    out["portal"] = portal_url(app, &account, base_url).await?;
+    Ok(out)
+}
+
+/// The marker's attribute naming the demo account.
+const ACCOUNT_ID: &str = "accountId";
+
+/// Writes the seed's key values to their git-ignored file, readable by its owner only.
+fn save(keys_file: &Path, saved: &Value) -> Result<(), Error> {
     if let Some(dir) = keys_file.parent() {
         std::fs::create_dir_all(dir).map_err(Error::internal)?;
     }
     std::fs::write(
         keys_file,
-        serde_json::to_vec_pretty(&saved).map_err(Error::internal)?,
+        serde_json::to_vec_pretty(saved).map_err(Error::internal)?,
     )
     .map_err(Error::internal)?;
     restrict(keys_file);
+    Ok(())
+}
+
+/// Records that the demo account was seeded, so later runs leave it be.
+async fn mark_seeded(app: &App, account_id: &str) -> Result<(), Error> {
     let marker: Item = [
-        ("pk".to_string(), string_value(DEMO_MARKER)),
-        ("sk".to_string(), string_value(RECORD_SK)),
-        ("accountId".to_string(), string_value(account.id.clone())),
+        (attrs::PK.to_string(), string_value(DEMO_MARKER)),
+        (attrs::SK.to_string(), string_value(RECORD_SK)),
+        (ACCOUNT_ID.to_string(), string_value(account_id)),
         (
             "seededAt".to_string(),
             string_value(timestamp::format(&timestamp::now())),
@@ -107,10 +136,7 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
     ]
     .into_iter()
     .collect();
-    app.store.put(marker).await?;
-    let mut out = summary(true, &account.id, &saved, base_url);
-    out["portal"] = portal_url(app, &account.id, base_url).await?;
-    Ok(out)
+    app.store.put(marker).await
 }
 
 /// Test-mode affiliates (one ACTIVE with code DEMO10, one PENDING through a

@@ -275,39 +275,53 @@ async fn main() {
     // `payouts` run one section alone;
     // without an argument it measures every operation (scripts/bench.sh runs
     // the sections one after another, each on a fresh DynamoDB Local).
-    if std::env::args().nth(1).as_deref() == Some("cold-start") {
-        drop_table(&app.store).await;
-        cold_start::report(app.config.clone()).await;
-        return;
-    }
-    if std::env::args().nth(1).as_deref() == Some("load") {
-        load::report(&b, &key).await;
+    if let Some(name) = section.as_deref() {
+        one_section(name, b, &key).await;
         drop_table(&app.store).await;
         return;
     }
-    if std::env::args().nth(1).as_deref() == Some("hot") {
-        hot_items::report(Arc::new(b), &key).await;
-        drop_table(&app.store).await;
-        return;
-    }
-    if std::env::args().nth(1).as_deref() == Some("webhooks") {
-        webhook_only(&mut b, &key).await;
-        drop_table(&app.store).await;
-        return;
-    }
-    if std::env::args().nth(1).as_deref() == Some("payouts") {
-        payout_job::rows(&mut b).await;
-        print_rows(&b);
-        drop_table(&app.store).await;
-        return;
-    }
-    if std::env::args().nth(1).as_deref() == Some("connectors") {
-        connector_and_portal_rows(&mut b, &key).await;
-        print_rows(&b);
-        drop_table(&app.store).await;
-        return;
-    }
+    let id = campaign_rows(&mut b, k).await;
+    tracking_rows(&mut b, &id, k).await;
+    affiliate_rows(&mut b, &id, k).await;
 
+    // Conversions: postbacks, summary at 1,000 and 20,000 conversions, list pages.
+    conversion_rows(&mut b, &key).await;
+
+    paging_rows(&mut b, k).await;
+
+    payout_job::rows(&mut b).await;
+
+    print_rows(&b);
+    print_binary_sizes();
+    drop_table(&app.store).await;
+}
+
+/// Runs one named section of the benchmark alone.
+async fn one_section(name: &str, mut b: Bench, key: &str) {
+    match name {
+        "cold-start" => {
+            // Its own table: this one is not needed while the binaries start.
+            drop_table(&b.app.store).await;
+            cold_start::report(b.app.config.clone()).await;
+        }
+        "load" => load::report(&b, key).await,
+        "hot" => hot_items::report(Arc::new(b), key).await,
+        "webhooks" => webhook_only(&mut b, key).await,
+        "payouts" => {
+            payout_job::rows(&mut b).await;
+            print_rows(&b);
+        }
+        "connectors" => {
+            connector_and_portal_rows(&mut b, key).await;
+            print_rows(&b);
+        }
+        other => eprintln!("refbench: no section {other}"),
+    }
+}
+
+/// Campaign create, read, update and public profile, and a refused key;
+/// returns the campaign's id.
+async fn campaign_rows(b: &mut Bench, k: Option<&str>) -> String {
     let body = json!({"name": "Bench", "commissionType": "PERCENTAGE", "commissionValue": 10, "isPublic": true});
     let created = b
         .measure(
@@ -352,9 +366,12 @@ async fn main() {
         None,
     )
     .await;
+    id
+}
 
-    // Tracking (public, per-IP rate limit included): a click, then identify
-    // with one identity, the same again (first touch kept), and two new ones.
+/// Tracking (public, per-IP rate limit included): a click, then identify
+/// with one identity, the same again (first touch kept), and two new ones.
+async fn tracking_rows(b: &mut Bench, id: &str, k: Option<&str>) {
     let aff = json!({"campaignId": id, "email": "bench-aff@example.com", "name": "Bench affiliate", "code": "BENCH1"});
     let (s, _) = b
         .send(Method::POST, "/api/v1/affiliates", k, Some(&aff))
@@ -409,13 +426,10 @@ async fn main() {
         Some(&two),
     )
     .await;
+}
 
-    affiliate_rows(&mut b, &id, k).await;
-
-    // Conversions: postbacks, summary at 1,000 and 20,000 conversions, list pages.
-    conversion_rows(&mut b, &key).await;
-
-    // Paging cost: page 1 against a page 50 deep, by cursor and by offset.
+/// Paging cost: page 1 against a page 50 deep, by cursor and by offset.
+async fn paging_rows(b: &mut Bench, k: Option<&str>) {
     for i in 0..1000 {
         let body =
             json!({"name": format!("c{i}"), "commissionType": "PERCENTAGE", "commissionValue": 5});
@@ -425,12 +439,6 @@ async fn main() {
         assert_eq!(s, 201);
     }
     b.page_costs("campaigns", "", k).await;
-
-    payout_job::rows(&mut b).await;
-
-    print_rows(&b);
-    print_binary_sizes();
-    drop_table(&app.store).await;
 }
 
 /// The operations table, then where each operation's billed write units go.
@@ -611,15 +619,72 @@ async fn affiliate_rows(b: &mut Bench, campaign_id: &str, k: Option<&str>) {
 /// with their rollups backfilled per (day, currency, campaign), which is what
 /// 20,000 postbacks would leave behind, in a fraction of the time.
 async fn conversion_rows(b: &mut Bench, key: &str) {
-    use rust_decimal::Decimal;
-    use shared::domain::conversion::{
-        AttributionMethod, Conversion, ConversionStatus, ConversionType,
-    };
-    use shared::ids::{new_id, IdKind};
-    use shared::money::Currency;
-    use shared::store::{conversions, rollups};
-
     let k = Some(key);
+    let (campaign_ids, affiliate_ids) = conversion_parties(b, k).await;
+    postback_rows(b, k, &campaign_ids[0]).await;
+    let principal =
+        shared::auth::authenticate(&b.app.signing, &b.app.store, Some(&format!("Bearer {key}")))
+            .await
+            .unwrap();
+    let bulk = Bulk {
+        tenant: principal.tenant,
+        campaign_ids: campaign_ids.clone(),
+        affiliate_ids: affiliate_ids.clone(),
+        now: shared::timestamp::now(),
+    };
+    let started = std::time::Instant::now();
+    bulk.seed(&b.app.store, 0, 1_000).await;
+    if let Some(m) = &mut b.meter {
+        m.skip_written(&b.app).await;
+    }
+    summary_rows(b, k, "1,000 conversions").await;
+    bulk.seed(&b.app.store, 1_000, 20_000).await;
+    if let Some(m) = &mut b.meter {
+        m.skip_written(&b.app).await;
+    }
+    eprintln!(
+        "refbench: 20,000 conversions seeded in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    for at_20k in summary_rows(b, k, "20,000 conversions").await {
+        let count: i64 = at_20k["data"]["totals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["count"].as_i64().unwrap())
+            .sum();
+        assert_eq!(count, 20_004, "the summary counts every conversion");
+    }
+    let n = b.rows.len();
+    for i in 0..2 {
+        let (a, c) = (&b.rows[n - 4 + i], &b.rows[n - 2 + i]);
+        // Calls and read units are counts; round trips depend on how calls
+        // overlap on a busy machine, so they are reported, not compared.
+        assert_eq!(
+            (a.1, a.3),
+            (c.1, c.3),
+            "summary cost must not grow with conversions: {} vs {}",
+            a.0,
+            c.0
+        );
+    }
+
+    b.page_costs("conversions", " of 20,004", k).await;
+    let cmp = &campaign_ids[1];
+    b.measure(
+        "GET /conversions?campaign_id=…&status=pending&min_amount=50 (filtered page 1)",
+        Method::GET,
+        &format!("/api/v1/conversions?limit=20&campaign_id={cmp}&status=pending&min_amount=50"),
+        k,
+        None,
+    )
+    .await;
+    stripe_event_costs(b, key).await;
+    portal_rows(b, key, &affiliate_ids[0]).await;
+}
+
+/// Two recurring campaigns with one affiliate each: their ids.
+async fn conversion_parties(b: &mut Bench, k: Option<&str>) -> (Vec<String>, Vec<String>) {
     let mut campaign_ids = Vec::new();
     let mut affiliate_ids = Vec::new();
     for (i, code) in ["BENCHCNV", "BENCHCNV2"].iter().enumerate() {
@@ -638,7 +703,12 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
         affiliate_ids.push(v["data"]["id"].as_str().unwrap().to_string());
         campaign_ids.push(cmp);
     }
-    let click_id = b.click_id(&campaign_ids[0], "BENCHCNV").await;
+    (campaign_ids, affiliate_ids)
+}
+
+/// Postbacks by click id, by code, recurring, unattributed, and a replay.
+async fn postback_rows(b: &mut Bench, k: Option<&str>, campaign_id: &str) {
+    let click_id = b.click_id(campaign_id, "BENCHCNV").await;
     b.measure_postback(
         "POST /conversions/postback (by click id; new customer: referral created; first postback of this affiliate in the process: its affiliate and campaign read)",
         k,
@@ -674,30 +744,56 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
         Some(&by_code),
     )
     .await;
+}
 
-    // Bulk conversions over the last 30 days, 2 currencies, 2 campaigns.
-    let principal =
-        shared::auth::authenticate(&b.app.signing, &b.app.store, Some(&format!("Bearer {key}")))
-            .await
-            .unwrap();
-    let tenant = principal.tenant;
-    let currencies = [
-        Currency::parse("c", "USD").unwrap(),
-        Currency::parse("c", "EUR").unwrap(),
-    ];
-    let now = shared::timestamp::now();
-    let make = |i: usize| {
-        let day = i % 30;
-        let currency = currencies[(i / 30) % 2];
+/// The summary over 30 days by campaign and over all time; their answers.
+async fn summary_rows(b: &mut Bench, k: Option<&str>, at: &str) -> Vec<Value> {
+    let mut answers = Vec::new();
+    for (label, query) in [
+        ("30d, group_by=campaign", "period=30d&group_by=campaign"),
+        ("all", "period=all"),
+    ] {
+        let answer = b
+            .measure(
+                &format!("GET /conversions/summary?{label} ({at})"),
+                Method::GET,
+                &format!("/api/v1/conversions/summary?{query}"),
+                k,
+                None,
+            )
+            .await;
+        answers.push(answer);
+    }
+    answers
+}
+
+/// Bulk conversions over the last 30 days, 2 currencies, 2 campaigns.
+struct Bulk {
+    tenant: shared::domain::tenant::Tenant,
+    campaign_ids: Vec<String>,
+    affiliate_ids: Vec<String>,
+    now: chrono::DateTime<chrono::Utc>,
+}
+
+impl Bulk {
+    /// The `i`th bulk conversion: its day, currency and campaign cycle.
+    fn conversion(&self, i: usize) -> shared::domain::conversion::Conversion {
+        use rust_decimal::Decimal;
+        use shared::domain::conversion::{
+            AttributionMethod, Conversion, ConversionStatus, ConversionType,
+        };
+        use shared::ids::{new_id, IdKind};
+        let currency = shared::money::Currency::parse("c", ["USD", "EUR"][(i / 30) % 2]).unwrap();
         let which = (i / 60) % 2;
         let amount = Decimal::new(1000 + (i % 9000) as i64, 2);
-        let occurred_at =
-            now - chrono::Duration::days(day as i64) - chrono::Duration::milliseconds(i as i64);
+        let occurred_at = self.now
+            - chrono::Duration::days((i % 30) as i64)
+            - chrono::Duration::milliseconds(i as i64);
         Conversion {
             id: new_id(IdKind::Conversion),
             external_id: format!("bench-bulk-{i}"),
-            campaign_id: Some(campaign_ids[which].clone()),
-            affiliate_id: Some(affiliate_ids[which].clone()),
+            campaign_id: Some(self.campaign_ids[which].clone()),
+            affiliate_id: Some(self.affiliate_ids[which].clone()),
             amount,
             currency,
             conversion_type: ConversionType::Sale,
@@ -715,8 +811,8 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
             payout_id: None,
             metadata: Default::default(),
             occurred_at,
-            created_at: now,
-            updated_at: now,
+            created_at: self.now,
+            updated_at: self.now,
             reversed_at: None,
             reversal_reason: None,
             reversed_amount: Decimal::ZERO,
@@ -724,130 +820,76 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
             commission_clawed_back: Decimal::ZERO,
             risk: Default::default(),
         }
-    };
-    let bulk_store = b.app.store.clone();
-    let seed = |from: usize, to: usize| {
-        let store = bulk_store.clone();
-        let tenant = tenant.clone();
-        let all: Vec<Conversion> = (from..to).map(make).collect();
-        async move {
-            let mut set = tokio::task::JoinSet::new();
-            for chunk in all.chunks(25) {
-                let items: Vec<_> = chunk
-                    .iter()
-                    .map(|c| conversions::item(&tenant, c).unwrap())
-                    .collect();
-                let store = store.clone();
-                set.spawn(async move { put_batch(&store, items).await });
-                while set.len() >= 8 {
-                    set.join_next().await.unwrap().unwrap();
-                }
-            }
-            while let Some(r) = set.join_next().await {
-                r.unwrap();
-            }
-            // The rollups those conversions' postbacks would have added.
-            // Per (days ago, currency, campaign): a sample and the sums.
-            type Sums = (Conversion, Decimal, Decimal, i64);
-            let mut sums: std::collections::BTreeMap<(i64, &str, String), Sums> =
-                Default::default();
-            for c in &all {
-                let key = (
-                    (now - c.occurred_at).num_days(),
-                    c.currency.code(),
-                    c.campaign_id.clone().unwrap(),
-                );
-                let e = sums
-                    .entry(key)
-                    .or_insert_with(|| (c.clone(), Decimal::ZERO, Decimal::ZERO, 0));
-                e.1 += c.amount;
-                e.2 += c.commission;
-                e.3 += 1;
-            }
-            for (_, (sample, revenue, commission, count)) in sums {
-                let mut tx = store.tx();
-                rollups::backfill(&mut tx, (), &tenant, &sample, revenue, commission, count);
-                store
-                    .transact(tx)
-                    .await
-                    .map_err(|e| e.into_error())
-                    .unwrap();
-            }
-        }
-    };
-    let started = std::time::Instant::now();
-    seed(0, 1_000).await;
-    if let Some(m) = &mut b.meter {
-        m.skip_written(&b.app).await;
-    }
-    for (label, query) in [
-        ("30d, group_by=campaign", "period=30d&group_by=campaign"),
-        ("all", "period=all"),
-    ] {
-        b.measure(
-            &format!("GET /conversions/summary?{label} (1,000 conversions)"),
-            Method::GET,
-            &format!("/api/v1/conversions/summary?{query}"),
-            k,
-            None,
-        )
-        .await;
-    }
-    seed(1_000, 20_000).await;
-    if let Some(m) = &mut b.meter {
-        m.skip_written(&b.app).await;
-    }
-    eprintln!(
-        "refbench: 20,000 conversions seeded in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
-    for (label, query) in [
-        ("30d, group_by=campaign", "period=30d&group_by=campaign"),
-        ("all", "period=all"),
-    ] {
-        let at_20k = b
-            .measure(
-                &format!("GET /conversions/summary?{label} (20,000 conversions)"),
-                Method::GET,
-                &format!("/api/v1/conversions/summary?{query}"),
-                k,
-                None,
-            )
-            .await;
-        let count: i64 = at_20k["data"]["totals"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["count"].as_i64().unwrap())
-            .sum();
-        assert_eq!(count, 20_004, "the summary counts every conversion");
-    }
-    let n = b.rows.len();
-    for i in 0..2 {
-        let (a, c) = (&b.rows[n - 4 + i], &b.rows[n - 2 + i]);
-        // Calls and read units are counts; round trips depend on how calls
-        // overlap on a busy machine, so they are reported, not compared.
-        assert_eq!(
-            (a.1, a.3),
-            (c.1, c.3),
-            "summary cost must not grow with conversions: {} vs {}",
-            a.0,
-            c.0
-        );
     }
 
-    b.page_costs("conversions", " of 20,004", k).await;
-    let cmp = &campaign_ids[1];
-    b.measure(
-        "GET /conversions?campaign_id=…&status=pending&min_amount=50 (filtered page 1)",
-        Method::GET,
-        &format!("/api/v1/conversions?limit=20&campaign_id={cmp}&status=pending&min_amount=50"),
-        k,
-        None,
-    )
-    .await;
-    stripe_event_costs(b, key).await;
-    portal_rows(b, key, &affiliate_ids[0]).await;
+    /// Writes conversions `from..to` (8 batches at a time), then the
+    /// rollups their postbacks would have added.
+    async fn seed(&self, store: &shared::store::Store, from: usize, to: usize) {
+        use shared::store::conversions;
+        let all: Vec<_> = (from..to).map(|i| self.conversion(i)).collect();
+        let mut set = tokio::task::JoinSet::new();
+        for chunk in all.chunks(25) {
+            let items: Vec<_> = chunk
+                .iter()
+                .map(|c| conversions::item(&self.tenant, c).unwrap())
+                .collect();
+            let store = store.clone();
+            set.spawn(async move { put_batch(&store, items).await });
+            while set.len() >= 8 {
+                set.join_next().await.unwrap().unwrap();
+            }
+        }
+        while let Some(r) = set.join_next().await {
+            r.unwrap();
+        }
+        self.backfill(store, &all).await;
+    }
+
+    /// Per (days ago, currency, campaign): a sample and the sums, as rollups.
+    async fn backfill(
+        &self,
+        store: &shared::store::Store,
+        all: &[shared::domain::conversion::Conversion],
+    ) {
+        use rust_decimal::Decimal;
+        type Sums = (
+            shared::domain::conversion::Conversion,
+            Decimal,
+            Decimal,
+            i64,
+        );
+        let mut sums: std::collections::BTreeMap<(i64, &str, String), Sums> = Default::default();
+        for c in all {
+            let key = (
+                (self.now - c.occurred_at).num_days(),
+                c.currency.code(),
+                c.campaign_id.clone().unwrap(),
+            );
+            let e = sums
+                .entry(key)
+                .or_insert_with(|| (c.clone(), Decimal::ZERO, Decimal::ZERO, 0));
+            e.1 += c.amount;
+            e.2 += c.commission;
+            e.3 += 1;
+        }
+        for (_, (sample, revenue, commission, count)) in sums {
+            let mut tx = store.tx();
+            shared::store::rollups::backfill(
+                &mut tx,
+                (),
+                &self.tenant,
+                &sample,
+                revenue,
+                commission,
+                count,
+            );
+            store
+                .transact(tx)
+                .await
+                .map_err(|e| e.into_error())
+                .unwrap();
+        }
+    }
 }
 
 /// The affiliate portal: a session, then each portal read with its token
