@@ -25,7 +25,7 @@ use crate::domain::conversion::{Adjustment, Conversion, ConversionStatus, Conver
 use crate::domain::event::{Event, EventType};
 use crate::domain::payout::{Payout, PoolEntry};
 use crate::domain::tenant::Tenant;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::retry::{retry, Attempt};
 use crate::services::payouts::{drive, pay};
 use crate::store::payouts::{self as store_payouts, CLAIM_CHUNK, STATUS_CHUNK};
