@@ -75,6 +75,7 @@ pub async fn click(
     })
 }
 
+/// The one answer for an unknown, private or mismatched campaign or code.
 fn not_found() -> Error {
     Error::NotFound("campaign or affiliate code")
 }
