@@ -1057,6 +1057,76 @@ async fn bodies_and_id_lists_are_validated() {
 }
 
 #[tokio::test]
+async fn a_run_resuming_a_payout_abandoned_meanwhile_leaves_the_pool_to_the_next() {
+    use shared::domain::payout::{Payout, PoolEntry};
+    use shared::store::work::WorkRange;
+    use shared::store::{affiliates, attrs, campaigns, keys, payout_items, payouts, string_value};
+    let fx = Fx::new().await;
+    // A pool below its campaign's minimum: approved, never paid out.
+    let body = json!({"name": "Minimum", "commissionType": "PERCENTAGE", "commissionValue": 10,
+        "holdDays": 0, "minimumPayout": 50});
+    let r = fx.call("POST", "/api/v1/campaigns", Some(body)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let campaign_id = r.data()["id"].as_str().unwrap().to_string();
+    let code = unique("m").chars().take(20).collect::<String>();
+    let body = json!({"campaignId": campaign_id, "name": code, "code": code,
+        "email": format!("{}@partners.example.com", code.to_lowercase()), "payoutMethod": "WISE"});
+    let r = fx.call("POST", "/api/v1/affiliates", Some(body)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let aff = r.data()["id"].as_str().unwrap().to_string();
+    let sale = json!({"amount": 100, "currency": "USD", "externalId": unique("ord"),
+        "conversionType": "SALE", "affiliateCode": code});
+    let r = fx
+        .call("POST", "/api/v1/conversions/postback", Some(sale))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    fx.run_job().await;
+    let (t, store, now) = (
+        fx.tenant(Mode::Test),
+        &fx.app.store,
+        shared::timestamp::now(),
+    );
+    let partition = keys::payable_pool(&t, &aff, "USD");
+    let (pool, _) = payouts::members(store, &t, &partition, WorkRange::All, 10)
+        .await
+        .unwrap();
+    assert_eq!(pool.len(), 1, "approved and left in the pool");
+    // What a run listed to resume: a payout being assembled for this pool,
+    // which the run that opened it has abandoned (the record is gone).
+    let affiliate = affiliates::get(store, &t, &aff).await.unwrap();
+    let campaign = campaigns::get(store, &t, &campaign_id).await.unwrap();
+    let mut large = pool[0].clone();
+    large.commission = 100.into();
+    let entry = PoolEntry::Conversion(Box::new(large));
+    let gone = Payout::open(&affiliate, &campaign, pool[0].currency, &[entry], now).unwrap();
+    let listing = format!("LISTED#{}", gone.id);
+    let mut item = payout_items::item(&t, &gone).unwrap();
+    item.insert(attrs::PK.into(), string_value(listing.clone()));
+    item.insert(attrs::ID.into(), string_value(gone.id.clone()));
+    store.put(item).await.unwrap();
+    let budget = Budget {
+        items: 1_000,
+        time: std::time::Duration::from_secs(120),
+    };
+    let report = job::run(&fx.app, now, budget).await;
+    store.delete(&listing, keys::RECORD_SK).await.unwrap();
+    let report = report.expect("payout job");
+    assert!(
+        !report.cut_short,
+        "the claim ended at its first refused chunk: {report:?}"
+    );
+    let (left, _) = payouts::members(store, &t, &partition, WorkRange::All, 10)
+        .await
+        .unwrap();
+    let left: Vec<_> = left.iter().map(|c| (&c.id, &c.payout_id)).collect();
+    assert_eq!(
+        left,
+        [(&pool[0].id, &None)],
+        "still in the pool, in no payout"
+    );
+}
+
+#[tokio::test]
 async fn concurrent_job_runs_make_one_payout_per_pool() {
     // Runs that overlap: one may read a pool another is claiming. Each
     // pool must still become exactly one payout holding its conversion.

@@ -247,6 +247,10 @@ async fn claim(run: &mut Run<'_>, t: &Tenant, p: Payout) -> Result<()> {
         }
         if store_payouts::claim_chunk(store, t, &p, &c, &a).await? {
             run.report.claimed += c.len();
+        } else if !still_assembling(store, t, &p.id).await? {
+            // Abandoned or finished by another run: what is left in the pool
+            // (approved meanwhile) waits for a payout of its own.
+            return Ok(());
         }
         if run.spent(c.len() + a.len()) {
             return Ok(());
@@ -256,7 +260,7 @@ async fn claim(run: &mut Run<'_>, t: &Tenant, p: Payout) -> Result<()> {
     let (now, id) = (run.now, p.id.as_str());
     retry(FINISH_ATTEMPTS, || async move {
         // Gone: the run that opened it abandoned it, which only a payout that
-        // claimed nothing allows (a chunk needs it there), so nothing is left.
+        // claimed nothing allows (a chunk needs it there), so nothing is owed.
         let Some(before) = store_payouts::read(store, t, id).await? else {
             return Ok(Attempt::Done(()));
         };
@@ -270,6 +274,13 @@ async fn claim(run: &mut Run<'_>, t: &Tenant, p: Payout) -> Result<()> {
     })
     .await?;
     Ok(())
+}
+
+/// Whether the payout is still being assembled (not abandoned, not finished),
+/// read after a chunk was refused: a member taken meanwhile refuses one too.
+async fn still_assembling(store: &Store, t: &Tenant, id: &str) -> Result<bool> {
+    let found = store_payouts::read(store, t, id).await?;
+    Ok(found.is_some_and(|p| !p.is_visible()))
 }
 
 /// Completes settle and release work, and asks providers again for payouts
