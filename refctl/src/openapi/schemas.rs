@@ -59,11 +59,17 @@ pub fn merge_flattened(schemas: &mut Value, paths: &Value) {
     let mut keep = keep.into_iter();
     flattened.retain(|_| keep.next().unwrap_or(false));
     let all = map.clone();
-    for (name, parts) in &flattened {
+    for (name, _) in &flattened {
         if let Some(one) = merged(&all[name], &all) {
             schemas[name] = one;
         }
-        for part in parts {
+    }
+    // A part goes only once nothing names it: a record kept as `allOf`, or
+    // one that could not be merged, still does.
+    let text = format!("{schemas}{paths}");
+    for part in flattened.iter().flat_map(|(_, parts)| parts) {
+        let reference = json!(format!("#/components/schemas/{part}")).to_string();
+        if !text.contains(&reference) {
             schemas.as_object_mut().map(|m| m.shift_remove(part));
         }
     }
@@ -323,5 +329,22 @@ mod tests {
         assert!(schemas.get("Terms").is_none());
         assert!(schemas["WithSecret"].get("allOf").is_some());
         assert!(schemas.get("Endpoint").is_some());
+    }
+
+    #[test]
+    fn a_part_a_kept_record_still_names_stays() {
+        let object = |field: &str| json!({"type": "object", "required": [field], "properties": {field: {"type": "string"}}});
+        let refer = |name: &str| json!({"$ref": format!("#/components/schemas/{name}")});
+        let mut schemas = json!({
+            "Shared": object("id"),
+            "Endpoint": object("url"),
+            "Merged": {"allOf": [refer("Shared"), object("days")]},
+            "Kept": {"allOf": [refer("Shared"), refer("Endpoint")]},
+        });
+        let paths = json!({"/e": {"get": refer("Endpoint")}});
+        merge_flattened(&mut schemas, &paths);
+        assert!(schemas["Merged"].get("allOf").is_none());
+        assert!(schemas["Kept"].get("allOf").is_some());
+        assert!(schemas.get("Shared").is_some(), "Kept still names it");
     }
 }

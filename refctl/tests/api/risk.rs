@@ -357,7 +357,11 @@ async fn a_click_for_a_campaign_not_found_counts_nothing() {
             .await
             .unwrap()
         {
-            known += item["count"].as_n().unwrap().parse::<u64>().unwrap();
+            known += item[shared::store::attrs::COUNT]
+                .as_n()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap();
         }
         if app
             .store

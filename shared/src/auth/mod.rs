@@ -8,6 +8,7 @@ pub mod signing;
 use crate::domain::account::{Account, ApiKey};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
+use crate::store::attrs;
 use crate::store::keys::RECORD_SK;
 use crate::store::{from_item, string_of, Store};
 use signing::SigningKeys;
@@ -123,7 +124,7 @@ pub async fn read_records(store: &Store, ids: &KeyRecordIds) -> Result<KeyRecord
         .await?;
     let mut records = KeyRecords::default();
     for item in items {
-        match string_of(&item, "pk") {
+        match string_of(&item, attrs::PK) {
             Some(pk) if pk == ids.key_id => records.key = Some(from_item(item)?),
             Some(pk) if pk == ids.account_id => records.account = Some(from_item(item)?),
             _ => {}
@@ -197,8 +198,10 @@ pub async fn portal_principal(
         .await?;
     let (mut affiliate, mut account) = (None, None);
     for item in items {
-        match string_of(&item, "pk") {
-            Some(pk) if pk == claims.aff && string_of(&item, "tenant") == Some(&tenant.key()) => {
+        match string_of(&item, attrs::PK) {
+            Some(pk)
+                if pk == claims.aff && string_of(&item, attrs::TENANT) == Some(&tenant.key()) =>
+            {
                 affiliate = Some(from_item::<Affiliate>(item)?)
             }
             Some(pk) if pk == claims.acct => account = Some(from_item::<Account>(item)?),

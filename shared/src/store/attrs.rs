@@ -39,7 +39,7 @@ pub const AMOUNT_VALUE: &str = "amountValue";
 pub const COUNT: &str = "count";
 /// Expiry time (epoch seconds) the table's TTL reads.
 pub const TTL: &str = "ttl";
-/// A payout's outstanding work (settle or release).
+/// A payout's outstanding work (claim, settle, release, or a payment to confirm).
 pub const WORK: &str = "work";
 /// The conversions a payout claimed.
 pub const CLAIMED: &str = "claimed";

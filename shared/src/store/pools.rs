@@ -90,7 +90,7 @@ pub async fn pool_markers(store: &Store, shard: u32, limit: usize) -> Result<Vec
         .filter_map(|i| {
             let sk = string_of(i, Index::Gsi5.sk())?;
             let mut parts = sk.rsplitn(3, '#');
-            let currency = Currency::parse(attrs::CURRENCY, parts.next()?).ok()?;
+            let currency = Currency::parse("currency", parts.next()?).ok()?;
             let affiliate_id = parts.next()?.to_string();
             let tenant = Tenant::from_key(parts.next()?)?;
             let touches = i.get(attrs::TOUCHES)?.as_n().ok()?.clone();

@@ -315,7 +315,10 @@ async fn one_section(name: &str, mut b: Bench, key: &str) {
             connector_and_portal_rows(&mut b, key).await;
             print_rows(&b);
         }
-        other => eprintln!("refbench: no section {other}"),
+        other => {
+            eprintln!("refbench: no section {other} (cold-start, load, hot, webhooks, payouts, connectors)");
+            std::process::exit(2);
+        }
     }
 }
 
