@@ -21,6 +21,7 @@ pub mod postback;
 pub mod referral;
 pub mod risk;
 pub mod signup;
+pub mod status;
 pub mod summary;
 pub mod tenant;
 pub mod tracking;

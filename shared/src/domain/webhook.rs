@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::event::{Event, EventType};
+use crate::domain::status::Transition;
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
@@ -475,9 +476,11 @@ pub enum EndpointChange {
 }
 
 impl EndpointChange {
-    /// The status a disable takes an endpoint from, and to.
-    pub const DISABLING: (EndpointStatus, EndpointStatus) =
-        (EndpointStatus::Enabled, EndpointStatus::Disabled);
+    /// A disable takes an enabled endpoint, and only an enabled one, to DISABLED.
+    pub const DISABLING: Transition<EndpointStatus> = Transition {
+        from: EndpointStatus::Enabled,
+        to: EndpointStatus::Disabled,
+    };
 }
 
 /// The decision after one attempt.

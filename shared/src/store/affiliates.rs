@@ -63,7 +63,7 @@ pub(crate) fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
         )
         .with(
             Index::Gsi3,
-            keys::by_status(tenant, ListKind::Affiliate, a.status.as_str()),
+            keys::by_status(tenant, ListKind::Affiliate, a.status),
             &a.id,
         )
         .with(
@@ -100,7 +100,7 @@ pub(crate) fn from_parts(
 pub fn status_is(tenant_key: &str, status: AffiliateStatus) -> UpdateExpr {
     UpdateExpr::new()
         .when_tenant(tenant_key)
-        .when_eq(attrs::STATUS, string_value(status.as_str()))
+        .when_status(status)
 }
 
 /// Adds an earning to the affiliate's `earned` total (role `add_role`). With
@@ -291,7 +291,7 @@ pub async fn list(
     } else if let Some(st) = f.status {
         ListQuery::new(
             Index::Gsi3,
-            keys::by_status(tenant, ListKind::Affiliate, st.as_str()),
+            keys::by_status(tenant, ListKind::Affiliate, st),
         )
     } else {
         ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Affiliate))
@@ -300,7 +300,7 @@ pub async fn list(
         q.filter = q.filter.eq(attrs::CAMPAIGN_ID, c);
     }
     if let (Some(st), Some(Index::Gsi4 | Index::Gsi2)) = (f.status, q.index) {
-        q.filter = q.filter.eq(attrs::STATUS, st.as_str());
+        q.filter = q.filter.status(st);
     }
     let found = store.query_page(&q, page).await?;
     let ids: Vec<&str> = found

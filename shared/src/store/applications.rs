@@ -17,9 +17,7 @@ use crate::store::page;
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
-use crate::store::{
-    affiliates, events, from_item, record_item, string_of, string_value, IndexKeys, Item, Store,
-};
+use crate::store::{affiliates, events, from_item, record_item, string_of, IndexKeys, Item, Store};
 use crate::timestamp;
 
 /// Applications accepted per transaction in a bulk accept: two updates and
@@ -51,7 +49,7 @@ pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
         )
         .with(
             Index::Gsi3,
-            keys::by_status(tenant, ListKind::Application, a.status.as_str()),
+            keys::by_status(tenant, ListKind::Application, a.status),
             &a.id,
         );
     let mut item = record_item(&a.id, Some(&tenant.key()), a, &index)?;
@@ -154,7 +152,7 @@ fn decision_tx(
             ],
         )
         .when_tenant(&t)
-        .when_eq(attrs::STATUS, string_value(app.status.as_str()));
+        .when_status(app.status);
     let aff_update = UpdateExpr::new()
         .copy_from(
             &affiliates::item(tenant, &after)?,
@@ -288,13 +286,13 @@ pub async fn list(
                 keys::by_campaign(tenant, ListKind::Application, c),
             );
             if let Some(st) = st {
-                q.filter = q.filter.eq(attrs::STATUS, st.as_str());
+                q.filter = q.filter.status(st);
             }
             q
         }
         (None, Some(st)) => ListQuery::new(
             Index::Gsi3,
-            keys::by_status(tenant, ListKind::Application, st.as_str()),
+            keys::by_status(tenant, ListKind::Application, st),
         ),
         (None, None) => ListQuery::new(
             Index::Gsi1,

@@ -11,9 +11,7 @@ use crate::store::attrs;
 use crate::store::keys::{self, Index, ListKind};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::UpdateExpr;
-use crate::store::{
-    events, from_item, number_value, record_item, string_value, IndexKeys, Item, Store,
-};
+use crate::store::{events, from_item, number_value, record_item, IndexKeys, Item, Store};
 
 /// Attributes a PATCH owns.
 const EDITABLE: [&str; 7] = [
@@ -44,7 +42,7 @@ fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
     }
     index = index.with(
         Index::Gsi3,
-        keys::by_status(tenant, ListKind::Asset, a.status.as_str()),
+        keys::by_status(tenant, ListKind::Asset, a.status),
         &a.id,
     );
     record_item(&a.id, Some(&tenant.key()), a, &index)
@@ -80,7 +78,7 @@ pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -
         .copy_from(&item(tenant, new)?, &fields)
         .when_tenant(&tenant.key())
         .when_eq(attrs::VERSION, number_value(old.version))
-        .when_eq(attrs::STATUS, string_value(old.status.as_str()));
+        .when_status(old.status);
     let event = new.event(new.change_event(), new.updated_at)?;
     Ok(events::update_with(store, tenant, &new.id, &update, &event)
         .await?
@@ -104,10 +102,7 @@ pub async fn list(
 ) -> Result<Page<Asset>> {
     let mut q = match (f.status, &f.campaign_id) {
         (Some(st), c) => {
-            let mut q = ListQuery::new(
-                Index::Gsi3,
-                keys::by_status(tenant, ListKind::Asset, st.as_str()),
-            );
+            let mut q = ListQuery::new(Index::Gsi3, keys::by_status(tenant, ListKind::Asset, st));
             if let Some(c) = c {
                 q.filter = q.filter.eq(attrs::CAMPAIGN_ID, c);
             }

@@ -131,7 +131,7 @@ pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
 /// The GSI3 partition of conversions in a status. A status change must set
 /// `gsi3pk` to this (the sort key stays).
 pub fn status_partition(tenant: &Tenant, status: ConversionStatus) -> String {
-    keys::by_status(tenant, ListKind::Conversion, status.as_str())
+    keys::by_status(tenant, ListKind::Conversion, status)
 }
 
 /// The item of a conversion, without what [`decode`] derives again.
@@ -277,7 +277,7 @@ pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
         );
     }
     if let (Some(st), Some(Index::Gsi4 | Index::Gsi2 | Index::Gsi5)) = (f.status, q.index) {
-        q.filter = q.filter.eq(attrs::STATUS, st.as_str());
+        q.filter = q.filter.status(st);
     }
     if let Some(cur) = f.currency {
         q.filter = q.filter.eq(attrs::CURRENCY, cur.code());
@@ -790,7 +790,7 @@ pub async fn commit_late(
     let mut tx = store.tx();
     let unmoved = UpdateExpr::new()
         .when_tenant(&tenant_key)
-        .when_eq(STATUS, string_value(late.before.status.as_str()))
+        .when_status(late.before.status)
         .when_absent(PAYOUT_ID)
         .when_absent(REVERSED_AMOUNT);
     tx.put(A::Conversion, item(tenant, &late.after)?, &unmoved);
@@ -882,7 +882,7 @@ pub async fn commit_reversal(
         .copy_from(&after, &REVERSAL_FIELDS)
         .copy_from(&after, &Index::attributes())
         .when_tenant(&tenant_key)
-        .when_eq(STATUS, string_value(r.from.as_str()))
+        .when_status(r.from)
         .when_absent_or_eq(REVERSED_AMOUNT, decimal_value(read.reversed_amount));
     tx.update(A::Conversion, &read.id, RECORD_SK, &change);
     rollups::moved_many(
@@ -916,7 +916,7 @@ pub fn status_move(tenant: &Tenant, before: &Conversion, after: &Conversion) -> 
     Ok(UpdateExpr::new()
         .copy_from(&item(tenant, after)?, &fields)
         .when_tenant(&tenant.key())
-        .when_eq(STATUS, string_value(before.status.as_str()))
+        .when_status(before.status)
         .when_absent_or_eq(REVERSED_AMOUNT, decimal_value(before.reversed_amount)))
 }
 

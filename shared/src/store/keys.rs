@@ -5,6 +5,7 @@
 //! overloaded indexes; `docs/data-model.md` lists each access pattern.
 
 use crate::domain::referral::CustomerKey;
+use crate::domain::status::Status;
 use crate::domain::tenant::Tenant;
 
 /// Sort key of a primary record.
@@ -123,8 +124,8 @@ pub fn by_campaign(tenant: &Tenant, kind: ListKind, campaign_id: &str) -> String
 }
 
 /// GSI3 partition: records of a kind in a status.
-pub fn by_status(tenant: &Tenant, kind: ListKind, status: &str) -> String {
-    format!("{}#{}#ST#{}", tenant.key(), kind.tag(), status)
+pub fn by_status<S: Status>(tenant: &Tenant, kind: ListKind, status: S) -> String {
+    format!("{}#{}#ST#{}", tenant.key(), kind.tag(), status.name())
 }
 
 /// GSI4 partition: records of a kind belonging to an affiliate.

@@ -8,6 +8,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::risk::{Risk, RiskLevel};
+use crate::domain::status::Status;
 use crate::error::{Error, Result};
 use crate::store::attrs;
 use crate::store::keys::Index;
@@ -90,6 +91,11 @@ impl Filter {
         self.names.insert(format!("#f{i}"), attr.to_string());
         self.values.insert(format!(":f{i}"), string_value(value));
         self
+    }
+
+    /// The records in `status` (a list's status filter).
+    pub fn status<S: Status>(self, status: S) -> Self {
+        self.eq(attrs::STATUS, status.name())
     }
 
     /// `attr op number` for numeric attributes (`>=`, `<=`).

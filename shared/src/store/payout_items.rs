@@ -59,7 +59,7 @@ pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
             )
             .with(
                 Index::Gsi3,
-                keys::by_status(tenant, ListKind::Payout, p.status.as_str()),
+                keys::by_status(tenant, ListKind::Payout, p.status),
                 &sk,
             )
             .with(

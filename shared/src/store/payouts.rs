@@ -101,10 +101,7 @@ pub fn list_query(tenant: &Tenant, f: &PayoutFilter) -> ListQuery {
     let mut q = if let Some(a) = &f.affiliate_id {
         ListQuery::new(Index::Gsi4, keys::by_affiliate(tenant, ListKind::Payout, a))
     } else if let Some(st) = f.status {
-        ListQuery::new(
-            Index::Gsi3,
-            keys::by_status(tenant, ListKind::Payout, st.as_str()),
-        )
+        ListQuery::new(Index::Gsi3, keys::by_status(tenant, ListKind::Payout, st))
     } else {
         ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Payout))
     };
@@ -115,7 +112,7 @@ pub fn list_query(tenant: &Tenant, f: &PayoutFilter) -> ListQuery {
         ));
     }
     if let (Some(st), Some(Index::Gsi4)) = (f.status, q.index) {
-        q.filter = q.filter.eq(attrs::STATUS, st.as_str());
+        q.filter = q.filter.status(st);
     }
     if let Some(m) = f.method {
         q.filter = q.filter.eq("method", m.as_str());
@@ -146,7 +143,7 @@ fn put_transition(
 ) -> Result<()> {
     let when = UpdateExpr::new()
         .when_tenant(&tenant.key())
-        .when_eq(attrs::STATUS, string_value(from.as_str()))
+        .when_status(from)
         .when_absent(attrs::WORK);
     tx.put(Write::Payout, item(tenant, after)?, &when);
     Ok(())
@@ -235,7 +232,7 @@ pub async fn claim_chunk(
                 &[attrs::PAYOUT_ID, Index::Gsi5.pk(), Index::Gsi5.sk()],
             )
             .when_tenant(&t)
-            .when_eq(attrs::STATUS, string_value(cv.status.as_str()))
+            .when_status(cv.status)
             .when_absent(attrs::PAYOUT_ID)
             // A partial reversal meanwhile changes what the payout would owe.
             .when_absent_or_eq(

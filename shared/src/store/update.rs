@@ -8,6 +8,7 @@ use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue};
 
+use crate::domain::status::{Status, Transition};
 use crate::error::Result;
 use crate::store::attrs;
 use crate::store::{number_value, string_value, Item, Store};
@@ -113,6 +114,19 @@ impl UpdateExpr {
         let (a, v) = (self.name(attr), self.value(v));
         self.conditions.push(format!("{a} = {v}"));
         self
+    }
+
+    /// Applies only while the record is in `status`, the one the domain
+    /// decided from (the only place a status becomes a condition).
+    pub fn when_status<S: Status>(self, status: S) -> Self {
+        self.when_eq(attrs::STATUS, string_value(status.name()))
+    }
+
+    /// Moves the record along a transition the domain decided: `to`, only
+    /// while it is still in `from`.
+    pub fn transition<S: Status>(self, t: Transition<S>) -> Self {
+        self.set(attrs::STATUS, string_value(t.to.name()))
+            .when_status(t.from)
     }
 
     /// Applies only while the item exists.
@@ -256,6 +270,17 @@ mod tests {
         let item: Item = HashMap::from([("name".to_string(), string_value("x"))]);
         let u = UpdateExpr::new().copy_from(&item, &["name", "website"]);
         assert_eq!(u.expression(), "SET #a0 = :v0 REMOVE #a1");
+    }
+
+    #[test]
+    fn a_decided_transition_sets_its_status_while_the_record_is_in_its_from() {
+        use crate::domain::webhook::EndpointChange;
+        let u = UpdateExpr::new().transition(EndpointChange::DISABLING);
+        assert_eq!(u.expression(), "SET #a0 = :v0");
+        assert_eq!(u.condition().unwrap(), "#a0 = :v1");
+        assert_eq!(u.names.get("#a0").map(String::as_str), Some(attrs::STATUS));
+        assert_eq!(u.values.get(":v0"), Some(&string_value("DISABLED")));
+        assert_eq!(u.values.get(":v1"), Some(&string_value("ENABLED")));
     }
 
     #[test]

@@ -236,13 +236,10 @@ pub async fn change_endpoint(
             .when_absent(attrs::FAILING_SINCE)
             .set(attrs::FAILING_SINCE, string_value(timestamp::format(since))),
         EndpointChange::Recovered => base.remove(attrs::FAILING_SINCE).when_exists(),
-        EndpointChange::Disable(reason) => {
-            let (from, to) = EndpointChange::DISABLING;
-            base.set(attrs::STATUS, string_value(to.as_str()))
-                .set(attrs::DISABLED_REASON, string_value(*reason))
-                .set(attrs::UPDATED_AT, string_value(timestamp::format(&now)))
-                .when_eq(attrs::STATUS, string_value(from.as_str()))
-        }
+        EndpointChange::Disable(reason) => base
+            .transition(EndpointChange::DISABLING)
+            .set(attrs::DISABLED_REASON, string_value(*reason))
+            .set(attrs::UPDATED_AT, string_value(timestamp::format(&now))),
     };
     // A refusal means the change was already made (or the endpoint is gone).
     store.update(id, RECORD_SK, &update).await?;
@@ -324,7 +321,7 @@ pub async fn list_attempts(
         None => ListQuery::new(Index::Gsi1, keys::webhook_attempts(&endpoint.id)),
     };
     if let Some(s) = f.status {
-        q.filter = q.filter.eq(attrs::STATUS, s.as_str());
+        q.filter = q.filter.status(s);
     }
     store.query_page(&q, page).await?.try_map(from_item)
 }
