@@ -197,6 +197,14 @@ impl Conversion {
         Ok(self.moved_to(ConversionStatus::Approved, now))
     }
 
+    /// The conversion claimed into payout `payout_id` (its status unchanged).
+    pub fn claimed(&self, payout_id: &str) -> Conversion {
+        Conversion {
+            payout_id: Some(payout_id.to_string()),
+            ..self.clone()
+        }
+    }
+
     /// APPROVED -> PAID with its payout `payout_id`.
     pub fn pay(&self, payout_id: &str, now: DateTime<Utc>) -> Result<Conversion, Error> {
         if self.status != ConversionStatus::Approved || self.payout_id.as_deref() != Some(payout_id)
@@ -477,6 +485,22 @@ pub struct Adjustment {
 }
 
 impl Adjustment {
+    /// The adjustment netted into payout `payout_id`.
+    pub fn claimed(&self, payout_id: &str) -> Adjustment {
+        Adjustment {
+            payout_id: Some(payout_id.to_string()),
+            ..self.clone()
+        }
+    }
+
+    /// The adjustment back in its pool when its payout is released.
+    pub fn released(&self) -> Adjustment {
+        Adjustment {
+            payout_id: None,
+            ..self.clone()
+        }
+    }
+
     /// The clawback of a paid conversion's commission (`amount` negative),
     /// or its return (`amount` positive) when its payout is released.
     pub fn clawback(c: &Conversion, amount: Decimal, now: DateTime<Utc>) -> Adjustment {

@@ -304,6 +304,16 @@ impl Command {
     }
 }
 
+/// What one claim chunk writes: the members as they join the payout (in the
+/// order read), and what the payout's claim counters grow by, in minor units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claiming {
+    pub conversions: Vec<Conversion>,
+    pub adjustments: Vec<Adjustment>,
+    pub minor: i64,
+    pub adjustment_minor: i64,
+}
+
 impl Payout {
     /// Whether the transition that led here adds the amount to the
     /// affiliate's `paid` total: a transition to PAID.
@@ -376,6 +386,21 @@ impl Payout {
         p.work = None;
         p.updated_at = now;
         p
+    }
+
+    /// One chunk of this payout's claim: each member read in the pool joins
+    /// it, and its counters grow by their number and their amounts.
+    pub fn claiming(&self, conversions: &[Conversion], adjustments: &[Adjustment]) -> Claiming {
+        let c = self.currency;
+        Claiming {
+            conversions: conversions.iter().map(|cv| cv.claimed(&self.id)).collect(),
+            adjustments: adjustments.iter().map(|a| a.claimed(&self.id)).collect(),
+            minor: conversions
+                .iter()
+                .map(|cv| c.to_minor(cv.net_commission()))
+                .sum(),
+            adjustment_minor: adjustments.iter().map(|a| c.to_minor(a.amount)).sum(),
+        }
     }
 
     /// The payout with its settle work done by the transition that leaves

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
-use crate::domain::conversion::Conversion;
+use crate::domain::conversion::{Adjustment, Conversion};
 use crate::domain::payout::{Command, Outcome, Payout, PayoutWork};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -94,25 +94,28 @@ async fn at_once(
     after: Payout,
     now: DateTime<Utc>,
 ) -> Result<(Payout, AtOnce)> {
-    // Its adjustments share the partition: read past them.
-    let held = after.conversion_count + after.progress.claimed_adjustments;
-    let cap = match after.work {
-        Some(PayoutWork::Settle) => STATUS_CHUNK,
-        Some(PayoutWork::Release) => AT_ONCE,
-        _ => 0,
+    // Its adjustments share the partition: the read passes them too, while
+    // a settle's transaction moves its conversions only.
+    let held = usize::try_from(after.conversion_count + after.progress.claimed_adjustments)
+        .unwrap_or(usize::MAX);
+    let moved = usize::try_from(after.conversion_count).unwrap_or(usize::MAX);
+    let fits = match after.work {
+        Some(PayoutWork::Settle) => moved <= STATUS_CHUNK && held <= AT_ONCE,
+        Some(PayoutWork::Release) => held <= AT_ONCE,
+        _ => false,
     };
-    let limit = usize::try_from(held).unwrap_or(usize::MAX);
-    if limit > cap {
+    if !fits {
         return Ok((after, AtOnce::Nothing));
     }
-    let partition = keys::payout_members(&after.id);
-    let (mut conversions, mut adjustments, _) =
-        store_payouts::members_page(store, tenant, &partition, WorkRange::All, limit.max(1))
-            .await?;
-    let mine = |p: &Option<String>| p.as_deref() == Some(after.id.as_str());
+    let (mut conversions, mut adjustments) = match held {
+        0 => Default::default(),
+        _ => {
+            let partition = keys::payout_members(&after.id);
+            store_payouts::members(store, tenant, &partition, WorkRange::All, held).await?
+        }
+    };
     if after.work == Some(PayoutWork::Release) {
-        conversions.retain(|c| mine(&c.payout_id));
-        adjustments.retain(|a| mine(&a.payout_id));
+        still_held(&after, &mut conversions, &mut adjustments);
         return Ok(
             match after.released_at_once(conversions.len(), adjustments.len()) {
                 Some(done) => (done, AtOnce::Release(conversions, adjustments)),
@@ -120,10 +123,7 @@ async fn at_once(
             },
         );
     }
-    let paid: Vec<(Conversion, Conversion)> = conversions
-        .into_iter()
-        .filter_map(|c| c.pay(&after.id, now).ok().map(|p| (c, p)))
-        .collect();
+    let paid = paid_by(&after, conversions, now);
     Ok(match after.settled_at_once(paid.len()) {
         Some(done) => (done, AtOnce::Settle(paid)),
         None => (after, AtOnce::Nothing),
@@ -246,10 +246,7 @@ async fn settle_step(
             return Ok(false);
         };
         conversions.sort_by_key(Conversion::sort_key);
-        let paid: Vec<(Conversion, Conversion)> = conversions
-            .into_iter()
-            .filter_map(|c| c.pay(&p.id, now).ok().map(|paid| (c, paid)))
-            .collect();
+        let paid = paid_by(p, conversions, now);
         if paid.is_empty() {
             *after = Some(last);
             continue;
@@ -260,6 +257,26 @@ async fn settle_step(
         }
         return Ok(true);
     }
+}
+
+/// The conversions read that `p` pays, each with its PAID form (one it no
+/// longer holds, or no longer APPROVED, is left out).
+fn paid_by(
+    p: &Payout,
+    conversions: Vec<Conversion>,
+    now: DateTime<Utc>,
+) -> Vec<(Conversion, Conversion)> {
+    conversions
+        .into_iter()
+        .filter_map(|c| c.pay(&p.id, now).ok().map(|paid| (c, paid)))
+        .collect()
+}
+
+/// Keeps the members read that `p` still holds (a release moves these).
+fn still_held(p: &Payout, conversions: &mut Vec<Conversion>, adjustments: &mut Vec<Adjustment>) {
+    let mine = |held: &Option<String>| held.as_deref() == Some(p.id.as_str());
+    conversions.retain(|c| mine(&c.payout_id));
+    adjustments.retain(|a| mine(&a.payout_id));
 }
 
 /// One release chunk: the payout's members return to the pool (with what
@@ -273,8 +290,7 @@ async fn release_step(
     let partition = keys::payout_members(&p.id);
     let (mut conversions, mut adjustments) =
         store_payouts::members(store, tenant, &partition, WorkRange::All, RELEASE_CHUNK).await?;
-    conversions.retain(|c| c.payout_id.as_deref() == Some(p.id.as_str()));
-    adjustments.retain(|a| a.payout_id.as_deref() == Some(p.id.as_str()));
+    still_held(p, &mut conversions, &mut adjustments);
     if conversions.is_empty() && adjustments.is_empty() {
         return Ok(false);
     }

@@ -117,10 +117,7 @@ pub fn item(tenant: &Tenant, e: &Event) -> Result<Item> {
 
 /// True for an event's item, in either layout (a stream record's image).
 pub fn is_event_item(item: &Item) -> bool {
-    let is_event_id = |v: Option<&str>| {
-        v.and_then(|id| id.strip_prefix(IdKind::Event.prefix()))
-            .is_some_and(|rest| rest.starts_with('_'))
-    };
+    let is_event_id = |v: Option<&str>| v.is_some_and(|id| ids::is_valid(IdKind::Event, id));
     let tenant = string_of(item, attrs::TENANT).and_then(Tenant::from_key);
     match (string_of(item, attrs::PK), tenant) {
         (Some(pk), Some(t)) if pk == partition(&t) => is_event_id(string_of(item, attrs::ID)),

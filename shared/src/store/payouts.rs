@@ -221,14 +221,11 @@ pub async fn claim_chunk(
 ) -> Result<bool> {
     let mut tx = store.tx();
     let t = tenant.key();
-    let c = payout.currency;
-    let mut minor = 0_i64;
-    for cv in conversions {
-        let mut after = cv.clone();
-        after.payout_id = Some(payout.id.clone());
+    let claiming = payout.claiming(conversions, adjustments);
+    for (cv, after) in conversions.iter().zip(&claiming.conversions) {
         let u = UpdateExpr::new()
             .copy_from(
-                &conversions::item(tenant, &after)?,
+                &conversions::item(tenant, after)?,
                 &[attrs::PAYOUT_ID, Index::Gsi5.pk(), Index::Gsi5.sk()],
             )
             .when_tenant(&t)
@@ -240,27 +237,28 @@ pub async fn claim_chunk(
                 conversions::decimal_value(cv.commission_reversed),
             );
         tx.update(Write::Member, &cv.id, RECORD_SK, &u);
-        minor += c.to_minor(cv.net_commission());
     }
-    let mut adj_minor = 0_i64;
-    for a in adjustments {
-        let mut after = a.clone();
-        after.payout_id = Some(payout.id.clone());
+    for after in &claiming.adjustments {
         let u = UpdateExpr::new()
             .copy_from(
-                &adjustment_item(tenant, &after)?,
+                &adjustment_item(tenant, after)?,
                 &[attrs::PAYOUT_ID, Index::Gsi5.pk(), Index::Gsi5.sk()],
             )
             .when_tenant(&t)
             .when_absent(attrs::PAYOUT_ID);
-        tx.update(Write::Member, &a.id, RECORD_SK, &u);
-        adj_minor += c.to_minor(a.amount);
+        tx.update(Write::Member, &after.id, RECORD_SK, &u);
     }
     let counters = UpdateExpr::new()
-        .add(attrs::CLAIMED, number_value(conversions.len()))
-        .add(attrs::CLAIMED_MINOR, number_value(minor))
-        .add(attrs::CLAIMED_ADJUSTMENTS, number_value(adjustments.len()))
-        .add(attrs::CLAIMED_ADJUSTMENT_MINOR, number_value(adj_minor))
+        .add(attrs::CLAIMED, number_value(claiming.conversions.len()))
+        .add(attrs::CLAIMED_MINOR, number_value(claiming.minor))
+        .add(
+            attrs::CLAIMED_ADJUSTMENTS,
+            number_value(claiming.adjustments.len()),
+        )
+        .add(
+            attrs::CLAIMED_ADJUSTMENT_MINOR,
+            number_value(claiming.adjustment_minor),
+        )
         .when_tenant(&t)
         .when_eq(attrs::WORK, string_value(PayoutWork::Claim.as_str()));
     tx.update(Write::Payout, &payout.id, RECORD_SK, &counters);
@@ -526,10 +524,8 @@ fn release_members(
         }
     }
     for a in adjustments {
-        let mut after = a.clone();
-        after.payout_id = None;
         let u = UpdateExpr::new()
-            .copy_from(&adjustment_item(tenant, &after)?, &fields)
+            .copy_from(&adjustment_item(tenant, &a.released())?, &fields)
             .when_tenant(&t)
             .when_eq(attrs::PAYOUT_ID, string_value(payout.id.clone()));
         tx.update(Write::Member, &a.id, RECORD_SK, &u);
