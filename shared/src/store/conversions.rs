@@ -256,13 +256,8 @@ pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
     } else {
         ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Conversion))
     };
-    if f.from.is_some() || f.to.is_some() {
-        // Sort keys are `<occurredAt>#<id>`; "~" sorts after every id.
-        q.sk_between = Some((
-            f.from.map_or("0".to_string(), |t| timestamp::format(&t)),
-            f.to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
-        ));
-    }
+    // Sort keys are `<occurredAt>#<id>`.
+    q = q.within(f.from, f.to);
     if let (Some(a), Some(Index::Gsi5)) = (&f.affiliate_id, q.index) {
         // The item's GSI4 partition names it (`affiliateId` is left out).
         q.filter = q.filter.eq(

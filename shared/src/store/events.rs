@@ -186,23 +186,14 @@ pub async fn list(
     f: &EventFilter,
     page: &PageRequest,
 ) -> Result<Page<Event>> {
-    let range = (f.from.is_some() || f.to.is_some()).then(|| {
-        (
-            f.from.map_or("0".to_string(), |t| timestamp::format(&t)),
-            f.to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
-        )
-    });
     let found = match f.event_type {
         Some(t) => {
-            let mut q = ListQuery::new(Index::Gsi2, type_partition(tenant, t));
-            q.sk_between = range;
+            let q = ListQuery::new(Index::Gsi2, type_partition(tenant, t)).within(f.from, f.to);
             store.query_page(&q, page).await?
         }
         None => {
-            let mut stored = ListQuery::on_table(partition(tenant));
-            stored.sk_between = range;
-            let mut older = ListQuery::new(Index::Gsi1, partition(tenant));
-            older.sk_between = stored.sk_between.clone();
+            let stored = ListQuery::on_table(partition(tenant)).within(f.from, f.to);
+            let older = ListQuery::new(Index::Gsi1, partition(tenant)).within(f.from, f.to);
             store.query_page_merged([&stored, &older], page).await?
         }
     };

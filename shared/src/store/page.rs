@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::risk::{Risk, RiskLevel};
@@ -13,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::store::attrs;
 use crate::store::keys::Index;
 use crate::store::{string_of, string_value, Item, Store};
+use crate::timestamp;
 
 /// Page size when the caller gives none.
 pub const DEFAULT_LIMIT: usize = 20;
@@ -152,6 +154,19 @@ pub struct ListQuery {
 }
 
 impl ListQuery {
+    /// Keeps the sort keys `<timestamp>#<id>` inside a time window, both
+    /// ends inclusive; a window open at both ends leaves the query whole.
+    pub fn within(mut self, from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Self {
+        if from.is_some() || to.is_some() {
+            // "~" sorts after every id, so `to` keeps all of its instant.
+            self.sk_between = Some((
+                from.map_or("0".to_string(), |t| timestamp::format(&t)),
+                to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
+            ));
+        }
+        self
+    }
+
     /// Every record in an index partition.
     pub fn new(index: Index, pk: impl Into<String>) -> Self {
         ListQuery {

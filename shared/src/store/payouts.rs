@@ -105,12 +105,7 @@ pub fn list_query(tenant: &Tenant, f: &PayoutFilter) -> ListQuery {
     } else {
         ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Payout))
     };
-    if f.from.is_some() || f.to.is_some() {
-        q.sk_between = Some((
-            f.from.map_or("0".to_string(), |t| timestamp::format(&t)),
-            f.to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
-        ));
-    }
+    q = q.within(f.from, f.to);
     if let (Some(st), Some(Index::Gsi4)) = (f.status, q.index) {
         q.filter = q.filter.status(st);
     }
