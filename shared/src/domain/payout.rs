@@ -407,24 +407,44 @@ impl Payout {
     /// it, when `paid` conversions (paid in that same transaction) are all
     /// it holds; `None` otherwise (the work then runs in chunks).
     pub fn settled_at_once(&self, paid: usize) -> Option<Payout> {
-        let all = u64::try_from(paid).ok()? == self.conversion_count;
-        (self.work == Some(PayoutWork::Settle) && self.progress.settled == 0 && all).then(|| {
-            let mut p = self.clone();
-            p.progress.settled = self.conversion_count;
-            p.work = None;
-            p
-        })
+        self.done_at_once(PayoutWork::Settle, paid)
     }
 
     /// The payout with its release work done by the transition that leaves
     /// it, when `conversions` and `adjustments` (released in that same
     /// transaction) are all it holds; `None` otherwise (chunks then).
     pub fn released_at_once(&self, conversions: usize, adjustments: usize) -> Option<Payout> {
-        let all = u64::try_from(conversions).ok()? == self.conversion_count
-            && u64::try_from(adjustments).ok()? == self.progress.claimed_adjustments;
-        (self.work == Some(PayoutWork::Release) && self.progress.released == 0 && all).then(|| {
-            let mut p = self.clone();
-            p.progress.released = self.conversion_count + self.progress.claimed_adjustments;
+        // Each kind whole: the one counter alone would let one stand for the other.
+        let whole = u64::try_from(adjustments).ok()? == self.progress.claimed_adjustments;
+        self.done_at_once(PayoutWork::Release, conversions + adjustments)
+            .filter(|_| whole)
+    }
+
+    /// The payout after a chunk of its `work` moved `n` more members: that
+    /// work's counter grown (`None` for a claim, counted as it joins by
+    /// [`Payout::claiming`]). [`Payout::work_done`] then judges whether that
+    /// chunk ends the work.
+    pub fn counted(&self, work: PayoutWork, n: usize) -> Option<Payout> {
+        let mut p = self.clone();
+        *p.counter(work)? += u64::try_from(n).ok()?;
+        Some(p)
+    }
+
+    /// The counter a settle or release chunk grows.
+    fn counter(&mut self, work: PayoutWork) -> Option<&mut u64> {
+        match work {
+            PayoutWork::Settle => Some(&mut self.progress.settled),
+            PayoutWork::Release => Some(&mut self.progress.released),
+            PayoutWork::Claim => None,
+        }
+    }
+
+    /// The payout with `work` done by one transaction that moves `n`
+    /// members, when none of it was done before and they complete it.
+    fn done_at_once(&self, work: PayoutWork, n: usize) -> Option<Payout> {
+        let mut p = self.counted(work, n)?;
+        let untouched = *p.counter(work)? == u64::try_from(n).ok()?;
+        (self.work == Some(work) && untouched && p.work_done()).then(|| {
             p.work = None;
             p
         })
@@ -813,6 +833,11 @@ mod tests {
         assert!(begun.settled_at_once(3).is_none());
         // Nothing to settle at all: no work to end.
         assert!(payout(Approved).settled_at_once(3).is_none());
+        // In chunks: the chunk that brings the counter to the count ends it.
+        let part = paid.counted(PayoutWork::Settle, 2).unwrap();
+        assert_eq!((part.progress.settled, part.work_done()), (2, false));
+        assert!(part.counted(PayoutWork::Settle, 1).unwrap().work_done());
+        assert!(paid.counted(PayoutWork::Claim, 1).is_none());
 
         // Released: its conversions and its claimed adjustments, all of them.
         let Outcome::Changed {
@@ -836,6 +861,10 @@ mod tests {
         assert!(done.work_done());
         assert!(rejected.released_at_once(3, 0).is_none());
         assert!(rejected.released_at_once(2, 1).is_none());
+        assert!(
+            rejected.released_at_once(2, 2).is_none(),
+            "an adjustment does not stand for a conversion"
+        );
         assert!(paid.released_at_once(3, 0).is_none(), "settle, not release");
     }
 

@@ -384,18 +384,16 @@ fn count_work(
     n: usize,
     now: DateTime<Utc>,
 ) -> Result<UpdateExpr> {
-    let mut counted = p.clone();
-    let (counter, total) = match work {
-        PayoutWork::Settle => (attrs::SETTLED, &mut counted.progress.settled),
-        PayoutWork::Release => (attrs::RELEASED, &mut counted.progress.released),
+    let counter = match work {
+        PayoutWork::Settle => attrs::SETTLED,
+        PayoutWork::Release => attrs::RELEASED,
         PayoutWork::Claim => return Err(Error::internal("a claim is not counted here")),
     };
-    *total += n as u64;
     let u = UpdateExpr::new()
         .add(counter, number_value(n))
         .when_tenant(&tenant.key())
         .when_eq(attrs::WORK, string_value(work.as_str()));
-    if counted.work_done() {
+    if p.counted(work, n).is_some_and(|c| c.work_done()) {
         end_work(u, tenant, p, now)
     } else {
         Ok(u)
