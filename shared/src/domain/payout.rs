@@ -426,8 +426,18 @@ impl Payout {
     /// chunk ends the work.
     pub fn counted(&self, work: PayoutWork, n: usize) -> Option<Payout> {
         let mut p = self.clone();
-        *p.counter(work)? += u64::try_from(n).ok()?;
+        let counter = p.counter(work)?;
+        *counter = counter.checked_add(u64::try_from(n).ok()?)?;
         Some(p)
+    }
+
+    /// How many members `work` moves in all (`None` for a claim).
+    fn work_total(&self, work: PayoutWork) -> Option<u64> {
+        match work {
+            PayoutWork::Settle => Some(self.conversion_count),
+            PayoutWork::Release => Some(self.conversion_count + self.progress.claimed_adjustments),
+            PayoutWork::Claim => None,
+        }
     }
 
     /// The counter a settle or release chunk grows.
@@ -440,11 +450,13 @@ impl Payout {
     }
 
     /// The payout with `work` done by one transaction that moves `n`
-    /// members, when none of it was done before and they complete it.
+    /// members, when none of it was done before and they are exactly all
+    /// of it (more than it holds means the counters drifted: chunks then).
     fn done_at_once(&self, work: PayoutWork, n: usize) -> Option<Payout> {
+        let total = self.work_total(work)?;
         let mut p = self.counted(work, n)?;
-        let untouched = *p.counter(work)? == u64::try_from(n).ok()?;
-        (self.work == Some(work) && untouched && p.work_done()).then(|| {
+        let exact = u64::try_from(n).ok()? == total && *p.counter(work)? == total;
+        (self.work == Some(work) && exact).then(|| {
             p.work = None;
             p
         })
@@ -828,6 +840,7 @@ mod tests {
         assert_eq!(done.status, Paid);
         // Fewer found than it holds, or work already under way: in chunks.
         assert!(paid.settled_at_once(2).is_none());
+        assert!(paid.settled_at_once(4).is_none(), "more than it holds");
         let mut begun = (*paid).clone();
         begun.progress.settled = 1;
         assert!(begun.settled_at_once(3).is_none());
@@ -861,6 +874,10 @@ mod tests {
         assert!(done.work_done());
         assert!(rejected.released_at_once(3, 0).is_none());
         assert!(rejected.released_at_once(2, 1).is_none());
+        assert!(
+            rejected.released_at_once(4, 1).is_none(),
+            "more than it holds"
+        );
         assert!(
             rejected.released_at_once(2, 2).is_none(),
             "an adjustment does not stand for a conversion"
