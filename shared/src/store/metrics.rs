@@ -7,13 +7,16 @@ use aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContex
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept};
 use aws_sdk_dynamodb::error::BoxError;
 use aws_sdk_dynamodb::types::ConsumedCapacity;
+use aws_smithy_types::config_bag::{Storable, StoreReplace};
 
 /// Running totals for one client.
 #[derive(Debug, Default)]
 pub struct CallMetrics {
     calls: AtomicU64,
-    /// Calls under way now; a call that starts when none is counts a round trip.
-    in_flight: AtomicU64,
+    /// The deepest chain among calls that have ended: a call starting now
+    /// waited for that many round trips before it.
+    ended_depth: AtomicU64,
+    /// The deepest chain among calls started: the round trips so far.
     round_trips: AtomicU64,
     read_milli_units: AtomicU64,
     write_milli_units: AtomicU64,
@@ -23,7 +26,9 @@ pub struct CallMetrics {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct MetricsSnapshot {
     pub calls: u64,
-    /// Sequential round trips: calls issued while others were under way count once.
+    /// Sequential round trips: the longest chain of calls in which each
+    /// started after the one before it had ended (calls under way together
+    /// share a link).
     pub round_trips: u64,
     pub read_units: f64,
     pub write_units: f64,
@@ -74,6 +79,20 @@ impl CallMetrics {
         }
     }
 
+    /// Counts a call starting now, and returns its depth: one more than the
+    /// deepest call ended before it (the ones it may have waited for).
+    fn started(&self) -> u64 {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let depth = self.ended_depth.load(Ordering::SeqCst) + 1;
+        self.round_trips.fetch_max(depth, Ordering::SeqCst);
+        depth
+    }
+
+    /// Notes the end of a call that started at `depth`.
+    fn ended(&self, depth: u64) {
+        self.ended_depth.fetch_max(depth, Ordering::SeqCst);
+    }
+
     /// The current totals.
     pub fn snapshot(&self) -> MetricsSnapshot {
         MetricsSnapshot {
@@ -83,6 +102,14 @@ impl CallMetrics {
             write_units: self.write_milli_units.load(Ordering::Relaxed) as f64 / 1000.0,
         }
     }
+}
+
+/// A call's place in its chain, kept in its own config bag from start to end.
+#[derive(Debug, Clone, Copy)]
+struct Depth(u64);
+
+impl Storable for Depth {
+    type Storer = StoreReplace<Self>;
 }
 
 /// SDK interceptor that counts every DynamoDB operation the client starts.
@@ -97,12 +124,10 @@ impl Intercept for CallCounter {
     fn read_before_execution(
         &self,
         _ctx: &BeforeSerializationInterceptorContextRef<'_>,
-        _cfg: &mut ConfigBag,
+        cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        self.0.calls.fetch_add(1, Ordering::Relaxed);
-        if self.0.in_flight.fetch_add(1, Ordering::SeqCst) == 0 {
-            self.0.round_trips.fetch_add(1, Ordering::Relaxed);
-        }
+        let depth = self.0.started();
+        cfg.interceptor_state().store_put(Depth(depth));
         Ok(())
     }
 
@@ -110,9 +135,38 @@ impl Intercept for CallCounter {
         &self,
         _ctx: &aws_sdk_dynamodb::config::interceptors::FinalizerInterceptorContextRef<'_>,
         _rc: &aws_sdk_dynamodb::config::RuntimeComponents,
-        _cfg: &mut ConfigBag,
+        cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if let Some(Depth(depth)) = cfg.load::<Depth>() {
+            self.0.ended(*depth);
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_are_the_longest_chain_of_calls_each_started_after_one_ended() {
+        let m = CallMetrics::default();
+        // Two calls at once, then a third once the first is back.
+        let (a, b) = (m.started(), m.started());
+        m.ended(a);
+        let c = m.started();
+        // The second is still under way when the third starts: the chain
+        // a -> c is two deep whatever else is in flight.
+        m.ended(b);
+        m.ended(c);
+        let d = m.started();
+        m.ended(d);
+        assert_eq!((a, b, c, d), (1, 1, 2, 3));
+        let s = m.snapshot();
+        assert_eq!((s.calls, s.round_trips), (4, 3));
+        // The next operation counts from there.
+        let e = m.started();
+        m.ended(e);
+        assert_eq!(m.snapshot().since(&s).round_trips, 1);
     }
 }
