@@ -173,11 +173,28 @@ pub async fn process(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -
         now,
     )
     .await?;
-    pay(app, tenant, processing, now).await
+    record_payment(app, tenant, processing, true, now).await
 }
 
-/// Asks the provider to pay a PROCESSING payout and records its answer.
+/// Asks the provider to pay a PROCESSING payout as the work index lists it
+/// (the payout job), and records its answer, decided on the record read
+/// again: an index copy may lag behind it.
 pub async fn pay(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> Result<Payout> {
+    record_payment(app, tenant, p, false, now).await
+}
+
+/// Asks the provider to pay `p` and records its answer. When `committed`
+/// (`p` is what this request just wrote), the answer is decided on it
+/// without a read: a PROCESSING payout changes only by a status
+/// transition, so a change meanwhile fails the commit's status condition
+/// and is read then.
+async fn record_payment(
+    app: &App,
+    tenant: &Tenant,
+    p: Payout,
+    committed: bool,
+    now: DateTime<Utc>,
+) -> Result<Payout> {
     let command = match app.payments.pay(tenant.mode, &p).await {
         Payment::Pending => return Ok(p),
         Payment::Paid { reference } => Command::ConfirmPayment {
@@ -186,11 +203,12 @@ pub async fn pay(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> R
         Payment::Failed { message } => Command::PaymentFailed { message },
     };
     let failed = matches!(command, Command::PaymentFailed { .. });
-    let after = transition(&app.store, tenant, &p.id, |_| command.clone(), now).await?;
+    let id = p.id.clone();
+    let read = committed.then_some(p);
+    let after = transition_from(&app.store, tenant, &id, read, |_| command.clone(), now).await?;
     if failed {
         return Err(Error::Unavailable(format!(
-            "the payment provider did not pay payout {}: {}; it is APPROVED again, retry",
-            p.id,
+            "the payment provider did not pay payout {id}: {}; it is APPROVED again, retry",
             after.payment_error.as_deref().unwrap_or("failed")
         )));
     }
