@@ -187,7 +187,8 @@ pub async fn pay(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> R
 /// (`p` is what this request just wrote), the answer is decided on it
 /// without a read: a PROCESSING payout changes only by a status
 /// transition, so a change meanwhile fails the commit's status condition
-/// and is read then.
+/// and is read then (or, failed and processed again meanwhile, it is
+/// PROCESSING again with what a fresh read would give the decision).
 async fn record_payment(
     app: &App,
     tenant: &Tenant,
