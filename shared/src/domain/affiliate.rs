@@ -38,6 +38,8 @@ wire_enum! {
     }
 }
 
+crate::domain::status::statuses!(AffiliateStatus);
+
 impl AffiliateStatus {
     /// True for the two states a merchant switches between directly; the
     /// others change only through the affiliate's application.

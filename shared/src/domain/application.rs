@@ -21,6 +21,8 @@ wire_enum! {
     }
 }
 
+crate::domain::status::statuses!(ApplicationStatus);
+
 /// An application as stored.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]

@@ -35,6 +35,8 @@ wire_enum! {
     }
 }
 
+crate::domain::status::statuses!(AssetStatus);
+
 /// An asset as stored.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]

@@ -45,6 +45,8 @@ wire_enum! {
     }
 }
 
+crate::domain::status::statuses!(ConversionStatus);
+
 impl ConversionStatus {
     /// States a conversion may be reversed from (when it is in no payout).
     pub fn reversible(self) -> bool {

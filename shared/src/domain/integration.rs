@@ -25,6 +25,8 @@ wire_enum! {
     }
 }
 
+crate::domain::status::statuses!(IntegrationStatus);
+
 wire_enum! {
     /// What a delivery to an integration came to.
     pub enum DeliveryOutcome {

@@ -44,6 +44,8 @@ wire_enum! {
     }
 }
 
+crate::domain::status::statuses!(PayoutStatus);
+
 impl PayoutStatus {
     /// What a reversal of a conversion this payout holds needs to know.
     pub fn holding(status: Option<PayoutStatus>) -> HoldingPayout {

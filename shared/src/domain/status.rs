@@ -3,40 +3,24 @@
 //! `from`); the store writes that typed value as the write's condition and
 //! never compares or sets a status of its own.
 
-use crate::domain::affiliate::AffiliateStatus;
-use crate::domain::application::ApplicationStatus;
-use crate::domain::asset::AssetStatus;
-use crate::domain::conversion::ConversionStatus;
-use crate::domain::integration::IntegrationStatus;
-use crate::domain::payout::PayoutStatus;
-use crate::domain::webhook::{DeliveryStatus, EndpointStatus};
-
 /// A status enum a record keeps in its `status` attribute.
 pub trait Status: Copy {
     /// The stored name.
     fn name(self) -> &'static str;
 }
 
+/// Implements [`Status`] for status enums by their wire names; invoked
+/// where each enum is declared, so this module names none of them.
 macro_rules! statuses {
     ($($t:ty),+) => {
-        $(impl Status for $t {
+        $(impl $crate::domain::status::Status for $t {
             fn name(self) -> &'static str {
                 self.as_str()
             }
         })+
     };
 }
-
-statuses!(
-    AffiliateStatus,
-    ApplicationStatus,
-    AssetStatus,
-    ConversionStatus,
-    IntegrationStatus,
-    PayoutStatus,
-    EndpointStatus,
-    DeliveryStatus
-);
+pub(crate) use statuses;
 
 /// A status change the domain decided: the record moves to `to`, and only
 /// while it is still in `from`.

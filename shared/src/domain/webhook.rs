@@ -41,6 +41,8 @@ wire_enum! {
     }
 }
 
+crate::domain::status::statuses!(EndpointStatus, DeliveryStatus);
+
 impl From<Verdict> for DeliveryStatus {
     /// An attempt's own outcome.
     fn from(verdict: Verdict) -> Self {
