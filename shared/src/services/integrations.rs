@@ -13,6 +13,7 @@ use crate::domain::connector::{
 };
 use crate::domain::conversion::{Conversion, ConversionStatus, Postback};
 use crate::domain::integration::{DeliveryOutcome, Integration, IntegrationStatus};
+use crate::domain::payout::PayoutStatus;
 use crate::domain::postback::Quota;
 use crate::domain::referral::{self, CustomerKey, ReferralSource};
 use crate::domain::tenant::{Mode, Tenant};
@@ -459,7 +460,12 @@ async fn reverse_once(
     let Some(part) = r.part.reversal(c.amount, c.reversed_amount, c.currency) else {
         return Ok(Attempt::Done(false));
     };
-    let reversal = c.refund(facts.holding, Some(part), Some(reason.to_string()), now)?;
+    let reversal = c.refund(
+        PayoutStatus::holding(facts.payout_status),
+        Some(part),
+        Some(reason.to_string()),
+        now,
+    )?;
     Ok(
         match conversions::commit_reversal(&app.store, tenant, c, &reversal).await? {
             true => Attempt::Done(true),

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::conversion::{Conversion, ReverseRequest};
+use crate::domain::payout::PayoutStatus;
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::retry::{retry_on_conflict, Attempt};
@@ -27,9 +28,12 @@ pub async fn reverse(
         let reason = request.reason.clone();
         async move {
             let facts = conversions::read_reversal(store, tenant, id).await?;
-            let r = facts
-                .conversion
-                .reverse(facts.holding, request.amount, reason, now)?;
+            let r = facts.conversion.reverse(
+                PayoutStatus::holding(facts.payout_status),
+                request.amount,
+                reason,
+                now,
+            )?;
             Ok(
                 match conversions::commit_reversal(store, tenant, &facts.conversion, &r).await? {
                     true => Attempt::Done(r.reversed),

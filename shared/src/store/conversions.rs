@@ -39,8 +39,7 @@ use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{
-    Conversion, ConversionStatus, ConversionType, Earning, HoldingPayout, PayoutStage, Postback,
-    Release, Reversal,
+    Conversion, ConversionStatus, ConversionType, Earning, PayoutStage, Postback, Release, Reversal,
 };
 use crate::domain::payout::{Payout, PayoutStatus};
 use crate::domain::postback::{
@@ -833,7 +832,9 @@ pub async fn commit_late(
 #[derive(Debug, Clone)]
 pub struct ReversalFacts {
     pub conversion: Conversion,
-    pub holding: HoldingPayout,
+    /// The status of the payout holding it; what that means for the
+    /// reversal is the domain's (`PayoutStatus::holding`).
+    pub payout_status: Option<PayoutStatus>,
 }
 
 /// Reads a reversal's facts: the conversion (404 when unknown), then the
@@ -850,7 +851,7 @@ pub async fn read_reversal(store: &Store, tenant: &Tenant, id: &str) -> Result<R
     };
     Ok(ReversalFacts {
         conversion,
-        holding: PayoutStatus::holding(payout.map(|p| p.status)),
+        payout_status: payout.map(|p| p.status),
     })
 }
 
