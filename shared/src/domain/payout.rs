@@ -46,16 +46,19 @@ wire_enum! {
 
 crate::domain::status::statuses!(PayoutStatus);
 
-impl PayoutStatus {
-    /// What a reversal of a conversion this payout holds needs to know.
-    pub fn holding(status: Option<PayoutStatus>) -> HoldingPayout {
+/// What a reversal of a conversion needs to know of the payout holding it,
+/// from that payout's status (`None`: in no payout).
+impl From<Option<PayoutStatus>> for HoldingPayout {
+    fn from(status: Option<PayoutStatus>) -> Self {
         match status {
             None => HoldingPayout::None,
             Some(PayoutStatus::Paid) => HoldingPayout::Paid,
             Some(_) => HoldingPayout::Unpaid,
         }
     }
+}
 
+impl PayoutStatus {
     /// Open: its conversions are held and may not be reversed.
     pub fn is_open(self) -> bool {
         matches!(
@@ -427,10 +430,23 @@ impl Payout {
     /// [`Payout::claiming`]). [`Payout::work_done`] then judges whether that
     /// chunk ends the work.
     pub fn counted(&self, work: PayoutWork, n: usize) -> Option<Payout> {
+        let grown = self.done_count(work)?.checked_add(u64::try_from(n).ok()?)?;
         let mut p = self.clone();
-        let counter = p.counter(work)?;
-        *counter = counter.checked_add(u64::try_from(n).ok()?)?;
+        match work {
+            PayoutWork::Settle => p.progress.settled = grown,
+            PayoutWork::Release => p.progress.released = grown,
+            PayoutWork::Claim => return None,
+        }
         Some(p)
+    }
+
+    /// How many members `work` has moved so far (`None` for a claim).
+    fn done_count(&self, work: PayoutWork) -> Option<u64> {
+        match work {
+            PayoutWork::Settle => Some(self.progress.settled),
+            PayoutWork::Release => Some(self.progress.released),
+            PayoutWork::Claim => None,
+        }
     }
 
     /// How many members `work` moves in all (`None` for a claim).
@@ -442,38 +458,27 @@ impl Payout {
         }
     }
 
-    /// The counter a settle or release chunk grows.
-    fn counter(&mut self, work: PayoutWork) -> Option<&mut u64> {
-        match work {
-            PayoutWork::Settle => Some(&mut self.progress.settled),
-            PayoutWork::Release => Some(&mut self.progress.released),
-            PayoutWork::Claim => None,
-        }
-    }
-
     /// The payout with `work` done by one transaction that moves `n`
     /// members, when none of it was done before and they are exactly all
     /// of it (more than it holds means the counters drifted: chunks then).
     fn done_at_once(&self, work: PayoutWork, n: usize) -> Option<Payout> {
-        let total = self.work_total(work)?;
+        let fresh = self.work == Some(work) && self.done_count(work)? == 0;
+        if !fresh || u64::try_from(n).ok()? != self.work_total(work)? {
+            return None;
+        }
         let mut p = self.counted(work, n)?;
-        let exact = u64::try_from(n).ok()? == total && *p.counter(work)? == total;
-        (self.work == Some(work) && exact).then(|| {
-            p.work = None;
-            p
-        })
+        p.work = None;
+        Some(p)
     }
 
     /// Whether its outstanding work is done, by what the chunks counted.
     pub fn work_done(&self) -> bool {
-        let p = &self.progress;
         match self.work {
             None => true,
-            Some(PayoutWork::Claim) => false,
-            Some(PayoutWork::Settle) => p.settled >= self.conversion_count,
-            Some(PayoutWork::Release) => {
-                p.released >= self.conversion_count + p.claimed_adjustments
-            }
+            Some(w) => match (self.done_count(w), self.work_total(w)) {
+                (Some(done), Some(total)) => done >= total,
+                _ => false,
+            },
         }
     }
 
@@ -818,6 +823,22 @@ mod tests {
             t.push((8, from, Cancelled, ReleaseConversions));
         }
         t
+    }
+
+    #[test]
+    fn a_reversal_knows_the_holding_payout_by_its_status() {
+        assert_eq!(HoldingPayout::from(None), HoldingPayout::None);
+        assert_eq!(HoldingPayout::from(Some(Paid)), HoldingPayout::Paid);
+        for open in [
+            Pending,
+            InvoiceUploaded,
+            Approved,
+            Processing,
+            Rejected,
+            Cancelled,
+        ] {
+            assert_eq!(HoldingPayout::from(Some(open)), HoldingPayout::Unpaid);
+        }
     }
 
     #[test]

@@ -13,7 +13,6 @@ use crate::domain::connector::{
 };
 use crate::domain::conversion::{Conversion, ConversionStatus, Postback};
 use crate::domain::integration::{DeliveryOutcome, Integration, IntegrationStatus};
-use crate::domain::payout::PayoutStatus;
 use crate::domain::postback::Quota;
 use crate::domain::referral::{self, CustomerKey, ReferralSource};
 use crate::domain::tenant::{Mode, Tenant};
@@ -461,7 +460,7 @@ async fn reverse_once(
         return Ok(Attempt::Done(false));
     };
     let reversal = c.refund(
-        PayoutStatus::holding(facts.payout_status),
+        facts.payout_status.into(),
         Some(part),
         Some(reason.to_string()),
         now,

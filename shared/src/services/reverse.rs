@@ -5,7 +5,6 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::conversion::{Conversion, ReverseRequest};
-use crate::domain::payout::PayoutStatus;
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::retry::{retry_on_conflict, Attempt};
@@ -29,7 +28,7 @@ pub async fn reverse(
         async move {
             let facts = conversions::read_reversal(store, tenant, id).await?;
             let r = facts.conversion.reverse(
-                PayoutStatus::holding(facts.payout_status),
+                facts.payout_status.into(),
                 request.amount,
                 reason,
                 now,

@@ -833,7 +833,7 @@ pub async fn commit_late(
 pub struct ReversalFacts {
     pub conversion: Conversion,
     /// The status of the payout holding it; what that means for the
-    /// reversal is the domain's (`PayoutStatus::holding`).
+    /// reversal is the domain's (`HoldingPayout::from`).
     pub payout_status: Option<PayoutStatus>,
 }
 
