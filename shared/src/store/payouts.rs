@@ -255,7 +255,7 @@ pub async fn claim_chunk(
             number_value(claiming.adjustment_minor),
         )
         .when_tenant(&t)
-        .when_eq(attrs::WORK, string_value(PayoutWork::Claim.as_str()));
+        .when_work(PayoutWork::Claim);
     tx.update(Write::Payout, &payout.id, RECORD_SK, &counters);
     applied(store.transact(tx).await)
 }
@@ -285,7 +285,7 @@ pub async fn abandon_claim(store: &Store, tenant: &Tenant, payout: &Payout) -> R
     let mut tx = store.tx();
     let unclaimed = UpdateExpr::new()
         .when_tenant(&tenant.key())
-        .when_eq(attrs::WORK, string_value(PayoutWork::Claim.as_str()))
+        .when_work(PayoutWork::Claim)
         .when_absent_or_eq(attrs::CLAIMED, number_value(0))
         .when_absent_or_eq(attrs::CLAIMED_ADJUSTMENTS, number_value(0));
     tx.delete(Write::Payout, &payout.id, RECORD_SK, &unclaimed);
@@ -340,7 +340,7 @@ pub async fn finish_claim(
     let u = UpdateExpr::new()
         .copy_from(&full, &fields)
         .when_tenant(&tenant.key())
-        .when_eq(attrs::WORK, string_value(PayoutWork::Claim.as_str()))
+        .when_work(PayoutWork::Claim)
         .when_absent_or_eq(attrs::CLAIMED, number_value(before.progress.claimed))
         .when_absent_or_eq(
             attrs::CLAIMED_ADJUSTMENTS,
@@ -392,7 +392,7 @@ fn count_work(
     let u = UpdateExpr::new()
         .add(counter, number_value(n))
         .when_tenant(&tenant.key())
-        .when_eq(attrs::WORK, string_value(work.as_str()));
+        .when_work(work);
     if p.counted(work, n).is_some_and(|c| c.work_done()) {
         end_work(u, tenant, p, now)
     } else {
@@ -540,10 +540,10 @@ pub async fn finish_work(
     p: &Payout,
     now: DateTime<Utc>,
 ) -> Result<bool> {
-    let u = UpdateExpr::new().when_tenant(&tenant.key()).when_eq(
-        attrs::WORK,
-        string_value(p.work.map_or("", PayoutWork::as_str)),
-    );
+    let Some(work) = p.work else {
+        return Ok(false);
+    };
+    let u = UpdateExpr::new().when_tenant(&tenant.key()).when_work(work);
     let u = end_work(u, tenant, p, now)?;
     let mut tx = store.tx();
     tx.update(Write::Payout, &p.id, RECORD_SK, &u);

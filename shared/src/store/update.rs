@@ -8,6 +8,7 @@ use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue};
 
+use crate::domain::payout::PayoutWork;
 use crate::domain::status::{Status, Transition};
 use crate::error::Result;
 use crate::store::attrs;
@@ -120,6 +121,11 @@ impl UpdateExpr {
     /// decided from (the only place a status becomes a condition).
     pub fn when_status<S: Status>(self, status: S) -> Self {
         self.when_eq(attrs::STATUS, string_value(status.name()))
+    }
+
+    /// Applies only while a payout has `work` under way.
+    pub fn when_work(self, work: PayoutWork) -> Self {
+        self.when_eq(attrs::WORK, string_value(work.as_str()))
     }
 
     /// Moves the record along a transition the domain decided: `to`, only
