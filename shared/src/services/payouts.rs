@@ -173,23 +173,18 @@ pub async fn process(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -
         now,
     )
     .await?;
-    record_payment(app, tenant, processing, true, now).await
+    pay(app, tenant, processing, true, now).await
 }
 
-/// Asks the provider to pay a PROCESSING payout as the work index lists it
-/// (the payout job), and records its answer, decided on the record read
-/// again: an index copy may lag behind it.
-pub async fn pay(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> Result<Payout> {
-    record_payment(app, tenant, p, false, now).await
-}
-
-/// Asks the provider to pay `p` and records its answer. When `committed`
-/// (`p` is what this request just wrote), the answer is decided on it
-/// without a read: a PROCESSING payout changes only by a status
+/// Asks the provider to pay the PROCESSING payout `p` and records its
+/// answer. Unless `committed`, the answer is decided on the record read
+/// again (the payout job lists `p` from the work index, whose copy may lag
+/// behind it). When `committed` (`p` is what this request just wrote), it
+/// is decided on `p` without a read: a PROCESSING payout changes only by a status
 /// transition, so a change meanwhile fails the commit's status condition
 /// and is read then (or, failed and processed again meanwhile, it is
 /// PROCESSING again with what a fresh read would give the decision).
-async fn record_payment(
+pub async fn pay(
     app: &App,
     tenant: &Tenant,
     p: Payout,
