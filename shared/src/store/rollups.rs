@@ -29,6 +29,7 @@ use chrono::Datelike;
 use rust_decimal::Decimal;
 
 use crate::domain::conversion::{Conversion, ConversionStatus};
+use crate::domain::status::Status;
 use crate::domain::summary::{RollupRow, Window};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -51,7 +52,7 @@ fn month_key(c: &Conversion, status: ConversionStatus) -> String {
         "M#{}#{}#{}#{}",
         c.occurred_at.format("%Y-%m"),
         c.currency.code(),
-        status.as_str(),
+        status.name(),
         c.campaign_id.as_deref().unwrap_or(NO_CAMPAIGN)
     )
 }
