@@ -7,13 +7,15 @@ use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use shared::app::App;
-use shared::domain::conversion::ConversionStatus;
-use shared::domain::payout::{Command, Outcome, Payout, PayoutStatus, PoolEntry};
+use shared::domain::conversion::{Conversion, ConversionStatus};
+use shared::domain::payout::{
+    AtOnce, Command, Outcome, Payout, PayoutStatus, PoolEntry, TransitionPlan,
+};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::services::payout_job::{self as job, Budget};
 use shared::services::payouts;
 use shared::store::page::PageRequest;
-use shared::store::payouts::{self as store_payouts, PayoutFilter};
+use shared::store::payouts::{self as store_payouts, ClaimChunk, PayoutFilter};
 use shared::store::work::WorkRange;
 use shared::store::{affiliates, campaigns, keys};
 use shared::timestamp;
@@ -204,6 +206,14 @@ async fn the_job_respects_holds_minimums_currencies_and_modes_and_creates_nothin
     assert_eq!(payouts_of(&app, &test, &aff).await.len(), 3);
 }
 
+/// Commits a claim chunk of the conversions `read` into `p`.
+async fn claim_read(app: &App, t: &Tenant, p: &Payout, read: &[Conversion]) -> ClaimChunk {
+    let claiming = p.claiming(read, &[]);
+    store_payouts::claim_chunk(&app.store, t, p, &claiming)
+        .await
+        .unwrap()
+}
+
 /// Settles a payout by the merchant's PUT mark-paid, without driving its work.
 async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
     let Outcome::Changed {
@@ -223,17 +233,12 @@ async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
     else {
         panic!("changed");
     };
-    assert!(store_payouts::commit_transition(
-        &app.store,
-        t,
-        &payout,
-        from,
-        &payout.event(event, Utc::now()).unwrap(),
-        &store_payouts::AtOnce::Nothing
-    )
-    .await
-    .unwrap());
-    *payout
+    let recorded = payout.event(event, Utc::now()).unwrap();
+    let plan = TransitionPlan::new(*payout, from, recorded, AtOnce::Nothing);
+    assert!(store_payouts::commit_transition(&app.store, t, &plan)
+        .await
+        .unwrap());
+    plan.payout
 }
 
 #[tokio::test]
@@ -289,18 +294,21 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
     let (first, _) = store_payouts::members(&app.store, &t, &pool_key, WorkRange::All, 98)
         .await
         .unwrap();
-    assert!(store_payouts::claim_chunk(&app.store, &t, &p, &first, &[])
-        .await
-        .unwrap());
+    let claim = |read| claim_read(&app, &t, &p, read);
+    assert_eq!(claim(&first).await, ClaimChunk::Claimed);
     assert!(
         store_payouts::get(&app.store, &t, &p.id).await.is_err(),
         "invisible while assembled"
     );
+    // The same members again: taken, while the payout is still assembled.
+    assert_eq!(claim(&first).await, ClaimChunk::MemberChanged);
     // The next runs finish the claim: one payout holding all 250, exact.
     run_job(&app, now).await;
     run_job(&app, now).await;
     let got = payouts_of(&app, &t, &aff).await;
     assert_eq!(got.len(), 1, "{got:?}");
+    // Finished: a chunk of a stale run is refused for the payout's sake.
+    assert_eq!(claim(&first).await, ClaimChunk::PayoutClosed);
     let p = &got[0];
     assert_eq!((p.conversion_count, p.amount), (250, expected));
 

@@ -309,23 +309,79 @@ impl Command {
     }
 }
 
-/// What one claim chunk writes: the members as they join the payout (in the
-/// order read), and what the payout's claim counters grow by, in minor units.
+/// What one claim chunk writes: each conversion as read and as it joins the
+/// payout (the store conditions on the first), each adjustment as it joins,
+/// and what the payout's claim counters grow by, in minor units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claiming {
-    pub conversions: Vec<Conversion>,
+    pub conversions: Vec<(Conversion, Conversion)>,
     pub adjustments: Vec<Adjustment>,
     pub minor: i64,
     pub adjustment_minor: i64,
 }
 
-impl Payout {
-    /// Whether the transition that led here adds the amount to the
-    /// affiliate's `paid` total: a transition to PAID.
-    pub fn adds_to_paid_total(&self) -> bool {
-        self.status == PayoutStatus::Paid
+/// What one release writes: each conversion the payout still holds, as read
+/// and as it returns to its pool; the adjustments giving back what refunds
+/// clawed back while the payout held them; the payout's own adjustments as
+/// they return.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Releasing {
+    pub conversions: Vec<(Conversion, Conversion)>,
+    pub given_back: Vec<Adjustment>,
+    pub adjustments: Vec<Adjustment>,
+}
+
+impl Releasing {
+    /// The members it moves (what a release counts).
+    pub fn len(&self) -> usize {
+        self.conversions.len() + self.adjustments.len()
     }
 
+    /// Whether it moves nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What a transition moves in its own transaction: nothing (any work left
+/// follows in chunks), or every member of the payout.
+#[derive(Debug, Default)]
+pub enum AtOnce {
+    #[default]
+    Nothing,
+    /// Its conversions, `(before, after)`, paid.
+    Settle(Vec<(Conversion, Conversion)>),
+    /// Its members, back to the pool.
+    Release(Releasing),
+}
+
+/// What a transition commits: the payout as it becomes, the status it
+/// leaves, its event, the members it moves with it, and what it adds to the
+/// affiliate's `paid` total (a transition to PAID adds the amount).
+#[derive(Debug)]
+pub struct TransitionPlan {
+    pub payout: Payout,
+    pub from: PayoutStatus,
+    pub event: Event,
+    pub moves: AtOnce,
+    pub paid: Option<Decimal>,
+}
+
+impl TransitionPlan {
+    /// The plan of the transition from `from` to `payout`.
+    pub fn new(payout: Payout, from: PayoutStatus, event: Event, moves: AtOnce) -> Self {
+        let paid = (payout.status == PayoutStatus::Paid).then_some(payout.amount);
+        TransitionPlan {
+            payout,
+            from,
+            event,
+            moves,
+            paid,
+        }
+    }
+}
+
+impl Payout {
     /// The payout the job opens for an affiliate's pool in one currency, when
     /// the pool's net total (commissions plus clawbacks) is positive and
     /// reaches the campaign's `minimumPayout`; none otherwise (the balance
@@ -398,7 +454,10 @@ impl Payout {
     pub fn claiming(&self, conversions: &[Conversion], adjustments: &[Adjustment]) -> Claiming {
         let c = self.currency;
         Claiming {
-            conversions: conversions.iter().map(|cv| cv.claimed(&self.id)).collect(),
+            conversions: conversions
+                .iter()
+                .map(|cv| (cv.clone(), cv.claimed(&self.id)))
+                .collect(),
             adjustments: adjustments.iter().map(|a| a.claimed(&self.id)).collect(),
             minor: conversions
                 .iter()
@@ -406,6 +465,30 @@ impl Payout {
                 .sum(),
             adjustment_minor: adjustments.iter().map(|a| c.to_minor(a.amount)).sum(),
         }
+    }
+
+    /// The release of the members read that this payout still holds (one
+    /// taken out meanwhile is left out): each back in its pool, a conversion
+    /// with what refunds clawed back while held given back as an adjustment.
+    pub fn releasing(
+        &self,
+        conversions: Vec<Conversion>,
+        adjustments: Vec<Adjustment>,
+        now: DateTime<Utc>,
+    ) -> Releasing {
+        let mine = |held: &Option<String>| held.as_deref() == Some(self.id.as_str());
+        let mut r = Releasing::default();
+        for cv in conversions.into_iter().filter(|c| mine(&c.payout_id)) {
+            let (after, given_back) = cv.released(now);
+            r.given_back.extend(given_back);
+            r.conversions.push((cv, after));
+        }
+        r.adjustments = adjustments
+            .iter()
+            .filter(|a| mine(&a.payout_id))
+            .map(Adjustment::released)
+            .collect();
+        r
     }
 
     /// The payout with its settle work done by the transition that leaves
@@ -418,10 +501,10 @@ impl Payout {
     /// The payout with its release work done by the transition that leaves
     /// it, when `conversions` and `adjustments` (released in that same
     /// transaction) are all it holds; `None` otherwise (chunks then).
-    pub fn released_at_once(&self, conversions: usize, adjustments: usize) -> Option<Payout> {
+    pub fn released_at_once(&self, r: &Releasing) -> Option<Payout> {
         // Each kind whole: the one counter alone would let one stand for the other.
-        let whole = u64::try_from(adjustments).ok()? == self.progress.claimed_adjustments;
-        self.done_at_once(PayoutWork::Release, conversions + adjustments)
+        let whole = u64::try_from(r.adjustments.len()).ok()? == self.progress.claimed_adjustments;
+        self.done_at_once(PayoutWork::Release, r.len())
             .filter(|_| whole)
     }
 
@@ -768,6 +851,129 @@ mod tests {
         }
     }
 
+    /// `n` APPROVED conversions held by `payout` (`clawed_back` of each
+    /// taken by refunds meanwhile) and `m` adjustments it holds.
+    fn held(
+        payout: &str,
+        n: usize,
+        m: usize,
+        clawed_back: &str,
+    ) -> (Vec<Conversion>, Vec<Adjustment>) {
+        let at = "2026-01-01T00:00:00Z";
+        let conversions = (0..n)
+            .map(|i| {
+                serde_json::from_value(serde_json::json!({
+                    "id": format!("cnv_{i}"), "externalId": format!("order-{i}"),
+                    "campaignId": "cmp_1", "affiliateId": "aff_1", "amount": "50.00",
+                    "currency": "USD", "conversionType": "SALE", "commission": "5.00",
+                    "commissionClawedBack": clawed_back, "status": "APPROVED",
+                    "attribution": "CODE", "payoutId": payout, "holdDays": 0,
+                    "payableAt": at, "occurredAt": at, "createdAt": at, "updatedAt": at,
+                }))
+                .unwrap()
+            })
+            .collect();
+        let adjustments = (0..m)
+            .map(|i| Adjustment {
+                id: format!("adj_{i}"),
+                affiliate_id: "aff_1".into(),
+                campaign_id: None,
+                currency: Currency::parse("currency", "USD").unwrap(),
+                amount: Decimal::new(-100, 2),
+                conversion_id: format!("cnv_{i}"),
+                payout_id: Some(payout.into()),
+                created_at: parse_datetime(at).unwrap(),
+            })
+            .collect();
+        (conversions, adjustments)
+    }
+
+    /// The release of `n` conversions and `m` adjustments `p` holds.
+    fn releasing(p: &Payout, n: usize, m: usize) -> Releasing {
+        let (c, a) = held(&p.id, n, m, "0");
+        p.releasing(c, a, p.updated_at)
+    }
+
+    #[test]
+    fn a_release_moves_only_what_the_payout_still_holds_and_gives_back_clawbacks() {
+        let p = payout(Rejected);
+        let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
+        let (mut c, mut a) = held(&p.id, 3, 2, "1.50");
+        // Taken out meanwhile: one conversion in another payout, one adjustment in none.
+        c[1].payout_id = Some("po_2".into());
+        a[0].payout_id = None;
+        c[2].commission_clawed_back = Decimal::ZERO;
+        let r = p.releasing(c, a, now);
+        let ids: Vec<&str> = r.conversions.iter().map(|(b, _)| b.id.as_str()).collect();
+        assert_eq!(ids, ["cnv_0", "cnv_2"]);
+        assert!(r
+            .conversions
+            .iter()
+            .all(|(_, after)| after.payout_id.is_none()));
+        let adj: Vec<(&str, Option<&str>)> = r
+            .adjustments
+            .iter()
+            .map(|a| (a.id.as_str(), a.payout_id.as_deref()))
+            .collect();
+        assert_eq!(adj, [("adj_1", None)]);
+        assert_eq!(r.len(), 3);
+        // Only the conversion refunds cut while held gets its clawback back.
+        let back: Vec<(&str, Decimal)> = r
+            .given_back
+            .iter()
+            .map(|g| (g.conversion_id.as_str(), g.amount))
+            .collect();
+        assert_eq!(back, [("cnv_0", Decimal::new(150, 2))]);
+        assert_eq!(r.conversions[0].1.commission_clawed_back, Decimal::ZERO);
+        assert!(p.releasing(vec![], vec![], now).is_empty());
+    }
+
+    #[test]
+    fn only_a_transition_to_paid_adds_to_the_paid_total() {
+        let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
+        let mut paying = 0;
+        for (i, command) in commands().into_iter().enumerate() {
+            for from in PayoutStatus::ALL {
+                let Ok(Outcome::Changed {
+                    payout,
+                    from,
+                    event,
+                    ..
+                }) = payout(from).apply(command.clone(), now)
+                else {
+                    continue;
+                };
+                let recorded = payout.event(event, now).unwrap();
+                let plan = TransitionPlan::new(*payout, from, recorded, AtOnce::Nothing);
+                let pays = matches!(
+                    command,
+                    Command::MarkPaid { .. }
+                        | Command::Settle { .. }
+                        | Command::ConfirmPayment { .. }
+                );
+                let want = pays.then_some(Decimal::new(12_345, 2));
+                assert_eq!(plan.paid, want, "command {i} from {from:?}");
+                paying += usize::from(pays);
+            }
+        }
+        assert!(paying > 0, "some transitions pay");
+    }
+
+    #[test]
+    fn a_claim_keeps_each_conversion_as_read_beside_it_joined() {
+        let mut p = payout(Pending);
+        p.work = Some(PayoutWork::Claim);
+        let (mut c, mut a) = held(&p.id, 2, 1, "0");
+        c.iter_mut().for_each(|c| c.payout_id = None);
+        a.iter_mut().for_each(|a| a.payout_id = None);
+        let claim = p.claiming(&c, &a);
+        for ((before, after), read) in claim.conversions.iter().zip(&c) {
+            assert_eq!((before, after.payout_id.as_deref()), (read, Some("po_1")));
+        }
+        assert_eq!(claim.adjustments[0].payout_id.as_deref(), Some("po_1"));
+        assert_eq!((claim.minor, claim.adjustment_minor), (1_000, -100));
+    }
+
     fn commands() -> Vec<Command> {
         vec![
             Command::AttachInvoice(InvoiceUpload {
@@ -892,20 +1098,33 @@ mod tests {
         let mut rejected = *rejected;
         rejected.progress.claimed_adjustments = 1;
         assert!(rejected.settled_at_once(3).is_none(), "release, not settle");
-        let done = rejected.released_at_once(3, 1).unwrap();
+        let done = rejected
+            .released_at_once(&releasing(&rejected, 3, 1))
+            .unwrap();
         assert_eq!((done.work, done.progress.released), (None, 4));
         assert!(done.work_done());
-        assert!(rejected.released_at_once(3, 0).is_none());
-        assert!(rejected.released_at_once(2, 1).is_none());
+        assert!(rejected
+            .released_at_once(&releasing(&rejected, 3, 0))
+            .is_none());
+        assert!(rejected
+            .released_at_once(&releasing(&rejected, 2, 1))
+            .is_none());
         assert!(
-            rejected.released_at_once(4, 1).is_none(),
+            rejected
+                .released_at_once(&releasing(&rejected, 4, 1))
+                .is_none(),
             "more than it holds"
         );
         assert!(
-            rejected.released_at_once(2, 2).is_none(),
+            rejected
+                .released_at_once(&releasing(&rejected, 2, 2))
+                .is_none(),
             "an adjustment does not stand for a conversion"
         );
-        assert!(paid.released_at_once(3, 0).is_none(), "settle, not release");
+        assert!(
+            paid.released_at_once(&releasing(&paid, 3, 0)).is_none(),
+            "settle, not release"
+        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::retry::{retry, Attempt};
 use crate::services::payouts::{drive, pay};
-use crate::store::payouts::{self as store_payouts, CLAIM_CHUNK, STATUS_CHUNK};
+use crate::store::payouts::{self as store_payouts, ClaimChunk, CLAIM_CHUNK, STATUS_CHUNK};
 use crate::store::pools::{self, PoolMarker};
 use crate::store::work::WorkRange;
 use crate::store::{affiliates, campaigns, keys, Store};
@@ -245,12 +245,13 @@ async fn claim(run: &mut Run<'_>, t: &Tenant, p: Payout) -> Result<()> {
         if c.is_empty() && a.is_empty() {
             break;
         }
-        if store_payouts::claim_chunk(store, t, &p, &c, &a).await? {
-            run.report.claimed += c.len();
-        } else if !still_assembling(store, t, &p.id).await? {
+        match store_payouts::claim_chunk(store, t, &p, &p.claiming(&c, &a)).await? {
+            ClaimChunk::Claimed => run.report.claimed += c.len(),
+            // Taken meanwhile: the pool is read again.
+            ClaimChunk::MemberChanged => {}
             // Abandoned or finished by another run: what is left in the pool
             // (approved meanwhile) waits for a payout of its own.
-            return Ok(());
+            ClaimChunk::PayoutClosed => return Ok(()),
         }
         if run.spent(c.len() + a.len()) {
             return Ok(());
@@ -274,13 +275,6 @@ async fn claim(run: &mut Run<'_>, t: &Tenant, p: Payout) -> Result<()> {
     })
     .await?;
     Ok(())
-}
-
-/// Whether the payout is still being assembled (not abandoned, not finished),
-/// read after a chunk was refused: a member taken meanwhile refuses one too.
-async fn still_assembling(store: &Store, t: &Tenant, id: &str) -> Result<bool> {
-    let found = store_payouts::read(store, t, id).await?;
-    Ok(found.is_some_and(|p| !p.is_visible()))
 }
 
 /// Completes settle and release work, and asks providers again for payouts

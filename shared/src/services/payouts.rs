@@ -5,13 +5,13 @@
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
-use crate::domain::conversion::{Adjustment, Conversion};
-use crate::domain::payout::{Command, Outcome, Payout, PayoutWork};
+use crate::domain::conversion::Conversion;
+use crate::domain::payout::{AtOnce, Command, Outcome, Payout, PayoutWork, TransitionPlan};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::payouts::provider::Payment;
 use crate::retry::{retry_on_conflict, Attempt};
-use crate::store::payouts::{self as store_payouts, AtOnce, AT_ONCE, RELEASE_CHUNK, STATUS_CHUNK};
+use crate::store::payouts::{self as store_payouts, AT_ONCE, RELEASE_CHUNK, STATUS_CHUNK};
 use crate::store::work::WorkRange;
 use crate::store::{keys, Store};
 
@@ -61,16 +61,13 @@ async fn transition_from(
                     ..
                 } => (*payout, from, event),
             };
-            let (after, moved) = at_once(store, tenant, after, now).await?;
+            let (after, moves) = at_once(store, tenant, after, now).await?;
             let recorded = after.event(event, now)?;
+            let plan = TransitionPlan::new(after, from, recorded, moves);
             // Changed meanwhile: decide again on what it is now (a 409 names it).
             Ok(
-                match store_payouts::commit_transition(
-                    store, tenant, &after, from, &recorded, &moved,
-                )
-                .await?
-                {
-                    true => Attempt::Done((after, true)),
+                match store_payouts::commit_transition(store, tenant, &plan).await? {
+                    true => Attempt::Done((plan.payout, true)),
                     false => Attempt::Conflict,
                 },
             )
@@ -107,7 +104,7 @@ async fn at_once(
     if !fits {
         return Ok((after, AtOnce::Nothing));
     }
-    let (mut conversions, mut adjustments) = match held {
+    let (conversions, adjustments) = match held {
         0 => Default::default(),
         _ => {
             let partition = keys::payout_members(&after.id);
@@ -115,13 +112,11 @@ async fn at_once(
         }
     };
     if after.work == Some(PayoutWork::Release) {
-        still_held(&after, &mut conversions, &mut adjustments);
-        return Ok(
-            match after.released_at_once(conversions.len(), adjustments.len()) {
-                Some(done) => (done, AtOnce::Release(conversions, adjustments)),
-                None => (after, AtOnce::Nothing),
-            },
-        );
+        let released = after.releasing(conversions, adjustments, now);
+        return Ok(match after.released_at_once(&released) {
+            Some(done) => (done, AtOnce::Release(released)),
+            None => (after, AtOnce::Nothing),
+        });
     }
     let paid = paid_by(&after, conversions, now);
     Ok(match after.settled_at_once(paid.len()) {
@@ -286,13 +281,6 @@ fn paid_by(
         .collect()
 }
 
-/// Keeps the members read that `p` still holds (a release moves these).
-fn still_held(p: &Payout, conversions: &mut Vec<Conversion>, adjustments: &mut Vec<Adjustment>) {
-    let mine = |held: &Option<String>| held.as_deref() == Some(p.id.as_str());
-    conversions.retain(|c| mine(&c.payout_id));
-    adjustments.retain(|a| mine(&a.payout_id));
-}
-
 /// One release chunk: the payout's members return to the pool (with what
 /// refunds clawed back while it held them given back).
 async fn release_step(
@@ -302,12 +290,12 @@ async fn release_step(
     now: DateTime<Utc>,
 ) -> Result<bool> {
     let partition = keys::payout_members(&p.id);
-    let (mut conversions, mut adjustments) =
+    let (conversions, adjustments) =
         store_payouts::members(store, tenant, &partition, WorkRange::All, RELEASE_CHUNK).await?;
-    still_held(p, &mut conversions, &mut adjustments);
-    if conversions.is_empty() && adjustments.is_empty() {
+    let released = p.releasing(conversions, adjustments, now);
+    if released.is_empty() {
         return Ok(false);
     }
-    store_payouts::release_chunk(store, tenant, p, &conversions, &adjustments, now).await?;
+    store_payouts::release_chunk(store, tenant, p, &released, now).await?;
     Ok(true)
 }

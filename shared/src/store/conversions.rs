@@ -940,9 +940,7 @@ pub async fn commit_release(store: &Store, tenant: &Tenant, r: &Release) -> Resu
         tenant,
         &[(r.before.clone(), r.after.clone())],
     );
-    if let (PayoutStage::Payable, Some(aff)) = (r.after.payout_stage(), &r.after.affiliate_id) {
-        pools::touch_pool(&mut tx, A::Marker, tenant, aff, r.after.currency);
-    }
+    pools::touch_pools_joined(&mut tx, A::Marker, tenant, [&r.after]);
     for e in &r.events {
         events::append(&mut tx, A::Event, tenant, e)?;
     }

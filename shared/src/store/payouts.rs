@@ -22,7 +22,9 @@ use serde::Serialize;
 use crate::domain::affiliate::PayoutMethod;
 use crate::domain::conversion::{Adjustment, Conversion};
 use crate::domain::event::{Event, EventType};
-use crate::domain::payout::{Payout, PayoutStatus, PayoutWork};
+use crate::domain::payout::{
+    AtOnce, Claiming, Payout, PayoutStatus, PayoutWork, Releasing, TransitionPlan,
+};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -32,7 +34,7 @@ use crate::store::conversions;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::payout_items::{decode, item};
-use crate::store::pools::{adjustment_item, touch_pool};
+use crate::store::pools::{adjustment_item, touch_pool, touch_pools_joined};
 use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
 use crate::store::work::WorkRange;
@@ -150,43 +152,25 @@ fn put_transition(
 /// the affiliate's totals.
 pub const AT_ONCE: usize = RELEASE_CHUNK - 1;
 
-/// What a transition moves in its own transaction: nothing (any work left
-/// follows in chunks), or every member of the payout.
-#[derive(Debug, Default)]
-pub enum AtOnce {
-    #[default]
-    Nothing,
-    /// Its conversions, `(before, after)`, paid.
-    Settle(Vec<(Conversion, Conversion)>),
-    /// Its conversions and adjustments, back to the pool.
-    Release(Vec<Conversion>, Vec<Adjustment>),
-}
-
-/// Commits a transition from `from`; false when the payout, or one of the
-/// members it moves, changed meanwhile. A transition to PAID adds the
-/// amount to the affiliate's `paid` total in the same transaction; `moved`
-/// are the members it pays or releases with it (when it has them all),
-/// else the rest follows as work.
+/// Commits a transition planned from the status it leaves; false when the
+/// payout, or one of the members it moves, changed meanwhile. The members
+/// it moves (when it has them all) and the affiliate's `paid` total change
+/// in the same transaction; otherwise the rest follows as work.
 pub async fn commit_transition(
     store: &Store,
     tenant: &Tenant,
-    after: &Payout,
-    from: PayoutStatus,
-    recorded: &Event,
-    moved: &AtOnce,
+    plan: &TransitionPlan,
 ) -> Result<bool> {
+    let after = &plan.payout;
     let mut tx = store.tx();
-    put_transition(&mut tx, tenant, after, from)?;
-    match moved {
+    put_transition(&mut tx, tenant, after, plan.from)?;
+    match &plan.moves {
         AtOnce::Nothing => {}
         AtOnce::Settle(paid) => move_statuses(&mut tx, tenant, paid, Some(after))?,
-        AtOnce::Release(conversions, adjustments) => {
-            let now = after.updated_at;
-            release_members(&mut tx, tenant, after, conversions, adjustments, now)?;
-        }
+        AtOnce::Release(released) => release_members(&mut tx, tenant, after, released)?,
     }
-    events::append(&mut tx, Write::Event, tenant, recorded)?;
-    if after.adds_to_paid_total() {
+    events::append(&mut tx, Write::Event, tenant, &plan.event)?;
+    if let Some(amount) = plan.paid {
         affiliate_totals::add(
             &mut tx,
             Write::Totals,
@@ -194,7 +178,7 @@ pub async fn commit_transition(
             &after.affiliate_id,
             affiliate_totals::PAID,
             after.currency,
-            after.amount,
+            amount,
         );
     }
     match store.transact(tx).await {
@@ -204,20 +188,32 @@ pub async fn commit_transition(
     }
 }
 
+/// How a claim chunk ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimChunk {
+    /// Its members joined the payout.
+    Claimed,
+    /// A member changed meanwhile (taken, reversed); the payout is still
+    /// being assembled.
+    MemberChanged,
+    /// The payout is no longer being assembled (abandoned or finished by
+    /// another run).
+    PayoutClosed,
+}
+
 /// Commits a claim chunk: each member gets the payout (only while it is in
-/// no payout and, for a conversion, APPROVED), and the payout's counters
-/// grow by what was claimed. False when a member or the payout changed.
+/// no payout and, for a conversion, APPROVED as read), and the payout's
+/// counters grow by what was claimed (only while it is being assembled).
+/// The cancellation says which side changed, so no read is needed to know.
 pub async fn claim_chunk(
     store: &Store,
     tenant: &Tenant,
     payout: &Payout,
-    conversions: &[Conversion],
-    adjustments: &[Adjustment],
-) -> Result<bool> {
+    claiming: &Claiming,
+) -> Result<ClaimChunk> {
     let mut tx = store.tx();
     let t = tenant.key();
-    let claiming = payout.claiming(conversions, adjustments);
-    for (cv, after) in conversions.iter().zip(&claiming.conversions) {
+    for (cv, after) in &claiming.conversions {
         let u = UpdateExpr::new()
             .copy_from(
                 &conversions::item(tenant, after)?,
@@ -257,7 +253,12 @@ pub async fn claim_chunk(
         .when_tenant(&t)
         .when_work(PayoutWork::Claim);
     tx.update(Write::Payout, &payout.id, RECORD_SK, &counters);
-    applied(store.transact(tx).await)
+    match store.transact(tx).await {
+        Ok(()) => Ok(ClaimChunk::Claimed),
+        Err(e) if e.failed(Write::Payout) => Ok(ClaimChunk::PayoutClosed),
+        Err(e) if e.failed(Write::Member) => Ok(ClaimChunk::MemberChanged),
+        Err(e) => Err(e.into_error()),
+    }
 }
 
 /// Starts assembling a payout: the payout (invisible while its claim runs)
@@ -413,15 +414,8 @@ pub async fn approve_chunk(
         for e in recorded {
             events::append(tx, Write::Event, tenant, e)?;
         }
-        let mut pools: Vec<(&str, Currency)> = approved
-            .iter()
-            .filter_map(|(_, after)| Some((after.affiliate_id.as_deref()?, after.currency)))
-            .collect();
-        pools.sort();
-        pools.dedup();
-        for (aff, cur) in pools {
-            touch_pool(tx, Write::Marker, tenant, aff, cur);
-        }
+        let afters = approved.iter().map(|(_, after)| after);
+        touch_pools_joined(tx, Write::Marker, tenant, afters);
         Ok(())
     })
     .await
@@ -469,28 +463,24 @@ pub async fn release_chunk(
     store: &Store,
     tenant: &Tenant,
     payout: &Payout,
-    conversions: &[Conversion],
-    adjustments: &[Adjustment],
+    released: &Releasing,
     now: DateTime<Utc>,
 ) -> Result<bool> {
     let mut tx = store.tx();
-    release_members(&mut tx, tenant, payout, conversions, adjustments, now)?;
-    let n = conversions.len() + adjustments.len();
-    let u = count_work(tenant, payout, PayoutWork::Release, n, now)?;
+    release_members(&mut tx, tenant, payout, released)?;
+    let u = count_work(tenant, payout, PayoutWork::Release, released.len(), now)?;
     tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
     applied(store.transact(tx).await)
 }
 
 /// The updates that return members to their pool (only while they are in
-/// `payout`), giving back what refunds clawed back meanwhile, and the pool's
-/// marker.
+/// `payout`), the adjustments giving back what refunds clawed back
+/// meanwhile, and the pool's marker.
 fn release_members(
     tx: &mut Tx<Write>,
     tenant: &Tenant,
     payout: &Payout,
-    conversions: &[Conversion],
-    adjustments: &[Adjustment],
-    now: DateTime<Utc>,
+    released: &Releasing,
 ) -> Result<()> {
     let t = tenant.key();
     let fields = [attrs::PAYOUT_ID, Index::Gsi5.pk(), Index::Gsi5.sk()];
@@ -500,11 +490,10 @@ fn release_members(
         Index::Gsi5.sk(),
         conversions::COMMISSION_CLAWED_BACK,
     ];
-    for cv in conversions {
-        let (after, given_back) = cv.released(now);
+    for (cv, after) in &released.conversions {
         // A refund clawed back meanwhile is read again with the chunk.
         let u = UpdateExpr::new()
-            .copy_from(&conversions::item(tenant, &after)?, &returned)
+            .copy_from(&conversions::item(tenant, after)?, &returned)
             .when_tenant(&t)
             .when_eq(attrs::PAYOUT_ID, string_value(payout.id.clone()))
             .when_absent_or_eq(
@@ -512,13 +501,13 @@ fn release_members(
                 conversions::decimal_value(cv.commission_clawed_back),
             );
         tx.update(Write::Member, &cv.id, RECORD_SK, &u);
-        if let Some(a) = given_back {
-            tx.put_new(Write::Member, adjustment_item(tenant, &a)?);
-        }
     }
-    for a in adjustments {
+    for a in &released.given_back {
+        tx.put_new(Write::Member, adjustment_item(tenant, a)?);
+    }
+    for a in &released.adjustments {
         let u = UpdateExpr::new()
-            .copy_from(&adjustment_item(tenant, &a.released())?, &fields)
+            .copy_from(&adjustment_item(tenant, a)?, &fields)
             .when_tenant(&t)
             .when_eq(attrs::PAYOUT_ID, string_value(payout.id.clone()));
         tx.update(Write::Member, &a.id, RECORD_SK, &u);

@@ -4,7 +4,7 @@
 //! (`pk = <affiliate id>`, `sk = POOL#<currency>`) that put a pool on the
 //! payout job's list (`CHECK#<shard>`) whenever something joins it.
 
-use crate::domain::conversion::Adjustment;
+use crate::domain::conversion::{Adjustment, Conversion, PayoutStage};
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::money::Currency;
@@ -56,6 +56,26 @@ pub fn touch_pool<R: Copy>(
         &keys::pool_marker_sk(currency.code()),
         &u,
     );
+}
+
+/// Marks, once each, the pools the conversions `after` a change are in:
+/// those payable (APPROVED, in no payout) with an affiliate.
+pub fn touch_pools_joined<'a, R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant: &Tenant,
+    after: impl IntoIterator<Item = &'a Conversion>,
+) {
+    let mut pools: Vec<(&str, Currency)> = after
+        .into_iter()
+        .filter(|c| c.payout_stage() == PayoutStage::Payable)
+        .filter_map(|c| Some((c.affiliate_id.as_deref()?, c.currency)))
+        .collect();
+    pools.sort();
+    pools.dedup();
+    for (aff, cur) in pools {
+        touch_pool(tx, role, tenant, aff, cur);
+    }
 }
 
 /// Stores a new adjustment (a clawback) and marks its pool for a check.
