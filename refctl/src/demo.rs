@@ -11,10 +11,11 @@ use shared::domain::conversion::PostbackBody;
 use shared::domain::integration::{Integration, NewIntegration};
 use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
+use shared::services::enrollments;
 use shared::services::postback::{self, Recorded};
 use shared::store::attrs;
 use shared::store::keys::{DEMO_MARKER, RECORD_SK};
-use shared::store::{accounts, assets, campaigns, enrollments, integrations, string_value, Item};
+use shared::store::{accounts, assets, campaigns, integrations, string_value, Item};
 use shared::validation::Issues;
 use shared::{timestamp, Error};
 

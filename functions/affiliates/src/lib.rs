@@ -10,10 +10,11 @@ use shared::domain::affiliate::{
 use shared::error::Result;
 use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
+use shared::services::enrollments;
 use shared::services::{edits, portal_sessions};
 use shared::store::affiliates::{self, AffiliateFilter};
+use shared::store::campaigns;
 use shared::store::page::PageRequest;
-use shared::store::{campaigns, enrollments};
 use shared::timestamp;
 use shared::validation::Issues;
 

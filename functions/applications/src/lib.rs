@@ -12,6 +12,7 @@ use shared::domain::application::{
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
+use shared::services::applications as decisions;
 use shared::store::applications::{self, ApplicationFilter};
 use shared::store::page::PageRequest;
 
@@ -91,7 +92,7 @@ async fn accept(
     PathId(id): PathId,
     Json(AcceptApplication {}): Json<AcceptApplication>,
 ) -> Result<Reply> {
-    let application = applications::decide(&app.store, m.tenant(), &id, &Decision::Accept).await?;
+    let application = decisions::decide(&app.store, m.tenant(), &id, &Decision::Accept).await?;
     Reply::ok(ApplicationView::from(&application))
 }
 
@@ -117,7 +118,7 @@ async fn reject(
     Json(body): Json<RejectApplication>,
 ) -> Result<Reply> {
     let decision = body.into_decision()?;
-    let application = applications::decide(&app.store, m.tenant(), &id, &decision).await?;
+    let application = decisions::decide(&app.store, m.tenant(), &id, &decision).await?;
     Reply::ok(ApplicationView::from(&application))
 }
 
@@ -141,7 +142,7 @@ async fn bulk_accept(
     Json(body): Json<BulkAccept>,
 ) -> Result<Reply> {
     let ids = body.ids()?;
-    let results = applications::bulk_accept(&app.store, m.tenant(), ids).await?;
+    let results = decisions::bulk_accept(&app.store, m.tenant(), ids).await?;
     let mut view = BulkAcceptView {
         accepted: Vec::new(),
         failed: Vec::new(),

@@ -9,7 +9,8 @@ use shared::domain::signup::{self, SignUp, SignUpView};
 use shared::domain::tenant::Tenant;
 use shared::error::Result;
 use shared::http::{Json, Public, Reply};
-use shared::store::{campaigns, enrollments};
+use shared::services::enrollments;
+use shared::store::campaigns;
 use shared::{timestamp, Error};
 
 /// Sign up as an affiliate

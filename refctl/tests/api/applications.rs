@@ -5,7 +5,8 @@ use serde_json::{json, Value};
 use shared::app::App;
 use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
-use shared::store::{campaigns, enrollments};
+use shared::services::enrollments;
+use shared::store::campaigns;
 use shared::timestamp;
 
 use crate::support::{app_for, call, campaign, merchant, server, Merchant};
@@ -433,7 +434,8 @@ async fn decision_bodies_refuse_unknown_fields() {
 async fn dynamodb_calls_per_operation() {
     use shared::domain::application::Decision;
     use shared::domain::asset::{Asset, NewSwipeCopy};
-    use shared::store::{applications, assets};
+    use shared::services::applications;
+    use shared::store::assets;
 
     // Its own clients, so its counters see only this test's calls.
     let app = app_for(server()).await;

@@ -224,6 +224,33 @@ pub struct Enrollment {
     pub code_generated: bool,
 }
 
+impl Enrollment {
+    /// The events its transaction records: `application.created` (and
+    /// `application.flagged` when the sign-up carries risk flags) for an
+    /// application, and `affiliate.created`.
+    pub fn events(&self) -> Result<Vec<Event>, Error> {
+        let mut events = Vec::with_capacity(3);
+        if let Some(app) = &self.application {
+            events.push(app.event(EventType::ApplicationCreated, app.created_at)?);
+            if !app.risk.is_clear() {
+                events.push(app.event(EventType::ApplicationFlagged, app.created_at)?);
+            }
+        }
+        let a = &self.affiliate;
+        events.push(a.event(EventType::AffiliateCreated, a.created_at)?);
+        Ok(events)
+    }
+
+    /// Takes a fresh code after the one it carries clashed with an existing
+    /// code: only a generated code may be replaced (false for a chosen one).
+    pub fn retry_code(&mut self) -> bool {
+        if self.code_generated {
+            self.affiliate.code = AffiliateCode::generate();
+        }
+        self.code_generated
+    }
+}
+
 fn check_website(path: &str, v: &str) -> Result<(), Issue> {
     crate::validation::check_http_url(path, v)?;
     limits!(NewAffiliate, "website").check_len(path, v)
@@ -478,6 +505,57 @@ impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An enrollment with the code `code` (generated when `None`).
+    fn enrollment(code: Option<&str>, email: &str) -> Enrollment {
+        let mut body = serde_json::json!({"campaignId": "cmp_1", "email": email, "name": "A"});
+        if let Some(c) = code {
+            body["code"] = c.into();
+        }
+        let input: NewAffiliate = serde_json::from_value(body).unwrap();
+        let at = crate::timestamp::now();
+        Affiliate::enroll(input, AffiliateStatus::Pending, at, Issues::new()).unwrap()
+    }
+
+    #[test]
+    fn an_enrollment_records_its_application_its_flags_and_its_affiliate() {
+        let types = |e: &Enrollment| -> Vec<EventType> {
+            e.events().unwrap().iter().map(|e| e.event_type).collect()
+        };
+        let mut e = enrollment(None, "a@x.io");
+        assert_eq!(types(&e), [EventType::AffiliateCreated]);
+        let mut app = Application::pending(&e.affiliate.id, "cmp_1", None, e.affiliate.created_at);
+        e.application = Some(app.clone());
+        assert_eq!(
+            types(&e),
+            [EventType::ApplicationCreated, EventType::AffiliateCreated]
+        );
+        app.risk = Risk::of(crate::domain::risk::assess_signup(
+            "a@mailinator.com",
+            app.created_at,
+        ));
+        assert!(!app.risk.is_clear(), "a disposable address is flagged");
+        e.application = Some(app);
+        assert_eq!(
+            types(&e),
+            [
+                EventType::ApplicationCreated,
+                EventType::ApplicationFlagged,
+                EventType::AffiliateCreated
+            ]
+        );
+    }
+
+    #[test]
+    fn only_a_generated_code_is_replaced_after_a_clash() {
+        let mut generated = enrollment(None, "a@x.io");
+        let first = generated.affiliate.code.clone();
+        assert!(generated.retry_code());
+        assert_ne!(generated.affiliate.code, first);
+        let mut chosen = enrollment(Some("MYCODE"), "b@x.io");
+        assert!(!chosen.retry_code());
+        assert_eq!(chosen.affiliate.code.as_str(), "MYCODE");
+    }
 
     fn new(json: serde_json::Value) -> Result<Enrollment, Error> {
         let input: NewAffiliate = serde_json::from_value(json).unwrap();

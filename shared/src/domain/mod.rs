@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod commission;
 pub mod connector;
 pub mod conversion;
+pub mod decision;
 pub mod email;
 pub mod event;
 pub mod integration;

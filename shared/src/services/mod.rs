@@ -3,7 +3,9 @@
 //! report. They sit above the application context (`App`) and below the
 //! HTTP layer and the functions.
 
+pub mod applications;
 pub mod edits;
+pub mod enrollments;
 pub mod holds;
 pub mod integrations;
 #[cfg(feature = "files")]

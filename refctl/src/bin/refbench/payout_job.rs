@@ -62,7 +62,7 @@ async fn enroll(app: &App, tenant: &Tenant, campaign: &str, n: usize) -> Vec<Str
             shared::validation::Issues::new(),
         )
         .unwrap();
-        shared::store::enrollments::enroll(&app.store, tenant, &mut e)
+        shared::services::enrollments::enroll(&app.store, tenant, &mut e)
             .await
             .unwrap();
         affiliates.push(e.affiliate.id);
