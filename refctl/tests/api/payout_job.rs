@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use shared::app::App;
 use shared::domain::conversion::{Conversion, ConversionStatus};
 use shared::domain::payout::{
-    AtOnce, Command, Outcome, Payout, PayoutStatus, PoolEntry, TransitionPlan,
+    AtOnce, Command, Outcome, Payout, PayoutStatus, PayoutWork, PoolEntry, TransitionPlan,
 };
 use shared::domain::tenant::{Mode, Tenant};
 use shared::services::payout_job::{self as job, Budget};
@@ -307,8 +307,10 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
     run_job(&app, now).await;
     let got = payouts_of(&app, &t, &aff).await;
     assert_eq!(got.len(), 1, "{got:?}");
-    // Finished: a chunk of a stale run is refused for the payout's sake.
+    // Finished: a chunk of a stale run is refused for the payout's sake,
+    // with its members taken as well, or alone.
     assert_eq!(claim(&first).await, ClaimChunk::PayoutClosed);
+    assert_eq!(claim(&[]).await, ClaimChunk::PayoutClosed);
     let p = &got[0];
     assert_eq!((p.conversion_count, p.amount), (250, expected));
 
@@ -330,8 +332,10 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
             (c, after)
         })
         .collect();
+    let part = paid.chunk(PayoutWork::Settle, chunk.len()).unwrap();
+    assert!(!part.ends, "16 of 250");
     assert!(
-        store_payouts::settle_chunk(&app.store, &t, &paid, &chunk, now)
+        store_payouts::settle_chunk(&app.store, &t, &paid, &chunk, &part, now)
             .await
             .unwrap()
     );

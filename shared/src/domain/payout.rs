@@ -343,10 +343,20 @@ impl Releasing {
     }
 }
 
+/// A chunk of a payout's settle or release work: the members it moves, and
+/// whether it ends the work (the payout is then written once less).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkChunk {
+    pub work: PayoutWork,
+    pub moved: usize,
+    pub ends: bool,
+}
+
 /// What a transition moves in its own transaction: nothing (any work left
 /// follows in chunks), or every member of the payout.
 #[derive(Debug, Default)]
 pub enum AtOnce {
+    /// Nothing: any work left follows in chunks.
     #[default]
     Nothing,
     /// Its conversions, `(before, after)`, paid.
@@ -499,8 +509,8 @@ impl Payout {
     }
 
     /// The payout with its release work done by the transition that leaves
-    /// it, when `conversions` and `adjustments` (released in that same
-    /// transaction) are all it holds; `None` otherwise (chunks then).
+    /// it, when the members `r` releases in that same transaction are all it
+    /// holds, of each kind; `None` otherwise (chunks then).
     pub fn released_at_once(&self, r: &Releasing) -> Option<Payout> {
         // Each kind whole: the one counter alone would let one stand for the other.
         let whole = u64::try_from(r.adjustments.len()).ok()? == self.progress.claimed_adjustments;
@@ -521,6 +531,13 @@ impl Payout {
             PayoutWork::Claim => return None,
         }
         Some(p)
+    }
+
+    /// A chunk of this payout's `work` that moves `moved` more members,
+    /// and whether it ends the work (`None` for a claim, counted as it joins).
+    pub fn chunk(&self, work: PayoutWork, moved: usize) -> Option<WorkChunk> {
+        let ends = self.counted(work, moved)?.work_done();
+        Some(WorkChunk { work, moved, ends })
     }
 
     /// How many members `work` has moved so far (`None` for a claim).
@@ -924,6 +941,7 @@ mod tests {
             .map(|g| (g.conversion_id.as_str(), g.amount))
             .collect();
         assert_eq!(back, [("cnv_0", Decimal::new(150, 2))]);
+        assert_eq!(r.given_back[0].created_at, now);
         assert_eq!(r.conversions[0].1.commission_clawed_back, Decimal::ZERO);
         assert!(p.releasing(vec![], vec![], now).is_empty());
     }
@@ -967,6 +985,7 @@ mod tests {
         c.iter_mut().for_each(|c| c.payout_id = None);
         a.iter_mut().for_each(|a| a.payout_id = None);
         let claim = p.claiming(&c, &a);
+        assert_eq!((claim.conversions.len(), claim.adjustments.len()), (2, 1));
         for ((before, after), read) in claim.conversions.iter().zip(&c) {
             assert_eq!((before, after.payout_id.as_deref()), (read, Some("po_1")));
         }
@@ -1080,6 +1099,10 @@ mod tests {
         assert_eq!((part.progress.settled, part.work_done()), (2, false));
         assert!(part.counted(PayoutWork::Settle, 1).unwrap().work_done());
         assert!(paid.counted(PayoutWork::Claim, 1).is_none());
+        let chunk = |p: &Payout, n| p.chunk(PayoutWork::Settle, n).map(|c| (c.moved, c.ends));
+        assert_eq!(chunk(&paid, 2), Some((2, false)));
+        assert_eq!(chunk(&part, 1), Some((1, true)));
+        assert!(paid.chunk(PayoutWork::Claim, 1).is_none());
 
         // Released: its conversions and its claimed adjustments, all of them.
         let Outcome::Changed {

@@ -8,7 +8,8 @@ use crate::store::affiliates::{duplicate_code, duplicate_email};
 use crate::store::enrollments::{self, Enrolled};
 use crate::store::Store;
 
-/// Fresh codes tried when a generated one clashes with an existing code.
+/// Attempts in all (the first code, then up to two fresh ones) when a
+/// generated code clashes with an existing code.
 const CODE_ATTEMPTS: usize = 3;
 
 /// Stores a new affiliate with its application (if any) and their events.

@@ -6,7 +6,9 @@ use chrono::{DateTime, Utc};
 
 use crate::app::App;
 use crate::domain::conversion::Conversion;
-use crate::domain::payout::{AtOnce, Command, Outcome, Payout, PayoutWork, TransitionPlan};
+use crate::domain::payout::{
+    AtOnce, Command, Outcome, Payout, PayoutWork, TransitionPlan, WorkChunk,
+};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::payouts::provider::Payment;
@@ -260,8 +262,9 @@ async fn settle_step(
             *after = Some(last);
             continue;
         }
+        let chunk = work_chunk(p, PayoutWork::Settle, paid.len())?;
         // A chunk that lost a race is read again from the same place.
-        if store_payouts::settle_chunk(store, tenant, p, &paid, now).await? {
+        if store_payouts::settle_chunk(store, tenant, p, &paid, &chunk, now).await? {
             *after = Some(last);
         }
         return Ok(true);
@@ -296,6 +299,13 @@ async fn release_step(
     if released.is_empty() {
         return Ok(false);
     }
-    store_payouts::release_chunk(store, tenant, p, &released, now).await?;
+    let chunk = work_chunk(p, PayoutWork::Release, released.len())?;
+    store_payouts::release_chunk(store, tenant, p, &released, &chunk, now).await?;
     Ok(true)
+}
+
+/// The chunk of `p`'s `work` that moves `moved` members.
+fn work_chunk(p: &Payout, work: PayoutWork, moved: usize) -> Result<WorkChunk> {
+    p.chunk(work, moved)
+        .ok_or_else(|| Error::internal("a payout's work counter is out of range"))
 }

@@ -89,9 +89,10 @@ pub async fn get_many(
 /// How a decision's transaction ended.
 #[derive(Debug)]
 pub enum Decided {
+    /// The application, its affiliate and the events are written.
     Committed,
     /// The application was no longer in the status planned from: as it is
-    /// now (`None` when it is not the tenant's).
+    /// now (`None` when it is gone or not the tenant's).
     Changed(Option<Application>),
 }
 

@@ -22,6 +22,7 @@ enum Write {
 /// How an enrollment's transaction ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Enrolled {
+    /// The affiliate, its guards, its application and the events are written.
     Stored,
     /// The campaign already has an affiliate with this e-mail.
     EmailTaken,

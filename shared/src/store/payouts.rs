@@ -23,7 +23,7 @@ use crate::domain::affiliate::PayoutMethod;
 use crate::domain::conversion::{Adjustment, Conversion};
 use crate::domain::event::{Event, EventType};
 use crate::domain::payout::{
-    AtOnce, Claiming, Payout, PayoutStatus, PayoutWork, Releasing, TransitionPlan,
+    AtOnce, Claiming, Payout, PayoutStatus, PayoutWork, Releasing, TransitionPlan, WorkChunk,
 };
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -364,9 +364,10 @@ pub async fn settle_chunk(
     tenant: &Tenant,
     payout: &Payout,
     paid: &[(Conversion, Conversion)],
+    chunk: &WorkChunk,
     now: DateTime<Utc>,
 ) -> Result<bool> {
-    let u = count_work(tenant, payout, PayoutWork::Settle, paid.len(), now)?;
+    let u = count_work(tenant, payout, chunk, now)?;
     status_chunk(store, tenant, paid, Some(payout), |tx| {
         tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
         Ok(())
@@ -374,27 +375,25 @@ pub async fn settle_chunk(
     .await
 }
 
-/// The payout's update for a chunk of its `work` that counts `n` more
-/// members. The chunk that completes the work (as `Payout::work_done`
-/// judges) also ends it, as [`finish_work`] would: the payout is written
-/// once less.
+/// The payout's update for a chunk of its work: its counter grows by the
+/// members moved, and the chunk that the domain says ends the work also
+/// ends it, as [`finish_work`] would: the payout is written once less.
 fn count_work(
     tenant: &Tenant,
     p: &Payout,
-    work: PayoutWork,
-    n: usize,
+    chunk: &WorkChunk,
     now: DateTime<Utc>,
 ) -> Result<UpdateExpr> {
-    let counter = match work {
+    let counter = match chunk.work {
         PayoutWork::Settle => attrs::SETTLED,
         PayoutWork::Release => attrs::RELEASED,
         PayoutWork::Claim => return Err(Error::internal("a claim is not counted here")),
     };
     let u = UpdateExpr::new()
-        .add(counter, number_value(n))
+        .add(counter, number_value(chunk.moved))
         .when_tenant(&tenant.key())
-        .when_work(work);
-    if p.counted(work, n).is_some_and(|c| c.work_done()) {
+        .when_work(chunk.work);
+    if chunk.ends {
         end_work(u, tenant, p, now)
     } else {
         Ok(u)
@@ -464,11 +463,12 @@ pub async fn release_chunk(
     tenant: &Tenant,
     payout: &Payout,
     released: &Releasing,
+    chunk: &WorkChunk,
     now: DateTime<Utc>,
 ) -> Result<bool> {
     let mut tx = store.tx();
     release_members(&mut tx, tenant, payout, released)?;
-    let u = count_work(tenant, payout, PayoutWork::Release, released.len(), now)?;
+    let u = count_work(tenant, payout, chunk, now)?;
     tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
     applied(store.transact(tx).await)
 }
