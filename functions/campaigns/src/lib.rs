@@ -64,7 +64,13 @@ async fn create(
     Json(input): Json<NewCampaign>,
 ) -> Result<Reply> {
     let campaign = Campaign::create(input, timestamp::now())?;
-    campaigns::insert(&app.store, m.tenant(), &campaign).await?;
+    campaigns::insert(
+        &app.store,
+        m.tenant(),
+        &campaign,
+        &campaign.created_event()?,
+    )
+    .await?;
     Reply::created(CampaignView::from(&campaign))
 }
 

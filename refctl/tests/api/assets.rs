@@ -192,7 +192,9 @@ async fn stored(m: &Merchant, kind: AssetType, status: AssetStatus) -> String {
         archived_at: None,
     };
     let tenant = Tenant::new(m.account_id.clone(), Mode::Test);
-    assets::insert(&app.store, &tenant, &a).await.unwrap();
+    assets::insert(&app.store, &tenant, &a, &a.created_event().unwrap())
+        .await
+        .unwrap();
     a.id
 }
 

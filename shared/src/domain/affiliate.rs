@@ -437,6 +437,11 @@ impl Affiliate {
     pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
         Event::new(event_type, AffiliateView::from(self), now)
     }
+
+    /// The event of the change that made it what it is: `affiliate.updated`.
+    pub fn changed_event(&self) -> Result<Event, Error> {
+        self.event(EventType::AffiliateUpdated, self.updated_at)
+    }
 }
 
 /// An affiliate as its merchant sees it.

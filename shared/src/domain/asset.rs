@@ -219,6 +219,17 @@ impl Asset {
     pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
         Event::new(event_type, AssetView::from(self), now)
     }
+
+    /// Its `asset.created` event.
+    pub fn created_event(&self) -> Result<Event, Error> {
+        self.event(EventType::AssetCreated, self.created_at)
+    }
+
+    /// The event of the change that made it what it is: its archiving, or
+    /// an edit.
+    pub fn changed_event(&self) -> Result<Event, Error> {
+        self.event(self.change_event(), self.updated_at)
+    }
 }
 
 /// A marketing asset.

@@ -461,6 +461,16 @@ impl Campaign {
     pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
         Event::new(event_type, CampaignView::from(self), now)
     }
+
+    /// Its `campaign.created` event.
+    pub fn created_event(&self) -> Result<Event, Error> {
+        self.event(EventType::CampaignCreated, self.created_at)
+    }
+
+    /// The event of the change that made it what it is: `campaign.updated`.
+    pub fn changed_event(&self) -> Result<Event, Error> {
+        self.event(EventType::CampaignUpdated, self.updated_at)
+    }
 }
 
 /// The combination rules of a new campaign that `Campaign::validate` checks

@@ -799,6 +799,11 @@ impl Payout {
     pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
         Event::new(event_type, PayoutView::from(self), now)
     }
+
+    /// Its `payout.created` event, once its claim is complete.
+    pub fn created_event(&self) -> Result<Event, Error> {
+        self.event(EventType::PayoutCreated, self.updated_at)
+    }
 }
 
 impl<'a> From<&'a Payout> for PayoutView<'a> {

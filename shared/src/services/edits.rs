@@ -104,8 +104,25 @@ pub async fn delete_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result
     .await
 }
 
-/// `Edited` for a record by the store functions that read and replace it.
+/// `Edited` for a record by the store functions that read and replace it;
+/// `recorded` when the write carries the event the domain names for the
+/// change (`changed_event`).
 macro_rules! edited {
+    ($($record:ty: $what:literal, $read:path, $replace:path, recorded;)+) => {$(
+        impl Edited for $record {
+            const WHAT: &'static str = $what;
+            fn read(
+                store: &Store,
+                tenant: &Tenant,
+                id: &str,
+            ) -> impl std::future::Future<Output = Result<Self>> + Send {
+                $read(store, tenant, id)
+            }
+            async fn replace(store: &Store, tenant: &Tenant, new: &Self, old: &Self) -> Result<bool> {
+                $replace(store, tenant, new, old, &new.changed_event()?).await
+            }
+        }
+    )+};
     ($($record:ty: $what:literal, $read:path, $replace:path;)+) => {$(
         impl Edited for $record {
             const WHAT: &'static str = $what;
@@ -129,9 +146,12 @@ macro_rules! edited {
 }
 
 edited! {
-    Campaign: "campaign", campaigns::get, campaigns::replace;
-    Affiliate: "affiliate", affiliates::get, affiliates::replace;
-    Asset: "asset", assets::get, assets::replace;
+    Campaign: "campaign", campaigns::get, campaigns::replace, recorded;
+    Affiliate: "affiliate", affiliates::get, affiliates::replace, recorded;
+    Asset: "asset", assets::get, assets::replace, recorded;
+}
+
+edited! {
     Endpoint: "webhook endpoint", webhooks::get_endpoint, webhooks::replace_endpoint;
     Integration: "integration", integrations::get, integrations::replace;
 }

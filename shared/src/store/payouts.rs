@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::domain::affiliate::PayoutMethod;
 use crate::domain::conversion::{Adjustment, Conversion};
-use crate::domain::event::{Event, EventType};
+use crate::domain::event::Event;
 use crate::domain::payout::{
     AtOnce, Claiming, Payout, PayoutStatus, PayoutWork, Releasing, TransitionPlan, WorkChunk,
 };
@@ -320,13 +320,14 @@ pub async fn claim_lock(
 }
 
 /// Completes a claim: the payout shows what was claimed (conditioned on the
-/// counters it was computed from) and the lock goes. False when a chunk
-/// committed meanwhile.
+/// counters it was computed from), the lock goes and `created` is recorded.
+/// False when a chunk committed meanwhile.
 pub async fn finish_claim(
     store: &Store,
     tenant: &Tenant,
     before: &Payout,
     after: &Payout,
+    created: &Event,
 ) -> Result<bool> {
     let mut tx = store.tx();
     let full = item(tenant, after)?;
@@ -352,8 +353,7 @@ pub async fn finish_claim(
     let ours =
         UpdateExpr::new().when_absent_or_eq(attrs::PAYOUT_ID, string_value(after.id.clone()));
     tx.delete(Write::Lock, &after.affiliate_id, &lock_sk, &ours);
-    let created = after.event(EventType::PayoutCreated, after.updated_at)?;
-    events::append(&mut tx, Write::Event, tenant, &created)?;
+    events::append(&mut tx, Write::Event, tenant, created)?;
     applied(store.transact(tx).await)
 }
 
