@@ -108,7 +108,7 @@ pub async fn delete_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result
 /// `recorded` when the write carries the event the domain names for the
 /// change (`changed_event`).
 macro_rules! edited {
-    ($($record:ty: $what:literal, $read:path, $replace:path, recorded;)+) => {$(
+    ($($record:ty: $what:literal, $read:path, $replace:path $(, $recorded:ident)?;)+) => {$(
         impl Edited for $record {
             const WHAT: &'static str = $what;
             fn read(
@@ -119,39 +119,19 @@ macro_rules! edited {
                 $read(store, tenant, id)
             }
             async fn replace(store: &Store, tenant: &Tenant, new: &Self, old: &Self) -> Result<bool> {
-                $replace(store, tenant, new, old, &new.changed_event()?).await
+                $replace(store, tenant, new, old $(, &edited!(@$recorded new))?).await
             }
         }
     )+};
-    ($($record:ty: $what:literal, $read:path, $replace:path;)+) => {$(
-        impl Edited for $record {
-            const WHAT: &'static str = $what;
-            fn read(
-                store: &Store,
-                tenant: &Tenant,
-                id: &str,
-            ) -> impl std::future::Future<Output = Result<Self>> + Send {
-                $read(store, tenant, id)
-            }
-            fn replace(
-                store: &Store,
-                tenant: &Tenant,
-                new: &Self,
-                old: &Self,
-            ) -> impl std::future::Future<Output = Result<bool>> + Send {
-                $replace(store, tenant, new, old)
-            }
-        }
-    )+};
+    (@recorded $new:ident) => {
+        $new.changed_event()?
+    };
 }
 
 edited! {
     Campaign: "campaign", campaigns::get, campaigns::replace, recorded;
     Affiliate: "affiliate", affiliates::get, affiliates::replace, recorded;
     Asset: "asset", assets::get, assets::replace, recorded;
-}
-
-edited! {
     Endpoint: "webhook endpoint", webhooks::get_endpoint, webhooks::replace_endpoint;
     Integration: "integration", integrations::get, integrations::replace;
 }
