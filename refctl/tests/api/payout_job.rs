@@ -332,10 +332,10 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
             (c, after)
         })
         .collect();
-    let part = paid.chunk(PayoutWork::Settle, chunk.len()).unwrap();
-    assert!(!part.ends, "16 of 250");
+    let part = paid.chunk(PayoutWork::Settle, chunk.len(), now).unwrap();
+    assert!(part.ended().is_none(), "16 of 250");
     assert!(
-        store_payouts::settle_chunk(&app.store, &t, &paid, &chunk, &part, now)
+        store_payouts::settle_chunk(&app.store, &t, &paid, &chunk, &part)
             .await
             .unwrap()
     );

@@ -343,13 +343,31 @@ impl Releasing {
     }
 }
 
-/// A chunk of a payout's settle or release work: the members it moves, and
-/// whether it ends the work (the payout is then written once less).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A chunk of a payout's settle or release work, as [`Payout::chunk`]
+/// plans it: the members it moves, and the payout with its work over when
+/// the chunk ends it (the payout is then written once less).
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkChunk {
-    pub work: PayoutWork,
-    pub moved: usize,
-    pub ends: bool,
+    work: PayoutWork,
+    moved: usize,
+    ended: Option<Payout>,
+}
+
+impl WorkChunk {
+    /// The work it is a chunk of.
+    pub fn work(&self) -> PayoutWork {
+        self.work
+    }
+
+    /// How many members it moves.
+    pub fn moved(&self) -> usize {
+        self.moved
+    }
+
+    /// The payout with its work over, when this chunk ends it.
+    pub fn ended(&self) -> Option<&Payout> {
+        self.ended.as_ref()
+    }
 }
 
 /// What a transition moves in its own transaction: nothing (any work left
@@ -533,11 +551,24 @@ impl Payout {
         Some(p)
     }
 
-    /// A chunk of this payout's `work` that moves `moved` more members,
-    /// and whether it ends the work (`None` for a claim, counted as it joins).
-    pub fn chunk(&self, work: PayoutWork, moved: usize) -> Option<WorkChunk> {
+    /// A chunk of this payout's `work` that moves `moved` more members at
+    /// `now`, and whether it ends the work (`None` for a claim, counted as it
+    /// joins, or when the counter would overflow).
+    pub fn chunk(&self, work: PayoutWork, moved: usize, now: DateTime<Utc>) -> Option<WorkChunk> {
         let ends = self.counted(work, moved)?.work_done();
-        Some(WorkChunk { work, moved, ends })
+        Some(WorkChunk {
+            work,
+            moved,
+            ended: ends.then(|| self.work_ended(now)),
+        })
+    }
+
+    /// The payout once its settle or release work is over, at `now`.
+    pub fn work_ended(&self, now: DateTime<Utc>) -> Payout {
+        let mut p = self.clone();
+        p.work = None;
+        p.updated_at = now;
+        p
     }
 
     /// How many members `work` has moved so far (`None` for a claim).
@@ -1104,10 +1135,13 @@ mod tests {
         assert_eq!((part.progress.settled, part.work_done()), (2, false));
         assert!(part.counted(PayoutWork::Settle, 1).unwrap().work_done());
         assert!(paid.counted(PayoutWork::Claim, 1).is_none());
-        let chunk = |p: &Payout, n| p.chunk(PayoutWork::Settle, n).map(|c| (c.moved, c.ends));
-        assert_eq!(chunk(&paid, 2), Some((2, false)));
-        assert_eq!(chunk(&part, 1), Some((1, true)));
-        assert!(paid.chunk(PayoutWork::Claim, 1).is_none());
+        let chunk = |p: &Payout, n| {
+            p.chunk(PayoutWork::Settle, n, now)
+                .map(|c| (c.moved(), c.ended().map(|e| (e.work, e.updated_at))))
+        };
+        assert_eq!(chunk(&paid, 2), Some((2, None)));
+        assert_eq!(chunk(&part, 1), Some((1, Some((None, now)))));
+        assert!(paid.chunk(PayoutWork::Claim, 1, now).is_none());
 
         // Released: its conversions and its claimed adjustments, all of them.
         let Outcome::Changed {

@@ -23,7 +23,8 @@ pub trait Edited: Sized + Send + Sync {
         tenant: &Tenant,
         id: &str,
     ) -> impl std::future::Future<Output = Result<Self>> + Send;
-    /// Writes `new` (with its event) if the record is as `old` was read; false otherwise.
+    /// Writes `new` (with the event of its change, for a record that has
+    /// one) if the record is as `old` was read; false otherwise.
     fn replace(
         store: &Store,
         tenant: &Tenant,
@@ -104,11 +105,11 @@ pub async fn delete_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result
     .await
 }
 
-/// `Edited` for a record by the store functions that read and replace it;
-/// `recorded` when the write carries the event the domain names for the
-/// change (`changed_event`).
+/// `Edited` for a record by the store functions that read and replace it,
+/// and, for a record whose change is recorded, the domain's event of the
+/// change, which the write carries.
 macro_rules! edited {
-    ($($record:ty: $what:literal, $read:path, $replace:path $(, $recorded:ident)?;)+) => {$(
+    ($($record:ty: $what:literal, $read:path, $replace:path $(, $event:path)?;)+) => {$(
         impl Edited for $record {
             const WHAT: &'static str = $what;
             fn read(
@@ -118,20 +119,22 @@ macro_rules! edited {
             ) -> impl std::future::Future<Output = Result<Self>> + Send {
                 $read(store, tenant, id)
             }
-            async fn replace(store: &Store, tenant: &Tenant, new: &Self, old: &Self) -> Result<bool> {
-                $replace(store, tenant, new, old $(, &edited!(@$recorded new))?).await
+            async fn replace(
+                store: &Store,
+                tenant: &Tenant,
+                new: &Self,
+                old: &Self,
+            ) -> Result<bool> {
+                $replace(store, tenant, new, old $(, &$event(new)?)?).await
             }
         }
     )+};
-    (@recorded $new:ident) => {
-        $new.changed_event()?
-    };
 }
 
 edited! {
-    Campaign: "campaign", campaigns::get, campaigns::replace, recorded;
-    Affiliate: "affiliate", affiliates::get, affiliates::replace, recorded;
-    Asset: "asset", assets::get, assets::replace, recorded;
+    Campaign: "campaign", campaigns::get, campaigns::replace, Campaign::changed_event;
+    Affiliate: "affiliate", affiliates::get, affiliates::replace, Affiliate::changed_event;
+    Asset: "asset", assets::get, assets::replace, Asset::changed_event;
     Endpoint: "webhook endpoint", webhooks::get_endpoint, webhooks::replace_endpoint;
     Integration: "integration", integrations::get, integrations::replace;
 }

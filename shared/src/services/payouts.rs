@@ -222,7 +222,9 @@ pub async fn drive(
     for _ in 0..chunks {
         let progressed = match p.work {
             None | Some(PayoutWork::Claim) => return Ok(p),
-            _ if p.work_done() => store_payouts::finish_work(store, tenant, &p, now).await?,
+            _ if p.work_done() => {
+                store_payouts::finish_work(store, tenant, &p, &p.work_ended(now)).await?
+            }
             Some(PayoutWork::Settle) => settle_step(store, tenant, &p, &mut after, now).await?,
             Some(PayoutWork::Release) => release_step(store, tenant, &p, now).await?,
         };
@@ -262,9 +264,9 @@ async fn settle_step(
             *after = Some(last);
             continue;
         }
-        let chunk = work_chunk(p, PayoutWork::Settle, paid.len())?;
+        let chunk = work_chunk(p, PayoutWork::Settle, paid.len(), now)?;
         // A chunk that lost a race is read again from the same place.
-        if store_payouts::settle_chunk(store, tenant, p, &paid, &chunk, now).await? {
+        if store_payouts::settle_chunk(store, tenant, p, &paid, &chunk).await? {
             *after = Some(last);
         }
         return Ok(true);
@@ -299,13 +301,13 @@ async fn release_step(
     if released.is_empty() {
         return Ok(false);
     }
-    let chunk = work_chunk(p, PayoutWork::Release, released.len())?;
-    store_payouts::release_chunk(store, tenant, p, &released, &chunk, now).await?;
+    let chunk = work_chunk(p, PayoutWork::Release, released.len(), now)?;
+    store_payouts::release_chunk(store, tenant, p, &released, &chunk).await?;
     Ok(true)
 }
 
-/// The chunk of `p`'s `work` that moves `moved` members.
-fn work_chunk(p: &Payout, work: PayoutWork, moved: usize) -> Result<WorkChunk> {
-    p.chunk(work, moved)
+/// The chunk of `p`'s `work` that moves `moved` members at `now`.
+fn work_chunk(p: &Payout, work: PayoutWork, moved: usize, now: DateTime<Utc>) -> Result<WorkChunk> {
+    p.chunk(work, moved, now)
         .ok_or_else(|| Error::internal("a payout's work counter is out of range"))
 }

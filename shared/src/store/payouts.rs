@@ -365,9 +365,8 @@ pub async fn settle_chunk(
     payout: &Payout,
     paid: &[(Conversion, Conversion)],
     chunk: &WorkChunk,
-    now: DateTime<Utc>,
 ) -> Result<bool> {
-    let u = count_work(tenant, payout, chunk, now)?;
+    let u = count_work(tenant, payout, chunk, PayoutWork::Settle, paid.len())?;
     status_chunk(store, tenant, paid, Some(payout), |tx| {
         tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
         Ok(())
@@ -375,28 +374,32 @@ pub async fn settle_chunk(
     .await
 }
 
-/// The payout's update for a chunk of its work: its counter grows by the
-/// members moved, and the chunk that the domain says ends the work also
-/// ends it, as [`finish_work`] would: the payout is written once less.
+/// The payout's update for a chunk of its `work` that moves `n` members:
+/// its counter grows by them, and the chunk the domain planned as the last
+/// also ends the work, as [`finish_work`] would: the payout is written once
+/// less.
 fn count_work(
     tenant: &Tenant,
     p: &Payout,
     chunk: &WorkChunk,
-    now: DateTime<Utc>,
+    work: PayoutWork,
+    n: usize,
 ) -> Result<UpdateExpr> {
-    let counter = match chunk.work {
+    if (chunk.work(), chunk.moved()) != (work, n) {
+        return Err(Error::internal("a work chunk planned for other members"));
+    }
+    let counter = match work {
         PayoutWork::Settle => attrs::SETTLED,
         PayoutWork::Release => attrs::RELEASED,
         PayoutWork::Claim => return Err(Error::internal("a claim is not counted here")),
     };
     let u = UpdateExpr::new()
-        .add(counter, number_value(chunk.moved))
+        .add(counter, number_value(n))
         .when_tenant(&tenant.key())
-        .when_work(chunk.work);
-    if chunk.ends {
-        end_work(u, tenant, p, now)
-    } else {
-        Ok(u)
+        .when_work(work);
+    match chunk.ended() {
+        Some(done) => end_work(u, tenant, p, done),
+        None => Ok(u),
     }
 }
 
@@ -464,11 +467,10 @@ pub async fn release_chunk(
     payout: &Payout,
     released: &Releasing,
     chunk: &WorkChunk,
-    now: DateTime<Utc>,
 ) -> Result<bool> {
     let mut tx = store.tx();
     release_members(&mut tx, tenant, payout, released)?;
-    let u = count_work(tenant, payout, chunk, now)?;
+    let u = count_work(tenant, payout, chunk, PayoutWork::Release, released.len())?;
     tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
     applied(store.transact(tx).await)
 }
@@ -522,33 +524,32 @@ fn release_members(
     Ok(())
 }
 
-/// Marks a payout's work done, conditioned on the counters it was judged by.
+/// Writes `done`, the payout `p` with its work over, conditioned on the work
+/// and the counters `p` was judged by.
 pub async fn finish_work(
     store: &Store,
     tenant: &Tenant,
     p: &Payout,
-    now: DateTime<Utc>,
+    done: &Payout,
 ) -> Result<bool> {
     let Some(work) = p.work else {
         return Ok(false);
     };
     let u = UpdateExpr::new().when_tenant(&tenant.key()).when_work(work);
-    let u = end_work(u, tenant, p, now)?;
+    let u = end_work(u, tenant, p, done)?;
     let mut tx = store.tx();
     tx.update(Write::Payout, &p.id, RECORD_SK, &u);
     applied(store.transact(tx).await)
 }
 
-/// Adds to `u` the end of `p`'s work: `work` removed with its GSI5 entry,
+/// Adds to `u` the end of `p`'s work, as `done` (the domain's
+/// `Payout::work_ended`) shows it: `work` removed with its GSI5 entry,
 /// conditioned on the counters as read (a chunk committed meanwhile makes
 /// the judgement stale).
-fn end_work(u: UpdateExpr, tenant: &Tenant, p: &Payout, now: DateTime<Utc>) -> Result<UpdateExpr> {
-    let mut done = p.clone();
-    done.work = None;
-    done.updated_at = now;
+fn end_work(u: UpdateExpr, tenant: &Tenant, p: &Payout, done: &Payout) -> Result<UpdateExpr> {
     let mut fields = vec![attrs::WORK, attrs::UPDATED_AT];
     fields.extend(Index::attributes());
-    Ok(u.copy_from(&item(tenant, &done)?, &fields)
+    Ok(u.copy_from(&item(tenant, done)?, &fields)
         .when_absent_or_eq(attrs::SETTLED, number_value(p.progress.settled))
         .when_absent_or_eq(attrs::RELEASED, number_value(p.progress.released)))
 }
