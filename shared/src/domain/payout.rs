@@ -174,6 +174,20 @@ wire_enum! {
     }
 }
 
+/// The payout job's queue a payout waits in: its work left, or the
+/// provider's answer it awaits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayoutQueue {
+    /// Being assembled (its claim).
+    Build,
+    /// Paid, its conversions still to settle.
+    Settle,
+    /// Rejected or cancelled, its members still to release.
+    Release,
+    /// PROCESSING with no work left: the provider is asked again.
+    Paying,
+}
+
 /// What the chunks of a payout's work have done so far.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -452,6 +466,16 @@ impl Payout {
             created_at: now,
             updated_at: now,
         })
+    }
+
+    /// The payout job's queue it waits in, if any.
+    pub fn queue(&self) -> Option<PayoutQueue> {
+        match self.work {
+            Some(PayoutWork::Claim) => Some(PayoutQueue::Build),
+            Some(PayoutWork::Settle) => Some(PayoutQueue::Settle),
+            Some(PayoutWork::Release) => Some(PayoutQueue::Release),
+            None => self.awaits_provider().then_some(PayoutQueue::Paying),
+        }
     }
 
     /// Waiting on its provider's outcome (PROCESSING, no chunked work left):
@@ -1011,6 +1035,38 @@ mod tests {
             }
         }
         assert!(paying > 0, "some transitions pay");
+    }
+
+    #[test]
+    fn a_payout_waits_in_the_queue_of_its_work_or_of_its_provider() {
+        let with = |status, work| {
+            let mut p = payout(status);
+            p.work = work;
+            p.queue()
+        };
+        assert_eq!(
+            with(Pending, Some(PayoutWork::Claim)),
+            Some(PayoutQueue::Build)
+        );
+        assert_eq!(
+            with(Paid, Some(PayoutWork::Settle)),
+            Some(PayoutQueue::Settle)
+        );
+        assert_eq!(
+            with(Rejected, Some(PayoutWork::Release)),
+            Some(PayoutQueue::Release)
+        );
+        assert_eq!(with(Processing, None), Some(PayoutQueue::Paying));
+        for status in [
+            Pending,
+            InvoiceUploaded,
+            Approved,
+            Paid,
+            Rejected,
+            Cancelled,
+        ] {
+            assert_eq!(with(status, None), None, "{status:?}");
+        }
     }
 
     #[test]

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::app::App;
 use crate::domain::conversion::{Adjustment, Conversion, ConversionStatus, ConversionView};
 use crate::domain::event::{Event, EventType};
-use crate::domain::payout::{Payout, PoolEntry};
+use crate::domain::payout::{Payout, PayoutQueue, PoolEntry};
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::retry::{retry, Attempt};
@@ -113,7 +113,9 @@ async fn resume_claims(run: &mut Run<'_>, shard: u32) -> Result<()> {
     if run.report.cut_short {
         return Ok(());
     }
-    for (tenant, p) in store_payouts::with_work(&run.app.store, "BUILD", shard, 100).await? {
+    for (tenant, p) in
+        store_payouts::with_work(&run.app.store, PayoutQueue::Build, shard, 100).await?
+    {
         claim(run, &tenant, p).await?;
         if run.spent(1) {
             break;
@@ -287,8 +289,8 @@ async fn complete_work(run: &mut Run<'_>, shard: u32) -> Result<()> {
         return Ok(());
     }
     let store = &run.app.store;
-    for kind in ["SETTLE", "RELEASE"] {
-        for (t, p) in store_payouts::with_work(store, kind, shard, 100).await? {
+    for queue in [PayoutQueue::Settle, PayoutQueue::Release] {
+        for (t, p) in store_payouts::with_work(store, queue, shard, 100).await? {
             let done = drive(store, &t, p, usize::MAX, run.now).await?;
             if done.work.is_none() {
                 run.report.payouts_completed += 1;
@@ -298,7 +300,7 @@ async fn complete_work(run: &mut Run<'_>, shard: u32) -> Result<()> {
             }
         }
     }
-    for (t, p) in store_payouts::with_work(store, "PAYING", shard, 100).await? {
+    for (t, p) in store_payouts::with_work(store, PayoutQueue::Paying, shard, 100).await? {
         // A failure leaves it APPROVED, as a failed request would.
         if let Err(e) = pay(run.app, &t, p, false, run.now).await {
             tracing::warn!(error = %e, "payout job: payment retry failed");

@@ -4,6 +4,7 @@
 //! one GetItem whatever the tenant. Tenant-scoped lists go through the four
 //! overloaded indexes; `docs/data-model.md` lists each access pattern.
 
+use crate::domain::payout::PayoutQueue;
 use crate::domain::referral::CustomerKey;
 use crate::domain::status::Status;
 use crate::domain::tenant::Tenant;
@@ -242,10 +243,16 @@ pub fn payout_members(payout_id: &str) -> String {
     format!("PO#{payout_id}")
 }
 
-/// GSI5 partition of payouts with work left of a kind (`BUILD`, `SETTLE`,
-/// `RELEASE`, `PAYING`), all tenants.
-pub fn payout_work(kind: &str, shard: u32) -> String {
-    format!("{kind}#{shard}")
+/// GSI5 partition of the payouts of every tenant in one of the payout
+/// job's queues (`BUILD`, `SETTLE`, `RELEASE`, `PAYING`).
+pub fn payout_work(queue: PayoutQueue, shard: u32) -> String {
+    let name = match queue {
+        PayoutQueue::Build => "BUILD",
+        PayoutQueue::Settle => "SETTLE",
+        PayoutQueue::Release => "RELEASE",
+        PayoutQueue::Paying => "PAYING",
+    };
+    format!("{name}#{shard}")
 }
 
 /// Sort key of a pool marker (`pk = <affiliate id>`).

@@ -4,7 +4,7 @@
 //! read, so that a payout holding an invoice stays under 1 KB through its
 //! transitions (a write and each index entry cost a unit per KB).
 
-use crate::domain::payout::{Payout, PayoutWork};
+use crate::domain::payout::Payout;
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::store::attrs;
@@ -33,16 +33,6 @@ const DERIVED: Derived = Derived {
     ],
 };
 
-/// The GSI5 work partition kind of a payout, when it has work left.
-fn work_kind(p: &Payout) -> Option<&'static str> {
-    match p.work {
-        Some(PayoutWork::Claim) => Some("BUILD"),
-        Some(PayoutWork::Settle) => Some("SETTLE"),
-        Some(PayoutWork::Release) => Some("RELEASE"),
-        None => p.awaits_provider().then_some("PAYING"),
-    }
-}
-
 /// The item of a payout: in the tenant lists once assembled (every payout,
 /// by status, by affiliate; no list reads by campaign, so no entry is
 /// written there: each entry costs a write unit at every transition), in a
@@ -68,9 +58,9 @@ pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
                 &sk,
             );
     }
-    if let Some(kind) = work_kind(p) {
+    if let Some(queue) = p.queue() {
         let shard = keys::shard_of(&p.id);
-        index = index.with(Index::Gsi5, keys::payout_work(kind, shard), &sk);
+        index = index.with(Index::Gsi5, keys::payout_work(queue, shard), &sk);
     }
     let mut item = record_item(&p.id, Some(&tenant.key()), p, &index)?;
     DERIVED.leave_out(&mut item);

@@ -23,7 +23,8 @@ use crate::domain::affiliate::PayoutMethod;
 use crate::domain::conversion::{Adjustment, Conversion};
 use crate::domain::event::Event;
 use crate::domain::payout::{
-    AtOnce, Claiming, Payout, PayoutStatus, PayoutWork, Releasing, TransitionPlan, WorkChunk,
+    AtOnce, Claiming, Payout, PayoutQueue, PayoutStatus, PayoutWork, Releasing, TransitionPlan,
+    WorkChunk,
 };
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -614,15 +615,15 @@ pub async fn members_page(
     Ok((conversions, adjustments, last))
 }
 
-/// Payouts of every tenant with work of `kind` left, from one shard.
+/// Payouts of every tenant in the payout job's `queue`, from one shard.
 pub async fn with_work(
     store: &Store,
-    kind: &str,
+    queue: PayoutQueue,
     shard: u32,
     limit: usize,
 ) -> Result<Vec<(Tenant, Payout)>> {
     let items = store
-        .query_work(&keys::payout_work(kind, shard), WorkRange::All, limit)
+        .query_work(&keys::payout_work(queue, shard), WorkRange::All, limit)
         .await?;
     let mut out = Vec::new();
     for item in items {
