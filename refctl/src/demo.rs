@@ -60,7 +60,7 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
         let mut c = Campaign::create(input, timestamp::now())?;
         // The demo landing page, where the portal's referral link leads.
         c.landing_url = Some(format!("{base_url}/demo/landing?campaign={}", c.id));
-        campaigns::insert(&app.store, &tenant, &c, &c.created_event()?).await?;
+        campaigns::insert(&app.store, &tenant, &c).await?;
         if mode == Mode::Test {
             programme = seed_programme(app, &tenant, &c).await?;
             let code = programme["activeAffiliate"]["code"].as_str();
@@ -169,7 +169,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
     }))
     .map_err(Error::internal)?;
     let asset = Asset::swipe_copy(input, now)?;
-    assets::insert(&app.store, tenant, &asset, &asset.created_event()?).await?;
+    assets::insert(&app.store, tenant, &asset).await?;
     Ok(json!({
         "activeAffiliate": {"id": active.affiliate.id, "code": active.affiliate.code.as_str()},
         "pendingAffiliate": {

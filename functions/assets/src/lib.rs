@@ -45,7 +45,7 @@ async fn create_swipe_copy(
     if let Some(c) = &asset.campaign_id {
         campaigns::get(&app.store, m.tenant(), c).await?;
     }
-    assets::insert(&app.store, m.tenant(), &asset, &asset.created_event()?).await?;
+    assets::insert(&app.store, m.tenant(), &asset).await?;
     Reply::created(AssetView::from(&asset))
 }
 

@@ -64,13 +64,7 @@ async fn create(
     Json(input): Json<NewCampaign>,
 ) -> Result<Reply> {
     let campaign = Campaign::create(input, timestamp::now())?;
-    campaigns::insert(
-        &app.store,
-        m.tenant(),
-        &campaign,
-        &campaign.created_event()?,
-    )
-    .await?;
+    campaigns::insert(&app.store, m.tenant(), &campaign).await?;
     Reply::created(CampaignView::from(&campaign))
 }
 

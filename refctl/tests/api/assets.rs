@@ -192,9 +192,7 @@ async fn stored(m: &Merchant, kind: AssetType, status: AssetStatus) -> String {
         archived_at: None,
     };
     let tenant = Tenant::new(m.account_id.clone(), Mode::Test);
-    assets::insert(&app.store, &tenant, &a, &a.created_event().unwrap())
-        .await
-        .unwrap();
+    assets::insert(&app.store, &tenant, &a).await.unwrap();
     a.id
 }
 

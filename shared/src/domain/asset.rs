@@ -193,7 +193,7 @@ impl Asset {
     }
 
     /// The event of a change to this asset: its archiving, or an edit.
-    pub fn change_event(&self) -> EventType {
+    fn change_event(&self) -> EventType {
         match self.status {
             AssetStatus::Archived => EventType::AssetArchived,
             _ => EventType::AssetUpdated,

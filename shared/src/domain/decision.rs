@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::affiliate::Affiliate;
 use crate::domain::application::{Application, ApplicationStatus, Decision};
-use crate::domain::event::{Event, EventType};
+use crate::domain::event::Event;
 use crate::error::Error;
 
 /// What a decision commits, all or nothing: the application as decided
@@ -32,7 +32,7 @@ impl DecisionPlan {
         let affiliate = affiliate.decided(decision, now);
         let events = vec![
             application.event(decision.event_type(), now)?,
-            affiliate.event(EventType::AffiliateUpdated, now)?,
+            affiliate.changed_event()?,
         ];
         Ok(DecisionPlan {
             from: app.status,
@@ -48,6 +48,7 @@ mod tests {
     use super::*;
     use crate::domain::affiliate::{AffiliateStatus, NewAffiliate};
     use crate::domain::application::ApplicationStatus;
+    use crate::domain::event::EventType;
     use crate::timestamp::parse_datetime;
     use crate::validation::Issues;
 

@@ -23,8 +23,8 @@ pub trait Edited: Sized + Send + Sync {
         tenant: &Tenant,
         id: &str,
     ) -> impl std::future::Future<Output = Result<Self>> + Send;
-    /// Writes `new` (with the event of its change, for a record that has
-    /// one) if the record is as `old` was read; false otherwise.
+    /// Writes `new` (with the domain's event of its change, for a record
+    /// that has one) if the record is as `old` was read; false otherwise.
     fn replace(
         store: &Store,
         tenant: &Tenant,
@@ -105,11 +105,9 @@ pub async fn delete_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result
     .await
 }
 
-/// `Edited` for a record by the store functions that read and replace it,
-/// and, for a record whose change is recorded, the domain's event of the
-/// change, which the write carries.
+/// `Edited` for a record by the store functions that read and replace it.
 macro_rules! edited {
-    ($($record:ty: $what:literal, $read:path, $replace:path $(, $event:path)?;)+) => {$(
+    ($($record:ty: $what:literal, $read:path, $replace:path;)+) => {$(
         impl Edited for $record {
             const WHAT: &'static str = $what;
             fn read(
@@ -119,22 +117,22 @@ macro_rules! edited {
             ) -> impl std::future::Future<Output = Result<Self>> + Send {
                 $read(store, tenant, id)
             }
-            async fn replace(
+            fn replace(
                 store: &Store,
                 tenant: &Tenant,
                 new: &Self,
                 old: &Self,
-            ) -> Result<bool> {
-                $replace(store, tenant, new, old $(, &$event(new)?)?).await
+            ) -> impl std::future::Future<Output = Result<bool>> + Send {
+                $replace(store, tenant, new, old)
             }
         }
     )+};
 }
 
 edited! {
-    Campaign: "campaign", campaigns::get, campaigns::replace, Campaign::changed_event;
-    Affiliate: "affiliate", affiliates::get, affiliates::replace, Affiliate::changed_event;
-    Asset: "asset", assets::get, assets::replace, Asset::changed_event;
+    Campaign: "campaign", campaigns::get, campaigns::replace;
+    Affiliate: "affiliate", affiliates::get, affiliates::replace;
+    Asset: "asset", assets::get, assets::replace;
     Endpoint: "webhook endpoint", webhooks::get_endpoint, webhooks::replace_endpoint;
     Integration: "integration", integrations::get, integrations::replace;
 }

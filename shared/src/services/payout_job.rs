@@ -267,11 +267,8 @@ async fn claim(run: &mut Run<'_>, t: &Tenant, p: Payout) -> Result<()> {
         let Some(before) = store_payouts::read(store, t, id).await? else {
             return Ok(Attempt::Done(()));
         };
-        let done = before.is_visible() || {
-            let claimed = before.claimed(now);
-            let created = claimed.created_event()?;
-            store_payouts::finish_claim(store, t, &before, &claimed, &created).await?
-        };
+        let done = before.is_visible()
+            || store_payouts::finish_claim(store, t, &before, &before.claimed(now)).await?;
         Ok(if done {
             Attempt::Done(())
         } else {

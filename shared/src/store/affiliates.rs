@@ -9,7 +9,6 @@
 use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
 use crate::domain::conversion::Earning;
-use crate::domain::event::Event;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -224,7 +223,6 @@ pub async fn replace(
     tenant: &Tenant,
     new: &Affiliate,
     old: &Affiliate,
-    updated: &Event,
 ) -> Result<bool> {
     let full = item(tenant, new)?;
     let mut fields = EDITABLE.to_vec();
@@ -237,7 +235,7 @@ pub async fn replace(
     let code_changed = new.code.lower() != old.code.lower();
     let mut tx = store.tx();
     tx.update(Write::Record, &new.id, RECORD_SK, &update);
-    events::append(&mut tx, Write::Event, tenant, updated)?;
+    events::append(&mut tx, Write::Event, tenant, &new.changed_event()?)?;
     // The old guard goes only if it is still ours, so a stale read can never
     // release another affiliate's e-mail or code.
     let ours =

@@ -3,7 +3,6 @@
 //! they stay reachable by id and through the status index (GSI3).
 
 use crate::domain::asset::{Asset, AssetStatus, AssetType};
-use crate::domain::event::Event;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -49,8 +48,9 @@ fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
 }
 
 /// Stores a new asset with its `asset.created` event.
-pub async fn insert(store: &Store, tenant: &Tenant, a: &Asset, created: &Event) -> Result<()> {
-    if events::put_new_with(store, tenant, item(tenant, a)?, created).await? {
+pub async fn insert(store: &Store, tenant: &Tenant, a: &Asset) -> Result<()> {
+    let created = a.created_event()?;
+    if events::put_new_with(store, tenant, item(tenant, a)?, &created).await? {
         Ok(())
     } else {
         Err(Error::internal("asset id collision"))
@@ -70,13 +70,7 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
 
 /// Writes a changed asset (an edit or its archiving) and its event if the
 /// asset is as `old` was read; false when somebody changed it meanwhile.
-pub async fn replace(
-    store: &Store,
-    tenant: &Tenant,
-    new: &Asset,
-    old: &Asset,
-    event: &Event,
-) -> Result<bool> {
+pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -> Result<bool> {
     let mut fields = EDITABLE.to_vec();
     fields.extend(Index::attributes());
     let update = UpdateExpr::new()
@@ -84,7 +78,8 @@ pub async fn replace(
         .when_tenant(&tenant.key())
         .when_eq(attrs::VERSION, number_value(old.version))
         .when_status(old.status);
-    Ok(events::update_with(store, tenant, &new.id, &update, event)
+    let event = new.changed_event()?;
+    Ok(events::update_with(store, tenant, &new.id, &update, &event)
         .await?
         .is_ok())
 }

@@ -1,7 +1,6 @@
 //! Campaign records.
 
 use crate::domain::campaign::Campaign;
-use crate::domain::event::Event;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -24,8 +23,9 @@ fn item(tenant: &Tenant, c: &Campaign) -> Result<Item> {
 }
 
 /// Stores a new campaign with its `campaign.created` event.
-pub async fn insert(store: &Store, tenant: &Tenant, c: &Campaign, created: &Event) -> Result<()> {
-    if events::put_new_with(store, tenant, item(tenant, c)?, created).await? {
+pub async fn insert(store: &Store, tenant: &Tenant, c: &Campaign) -> Result<()> {
+    let created = c.created_event()?;
+    if events::put_new_with(store, tenant, item(tenant, c)?, &created).await? {
         Ok(())
     } else {
         Err(Error::internal("campaign id collision"))
@@ -75,10 +75,10 @@ pub async fn replace(
     tenant: &Tenant,
     c: &Campaign,
     previous: &Campaign,
-    updated: &Event,
 ) -> Result<bool> {
     let when = unchanged(&tenant.key(), previous);
-    events::put_with(store, tenant, item(tenant, c)?, &when, updated).await
+    let updated = c.changed_event()?;
+    events::put_with(store, tenant, item(tenant, c)?, &when, &updated).await
 }
 
 /// The tenant's campaigns, newest first.

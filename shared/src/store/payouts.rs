@@ -321,14 +321,13 @@ pub async fn claim_lock(
 }
 
 /// Completes a claim: the payout shows what was claimed (conditioned on the
-/// counters it was computed from), the lock goes and `created` is recorded.
-/// False when a chunk committed meanwhile.
+/// counters it was computed from), the lock goes and its `payout.created`
+/// event is recorded. False when a chunk committed meanwhile.
 pub async fn finish_claim(
     store: &Store,
     tenant: &Tenant,
     before: &Payout,
     after: &Payout,
-    created: &Event,
 ) -> Result<bool> {
     let mut tx = store.tx();
     let full = item(tenant, after)?;
@@ -354,7 +353,7 @@ pub async fn finish_claim(
     let ours =
         UpdateExpr::new().when_absent_or_eq(attrs::PAYOUT_ID, string_value(after.id.clone()));
     tx.delete(Write::Lock, &after.affiliate_id, &lock_sk, &ours);
-    events::append(&mut tx, Write::Event, tenant, created)?;
+    events::append(&mut tx, Write::Event, tenant, &after.created_event()?)?;
     applied(store.transact(tx).await)
 }
 

@@ -36,7 +36,7 @@ async fn programme(app: &App) -> Programme {
     let input = serde_json::from_value(json!({"name": "Job", "commissionType": "PERCENTAGE", "commissionValue": 10, "holdDays": 0}))
         .unwrap();
     let c = shared::domain::campaign::Campaign::create(input, now).unwrap();
-    shared::store::campaigns::insert(&app.store, &tenant, &c, &c.created_event().unwrap())
+    shared::store::campaigns::insert(&app.store, &tenant, &c)
         .await
         .unwrap();
     let affiliates = enroll(app, &tenant, &c.id, AFFILIATES).await;
