@@ -99,7 +99,7 @@ pub async fn bulk_accept(
             Err(e) => results.push(Some(Err(e))),
             Ok(plan) => {
                 results.push(None);
-                pending.push((i, app, plan));
+                pending.push((i, app, affiliate, plan));
             }
         }
     }
@@ -114,27 +114,30 @@ pub async fn bulk_accept(
         .collect())
 }
 
-/// An application to accept: its position, as read, and its plan.
-type Pending = (usize, Application, DecisionPlan);
+/// An application to accept: its position, as read, its affiliate as read,
+/// and its plan.
+type Pending<'a> = (usize, Application, &'a Affiliate, DecisionPlan);
 
 /// Commits bulk-accept plans chunk by chunk, falling back to one
-/// transaction per application for a chunk that fails as a whole.
+/// transaction per application (with the affiliate already read) for a
+/// chunk that fails as a whole.
 async fn commit_bulk(
     store: &Store,
     tenant: &Tenant,
-    pending: Vec<Pending>,
+    pending: Vec<Pending<'_>>,
     results: &mut [Option<Result<Application>>],
 ) {
     for chunk in pending.chunks(BULK_CHUNK) {
-        let plans = chunk.iter().map(|(_, _, plan)| plan);
+        let plans = chunk.iter().map(|(_, _, _, plan)| plan);
         if let Ok(true) = applications::commit_decisions(store, tenant, plans).await {
-            for (i, _, plan) in chunk {
+            for (i, _, _, plan) in chunk {
                 results[*i] = Some(Ok(plan.application.clone()));
             }
             continue;
         }
-        for (i, app, _) in chunk {
-            results[*i] = Some(decide_loaded(store, tenant, app, &Decision::Accept).await);
+        for (i, app, affiliate, _) in chunk {
+            let decided = decide_with(store, tenant, app, affiliate, &Decision::Accept).await;
+            results[*i] = Some(decided);
         }
     }
 }
