@@ -398,28 +398,30 @@ pub enum AtOnce {
 }
 
 /// What a transition commits: the payout as it becomes, the status it
-/// leaves, its event, the members it moves with it, and what it adds to the
-/// affiliate's `paid` total (a transition to PAID adds the amount).
+/// leaves, its event, and the members it moves with it.
 #[derive(Debug)]
 pub struct TransitionPlan {
     pub payout: Payout,
     pub from: PayoutStatus,
     pub event: Event,
     pub moves: AtOnce,
-    pub paid: Option<Decimal>,
 }
 
 impl TransitionPlan {
     /// The plan of the transition from `from` to `payout`.
     pub fn new(payout: Payout, from: PayoutStatus, event: Event, moves: AtOnce) -> Self {
-        let paid = (payout.status == PayoutStatus::Paid).then_some(payout.amount);
         TransitionPlan {
             payout,
             from,
             event,
             moves,
-            paid,
         }
+    }
+
+    /// What it adds to the affiliate's `paid` total: a transition to PAID
+    /// adds the amount.
+    pub fn paid(&self) -> Option<Decimal> {
+        (self.payout.status == PayoutStatus::Paid).then_some(self.payout.amount)
     }
 }
 
@@ -517,6 +519,19 @@ impl Payout {
                 .sum(),
             adjustment_minor: adjustments.iter().map(|a| c.to_minor(a.amount)).sum(),
         }
+    }
+
+    /// The conversions read that this payout pays, each with its PAID form
+    /// (one it no longer holds, or no longer APPROVED, is left out).
+    pub fn paying(
+        &self,
+        conversions: Vec<Conversion>,
+        now: DateTime<Utc>,
+    ) -> Vec<(Conversion, Conversion)> {
+        conversions
+            .into_iter()
+            .filter_map(|c| c.pay(&self.id, now).ok().map(|paid| (c, paid)))
+            .collect()
     }
 
     /// The release of the members read that this payout still holds (one
@@ -894,6 +909,7 @@ impl<'a> From<&'a Payout> for PayoutView<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::conversion::ConversionStatus;
     use crate::timestamp::parse_datetime;
     use PayoutStatus::*;
 
@@ -1030,11 +1046,26 @@ mod tests {
                         | Command::ConfirmPayment { .. }
                 );
                 let want = pays.then_some(Decimal::new(12_345, 2));
-                assert_eq!(plan.paid, want, "command {i} from {from:?}");
+                assert_eq!(plan.paid(), want, "command {i} from {from:?}");
                 paying += usize::from(pays);
             }
         }
         assert!(paying > 0, "some transitions pay");
+    }
+
+    #[test]
+    fn a_payout_pays_only_the_approved_conversions_it_still_holds() {
+        let p = payout(Paid);
+        let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
+        let (mut c, _) = held(&p.id, 3, 0, "0");
+        c[1].payout_id = Some("po_2".into());
+        c[2].status = ConversionStatus::Paid;
+        let paid = p.paying(c, now);
+        let got: Vec<(&str, ConversionStatus)> = paid
+            .iter()
+            .map(|(before, after)| (before.id.as_str(), after.status))
+            .collect();
+        assert_eq!(got, [("cnv_0", ConversionStatus::Paid)]);
     }
 
     #[test]

@@ -120,7 +120,7 @@ async fn at_once(
             None => (after, AtOnce::Nothing),
         });
     }
-    let paid = paid_by(&after, conversions, now);
+    let paid = after.paying(conversions, now);
     Ok(match after.settled_at_once(paid.len()) {
         Some(done) => (done, AtOnce::Settle(paid)),
         None => (after, AtOnce::Nothing),
@@ -259,7 +259,7 @@ async fn settle_step(
             return Ok(false);
         };
         conversions.sort_by_key(Conversion::sort_key);
-        let paid = paid_by(p, conversions, now);
+        let paid = p.paying(conversions, now);
         if paid.is_empty() {
             *after = Some(last);
             continue;
@@ -271,19 +271,6 @@ async fn settle_step(
         }
         return Ok(true);
     }
-}
-
-/// The conversions read that `p` pays, each with its PAID form (one it no
-/// longer holds, or no longer APPROVED, is left out).
-fn paid_by(
-    p: &Payout,
-    conversions: Vec<Conversion>,
-    now: DateTime<Utc>,
-) -> Vec<(Conversion, Conversion)> {
-    conversions
-        .into_iter()
-        .filter_map(|c| c.pay(&p.id, now).ok().map(|paid| (c, paid)))
-        .collect()
 }
 
 /// One release chunk: the payout's members return to the pool (with what

@@ -171,7 +171,7 @@ pub async fn commit_transition(
         AtOnce::Release(released) => release_members(&mut tx, tenant, after, released)?,
     }
     events::append(&mut tx, Write::Event, tenant, &plan.event)?;
-    if let Some(amount) = plan.paid {
+    if let Some(amount) = plan.paid() {
         affiliate_totals::add(
             &mut tx,
             Write::Totals,
