@@ -4,19 +4,15 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use shared::app::App;
-use shared::domain::affiliate::{
-    Affiliate, AffiliatePatch, AffiliateStatus, AffiliateView, NewAffiliate,
-};
+use shared::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
 use shared::error::Result;
 use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
 use shared::services::enrollments;
 use shared::services::{edits, portal_sessions};
 use shared::store::affiliates::{self, AffiliateFilter};
-use shared::store::campaigns;
 use shared::store::page::PageRequest;
 use shared::timestamp;
-use shared::validation::Issues;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -105,15 +101,8 @@ async fn create(
     State(app): State<Arc<App>>,
     Json(input): Json<NewAffiliate>,
 ) -> Result<Reply> {
-    let mut new = Affiliate::enroll(
-        input,
-        AffiliateStatus::Active,
-        timestamp::now(),
-        Issues::new(),
-    )?;
-    campaigns::get(&app.store, m.tenant(), &new.affiliate.campaign_id).await?;
-    enrollments::enroll(&app.store, m.tenant(), &mut new).await?;
-    Reply::created(AffiliateView::from(&new.affiliate))
+    let affiliate = enrollments::add(&app.store, m.tenant(), input).await?;
+    Reply::created(AffiliateView::from(&affiliate))
 }
 
 /// Retrieve an affiliate

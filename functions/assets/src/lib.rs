@@ -4,15 +4,13 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use shared::app::App;
-use shared::domain::asset::{Asset, AssetPatch, AssetView, NewSwipeCopy};
+use shared::domain::asset::{AssetPatch, AssetView, NewSwipeCopy};
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
-use shared::services::edits;
+use shared::services::{creates, edits};
 use shared::store::assets::{self, AssetFilter};
-use shared::store::campaigns;
 use shared::store::page::PageRequest;
-use shared::timestamp;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -41,11 +39,7 @@ async fn create_swipe_copy(
     State(app): State<Arc<App>>,
     Json(input): Json<NewSwipeCopy>,
 ) -> Result<Reply> {
-    let asset = Asset::swipe_copy(input, timestamp::now())?;
-    if let Some(c) = &asset.campaign_id {
-        campaigns::get(&app.store, m.tenant(), c).await?;
-    }
-    assets::insert(&app.store, m.tenant(), &asset).await?;
+    let asset = creates::swipe_copy(&app.store, m.tenant(), input).await?;
     Reply::created(AssetView::from(&asset))
 }
 

@@ -4,14 +4,13 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use shared::app::App;
-use shared::domain::campaign::{Campaign, CampaignPatch, CampaignView, NewCampaign};
+use shared::domain::campaign::{CampaignPatch, CampaignView, NewCampaign};
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
 use shared::routes;
-use shared::services::edits;
+use shared::services::{creates, edits};
 use shared::store::campaigns;
 use shared::store::page::PageRequest;
-use shared::timestamp;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -63,8 +62,7 @@ async fn create(
     State(app): State<Arc<App>>,
     Json(input): Json<NewCampaign>,
 ) -> Result<Reply> {
-    let campaign = Campaign::create(input, timestamp::now())?;
-    campaigns::insert(&app.store, m.tenant(), &campaign).await?;
+    let campaign = creates::campaign(&app.store, m.tenant(), input).await?;
     Reply::created(CampaignView::from(&campaign))
 }
 

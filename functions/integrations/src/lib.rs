@@ -12,13 +12,12 @@ use serde::Serialize;
 use shared::app::App;
 use shared::domain::connector::Provider;
 use shared::domain::integration::{
-    DeliveryOutcome, Integration, IntegrationPatch, IntegrationView, NewIntegration,
+    DeliveryOutcome, IntegrationPatch, IntegrationView, NewIntegration,
 };
 use shared::error::Result;
 use shared::http::{ApiRouter, BaseUrl, Json, Merchant, Params, PathId, Reply};
 use shared::routes;
-use shared::services::{edits, integrations as receiving};
-use shared::store::campaigns;
+use shared::services::{creates, edits, integrations as receiving};
 use shared::store::integrations::{self as store, DeliveryRow};
 use shared::store::page::PageRequest;
 use shared::timestamp;
@@ -79,11 +78,7 @@ async fn create(
     BaseUrl(base): BaseUrl,
     Json(input): Json<NewIntegration>,
 ) -> Result<Reply> {
-    if let Some(c) = &input.campaign_id {
-        campaigns::get(&app.store, m.tenant(), c).await?;
-    }
-    let integration = Integration::create(input, timestamp::now())?;
-    store::insert(&app.store, m.tenant(), &integration).await?;
+    let integration = creates::integration(&app.store, m.tenant(), input).await?;
     Reply::created(IntegrationView::of(&integration, &base))
 }
 
@@ -130,14 +125,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<IntegrationPatch>,
 ) -> Result<Reply> {
-    if let shared::patch::Patch::Value(c) = &patch.campaign_id {
-        campaigns::get(&app.store, m.tenant(), c).await?;
-    }
-    let now = timestamp::now();
-    let i = edits::edit(&app.store, m.tenant(), &id, |i: &Integration| {
-        i.apply(patch.clone(), now)
-    })
-    .await?;
+    let i = edits::integration(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
 
@@ -160,8 +148,7 @@ async fn delete(
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
 ) -> Result<Reply> {
-    let now = timestamp::now();
-    let i = edits::edit(&app.store, m.tenant(), &id, |i: &Integration| i.delete(now)).await?;
+    let i = edits::delete_integration(&app.store, m.tenant(), &id).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
 

@@ -5,13 +5,10 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use shared::app::App;
-use shared::domain::signup::{self, SignUp, SignUpView};
-use shared::domain::tenant::Tenant;
+use shared::domain::signup::{SignUp, SignUpView};
 use shared::error::Result;
 use shared::http::{Json, Public, Reply};
 use shared::services::enrollments;
-use shared::store::campaigns;
-use shared::{timestamp, Error};
 
 /// Sign up as an affiliate
 ///
@@ -39,23 +36,6 @@ pub(crate) async fn sign_up(
     State(app): State<Arc<App>>,
     Json(input): Json<SignUp>,
 ) -> Result<Reply> {
-    let store = &app.store;
-    let (campaign, tenant) = match campaigns::get_with_tenant(store, &input.campaign_id).await? {
-        Some((c, t)) if c.is_public => (
-            c,
-            Tenant::from_key(&t).ok_or_else(|| Error::internal("campaign without a tenant"))?,
-        ),
-        _ => return Err(Error::NotFound("campaign")),
-    };
-    if !campaign.accepts_signups() {
-        // The public profile already shows signupOpen, so saying so leaks nothing.
-        return Err(Error::InvalidState {
-            resource: "campaign",
-            current: "SIGNUP_CLOSED".into(),
-            action: "signup",
-        });
-    }
-    let mut new = signup::enroll(input, &campaign, caller.network, timestamp::now())?;
-    enrollments::enroll(store, &tenant, &mut new).await?;
+    let new = enrollments::sign_up(&app.store, input, caller.network).await?;
     Reply::created(SignUpView::from(&new))
 }

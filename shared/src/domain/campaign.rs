@@ -454,6 +454,20 @@ impl Campaign {
     pub fn accepts_signups(&self) -> bool {
         self.is_public && self.signup_open
     }
+
+    /// A sign-up to this public campaign may go on: 409 SIGNUP_CLOSED
+    /// otherwise. The public profile already shows `signupOpen`, so saying
+    /// so leaks nothing.
+    pub fn open_to_signups(&self) -> Result<(), Error> {
+        if self.accepts_signups() {
+            return Ok(());
+        }
+        Err(Error::InvalidState {
+            resource: "campaign",
+            current: "SIGNUP_CLOSED".into(),
+            action: "signup",
+        })
+    }
 }
 
 impl Campaign {

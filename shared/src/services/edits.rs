@@ -5,10 +5,11 @@
 use crate::domain::affiliate::{Affiliate, AffiliatePatch};
 use crate::domain::asset::{Asset, AssetPatch};
 use crate::domain::campaign::{Campaign, CampaignPatch};
-use crate::domain::integration::Integration;
+use crate::domain::integration::{Integration, IntegrationPatch};
 use crate::domain::tenant::Tenant;
 use crate::domain::webhook::Endpoint;
 use crate::error::Result;
+use crate::patch::Patch;
 use crate::retry::{self, retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::store::{affiliates, assets, campaigns, integrations, webhooks, Store};
 use crate::timestamp;
@@ -89,6 +90,31 @@ pub async fn asset(store: &Store, tenant: &Tenant, id: &str, patch: &AssetPatch)
 /// Soft-deletes a FINALIZED asset (`Asset::archive`).
 pub async fn archive_asset(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
     edit(store, tenant, id, |a: &Asset| a.archive(timestamp::now())).await
+}
+
+/// A merchant's PATCH of an integration; a campaign it names is read first
+/// (NOT_FOUND unless it is the tenant's).
+pub async fn integration(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    patch: &IntegrationPatch,
+) -> Result<Integration> {
+    if let Patch::Value(c) = &patch.campaign_id {
+        campaigns::get(store, tenant, c).await?;
+    }
+    edit(store, tenant, id, |i: &Integration| {
+        i.apply(patch.clone(), timestamp::now())
+    })
+    .await
+}
+
+/// Disables and hides an integration (`Integration::delete`).
+pub async fn delete_integration(store: &Store, tenant: &Tenant, id: &str) -> Result<Integration> {
+    edit(store, tenant, id, |i: &Integration| {
+        i.delete(timestamp::now())
+    })
+    .await
 }
 
 /// Deletes a webhook endpoint for good; the endpoint as it was.

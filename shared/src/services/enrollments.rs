@@ -1,16 +1,49 @@
 //! Enrolling an affiliate (the merchant's create, the public sign-up):
-//! plan its events, commit, and replace a generated code that clashes.
+//! read its campaign, plan it and its events, commit, and replace a
+//! generated code that clashes.
 
-use crate::domain::affiliate::Enrollment;
+use crate::domain::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffiliate};
+use crate::domain::signup::{self, SignUp};
 use crate::domain::tenant::Tenant;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::affiliates::{duplicate_code, duplicate_email};
+use crate::store::campaigns;
 use crate::store::enrollments::{self, Enrolled};
 use crate::store::Store;
+use crate::timestamp;
+use crate::validation::Issues;
 
 /// Attempts in all (the first code, then up to two fresh ones) when a
 /// generated code clashes with an existing code.
 const CODE_ATTEMPTS: usize = 3;
+
+/// The merchant's new ACTIVE affiliate (no application) in one of its
+/// campaigns; its input is judged before the campaign is read.
+pub async fn add(store: &Store, tenant: &Tenant, input: NewAffiliate) -> Result<Affiliate> {
+    let now = timestamp::now();
+    let mut new = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
+    campaigns::get(store, tenant, &new.affiliate.campaign_id).await?;
+    enroll(store, tenant, &mut new).await?;
+    Ok(new.affiliate)
+}
+
+/// A visitor's sign-up to a public campaign (any tenant's, found by its
+/// id): a campaign that is not public is NOT_FOUND whoever owns it, one with
+/// sign-up closed refuses it before its input is judged. `network` is the
+/// caller's salted network hash.
+pub async fn sign_up(store: &Store, input: SignUp, network: Option<String>) -> Result<Enrollment> {
+    let (campaign, tenant) = match campaigns::get_with_tenant(store, &input.campaign_id).await? {
+        Some((c, t)) if c.is_public => (
+            c,
+            Tenant::from_key(&t).ok_or_else(|| Error::internal("campaign without a tenant"))?,
+        ),
+        _ => return Err(Error::NotFound("campaign")),
+    };
+    campaign.open_to_signups()?;
+    let mut new = signup::enroll(input, &campaign, network, timestamp::now())?;
+    enroll(store, &tenant, &mut new).await?;
+    Ok(new)
+}
 
 /// Stores a new affiliate with its application (if any) and their events.
 /// A clashing generated code is replaced (`e` then carries the new one);

@@ -4,6 +4,7 @@
 //! HTTP layer and the functions.
 
 pub mod applications;
+pub mod creates;
 pub mod edits;
 pub mod enrollments;
 pub mod holds;
