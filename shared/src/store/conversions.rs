@@ -115,7 +115,7 @@ pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
         (PayoutStage::AwaitingHold(at), _) => index.with(
             Index::Gsi5,
             keys::due_approval(keys::shard_of(&c.id)),
-            format!("{}#{}", timestamp::format(&at), c.id),
+            keys::at(&at, &c.id),
         ),
         (PayoutStage::Payable, Some(aff)) => index.with(
             Index::Gsi5,

@@ -34,7 +34,7 @@ use crate::store::tx::Tx;
 use crate::store::{
     from_item, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
 };
-use crate::timestamp::{self, serde_ts};
+use crate::timestamp::serde_ts;
 
 /// How long events are kept.
 pub const RETENTION_DAYS: i64 = 30;
@@ -91,7 +91,7 @@ fn type_partition(tenant: &Tenant, t: EventType) -> String {
 
 /// An event's place in time order: its sort key in every partition.
 fn position(created_at: &DateTime<Utc>, id: &str) -> String {
-    format!("{}#{id}", timestamp::format(created_at))
+    keys::at(created_at, id)
 }
 
 /// The item of an event of `tenant`.
@@ -261,6 +261,7 @@ pub async fn put_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timestamp;
 
     fn event() -> (Tenant, Event) {
         let tenant = Tenant::from_key("acct_01JD0000000000000000000000#test").unwrap();

@@ -4,13 +4,28 @@
 //! one GetItem whatever the tenant. Tenant-scoped lists go through the four
 //! overloaded indexes; `docs/data-model.md` lists each access pattern.
 
+use chrono::{DateTime, Utc};
+
 use crate::domain::payout::PayoutQueue;
 use crate::domain::referral::CustomerKey;
 use crate::domain::status::Status;
 use crate::domain::tenant::Tenant;
+use crate::timestamp;
 
 /// Sort key of a primary record.
 pub const RECORD_SK: &str = "R";
+/// A sort key in time order: `<timestamp>#<rest>` (an id, or ids joined
+/// by `#`).
+pub fn at(at: &DateTime<Utc>, rest: &str) -> String {
+    format!("{}#{rest}", timestamp::format(at))
+}
+
+/// The greatest time-ordered sort key at `at`: "~" sorts after every id, so
+/// a range up to it keeps all of that instant.
+pub fn up_to(at: &DateTime<Utc>) -> String {
+    self::at(at, "~")
+}
+
 /// Sort key of a uniqueness guard.
 pub const GUARD_SK: &str = "GUARD";
 /// Sort key of an affiliate's money totals, next to its record

@@ -12,7 +12,7 @@ use crate::domain::risk::{Risk, RiskLevel};
 use crate::domain::status::Status;
 use crate::error::{Error, Result};
 use crate::store::attrs;
-use crate::store::keys::Index;
+use crate::store::keys::{self, Index};
 use crate::store::{string_of, string_value, Item, Store};
 use crate::timestamp;
 
@@ -158,10 +158,9 @@ impl ListQuery {
     /// ends inclusive; a window open at both ends leaves the query whole.
     pub fn within(mut self, from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Self {
         if from.is_some() || to.is_some() {
-            // "~" sorts after every id, so `to` keeps all of its instant.
             self.sk_between = Some((
                 from.map_or("0".to_string(), |t| timestamp::format(&t)),
-                to.map_or("~".to_string(), |t| format!("{}#~", timestamp::format(&t))),
+                to.map_or("~".to_string(), |t| keys::up_to(&t)),
             ));
         }
         self

@@ -11,7 +11,6 @@ use crate::store::attrs;
 use crate::store::compact::Derived;
 use crate::store::keys::{self, Index, ListKind};
 use crate::store::{from_item, record_item, string_of, IndexKeys, Item};
-use crate::timestamp;
 
 /// What `store::compact` leaves out of a payout: `id`, `affiliateId` (while
 /// it is listed), `createdAt` equal to `requestedAt`, `updatedAt` equal to
@@ -38,7 +37,7 @@ const DERIVED: Derived = Derived {
 /// written there: each entry costs a write unit at every transition), in a
 /// work partition while it has work left.
 pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
-    let sk = format!("{}#{}", timestamp::format(&p.requested_at), p.id);
+    let sk = keys::at(&p.requested_at, &p.id);
     let mut index = IndexKeys::new();
     if p.is_visible() {
         index = index

@@ -43,7 +43,6 @@ use crate::store::{
     affiliate_totals, events, from_item, item_at, number_value, rollups, string_of, string_value,
     Store,
 };
-use crate::timestamp;
 
 /// Conversions claimed per transaction (one update each, plus the payout's counters).
 pub const CLAIM_CHUNK: usize = 98;
@@ -642,7 +641,7 @@ pub async fn due_conversions(
     now: DateTime<Utc>,
     limit: usize,
 ) -> Result<Vec<(Tenant, Conversion)>> {
-    let upto = format!("{}#~", timestamp::format(&now));
+    let upto = keys::up_to(&now);
     let keys: Vec<(String, String)> = store
         .query_work(&keys::due_approval(shard), WorkRange::UpTo(&upto), limit)
         .await?

@@ -14,11 +14,10 @@ use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::work::WorkRange;
 use crate::store::{number_value, record_item, string_of, string_value, IndexKeys, Item, Store};
-use crate::timestamp;
 
 /// The item of an adjustment: in its affiliate's pool until a payout nets it.
 pub fn adjustment_item(tenant: &Tenant, a: &Adjustment) -> Result<Item> {
-    let sk = format!("{}#{}", timestamp::format(&a.created_at), a.id);
+    let sk = keys::at(&a.created_at, &a.id);
     let partition = match &a.payout_id {
         Some(po) => keys::payout_members(po),
         None => keys::payable_pool(tenant, &a.affiliate_id, a.currency.code()),

@@ -96,12 +96,7 @@ fn task_item(tenant: &Tenant, t: &Task) -> Result<Item> {
         index.push((
             Index::Gsi5,
             keys::webhook_retries(keys::shard_of(&t.event_id)),
-            format!(
-                "{}#{}#{}",
-                timestamp::format(&next),
-                t.endpoint_id,
-                t.event_id
-            ),
+            keys::at(&next, &format!("{}#{}", t.endpoint_id, t.event_id)),
         ));
     }
     let expires = t.updated_at + Duration::days(RETENTION_DAYS);
@@ -335,7 +330,7 @@ pub async fn due_tasks(
     now: DateTime<Utc>,
     limit: usize,
 ) -> Result<Vec<(Tenant, Task)>> {
-    let upto = format!("{}#~", timestamp::format(&now));
+    let upto = keys::up_to(&now);
     let items = store
         .query_work(&keys::webhook_retries(shard), WorkRange::UpTo(&upto), limit)
         .await?;
