@@ -214,6 +214,29 @@ async fn claim_read(app: &App, t: &Tenant, p: &Payout, read: &[Conversion]) -> C
         .unwrap()
 }
 
+/// The APPROVED ones among the first `limit` members of payout `po`, each
+/// beside itself paid at `now`.
+async fn paying(
+    app: &App,
+    t: &Tenant,
+    po: &str,
+    limit: usize,
+    now: DateTime<Utc>,
+) -> Vec<(Conversion, Conversion)> {
+    let partition = keys::payout_members(po);
+    let (members, _) = store_payouts::members(&app.store, t, &partition, WorkRange::All, limit)
+        .await
+        .unwrap();
+    members
+        .into_iter()
+        .filter(|c| c.status == ConversionStatus::Approved)
+        .map(|c| {
+            let after = c.pay(po, now).unwrap();
+            (c, after)
+        })
+        .collect()
+}
+
 /// Settles a payout by the merchant's PUT mark-paid, without driving its work.
 async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
     let Outcome::Changed {
@@ -316,22 +339,8 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
 
     // A crash after part of the paid side effects: PAID, one settle chunk done.
     let paid = mark_paid_without_work(&app, &t, p).await;
-    let (members, _) = store_payouts::members(
-        &app.store,
-        &t,
-        &keys::payout_members(&p.id),
-        WorkRange::All,
-        16,
-    )
-    .await
-    .unwrap();
-    let chunk: Vec<_> = members
-        .into_iter()
-        .map(|c| {
-            let after = c.pay(&p.id, now).unwrap();
-            (c, after)
-        })
-        .collect();
+    let chunk = paying(&app, &t, &p.id, 16, now).await;
+    assert_eq!(chunk.len(), 16);
     let part = paid.chunk(PayoutWork::Settle, chunk.len(), now).unwrap();
     assert!(part.ended().is_none(), "16 of 250");
     assert!(
@@ -339,6 +348,23 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
             .await
             .unwrap()
     );
+    // A chunk planned on the counter as it was before that one is refused
+    // and moves nothing, so a committed chunk leaves the payout as planned.
+    let stale = paying(&app, &t, &p.id, 40, now).await;
+    assert!(!stale.is_empty());
+    let planned_before = paid.chunk(PayoutWork::Settle, stale.len(), now).unwrap();
+    assert!(
+        !store_payouts::settle_chunk(&app.store, &t, &paid, &stale, &planned_before)
+            .await
+            .unwrap()
+    );
+    let between = store_payouts::get(&app.store, &t, &p.id).await.unwrap();
+    let planned = part.into_after();
+    assert_eq!(
+        (&between.progress, between.work),
+        (&planned.progress, planned.work)
+    );
+    assert_eq!(between.progress.settled, 16);
     run_job(&app, now).await;
     let done = store_payouts::get(&app.store, &t, &p.id).await.unwrap();
     assert_eq!((done.status, done.work), (PayoutStatus::Paid, None));

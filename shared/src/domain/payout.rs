@@ -358,13 +358,16 @@ impl Releasing {
 }
 
 /// A chunk of a payout's settle or release work, as [`Payout::chunk`]
-/// plans it: the members it moves, and the payout with its work over when
-/// the chunk ends it (the payout is then written once less).
+/// plans it: the members it moves, the counter as read (the chunk applies
+/// only while it still reads so), and the payout once the chunk is
+/// committed, with its work over when the chunk ends it (the payout is then
+/// written once less).
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkChunk {
     work: PayoutWork,
     moved: usize,
-    ended: Option<Payout>,
+    read: u64,
+    after: Payout,
 }
 
 impl WorkChunk {
@@ -378,9 +381,20 @@ impl WorkChunk {
         self.moved
     }
 
+    /// The work's counter as the chunk was planned on.
+    pub fn read(&self) -> u64 {
+        self.read
+    }
+
     /// The payout with its work over, when this chunk ends it.
     pub fn ended(&self) -> Option<&Payout> {
-        self.ended.as_ref()
+        self.after.work.is_none().then_some(&self.after)
+    }
+
+    /// The payout once the chunk is committed: it is the payout's only
+    /// writer while the counter reads as planned.
+    pub fn into_after(self) -> Payout {
+        self.after
     }
 }
 
@@ -594,11 +608,16 @@ impl Payout {
     /// `now`, and whether it ends the work (`None` for a claim, counted as it
     /// joins, or when the counter would overflow).
     pub fn chunk(&self, work: PayoutWork, moved: usize, now: DateTime<Utc>) -> Option<WorkChunk> {
-        let ends = self.counted(work, moved)?.work_done();
+        let counted = self.counted(work, moved)?;
+        let after = match counted.work_done() {
+            true => counted.work_ended(now),
+            false => counted,
+        };
         Some(WorkChunk {
             work,
             moved,
-            ended: ends.then(|| self.work_ended(now)),
+            read: self.done_count(work)?,
+            after,
         })
     }
 
@@ -1223,11 +1242,15 @@ mod tests {
         assert!(part.counted(PayoutWork::Settle, 1).unwrap().work_done());
         assert!(paid.counted(PayoutWork::Claim, 1).is_none());
         let chunk = |p: &Payout, n| {
-            p.chunk(PayoutWork::Settle, n, now)
-                .map(|c| (c.moved(), c.ended().map(|e| (e.work, e.updated_at))))
+            p.chunk(PayoutWork::Settle, n, now).map(|c| {
+                let ended = c.ended().map(|e| (e.work, e.updated_at));
+                let (moved, read, after) = (c.moved(), c.read(), c.into_after());
+                (moved, read, ended, after.progress.settled, after.work)
+            })
         };
-        assert_eq!(chunk(&paid, 2), Some((2, None)));
-        assert_eq!(chunk(&part, 1), Some((1, Some((None, now)))));
+        let settle = Some(PayoutWork::Settle);
+        assert_eq!(chunk(&paid, 2), Some((2, 0, None, 2, settle)));
+        assert_eq!(chunk(&part, 1), Some((1, 2, Some((None, now)), 3, None)));
         assert!(paid.chunk(PayoutWork::Claim, 1, now).is_none());
 
         // Released: its conversions and its claimed adjustments, all of them.

@@ -220,24 +220,45 @@ pub async fn drive(
     // Settled conversions stay in the payout's partition: walk past them.
     let mut after: Option<String> = None;
     for _ in 0..chunks {
-        let progressed = match p.work {
+        let step = match p.work {
             None | Some(PayoutWork::Claim) => return Ok(p),
             _ if p.work_done() => {
-                store_payouts::finish_work(store, tenant, &p, &p.work_ended(now)).await?
+                let done = p.work_ended(now);
+                match store_payouts::finish_work(store, tenant, &p, &done).await? {
+                    true => Step::Moved(Box::new(done)),
+                    false => Step::Lost,
+                }
             }
             Some(PayoutWork::Settle) => settle_step(store, tenant, &p, &mut after, now).await?,
             Some(PayoutWork::Release) => release_step(store, tenant, &p, now).await?,
         };
+        // A committed chunk leaves the payout as the domain planned it: the
+        // chunk was conditioned on the counter it was planned on.
+        if let Step::Moved(next) = step {
+            p = *next;
+            continue;
+        }
         p = store_payouts::read(store, tenant, &p.id)
             .await?
             .ok_or_else(|| Error::internal("payout vanished"))?;
-        if !progressed && p.work.is_some() && !p.work_done() {
+        if step == Step::Nothing && p.work.is_some() && !p.work_done() {
             // Nothing left to take although the counters say otherwise: the
             // index has not caught up yet; the payout job completes it.
             return Ok(p);
         }
     }
     Ok(p)
+}
+
+/// What one step of a payout's work did.
+#[derive(Debug, PartialEq)]
+enum Step {
+    /// A chunk was committed: the payout is now this.
+    Moved(Box<Payout>),
+    /// Another writer changed a member or the payout meanwhile.
+    Lost,
+    /// The index lists nothing left to move.
+    Nothing,
 }
 
 /// One settle chunk: the next APPROVED conversions of the payout become
@@ -249,14 +270,14 @@ async fn settle_step(
     p: &Payout,
     after: &mut Option<String>,
     now: DateTime<Utc>,
-) -> Result<bool> {
+) -> Result<Step> {
     let partition = keys::payout_members(&p.id);
     loop {
         let range = after.as_deref().map_or(WorkRange::All, WorkRange::After);
         let (mut conversions, _, last) =
             store_payouts::members_page(store, tenant, &partition, range, STATUS_CHUNK).await?;
         let Some(last) = last else {
-            return Ok(false);
+            return Ok(Step::Nothing);
         };
         conversions.sort_by_key(Conversion::sort_key);
         let paid = p.paying(conversions, now);
@@ -266,10 +287,11 @@ async fn settle_step(
         }
         let chunk = work_chunk(p, PayoutWork::Settle, paid.len(), now)?;
         // A chunk that lost a race is read again from the same place.
-        if store_payouts::settle_chunk(store, tenant, p, &paid, &chunk).await? {
-            *after = Some(last);
+        if !store_payouts::settle_chunk(store, tenant, p, &paid, &chunk).await? {
+            return Ok(Step::Lost);
         }
-        return Ok(true);
+        *after = Some(last);
+        return Ok(Step::Moved(Box::new(chunk.into_after())));
     }
 }
 
@@ -280,17 +302,21 @@ async fn release_step(
     tenant: &Tenant,
     p: &Payout,
     now: DateTime<Utc>,
-) -> Result<bool> {
+) -> Result<Step> {
     let partition = keys::payout_members(&p.id);
     let (conversions, adjustments) =
         store_payouts::members(store, tenant, &partition, WorkRange::All, RELEASE_CHUNK).await?;
     let released = p.releasing(conversions, adjustments, now);
     if released.is_empty() {
-        return Ok(false);
+        return Ok(Step::Nothing);
     }
     let chunk = work_chunk(p, PayoutWork::Release, released.len(), now)?;
-    store_payouts::release_chunk(store, tenant, p, &released, &chunk).await?;
-    Ok(true)
+    Ok(
+        match store_payouts::release_chunk(store, tenant, p, &released, &chunk).await? {
+            true => Step::Moved(Box::new(chunk.into_after())),
+            false => Step::Lost,
+        },
+    )
 }
 
 /// The chunk of `p`'s `work` that moves `moved` members at `now`.

@@ -374,9 +374,10 @@ pub async fn settle_chunk(
 }
 
 /// The payout's update for a chunk of its `work` that moves `n` members:
-/// its counter grows by them, and the chunk the domain planned as the last
-/// also ends the work, as [`finish_work`] would: the payout is written once
-/// less.
+/// its counter grows by them while it reads as the chunk was planned on (so
+/// the payout after it is the one the domain planned), and the chunk the
+/// domain planned as the last also ends the work, as [`finish_work`] would:
+/// the payout is written once less.
 fn count_work(
     tenant: &Tenant,
     p: &Payout,
@@ -397,8 +398,9 @@ fn count_work(
         .when_tenant(&tenant.key())
         .when_work(work);
     match chunk.ended() {
+        // Conditioned on both counters as read.
         Some(done) => end_work(u, tenant, p, done),
-        None => Ok(u),
+        None => Ok(u.when_absent_or_eq(counter, number_value(chunk.read()))),
     }
 }
 
