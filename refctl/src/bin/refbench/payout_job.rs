@@ -317,6 +317,51 @@ async fn endpoint_rows(b: &mut Bench, app: std::sync::Arc<App>, p: &Programme, k
     )
     .await;
     batch_process_row(b, &app, p, key).await;
+    chunked_rows(b, &app, p, key).await;
+}
+
+/// Conversions of each payout moved in chunks: more than a transition moves
+/// in its own transaction, paid (chunks of 12) or released (chunks of 49).
+const CHUNKED: usize = 60;
+
+/// mark-paid and reject of payouts of [`CHUNKED`] conversions, whose work
+/// the request completes chunk after chunk.
+async fn chunked_rows(b: &mut Bench, app: &App, p: &Programme, key: &str) {
+    let two = Programme {
+        tenant: p.tenant.clone(),
+        campaign: p.campaign.clone(),
+        affiliates: enroll(app, &p.tenant, &p.campaign, 2).await,
+    };
+    seed(app, &two, 2 * CHUNKED, true).await;
+    job::run(app, Utc::now(), Budget::default()).await.unwrap();
+    let mut ids = Vec::new();
+    for aff in &two.affiliates {
+        ids.extend(payout_ids(b, key, &format!("&affiliate_id={aff}")).await);
+    }
+    assert_eq!(ids.len(), 2);
+    let (paid, rejected) = (&ids[0], &ids[1]);
+    let out = b
+        .measure_status(
+            &format!("PUT /payouts/{{id}}/mark-paid ({CHUNKED} conversions, in chunks)"),
+            200,
+            Method::PUT,
+            &format!("/api/v1/payouts/{paid}/mark-paid"),
+            Some(key),
+            Some(&json!({})),
+        )
+        .await;
+    assert_eq!(out["data"]["status"], "PAID", "{out}");
+    let out = b
+        .measure_status(
+            &format!("POST /payouts/{{id}}/reject ({CHUNKED} conversions, in chunks)"),
+            200,
+            Method::POST,
+            &format!("/api/v1/payouts/{rejected}/reject"),
+            Some(key),
+            Some(&json!({"reason": "bench"})),
+        )
+        .await;
+    assert_eq!(out["data"]["status"], "REJECTED", "{out}");
 }
 
 /// batch-process of 100 invoiced payouts of one conversion each (sandbox).
