@@ -400,6 +400,64 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
     assert!(groups.iter().all(|g| g["status"] == "PAID"), "{groups:?}");
 }
 
+/// A request whose payout moves more members than one transaction does
+/// completes the work chunk after chunk, going on from the payout each
+/// chunk planned, and answers with the payout as it is stored.
+#[tokio::test]
+async fn a_request_moves_a_large_payout_in_chunks_and_answers_it_as_stored() {
+    let m = merchant_on(payouts_server()).await;
+    let app = app_for(payouts_server()).await;
+    let t = Tenant::new(&m.account_id, Mode::Test);
+    let key = Some(m.test_key.as_str());
+    let base = &payouts_server().base;
+    let (_, aff, code) = programme(&m.test_key, json!({"holdDays": 0})).await;
+    let then = Utc::now() - Duration::hours(1);
+    // More than a transition releases (48) or pays (12) in its own.
+    for i in 0..50_u32 {
+        sale(&m.test_key, &code, 100 + i, "USD", then).await;
+    }
+    let answered_as_stored = |method: &'static str, path: String, body: Value| async move {
+        let r = call_on(base, method, &path, key, Some(body)).await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        let id = r.data()["id"].as_str().unwrap().to_string();
+        let stored = call_on(base, "GET", &format!("/api/v1/payouts/{id}"), key, None).await;
+        assert_eq!(r.data(), stored.data());
+        let list = format!("/api/v1/conversions?payout_id={id}&limit=100");
+        let held = call_on(base, "GET", &list, key, None).await;
+        let statuses: Vec<_> = held
+            .data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["status"].clone())
+            .collect();
+        (r.data().clone(), statuses)
+    };
+    run_job(&app, Utc::now()).await;
+    let first = payouts_of(&app, &t, &aff).await;
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].conversion_count, 50);
+    let path = format!("/api/v1/payouts/{}/reject", first[0].id);
+    let (rejected, held) = answered_as_stored("POST", path, json!({"reason": "again"})).await;
+    assert_eq!(rejected["status"], "REJECTED");
+    assert!(held.is_empty(), "all 50 back in the pool: {held:?}");
+    // The next run pays them in a payout of their own.
+    run_job(&app, Utc::now()).await;
+    let again: Vec<_> = payouts_of(&app, &t, &aff)
+        .await
+        .into_iter()
+        .filter(|p| p.id != first[0].id)
+        .collect();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].conversion_count, 50);
+    // PUT mark-paid settles it from PENDING (the merchant paid outside).
+    let path = format!("/api/v1/payouts/{}/mark-paid", again[0].id);
+    let (paid, held) = answered_as_stored("PUT", path, json!({})).await;
+    assert_eq!(paid["status"], "PAID");
+    assert_eq!(held.len(), 50);
+    assert!(held.iter().all(|s| s == "PAID"), "{held:?}");
+}
+
 #[tokio::test]
 async fn a_reversed_paid_conversion_is_clawed_back_from_the_next_payout() {
     let m = merchant_on(payouts_server()).await;

@@ -455,18 +455,22 @@ impl Campaign {
         self.is_public && self.signup_open
     }
 
-    /// A sign-up to this public campaign may go on: 409 SIGNUP_CLOSED
-    /// otherwise. The public profile already shows `signupOpen`, so saying
-    /// so leaks nothing.
+    /// A sign-up to this campaign may go on: NOT_FOUND unless it is public
+    /// (whoever owns it), 409 SIGNUP_CLOSED when its sign-up is closed (the
+    /// public profile already shows `signupOpen`, so saying so leaks
+    /// nothing).
     pub fn open_to_signups(&self) -> Result<(), Error> {
-        if self.accepts_signups() {
-            return Ok(());
+        if !self.is_public {
+            return Err(Error::NotFound("campaign"));
         }
-        Err(Error::InvalidState {
-            resource: "campaign",
-            current: "SIGNUP_CLOSED".into(),
-            action: "signup",
-        })
+        if !self.signup_open {
+            return Err(Error::InvalidState {
+                resource: "campaign",
+                current: "SIGNUP_CLOSED".into(),
+                action: "signup",
+            });
+        }
+        Ok(())
     }
 }
 
@@ -656,6 +660,30 @@ mod tests {
 
     fn patch(json: serde_json::Value) -> CampaignPatch {
         serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn only_a_public_campaign_with_sign_up_open_takes_a_sign_up() {
+        let base = serde_json::json!({"name": "A", "commissionType": "PERCENTAGE",
+            "commissionValue": 10});
+        let with = |public: bool, open: bool| {
+            let mut json = base.clone();
+            json["isPublic"] = public.into();
+            json["signupOpen"] = open.into();
+            new(json).unwrap().open_to_signups()
+        };
+        assert!(with(true, true).is_ok());
+        // A private campaign is not found, whether its sign-up is open or not.
+        for open in [true, false] {
+            assert!(matches!(
+                with(false, open),
+                Err(Error::NotFound("campaign"))
+            ));
+        }
+        let Err(Error::InvalidState { current, .. }) = with(true, false) else {
+            panic!("a closed sign-up is a state");
+        };
+        assert_eq!(current, "SIGNUP_CLOSED");
     }
 
     #[test]

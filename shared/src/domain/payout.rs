@@ -1241,16 +1241,22 @@ mod tests {
         assert_eq!((part.progress.settled, part.work_done()), (2, false));
         assert!(part.counted(PayoutWork::Settle, 1).unwrap().work_done());
         assert!(paid.counted(PayoutWork::Claim, 1).is_none());
-        let chunk = |p: &Payout, n| {
-            p.chunk(PayoutWork::Settle, n, now).map(|c| {
+        let later = now + chrono::Duration::minutes(1);
+        let chunk = |p: &Payout, work, n| {
+            p.chunk(work, n, later).map(|c| {
                 let ended = c.ended().map(|e| (e.work, e.updated_at));
                 let (moved, read, after) = (c.moved(), c.read(), c.into_after());
-                (moved, read, ended, after.progress.settled, after.work)
+                let counters = (after.progress.settled, after.progress.released);
+                (moved, read, ended, counters, after.work, after.updated_at)
             })
         };
-        let settle = Some(PayoutWork::Settle);
-        assert_eq!(chunk(&paid, 2), Some((2, 0, None, 2, settle)));
-        assert_eq!(chunk(&part, 1), Some((1, 2, Some((None, now)), 3, None)));
+        // A chunk short of the total only counts; the last one ends the work
+        // at its time.
+        let (settle, paid_at) = (Some(PayoutWork::Settle), paid.updated_at);
+        let first = Some((2, 0, None, (2, 0), settle, paid_at));
+        assert_eq!(chunk(&paid, PayoutWork::Settle, 2), first);
+        let last = Some((1, 2, Some((None, later)), (3, 0), None, later));
+        assert_eq!(chunk(&part, PayoutWork::Settle, 1), last);
         assert!(paid.chunk(PayoutWork::Claim, 1, now).is_none());
 
         // Released: its conversions and its claimed adjustments, all of them.
@@ -1269,6 +1275,14 @@ mod tests {
         };
         let mut rejected = *rejected;
         rejected.progress.claimed_adjustments = 1;
+        // Released in chunks: its conversions and its adjustment count.
+        let release = Some(PayoutWork::Release);
+        let first = (3, 0, None, (0, 3), release, rejected.updated_at);
+        assert_eq!(chunk(&rejected, PayoutWork::Release, 3), Some(first));
+        let mut begun = rejected.clone();
+        begun.progress.released = 3;
+        let last = (1, 3, Some((None, later)), (0, 4), None, later);
+        assert_eq!(chunk(&begun, PayoutWork::Release, 1), Some(last));
         assert!(rejected.settled_at_once(3).is_none(), "release, not settle");
         let done = rejected
             .released_at_once(&releasing(&rejected, 3, 1))

@@ -1,6 +1,6 @@
-//! A merchant's creation of one record: the domain validates it and gives
-//! its event, the campaign it names is read (404 when it is not the
-//! tenant's), and the store writes both.
+//! A merchant's creation of one record: the domain validates it (and gives
+//! the event of a campaign or an asset), the campaign it names is read (404
+//! when it is not the tenant's), and the store writes it with its event.
 
 use crate::domain::asset::{Asset, NewSwipeCopy};
 use crate::domain::campaign::{Campaign, NewCampaign};

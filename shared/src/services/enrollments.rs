@@ -32,14 +32,13 @@ pub async fn add(store: &Store, tenant: &Tenant, input: NewAffiliate) -> Result<
 /// sign-up closed refuses it before its input is judged. `network` is the
 /// caller's salted network hash.
 pub async fn sign_up(store: &Store, input: SignUp, network: Option<String>) -> Result<Enrollment> {
-    let (campaign, tenant) = match campaigns::get_with_tenant(store, &input.campaign_id).await? {
-        Some((c, t)) if c.is_public => (
-            c,
-            Tenant::from_key(&t).ok_or_else(|| Error::internal("campaign without a tenant"))?,
-        ),
-        _ => return Err(Error::NotFound("campaign")),
+    let Some((campaign, tenant)) = campaigns::get_with_tenant(store, &input.campaign_id).await?
+    else {
+        return Err(Error::NotFound("campaign"));
     };
     campaign.open_to_signups()?;
+    let tenant =
+        Tenant::from_key(&tenant).ok_or_else(|| Error::internal("campaign without a tenant"))?;
     let mut new = signup::enroll(input, &campaign, network, timestamp::now())?;
     enroll(store, &tenant, &mut new).await?;
     Ok(new)

@@ -221,7 +221,7 @@ pub async fn log_delivery(
 
 fn log_item(tenant: &Tenant, integration_id: &str, row: &DeliveryRow) -> Result<Item> {
     let id = ids::new_id(IdKind::Delivery);
-    let sort = format!("{}#{id}", timestamp::format(&row.received_at));
+    let sort = keys::at(&row.received_at, &id);
     let index = IndexKeys::new().with(Index::Gsi4, log_partition(integration_id), sort);
     let mut item = record_item(&id, Some(&tenant.key()), row, &index)?;
     let ttl = (row.received_at + Duration::days(LOG_DAYS)).timestamp();

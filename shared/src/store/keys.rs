@@ -14,23 +14,23 @@ use crate::timestamp;
 
 /// Sort key of a primary record.
 pub const RECORD_SK: &str = "R";
-/// A sort key in time order: `<timestamp>#<rest>` (an id, or ids joined
-/// by `#`).
-pub fn at(at: &DateTime<Utc>, rest: &str) -> String {
-    format!("{}#{rest}", timestamp::format(at))
-}
-
-/// The greatest time-ordered sort key at `at`: "~" sorts after every id, so
-/// a range up to it keeps all of that instant.
-pub fn up_to(at: &DateTime<Utc>) -> String {
-    self::at(at, "~")
-}
-
 /// Sort key of a uniqueness guard.
 pub const GUARD_SK: &str = "GUARD";
 /// Sort key of an affiliate's money totals, next to its record
 /// (`pk = aff_…`; see `store::affiliate_totals`).
 pub const TOTALS_SK: &str = "TOTALS";
+
+/// A sort key in time order: `<timestamp>#<rest>` (an id, or ids joined
+/// by `#`).
+pub fn at(time: &DateTime<Utc>, rest: &str) -> String {
+    format!("{}#{rest}", timestamp::format(time))
+}
+
+/// The greatest time-ordered sort key at `time`: "~" sorts after every id,
+/// so a range up to it keeps all of that instant.
+pub fn up_to(time: &DateTime<Utc>) -> String {
+    at(time, "~")
+}
 
 /// The global secondary indexes: four overloaded tenant lists, and a sparse
 /// one of work that comes due (`GSI5`).
@@ -290,8 +290,8 @@ pub fn webhook_task_sk(event_id: &str) -> String {
 }
 
 /// Sort key of a delivery attempt record (`pk = <endpoint id>`), in time order.
-pub fn webhook_attempt_sk(attempted_at: &str, delivery_id: &str) -> String {
-    format!("DLV#{attempted_at}#{delivery_id}")
+pub fn webhook_attempt_sk(attempted_at: &DateTime<Utc>, delivery_id: &str) -> String {
+    format!("DLV#{}", at(attempted_at, delivery_id))
 }
 
 /// GSI1 partition of an endpoint's delivery attempts (newest first).

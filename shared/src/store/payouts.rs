@@ -287,8 +287,8 @@ pub async fn abandon_claim(store: &Store, tenant: &Tenant, payout: &Payout) -> R
     let unclaimed = UpdateExpr::new()
         .when_tenant(&tenant.key())
         .when_work(PayoutWork::Claim)
-        .when_absent_or_eq(attrs::CLAIMED, number_value(0))
-        .when_absent_or_eq(attrs::CLAIMED_ADJUSTMENTS, number_value(0));
+        .when_count(attrs::CLAIMED, 0)
+        .when_count(attrs::CLAIMED_ADJUSTMENTS, 0);
     tx.delete(Write::Payout, &payout.id, RECORD_SK, &unclaimed);
     let lock_sk = keys::claim_lock_sk(payout.currency.code());
     let ours =
@@ -342,10 +342,10 @@ pub async fn finish_claim(
         .copy_from(&full, &fields)
         .when_tenant(&tenant.key())
         .when_work(PayoutWork::Claim)
-        .when_absent_or_eq(attrs::CLAIMED, number_value(before.progress.claimed))
-        .when_absent_or_eq(
+        .when_count(attrs::CLAIMED, before.progress.claimed)
+        .when_count(
             attrs::CLAIMED_ADJUSTMENTS,
-            number_value(before.progress.claimed_adjustments),
+            before.progress.claimed_adjustments,
         );
     tx.update(Write::Payout, &after.id, RECORD_SK, &u);
     let lock_sk = keys::claim_lock_sk(after.currency.code());
@@ -385,14 +385,16 @@ fn count_work(
     work: PayoutWork,
     n: usize,
 ) -> Result<UpdateExpr> {
-    if (chunk.work(), chunk.moved()) != (work, n) {
-        return Err(Error::internal("a work chunk planned for other members"));
-    }
-    let counter = match work {
-        PayoutWork::Settle => attrs::SETTLED,
-        PayoutWork::Release => attrs::RELEASED,
+    let (counter, read) = match work {
+        PayoutWork::Settle => (attrs::SETTLED, p.progress.settled),
+        PayoutWork::Release => (attrs::RELEASED, p.progress.released),
         PayoutWork::Claim => return Err(Error::internal("a claim is not counted here")),
     };
+    if (chunk.work(), chunk.moved(), chunk.read()) != (work, n, read) {
+        return Err(Error::internal(
+            "a work chunk planned for other members or another payout",
+        ));
+    }
     let u = UpdateExpr::new()
         .add(counter, number_value(n))
         .when_tenant(&tenant.key())
@@ -400,7 +402,7 @@ fn count_work(
     match chunk.ended() {
         // Conditioned on both counters as read.
         Some(done) => end_work(u, tenant, p, done),
-        None => Ok(u.when_absent_or_eq(counter, number_value(chunk.read()))),
+        None => Ok(u.when_count(counter, read)),
     }
 }
 
@@ -551,8 +553,8 @@ fn end_work(u: UpdateExpr, tenant: &Tenant, p: &Payout, done: &Payout) -> Result
     let mut fields = vec![attrs::WORK, attrs::UPDATED_AT];
     fields.extend(Index::attributes());
     Ok(u.copy_from(&item(tenant, done)?, &fields)
-        .when_absent_or_eq(attrs::SETTLED, number_value(p.progress.settled))
-        .when_absent_or_eq(attrs::RELEASED, number_value(p.progress.released)))
+        .when_count(attrs::SETTLED, p.progress.settled)
+        .when_count(attrs::RELEASED, p.progress.released))
 }
 
 fn applied(r: std::result::Result<(), TxError<Write>>) -> Result<bool> {

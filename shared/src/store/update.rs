@@ -164,6 +164,15 @@ impl UpdateExpr {
         self
     }
 
+    /// Applies while the counter `attr` reads `n`: a counter at zero is left
+    /// out of its item (`store::compact`), so zero also matches its absence.
+    pub fn when_count(self, attr: &str, n: u64) -> Self {
+        match n {
+            0 => self.when_absent_or_eq(attr, number_value(0)),
+            _ => self.when_eq(attr, number_value(n)),
+        }
+    }
+
     /// Applies while the number `attr` is missing or below `value`.
     pub fn when_absent_or_below(mut self, attr: &str, v: AttributeValue) -> Self {
         let (a, v) = (self.name(attr), self.value(v));

@@ -105,8 +105,7 @@ fn task_item(tenant: &Tenant, t: &Task) -> Result<Item> {
 }
 
 fn attempt_item(tenant: &Tenant, d: &DeliveryAttempt) -> Result<Item> {
-    let at = timestamp::format(&d.attempted_at);
-    let sort = format!("{at}#{}", d.id);
+    let sort = keys::at(&d.attempted_at, &d.id);
     let index = [
         (
             Index::Gsi1,
@@ -120,7 +119,7 @@ fn attempt_item(tenant: &Tenant, d: &DeliveryAttempt) -> Result<Item> {
         ),
     ];
     let expires = d.attempted_at + Duration::days(RETENTION_DAYS);
-    let sk = keys::webhook_attempt_sk(&at, &d.id);
+    let sk = keys::webhook_attempt_sk(&d.attempted_at, &d.id);
     child_item(tenant, &d.endpoint_id, &sk, d, &index, expires)
 }
 
