@@ -82,9 +82,9 @@ impl App {
     }
 
     /// Builds the clients. The signing secret is not read here: the first
-    /// request that needs it reads it (a Lambda starts the read as it waits
-    /// for its first event, see `lambda::run`), and a read that fails is
-    /// that request's 503, tried again by the next.
+    /// request that needs it reads it beside its own reads (see
+    /// `lambda::run`), and a read that fails is that request's 503, tried
+    /// again by the next.
     pub async fn init(config: Config) -> Result<Arc<App>, crate::Error> {
         Ok(App::new(config).await)
     }

@@ -59,11 +59,11 @@ pub async fn run(routes: ApiRouter) -> Result<(), lambda_http::Error> {
     init_tracing();
     let config = Config::from_env()?;
     let app = App::init(config).await?;
-    // Started last, so it runs while the runtime asks for the first event
-    // instead of competing with the rest of start-up.
-    let signing = app.signing.clone();
+    // The signing secret is not read here: a cold start's event is already
+    // waiting when init ends, and the first request that needs the secret
+    // reads it beside its own reads, while a read started now would take
+    // the start's CPU.
     let router = Arc::new(service(routes, app));
-    signing.prefetch();
     lambda_http::run(service_fn(move |event: Request| {
         let router = router.clone();
         async move { Ok::<_, std::convert::Infallible>(answer(&router, event).await) }

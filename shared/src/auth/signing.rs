@@ -93,9 +93,10 @@ impl SigningKeys {
         read(&self.current).is_some()
     }
 
-    /// Starts reading the current secret without waiting for it: called at
-    /// start-up, so the read runs while the first request arrives and that
-    /// request waits for it together with its own reads.
+    /// Starts reading the current secret without waiting for it: the local
+    /// host calls it as it begins to serve, so the read runs while the first
+    /// request arrives and that request waits for it together with its own
+    /// reads. (A Lambda does not: see `lambda::run`.)
     pub fn prefetch(self: &Arc<Self>) {
         if self.is_ready() {
             return;
