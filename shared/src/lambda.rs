@@ -59,7 +59,7 @@ pub async fn run(routes: ApiRouter) -> Result<(), lambda_http::Error> {
     init_tracing();
     let config = Config::from_env()?;
     let app = App::init(config).await?;
-    // The signing secret is not read here: a cold start's event is already
+    // The signing secret is not read here: a cold start's event is normally
     // waiting when init ends, and the first request that needs the secret
     // reads it beside its own reads, while a read started now would take
     // the start's CPU.

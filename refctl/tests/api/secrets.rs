@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use shared::app::App;
-use shared::auth::api_key;
+use shared::auth::{api_key, portal};
 use shared::domain::tenant::Mode;
 use shared::store::accounts;
 
@@ -54,10 +54,17 @@ async fn status(base: &str, key: &str) -> u16 {
         .status
 }
 
-#[tokio::test]
-async fn keys_of_the_old_and_new_secret_versions_work_after_a_rotation() {
+/// A configuration of a table of its own whose signing secret is in the
+/// secrets emulator (made by the tables create).
+fn with_secret_manager() -> shared::config::Config {
     let mut config = test_config();
     config.api_key_secret_arn = Some(format!("{}/api-key-secret", config.table_name));
+    config
+}
+
+#[tokio::test]
+async fn keys_of_the_old_and_new_secret_versions_work_after_a_rotation() {
+    let config = with_secret_manager();
     // The server's tables create makes the secret in the emulator.
     let server = start(config.clone(), true);
     let before = App::init(config.clone()).await.unwrap();
@@ -124,8 +131,7 @@ async fn keys_of_the_old_and_new_secret_versions_work_after_a_rotation() {
 
 #[tokio::test]
 async fn a_secret_store_down_at_start_up_is_503_per_request_until_it_is_back() {
-    let mut config = test_config();
-    config.api_key_secret_arn = Some(format!("{}/api-key-secret", config.table_name));
+    let config = with_secret_manager();
     // The table and the secret exist; keys are issued while the store is up.
     let healthy = start(config.clone(), true);
     let issuer = App::init(config.clone()).await.unwrap();
@@ -221,4 +227,47 @@ async fn a_secret_store_down_at_start_up_is_503_per_request_until_it_is_back() {
     // Once read, the secret is kept: the store going away again changes nothing.
     up.store(false, Ordering::SeqCst);
     assert_eq!(status(&server.base, &m.test_key).await, 200);
+}
+
+/// A process's first portal request reads the records its token claims
+/// while the secret is read, and trusts none of it until the signature
+/// checks: a token forged for a real affiliate is 401, a true one 200.
+#[tokio::test]
+async fn a_first_portal_request_is_checked_though_its_records_are_read_beside_the_secret() {
+    let config = with_secret_manager();
+    let healthy = start(config.clone(), true);
+    let issuer = App::init(config.clone()).await.unwrap();
+    let (secret, m) = (
+        issuer.signing.current().await.unwrap().secret,
+        merchant_in(&issuer).await,
+    );
+    let body = serde_json::json!({"name": "Portal", "commissionType": "PERCENTAGE",
+        "commissionValue": 10});
+    let key = Some(m.test_key.as_str());
+    let c = call_on(&healthy.base, "POST", "/api/v1/campaigns", key, Some(body)).await;
+    assert_eq!(c.status, 201, "{:?}", c.body);
+    let body = serde_json::json!({"campaignId": c.data()["id"], "name": "Ann",
+        "email": "ann@partners.example.com"});
+    let a = call_on(&healthy.base, "POST", "/api/v1/affiliates", key, Some(body)).await;
+    assert_eq!(a.status, 201, "{:?}", a.body);
+    let affiliate = a.data()["id"].as_str().unwrap();
+    let tenant = shared::domain::tenant::Tenant::new(m.account_id.clone(), Mode::Test);
+    let claims = portal::PortalClaims::new(&tenant, affiliate, chrono::Utc::now());
+    let true_token = portal::issue(&secret, &claims);
+    let forged = portal::issue("another-secret-that-is-long-enough-0123", &claims);
+    let sample = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events/portal-me.json"),
+    )
+    .unwrap();
+    for (token, expected) in [(&forged, 401), (&true_token, 200)] {
+        // A process of its own, whose start read no secret.
+        let app = App::init(config.clone()).await.unwrap();
+        assert!(!app.signing.is_ready());
+        let router = refctl::serve::service(app.clone());
+        let event = sample.replace("pt_test_REPLACE_WITH_A_PORTAL_TOKEN", token);
+        let req = lambda_http::request::from_str(&event).unwrap();
+        let resp = shared::lambda::answer(&router, req).await;
+        assert_eq!(resp.status().as_u16(), expected, "{:?}", resp.body());
+        assert!(app.signing.is_ready(), "the request read the secret");
+    }
 }

@@ -180,6 +180,13 @@ pub async fn verify_portal(
     portal::verify(&secret, raw, now).ok_or(Error::Unauthorized)
 }
 
+/// What a portal token claims, before its signature is checked (the first
+/// request of a process reads its records meanwhile): 401 when the bearer
+/// is no portal token.
+pub fn claimed_portal(header: Option<&str>) -> Result<portal::PortalClaims> {
+    portal::claimed(bearer(header)?).ok_or(Error::Unauthorized)
+}
+
 /// The affiliate a portal token names, read with its account in one
 /// strongly consistent batch: 401 unless the affiliate is the tenant's and
 /// ACTIVE (a suspended one's token stops at once), 403 for an account that

@@ -87,10 +87,11 @@ pub fn is_portal_token(raw: &str) -> bool {
     raw.starts_with(prefix(Mode::Test)) || raw.starts_with(prefix(Mode::Live))
 }
 
-/// The claims of a token signed with `secret` and unexpired at `now`;
-/// `None` for anything else (a bad signature, another header, ids that
-/// cannot exist, a mode that disagrees with the prefix).
-pub fn verify(secret: &str, raw: &str, now: DateTime<Utc>) -> Option<PortalClaims> {
+/// A token's parts: its header, body and signature (still encoded), and
+/// the claims its body states, when it is shaped as a portal token (the
+/// header every token carries, ids that can exist, the prefix's mode).
+/// Nothing here is checked against the signature.
+fn parts(raw: &str) -> Option<(&str, &str, &str, PortalClaims)> {
     let (mode, token) = match raw.strip_prefix(prefix(Mode::Live)) {
         Some(t) => (Mode::Live, t),
         None => (Mode::Test, raw.strip_prefix(prefix(Mode::Test))?),
@@ -100,15 +101,29 @@ pub fn verify(secret: &str, raw: &str, now: DateTime<Utc>) -> Option<PortalClaim
     if parts.next().is_some() || URL_SAFE_NO_PAD.decode(header).ok()? != HEADER.as_bytes() {
         return None;
     }
+    let c: PortalClaims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(body).ok()?).ok()?;
+    let well_formed =
+        ids::is_valid(IdKind::Affiliate, &c.aff) && ids::is_valid(IdKind::Account, &c.acct);
+    (well_formed && c.mode == mode).then_some((header, body, signature, c))
+}
+
+/// What a token claims, unchecked: the records to read while its
+/// signature waits for the secret. Trust nothing here before [`verify`].
+pub fn claimed(raw: &str) -> Option<PortalClaims> {
+    parts(raw).map(|(_, _, _, c)| c)
+}
+
+/// The claims of a token signed with `secret` and unexpired at `now`;
+/// `None` for anything else (a bad signature, another header, ids that
+/// cannot exist, a mode that disagrees with the prefix).
+pub fn verify(secret: &str, raw: &str, now: DateTime<Utc>) -> Option<PortalClaims> {
+    let (header, body, signature, c) = parts(raw)?;
     let signature = URL_SAFE_NO_PAD.decode(signature).ok()?;
     // Constant-time comparison.
     mac(&portal_key(secret), header, body)
         .verify_slice(&signature)
         .ok()?;
-    let c: PortalClaims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(body).ok()?).ok()?;
-    let well_formed =
-        ids::is_valid(IdKind::Affiliate, &c.aff) && ids::is_valid(IdKind::Account, &c.acct);
-    (well_formed && c.mode == mode && c.exp > now.timestamp()).then_some(c)
+    (c.exp > now.timestamp()).then_some(c)
 }
 
 #[cfg(test)]
@@ -149,5 +164,23 @@ mod tests {
         let key = api_key::issue(SECRET, &new_id(IdKind::Key), &tenant.account_id, Mode::Test);
         assert_eq!(verify(SECRET, &key.replacen("rk_", "pt_", 1), now), None);
         assert!(!is_portal_token(&key));
+    }
+
+    #[test]
+    fn what_a_token_claims_is_read_without_its_signature_but_only_from_a_portal_token() {
+        let now = Utc::now();
+        let tenant = Tenant::new(new_id(IdKind::Account), Mode::Live);
+        let claims = PortalClaims::new(&tenant, &new_id(IdKind::Affiliate), now);
+        // Signed with any secret, expired or not: the claims as stated.
+        let forged = issue("another-secret-entirely-0123456789", &claims);
+        assert_eq!(claimed(&forged), Some(claims.clone()));
+        assert_eq!(verify(SECRET, &forged, now), None);
+        // Another mode's prefix, an API key, ids that cannot exist: nothing.
+        assert_eq!(claimed(&forged.replacen("pt_live_", "pt_test_", 1)), None);
+        let key = api_key::issue(SECRET, &new_id(IdKind::Key), &tenant.account_id, Mode::Live);
+        assert_eq!(claimed(&key), None);
+        let mut bad = claims;
+        bad.aff = "aff_nope".into();
+        assert_eq!(claimed(&issue(SECRET, &bad)), None);
     }
 }

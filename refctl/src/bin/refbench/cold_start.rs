@@ -20,8 +20,9 @@ use shared::config::Config;
 use shared::store::accounts;
 
 /// Each binary, the sample event it is sent (the hello-world ignores its),
-/// and whether it reads the API key signing secret at init (the HTTP
-/// functions but the hello-world, whose event is borrowed).
+/// and whether it is configured with the API key signing secret in Secrets
+/// Manager (the HTTP functions but the hello-world, whose event is
+/// borrowed), so it also starts with a plain secret, the control.
 const BINARIES: &[(&str, &str, bool)] = &[
     ("hello-lambda", "campaigns-list.json", false),
     ("campaigns", "campaigns-list.json", true),
@@ -178,7 +179,8 @@ async fn prepare(mut config: Config) -> (std::sync::Arc<App>, Vec<(&'static str,
     (app, vec![(SAMPLE_KEY, key), (SAMPLE_CAMPAIGN, campaign)])
 }
 
-/// Builds, starts every binary `RUNS` times and prints the table.
+/// Builds, starts every binary once uncounted and then `RUNS` times (an
+/// HTTP function `RUNS` more with a plain secret) and prints the table.
 pub async fn report(config: Config) {
     let bins = build_release();
     let (app, swaps) = prepare(config).await;
