@@ -195,7 +195,7 @@ pub async fn portal_principal(
     store: &Store,
     claims: &portal::PortalClaims,
 ) -> Result<PortalPrincipal> {
-    use crate::domain::affiliate::{Affiliate, AffiliateStatus};
+    use crate::domain::affiliate::Affiliate;
     let tenant = claims.tenant();
     let items = store
         .batch_get(&[
@@ -216,7 +216,7 @@ pub async fn portal_principal(
         }
     }
     let affiliate = affiliate
-        .filter(|a| a.status == AffiliateStatus::Active)
+        .filter(Affiliate::opens_portal)
         .ok_or(Error::Unauthorized)?;
     account
         .ok_or(Error::Unauthorized)?

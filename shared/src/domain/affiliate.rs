@@ -195,6 +195,12 @@ pub struct AffiliatePatch {
 }
 
 impl Affiliate {
+    /// Whether its portal tokens open the portal: only while ACTIVE, so a
+    /// suspension ends every session at once.
+    pub fn opens_portal(&self) -> bool {
+        self.status == AffiliateStatus::Active
+    }
+
     /// The affiliate once its application is decided.
     pub fn decided(&self, decision: &Decision, now: DateTime<Utc>) -> Affiliate {
         let mut a = self.clone();
@@ -591,6 +597,22 @@ mod tests {
             panic!("expected validation")
         };
         assert_eq!(issues.len(), 5, "{issues:?}");
+    }
+
+    #[test]
+    fn only_an_active_affiliate_opens_its_portal() {
+        let mut a = new(serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}))
+            .unwrap()
+            .affiliate;
+        for (status, opens) in [
+            (AffiliateStatus::Active, true),
+            (AffiliateStatus::Pending, false),
+            (AffiliateStatus::Suspended, false),
+            (AffiliateStatus::Rejected, false),
+        ] {
+            a.status = status;
+            assert_eq!(a.opens_portal(), opens, "{status:?}");
+        }
     }
 
     #[test]
