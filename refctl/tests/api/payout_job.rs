@@ -424,14 +424,8 @@ async fn a_request_moves_a_large_payout_in_chunks_and_answers_it_as_stored() {
         assert_eq!(r.data(), stored.data());
         let list = format!("/api/v1/conversions?payout_id={id}&limit=100");
         let held = call_on(base, "GET", &list, key, None).await;
-        let statuses: Vec<_> = held
-            .data()
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["status"].clone())
-            .collect();
-        (r.data().clone(), statuses)
+        assert!(held.data().is_array(), "{:?}", held.body);
+        (r.data().clone(), held.each("status"))
     };
     run_job(&app, Utc::now()).await;
     let first = payouts_of(&app, &t, &aff).await;

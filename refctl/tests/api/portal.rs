@@ -186,14 +186,7 @@ async fn an_affiliate_reads_its_own_numbers_and_nothing_else() {
         None,
     )
     .await;
-    let ids: Vec<_> = list
-        .data()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].clone())
-        .collect();
-    assert_eq!(ids, vec![json!(carls)]);
+    assert_eq!(list.each("id"), vec![json!(carls)]);
     let _ = bob;
 }
 

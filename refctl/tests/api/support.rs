@@ -195,6 +195,14 @@ impl Resp {
         &self.body["data"]
     }
 
+    /// `field` of each record of a list's `data` (none when it is no list).
+    pub fn each(&self, field: &str) -> Vec<Value> {
+        self.data()
+            .as_array()
+            .map(|all| all.iter().map(|r| r[field].clone()).collect())
+            .unwrap_or_default()
+    }
+
     /// A header's value.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
