@@ -256,30 +256,30 @@ impl FromRequestParts<Arc<App>> for Portal {
         let slot = authenticated(parts);
         let header = authorization(parts);
         let now = chrono::Utc::now();
-        // Without the secret at hand (the first request of a process), the
-        // records the token claims are read while the secret is, and nothing
-        // is trusted until the signature checks. Judged once, so claims
-        // taken unchecked are always checked below.
-        let verified_first = app.signing.is_ready();
-        let claims = match verified_first {
-            true => auth::verify_portal(&app.signing, header, now).await?,
-            false => auth::claimed_portal(header)?,
-        };
-        let scope = format!("aff:{}", claims.aff);
         let limit = app.config.account_rate_per_minute;
-        let (verified, principal, rate) = tokio::join!(
-            async {
-                match verified_first {
-                    true => Ok(claims.clone()),
-                    false => auth::verify_portal(&app.signing, header, now).await,
-                }
-            },
-            auth::portal_principal(&app.store, &claims),
-            rate_limit::hit(&app.store, &scope, limit)
-        );
-        if verified? != claims {
-            return Err(Error::Unauthorized);
-        }
+        let (principal, rate) = if app.signing.is_ready() {
+            let claims = auth::verify_portal(&app.signing, header, now).await?;
+            let scope = format!("aff:{}", claims.aff);
+            tokio::join!(
+                auth::portal_principal(&app.store, &claims),
+                rate_limit::hit(&app.store, &scope, limit)
+            )
+        } else {
+            // The first request of a process: the records the token claims
+            // are read while the secret is, and nothing is trusted until
+            // the signature checks.
+            let claimed = auth::claimed_portal(header)?;
+            let scope = format!("aff:{}", claimed.aff);
+            let (verified, principal, rate) = tokio::join!(
+                auth::verify_portal(&app.signing, header, now),
+                auth::portal_principal(&app.store, &claimed),
+                rate_limit::hit(&app.store, &scope, limit)
+            );
+            if verified? != claimed {
+                return Err(Error::Unauthorized);
+            }
+            (principal, rate)
+        };
         let principal = principal?;
         let rate = rate?;
         let account = principal.tenant.key();

@@ -40,7 +40,11 @@ pub async fn integration(
 }
 
 /// NOT_FOUND unless `id`, when given, is one of the tenant's campaigns.
-async fn campaign_exists(store: &Store, tenant: &Tenant, id: Option<&str>) -> Result<()> {
+pub(crate) async fn campaign_exists(
+    store: &Store,
+    tenant: &Tenant,
+    id: Option<&str>,
+) -> Result<()> {
     if let Some(id) = id {
         campaigns::get(store, tenant, id).await?;
     }

@@ -11,6 +11,7 @@ use crate::domain::webhook::Endpoint;
 use crate::error::Result;
 use crate::patch::Patch;
 use crate::retry::{self, retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
+use crate::services::creates::campaign_exists;
 use crate::store::{affiliates, assets, campaigns, integrations, webhooks, Store};
 use crate::timestamp;
 
@@ -101,7 +102,7 @@ pub async fn integration(
     patch: &IntegrationPatch,
 ) -> Result<Integration> {
     if let Patch::Value(c) = &patch.campaign_id {
-        campaigns::get(store, tenant, c).await?;
+        campaign_exists(store, tenant, Some(c)).await?;
     }
     edit(store, tenant, id, |i: &Integration| {
         i.apply(patch.clone(), timestamp::now())

@@ -365,7 +365,7 @@ pub async fn settle_chunk(
     paid: &[(Conversion, Conversion)],
     chunk: &WorkChunk,
 ) -> Result<bool> {
-    let u = count_work(tenant, payout, chunk, PayoutWork::Settle, paid.len())?;
+    let u = count_work(tenant, payout, chunk, (PayoutWork::Settle, paid.len()))?;
     status_chunk(store, tenant, paid, Some(payout), |tx| {
         tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
         Ok(())
@@ -382,19 +382,17 @@ fn count_work(
     tenant: &Tenant,
     p: &Payout,
     chunk: &WorkChunk,
-    work: PayoutWork,
-    n: usize,
+    (work, n): (PayoutWork, usize),
 ) -> Result<UpdateExpr> {
-    let (counter, read) = match work {
-        PayoutWork::Settle => (attrs::SETTLED, p.progress.settled),
-        PayoutWork::Release => (attrs::RELEASED, p.progress.released),
+    // The chunk must be the plan of what the caller writes.
+    if (chunk.work(), chunk.moved()) != (work, n) {
+        return Err(Error::internal("a work chunk planned for other members"));
+    }
+    let counter = match work {
+        PayoutWork::Settle => attrs::SETTLED,
+        PayoutWork::Release => attrs::RELEASED,
         PayoutWork::Claim => return Err(Error::internal("a claim is not counted here")),
     };
-    if (chunk.work(), chunk.moved(), chunk.read()) != (work, n, read) {
-        return Err(Error::internal(
-            "a work chunk planned for other members or another payout",
-        ));
-    }
     let u = UpdateExpr::new()
         .add(counter, number_value(n))
         .when_tenant(&tenant.key())
@@ -402,7 +400,7 @@ fn count_work(
     match chunk.ended() {
         // Conditioned on both counters as read.
         Some(done) => end_work(u, tenant, p, done),
-        None => Ok(u.when_count(counter, read)),
+        None => Ok(u.when_count(counter, chunk.read())),
     }
 }
 
@@ -473,7 +471,7 @@ pub async fn release_chunk(
 ) -> Result<bool> {
     let mut tx = store.tx();
     release_members(&mut tx, tenant, payout, released)?;
-    let u = count_work(tenant, payout, chunk, PayoutWork::Release, released.len())?;
+    let u = count_work(tenant, payout, chunk, (PayoutWork::Release, released.len()))?;
     tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
     applied(store.transact(tx).await)
 }
