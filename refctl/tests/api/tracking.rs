@@ -304,13 +304,19 @@ async fn identify_binds_the_first_affiliate_and_keeps_it() {
     )
     .await;
     assert_eq!(r.data()["bound"], true);
-    for key in [
-        CustomerKey::from_id("cus_77").unwrap(),
-        CustomerKey::from_email("bea@example.com").unwrap(),
+    // The id is linked from the e-mail bound with it (SELF_REFERRAL reads it).
+    let email = CustomerKey::from_email("bea@example.com").unwrap();
+    for (key, linked) in [
+        (
+            CustomerKey::from_id("cus_77").unwrap(),
+            Some(email.to_string()),
+        ),
+        (email.clone(), None),
     ] {
         let item = stored(&keys::referral(&tenant, &key)).await.unwrap();
         assert_eq!(attr(&item, "affiliateId"), second);
-        assert!(!item.contains_key("linkedFrom"));
+        let got = item.get("linkedFrom").map(|v| v.as_s().unwrap().clone());
+        assert_eq!(got, linked, "{key}");
     }
     // Both bound now: nothing new, whichever session names them.
     let r = identify(

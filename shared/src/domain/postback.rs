@@ -35,7 +35,7 @@ use crate::domain::conversion::{
     Postback,
 };
 use crate::domain::event::{Event, EventType};
-use crate::domain::referral::{CustomerKey, Referral, ReferralSource};
+use crate::domain::referral::{self, CustomerKey, Referral, ReferralSource};
 use crate::domain::risk::{self, OverLimit, Risk};
 use crate::domain::tracking::Click;
 use crate::error::Error;
@@ -625,8 +625,9 @@ fn referral_changes(
     now: DateTime<Utc>,
 ) -> Vec<ReferralChange> {
     let owner = bound.iter().map(|(_, r)| *r).min_by_key(|r| r.bound_at);
-    identities(p)
-        .into_iter()
+    let keys = identities(p);
+    keys.iter()
+        .cloned()
         .filter_map(|k| match bound.iter().find(|(bk, _)| *bk == k) {
             Some((_, r)) if r.first_payment_at.is_some() => None,
             Some(_) => Some(ReferralChange::FirstPayment {
@@ -644,7 +645,7 @@ fn referral_changes(
                 bound_at: now,
                 source: ReferralSource::Payment,
                 session_id: p.session_id.clone(),
-                linked_from: owner.map(|o| o.customer_key.clone()),
+                linked_from: referral::linked_from(owner, &keys, &k.to_string()),
                 first_payment_at: Some(first_payment_at),
                 first_payment_counted: false,
             })),

@@ -142,8 +142,10 @@ pub struct Referral {
     /// The session that identified the customer, when bound by identify.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// When this identity joined an earlier binding of another identity of the
-    /// same customer: that identity's customer key.
+    /// Another identity of the same customer this one is known with: the
+    /// earlier binding it joined, else the e-mail identity it was bound
+    /// with (so a payment naming only the customer id still finds the
+    /// customer's e-mail, for SELF_REFERRAL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linked_from: Option<String>,
     /// The `occurredAt` of the customer's first attributed payment, once
@@ -186,6 +188,7 @@ pub fn plan_bindings(
         .map(ToString::to_string)
         .filter(|k| !existing.iter().any(|r| &r.customer_key == k))
         .map(|customer_key| Referral {
+            linked_from: linked_from(owner, keys, &customer_key),
             affiliate_id: owner
                 .map_or(binding.affiliate_id, |r| &r.affiliate_id)
                 .to_string(),
@@ -196,11 +199,22 @@ pub fn plan_bindings(
             bound_at: binding.at,
             source: binding.source,
             session_id: binding.session_id.map(str::to_string),
-            linked_from: owner.map(|r| r.customer_key.clone()),
             first_payment_at: None,
             first_payment_counted: false,
         })
         .collect()
+}
+
+/// The `linkedFrom` of a new binding of `key`, one of the customer's
+/// `keys`: the earliest existing binding's identity, else the first e-mail
+/// identity among `keys` (not `key` itself).
+pub fn linked_from(owner: Option<&Referral>, keys: &[CustomerKey], key: &str) -> Option<String> {
+    owner.map(|r| r.customer_key.clone()).or_else(|| {
+        keys.iter()
+            .find(|k| matches!(k, CustomerKey::EmailHash(_)))
+            .map(ToString::to_string)
+            .filter(|email| email != key)
+    })
 }
 
 #[cfg(test)]
@@ -281,9 +295,14 @@ mod tests {
 
         let fresh = plan_bindings(&keys, &b, &[]);
         assert_eq!(fresh.len(), 3);
-        assert!(fresh
-            .iter()
-            .all(|r| r.affiliate_id == "aff_new" && r.linked_from.is_none()));
+        assert!(fresh.iter().all(|r| r.affiliate_id == "aff_new"));
+        // Bound together, the others are linked from the first e-mail.
+        let links: Vec<Option<&str>> = fresh.iter().map(|r| r.linked_from.as_deref()).collect();
+        let first_mail = mail.to_string();
+        assert_eq!(
+            links,
+            [Some(first_mail.as_str()), None, Some(first_mail.as_str())]
+        );
 
         let existing = [
             bound(&mail, "aff_late", "2026-02-01T00:00:00Z"),
