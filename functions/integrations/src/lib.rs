@@ -171,10 +171,12 @@ struct ReceivedView {
 /// signature over the raw body is the credential (`Stripe-Signature` or `Paddle-Signature`,
 /// at most 300 seconds old). A missing, malformed, stale or wrong signature is 400
 /// INVALID_REQUEST, and nothing is recorded but a REJECTED row in the delivery log; an unknown
-/// or deleted integration is 404; a DISABLED one 409 (the provider retries later). An event is
-/// applied once per provider event id (again: 200 DUPLICATE), in any order of arrival; an event
-/// type not mapped, a zero amount or an event whose mode differs from the integration's is 200
-/// IGNORED with the reason (see `docs/integrations.md`).
+/// or deleted integration is 404. Once signed: a DISABLED integration is 409, and an account
+/// locked or past its subscription 403 (the provider retries later, and the event applies once
+/// it is usable). An event is applied once per provider event id (again: 200 DUPLICATE), in any
+/// order of arrival; an event type not mapped, a zero amount, an amount or id the postback would
+/// refuse, a payment id of another account, or an event whose mode differs from the
+/// integration's is 200 IGNORED with the reason (see `docs/integrations.md`).
 #[utoipa::path(
     post,
     path = "/api/v1/integrations/{id}/events",
@@ -187,6 +189,7 @@ struct ReceivedView {
     request_body(content = serde_json::Value, description = "The provider's event, as it sends it."),
     responses(
         (status = 200, description = "Received.", body = ReceivedView),
+        (status = 403, description = "PermissionDenied"),
         (status = 409, description = "Conflict")
     )
 )]

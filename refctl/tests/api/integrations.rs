@@ -1105,15 +1105,22 @@ async fn provider_refunds_in_a_payout_are_clawed_back_never_refused() {
     );
 }
 
-#[tokio::test]
-async fn a_self_referral_through_stripe_is_flagged_and_held() {
+/// A merchant with a public recurring campaign, an affiliate of a fresh
+/// code starting with `prefix`, and a Stripe integration.
+async fn recurring_with_stripe(prefix: &str) -> (Merchant, Value, String, Value, Value) {
     let m = merchant().await;
     let k = m.test_key.as_str();
     let c = campaign(k, json!({"isPublic": true, "commissionRecurring": true})).await;
-    let code = format!("SR{}", &ulid::Ulid::new().to_string()[18..]);
+    let code = format!("{prefix}{}", &ulid::Ulid::new().to_string()[18..]);
     let a = affiliate_with_code(k, id(&c), &code).await;
-    let own_email = a["email"].as_str().unwrap().to_string();
     let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    (m, c, code, a, i)
+}
+
+#[tokio::test]
+async fn a_self_referral_through_stripe_is_flagged_and_held() {
+    let (m, c, code, a, i) = recurring_with_stripe("SR").await;
+    let own_email = a["email"].as_str().unwrap().to_string();
     let mut got = Vec::new();
     for email in [own_email.clone(), format!("other.{own_email}")] {
         let session = session_of_click(&c, &code).await;
@@ -1138,4 +1145,270 @@ async fn a_self_referral_through_stripe_is_flagged_and_held() {
     assert_eq!(got[0].0, "ON_HOLD");
     assert_eq!(got[0].1[0]["code"], "SELF_REFERRAL");
     assert_eq!(got[1], (json!("PENDING"), json!([])), "near miss");
+}
+
+/// A fresh customer id and invoice id.
+fn fresh_customer() -> (String, String) {
+    let u = ulid::Ulid::new().to_string();
+    (format!("cus_{u}"), format!("in_{u}"))
+}
+
+async fn deliveries(m: &Merchant, integration: &str) -> Vec<Value> {
+    let r = call(
+        "GET",
+        &format!("/api/v1/integrations/{integration}/deliveries"),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.data().as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_checkout_binds_only_its_own_tenants_clicks_and_never_a_flooded_one() {
+    let (m, other) = (merchant().await, merchant().await);
+    let k = m.test_key.as_str();
+    let c = campaign(
+        k,
+        json!({"isPublic": true, "commissionRecurring": true, "risk": {"maxClicksPerHour": 1}}),
+    )
+    .await;
+    let code = format!("T{}", &ulid::Ulid::new().to_string()[18..]);
+    let a = affiliate_with_code(k, id(&c), &code).await;
+    let theirs = campaign(&other.test_key, json!({"isPublic": true})).await;
+    let their_code = format!("O{}", &ulid::Ulid::new().to_string()[18..]);
+    affiliate_with_code(&other.test_key, id(&theirs), &their_code).await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+
+    // Another account's session is as if unknown: the customer stays free,
+    // and its own affiliate's checkout then takes it.
+    let foreign = session_of_click(&theirs, &their_code).await;
+    let (cus, inv) = fresh_customer();
+    let r = stripe(id(&i), &subscription_checkout(&foreign, &cus, None, None)).await;
+    assert_eq!(r.data()["outcome"], "IGNORED", "{:?}", r.body);
+    let own = session_of_click(&c, &code).await;
+    let r = stripe(id(&i), &subscription_checkout(&own, &cus, None, None)).await;
+    assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+    let paid = stripe(
+        id(&i),
+        &stripe_event("invoice.paid", invoice(&inv, &cus, 1000, json!({}))),
+    )
+    .await;
+    let cnv = conversion(&m, paid.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(
+        (&cnv["status"], &cnv["affiliateId"]),
+        (&json!("PENDING"), &a["id"]),
+        "{cnv:?}"
+    );
+
+    // The second click of the hour is flooded: its checkout binds nothing.
+    let flooded = session_of_click(&c, &code).await;
+    let (cus, inv) = fresh_customer();
+    let r = stripe(id(&i), &subscription_checkout(&flooded, &cus, None, None)).await;
+    assert_eq!(r.data()["outcome"], "IGNORED", "{:?}", r.body);
+    assert!(r.data()["reason"].as_str().unwrap().contains("CLICK_FLOOD"));
+    let paid = stripe(
+        id(&i),
+        &stripe_event("invoice.paid", invoice(&inv, &cus, 1000, json!({}))),
+    )
+    .await;
+    let cnv = conversion(&m, paid.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(cnv["status"], "UNATTRIBUTED", "{cnv:?}");
+}
+
+#[tokio::test]
+async fn a_self_referral_through_stripe_is_held_in_either_order() {
+    let (m, c, code, a, i) = recurring_with_stripe("S").await;
+    let own = a["email"].as_str().unwrap().to_string();
+    // (the invoice first, the invoice's e-mail, the checkout's e-mail)
+    let cases = [
+        (true, Some(own.as_str()), Some(own.as_str())),
+        (true, None, Some(own.as_str())),
+        (false, None, Some(own.as_str())),
+    ];
+    for (i_first, invoice_email, checkout_email) in cases {
+        let session = session_of_click(&c, &code).await;
+        let (cus, inv) = fresh_customer();
+        let mut paid = invoice(&inv, &cus, 1000, json!({}));
+        paid["customer_email"] = json!(invoice_email);
+        let checkout = subscription_checkout(&session, &cus, checkout_email, Some(&inv));
+        let paid = stripe_event("invoice.paid", paid);
+        let (first, second) = match i_first {
+            true => (&paid, &checkout),
+            false => (&checkout, &paid),
+        };
+        stripe(id(&i), first).await;
+        stripe(id(&i), second).await;
+        let r = stripe(id(&i), &paid).await;
+        let cnv = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+        let case = (i_first, invoice_email.is_some());
+        assert_eq!(cnv["affiliateId"], a["id"], "{case:?}");
+        assert_eq!(cnv["status"], "ON_HOLD", "{case:?}: {cnv:?}");
+        assert_eq!(cnv["risk"]["flags"][0]["code"], "SELF_REFERRAL", "{case:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_locked_accounts_events_are_refused_until_it_is_unlocked() {
+    use shared::store::accounts;
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({})).await;
+    let code = format!("K{}", &ulid::Ulid::new().to_string()[18..]);
+    affiliate_with_code(k, id(&c), &code).await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let (cus, inv) = fresh_customer();
+    let ev = stripe_event(
+        "invoice.paid",
+        invoice(&inv, &cus, 1000, json!({"referral": code})),
+    );
+    let app = crate::support::app_for(server()).await;
+    accounts::set_locked(&app.store, &m.account_id, true)
+        .await
+        .unwrap();
+    stripe(id(&i), &ev)
+        .await
+        .assert_error(403, "PERMISSION_DENIED");
+    accounts::set_locked(&app.store, &m.account_id, false)
+        .await
+        .unwrap();
+    let rows = deliveries(&m, id(&i)).await;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["outcome"], "REJECTED");
+    // The provider's retry after the unlock applies it.
+    let r = stripe(id(&i), &ev).await;
+    assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+    let cnv = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(cnv["status"], "PENDING");
+}
+
+#[tokio::test]
+async fn signed_bodies_the_postback_would_refuse_are_ignored_never_a_failure() {
+    let (m, other) = (merchant().await, merchant().await);
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({})).await;
+    let code = format!("B{}", &ulid::Ulid::new().to_string()[18..]);
+    affiliate_with_code(k, id(&c), &code).await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let paid = |inv: &str, fields: Value| {
+        let mut o = invoice(inv, "cus_refused", 1000, json!({"referral": code}));
+        for (f, v) in fields.as_object().unwrap() {
+            o[f] = v.clone();
+        }
+        stripe_event("invoice.paid", o)
+    };
+    // A timestamp at the end of the range is stale, in the envelope.
+    let body = paid("in_edge", json!({})).to_string();
+    let header = ("stripe-signature", format!("t={},v1=00", i64::MIN));
+    let r = deliver(id(&i), Some(header), &body).await;
+    r.assert_error(400, "INVALID_REQUEST");
+    assert!(r.header("x-request-id").is_some());
+
+    let max = i64::MAX;
+    let mut no_mode = paid("in_nomode", json!({}));
+    no_mode.as_object_mut().unwrap().remove("livemode");
+    let mut undated = paid("in_undated", json!({"status_transitions": {}}));
+    undated.as_object_mut().unwrap().remove("created");
+    let mut long_event = paid("in_longevent", json!({}));
+    long_event["id"] = json!(format!("evt_{}", "a".repeat(3000)));
+    let cases = [
+        (
+            paid(
+                "in_huge",
+                json!({"amount_paid": max, "total": max, "total_excluding_tax": max}),
+            ),
+            "10^12",
+        ),
+        (
+            paid(
+                "in_part",
+                json!({"amount_paid": max - 1, "total": max, "total_excluding_tax": max}),
+            ),
+            "10^12",
+        ),
+        (
+            paid(&format!("in_{}", "x".repeat(300)), json!({})),
+            "without id",
+        ),
+        (no_mode, "livemode"),
+        (undated, "time"),
+        (long_event, "no event"),
+    ];
+    for (ev, reason) in cases {
+        let r = stripe(id(&i), &ev).await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        assert_eq!(r.data()["outcome"], "IGNORED", "{:?}", r.body);
+        let said = r.data()["reason"].as_str().unwrap_or_default();
+        assert!(said.contains(reason), "{said} should say {reason}");
+    }
+    let list = call("GET", "/api/v1/conversions", Some(k), None).await;
+    assert_eq!(list.data().as_array().unwrap().len(), 0, "nothing recorded");
+
+    // A payment of this account, refunded twice: the repeat reverses nothing.
+    let r = stripe(id(&i), &paid("in_refunded", json!({}))).await;
+    let cnv = r.data()["conversionId"].as_str().unwrap().to_string();
+    let charge = json!({"id": "ch_in_refunded", "object": "charge", "amount": 1200,
+        "amount_refunded": 600, "payment_intent": "pi_in_refunded", "currency": "usd"});
+    let refund = || stripe_event("charge.refunded", charge.clone());
+    assert_eq!(stripe(id(&i), &refund()).await.data()["outcome"], "APPLIED");
+    let again = stripe(id(&i), &refund()).await;
+    assert_eq!(
+        (&again.data()["outcome"], &again.data()["conversionId"]),
+        (&json!("IGNORED"), &json!(cnv)),
+        "{:?}",
+        again.body
+    );
+
+    // Another account's integration sent the same payment: not its to
+    // retry, and logged.
+    let theirs = integration(&other, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let r = stripe(id(&theirs), &paid("in_refunded", json!({}))).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["outcome"], "IGNORED");
+    let rows = deliveries(&other, id(&theirs)).await;
+    assert_eq!(rows[0]["outcome"], "IGNORED", "{rows:?}");
+}
+
+#[tokio::test]
+async fn unsigned_deliveries_never_take_the_providers_place() {
+    use crate::support::{call_on, limited_server, merchant_on};
+    // Four calls a minute per scope on this server.
+    let base = &limited_server().base;
+    let m = merchant_on(limited_server()).await;
+    let r = call_on(
+        base,
+        "POST",
+        "/api/v1/integrations",
+        Some(&m.test_key),
+        Some(json!({"provider": "STRIPE", "signingSecret": STRIPE_SECRET})),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let i = r.data()["id"].as_str().unwrap().to_string();
+    let ev = stripe_event(
+        "invoice.paid",
+        invoice("in_unsigned", "cus_unsigned", 1000, json!({})),
+    );
+    // Nine within one clock minute, or two: at most eight logged either way.
+    for _ in 0..9 {
+        let junk = Some(("stripe-signature", "t=1,v1=00".to_string()));
+        deliver_on(base, &i, junk, &ev.to_string())
+            .await
+            .assert_error(400, "INVALID_REQUEST");
+    }
+    let r = stripe_on(base, &i, &ev).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let log = call_on(
+        base,
+        "GET",
+        &format!("/api/v1/integrations/{i}/deliveries"),
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    let rows = log.data().as_array().unwrap();
+    let rejected = rows.iter().filter(|r| r["outcome"] == "REJECTED").count();
+    assert!((4..=8).contains(&rejected), "{rows:?}");
+    assert_eq!(rows.len(), rejected + 1);
 }

@@ -8,10 +8,13 @@
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
+use crate::domain::account::Account;
 use crate::domain::connector::{
     self, Binding, Command, Mapped, Outcome, Payment, Provider, Refund,
 };
-use crate::domain::conversion::{Conversion, ConversionStatus, Postback};
+use crate::domain::conversion::{
+    Conversion, ConversionStatus, ConversionType, Postback, PostbackBody,
+};
 use crate::domain::integration::{DeliveryOutcome, Integration, IntegrationStatus};
 use crate::domain::postback::Quota;
 use crate::domain::referral::{self, CustomerKey, ReferralSource};
@@ -23,6 +26,7 @@ use crate::retry::{retry_on_conflict, Attempt};
 use crate::services::{postback, tracking};
 use crate::store::integrations::{self, DeliveryRow};
 use crate::store::{accounts, clicks, conversions};
+use crate::timestamp;
 
 /// Times a provider's reversal is planned again after a concurrent change.
 const REVERSE_ATTEMPTS: usize = 4;
@@ -36,8 +40,11 @@ pub struct Answer {
 }
 
 /// Receives one delivery, given each provider's signature header as sent:
-/// 404 for an unknown or deleted integration, 409 for a disabled one, 400
-/// (logged REJECTED) for a bad or missing signature of its provider.
+/// 404 for an unknown or deleted integration, 400 (logged REJECTED) for a
+/// bad or missing signature of its provider; once signed, 409 for a
+/// disabled integration, 429 beyond its rate limit, 403 (logged REJECTED)
+/// while its account is locked or its subscription expired. Every refusal
+/// but the 400 is retried by the provider, so nothing is lost.
 ///
 /// Every command is idempotent (a payment is recorded once per
 /// `externalId`, a refund reverses up to its running total, a Paddle
@@ -62,10 +69,9 @@ pub async fn receive(
         .provider
         .verify(signature, body, secret, now.timestamp())
     {
-        let row = row(None, DeliveryOutcome::Rejected, Some(e.reason()), None, now);
-        integrations::log_delivery(&app.store, &tenant, &integration.id, &row).await?;
-        return Err(Error::InvalidRequest(format!("signature: {}", e.reason())));
+        return Err(rejected(app, &tenant, &integration, e.reason(), now).await);
     }
+    let account = admit(app, &tenant, &integration, now).await?;
     let mapped = match integration.provider {
         Provider::Stripe => connector::stripe::map(body),
         Provider::Paddle => connector::paddle::map(body),
@@ -92,24 +98,55 @@ pub async fn receive(
         }
     };
     let mapped = mapped.as_ref().expect("commands come from a mapped event");
-    let ran = run(app, &tenant, &integration, commands, now).await?;
+    let ran = run(app, &tenant, &integration, &account, commands, now).await?;
     finish(app, &tenant, &integration, mapped, ran, now).await
 }
 
-/// The integration and its tenant, counted against the integration's rate
-/// limit (not the client address's: a provider sends from many).
+/// The integration and its tenant.
 async fn find(app: &App, id: &str) -> Result<(Integration, Tenant)> {
     if !ids::is_valid(IdKind::Integration, id) {
         return Err(Error::NotFound("integration"));
     }
-    let scope = format!("int:{id}");
+    integrations::get_with_tenant(&app.store, id)
+        .await?
+        .ok_or(Error::NotFound("integration"))
+}
+
+/// A delivery whose signature is refused: logged REJECTED while such
+/// deliveries stay within the integration's rate limit (their own count,
+/// so unsigned traffic never takes the provider's place), and 400.
+async fn rejected(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Error {
+    let scope = format!("int:{}:rejected", integration.id);
     let limit = app.config.account_rate_per_minute;
-    let (found, rate) = tokio::join!(
-        integrations::get_with_tenant(&app.store, id),
-        rate_limit::hit(&app.store, &scope, limit)
-    );
-    let (integration, tenant) = found?.ok_or(Error::NotFound("integration"))?;
-    rate?.check()?;
+    let logged = match rate_limit::hit(&app.store, &scope, limit).await {
+        Ok(rate) if rate.check().is_ok() => {
+            let row = row(None, DeliveryOutcome::Rejected, Some(reason), None, now);
+            integrations::log_delivery(&app.store, tenant, &integration.id, &row).await
+        }
+        Ok(_) => Ok(()),
+        Err(e) => Err(e),
+    };
+    match logged {
+        Ok(()) => Error::InvalidRequest(format!("signature: {reason}")),
+        Err(e) => e,
+    }
+}
+
+/// A signed delivery is taken while the integration is enabled, within its
+/// rate limit (not the client address's: a provider sends from many) and
+/// its account usable; the account, read beside the count.
+async fn admit(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    now: DateTime<Utc>,
+) -> Result<Account> {
     if integration.status == IntegrationStatus::Disabled {
         return Err(Error::InvalidState {
             resource: "integration",
@@ -117,7 +154,26 @@ async fn find(app: &App, id: &str) -> Result<(Integration, Tenant)> {
             action: "receive events",
         });
     }
-    Ok((integration, tenant))
+    let scope = format!("int:{}", integration.id);
+    let limit = app.config.account_rate_per_minute;
+    let (rate, account) = tokio::join!(
+        rate_limit::hit(&app.store, &scope, limit),
+        accounts::get_account(&app.store, &tenant.account_id)
+    );
+    rate?.check()?;
+    let account = account?;
+    if let Err(e) = account.check_usable(now) {
+        let row = row(
+            None,
+            DeliveryOutcome::Rejected,
+            Some(&e.to_string()),
+            None,
+            now,
+        );
+        integrations::log_delivery(&app.store, tenant, &integration.id, &row).await?;
+        return Err(e);
+    }
+    Ok(account)
 }
 
 /// What running an event's commands came to.
@@ -184,11 +240,12 @@ fn answer(
 }
 
 /// Runs an event's commands in order; the answer names the last conversion
-/// touched, and IGNORED when its one command found nothing to do.
+/// touched, and is IGNORED when no command did anything (each says why).
 async fn run(
     app: &App,
     tenant: &Tenant,
     integration: &Integration,
+    account: &Account,
     commands: &[Command],
     now: DateTime<Utc>,
 ) -> Result<Ran> {
@@ -196,24 +253,27 @@ async fn run(
         answer: answer(DeliveryOutcome::Applied, None, None),
         aliases: Vec::new(),
     };
+    let mut done = false;
     for command in commands {
         let (conversion, reason) = match command {
-            Command::Record(p) => {
-                let id = record(app, tenant, integration, p, now).await?;
-                let others = p.aliases.iter().filter(|a| **a != p.external_id);
-                ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
-                (Some(id), None)
-            }
+            Command::Record(p) => match record(app, tenant, integration, account, p, now).await? {
+                Ok(id) => {
+                    let others = p.aliases.iter().filter(|a| **a != p.external_id);
+                    ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
+                    (Some(id), None)
+                }
+                Err(reason) => (None, Some(reason)),
+            },
             Command::Bind(b) => bind(app, tenant, integration, b, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
         };
+        done |= reason.is_none();
         let a = &mut ran.answer;
         a.conversion_id = conversion.or(a.conversion_id.take());
         a.reason = reason.or(a.reason.take());
     }
-    let a = &mut ran.answer;
-    if a.conversion_id.is_none() && a.reason.is_some() && commands.len() == 1 {
-        a.outcome = DeliveryOutcome::Ignored;
+    if !done {
+        ran.answer.outcome = DeliveryOutcome::Ignored;
     }
     Ok(ran)
 }
@@ -237,10 +297,16 @@ impl Referral {
     }
 }
 
-/// The postback a payment makes: the referral hint is a click id, a
-/// session id or an affiliate code; the customer's id and e-mail (hashed)
-/// find the customer's referral.
-fn postback_of(integration: &Integration, p: &Payment, now: DateTime<Utc>) -> Postback {
+/// The postback a payment makes, judged by the postback's own rules (an
+/// amount or id it would refuse is a reason to ignore the payment): the
+/// referral hint is a click id, a session id or an affiliate code; the
+/// customer's id and e-mail (hashed) find the customer's referral, and are
+/// left out when malformed, as a signal the postback would skip.
+fn postback_of(
+    integration: &Integration,
+    p: &Payment,
+    now: DateTime<Utc>,
+) -> std::result::Result<Postback, String> {
     let hint = p.referral.clone();
     let (click_id, session_id, code) = match p.referral.as_deref().map(Referral::of) {
         Some(Referral::Click) => (hint, None, None),
@@ -249,47 +315,58 @@ fn postback_of(integration: &Integration, p: &Payment, now: DateTime<Utc>) -> Po
     };
     let mut metadata = crate::domain::metadata::Metadata::new();
     metadata.insert("integrationId".into(), integration.id.clone());
-    Postback {
+    let body = PostbackBody {
         amount: p.amount,
-        currency: p.currency,
+        currency: p.currency.code().to_string(),
         external_id: p.external_id.clone(),
+        conversion_type: ConversionType::Sale.as_str().to_string(),
         campaign_id: code.as_ref().and(integration.campaign_id.clone()),
         affiliate_code: code,
         session_id,
         click_id,
+        customer_email_hash: None,
+        customer_email: p
+            .customer_email
+            .clone()
+            .filter(|e| CustomerKey::from_email(e).is_ok()),
         customer_id: p
             .customer_id
-            .as_deref()
-            .and_then(|c| CustomerKey::from_id(c).ok()),
-        email: p
-            .customer_email
-            .as_deref()
-            .and_then(|e| CustomerKey::from_email(e).ok()),
-        occurred_at: p.occurred_at.min(now),
-        metadata,
-    }
+            .clone()
+            .filter(|c| CustomerKey::from_id(c).is_ok()),
+        occurred_at: Some(timestamp::format(&p.occurred_at.min(now))),
+        metadata: Some(metadata),
+    };
+    body.validate(now).map_err(|e| match e {
+        Error::Validation(issues) => {
+            let said: Vec<String> = issues.into_iter().map(|i| i.message).collect();
+            format!("the postback would refuse the payment: {}", said.join("; "))
+        }
+        other => other.to_string(),
+    })
 }
 
-/// Records a payment as the postback would.
+/// Records a payment as the postback would: its conversion's id, or why
+/// nothing of this tenant's is to be done.
 async fn record(
     app: &App,
     tenant: &Tenant,
     integration: &Integration,
+    account: &Account,
     p: &Payment,
     now: DateTime<Utc>,
-) -> Result<String> {
+) -> Result<std::result::Result<String, String>> {
     let quota = match tenant.mode {
-        Mode::Live => {
-            let account = accounts::get_account(&app.store, &tenant.account_id).await?;
-            Some(Quota {
-                cap: app.config.conversion_quota(&account.plan),
-                account_id: account.id,
-                plan: account.plan,
-            })
-        }
+        Mode::Live => Some(Quota {
+            cap: app.config.conversion_quota(&account.plan),
+            account_id: account.id.clone(),
+            plan: account.plan.clone(),
+        }),
         Mode::Test => None,
     };
-    let input = postback_of(integration, p, now);
+    let input = match postback_of(integration, p, now) {
+        Ok(input) => input,
+        Err(reason) => return Ok(Err(reason)),
+    };
     let recorded = postback::record(
         &app.store,
         &app.lookups,
@@ -298,9 +375,14 @@ async fn record(
         quota.as_ref(),
         now,
     )
-    .await?;
+    .await;
     match recorded {
-        postback::Recorded::Created(c) | postback::Recorded::Replayed(c) => Ok(c.id),
+        Ok(postback::Recorded::Created(c) | postback::Recorded::Replayed(c)) => Ok(Ok(c.id)),
+        // Its id is another account's or mode's: nothing here to retry.
+        Err(Error::AlreadyExists(_)) => Ok(Err(
+            "the payment's id was recorded by another account or mode".into(),
+        )),
+        Err(e) => Err(e),
     }
 }
 
@@ -315,13 +397,20 @@ async fn bind(
     now: DateTime<Utc>,
 ) -> Result<(Option<String>, Option<String>)> {
     let r = b.referral.as_str();
+    let click = match Referral::of(r) {
+        Referral::Session => clicks::get_live_by_session(&app.store, r, now).await?,
+        Referral::Click => clicks::get_live(&app.store, r, now).await?,
+        Referral::Code => None,
+    };
+    // Another account's or mode's click is as if unknown; a flooded one
+    // never attributes (as identify and the postback judge them).
+    let click = click.filter(|c| c.tenant == tenant.key());
+    if click.as_ref().is_some_and(|c| c.flooded) {
+        let reason = "the referral's click is beyond its campaign's click limit (CLICK_FLOOD)";
+        return Ok((None, Some(reason.into())));
+    }
     let owner = match Referral::of(r) {
-        Referral::Session => clicks::get_live_by_session(&app.store, r, now)
-            .await?
-            .map(|c| (c.affiliate_id, c.campaign_id)),
-        Referral::Click => clicks::get_live(&app.store, r, now)
-            .await?
-            .map(|c| (c.affiliate_id, c.campaign_id)),
+        Referral::Session | Referral::Click => click.map(|c| (c.affiliate_id, c.campaign_id)),
         Referral::Code => app
             .lookups
             .code_owner(&app.store, tenant, r)
@@ -387,12 +476,15 @@ async fn attribute_waiting(
         amount: c.amount,
         currency: c.currency,
         customer_id: c.customer_id.clone(),
-        customer_email: None,
+        // The checkout's e-mail: the risk rules judge the payment with it.
+        customer_email: b.customer_email.clone(),
         referral: c.customer_id.is_none().then(|| b.referral.clone()),
         occurred_at: c.occurred_at,
         aliases: Vec::new(),
     };
-    let mut p = postback_of(integration, &paid, now);
+    let Ok(mut p) = postback_of(integration, &paid, now) else {
+        return Ok(None);
+    };
     p.metadata = c.metadata.clone();
     let late = postback::attribute_late(&app.store, &app.lookups, tenant, &c, &p, now).await?;
     Ok(late.map(|c| c.id))

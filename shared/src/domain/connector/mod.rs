@@ -130,7 +130,7 @@ impl RefundPart {
                 let target = if refunded >= total {
                     amount
                 } else {
-                    currency.round(amount * Decimal::from(refunded) / Decimal::from(total))
+                    currency.round(share(amount, refunded, total))
                 };
                 target - already
             }
@@ -138,6 +138,17 @@ impl RefundPart {
             RefundPart::Minor(minor) => currency.from_minor(minor).min(left),
         };
         (part > Decimal::ZERO).then_some(part.min(left))
+    }
+}
+
+/// `amount * part / whole` (`0 < part < whole`): exact when the product
+/// fits a decimal, else through the share (28 significant digits, well
+/// past any minor unit).
+pub(crate) fn share(amount: Decimal, part: i64, whole: i64) -> Decimal {
+    let (part, whole) = (Decimal::from(part), Decimal::from(whole));
+    match amount.checked_mul(part) {
+        Some(product) => product / whole,
+        None => amount * (part / whole),
     }
 }
 
@@ -167,23 +178,30 @@ impl SignatureError {
     }
 }
 
+/// The longest id or text a mapping reads: the postback's limit on an
+/// `externalId`, and what a DynamoDB key built from it holds.
+pub const MAX_TEXT: usize = 255;
+
+/// A text a provider sends that the product may key on: 1 to [`MAX_TEXT`]
+/// characters, no control character. Any other is read as absent, so a
+/// forged or broken body is ignored instead of failing a write.
+fn usable(s: &str) -> Option<String> {
+    let fits = !s.is_empty() && s.chars().count() <= MAX_TEXT;
+    (fits && !s.chars().any(char::is_control)).then(|| s.to_string())
+}
+
 /// A string field of a JSON object, or the `id` of an expanded object there.
 pub(crate) fn id_at(object: &Value, field: &str) -> Option<String> {
     match object.get(field)? {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Object(o) => o.get("id")?.as_str().map(str::to_string),
+        Value::String(s) => usable(s),
+        Value::Object(o) => usable(o.get("id")?.as_str()?),
         _ => None,
     }
 }
 
 /// A non-empty string field.
 pub(crate) fn text_at(object: &Value, field: &str) -> Option<String> {
-    object
-        .get(field)?
-        .as_str()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
+    usable(object.get(field)?.as_str()?.trim())
 }
 
 /// An integer field (Paddle sends amounts as strings of digits).
@@ -298,6 +316,17 @@ mod tests {
                 Some("10.00"),
             ),
             (RefundPart::Minor(0), "100.00", "0", usd, None),
+            // A product past a decimal's range goes through the share.
+            (
+                RefundPart::SoFar {
+                    refunded: i64::MAX - 1,
+                    total: i64::MAX,
+                },
+                "999999999999.99",
+                "0",
+                usd,
+                Some("999999999999.99"),
+            ),
         ];
         for (i, (part, amount, already, cur, want)) in cases.into_iter().enumerate() {
             let got = part.reversal(d(amount), d(already), cur);

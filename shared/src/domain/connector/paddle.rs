@@ -43,21 +43,25 @@ fn transaction_completed(txn: &Value, occurred: Option<DateTime<Utc>>) -> Outcom
     };
     let subtotal = minor_at(totals, "subtotal").unwrap_or(0);
     let discount = minor_at(totals, "discount").unwrap_or(0);
-    if subtotal - discount <= 0 {
+    let net = subtotal.checked_sub(discount).unwrap_or(0);
+    if net <= 0 {
         return ignored("zero amount");
     }
     let billed = text_at(txn, "billed_at").and_then(|t| timestamp::parse_datetime(&t));
+    let Some(occurred_at) = billed.or(occurred) else {
+        return ignored("transaction without a time billed");
+    };
     let referral = txn
         .get("custom_data")
         .and_then(|c| text_at(c, REFERRAL_KEY));
     Outcome::Apply(vec![Command::Record(Payment {
         external_id: id.clone(),
-        amount: currency.from_minor(subtotal - discount),
+        amount: currency.from_minor(net),
         currency,
         customer_id: id_at(txn, "customer_id"),
         customer_email: None,
         referral,
-        occurred_at: billed.or(occurred).unwrap_or_else(Utc::now),
+        occurred_at,
         aliases: vec![id],
     })])
 }

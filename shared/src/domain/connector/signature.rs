@@ -40,7 +40,8 @@ impl Provider {
         if signatures.is_empty() {
             return Err(SignatureError::Malformed);
         }
-        if (now - ts).abs() > TOLERANCE_SECS {
+        // Any i64 may be sent: the distance is taken without overflow.
+        if now.abs_diff(ts) > TOLERANCE_SECS.unsigned_abs() {
             return Err(SignatureError::Stale);
         }
         let expected = self.mac(secret, ts, body);
@@ -161,6 +162,15 @@ mod tests {
                     p.verify(header.as_deref(), body, secret, at),
                     Err(want),
                     "{p:?} case {i}"
+                );
+            }
+            // Timestamps at the ends of the range are stale, never an overflow.
+            for ts in [i64::MIN, i64::MAX] {
+                let header = p.sign(BODY, SECRET, ts);
+                assert_eq!(
+                    p.verify(Some(&header), BODY, SECRET, now),
+                    Err(SignatureError::Stale),
+                    "{p:?} at {ts}"
                 );
             }
         }

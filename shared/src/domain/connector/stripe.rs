@@ -11,8 +11,8 @@ use rust_decimal::Decimal;
 use serde_json::Value;
 
 use super::{
-    currency_at, id_at, ignored, minor_at, text_at, Binding, Command, Mapped, Outcome, Payment,
-    Refund, RefundPart,
+    currency_at, id_at, ignored, minor_at, share, text_at, Binding, Command, Mapped, Outcome,
+    Payment, Refund, RefundPart,
 };
 
 /// The Stripe API version the event shapes are taken from.
@@ -27,8 +27,12 @@ pub fn map(body: &[u8]) -> Option<Mapped> {
     let event_id = text_at(&event, "id")?;
     let event_type = text_at(&event, "type")?;
     let object = event.get("data")?.get("object")?;
-    let created = event.get("created").and_then(Value::as_i64).unwrap_or(0);
+    let created = event.get("created").and_then(Value::as_i64);
+    let livemode = event.get("livemode").and_then(Value::as_bool);
     let outcome = match event_type.as_str() {
+        // Every Stripe event says its mode: without it, test money could
+        // become live commission.
+        _ if livemode.is_none() => ignored("the event has no livemode"),
         "invoice.paid" => invoice_paid(object, created),
         "checkout.session.completed" => checkout_completed(object, created),
         "charge.refunded" => charge_refunded(object),
@@ -38,13 +42,14 @@ pub fn map(body: &[u8]) -> Option<Mapped> {
     Some(Mapped {
         event_id,
         event_type,
-        livemode: event.get("livemode").and_then(Value::as_bool),
+        livemode,
         outcome,
     })
 }
 
-fn at(unix: i64) -> DateTime<Utc> {
-    Utc.timestamp_opt(unix, 0).single().unwrap_or_else(Utc::now)
+/// A unix time a payment happened at; `None` outside chrono's range.
+fn at(unix: i64) -> Option<DateTime<Utc>> {
+    Utc.timestamp_opt(unix, 0).single()
 }
 
 /// The referral an object's metadata names.
@@ -54,7 +59,7 @@ fn metadata_referral(object: &Value) -> Option<String> {
 
 /// `invoice.paid`: the amount paid minus tax, attributed by the invoice's or
 /// its subscription's `metadata.referral`, else by the customer.
-fn invoice_paid(invoice: &Value, created: i64) -> Outcome {
+fn invoice_paid(invoice: &Value, created: Option<i64>) -> Outcome {
     let (Some(id), Some(currency)) = (id_at(invoice, "id"), currency_at(invoice, "currency"))
     else {
         return ignored("invoice without id or currency");
@@ -67,12 +72,13 @@ fn invoice_paid(invoice: &Value, created: i64) -> Outcome {
     let before_tax = minor_at(invoice, "total_excluding_tax").unwrap_or(total);
     // Paid in part: the untaxed total scaled by the share paid.
     let minor = if total > 0 && paid < total {
-        let scaled = Decimal::from(before_tax) * Decimal::from(paid) / Decimal::from(total);
-        scaled.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointNearestEven)
+        let scaled = share(Decimal::from(before_tax), paid, total);
+        let scaled =
+            scaled.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointNearestEven);
+        rust_decimal::prelude::ToPrimitive::to_i64(&scaled).unwrap_or(0)
     } else {
-        Decimal::from(before_tax)
+        before_tax
     };
-    let minor = rust_decimal::prelude::ToPrimitive::to_i64(&minor).unwrap_or(0);
     if minor <= 0 {
         return ignored("zero amount");
     }
@@ -84,7 +90,10 @@ fn invoice_paid(invoice: &Value, created: i64) -> Outcome {
         .get("status_transitions")
         .and_then(|t| t.get("paid_at"))
         .and_then(Value::as_i64)
-        .unwrap_or(created);
+        .or(created);
+    let Some(occurred_at) = paid_at.and_then(at) else {
+        return ignored("invoice without a time paid");
+    };
     Outcome::Apply(vec![Command::Record(Payment {
         external_id: id,
         amount: currency.from_minor(minor),
@@ -92,7 +101,7 @@ fn invoice_paid(invoice: &Value, created: i64) -> Outcome {
         customer_id: id_at(invoice, "customer"),
         customer_email: text_at(invoice, "customer_email"),
         referral,
-        occurred_at: at(paid_at),
+        occurred_at,
         aliases: invoice_payment_ids(invoice),
     })])
 }
@@ -122,7 +131,7 @@ fn invoice_payment_ids(invoice: &Value) -> Vec<String> {
 
 /// `checkout.session.completed`: `client_reference_id` or
 /// `metadata.referral` binds the customer; a one-off payment is recorded too.
-fn checkout_completed(session: &Value, created: i64) -> Outcome {
+fn checkout_completed(session: &Value, created: Option<i64>) -> Outcome {
     let referral = text_at(session, "client_reference_id").or_else(|| metadata_referral(session));
     let Some(referral) = referral else {
         return ignored("no referral on the checkout session");
@@ -144,20 +153,22 @@ fn checkout_completed(session: &Value, created: i64) -> Outcome {
         .get("total_details")
         .and_then(|t| minor_at(t, "amount_tax"))
         .unwrap_or(0);
+    let untaxed = total.checked_sub(tax).unwrap_or(0);
     let payment = id_at(session, "payment_intent");
-    if let (true, Some(currency), Some(pi)) = (
-        mode == "payment" && total - tax > 0,
+    if let (true, Some(currency), Some(pi), Some(occurred_at)) = (
+        mode == "payment" && untaxed > 0,
         currency_at(session, "currency"),
         payment,
+        created.and_then(at),
     ) {
         commands.push(Command::Record(Payment {
             external_id: pi.clone(),
-            amount: currency.from_minor(total - tax),
+            amount: currency.from_minor(untaxed),
             currency,
             customer_id,
             customer_email,
             referral: Some(referral),
-            occurred_at: at(created),
+            occurred_at,
             aliases: vec![pi],
         }));
     }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::domain::connector::Outcome;
+use crate::money::Currency;
 use serde_json::json;
 
 fn event(kind: &str, object: Value) -> Vec<u8> {
@@ -244,4 +245,48 @@ fn refunds_and_lost_disputes_reverse_the_payment() {
     );
     let m = map(&event("charge.dispute.closed", dispute("won"))).unwrap();
     assert_eq!(m.outcome, Outcome::Ignored("dispute not lost".into()));
+}
+
+#[test]
+fn events_the_product_cannot_key_or_date_are_ignored_never_a_failed_write() {
+    let ignored_for = |body: &[u8]| match map(body).map(|m| m.outcome) {
+        Some(Outcome::Ignored(reason)) => reason,
+        other => panic!("{other:?}"),
+    };
+    let mut no_mode: Value =
+        serde_json::from_slice(&event("invoice.paid", invoice(1190, 1190, 1000, "usd"))).unwrap();
+    no_mode.as_object_mut().unwrap().remove("livemode");
+    assert!(ignored_for(&serde_json::to_vec(&no_mode).unwrap()).contains("livemode"));
+    let mut text_mode = no_mode.clone();
+    text_mode["livemode"] = json!("false");
+    assert!(ignored_for(&serde_json::to_vec(&text_mode).unwrap()).contains("livemode"));
+
+    let mut undated = invoice(1190, 1190, 1000, "usd");
+    undated
+        .as_object_mut()
+        .unwrap()
+        .remove("status_transitions");
+    let mut ev: Value = serde_json::from_slice(&event("invoice.paid", undated)).unwrap();
+    ev.as_object_mut().unwrap().remove("created");
+    assert!(ignored_for(&serde_json::to_vec(&ev).unwrap()).contains("time"));
+
+    // An id past 255 characters, or with a control character, is no id.
+    for bad in ["in_".to_string() + &"a".repeat(253), "in_1\u{0}".into()] {
+        let mut inv = invoice(1190, 1190, 1000, "usd");
+        inv["id"] = json!(bad);
+        assert!(ignored_for(&event("invoice.paid", inv)).contains("without id"));
+    }
+    let long_event = json!({"id": "evt_".to_string() + &"a".repeat(300), "type": "invoice.paid",
+        "livemode": false, "data": {"object": invoice(1190, 1190, 1000, "usd")}});
+    assert_eq!(map(&serde_json::to_vec(&long_event).unwrap()), None);
+
+    // Partly paid at the ends of i64: scaled without overflow.
+    let huge = invoice(i64::MAX - 1, i64::MAX, i64::MAX, "usd");
+    let p = recorded(&event("invoice.paid", huge));
+    assert_eq!(
+        p.amount,
+        Currency::parse("c", "USD")
+            .unwrap()
+            .from_minor(i64::MAX - 1)
+    );
 }
