@@ -677,13 +677,19 @@
 
   // ---------------------------------------------------------------- start
 
-  function readToken() {
+  /** The fragment's token, and the merchant's page to go back to (`return`, http(s) only). */
+  function readFragment() {
     var hash = location.hash.replace(/^#/, '');
-    if (!hash) return null;
-    var value = new URLSearchParams(hash).get('token');
+    if (!hash) return { token: null, back: null };
+    var params = new URLSearchParams(hash);
+    var value = params.get('token');
+    var back = params.get('return');
     // Out of the address bar (and of history, bookmarks, screenshots) at once.
     history.replaceState(history.state, '', location.pathname + location.search);
-    return value && /^\S+$/.test(value) ? value : null;
+    return {
+      token: value && /^\S+$/.test(value) ? value : null,
+      back: back && /^https?:\/\/[^\s\/]\S*$/i.test(back) ? back : null,
+    };
   }
 
   function start() {
@@ -691,7 +697,12 @@
     window.addEventListener('hashchange', function () {
       if (/(^#|&)token=/.test(location.hash)) location.reload();
     });
-    token = readToken();
+    var fragment = readFragment();
+    token = fragment.token;
+    if (fragment.back) {
+      $('back').href = fragment.back;
+      $('back').hidden = false;
+    }
     if (!token) {
       expire();
       return;

@@ -477,6 +477,17 @@ describe('against refctl serve', () => {
         assert.equal(new URL(page.url()).hash, '');
       });
     }
+    // The merchant's page to go back to rides in the fragment: http(s) only.
+    const back = 'https://merchant.example/account?tab=partners';
+    for (const [given, shown] of [[back, back], ['javascript:alert(1)', null]]) {
+      await withPage(async ({ page }) => {
+        const ret = encodeURIComponent(given);
+        await page.goto(`${base}/portal#token=pt_test_0000000000000000000000000000&return=${ret}`);
+        await seen(page, '#expired:not([hidden])');
+        const link = await page.$('#back:not([hidden])');
+        assert.equal(link && (await link.getAttribute('href')), shown);
+      });
+    }
     // The API itself answers 401 to a token it does not know.
     const r = await api('GET', '/api/v1/portal/me', undefined, 'pt_test_0000000000000000000000000000');
     assert.equal(r.status, 401, show(r));

@@ -79,6 +79,11 @@ fn complete_operation(op: &mut Value, has_id: bool, schemas: &mut Value) {
     if public {
         op["security"] = json!([]);
     }
+    // A portal token of a locked account is 401 like any that stopped working.
+    let portal = op.get("security").is_some_and(|s| {
+        s.as_array()
+            .is_some_and(|a| a.iter().all(|r| r.get("portalToken").is_some()))
+    });
     let document = op["operationId"] == "getOpenApi";
     let has_query = op
         .get("parameters")
@@ -116,6 +121,8 @@ fn complete_operation(op: &mut Value, has_id: bool, schemas: &mut Value) {
     }
     if !public {
         add("401", "Unauthorized");
+    }
+    if !public && !portal {
         add("403", "PermissionDenied");
     }
     if has_id || public && !document {

@@ -408,3 +408,33 @@ async fn a_portal_token_opens_portal_routes_only_and_a_key_never_does() {
         "{csp}"
     );
 }
+
+#[tokio::test]
+async fn a_session_carries_its_back_link_and_a_locked_accounts_token_is_401() {
+    use shared::store::accounts;
+    let fx = Fx::new().await;
+    let (ann, _) = affiliate(&fx).await;
+    let path = format!("/api/v1/affiliates/{ann}/portal-sessions");
+    let back = "https://merchant.example/account?tab=partners&x=1";
+    let r = fx
+        .call("POST", &path, Some(json!({"returnUrl": back})))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let token = r.data()["token"].as_str().unwrap().to_string();
+    let url = r.data()["url"].as_str().unwrap();
+    let want = "&return=https%3A%2F%2Fmerchant.example%2Faccount%3Ftab%3Dpartners%26x%3D1";
+    assert!(url.ends_with(&format!("#token={token}{want}")), "{url}");
+
+    // The affiliate learns only that the token stopped working.
+    accounts::set_locked(&fx.app.store, &fx.m.account_id, true)
+        .await
+        .unwrap();
+    let r = as_portal(&fx, &token, "GET", "/api/v1/portal/me", None).await;
+    accounts::set_locked(&fx.app.store, &fx.m.account_id, false)
+        .await
+        .unwrap();
+    r.assert_error(401, "UNAUTHORIZED");
+    assert!(!r.body.to_string().contains("locked"), "{:?}", r.body);
+    let r = as_portal(&fx, &token, "GET", "/api/v1/portal/me", None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}

@@ -189,8 +189,8 @@ pub fn claimed_portal(header: Option<&str>) -> Result<portal::PortalClaims> {
 
 /// The affiliate a portal token names, read with its account in one
 /// strongly consistent batch: 401 unless the affiliate is the tenant's and
-/// ACTIVE (a suspended one's token stops at once), 403 for an account that
-/// cannot be used.
+/// ACTIVE (a suspended one's token stops at once) and its account can be
+/// used (a locked one's tokens stop at once too).
 pub async fn portal_principal(
     store: &Store,
     claims: &portal::PortalClaims,
@@ -218,8 +218,11 @@ pub async fn portal_principal(
     let affiliate = affiliate
         .filter(Affiliate::opens_portal)
         .ok_or(Error::Unauthorized)?;
+    // The affiliate learns only that the token no longer works, never the
+    // merchant's account state.
     account
         .ok_or(Error::Unauthorized)?
-        .check_usable(chrono::Utc::now())?;
+        .check_usable(chrono::Utc::now())
+        .map_err(|_| Error::Unauthorized)?;
     Ok(PortalPrincipal { tenant, affiliate })
 }

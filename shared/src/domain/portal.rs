@@ -21,7 +21,8 @@ use crate::timestamp::{serde_ts, serde_ts_opt};
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = PortalSessionCreate)]
 pub struct NewPortalSession {
-    /// Where the page's "back" link leads (an `http` or `https` URL); not otherwise used.
+    /// Where the page's "Back" link leads (an `http` or `https` URL), carried in the URL's
+    /// fragment (`&return=`); not otherwise used.
     #[serde(default)]
     #[schema(
         max_length = 2000,
