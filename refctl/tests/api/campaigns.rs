@@ -81,6 +81,16 @@ async fn lists_page_newest_first_by_offset_and_cursor() {
     assert_eq!(page1, ids[..2]);
     let mut seen = page1;
     let mut cursor = r.body["meta"]["nextCursor"].as_str().unwrap().to_string();
+    // Opaque: no internal partition key (the account's, the layout's) in it.
+    let shown = {
+        use base64::Engine;
+        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        String::from_utf8(engine.decode(&cursor).unwrap()).unwrap()
+    };
+    assert!(
+        !shown.contains("acct_") && !shown.contains("#CMP"),
+        "{shown}"
+    );
     loop {
         let r = call(
             "GET",

@@ -195,16 +195,30 @@ impl ListQuery {
     }
 }
 
+/// A cursor holds what the query cannot derive: the last record's table
+/// keys (through an index) and its sort position, with a fingerprint of the
+/// list's partition. The partition itself (an internal key naming the
+/// account and the layout) is the caller's own and is added back on decode,
+/// so no cursor shows it; the fingerprint refuses a cursor of another list.
 fn encode_cursor(q: &ListQuery, item: &Item) -> Option<String> {
-    let (ipk, isk) = q.key_names();
-    let mut map = serde_json::Map::new();
-    for name in [attrs::PK, attrs::SK, ipk, isk] {
-        map.insert(
-            name.to_string(),
-            serde_json::Value::String(string_of(item, name)?.to_string()),
-        );
+    let (_, isk) = q.key_names();
+    let mut values = vec![partition_print(q)];
+    let names: &[&str] = match q.index {
+        Some(_) => &[attrs::PK, attrs::SK, isk],
+        None => &[attrs::SK],
+    };
+    for name in names {
+        values.push(string_of(item, name)?.to_string());
     }
-    Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&map).ok()?))
+    Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&values).ok()?))
+}
+
+/// The first 16 hex digits of SHA-256 over the list's index and partition.
+fn partition_print(q: &ListQuery) -> String {
+    use sha2::{Digest, Sha256};
+    let (ipk, _) = q.key_names();
+    let digest = Sha256::digest(format!("{ipk}\n{}", q.pk).as_bytes());
+    hex::encode(&digest[..8])
 }
 
 fn bad_cursor() -> Error {
@@ -218,18 +232,24 @@ fn bad_cursor() -> Error {
 fn decode_cursor(q: &ListQuery, cursor: &str) -> Result<Item> {
     let (ipk, isk) = q.key_names();
     let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad_cursor())?;
-    let map: HashMap<String, String> = serde_json::from_slice(&bytes).map_err(|_| bad_cursor())?;
-    let mut expected = vec![attrs::PK, attrs::SK, ipk, isk];
-    expected.sort_unstable();
-    expected.dedup();
-    if map.len() != expected.len() || expected.iter().any(|k| !map.contains_key(*k)) {
-        return Err(bad_cursor());
-    }
-    // A cursor only positions inside the caller's own partition.
-    if map.get(ipk) != Some(&q.pk) {
-        return Err(bad_cursor());
-    }
-    Ok(map.into_iter().map(|(k, v)| (k, string_value(v))).collect())
+    let values: Vec<String> = serde_json::from_slice(&bytes).map_err(|_| bad_cursor())?;
+    let keys = match (q.index, values.as_slice()) {
+        (Some(_), [print, pk, sk, position]) if *print == partition_print(q) => vec![
+            (attrs::PK, pk.clone()),
+            (attrs::SK, sk.clone()),
+            (ipk, q.pk.clone()),
+            (isk, position.clone()),
+        ],
+        (None, [print, sk]) if *print == partition_print(q) => {
+            vec![(attrs::PK, q.pk.clone()), (attrs::SK, sk.clone())]
+        }
+        // A cursor only positions inside the caller's own partition.
+        _ => return Err(bad_cursor()),
+    };
+    Ok(keys
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), string_value(v)))
+        .collect())
 }
 
 /// How many records the page shows, offset included; refused beyond the
@@ -275,10 +295,11 @@ fn page_of<T>(
     }
 }
 
-/// A cursor of a merged list: the sort position of the last record shown.
+/// A cursor of a merged list: the sort position of the last record shown,
+/// and the fingerprint of the list's first partition (never the partition).
 #[derive(Serialize, Deserialize)]
 struct Position {
-    partition: String,
+    list: String,
     before: String,
 }
 
@@ -304,12 +325,12 @@ impl Store {
         page: &PageRequest,
     ) -> Result<Page<Item>> {
         let shown = shown_of(page)?;
-        let partition = queries[0].pk.clone();
+        let list = partition_print(queries[0]);
         let before = match &page.cursor {
             Some(c) => {
                 let bytes = URL_SAFE_NO_PAD.decode(c).map_err(|_| bad_cursor())?;
                 let p: Position = serde_json::from_slice(&bytes).map_err(|_| bad_cursor())?;
-                (p.partition == partition)
+                (p.list == list)
                     .then_some(p.before)
                     .ok_or_else(bad_cursor)?
             }
@@ -343,7 +364,7 @@ impl Store {
         read.sort_by(|x, y| y.0.cmp(&x.0));
         let page = page_of(read, page, shown, |(p, _)| {
             let cursor = Position {
-                partition: partition.clone(),
+                list: list.clone(),
                 before: p.clone(),
             };
             Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).ok()?))
@@ -431,5 +452,17 @@ mod tests {
         assert!(decode_cursor(&q(Index::Gsi1, "acct_2#live#CMP"), &c).is_err());
         assert!(decode_cursor(&q(Index::Gsi2, "acct_1#live#CMP"), &c).is_err());
         assert!(decode_cursor(&q(Index::Gsi1, "acct_1#live#CMP"), "not-a-cursor!").is_err());
+        // The partition is no part of what the caller sees.
+        let shown = String::from_utf8(URL_SAFE_NO_PAD.decode(&c).unwrap()).unwrap();
+        assert!(!shown.contains("acct_1"), "{shown}");
+        // A list of the table itself keeps only the sort key.
+        let table = ListQuery::on_table("acct_1#live#EVT");
+        let c = encode_cursor(&table, &item).unwrap();
+        assert_eq!(
+            decode_cursor(&table, &c).unwrap().get("pk"),
+            Some(&string_value("acct_1#live#EVT"))
+        );
+        let other = ListQuery::on_table("acct_2#live#EVT");
+        assert!(decode_cursor(&other, &c).is_err());
     }
 }
