@@ -76,11 +76,14 @@ async fn static_files(req: Request, next: Next) -> Response {
     let Some(&(_, content_type, cache_control, body)) = found.filter(|_| readable) else {
         return next.run(req).await;
     };
+    // Every answer of the host names its request, as the API's do.
+    let request_id = shared::http::request::request_id(req.headers());
     (
         [
             (header::CONTENT_TYPE, content_type),
             (header::CACHE_CONTROL, cache_control),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::HeaderName::from_static("x-request-id"), &request_id),
         ],
         body,
     )

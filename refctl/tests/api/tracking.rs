@@ -431,6 +431,7 @@ async fn the_local_host_serves_the_browser_script_and_demo_pages() {
         assert_eq!(r.status(), 200, "{path}");
         let got = r.headers()["content-type"].to_str().unwrap().to_string();
         assert!(got.starts_with(ct), "{path}: {got}");
+        assert!(r.headers().contains_key("x-request-id"), "{path}");
         assert!(r.text().await.unwrap().contains(needle), "{path}");
     }
     // Not API routes: other methods fall through to the router.

@@ -88,8 +88,9 @@ fn is_origin(o: &str) -> bool {
         },
     };
     let host = rest.split(':').next().unwrap_or_default();
+    // A port is 1 to 65535, in plain digits.
     let port_ok = rest.split_once(':').is_none_or(|(_, p)| {
-        !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit())
+        p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok_and(|n| n > 0)
     });
     let host_ok = !host.is_empty()
         && host.len() <= 253
@@ -174,6 +175,10 @@ mod tests {
             "https://",
             "app.example.com",
             "https://a.example.com:99999x",
+            "https://a.example.com:99999",
+            "https://a.example.com:0",
+            "https://a.example.com:",
+            "https://a.example.com:+443",
             "https://a b.com",
             "*",
             "https://a.example.com; script-src *",
