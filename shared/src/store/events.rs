@@ -188,7 +188,9 @@ pub async fn list(
 ) -> Result<Page<Event>> {
     let found = match f.event_type {
         Some(t) => {
-            let q = ListQuery::new(Index::Gsi2, type_partition(tenant, t)).within(f.from, f.to);
+            let q = ListQuery::new(Index::Gsi2, type_partition(tenant, t))
+                .sharing_table_pk(partition(tenant))
+                .within(f.from, f.to);
             store.query_page(&q, page).await?
         }
         None => {

@@ -6,7 +6,6 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use crate::domain::risk::{Risk, RiskLevel};
 use crate::domain::status::Status;
@@ -151,6 +150,10 @@ pub struct ListQuery {
     /// Inclusive sort-key bounds (the index sort keys are time-ordered).
     pub sk_between: Option<(String, String)>,
     pub filter: Filter,
+    /// The table `pk` every record of an index list shares, when it is an
+    /// internal key rather than the record's id (events by type): a cursor
+    /// leaves it out and its decoding puts it back.
+    pub table_pk: Option<String>,
 }
 
 impl ListQuery {
@@ -173,7 +176,14 @@ impl ListQuery {
             pk: pk.into(),
             sk_between: None,
             filter: Filter::new(),
+            table_pk: None,
         }
+    }
+
+    /// The same list, of records that all share the table `pk` `shared`.
+    pub fn sharing_table_pk(mut self, shared: impl Into<String>) -> Self {
+        self.table_pk = Some(shared.into());
+        self
     }
 
     /// Every item of a partition of the table itself.
@@ -183,6 +193,7 @@ impl ListQuery {
             pk: pk.into(),
             sk_between: None,
             filter: Filter::new(),
+            table_pk: None,
         }
     }
 
@@ -196,16 +207,19 @@ impl ListQuery {
 }
 
 /// A cursor holds what the query cannot derive: the last record's table
-/// keys (through an index) and its sort position, with a fingerprint of the
-/// list's partition. The partition itself (an internal key naming the
+/// keys (through an index: its `sk`, and its `pk` unless the list names it)
+/// and its sort position, with a fingerprint of the list: its index,
+/// partition and window. The partition itself (an internal key naming the
 /// account and the layout) is the caller's own and is added back on decode,
-/// so no cursor shows it; the fingerprint refuses a cursor of another list.
+/// so no cursor shows it; the fingerprint refuses a cursor of another list
+/// or window.
 fn encode_cursor(q: &ListQuery, item: &Item) -> Option<String> {
     let (_, isk) = q.key_names();
-    let mut values = vec![partition_print(q)];
-    let names: &[&str] = match q.index {
-        Some(_) => &[attrs::PK, attrs::SK, isk],
-        None => &[attrs::SK],
+    let mut values = vec![list_print(q)];
+    let names: &[&str] = match (q.index, &q.table_pk) {
+        (Some(_), None) => &[attrs::PK, attrs::SK, isk],
+        (Some(_), Some(_)) => &[attrs::SK, isk],
+        (None, _) => &[attrs::SK],
     };
     for name in names {
         values.push(string_of(item, name)?.to_string());
@@ -213,11 +227,13 @@ fn encode_cursor(q: &ListQuery, item: &Item) -> Option<String> {
     Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&values).ok()?))
 }
 
-/// The first 16 hex digits of SHA-256 over the list's index and partition.
-fn partition_print(q: &ListQuery) -> String {
+/// The first 16 hex digits of SHA-256 over the list's index, partition and
+/// window.
+fn list_print(q: &ListQuery) -> String {
     use sha2::{Digest, Sha256};
     let (ipk, _) = q.key_names();
-    let digest = Sha256::digest(format!("{ipk}\n{}", q.pk).as_bytes());
+    let (lo, hi) = q.sk_between.clone().unwrap_or_default();
+    let digest = Sha256::digest(format!("{ipk}\n{}\n{lo}\n{hi}", q.pk).as_bytes());
     hex::encode(&digest[..8])
 }
 
@@ -229,21 +245,47 @@ fn bad_cursor() -> Error {
     )
 }
 
+/// Longest key value a cursor may carry (DynamoDB's sort key limit).
+const MAX_KEY_BYTES: usize = 1024;
+
+/// A cursor's values, checked: its fingerprint is this list's, and each key
+/// is one the table could hold and, for the position, inside the window
+/// (anything else would be DynamoDB's validation error, not the caller's).
+fn cursor_values(q: &ListQuery, cursor: &str) -> Result<Vec<String>> {
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad_cursor())?;
+    let mut values: Vec<String> = serde_json::from_slice(&bytes).map_err(|_| bad_cursor())?;
+    if values.is_empty() || values.remove(0) != list_print(q) {
+        return Err(bad_cursor());
+    }
+    let position = values.last().ok_or_else(bad_cursor)?;
+    let inside = q
+        .sk_between
+        .as_ref()
+        .is_none_or(|(lo, hi)| lo <= position && position <= hi);
+    let usable = |v: &String| !v.is_empty() && v.len() <= MAX_KEY_BYTES;
+    match inside && values.iter().all(usable) {
+        true => Ok(values),
+        false => Err(bad_cursor()),
+    }
+}
+
 fn decode_cursor(q: &ListQuery, cursor: &str) -> Result<Item> {
     let (ipk, isk) = q.key_names();
-    let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad_cursor())?;
-    let values: Vec<String> = serde_json::from_slice(&bytes).map_err(|_| bad_cursor())?;
-    let keys = match (q.index, values.as_slice()) {
-        (Some(_), [print, pk, sk, position]) if *print == partition_print(q) => vec![
+    let values = cursor_values(q, cursor)?;
+    let keys = match (q.index, &q.table_pk, values.as_slice()) {
+        (Some(_), None, [pk, sk, position]) => vec![
             (attrs::PK, pk.clone()),
             (attrs::SK, sk.clone()),
             (ipk, q.pk.clone()),
             (isk, position.clone()),
         ],
-        (None, [print, sk]) if *print == partition_print(q) => {
-            vec![(attrs::PK, q.pk.clone()), (attrs::SK, sk.clone())]
-        }
-        // A cursor only positions inside the caller's own partition.
+        (Some(_), Some(shared), [sk, position]) => vec![
+            (attrs::PK, shared.clone()),
+            (attrs::SK, sk.clone()),
+            (ipk, q.pk.clone()),
+            (isk, position.clone()),
+        ],
+        (None, _, [sk]) => vec![(attrs::PK, q.pk.clone()), (attrs::SK, sk.clone())],
         _ => return Err(bad_cursor()),
     };
     Ok(keys
@@ -295,14 +337,6 @@ fn page_of<T>(
     }
 }
 
-/// A cursor of a merged list: the sort position of the last record shown,
-/// and the fingerprint of the list's first partition (never the partition).
-#[derive(Serialize, Deserialize)]
-struct Position {
-    list: String,
-    before: String,
-}
-
 impl Store {
     /// Reads one page of an index partition, newest first.
     pub async fn query_page(&self, q: &ListQuery, page: &PageRequest) -> Result<Page<Item>> {
@@ -325,15 +359,10 @@ impl Store {
         page: &PageRequest,
     ) -> Result<Page<Item>> {
         let shown = shown_of(page)?;
-        let list = partition_print(queries[0]);
+        let first = queries[0];
         let before = match &page.cursor {
-            Some(c) => {
-                let bytes = URL_SAFE_NO_PAD.decode(c).map_err(|_| bad_cursor())?;
-                let p: Position = serde_json::from_slice(&bytes).map_err(|_| bad_cursor())?;
-                (p.list == list)
-                    .then_some(p.before)
-                    .ok_or_else(bad_cursor)?
-            }
+            // The position is checked as a table list's sort key would be.
+            Some(c) => cursor_values(first, c)?.remove(0),
             None => String::new(),
         };
         // A cursor narrows each range to end at its position (inclusive, so
@@ -363,11 +392,8 @@ impl Store {
             .collect();
         read.sort_by(|x, y| y.0.cmp(&x.0));
         let page = page_of(read, page, shown, |(p, _)| {
-            let cursor = Position {
-                list: list.clone(),
-                before: p.clone(),
-            };
-            Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cursor).ok()?))
+            let values = [list_print(first), p.clone()];
+            Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&values).ok()?))
         });
         Ok(Page {
             items: page.items.into_iter().map(|(_, i)| i).collect(),
@@ -464,5 +490,56 @@ mod tests {
         );
         let other = ListQuery::on_table("acct_2#live#EVT");
         assert!(decode_cursor(&other, &c).is_err());
+
+        // Records that share an internal table pk: it stays out too.
+        let event: Item = HashMap::from([
+            ("pk".to_string(), string_value("acct_1#live#EVT")),
+            (
+                "sk".to_string(),
+                string_value("2026-01-01T00:00:00.000Z#evt_1"),
+            ),
+            ("gsi2pk".to_string(), string_value("acct_1#live#EVT#TYPE#x")),
+            (
+                "gsi2sk".to_string(),
+                string_value("2026-01-01T00:00:00.000Z#evt_1"),
+            ),
+        ]);
+        let by_type = ListQuery::new(Index::Gsi2, "acct_1#live#EVT#TYPE#x")
+            .sharing_table_pk("acct_1#live#EVT");
+        let c = encode_cursor(&by_type, &event).unwrap();
+        let shown = String::from_utf8(URL_SAFE_NO_PAD.decode(&c).unwrap()).unwrap();
+        assert!(!shown.contains("acct_1"), "{shown}");
+        assert_eq!(
+            decode_cursor(&by_type, &c).unwrap().get("pk"),
+            event.get("pk")
+        );
+    }
+
+    #[test]
+    fn a_cursor_the_table_could_not_take_is_400_never_a_store_error() {
+        let q = ListQuery::on_table("acct_1#live#EVT");
+        let forge =
+            |values: Vec<String>| URL_SAFE_NO_PAD.encode(serde_json::to_vec(&values).unwrap());
+        let print = list_print(&q);
+        assert!(decode_cursor(&q, &forge(vec![print.clone(), "2026".into()])).is_ok());
+        for bad in [
+            vec![print.clone(), String::new()],
+            vec![print.clone(), "x".repeat(MAX_KEY_BYTES + 1)],
+            vec![print.clone()],
+            vec![],
+        ] {
+            assert!(decode_cursor(&q, &forge(bad.clone())).is_err(), "{bad:?}");
+        }
+        // Another window is another list; a position outside the window is refused.
+        let from = DateTime::parse_from_rfc3339("2026-02-01T00:00:00Z")
+            .unwrap()
+            .to_utc();
+        let windowed = q.clone().within(Some(from), None);
+        let c = forge(vec![print, "2026-03-01".into()]);
+        assert!(decode_cursor(&windowed, &c).is_err());
+        let inside = forge(vec![list_print(&windowed), "2026-03-01".into()]);
+        assert!(decode_cursor(&windowed, &inside).is_ok());
+        let outside = forge(vec![list_print(&windowed), "2026-01-01".into()]);
+        assert!(decode_cursor(&windowed, &outside).is_err());
     }
 }
