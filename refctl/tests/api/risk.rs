@@ -626,3 +626,35 @@ fn collect_messages(v: &Value, out: &mut Vec<String>) {
         _ => {}
     }
 }
+
+#[tokio::test]
+async fn a_customer_identified_by_id_first_and_by_the_affiliates_e_mail_later_is_held() {
+    use shared::domain::tracking::session_id_of_click;
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true})).await;
+    let (aff, code, email) = affiliate(k, &id(&c)).await;
+    let customer = unique("cus_");
+    // The id alone first, then the id with the affiliate's own e-mail.
+    for extra in [json!({}), json!({"customerEmail": email})] {
+        let clk = click("127.0.0.11", &id(&c), &code).await;
+        let mut body = json!({"sessionId": session_id_of_click(&clk), "customerId": customer});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let r = from(
+            "127.0.0.11",
+            "POST",
+            "/api/v1/track/identify",
+            None,
+            Some(body),
+        )
+        .await;
+        assert_eq!(r.data()["bound"], true, "{:?}", r.body);
+    }
+    // A payment naming the id alone finds the e-mail through the id's binding.
+    let paid = postback(k, json!({"customerId": customer})).await;
+    assert_eq!(paid["affiliateId"].as_str(), Some(aff.as_str()));
+    assert_eq!(risk_of(&paid), flagged("HIGH", "SELF_REFERRAL", "ON_HOLD"));
+    sweep(&["127.0.0."]);
+}

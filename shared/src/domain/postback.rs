@@ -129,11 +129,17 @@ pub struct Parties {
 pub enum ReferralChange {
     /// A new binding of an identity not bound yet.
     Bind(Referral),
-    /// A bound identity gets its first attributed payment's time (set once).
+    /// A bound identity gets its first attributed payment's time (set once),
+    /// and the e-mail that joins it when it is the owner `Link` would name
+    /// (one write per item: a transaction takes no two on one).
     FirstPayment {
         customer_key: CustomerKey,
         at: DateTime<Utc>,
+        link: Option<String>,
     },
+    /// The earlier binding a new e-mail identity joins learns that e-mail
+    /// (`linkedFrom`, set once; see `referral::owner_link`).
+    Link { customer_key: String, email: String },
 }
 
 /// Everything one new conversion changes.
@@ -626,13 +632,15 @@ fn referral_changes(
 ) -> Vec<ReferralChange> {
     let owner = bound.iter().map(|(_, r)| *r).min_by_key(|r| r.bound_at);
     let keys = identities(p);
-    keys.iter()
+    let mut changes: Vec<ReferralChange> = keys
+        .iter()
         .cloned()
         .filter_map(|k| match bound.iter().find(|(bk, _)| *bk == k) {
             Some((_, r)) if r.first_payment_at.is_some() => None,
             Some(_) => Some(ReferralChange::FirstPayment {
                 customer_key: k,
                 at: first_payment_at,
+                link: None,
             }),
             None => Some(ReferralChange::Bind(Referral {
                 affiliate_id: owner
@@ -650,7 +658,27 @@ fn referral_changes(
                 first_payment_counted: false,
             })),
         })
-        .collect()
+        .collect();
+    let new = changes.iter().filter_map(|c| match c {
+        ReferralChange::Bind(r) => Some(r.customer_key.as_str()),
+        _ => None,
+    });
+    if let Some((owner_key, email)) = referral::owner_link(owner, new) {
+        let owner_first = changes.iter_mut().find_map(|c| match c {
+            ReferralChange::FirstPayment {
+                customer_key, link, ..
+            } if customer_key.to_string() == owner_key => Some(link),
+            _ => None,
+        });
+        match owner_first {
+            Some(link) => *link = Some(email),
+            None => changes.push(ReferralChange::Link {
+                customer_key: owner_key,
+                email,
+            }),
+        }
+    }
+    changes
 }
 
 #[cfg(test)]
@@ -721,6 +749,20 @@ mod tests {
             linked_from: None,
             first_payment_at: first.map(at),
             first_payment_counted: false,
+        }
+    }
+
+    /// What a postback of `cus_1` sees when that id was bound before, with
+    /// its first payment's time when it had one.
+    fn bound_id(first: Option<&str>) -> Sightings {
+        Sightings {
+            referrals: vec![referral(
+                "cid:cus_1",
+                "aff_ref",
+                "2025-01-01T00:00:00Z",
+                first,
+            )],
+            ..Default::default()
         }
     }
 
@@ -938,16 +980,7 @@ mod tests {
         ];
         for (name, terms, first, when, commission, reason, recurring) in cases {
             let p = postback(serde_json::json!({"customerId": "cus_1", "occurredAt": when}));
-            let s = Sightings {
-                referrals: vec![referral(
-                    "cid:cus_1",
-                    "aff_ref",
-                    "2025-01-01T00:00:00Z",
-                    first,
-                )],
-                ..Default::default()
-            };
-            let plan = run(&p, &s, terms);
+            let plan = run(&p, &bound_id(first), terms);
             let c = &plan.conversion;
             assert_eq!(c.commission.to_string(), commission, "{name}");
             assert_eq!(c.commission_reason, reason, "{name}");
@@ -960,9 +993,46 @@ mod tests {
                 None => vec![ReferralChange::FirstPayment {
                     customer_key: CustomerKey::CustomerId("cus_1".into()),
                     at: p.occurred_at,
+                    link: None,
                 }],
             };
             assert_eq!(plan.referrals, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn an_e_mail_joining_a_customer_id_is_learnt_by_the_ids_binding() {
+        let p = postback(serde_json::json!({
+            "customerId": "cus_1", "customerEmail": "ann@example.com",
+        }));
+        let email = CustomerKey::from_email("ann@example.com")
+            .unwrap()
+            .to_string();
+        // (the id's first payment before, the change the id's binding gets)
+        for first in [None, Some("2025-02-01T00:00:00Z")] {
+            let plan = run(&p, &bound_id(first), serde_json::json!({}));
+            let learnt = plan.referrals.iter().find_map(|c| match c {
+                ReferralChange::FirstPayment { link, .. } => link.clone(),
+                ReferralChange::Link {
+                    customer_key,
+                    email,
+                } if customer_key == "cid:cus_1" => Some(email.clone()),
+                _ => None,
+            });
+            assert_eq!(learnt.as_deref(), Some(email.as_str()), "{first:?}");
+            // One change per item: a transaction takes no two on one.
+            let on_id = plan
+                .referrals
+                .iter()
+                .filter(|c| match c {
+                    ReferralChange::FirstPayment { customer_key, .. } => {
+                        customer_key.to_string() == "cid:cus_1"
+                    }
+                    ReferralChange::Link { customer_key, .. } => customer_key == "cid:cus_1",
+                    ReferralChange::Bind(r) => r.customer_key == "cid:cus_1",
+                })
+                .count();
+            assert_eq!(on_id, 1, "{:?}", plan.referrals);
         }
     }
 

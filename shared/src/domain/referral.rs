@@ -44,6 +44,11 @@ pub enum CustomerKey {
 }
 
 impl CustomerKey {
+    /// Whether a customer key (`email:<sha256>` as stored) is an e-mail identity.
+    pub fn is_email_key(key: &str) -> bool {
+        matches!(CustomerKey::parse(key), Some(CustomerKey::EmailHash(_)))
+    }
+
     /// From a `customerId`: 1-256 characters, not blank, no control characters.
     pub fn from_id(id: &str) -> Result<CustomerKey, Issue> {
         let n = id.chars().count();
@@ -174,6 +179,16 @@ pub struct Binding<'a> {
     pub at: DateTime<Utc>,
 }
 
+/// The writes that bind a customer's identities.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BindingPlan {
+    /// Bindings of the identities not bound yet.
+    pub new: Vec<Referral>,
+    /// The earlier binding an e-mail identity joins, and that e-mail:
+    /// the owner's `linkedFrom` is set to it when it has none.
+    pub owner_link: Option<(String, String)>,
+}
+
 /// The referrals that bind the identities of one customer (`keys`) not bound
 /// in `existing`: to the earliest existing binding's affiliate and campaign
 /// (recorded in `linkedFrom`), so a customer never ends up with different
@@ -182,9 +197,10 @@ pub fn plan_bindings(
     keys: &[CustomerKey],
     binding: &Binding<'_>,
     existing: &[Referral],
-) -> Vec<Referral> {
+) -> BindingPlan {
     let owner = existing.iter().min_by_key(|r| r.bound_at);
-    keys.iter()
+    let new: Vec<Referral> = keys
+        .iter()
         .map(ToString::to_string)
         .filter(|k| !existing.iter().any(|r| &r.customer_key == k))
         .map(|customer_key| Referral {
@@ -202,7 +218,24 @@ pub fn plan_bindings(
             first_payment_at: None,
             first_payment_counted: false,
         })
-        .collect()
+        .collect();
+    let owner_link = owner_link(owner, new.iter().map(|r| r.customer_key.as_str()));
+    BindingPlan { new, owner_link }
+}
+
+/// What an earlier binding (`owner`) learns when new identities of its
+/// customer join it: the first new e-mail, as its `linkedFrom`, so a payment
+/// naming only the owner's identity still finds the customer's e-mail
+/// (SELF_REFERRAL). None when the owner is an e-mail itself or linked
+/// already, or no e-mail joins.
+pub fn owner_link<'k>(
+    owner: Option<&Referral>,
+    new: impl IntoIterator<Item = &'k str>,
+) -> Option<(String, String)> {
+    let owner =
+        owner.filter(|o| o.linked_from.is_none() && !CustomerKey::is_email_key(&o.customer_key))?;
+    let email = new.into_iter().find(|k| CustomerKey::is_email_key(k))?;
+    Some((owner.customer_key.clone(), email.to_string()))
 }
 
 /// The `linkedFrom` of a new binding of `key`, one of the customer's
@@ -294,6 +327,8 @@ mod tests {
         let b = binding("2026-03-01T00:00:00Z");
 
         let fresh = plan_bindings(&keys, &b, &[]);
+        assert_eq!(fresh.owner_link, None);
+        let fresh = fresh.new;
         assert_eq!(fresh.len(), 3);
         assert!(fresh.iter().all(|r| r.affiliate_id == "aff_new"));
         // Bound together, the others are linked from the first e-mail.
@@ -309,6 +344,9 @@ mod tests {
             bound(&id, "aff_early", "2026-01-01T00:00:00Z"),
         ];
         let joined = plan_bindings(&keys, &b, &existing);
+        // The owner (the id) learns the e-mail that joins it.
+        assert_eq!(joined.owner_link, Some((id.to_string(), hash.to_string())));
+        let joined = joined.new;
         assert_eq!(joined.len(), 1);
         assert_eq!(joined[0].customer_key, hash.to_string());
         assert_eq!(joined[0].affiliate_id, "aff_early");
@@ -324,6 +362,14 @@ mod tests {
             bound(&mail, "a", "2026-01-01T00:00:00Z"),
             bound(&hash, "a", "2026-01-01T00:00:00Z"),
         ];
-        assert!(plan_bindings(&keys, &b, &all).is_empty());
+        let none = plan_bindings(&keys, &b, &all);
+        assert!(none.new.is_empty() && none.owner_link.is_none());
+
+        // An owner that is an e-mail, or linked already, learns nothing.
+        let mut linked = bound(&id, "a", "2026-01-01T00:00:00Z");
+        linked.linked_from = Some(mail.to_string());
+        for owner in [bound(&mail, "a", "2026-01-01T00:00:00Z"), linked] {
+            assert_eq!(plan_bindings(&keys, &b, &[owner]).owner_link, None);
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! (first-touch).
 
 use crate::domain::postback::ReferralChange;
-use crate::domain::referral::{CustomerKey, Referral};
+use crate::domain::referral::{BindingPlan, CustomerKey, Referral};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::store::keys::{self, RECORD_SK};
@@ -15,9 +15,17 @@ use crate::timestamp;
 /// The attribute of `Referral::first_payment_at`.
 const FIRST_PAYMENT_AT: &str = "firstPaymentAt";
 
-/// The role of a binding's actions: each binds one identity.
+/// The attribute of `Referral::linked_from`.
+const LINKED_FROM: &str = "linkedFrom";
+
+/// The roles of a binding's actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct BindIdentity;
+enum Role {
+    /// Binds one identity.
+    BindIdentity,
+    /// Links the earlier binding the others join.
+    LinkOwner,
+}
 
 /// Adds a referral change to a transaction: a binding is a Put that fails
 /// when the identity is bound meanwhile; a first payment is set only on a
@@ -32,14 +40,43 @@ pub fn apply<R: Copy>(
         ReferralChange::Bind(r) => {
             tx.put_new(role, item(tenant, r)?);
         }
-        ReferralChange::FirstPayment { customer_key, at } => {
-            let set = UpdateExpr::new()
+        ReferralChange::FirstPayment {
+            customer_key,
+            at,
+            link,
+        } => {
+            let mut set = UpdateExpr::new()
                 .set(FIRST_PAYMENT_AT, string_value(timestamp::format(at)))
                 .when_exists()
                 .when_absent(FIRST_PAYMENT_AT);
+            if let Some(email) = link {
+                set = set.set_if_absent(LINKED_FROM, string_value(email));
+            }
             tx.update(role, &keys::referral(tenant, customer_key), RECORD_SK, &set);
         }
+        ReferralChange::Link {
+            customer_key,
+            email,
+        } => link(tx, role, tenant, customer_key, email)?,
     }
+    Ok(())
+}
+
+/// Sets a bound identity's `linkedFrom` to `email` unless it has one (never
+/// a reason to cancel: a link written meanwhile is kept).
+fn link<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant: &Tenant,
+    customer_key: &str,
+    email: &str,
+) -> Result<()> {
+    let key = CustomerKey::parse(customer_key)
+        .ok_or_else(|| Error::internal(format!("bad customer key {customer_key:?}")))?;
+    let set = UpdateExpr::new()
+        .set_if_absent(LINKED_FROM, string_value(email))
+        .when_exists();
+    tx.update(role, &keys::referral(tenant, &key), RECORD_SK, &set);
     Ok(())
 }
 
@@ -98,21 +135,24 @@ pub enum Bound {
 /// Writes new referrals of one customer, all or none: one conditional
 /// PutItem for one, a transaction for several, each failing when its
 /// identity is bound meanwhile.
-pub async fn commit_bindings(store: &Store, tenant: &Tenant, new: &[Referral]) -> Result<Bound> {
+pub async fn commit_bindings(store: &Store, tenant: &Tenant, plan: &BindingPlan) -> Result<Bound> {
     let mut tx = store.tx();
-    for r in new {
-        tx.put_new(BindIdentity, item(tenant, r)?);
+    for r in &plan.new {
+        tx.put_new(Role::BindIdentity, item(tenant, r)?);
     }
-    match new {
-        [] => Ok(Bound::Done(false)),
-        [one] => Ok(match bind_first(store, tenant, one).await? {
+    if let Some((owner, email)) = &plan.owner_link {
+        link(&mut tx, Role::LinkOwner, tenant, owner, email)?;
+    }
+    match (plan.new.as_slice(), &plan.owner_link) {
+        ([], _) => Ok(Bound::Done(false)),
+        ([one], None) => Ok(match bind_first(store, tenant, one).await? {
             true => Bound::Done(true),
             false => Bound::Raced,
         }),
         _ => match store.transact(tx).await {
             Ok(()) => Ok(Bound::Done(true)),
-            Err(e) if e.failed(BindIdentity) => Ok(Bound::Found(
-                e.old_items(BindIdentity)
+            Err(e) if e.failed(Role::BindIdentity) => Ok(Bound::Found(
+                e.old_items(Role::BindIdentity)
                     .into_iter()
                     .map(|item| from_item(item.clone()))
                     .collect::<Result<_>>()?,
