@@ -261,6 +261,13 @@
     who.textContent = 'Signed in as ' + a.name + ' (code ' + a.code + ')';
     who.hidden = false;
 
+    // The merchant's page, from the signed token only (http(s), checked again here).
+    var back = data.returnUrl;
+    if (back && /^https?:\/\/[^\s\/]\S*$/i.test(back)) {
+      $('back').href = back;
+      $('back').hidden = false;
+    }
+
     var link = data.referralLink;
     $('link').value = link || '';
     $('link-box').hidden = !link;
@@ -677,19 +684,13 @@
 
   // ---------------------------------------------------------------- start
 
-  /** The fragment's token, and the merchant's page to go back to (`return`, http(s) only). */
-  function readFragment() {
+  function readToken() {
     var hash = location.hash.replace(/^#/, '');
-    if (!hash) return { token: null, back: null };
-    var params = new URLSearchParams(hash);
-    var value = params.get('token');
-    var back = params.get('return');
+    if (!hash) return null;
+    var value = new URLSearchParams(hash).get('token');
     // Out of the address bar (and of history, bookmarks, screenshots) at once.
     history.replaceState(history.state, '', location.pathname + location.search);
-    return {
-      token: value && /^\S+$/.test(value) ? value : null,
-      back: back && /^https?:\/\/[^\s\/]\S*$/i.test(back) ? back : null,
-    };
+    return value && /^\S+$/.test(value) ? value : null;
   }
 
   function start() {
@@ -697,12 +698,7 @@
     window.addEventListener('hashchange', function () {
       if (/(^#|&)token=/.test(location.hash)) location.reload();
     });
-    var fragment = readFragment();
-    token = fragment.token;
-    if (fragment.back) {
-      $('back').href = fragment.back;
-      $('back').hidden = false;
-    }
+    token = readToken();
     if (!token) {
       expire();
       return;

@@ -49,7 +49,7 @@ pub fn routes() -> ApiRouter {
 )]
 async fn me(p: Portal, State(app): State<Arc<App>>) -> Result<Reply> {
     let campaign = service::campaign(&app, p.tenant(), p.affiliate()).await?;
-    Reply::ok(PortalMe::of(p.affiliate(), &campaign))
+    Reply::ok(PortalMe::of(p.affiliate(), &campaign, p.return_url()))
 }
 
 /// Update your name and payout details
@@ -70,7 +70,7 @@ async fn update_me(
     Json(patch): Json<PortalMePatch>,
 ) -> Result<Reply> {
     let (a, c) = service::update_me(&app, p.tenant(), p.affiliate(), &patch).await?;
-    Reply::ok(PortalMe::of(&a, &c))
+    Reply::ok(PortalMe::of(&a, &c, p.return_url()))
 }
 
 /// The stats query.

@@ -163,6 +163,8 @@ pub fn check(token: &SignedToken, records: KeyRecords) -> Result<Principal> {
 pub struct PortalPrincipal {
     pub tenant: Tenant,
     pub affiliate: crate::domain::affiliate::Affiliate,
+    /// The page's "Back" link, as the merchant set it in the signed token.
+    pub return_url: Option<String>,
 }
 
 /// The claims of `Authorization: Bearer pt_…`, signature and expiry checked
@@ -224,5 +226,9 @@ pub async fn portal_principal(
         .ok_or(Error::Unauthorized)?
         .check_usable(chrono::Utc::now())
         .map_err(|_| Error::Unauthorized)?;
-    Ok(PortalPrincipal { tenant, affiliate })
+    Ok(PortalPrincipal {
+        tenant,
+        affiliate,
+        return_url: claims.ret.clone(),
+    })
 }

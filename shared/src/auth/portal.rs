@@ -28,6 +28,10 @@ pub struct PortalClaims {
     /// Issued at, and expiry (epoch seconds).
     pub iat: i64,
     pub exp: i64,
+    /// The merchant's page the portal's "Back" link leads to: signed with
+    /// the rest, so no one but the merchant can set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ret: Option<String>,
 }
 
 impl PortalClaims {
@@ -39,7 +43,14 @@ impl PortalClaims {
             mode: tenant.mode,
             iat: now.timestamp(),
             exp: (now + Duration::minutes(LIFETIME_MINUTES)).timestamp(),
+            ret: None,
         }
+    }
+
+    /// The same claims with the page's "Back" link.
+    pub fn returning_to(mut self, url: Option<&str>) -> PortalClaims {
+        self.ret = url.map(str::to_string);
+        self
     }
 
     /// The tenant the token names.

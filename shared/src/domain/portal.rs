@@ -21,8 +21,8 @@ use crate::timestamp::{serde_ts, serde_ts_opt};
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = PortalSessionCreate)]
 pub struct NewPortalSession {
-    /// Where the page's "Back" link leads (an `http` or `https` URL), carried in the URL's
-    /// fragment (`&return=`); not otherwise used.
+    /// Where the page's "Back" link leads (an `http` or `https` URL): signed into the token,
+    /// and shown by `GET /portal/me` as `returnUrl`; not otherwise used.
     #[serde(default)]
     #[schema(
         max_length = 2000,
@@ -113,11 +113,14 @@ pub struct PortalMe<'a> {
     /// The campaign's `landingUrl` with `?ref=<code>` (`&ref=` when it has a query); null
     /// while the campaign has no landing URL.
     pub referral_link: Option<String>,
+    /// The merchant's page the portal's "Back" link leads to (the session's `returnUrl`);
+    /// null when the session named none.
+    pub return_url: Option<&'a str>,
 }
 
 impl<'a> PortalMe<'a> {
     /// The view of an affiliate and its campaign.
-    pub fn of(a: &'a Affiliate, c: &'a Campaign) -> PortalMe<'a> {
+    pub fn of(a: &'a Affiliate, c: &'a Campaign, return_url: Option<&'a str>) -> PortalMe<'a> {
         PortalMe {
             affiliate: PortalAffiliate {
                 id: &a.id,
@@ -136,6 +139,7 @@ impl<'a> PortalMe<'a> {
                 .landing_url
                 .as_deref()
                 .map(|u| referral_link(u, a.code.as_str())),
+            return_url,
         }
     }
 }

@@ -246,6 +246,11 @@ impl Portal {
     pub fn affiliate(&self) -> &crate::domain::affiliate::Affiliate {
         &self.0.affiliate
     }
+
+    /// The page's "Back" link the token carries.
+    pub fn return_url(&self) -> Option<&str> {
+        self.0.return_url.as_deref()
+    }
 }
 
 impl FromRequestParts<Arc<App>> for Portal {

@@ -39,24 +39,13 @@ pub async fn open_session(
             action: "open a portal session",
         });
     }
-    let claims = PortalClaims::new(tenant, &affiliate.id, now);
+    let claims =
+        PortalClaims::new(tenant, &affiliate.id, now).returning_to(body.return_url.as_deref());
     let token = token::issue(&signer?.secret, &claims);
     Ok(PortalSession {
         object: "portal_session",
-        url: portal_url(base, &tenant.account_id, &token, body.return_url.as_deref()),
+        url: format!("{base}/portal?account={}#token={token}", tenant.account_id),
         token,
         expires_at: claims.expires_at(),
     })
-}
-
-/// The page's address: the account (for its framing origins) in the query,
-/// the token and the page's "Back" link (`return`) in the fragment, which no
-/// server receives.
-fn portal_url(base: &str, account: &str, token: &str, back: Option<&str>) -> String {
-    let mut url = format!("{base}/portal?account={account}#token={token}");
-    if let Some(back) = back {
-        let back: String = url::form_urlencoded::byte_serialize(back.as_bytes()).collect();
-        url.push_str(&format!("&return={back}"));
-    }
-    url
 }
