@@ -173,10 +173,14 @@ struct ReceivedView {
 /// INVALID_REQUEST, and nothing is recorded but a REJECTED row in the delivery log; an unknown
 /// or deleted integration is 404. Once signed: a DISABLED integration is 409, and an account
 /// locked or past its subscription 403 (the provider retries later, and the event applies once
-/// it is usable). An event is applied once per provider event id (again: 200 DUPLICATE), in any
-/// order of arrival; an event type not mapped, a zero amount, an amount or id the postback would
-/// refuse, a payment id of another account, or an event whose mode differs from the
-/// integration's is 200 IGNORED with the reason (see `docs/integrations.md`).
+/// it is usable, within the provider's retry window). An event is applied once per provider
+/// event id (again: 200 DUPLICATE), in any order of arrival. 200 IGNORED, with the reason, when
+/// none of its commands had anything to do: an event type not mapped, a field the mapping needs
+/// missing or unreadable (ids over 255 characters, no `livemode`, no time), a zero amount or one
+/// the postback would refuse, a checkout naming no live session, click or code of this account
+/// (or a flooded click), an unknown payment, a refund with nothing left to reverse, a payment id
+/// of another account or mode, or an event whose mode differs from the integration's (see
+/// `docs/integrations.md`).
 #[utoipa::path(
     post,
     path = "/api/v1/integrations/{id}/events",

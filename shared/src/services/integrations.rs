@@ -76,16 +76,11 @@ pub async fn receive(
         Provider::Stripe => connector::stripe::map(body),
         Provider::Paddle => connector::paddle::map(body),
     };
-    let commands = match mapped.as_ref().map(|m| (&m.outcome, m.livemode)) {
-        None => Err("the body is no event of this provider".to_string()),
-        Some((Outcome::Ignored(reason), _)) => Err(reason.clone()),
-        // Test money never becomes live commission, nor the reverse.
-        Some((_, Some(live))) if live != (tenant.mode == Mode::Live) => Err("mode mismatch".into()),
-        Some((Outcome::Apply(commands), _)) => Ok(commands),
-    };
-    let commands = match commands {
-        Ok(commands) => commands,
+    let (mapped, commands) = match applicable(mapped.as_ref(), &tenant) {
+        Ok(found) => found,
         Err(reason) => {
+            // The contract's warning: a verified event nothing was done for.
+            tracing::warn!(integration = %integration.id, %reason, "provider event ignored");
             let row = row(
                 mapped.as_ref(),
                 DeliveryOutcome::Ignored,
@@ -97,9 +92,24 @@ pub async fn receive(
             return Ok(answer(DeliveryOutcome::Ignored, Some(reason), None));
         }
     };
-    let mapped = mapped.as_ref().expect("commands come from a mapped event");
     let ran = run(app, &tenant, &integration, &account, commands, now).await?;
     finish(app, &tenant, &integration, mapped, ran, now).await
+}
+
+/// A mapped event and its commands, or why it is ignored.
+fn applicable<'m>(
+    mapped: Option<&'m Mapped>,
+    tenant: &Tenant,
+) -> std::result::Result<(&'m Mapped, &'m [Command]), String> {
+    let Some(m) = mapped else {
+        return Err("the body is no event of this provider".into());
+    };
+    match (&m.outcome, m.livemode) {
+        (Outcome::Ignored(reason), _) => Err(reason.clone()),
+        // Test money never becomes live commission, nor the reverse.
+        (_, Some(live)) if live != (tenant.mode == Mode::Live) => Err("mode mismatch".into()),
+        (Outcome::Apply(commands), _) => Ok((m, commands)),
+    }
 }
 
 /// The integration and its tenant.
@@ -257,12 +267,12 @@ async fn run(
     for command in commands {
         let (conversion, reason) = match command {
             Command::Record(p) => match record(app, tenant, integration, account, p, now).await? {
-                Ok(id) => {
+                Taken::Recorded(id) => {
                     let others = p.aliases.iter().filter(|a| **a != p.external_id);
                     ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
                     (Some(id), None)
                 }
-                Err(reason) => (None, Some(reason)),
+                Taken::Skipped(reason) => (None, Some(reason)),
             },
             Command::Bind(b) => bind(app, tenant, integration, b, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
@@ -345,8 +355,15 @@ fn postback_of(
     })
 }
 
-/// Records a payment as the postback would: its conversion's id, or why
-/// nothing of this tenant's is to be done.
+/// What a provider's payment came to.
+enum Taken {
+    /// Its conversion (recorded now, or replayed).
+    Recorded(String),
+    /// Nothing of this tenant's to do, and why.
+    Skipped(String),
+}
+
+/// Records a payment as the postback would.
 async fn record(
     app: &App,
     tenant: &Tenant,
@@ -354,7 +371,7 @@ async fn record(
     account: &Account,
     p: &Payment,
     now: DateTime<Utc>,
-) -> Result<std::result::Result<String, String>> {
+) -> Result<Taken> {
     let quota = match tenant.mode {
         Mode::Live => Some(Quota {
             cap: app.config.conversion_quota(&account.plan),
@@ -365,7 +382,7 @@ async fn record(
     };
     let input = match postback_of(integration, p, now) {
         Ok(input) => input,
-        Err(reason) => return Ok(Err(reason)),
+        Err(reason) => return Ok(Taken::Skipped(reason)),
     };
     let recorded = postback::record(
         &app.store,
@@ -377,9 +394,11 @@ async fn record(
     )
     .await;
     match recorded {
-        Ok(postback::Recorded::Created(c) | postback::Recorded::Replayed(c)) => Ok(Ok(c.id)),
+        Ok(postback::Recorded::Created(c) | postback::Recorded::Replayed(c)) => {
+            Ok(Taken::Recorded(c.id))
+        }
         // Its id is another account's or mode's: nothing here to retry.
-        Err(Error::AlreadyExists(_)) => Ok(Err(
+        Err(Error::AlreadyExists(_)) => Ok(Taken::Skipped(
             "the payment's id was recorded by another account or mode".into(),
         )),
         Err(e) => Err(e),

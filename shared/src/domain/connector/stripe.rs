@@ -90,8 +90,8 @@ fn invoice_paid(invoice: &Value, created: Option<i64>) -> Outcome {
         .get("status_transitions")
         .and_then(|t| t.get("paid_at"))
         .and_then(Value::as_i64)
-        .or(created);
-    let Some(occurred_at) = paid_at.and_then(at) else {
+        .and_then(at);
+    let Some(occurred_at) = paid_at.or_else(|| created.and_then(at)) else {
         return ignored("invoice without a time paid");
     };
     Outcome::Apply(vec![Command::Record(Payment {
