@@ -253,7 +253,7 @@ fn responses() -> Value {
             "`UNAUTHORIZED`: the API key is missing, malformed, tampered, unknown or revoked (one answer for all).",
             &[("", Error::Unauthorized)], &[]),
         "PermissionDenied": error_response(
-            "`PERMISSION_DENIED`: the key is valid but its account is locked or its subscription has expired.",
+            "`PERMISSION_DENIED`: the account is locked or its subscription has expired (a valid key of that account, or a signed provider event to one of its integrations).",
             &[("", Error::PermissionDenied("the account is locked".into()))], &[]),
         "NotFound": error_response(
             "`NOT_FOUND`: no such record in the caller's account and mode (or, for public routes, no public record), or no such route.",
