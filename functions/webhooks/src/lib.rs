@@ -337,21 +337,24 @@ async fn replay(
 }
 
 /// Handles one batch of the DynamoDB Stream (Lambda event source mapping
-/// with `ReportBatchItemFailures`): first attempts for each new event, in
-/// order. On a failure it stops and names that record, so Lambda retries
-/// from there (records before it are done; a record seen again starts no
-/// second first attempt).
+/// with `ReportBatchItemFailures`): first attempts for each new event, up
+/// to `on_events`' number at once. A failure names the first record that
+/// failed, so Lambda retries from there (records before it are done; a
+/// record seen again starts no second first attempt).
 pub async fn deliver_batch(app: &shared::app::App, batch: &serde_json::Value) -> serde_json::Value {
     let records = batch["Records"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
-    for record in records {
-        let outcome = match shared::store::stream::event_of_lambda_record(record) {
-            Ok(Some((tenant, event))) => dispatch::on_event(app, &tenant, &event).await.map(|_| ()),
-            Ok(None) => Ok(()),
-            Err(e) => Err(e),
-        };
+    let events = records
+        .iter()
+        .map(shared::store::stream::event_of_lambda_record)
+        .collect();
+    // Side by side (a slow endpoint holds one place); a failure is reported
+    // at the first record, in stream order, that did not finish: the ones
+    // after it that did are not attempted twice (their tasks exist).
+    let outcomes = dispatch::on_events(app, events).await;
+    for (record, outcome) in records.iter().zip(outcomes) {
         if let Err(e) = outcome {
             let sequence = record["dynamodb"]["SequenceNumber"]
                 .as_str()

@@ -3,15 +3,16 @@
 //! in-process against DynamoDB Local. The stream is polled every 300 ms
 //! while its table is busy (every second once a read finds nothing, so idle
 //! servers, the test suite's many among them, cost DynamoDB Local little) and
-//! each new event goes to `dispatch::on_event`; due retries are swept every
+//! each read's new events go to `dispatch::on_events`, while the reader goes
+//! on (a slow endpoint holds back no other event); due retries are swept every
 //! two seconds (every five once a sweep finds nothing due).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::join_all;
-
 use crate::app::App;
+use crate::domain::event::Event;
+use crate::domain::tenant::Tenant;
 use crate::services::webhooks as dispatch;
 use crate::store::stream::TableStream;
 use crate::timestamp;
@@ -28,8 +29,10 @@ const IDLE_SWEEP_EVERY: Duration = Duration::from_secs(5);
 const REOPEN_AFTER: Duration = Duration::from_secs(3);
 /// Reads between two looks for new shards.
 const DISCOVER_EVERY: u32 = 20;
-/// Events handed to `on_event` side by side.
-const PARALLEL: usize = 16;
+/// Stream batches whose first attempts may run at once: the reader goes on
+/// while an endpoint answers slowly, as Lambda's parallel batches per
+/// shard do (`ParallelizationFactor`).
+const BATCHES_AT_ONCE: usize = 10;
 
 /// Starts the stream consumer and the sweep on the current runtime.
 pub fn spawn(app: Arc<App>) {
@@ -51,7 +54,8 @@ async fn consume(app: Arc<App>) {
 }
 
 /// Reads the stream until it fails, delivering each new event.
-async fn follow(app: &App, mut stream: TableStream) {
+async fn follow(app: &Arc<App>, mut stream: TableStream) {
+    let batches = Arc::new(tokio::sync::Semaphore::new(BATCHES_AT_ONCE));
     let mut reads: u32 = 0;
     loop {
         if stream.is_idle() || reads.is_multiple_of(DISCOVER_EVERY) {
@@ -67,20 +71,30 @@ async fn follow(app: &App, mut stream: TableStream) {
                 if records > 0 {
                     pause = POLL_EVERY;
                 }
-                for chunk in events.chunks(PARALLEL) {
-                    let runs = chunk
-                        .iter()
-                        .map(|(tenant, event)| dispatch::on_event(app, tenant, event));
-                    for (result, (_, event)) in join_all(runs).await.into_iter().zip(chunk) {
-                        if let Err(e) = result {
-                            tracing::warn!(event_id = %event.id, error = e.code().as_str(), "webhook first attempts failed");
-                        }
-                    }
-                }
+                // A full set of batches under way holds the reader back.
+                let Ok(place) = batches.clone().acquire_owned().await else {
+                    return;
+                };
+                tokio::spawn(first_attempts(app.clone(), events, place));
             }
             Err(e) => tracing::warn!(error = %e, "webhook stream: reading failed"),
         }
         tokio::time::sleep(pause).await;
+    }
+}
+
+/// First attempts of one read's events; the place is given back at the end.
+async fn first_attempts(
+    app: Arc<App>,
+    events: Vec<(Tenant, Event)>,
+    _place: tokio::sync::OwnedSemaphorePermit,
+) {
+    let ids: Vec<String> = events.iter().map(|(_, e)| e.id.clone()).collect();
+    let found = events.into_iter().map(|e| Ok(Some(e))).collect();
+    for (id, result) in ids.iter().zip(dispatch::on_events(&app, found).await) {
+        if let Err(e) = result {
+            tracing::warn!(event_id = %id, error = e.code().as_str(), "webhook first attempts failed");
+        }
     }
 }
 

@@ -42,6 +42,30 @@ fn lease(app: &App) -> Duration {
     timeout * 2 + Duration::seconds(30)
 }
 
+/// Events of one stream batch handed to [`on_event`] at once.
+const EVENTS_AT_ONCE: usize = 32;
+
+/// Runs [`on_event`] for each event of a stream batch (`None`: a record
+/// that is no event), up to [`EVENTS_AT_ONCE`] at once: an endpoint that
+/// answers slowly holds one place, never the events behind it. The outcome
+/// of each, in the batch's order.
+pub async fn on_events(
+    app: &App,
+    events: Vec<Result<Option<(Tenant, Event)>>>,
+) -> Vec<Result<usize>> {
+    use futures::stream::{self, StreamExt};
+    stream::iter(events)
+        .map(|found| async move {
+            match found? {
+                Some((tenant, event)) => on_event(app, &tenant, &event).await,
+                None => Ok(0),
+            }
+        })
+        .buffered(EVENTS_AT_ONCE)
+        .collect()
+        .await
+}
+
 /// Sends the first attempt of `event` to every ENABLED endpoint of its
 /// tenant that subscribes to it (a test-mode event reaches test-mode
 /// endpoints only: they belong to another tenant). A task that already
