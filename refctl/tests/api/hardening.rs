@@ -497,3 +497,19 @@ async fn the_functions_sdk_settings_call_dynamodb_and_time_out() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn an_id_that_is_no_text_is_not_found_on_every_kind_of_route() {
+    let base = &crate::support::server().base;
+    let m = crate::support::merchant().await;
+    for (method, path, key) in [
+        ("GET", "/api/v1/campaigns/%ff/public", None),
+        ("POST", "/api/v1/integrations/%ff/events", None),
+        ("GET", "/api/v1/payouts/%c3%28", Some(m.test_key.as_str())),
+        ("GET", "/api/v1/affiliates/x%80y", Some(m.test_key.as_str())),
+    ] {
+        let r = call_on(base, method, path, key, None).await;
+        r.assert_error(404, "NOT_FOUND");
+        assert!(r.header("x-request-id").is_some(), "{path}");
+    }
+}

@@ -196,9 +196,15 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self> {
-        let params = RawPathParams::from_request_parts(parts, state)
-            .await
-            .map_err(|_| Error::internal("the route has no path parameters"))?;
+        use axum::extract::rejection::RawPathParamsRejection;
+        let params = match RawPathParams::from_request_parts(parts, state).await {
+            Ok(params) => params,
+            // An id that is no text names no record: 404, as any malformed id.
+            Err(RawPathParamsRejection::InvalidUtf8InPathParam(_)) => {
+                return Err(Error::NotFound("record"))
+            }
+            Err(_) => return Err(Error::internal("the route has no path parameters")),
+        };
         params
             .iter()
             .find(|(name, _)| *name == "id")
