@@ -85,6 +85,19 @@ impl Filter {
         Self::default()
     }
 
+    /// The filter as one text, the same for the same clauses and values.
+    fn fingerprint(&self) -> String {
+        let mut names: Vec<_> = self.names.iter().collect();
+        names.sort();
+        let mut values: Vec<String> = self
+            .values
+            .iter()
+            .map(|(k, v)| format!("{k}={v:?}"))
+            .collect();
+        values.sort();
+        format!("{:?}{names:?}{values:?}", self.clauses)
+    }
+
     /// `attr = value`.
     pub fn eq(mut self, attr: &str, value: &str) -> Self {
         let i = self.values.len();
@@ -209,10 +222,10 @@ impl ListQuery {
 /// A cursor holds what the query cannot derive: the last record's table
 /// keys (through an index: its `sk`, and its `pk` unless the list names it)
 /// and its sort position, with a fingerprint of the list: its index,
-/// partition and window. The partition itself (an internal key naming the
+/// partition, window and filter. The partition itself (an internal key naming the
 /// account and the layout) is the caller's own and is added back on decode,
-/// so no cursor shows it; the fingerprint refuses a cursor of another list
-/// or window.
+/// so no cursor shows it; the fingerprint refuses a cursor of another list,
+/// window or filter.
 fn encode_cursor(q: &ListQuery, item: &Item) -> Option<String> {
     let (_, isk) = q.key_names();
     let mut values = vec![list_print(q)];
@@ -227,13 +240,14 @@ fn encode_cursor(q: &ListQuery, item: &Item) -> Option<String> {
     Some(URL_SAFE_NO_PAD.encode(serde_json::to_vec(&values).ok()?))
 }
 
-/// The first 16 hex digits of SHA-256 over the list's index, partition and
-/// window.
+/// The first 16 hex digits of SHA-256 over the list's index, partition,
+/// window and filter.
 fn list_print(q: &ListQuery) -> String {
     use sha2::{Digest, Sha256};
     let (ipk, _) = q.key_names();
     let (lo, hi) = q.sk_between.clone().unwrap_or_default();
-    let digest = Sha256::digest(format!("{ipk}\n{}\n{lo}\n{hi}", q.pk).as_bytes());
+    let filter = q.filter.fingerprint();
+    let digest = Sha256::digest(format!("{ipk}\n{}\n{lo}\n{hi}\n{filter}", q.pk).as_bytes());
     hex::encode(&digest[..8])
 }
 
@@ -541,5 +555,9 @@ mod tests {
         assert!(decode_cursor(&windowed, &inside).is_ok());
         let outside = forge(vec![list_print(&windowed), "2026-01-01".into()]);
         assert!(decode_cursor(&windowed, &outside).is_err());
+        // Another filter is another list too.
+        let mut filtered = q.clone();
+        filtered.filter = Filter::new().eq("currency", "EUR");
+        assert!(decode_cursor(&filtered, &forge(vec![list_print(&q), "2026".into()])).is_err());
     }
 }
