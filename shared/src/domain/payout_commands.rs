@@ -1,7 +1,7 @@
 //! Request bodies of the payout routes, validated into the commands of
 //! [`Payout::apply`](crate::domain::payout::Payout::apply).
 
-use chrono::NaiveDate;
+use chrono::{Datelike, NaiveDate};
 use serde::Deserialize;
 
 use crate::domain::payout::Command;
@@ -44,7 +44,7 @@ impl RejectPayout {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = PayoutMarkPaid)]
 pub struct MarkPaid {
-    /// A calendar date, exactly `YYYY-MM-DD`.
+    /// A calendar date, exactly `YYYY-MM-DD`, not before 1970-01-01.
     #[schema(format = Date, pattern = r#"^\d{4}-\d{2}-\d{2}$"#, example = json!("2026-11-20"))]
     pub payment_date: String,
     /// How it was paid; trimmed, 1-100 characters.
@@ -56,12 +56,14 @@ impl MarkPaid {
     /// `Command::MarkPaid`: a `YYYY-MM-DD` date and a 1-100 character method.
     pub fn into_command(self) -> Result<Command, Error> {
         let mut issues = Issues::new();
-        let payment_date = parse_date(&self.payment_date);
+        // Not before 1970, as every other date of the API (a year 0000 is
+        // no date a client library reads back).
+        let payment_date = parse_date(&self.payment_date).filter(|d| d.year() >= 1970);
         if payment_date.is_none() {
             issues.add(
                 &["paymentDate"],
                 "invalid_date",
-                "paymentDate must be a date as YYYY-MM-DD",
+                "paymentDate must be a date as YYYY-MM-DD, not before 1970-01-01",
             );
         }
         let method = self.payment_method.trim();
@@ -245,6 +247,8 @@ mod tests {
             "26-02-28",
             "2026-02-28T00:00:00Z",
             "+2026-02-2",
+            "0000-01-01",
+            "1969-12-31",
         ] {
             assert_eq!(
                 issue_paths(m(bad, "wire").unwrap_err()),

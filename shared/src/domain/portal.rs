@@ -299,29 +299,57 @@ pub fn invoice_type(bytes: &[u8], max: u64) -> Result<&'static str, Error> {
 }
 
 /// The stored name of an affiliate's invoice: the name it sent, kept to
-/// letters, digits, `.`, `-` and `_` (at most 100), else `invoice.<ext>`.
+/// letters, digits, `.`, `-` and `_` (at most 100 in all), with the
+/// extension of what the bytes are (`pdf`, `png`, `jpg`) in place of its own,
+/// so a file the merchant saves opens as what it is; `invoice.<ext>` when
+/// nothing of the name is left.
 pub fn invoice_file_name(sent: Option<&str>, content_type: &str) -> String {
+    let ext = match content_type {
+        "application/pdf" => "pdf",
+        "image/png" => "png",
+        _ => "jpg",
+    };
     let kept: String = sent
         .unwrap_or_default()
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-        .take(100)
         .collect();
-    if kept.trim_matches('.').is_empty() {
-        let ext = match content_type {
-            "application/pdf" => "pdf",
-            "image/png" => "png",
-            _ => "jpg",
-        };
-        format!("invoice.{ext}")
-    } else {
-        kept
+    let stem = kept
+        .rsplit_once('.')
+        .map_or(kept.as_str(), |(stem, _)| stem);
+    let stem: String = stem
+        .trim_matches('.')
+        .chars()
+        .take(100 - ext.len() - 1)
+        .collect();
+    match stem.is_empty() {
+        true => format!("invoice.{ext}"),
+        false => format!("{stem}.{ext}"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_invoices_name_keeps_safe_characters_and_takes_its_bytes_extension() {
+        let pdf = "application/pdf";
+        let cases = [
+            (Some("March/invoice.pdf"), pdf, "Marchinvoice.pdf"),
+            (Some("a.html"), pdf, "a.pdf"),
+            (Some("photo.JPEG"), "image/jpeg", "photo.jpg"),
+            (Some("scan"), "image/png", "scan.png"),
+            (Some("../../etc/passwd"), pdf, "invoice.pdf"),
+            (Some("é\"; filename=evil.exe"), pdf, "filenameevil.pdf"),
+            (None, "image/png", "invoice.png"),
+        ];
+        for (sent, kind, want) in cases {
+            assert_eq!(invoice_file_name(sent, kind), want, "{sent:?}");
+        }
+        let long = invoice_file_name(Some(&"x".repeat(300)), pdf);
+        assert_eq!((long.len(), long.ends_with(".pdf")), (100, true));
+    }
 
     #[test]
     fn referral_links_add_the_code_as_ref() {

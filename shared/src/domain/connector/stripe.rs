@@ -64,8 +64,16 @@ fn invoice_paid(invoice: &Value, created: Option<i64>) -> Outcome {
     else {
         return ignored("invoice without id or currency");
     };
-    let paid = minor_at(invoice, "amount_paid").unwrap_or(0);
-    if paid <= 0 {
+    let paid = match invoice
+        .get("amount_paid")
+        .map(|_| minor_at(invoice, "amount_paid"))
+    {
+        None => 0,
+        Some(Some(paid)) if paid >= 0 => paid,
+        // Negative, fractional or past an i64: no amount Stripe sends.
+        Some(_) => return ignored("amount_paid is not a whole number of minor units"),
+    };
+    if paid == 0 {
         return ignored("zero amount");
     }
     let total = minor_at(invoice, "total").unwrap_or(paid);
