@@ -45,7 +45,7 @@ impl RejectPayout {
 #[schema(as = PayoutMarkPaid)]
 pub struct MarkPaid {
     /// A calendar date, exactly `YYYY-MM-DD`, not before 1970-01-01.
-    #[schema(format = Date, pattern = r#"^\d{4}-\d{2}-\d{2}$"#, example = json!("2026-11-20"))]
+    #[schema(format = Date, pattern = r#"^(19[7-9]\d|[2-9]\d{3})-\d{2}-\d{2}$"#, example = json!("2026-11-20"))]
     pub payment_date: String,
     /// How it was paid; trimmed, 1-100 characters.
     #[schema(min_length = 1, max_length = 100, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#, example = json!("SEPA transfer"))]
