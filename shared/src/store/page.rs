@@ -85,14 +85,22 @@ impl Filter {
         Self::default()
     }
 
-    /// The filter as one text, the same for the same clauses and values.
+    /// The filter as one text, the same for the same clauses and values
+    /// (whatever the SDK's own formatting of a value).
     fn fingerprint(&self) -> String {
+        use aws_sdk_dynamodb::types::AttributeValue as V;
         let mut names: Vec<_> = self.names.iter().collect();
         names.sort();
+        let text = |v: &V| match v {
+            V::S(s) => format!("S:{s}"),
+            V::N(n) => format!("N:{n}"),
+            V::Bool(b) => format!("B:{b}"),
+            other => format!("{other:?}"),
+        };
         let mut values: Vec<String> = self
             .values
             .iter()
-            .map(|(k, v)| format!("{k}={v:?}"))
+            .map(|(k, v)| format!("{k}={}", text(v)))
             .collect();
         values.sort();
         format!("{:?}{names:?}{values:?}", self.clauses)
@@ -163,9 +171,10 @@ pub struct ListQuery {
     /// Inclusive sort-key bounds (the index sort keys are time-ordered).
     pub sk_between: Option<(String, String)>,
     pub filter: Filter,
-    /// The table `pk` every record of an index list shares, when it is an
+    /// The table `pk` the records of an index list share, when it is an
     /// internal key rather than the record's id (events by type): a cursor
-    /// leaves it out and its decoding puts it back.
+    /// of such a record leaves it out and its decoding puts it back (a
+    /// record of another layout names its own).
     pub table_pk: Option<String>,
 }
 
@@ -229,9 +238,15 @@ impl ListQuery {
 fn encode_cursor(q: &ListQuery, item: &Item) -> Option<String> {
     let (_, isk) = q.key_names();
     let mut values = vec![list_print(q)];
-    let names: &[&str] = match (q.index, &q.table_pk) {
-        (Some(_), None) => &[attrs::PK, attrs::SK, isk],
-        (Some(_), Some(_)) => &[attrs::SK, isk],
+    // A record of the shared pk leaves it out; one of another layout (an
+    // older event) names its own.
+    let shared = q
+        .table_pk
+        .as_deref()
+        .is_some_and(|pk| string_of(item, attrs::PK) == Some(pk));
+    let names: &[&str] = match (q.index, shared) {
+        (Some(_), false) => &[attrs::PK, attrs::SK, isk],
+        (Some(_), true) => &[attrs::SK, isk],
         (None, _) => &[attrs::SK],
     };
     for name in names {
@@ -283,11 +298,21 @@ fn cursor_values(q: &ListQuery, cursor: &str) -> Result<Vec<String>> {
     }
 }
 
+/// The position a merged list's cursor holds: one value, inside the range
+/// its queries read (an empty or reversed range is DynamoDB's error).
+fn merged_position(first: &ListQuery, cursor: &str) -> Result<String> {
+    let (lo, hi) = first.sk_between.clone().unwrap_or(("0".into(), "~".into()));
+    match cursor_values(first, cursor)?.as_slice() {
+        [position] if lo <= *position && *position <= hi => Ok(position.clone()),
+        _ => Err(bad_cursor()),
+    }
+}
+
 fn decode_cursor(q: &ListQuery, cursor: &str) -> Result<Item> {
     let (ipk, isk) = q.key_names();
     let values = cursor_values(q, cursor)?;
     let keys = match (q.index, &q.table_pk, values.as_slice()) {
-        (Some(_), None, [pk, sk, position]) => vec![
+        (Some(_), _, [pk, sk, position]) => vec![
             (attrs::PK, pk.clone()),
             (attrs::SK, sk.clone()),
             (ipk, q.pk.clone()),
@@ -375,8 +400,7 @@ impl Store {
         let shown = shown_of(page)?;
         let first = queries[0];
         let before = match &page.cursor {
-            // The position is checked as a table list's sort key would be.
-            Some(c) => cursor_values(first, c)?.remove(0),
+            Some(c) => merged_position(first, c)?,
             None => String::new(),
         };
         // A cursor narrows each range to end at its position (inclusive, so
@@ -527,6 +551,36 @@ mod tests {
             decode_cursor(&by_type, &c).unwrap().get("pk"),
             event.get("pk")
         );
+        // An event of the older layout (pk evt_…) keeps its own pk.
+        let mut older = event.clone();
+        older.insert("pk".into(), string_value("evt_1"));
+        older.insert("sk".into(), string_value("R"));
+        let c = encode_cursor(&by_type, &older).unwrap();
+        let back = decode_cursor(&by_type, &c).unwrap();
+        assert_eq!(
+            (back.get("pk"), back.get("sk")),
+            (older.get("pk"), older.get("sk"))
+        );
+    }
+
+    #[test]
+    fn a_merged_lists_cursor_holds_one_position_inside_its_range() {
+        let q = ListQuery::on_table("acct_1#live#EVT");
+        let forge =
+            |values: Vec<String>| URL_SAFE_NO_PAD.encode(serde_json::to_vec(&values).unwrap());
+        let print = list_print(&q);
+        let ok = "2026-01-01T00:00:00.000Z#evt_1".to_string();
+        assert_eq!(
+            merged_position(&q, &forge(vec![print.clone(), ok.clone()])).unwrap(),
+            ok
+        );
+        for bad in [
+            vec![print.clone(), "!".into()],
+            vec![print.clone(), "a".into(), ok.clone()],
+            vec![print.clone(), "\u{7f}".into()],
+        ] {
+            assert!(merged_position(&q, &forge(bad.clone())).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
