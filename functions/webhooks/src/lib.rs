@@ -354,6 +354,7 @@ pub async fn deliver_batch(app: &shared::app::App, batch: &serde_json::Value) ->
     // at the first record, in stream order, that did not finish: the ones
     // after it that did are not attempted twice (their tasks exist).
     let outcomes = dispatch::on_events(app, events).await;
+    let mut first_failed = None;
     for (record, outcome) in records.iter().zip(outcomes) {
         if let Err(e) = outcome {
             let sequence = record["dynamodb"]["SequenceNumber"]
@@ -362,10 +363,15 @@ pub async fn deliver_batch(app: &shared::app::App, batch: &serde_json::Value) ->
             tracing::warn!(
                 sequence,
                 error = e.code().as_str(),
-                "webhook stream record failed; Lambda retries from it"
+                "webhook stream record failed; Lambda retries from the first such"
             );
-            return serde_json::json!({ "batchItemFailures": [{ "itemIdentifier": sequence }] });
+            first_failed.get_or_insert(sequence);
         }
     }
-    serde_json::json!({ "batchItemFailures": [] })
+    match first_failed {
+        Some(sequence) => {
+            serde_json::json!({ "batchItemFailures": [{ "itemIdentifier": sequence }] })
+        }
+        None => serde_json::json!({ "batchItemFailures": [] }),
+    }
 }

@@ -4,7 +4,9 @@
 //! while its table is busy (every second once a read finds nothing, so idle
 //! servers, the test suite's many among them, cost DynamoDB Local little) and
 //! each read's new events go to `dispatch::on_events`, while the reader goes
-//! on (a slow endpoint holds back no other event); due retries are swept every
+//! on (a slow endpoint holds back no other event; a process stopped while a
+//! read's first attempts run loses those attempts, which the stream gives to
+//! no one again: a local host's trade, not Lambda's); due retries are swept every
 //! two seconds (every five once a sweep finds nothing due).
 
 use std::sync::Arc;
@@ -44,9 +46,12 @@ pub fn spawn(app: Arc<App>) {
 /// errors are logged in full (they carry no item, see `store::stream`);
 /// delivery errors by their code only, as their causes may quote items.
 async fn consume(app: Arc<App>) {
+    // One set of places for every reader this process opens: batches of a
+    // reader that failed still hold theirs.
+    let batches = Arc::new(tokio::sync::Semaphore::new(BATCHES_AT_ONCE));
     loop {
         match TableStream::open(&app.config, &app.store).await {
-            Ok(stream) => follow(&app, stream).await,
+            Ok(stream) => follow(&app, stream, &batches).await,
             Err(e) => tracing::warn!(error = %e, "webhook stream not readable yet"),
         }
         tokio::time::sleep(REOPEN_AFTER).await;
@@ -54,8 +59,7 @@ async fn consume(app: Arc<App>) {
 }
 
 /// Reads the stream until it fails, delivering each new event.
-async fn follow(app: &Arc<App>, mut stream: TableStream) {
-    let batches = Arc::new(tokio::sync::Semaphore::new(BATCHES_AT_ONCE));
+async fn follow(app: &Arc<App>, mut stream: TableStream, batches: &Arc<tokio::sync::Semaphore>) {
     let mut reads: u32 = 0;
     loop {
         if stream.is_idle() || reads.is_multiple_of(DISCOVER_EVERY) {

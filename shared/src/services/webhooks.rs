@@ -46,24 +46,29 @@ fn lease(app: &App) -> Duration {
 const EVENTS_AT_ONCE: usize = 32;
 
 /// Runs [`on_event`] for each event of a stream batch (`None`: a record
-/// that is no event), up to [`EVENTS_AT_ONCE`] at once: an endpoint that
-/// answers slowly holds one place, never the events behind it. The outcome
-/// of each, in the batch's order.
+/// that is no event), up to [`EVENTS_AT_ONCE`] at once, each starting as a
+/// place frees: an endpoint that answers slowly holds one place, never the
+/// events behind it (so one endpoint may get that many attempts at once).
+/// The outcome of each, in the batch's order.
 pub async fn on_events(
     app: &App,
     events: Vec<Result<Option<(Tenant, Event)>>>,
 ) -> Vec<Result<usize>> {
     use futures::stream::{self, StreamExt};
-    stream::iter(events)
-        .map(|found| async move {
-            match found? {
-                Some((tenant, event)) => on_event(app, &tenant, &event).await,
-                None => Ok(0),
-            }
+    let mut done: Vec<(usize, Result<usize>)> = stream::iter(events.into_iter().enumerate())
+        .map(|(i, found)| async move {
+            let outcome = match found {
+                Ok(Some((tenant, event))) => on_event(app, &tenant, &event).await,
+                Ok(None) => Ok(0),
+                Err(e) => Err(e),
+            };
+            (i, outcome)
         })
-        .buffered(EVENTS_AT_ONCE)
+        .buffer_unordered(EVENTS_AT_ONCE)
         .collect()
-        .await
+        .await;
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
 /// Sends the first attempt of `event` to every ENABLED endpoint of its

@@ -90,7 +90,8 @@ fn child_item<T: Serialize>(
     Ok(item)
 }
 
-fn task_item(tenant: &Tenant, t: &Task) -> Result<Item> {
+/// The item of a delivery task (`pk = whe_…`, `sk = TASK#<evt id>`).
+pub fn task_item(tenant: &Tenant, t: &Task) -> Result<Item> {
     let mut index = Vec::new();
     if let Some(next) = t.sweep_at() {
         index.push((
