@@ -424,6 +424,15 @@ async fn a_session_carries_its_back_link_and_a_locked_accounts_token_is_401() {
     // Signed into the token, and shown to the page by `me` (never read from the address).
     let me = as_portal(&fx, &token, "GET", "/api/v1/portal/me", None).await;
     assert_eq!(me.data()["returnUrl"], back, "{:?}", me.body);
+    // ASCII only, so the token fits a request header.
+    let r = fx
+        .call(
+            "POST",
+            &path,
+            Some(json!({"returnUrl": "https://merchant.example/été"})),
+        )
+        .await;
+    r.assert_error(400, "VALIDATION_FAILED");
     let plain = session(&fx, &ann).await;
     let me = as_portal(&fx, &plain, "GET", "/api/v1/portal/me", None).await;
     assert_eq!(me.data()["returnUrl"], Value::Null);

@@ -21,12 +21,13 @@ use crate::timestamp::{serde_ts, serde_ts_opt};
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = PortalSessionCreate)]
 pub struct NewPortalSession {
-    /// Where the page's "Back" link leads (an `http` or `https` URL): signed into the token,
-    /// and shown by `GET /portal/me` as `returnUrl`; not otherwise used.
+    /// Where the page's "Back" link leads (an `http` or `https` URL, ASCII: percent-encode
+    /// anything else): signed into the token, and shown by `GET /portal/me` as `returnUrl`;
+    /// not otherwise used.
     #[serde(default)]
     #[schema(
         max_length = 2000,
-        pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#
+        pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[\u0021-\u002E\u0030-\u007E][\u0021-\u007E]*$"#
     )]
     pub return_url: Option<String>,
 }

@@ -25,6 +25,7 @@ pub async fn open_session(
         let limits = crate::limits!(NewPortalSession, "returnUrl");
         crate::validation::check_http_url("returnUrl", u)
             .and_then(|()| limits.check_len("returnUrl", u))
+            .and_then(|()| ascii_url(u))
             .map_err(|i| Error::Validation(vec![i]))?;
     }
     let (affiliate, signer) = tokio::join!(
@@ -48,4 +49,18 @@ pub async fn open_session(
         token,
         expires_at: claims.expires_at(),
     })
+}
+
+/// A return URL is ASCII (anything else percent-encoded), so its 2,000
+/// characters are 2,000 bytes of the token and the token fits a request
+/// header through API Gateway.
+fn ascii_url(u: &str) -> std::result::Result<(), crate::issue::Issue> {
+    match u.is_ascii() {
+        true => Ok(()),
+        false => Err(crate::issue::Issue::new(
+            &["returnUrl"],
+            "invalid_string",
+            "returnUrl must be ASCII (percent-encode anything else)",
+        )),
+    }
 }
