@@ -908,3 +908,17 @@ fn the_test_servers_retry_on_the_short_schedule() {
     assert!(server().app.config.webhooks.allow_local);
     assert!(!strict_webhooks_server().app.config.webhooks.allow_local);
 }
+
+#[tokio::test]
+async fn a_redelivery_with_a_null_endpoint_goes_to_every_endpoint_as_without_it() {
+    let m = merchant().await;
+    let cnv = postback(&m.test_key).await;
+    let evt = event_of(&m.test_key, "conversion.created", &cnv).await;
+    let path = format!("/api/v1/events/{evt}/redeliver");
+    // No endpoint received it: nothing to send, either way.
+    for body in [json!({}), json!({"endpointId": null})] {
+        let r = call("POST", &path, Some(&m.test_key), Some(body.clone())).await;
+        assert_eq!(r.status, 200, "{body}: {:?}", r.body);
+        assert_eq!(r.data()["deliveries"], json!([]), "{body}");
+    }
+}
