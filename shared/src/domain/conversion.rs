@@ -161,6 +161,14 @@ impl Conversion {
         occurred_at + chrono::Duration::days(i64::from(hold_days))
     }
 
+    /// Whether a late attribution may still take it: UNATTRIBUTED, in no
+    /// payout, and never reversed in part.
+    pub fn awaits_attribution(&self) -> bool {
+        self.status == ConversionStatus::Unattributed
+            && self.payout_id.is_none()
+            && self.reversed_amount.is_zero()
+    }
+
     /// The commission still earned: `commission - commissionReversed`.
     pub fn net_commission(&self) -> Decimal {
         self.commission - self.commission_reversed

@@ -136,6 +136,19 @@ fn check_description(d: &str, issues: &mut Issues) {
 }
 
 impl Integration {
+    /// 409 INVALID_STATE unless the integration takes its provider's
+    /// events (a DISABLED one: the provider keeps them and retries).
+    pub fn check_receiving(&self) -> Result<(), Error> {
+        match self.status {
+            IntegrationStatus::Enabled => Ok(()),
+            other => Err(Error::InvalidState {
+                resource: "integration",
+                current: other.as_str().to_string(),
+                action: "receive events",
+            }),
+        }
+    }
+
     /// A new ENABLED integration. The campaign, when named, is checked by the
     /// caller (it must be the tenant's).
     pub fn create(input: NewIntegration, now: DateTime<Utc>) -> Result<Integration, Error> {
@@ -268,6 +281,15 @@ mod tests {
         let i = Integration::create(new("whsec_5f1a2b3c4d5e6f70"), now).unwrap();
         assert!(i.id.starts_with("int_"));
         assert_eq!(i.status, IntegrationStatus::Enabled);
+        assert!(i.check_receiving().is_ok());
+        let off = Integration {
+            status: IntegrationStatus::Disabled,
+            ..i.clone()
+        };
+        assert!(matches!(
+            off.check_receiving(),
+            Err(Error::InvalidState { .. })
+        ));
         assert!(!format!("{i:?}").contains("whsec_"));
         let view =
             serde_json::to_string(&IntegrationView::of(&i, "https://api.example.com/")).unwrap();

@@ -517,10 +517,7 @@ pub fn attribute_late(
     plan: Plan,
     now: DateTime<Utc>,
 ) -> Result<Option<LateAttribution>, Error> {
-    let open = recorded.status == ConversionStatus::Unattributed
-        && recorded.payout_id.is_none()
-        && recorded.reversed_amount.is_zero();
-    if !open || plan.conversion.status == ConversionStatus::Unattributed {
+    if !recorded.awaits_attribution() || plan.conversion.status == ConversionStatus::Unattributed {
         return Ok(None);
     }
     let mut after = plan.conversion;

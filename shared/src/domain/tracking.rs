@@ -135,6 +135,13 @@ impl Click {
     pub fn is_live(&self, now: DateTime<Utc>) -> bool {
         now < self.expires_at
     }
+
+    /// Whether this click may bind a customer of `tenant_key` to its
+    /// affiliate: `None` when it is another account's or mode's (as if
+    /// unknown), `Some(false)` when it is flooded (it never attributes).
+    pub fn binds_for(&self, tenant_key: &str) -> Option<bool> {
+        (self.tenant == tenant_key).then_some(!self.flooded)
+    }
 }
 
 /// Body of `POST /api/v1/track/click`. Unknown fields are rejected (VALIDATION_FAILED, code
@@ -353,6 +360,11 @@ mod tests {
         assert!(c.is_live(now));
         assert!(!c.is_live(exp));
         assert_eq!(c.session_id(), ids.session_id);
+        // It binds for its own tenant only, and never once flooded.
+        assert_eq!(c.binds_for("acct_x#test"), Some(true));
+        assert_eq!(c.binds_for("acct_x#live"), None);
+        let flooded = Click { flooded: true, ..c };
+        assert_eq!(flooded.binds_for("acct_x#test"), Some(false));
     }
 
     fn click(v: serde_json::Value) -> Result<ClickRequest, Error> {

@@ -12,10 +12,8 @@ use crate::domain::account::Account;
 use crate::domain::connector::{
     self, Binding, Command, Mapped, Outcome, Payment, Provider, Refund,
 };
-use crate::domain::conversion::{
-    Conversion, ConversionStatus, ConversionType, Postback, PostbackBody,
-};
-use crate::domain::integration::{DeliveryOutcome, Integration, IntegrationStatus};
+use crate::domain::conversion::{Conversion, ConversionType, Postback, PostbackBody};
+use crate::domain::integration::{DeliveryOutcome, Integration};
 use crate::domain::postback::Quota;
 use crate::domain::referral::{self, CustomerKey, ReferralSource};
 use crate::domain::tenant::{Mode, Tenant};
@@ -157,13 +155,7 @@ async fn admit(
     integration: &Integration,
     now: DateTime<Utc>,
 ) -> Result<Account> {
-    if integration.status == IntegrationStatus::Disabled {
-        return Err(Error::InvalidState {
-            resource: "integration",
-            current: IntegrationStatus::Disabled.as_str().to_string(),
-            action: "receive events",
-        });
-    }
+    integration.check_receiving()?;
     let scope = format!("int:{}", integration.id);
     let limit = app.config.account_rate_per_minute;
     let (rate, account) = tokio::join!(
@@ -421,15 +413,14 @@ async fn bind(
         Referral::Click => clicks::get_live(&app.store, r, now).await?,
         Referral::Code => None,
     };
-    // Another account's or mode's click is as if unknown; a flooded one
-    // never attributes (as identify and the postback judge them).
-    let click = click.filter(|c| c.tenant == tenant.key());
-    if click.as_ref().is_some_and(|c| c.flooded) {
+    // Another tenant's click is as if unknown; a flooded one binds nothing.
+    let click = click.and_then(|c| Some((c.binds_for(&tenant.key())?, c)));
+    if let Some((false, _)) = click {
         let reason = "the referral's click is beyond its campaign's click limit (CLICK_FLOOD)";
         return Ok((None, Some(reason.into())));
     }
     let owner = match Referral::of(r) {
-        Referral::Session | Referral::Click => click.map(|c| (c.affiliate_id, c.campaign_id)),
+        Referral::Session | Referral::Click => click.map(|(_, c)| (c.affiliate_id, c.campaign_id)),
         Referral::Code => app
             .lookups
             .code_owner(&app.store, tenant, r)
@@ -487,7 +478,8 @@ async fn attribute_waiting(
         return Ok(None);
     };
     let c = conversions::get(&app.store, tenant, &id).await?;
-    if c.status != ConversionStatus::Unattributed {
+    // Nothing to plan for one that no late attribution may take.
+    if !c.awaits_attribution() {
         return Ok(None);
     }
     let paid = Payment {
