@@ -1154,7 +1154,13 @@ fn fresh_customer() -> (String, String) {
 }
 
 async fn deliveries(m: &Merchant, integration: &str) -> Vec<Value> {
-    let r = call(
+    deliveries_on(&server().base, m, integration).await
+}
+
+/// An integration's delivery log on the server at `base`.
+async fn deliveries_on(base: &str, m: &Merchant, integration: &str) -> Vec<Value> {
+    let r = crate::support::call_on(
+        base,
         "GET",
         &format!("/api/v1/integrations/{integration}/deliveries"),
         Some(&m.test_key),
@@ -1399,15 +1405,7 @@ async fn unsigned_deliveries_never_take_the_providers_place() {
     }
     let r = stripe_on(base, &i, &ev).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
-    let log = call_on(
-        base,
-        "GET",
-        &format!("/api/v1/integrations/{i}/deliveries"),
-        Some(&m.test_key),
-        None,
-    )
-    .await;
-    let rows = log.data().as_array().unwrap();
+    let rows = deliveries_on(base, &m, &i).await;
     let rejected = rows.iter().filter(|r| r["outcome"] == "REJECTED").count();
     assert!((4..=8).contains(&rejected), "{rows:?}");
     assert_eq!(rows.len(), rejected + 1);
