@@ -139,7 +139,10 @@ pub enum ReferralChange {
     },
     /// The earlier binding a new e-mail identity joins learns that e-mail
     /// (`linkedFrom`, set once; see `referral::owner_link`).
-    Link { customer_key: String, email: String },
+    Link {
+        customer_key: CustomerKey,
+        email: String,
+    },
 }
 
 /// Everything one new conversion changes.
@@ -204,7 +207,7 @@ fn referral_method(k: &CustomerKey) -> AttributionMethod {
 
 fn click_signal(method: AttributionMethod, click: Option<&Click>, p: &Postback) -> Option<Signal> {
     click
-        .filter(|c| !c.flooded)
+        .filter(|c| c.attributes())
         .filter(|c| attribution::click_covers(c.created_at, c.expires_at, p.occurred_at))
         .map(|c| Signal {
             method,
@@ -656,15 +659,12 @@ fn referral_changes(
             })),
         })
         .collect();
-    let new = changes.iter().filter_map(|c| match c {
-        ReferralChange::Bind(r) => Some(r.customer_key.as_str()),
-        _ => None,
-    });
-    if let Some((owner_key, email)) = referral::owner_link(owner, new) {
+    let unbound = keys.iter().filter(|k| bound.iter().all(|(bk, _)| bk != *k));
+    if let Some((owner_key, email)) = referral::owner_link(owner, unbound) {
         let owner_first = changes.iter_mut().find_map(|c| match c {
             ReferralChange::FirstPayment {
                 customer_key, link, ..
-            } if customer_key.to_string() == owner_key => Some(link),
+            } if *customer_key == owner_key => Some(link),
             _ => None,
         });
         match owner_first {
@@ -1013,7 +1013,7 @@ mod tests {
                 ReferralChange::Link {
                     customer_key,
                     email,
-                } if customer_key == "cid:cus_1" => Some(email.clone()),
+                } if customer_key.to_string() == "cid:cus_1" => Some(email.clone()),
                 _ => None,
             });
             assert_eq!(learnt.as_deref(), Some(email.as_str()), "{first:?}");
@@ -1025,7 +1025,9 @@ mod tests {
                     ReferralChange::FirstPayment { customer_key, .. } => {
                         customer_key.to_string() == "cid:cus_1"
                     }
-                    ReferralChange::Link { customer_key, .. } => customer_key == "cid:cus_1",
+                    ReferralChange::Link { customer_key, .. } => {
+                        customer_key.to_string() == "cid:cus_1"
+                    }
                     ReferralChange::Bind(r) => r.customer_key == "cid:cus_1",
                 })
                 .count();

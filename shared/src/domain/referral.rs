@@ -44,11 +44,6 @@ pub enum CustomerKey {
 }
 
 impl CustomerKey {
-    /// Whether a customer key (`email:<sha256>` as stored) is an e-mail identity.
-    pub fn is_email_key(key: &str) -> bool {
-        matches!(CustomerKey::parse(key), Some(CustomerKey::EmailHash(_)))
-    }
-
     /// From a `customerId`: 1-256 characters, not blank, no control characters.
     pub fn from_id(id: &str) -> Result<CustomerKey, Issue> {
         let n = id.chars().count();
@@ -186,7 +181,7 @@ pub struct BindingPlan {
     pub new: Vec<Referral>,
     /// The earlier binding an e-mail identity joins, and that e-mail:
     /// the owner's `linkedFrom` is set to it when it has none.
-    pub owner_link: Option<(String, String)>,
+    pub owner_link: Option<(CustomerKey, String)>,
 }
 
 /// The referrals that bind the identities of one customer (`keys`) not bound
@@ -199,10 +194,13 @@ pub fn plan_bindings(
     existing: &[Referral],
 ) -> BindingPlan {
     let owner = existing.iter().min_by_key(|r| r.bound_at);
-    let new: Vec<Referral> = keys
+    let unbound: Vec<&CustomerKey> = keys
+        .iter()
+        .filter(|k| !existing.iter().any(|r| r.customer_key == k.to_string()))
+        .collect();
+    let new: Vec<Referral> = unbound
         .iter()
         .map(ToString::to_string)
-        .filter(|k| !existing.iter().any(|r| &r.customer_key == k))
         .map(|customer_key| Referral {
             linked_from: linked_from(owner, keys, &customer_key),
             affiliate_id: owner
@@ -219,7 +217,7 @@ pub fn plan_bindings(
             first_payment_counted: false,
         })
         .collect();
-    let owner_link = owner_link(owner, new.iter().map(|r| r.customer_key.as_str()));
+    let owner_link = owner_link(owner, unbound);
     BindingPlan { new, owner_link }
 }
 
@@ -230,12 +228,16 @@ pub fn plan_bindings(
 /// already, or no e-mail joins.
 pub fn owner_link<'k>(
     owner: Option<&Referral>,
-    new: impl IntoIterator<Item = &'k str>,
-) -> Option<(String, String)> {
-    let owner =
-        owner.filter(|o| o.linked_from.is_none() && !CustomerKey::is_email_key(&o.customer_key))?;
-    let email = new.into_iter().find(|k| CustomerKey::is_email_key(k))?;
-    Some((owner.customer_key.clone(), email.to_string()))
+    new: impl IntoIterator<Item = &'k CustomerKey>,
+) -> Option<(CustomerKey, String)> {
+    let owner = owner
+        .filter(|o| o.linked_from.is_none())
+        .and_then(|o| CustomerKey::parse(&o.customer_key))
+        .filter(|k| !matches!(k, CustomerKey::EmailHash(_)))?;
+    let email = new
+        .into_iter()
+        .find(|k| matches!(k, CustomerKey::EmailHash(_)))?;
+    Some((owner, email.to_string()))
 }
 
 /// The `linkedFrom` of a new binding of `key`, one of the customer's
@@ -345,7 +347,7 @@ mod tests {
         ];
         let joined = plan_bindings(&keys, &b, &existing);
         // The owner (the id) learns the e-mail that joins it.
-        assert_eq!(joined.owner_link, Some((id.to_string(), hash.to_string())));
+        assert_eq!(joined.owner_link, Some((id.clone(), hash.to_string())));
         let joined = joined.new;
         assert_eq!(joined.len(), 1);
         assert_eq!(joined[0].customer_key, hash.to_string());

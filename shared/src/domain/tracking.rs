@@ -136,11 +136,17 @@ impl Click {
         now < self.expires_at
     }
 
+    /// Whether it may attribute at all: a flooded click (CLICK_FLOOD)
+    /// never does, by id, by session, or through a binding.
+    pub fn attributes(&self) -> bool {
+        !self.flooded
+    }
+
     /// Whether this click may bind a customer of `tenant_key` to its
     /// affiliate: `None` when it is another account's or mode's (as if
-    /// unknown), `Some(false)` when it is flooded (it never attributes).
+    /// unknown), `Some(false)` when it may not attribute.
     pub fn binds_for(&self, tenant_key: &str) -> Option<bool> {
-        (self.tenant == tenant_key).then_some(!self.flooded)
+        (self.tenant == tenant_key).then_some(self.attributes())
     }
 }
 

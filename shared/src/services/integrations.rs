@@ -9,9 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::app::App;
 use crate::domain::account::Account;
-use crate::domain::connector::{
-    self, Binding, Command, Mapped, Outcome, Payment, Provider, Refund,
-};
+use crate::domain::connector::{self, Binding, Command, Mapped, Payment, Provider, Refund};
 use crate::domain::conversion::{Conversion, ConversionType, Postback, PostbackBody};
 use crate::domain::integration::{DeliveryOutcome, Integration};
 use crate::domain::postback::Quota;
@@ -102,12 +100,7 @@ fn applicable<'m>(
     let Some(m) = mapped else {
         return Err("the body is no event of this provider".into());
     };
-    match (&m.outcome, m.livemode) {
-        (Outcome::Ignored(reason), _) => Err(reason.clone()),
-        // Test money never becomes live commission, nor the reverse.
-        (_, Some(live)) if live != (tenant.mode == Mode::Live) => Err("mode mismatch".into()),
-        (Outcome::Apply(commands), _) => Ok((m, commands)),
-    }
+    m.commands_for(tenant.mode).map(|commands| (m, commands))
 }
 
 /// The integration and its tenant.
@@ -134,8 +127,7 @@ async fn rejected(
     let limit = app.config.account_rate_per_minute;
     let logged = match rate_limit::hit(&app.store, &scope, limit).await {
         Ok(rate) if rate.check().is_ok() => {
-            let row = row(None, DeliveryOutcome::Rejected, Some(reason), None, now);
-            integrations::log_delivery(&app.store, tenant, &integration.id, &row).await
+            log_rejected(app, tenant, integration, reason, now).await
         }
         Ok(_) => Ok(()),
         Err(e) => Err(e),
@@ -165,17 +157,22 @@ async fn admit(
     rate?.check()?;
     let account = account?;
     if let Err(e) = account.check_usable(now) {
-        let row = row(
-            None,
-            DeliveryOutcome::Rejected,
-            Some(&e.to_string()),
-            None,
-            now,
-        );
-        integrations::log_delivery(&app.store, tenant, &integration.id, &row).await?;
+        log_rejected(app, tenant, integration, &e.to_string(), now).await?;
         return Err(e);
     }
     Ok(account)
+}
+
+/// Logs a delivery refused before it was read, with its reason.
+async fn log_rejected(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let row = row(None, DeliveryOutcome::Rejected, Some(reason), None, now);
+    integrations::log_delivery(&app.store, tenant, &integration.id, &row).await
 }
 
 /// What running an event's commands came to.
@@ -408,7 +405,8 @@ async fn bind(
     now: DateTime<Utc>,
 ) -> Result<(Option<String>, Option<String>)> {
     let r = b.referral.as_str();
-    let click = match Referral::of(r) {
+    let kind = Referral::of(r);
+    let click = match kind {
         Referral::Session => clicks::get_live_by_session(&app.store, r, now).await?,
         Referral::Click => clicks::get_live(&app.store, r, now).await?,
         Referral::Code => None,
@@ -419,7 +417,7 @@ async fn bind(
         let reason = "the referral's click is beyond its campaign's click limit (CLICK_FLOOD)";
         return Ok((None, Some(reason.into())));
     }
-    let owner = match Referral::of(r) {
+    let owner = match kind {
         Referral::Session | Referral::Click => click.map(|(_, c)| (c.affiliate_id, c.campaign_id)),
         Referral::Code => app
             .lookups
@@ -449,7 +447,7 @@ async fn bind(
         affiliate_id: &affiliate_id,
         campaign_id: &campaign_id,
         source: ReferralSource::Checkout,
-        session_id: matches!(Referral::of(r), Referral::Session).then_some(r),
+        session_id: matches!(kind, Referral::Session).then_some(r),
         at: now,
     };
     tracking::bind(&app.store, tenant, &keys, &binding).await?;

@@ -5,7 +5,6 @@ use chrono::{DateTime, Utc};
 
 use crate::app::App;
 use crate::auth::portal::{self as token, PortalClaims};
-use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::portal::{NewPortalSession, PortalSession};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -33,7 +32,7 @@ pub async fn open_session(
         app.signing.current()
     );
     let affiliate = affiliate?;
-    if affiliate.status != AffiliateStatus::Active {
+    if !affiliate.opens_portal() {
         return Err(Error::InvalidState {
             resource: "affiliate",
             current: affiliate.status.as_str().to_string(),

@@ -135,7 +135,7 @@ pub async fn identify(
     let click = clicks::get_live_by_session(store, session_id, now)
         .await?
         .ok_or(Error::NotFound("session"))?;
-    if click.flooded {
+    if !click.attributes() {
         // A flooded click never attributes, through its session neither.
         return Ok(false);
     }

@@ -178,17 +178,27 @@ pub struct ListQuery {
     pub table_pk: Option<String>,
 }
 
+/// The least and the greatest time-ordered sort key: an open window's ends.
+const OPEN: (&str, &str) = ("0", "~");
+
 impl ListQuery {
     /// Keeps the sort keys `<timestamp>#<id>` inside a time window, both
     /// ends inclusive; a window open at both ends leaves the query whole.
     pub fn within(mut self, from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Self {
         if from.is_some() || to.is_some() {
             self.sk_between = Some((
-                from.map_or("0".to_string(), |t| timestamp::format(&t)),
-                to.map_or("~".to_string(), |t| keys::up_to(&t)),
+                from.map_or(OPEN.0.to_string(), |t| timestamp::format(&t)),
+                to.map_or(OPEN.1.to_string(), |t| keys::up_to(&t)),
             ));
         }
         self
+    }
+
+    /// The sort-key range it reads: its window, else the whole order.
+    fn range(&self) -> (String, String) {
+        self.sk_between
+            .clone()
+            .unwrap_or((OPEN.0.to_string(), OPEN.1.to_string()))
     }
 
     /// Every record in an index partition.
@@ -306,7 +316,7 @@ fn cursor_values(q: &ListQuery, cursor: &str) -> Result<Vec<String>> {
 /// The position a merged list's cursor holds: one value, inside the range
 /// its queries read (an empty or reversed range is DynamoDB's error).
 fn merged_position(first: &ListQuery, cursor: &str) -> Result<String> {
-    let (lo, hi) = first.sk_between.clone().unwrap_or(("0".into(), "~".into()));
+    let (lo, hi) = first.range();
     match cursor_values(first, cursor)?.as_slice() {
         [position] if lo <= *position && *position <= hi => Ok(position.clone()),
         _ => Err(bad_cursor()),
@@ -413,7 +423,7 @@ impl Store {
         let narrowed = queries.map(|q| {
             let mut q = q.clone();
             if !before.is_empty() {
-                let (lo, hi) = q.sk_between.take().unwrap_or(("0".into(), "~".into()));
+                let (lo, hi) = q.range();
                 q.sk_between = Some((lo, hi.min(before.clone())));
             }
             q

@@ -57,7 +57,7 @@ pub fn apply<R: Copy>(
         ReferralChange::Link {
             customer_key,
             email,
-        } => link(tx, role, tenant, customer_key, email)?,
+        } => link(tx, role, tenant, customer_key, email),
     }
     Ok(())
 }
@@ -68,16 +68,13 @@ fn link<R: Copy>(
     tx: &mut Tx<R>,
     role: R,
     tenant: &Tenant,
-    customer_key: &str,
+    customer_key: &CustomerKey,
     email: &str,
-) -> Result<()> {
-    let key = CustomerKey::parse(customer_key)
-        .ok_or_else(|| Error::internal(format!("bad customer key {customer_key:?}")))?;
+) {
     let set = UpdateExpr::new()
         .set_if_absent(LINKED_FROM, string_value(email))
         .when_exists();
-    tx.update(role, &keys::referral(tenant, &key), RECORD_SK, &set);
-    Ok(())
+    tx.update(role, &keys::referral(tenant, customer_key), RECORD_SK, &set);
 }
 
 /// The item of a referral.
@@ -141,7 +138,7 @@ pub async fn commit_bindings(store: &Store, tenant: &Tenant, plan: &BindingPlan)
         tx.put_new(Role::BindIdentity, item(tenant, r)?);
     }
     if let Some((owner, email)) = &plan.owner_link {
-        link(&mut tx, Role::LinkOwner, tenant, owner, email)?;
+        link(&mut tx, Role::LinkOwner, tenant, owner, email);
     }
     match (plan.new.as_slice(), &plan.owner_link) {
         ([], _) => Ok(Bound::Done(false)),

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::Value;
 
+use crate::domain::tenant::Mode;
 use crate::enums::wire_enum;
 use crate::money::Currency;
 
@@ -37,6 +38,19 @@ pub struct Mapped {
     pub livemode: Option<bool>,
     /// What to do, or why nothing is done.
     pub outcome: Outcome,
+}
+
+impl Mapped {
+    /// Its commands for a tenant in `mode`, or why nothing is done: the
+    /// mapping's own reason, or a Stripe mode that differs (test money never
+    /// becomes live commission, nor the reverse).
+    pub fn commands_for(&self, mode: Mode) -> Result<&[Command], String> {
+        match (&self.outcome, self.livemode) {
+            (Outcome::Ignored(reason), _) => Err(reason.clone()),
+            (_, Some(live)) if live != (mode == Mode::Live) => Err("mode mismatch".into()),
+            (Outcome::Apply(commands), _) => Ok(commands),
+        }
+    }
 }
 
 /// What a mapped event asks of the product.
@@ -178,15 +192,13 @@ impl SignatureError {
     }
 }
 
-/// The longest id or text a mapping reads: the postback's limit on an
-/// `externalId`, and what a DynamoDB key built from it holds.
-pub const MAX_TEXT: usize = 255;
-
-/// A text a provider sends that the product may key on: 1 to [`MAX_TEXT`]
-/// characters, no control character. Any other is read as absent, so a
-/// forged or broken body is ignored instead of failing a write.
+/// A text a provider sends that the product may key on: 1 to as many
+/// characters as the postback's `externalId` takes (what a DynamoDB key
+/// built from it holds), no control character. Any other is read as
+/// absent, so a forged or broken body is ignored instead of failing a write.
 fn usable(s: &str) -> Option<String> {
-    let fits = !s.is_empty() && s.chars().count() <= MAX_TEXT;
+    let max = crate::limits!(crate::domain::conversion::PostbackBody, "externalId").max_length;
+    let fits = !s.is_empty() && s.chars().count() <= max;
     (fits && !s.chars().any(char::is_control)).then(|| s.to_string())
 }
 

@@ -290,3 +290,11 @@ fn events_the_product_cannot_key_or_date_are_ignored_never_a_failed_write() {
             .from_minor(i64::MAX - 1)
     );
 }
+
+#[test]
+fn an_event_applies_only_in_its_own_mode() {
+    use crate::domain::tenant::Mode;
+    let m = map(&event("invoice.paid", invoice(1190, 1190, 1000, "usd"))).unwrap();
+    assert!(m.commands_for(Mode::Test).is_ok());
+    assert_eq!(m.commands_for(Mode::Live), Err("mode mismatch".to_string()));
+}
