@@ -15,7 +15,8 @@
 #
 # Environment: DYNAMODB_ENDPOINT / S3_ENDPOINT (default: the test stack on
 # 127.0.0.1:18000 / 19000); FUZZ_PHASES (default examples,fuzzing,stateful);
-# FUZZ_MAX_EXAMPLES (default 24) bounds the examples
+# FUZZ_MIN_LINKS (default 90) is the fewest described links the stateful
+# phase must follow; FUZZ_MAX_EXAMPLES (default 24) bounds the examples
 # per operation and phase; generation is derandomized (`--generation-deterministic`,
 # Hypothesis's derandomize), so a run repeats the last one; FUZZ_KEEP=1 keeps
 # the work directory (reports, server log, generated client).
@@ -28,6 +29,7 @@ export S3_ENDPOINT=${S3_ENDPOINT:-http://127.0.0.1:${TEST_S3_PORT:-19000}}
 VENV=$ROOT/.local/venv
 REFCTL=${CARGO_TARGET_DIR:-$ROOT/target}/debug/refctl
 MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-24}
+MIN_LINKS=${FUZZ_MIN_LINKS:-90}
 # The coverage phase walks every enum value and boundary of every operation
 # (the 170 currency codes among them): a quarter of an hour on a busy 2-core
 # machine, so `make test` leaves it out; FUZZ_PHASES=examples,coverage,fuzzing,stateful
@@ -132,9 +134,19 @@ rc=0
   --workers 1 \
   --request-timeout 90 \
   --no-color \
-  --report junit --report-dir "$WORK/report") || rc=$?
+  --report junit --report-dir "$WORK/report") 2>&1 | tee "$WORK/schemathesis.log" || rc=$?
 say "schemathesis took $((SECONDS - t0))s"
 result schemathesis "$rc"
+
+# The stateful phase must walk the described links (create -> act -> read)
+# for every kind of record, not stop after a step or two: a run that follows
+# fewer than FUZZ_MIN_LINKS of them fails. Generation is derandomized, so
+# the count is the same from run to run on one description.
+links=$(sed -n 's/.*API Links: *\([0-9]*\) covered.*/\1/p' "$WORK/schemathesis.log" | tail -1)
+if [[ ",$PHASES," == *,stateful,* ]]; then
+  say "stateful links followed: ${links:-none} (at least $MIN_LINKS)"
+  result "stateful phase follows at least $MIN_LINKS links" "$(( ${links:-0} >= MIN_LINKS ? 0 : 1 ))"
+fi
 
 # ------------------------------------------------- generated Python client
 t0=$SECONDS
