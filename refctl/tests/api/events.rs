@@ -378,3 +378,109 @@ async fn events_written_keyed_by_id_are_listed_in_order_and_found() {
         .await;
     r.assert_error(404, "NOT_FOUND");
 }
+
+/// The `*.updated` events of one record, by its id.
+async fn updates_of(key: &str, event_type: &str, id: &str) -> usize {
+    let r = crate::support::call(
+        "GET",
+        &format!("/api/v1/events?type={event_type}&limit=100"),
+        Some(key),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.each("data")
+        .iter()
+        .filter(|d| d["id"].as_str() == Some(id))
+        .count()
+}
+
+#[tokio::test]
+async fn an_edit_that_changes_nothing_writes_nothing() {
+    use crate::support::{affiliate_with_code, call, campaign, merchant};
+    let m = merchant().await;
+    let key = m.test_key.as_str();
+    let cmp = campaign(key, json!({"name": "Same", "metadata": {"k": "v"}})).await;
+    let aff = affiliate_with_code(key, cmp["id"].as_str().unwrap(), "NOOP01").await;
+    let asset = call(
+        "POST",
+        "/api/v1/assets/swipe-copy",
+        Some(key),
+        Some(json!({"name": "A", "body": "B"})),
+    )
+    .await;
+    assert_eq!(asset.status, 201, "{:?}", asset.body);
+    let asset = asset.data().clone();
+    let endpoint = call(
+        "POST",
+        "/api/v1/webhook-endpoints",
+        Some(key),
+        Some(json!({"url": "http://127.0.0.1:9/hook", "description": "d"})),
+    )
+    .await;
+    assert_eq!(endpoint.status, 201, "{:?}", endpoint.body);
+    let endpoint = endpoint.data().clone();
+    // Each record, restated as it is, then changed; the event type of its
+    // changes (none for an endpoint).
+    let cases = [
+        (
+            "PUT",
+            "campaigns",
+            &cmp,
+            json!({"name": "Same", "commissionValue": 10.0, "metadata": {"k": "v"}}),
+            json!({"name": "Other"}),
+            Some("campaign.updated"),
+        ),
+        (
+            "PUT",
+            "affiliates",
+            &aff,
+            json!({"name": "NOOP01", "metadata": {}}),
+            json!({"name": "Other"}),
+            Some("affiliate.updated"),
+        ),
+        (
+            "PATCH",
+            "assets",
+            &asset,
+            json!({"name": "A", "body": "B"}),
+            json!({"body": "C"}),
+            Some("asset.updated"),
+        ),
+        (
+            "PATCH",
+            "webhook-endpoints",
+            &endpoint,
+            json!({"description": "d", "status": "ENABLED"}),
+            json!({"description": "e"}),
+            None,
+        ),
+    ];
+    for (method, kind, record, same, change, event_type) in cases {
+        let id = record["id"].as_str().unwrap();
+        let path = format!("/api/v1/{kind}/{id}");
+        let before = call("GET", &path, Some(key), None).await;
+        let r = call(method, &path, Some(key), Some(same)).await;
+        assert_eq!(r.status, 200, "{kind}: {:?}", r.body);
+        assert_eq!(r.data(), before.data(), "{kind}: the record as it was");
+        let after = call("GET", &path, Some(key), None).await;
+        assert_eq!(
+            after.data()["updatedAt"],
+            before.data()["updatedAt"],
+            "{kind}"
+        );
+        if let Some(t) = event_type {
+            assert_eq!(updates_of(key, t, id).await, 0, "{kind}: no event");
+        }
+        let r = call(method, &path, Some(key), Some(change)).await;
+        assert_eq!(r.status, 200, "{kind}: {:?}", r.body);
+        assert_ne!(
+            r.data()["updatedAt"],
+            before.data()["updatedAt"],
+            "{kind}: a change is stamped"
+        );
+        if let Some(t) = event_type {
+            assert_eq!(updates_of(key, t, id).await, 1, "{kind}: one event");
+        }
+    }
+}

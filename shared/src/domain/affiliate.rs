@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::application::{Application, Decision};
+use crate::domain::edit::{self, Stamped};
 use crate::domain::email::Email;
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
@@ -192,6 +193,13 @@ pub struct AffiliatePatch {
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
     pub metadata: Patch<MetadataPatch>,
+}
+
+impl Stamped for Affiliate {
+    fn stamp(&mut self, now: DateTime<Utc>) {
+        self.updated_at = now;
+        self.version += 1;
+    }
 }
 
 impl Affiliate {
@@ -396,9 +404,7 @@ impl Affiliate {
         if let Some(e) = state_error {
             return Err(e);
         }
-        a.updated_at = now;
-        a.version = self.version + 1;
-        Ok(a)
+        Ok(edit::stamped(self, a, now))
     }
 }
 

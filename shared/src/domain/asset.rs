@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::domain::edit::{self, Stamped};
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::enums::wire_enum;
@@ -112,6 +113,13 @@ fn required(path: &str, issues: &mut Issues) {
     issues.add(&[path], "invalid_type", format!("{path} cannot be null"));
 }
 
+impl Stamped for Asset {
+    fn stamp(&mut self, now: DateTime<Utc>) {
+        self.updated_at = now;
+        self.version += 1;
+    }
+}
+
 impl Asset {
     /// Whether the asset appears in lists that do not ask for a status:
     /// archived assets leave them.
@@ -176,9 +184,7 @@ impl Asset {
         metadata::validate(&a.metadata, &mut issues);
         issues.finish()?;
         self.require_finalized("update")?;
-        a.updated_at = now;
-        a.version = self.version + 1;
-        Ok(a)
+        Ok(edit::stamped(self, a, now))
     }
 
     /// FINALIZED -> ARCHIVED (kept, hidden from default lists); another state is 409.

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::edit::{self, Stamped};
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::domain::risk::{RiskSettings, RiskSettingsInput, RiskSettingsView};
@@ -225,6 +226,12 @@ fn decimal_into(path: &str, v: f64, target: &mut Decimal, issues: &mut Issues) {
     }
 }
 
+impl Stamped for Campaign {
+    fn stamp(&mut self, now: DateTime<Utc>) {
+        self.updated_at = now;
+    }
+}
+
 impl Campaign {
     /// Builds and validates a new campaign.
     pub fn create(input: NewCampaign, now: DateTime<Utc>) -> Result<Campaign, Error> {
@@ -347,9 +354,8 @@ impl Campaign {
             Patch::Null => c.metadata.clear(),
             Patch::Absent => {}
         }
-        c.updated_at = now;
         c.validate(issues)?;
-        Ok(c)
+        Ok(edit::stamped(self, c, now))
     }
 
     /// The rules that hold for every stored campaign.

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::connector::Provider;
+use crate::domain::edit::{self, Stamped};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
@@ -135,6 +136,13 @@ fn check_description(d: &str, issues: &mut Issues) {
     issues.check(limits!(NewIntegration, "description").check_len("description", d));
 }
 
+impl Stamped for Integration {
+    fn stamp(&mut self, now: DateTime<Utc>) {
+        self.updated_at = now;
+        self.version += 1;
+    }
+}
+
 impl Integration {
     /// 409 INVALID_STATE unless the integration takes its provider's
     /// events (a DISABLED one: the provider keeps them and retries).
@@ -190,9 +198,7 @@ impl Integration {
             check_description(d, &mut issues);
         }
         issues.finish()?;
-        next.version += 1;
-        next.updated_at = now;
-        Ok(next)
+        Ok(edit::stamped(self, next, now))
     }
 
     /// The integration deleted: hidden, and its events are 404.

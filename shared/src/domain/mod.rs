@@ -11,6 +11,7 @@ pub mod commission;
 pub mod connector;
 pub mod conversion;
 pub mod decision;
+pub mod edit;
 pub mod email;
 pub mod event;
 pub mod integration;

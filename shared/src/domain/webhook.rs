@@ -8,6 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::domain::edit::{self, Stamped};
 use crate::domain::event::{Event, EventType};
 use crate::domain::status::Transition;
 use crate::enums::wire_enum;
@@ -202,6 +203,13 @@ fn description(text: String, issues: &mut Issues) -> Option<String> {
     Some(text)
 }
 
+impl Stamped for Endpoint {
+    fn stamp(&mut self, now: DateTime<Utc>) {
+        self.updated_at = now;
+        self.version += 1;
+    }
+}
+
 impl Endpoint {
     /// A new ENABLED endpoint with a fresh secret. `url_check` is the SSRF
     /// guard's verdict on `input.url` (it needs DNS, so it runs before).
@@ -272,9 +280,7 @@ impl Endpoint {
             None => {}
         }
         issues.finish()?;
-        e.updated_at = now;
-        e.version = self.version + 1;
-        Ok(e)
+        Ok(edit::stamped(self, e, now))
     }
 
     /// A new secret; the current one keeps signing for 24 hours (one

@@ -1,6 +1,8 @@
 //! A merchant's edit of one record: read it, decide its new state in the
 //! domain, write it conditioned on what was read; when another writer
-//! changed it meanwhile, read again (`retry::edit`).
+//! changed it meanwhile, read again (`retry::edit`). An edit the domain
+//! judges to change nothing (`domain::edit::stamped`) is not written: no
+//! event, no new `updatedAt`.
 
 use crate::domain::affiliate::{Affiliate, AffiliatePatch};
 use crate::domain::asset::{Asset, AssetPatch};
@@ -16,7 +18,7 @@ use crate::store::{affiliates, assets, campaigns, integrations, webhooks, Store}
 use crate::timestamp;
 
 /// A record edited in place: read by id, replaced only as it was read.
-pub trait Edited: Sized + Send + Sync {
+pub trait Edited: Sized + Send + Sync + PartialEq {
     /// Its name in a conflict's message.
     const WHAT: &'static str;
     /// The tenant's record, or NOT_FOUND.
@@ -47,6 +49,10 @@ pub async fn edit<T: Edited>(
         || T::read(store, tenant, id),
         decide,
         |next, current| async move {
+            // The read is strongly consistent, so the record is as read.
+            if next == current {
+                return Ok(Some(current));
+            }
             let written = T::replace(store, tenant, &next, &current).await?;
             Ok(written.then_some(next))
         },
