@@ -630,37 +630,37 @@ fn referral_changes(
     first_payment_at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Vec<ReferralChange> {
-    let owner = bound.iter().map(|(_, r)| *r).min_by_key(|r| r.bound_at);
     let keys = identities(p);
+    let existing: Vec<Referral> = bound.iter().map(|(_, r)| (*r).clone()).collect();
+    let binding = referral::Binding {
+        affiliate_id: &chosen.affiliate_id,
+        campaign_id: &chosen.campaign_id,
+        source: ReferralSource::Payment,
+        session_id: p.session_id.as_deref(),
+        at: now,
+    };
+    let plan = referral::plan_bindings(&keys, &binding, &existing);
+    // The identities in the postback's order: a bound one counts its first
+    // payment, an unbound one is bound with it.
+    let mut new = plan.new.into_iter();
     let mut changes: Vec<ReferralChange> = keys
         .iter()
-        .cloned()
-        .filter_map(|k| match bound.iter().find(|(bk, _)| *bk == k) {
+        .filter_map(|k| match bound.iter().find(|(bk, _)| bk == k) {
             Some((_, r)) if r.first_payment_at.is_some() => None,
             Some(_) => Some(ReferralChange::FirstPayment {
-                customer_key: k,
+                customer_key: k.clone(),
                 at: first_payment_at,
                 link: None,
             }),
-            None => Some(ReferralChange::Bind(Referral {
-                affiliate_id: owner
-                    .map_or(&chosen.affiliate_id, |o| &o.affiliate_id)
-                    .clone(),
-                campaign_id: owner
-                    .map_or(&chosen.campaign_id, |o| &o.campaign_id)
-                    .clone(),
-                customer_key: k.to_string(),
-                bound_at: now,
-                source: ReferralSource::Payment,
-                session_id: p.session_id.clone(),
-                linked_from: referral::linked_from(owner, &keys, &k.to_string()),
-                first_payment_at: Some(first_payment_at),
-                first_payment_counted: false,
-            })),
+            None => new.next().map(|r| {
+                ReferralChange::Bind(Referral {
+                    first_payment_at: Some(first_payment_at),
+                    ..r
+                })
+            }),
         })
         .collect();
-    let unbound = keys.iter().filter(|k| bound.iter().all(|(bk, _)| bk != *k));
-    if let Some((owner_key, email)) = referral::owner_link(owner, unbound) {
+    if let Some((owner_key, email)) = plan.owner_link {
         let owner_first = changes.iter_mut().find_map(|c| match c {
             ReferralChange::FirstPayment {
                 customer_key, link, ..

@@ -226,7 +226,7 @@ pub fn plan_bindings(
 /// naming only the owner's identity still finds the customer's e-mail
 /// (SELF_REFERRAL). None when the owner is an e-mail itself or linked
 /// already, or no e-mail joins.
-pub fn owner_link<'k>(
+fn owner_link<'k>(
     owner: Option<&Referral>,
     new: impl IntoIterator<Item = &'k CustomerKey>,
 ) -> Option<(CustomerKey, String)> {
@@ -243,7 +243,7 @@ pub fn owner_link<'k>(
 /// The `linkedFrom` of a new binding of `key`, one of the customer's
 /// `keys`: the earliest existing binding's identity, else the first e-mail
 /// identity among `keys` (not `key` itself).
-pub fn linked_from(owner: Option<&Referral>, keys: &[CustomerKey], key: &str) -> Option<String> {
+fn linked_from(owner: Option<&Referral>, keys: &[CustomerKey], key: &str) -> Option<String> {
     owner.map(|r| r.customer_key.clone()).or_else(|| {
         keys.iter()
             .find(|k| matches!(k, CustomerKey::EmailHash(_)))
