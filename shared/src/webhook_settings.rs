@@ -1,5 +1,6 @@
 //! The webhook settings of the environment: the retry schedule, whether
-//! local endpoint URLs are allowed, and the attempt timeout. Read once at
+//! local endpoint URLs are allowed, the attempt timeout and the most
+//! endpoints an account holds. Read once at
 //! start-up (`config`), used by the delivery parts (`webhooks`).
 
 use std::time::Duration;
@@ -13,6 +14,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 pub const ALLOW_LOCAL_VAR: &str = "WEBHOOK_ALLOW_LOCAL";
 /// The environment variable of the delivery timeout, in milliseconds.
 pub const TIMEOUT_VAR: &str = "WEBHOOK_TIMEOUT_MS";
+/// The environment variable of the most endpoints an account holds in a mode.
+pub const MAX_ENDPOINTS_VAR: &str = "WEBHOOK_MAX_ENDPOINTS";
+/// The most `WEBHOOK_MAX_ENDPOINTS` may say.
+const MAX_ENDPOINTS_CEILING: u64 = 10_000;
 
 /// Why the webhook settings could not be read. Reported at start-up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,6 +31,9 @@ pub enum SettingsError {
     /// `WEBHOOK_TIMEOUT_MS` is not a whole number of milliseconds from 1 to 15000.
     #[error("WEBHOOK_TIMEOUT_MS must be a whole number from 1 to 15000, not {0:?}")]
     Timeout(String),
+    /// `WEBHOOK_MAX_ENDPOINTS` is not a whole number from 1 to 10000.
+    #[error("WEBHOOK_MAX_ENDPOINTS must be a whole number from 1 to 10000, not {0:?}")]
+    MaxEndpoints(String),
 }
 
 /// The webhook settings of the environment.
@@ -42,6 +50,11 @@ pub struct WebhookSettings {
     /// `WEBHOOK_TIMEOUT_MS` (default: the contract's 15 s, also the most):
     /// how long one attempt may take; the tests shorten it.
     pub timeout: Duration,
+    /// `WEBHOOK_MAX_ENDPOINTS` (default
+    /// [`crate::domain::webhook::MAX_ENDPOINTS`], 16): the most endpoints an
+    /// account holds in one mode; the API fuzzer, which creates hundreds,
+    /// raises it.
+    pub max_endpoints: u64,
 }
 
 impl Default for WebhookSettings {
@@ -51,6 +64,7 @@ impl Default for WebhookSettings {
             allow_local: false,
             loopback_only: false,
             timeout: DEFAULT_TIMEOUT,
+            max_endpoints: crate::domain::webhook::MAX_ENDPOINTS,
         }
     }
 }
@@ -80,11 +94,20 @@ impl WebhookSettings {
                 .filter(|t| !t.is_zero() && *t <= DEFAULT_TIMEOUT)
                 .ok_or_else(|| SettingsError::Timeout(text.to_string()))?,
         };
+        let max_endpoints = match var(MAX_ENDPOINTS_VAR).as_deref().map(str::trim) {
+            None | Some("") => crate::domain::webhook::MAX_ENDPOINTS,
+            Some(text) => text
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=MAX_ENDPOINTS_CEILING).contains(n))
+                .ok_or_else(|| SettingsError::MaxEndpoints(text.to_string()))?,
+        };
         Ok(WebhookSettings {
             retry_schedule,
             allow_local,
             loopback_only,
             timeout,
+            max_endpoints,
         })
     }
 }
@@ -134,6 +157,18 @@ mod tests {
                     "{value:?}"
                 ),
             }
+        }
+    }
+
+    #[test]
+    fn the_endpoint_cap_is_a_whole_number_from_one() {
+        assert_eq!(read(&[]).unwrap().max_endpoints, 16);
+        assert_eq!(
+            read(&[(MAX_ENDPOINTS_VAR, " 500 ")]).unwrap().max_endpoints,
+            500
+        );
+        for bad in ["0", "-1", "1.5", "10001", "many"] {
+            assert!(read(&[(MAX_ENDPOINTS_VAR, bad)]).is_err(), "{bad:?}");
         }
     }
 

@@ -149,7 +149,8 @@ async fn list_endpoints(
 /// Create a webhook endpoint
 ///
 /// The URL passes the SSRF guard (400 VALIDATION_FAILED otherwise). The answer holds the
-/// signing secret, shown this once.
+/// signing secret, shown this once. An account holds at most 16 endpoints in each mode:
+/// the next create is 429 LIMIT_EXCEEDED until one is deleted.
 #[utoipa::path(
     post,
     path = "/api/v1/webhook-endpoints",

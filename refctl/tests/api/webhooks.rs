@@ -922,3 +922,90 @@ async fn a_redelivery_with_a_null_endpoint_goes_to_every_endpoint_as_without_it(
         assert_eq!(r.data()["deliveries"], json!([]), "{body}");
     }
 }
+
+/// Creates `n` endpoints at once with `key`; their answers' status codes
+/// and error codes, sorted.
+async fn create_at_once(key: &str, n: usize) -> Vec<(u16, String)> {
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let key = key.to_string();
+        tasks.push(tokio::spawn(async move {
+            let body = json!({"url": format!("http://127.0.0.1:9/hook/{i}")});
+            let r = call("POST", "/api/v1/webhook-endpoints", Some(&key), Some(body)).await;
+            (r.status, r.code().to_string())
+        }));
+    }
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(t.await.unwrap());
+    }
+    out.sort();
+    out
+}
+
+/// How many endpoints the key's list holds.
+async fn endpoint_count(key: &str) -> usize {
+    let r = call(
+        "GET",
+        "/api/v1/webhook-endpoints?limit=100",
+        Some(key),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.each("id").len()
+}
+
+#[tokio::test]
+async fn an_account_holds_at_most_sixteen_endpoints_in_each_mode() {
+    let m = merchant().await;
+    let made = |n| (0..n).map(|_| (201, String::new()));
+    let refused = |n| (0..n).map(|_| (429, "LIMIT_EXCEEDED".to_string()));
+    // Twenty at once: sixteen are made, whatever the order.
+    let got = create_at_once(&m.test_key, 20).await;
+    assert_eq!(got, made(16).chain(refused(4)).collect::<Vec<_>>());
+    assert_eq!(endpoint_count(&m.test_key).await, 16);
+    // The other mode counts its own.
+    assert_eq!(
+        create_at_once(&m.live_key, 1).await,
+        made(1).collect::<Vec<_>>()
+    );
+    // A delete makes room for one.
+    let r = call(
+        "GET",
+        "/api/v1/webhook-endpoints?limit=1",
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    let id = r.each("id")[0].as_str().unwrap().to_string();
+    let path = format!("/api/v1/webhook-endpoints/{id}");
+    assert_eq!(
+        call("DELETE", &path, Some(&m.test_key), None).await.status,
+        200
+    );
+    let got = create_at_once(&m.test_key, 2).await;
+    assert_eq!(got, made(1).chain(refused(1)).collect::<Vec<_>>());
+    assert_eq!(endpoint_count(&m.test_key).await, 16);
+}
+
+#[tokio::test]
+async fn endpoints_made_before_the_count_are_counted_from_the_list() {
+    let m = merchant().await;
+    assert_eq!(create_at_once(&m.test_key, 3).await.len(), 3);
+    // An account whose endpoints predate the count has no count item.
+    let app = crate::support::app_for(server()).await;
+    let tenant = shared::domain::tenant::Tenant::new(
+        m.account_id.clone(),
+        shared::domain::tenant::Mode::Test,
+    );
+    let pk = shared::store::keys::webhook_endpoint_count(&tenant);
+    app.store
+        .delete(&pk, shared::store::keys::RECORD_SK)
+        .await
+        .unwrap();
+    let got = create_at_once(&m.test_key, 14).await;
+    assert_eq!(got.iter().filter(|(s, _)| *s == 201).count(), 13);
+    assert_eq!(got.iter().filter(|(s, _)| *s == 429).count(), 1);
+    assert_eq!(endpoint_count(&m.test_key).await, 16);
+}

@@ -69,6 +69,21 @@ pub const GONE_REASON: &str = "the endpoint answered 410 Gone";
 pub const FAILING_REASON: &str = "every delivery failed for 5 days";
 /// `disabledReason` when the merchant disables the endpoint.
 pub const MANUAL_REASON: &str = "disabled through the API";
+/// The most endpoints an account holds in one mode by default (Stripe's
+/// limit too): every event reads them all and may go to each, so their
+/// number bounds what one event costs.
+pub const MAX_ENDPOINTS: u64 = 16;
+
+/// Whether a tenant holding `count` endpoints may add one under the cap
+/// `max`: LIMIT_EXCEEDED at the cap.
+pub fn room_for_endpoint(count: u64, max: u64) -> Result<(), Error> {
+    if count >= max {
+        return Err(Error::LimitExceeded(format!(
+            "an account holds at most {max} webhook endpoints in each mode; delete one first"
+        )));
+    }
+    Ok(())
+}
 
 /// An endpoint as stored. Its `Debug` form hides the secrets (see `Secret`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

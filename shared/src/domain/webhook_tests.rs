@@ -396,3 +396,14 @@ fn replay_windows_reach_30_days_back_at_most() {
         assert!(r.window(now).is_err(), "{r:?}");
     }
 }
+
+#[test]
+fn an_account_holds_at_most_sixteen_endpoints_a_mode() {
+    for (count, room) in [(0, true), (15, true), (16, false), (40, false)] {
+        let got = room_for_endpoint(count, MAX_ENDPOINTS);
+        assert_eq!(got.is_ok(), room, "{count}");
+        if let Err(e) = got {
+            assert_eq!(e.code().as_str(), "LIMIT_EXCEEDED");
+        }
+    }
+}

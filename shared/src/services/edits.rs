@@ -127,9 +127,13 @@ pub async fn delete_integration(store: &Store, tenant: &Tenant, id: &str) -> Res
 /// Deletes a webhook endpoint for good; the endpoint as it was.
 pub async fn delete_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result<Endpoint> {
     retry_on_conflict(UPDATE_ATTEMPTS, Endpoint::WHAT, || async move {
-        let current = webhooks::get_endpoint(store, tenant, id).await?;
+        let (current, count) = tokio::join!(
+            webhooks::get_endpoint(store, tenant, id),
+            webhooks::endpoint_count(store, tenant)
+        );
+        let current = current?;
         Ok(
-            match webhooks::delete_endpoint(store, tenant, &current).await? {
+            match webhooks::delete_endpoint(store, tenant, &current, count?).await? {
                 true => Attempt::Done(current),
                 false => Attempt::Conflict,
             },

@@ -19,7 +19,8 @@ use crate::domain::event::Event;
 use crate::domain::tenant::Tenant;
 use crate::domain::webhook::{self, DeliveryAttempt, Endpoint, EndpointStatus, Outcome, Task};
 use crate::error::{Error, Result};
-use crate::services::edits;
+use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
+use crate::services::edits::{self, Edited};
 use crate::store::events::{self, EventFilter};
 use crate::store::keys::WORK_SHARDS;
 use crate::store::page::{PageRequest, MAX_LIMIT};
@@ -429,8 +430,20 @@ pub async fn create_endpoint(
 ) -> Result<Endpoint> {
     let verdict = url_verdict(app, tenant, &input.url).await;
     let endpoint = Endpoint::create(input, verdict, timestamp::now())?;
-    store::insert_endpoint(&app.store, tenant, &endpoint).await?;
-    Ok(endpoint)
+    let endpoint = &endpoint;
+    retry_on_conflict(UPDATE_ATTEMPTS, Endpoint::WHAT, || async move {
+        let cap = app.config.webhooks.max_endpoints;
+        let count = store::endpoint_count(&app.store, tenant).await?;
+        webhook::room_for_endpoint(count.value(), cap)?;
+        Ok(
+            match store::insert_endpoint(&app.store, tenant, endpoint, count, cap).await? {
+                true => Attempt::Done(()),
+                false => Attempt::Conflict,
+            },
+        )
+    })
+    .await?;
+    Ok(endpoint.clone())
 }
 
 /// Applies a PATCH; a new URL passes the guard first.

@@ -46,7 +46,8 @@ pub async fn hit(store: &Store, pk: &str, expires_at: i64) -> Result<u64> {
     Ok(count.unwrap_or(1))
 }
 
-fn value(item: &Item) -> Option<u64> {
+/// A counter item's `count` (absent while zero).
+pub fn value(item: &Item) -> Option<u64> {
     item.get(COUNT)?.as_n().ok()?.parse().ok()
 }
 

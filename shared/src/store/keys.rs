@@ -159,6 +159,11 @@ pub fn account_keys(account_id: &str) -> String {
     format!("{account_id}#KEYS")
 }
 
+/// The item counting a tenant's webhook endpoints (`count`).
+pub fn webhook_endpoint_count(tenant: &Tenant) -> String {
+    format!("{}#WHE#COUNT", tenant.key())
+}
+
 /// Guard that makes an affiliate e-mail unique within a campaign.
 pub fn email_guard(tenant: &Tenant, campaign_id: &str, email_lower: &str) -> String {
     format!("EMAIL#{}#{}#{}", tenant.key(), campaign_id, email_lower)

@@ -2,6 +2,11 @@
 //!
 //! - the endpoint: `pk = whe_…`, `sk = R`, listed per tenant through GSI1
 //!   (`<tenant>#WHE`, sort key the id); it holds its secrets (never shown);
+//! - the tenant's endpoint count: `pk = <tenant>#WHE#COUNT`, `sk = R`,
+//!   `count`, moved in the transaction of every create and delete (a
+//!   create's only while below the cap, so the cap holds under concurrent
+//!   creates); a tenant whose endpoints predate it has none until its next
+//!   create or delete, which counts them from the list;
 //! - a delivery task per (endpoint, event): `sk = TASK#<evt id>`, created
 //!   with `attribute_not_exists` so a redelivered stream record never starts
 //!   a second first attempt; while a retry is due (or an attempt holds its
@@ -24,6 +29,7 @@ use crate::domain::webhook::{
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::store::attrs;
+use crate::store::counters;
 use crate::store::events::RETENTION_DAYS;
 use crate::store::keys::{self, Index, ListKind, RECORD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
@@ -39,6 +45,7 @@ use crate::timestamp;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
     Endpoint,
+    Count,
     Task,
     Attempt,
 }
@@ -133,14 +140,74 @@ async fn commit(store: &Store, tx: Tx<Role>, lost: Role) -> Result<bool> {
     }
 }
 
-/// Stores a new endpoint.
-pub async fn insert_endpoint(store: &Store, tenant: &Tenant, e: &Endpoint) -> Result<()> {
+/// A tenant's endpoint count as a create or a delete read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointCount {
+    /// The count item's value.
+    Kept(u64),
+    /// No count item yet: the endpoints its list holds.
+    Listed(u64),
+}
+
+impl EndpointCount {
+    /// The number of endpoints.
+    pub fn value(self) -> u64 {
+        match self {
+            EndpointCount::Kept(n) | EndpointCount::Listed(n) => n,
+        }
+    }
+}
+
+/// The tenant's endpoint count: its count item, or its list counted when
+/// it has none.
+pub async fn endpoint_count(store: &Store, tenant: &Tenant) -> Result<EndpointCount> {
+    let pk = keys::webhook_endpoint_count(tenant);
+    Ok(match store.get_item(&pk, RECORD_SK).await? {
+        Some(item) => EndpointCount::Kept(counters::value(&item).unwrap_or(0)),
+        None => EndpointCount::Listed(all_endpoints(store, tenant).await?.len() as u64),
+    })
+}
+
+/// Moves the count by `delta` (1: a create, -1: a delete). A kept count
+/// is moved with `ADD`, a create's only while it is below `cap`, so
+/// concurrent creates never pass the cap and never conflict below it; a
+/// listed one is set as the count item's first value.
+fn count_change(tx: &mut Tx<Role>, tenant: &Tenant, count: EndpointCount, delta: i64, cap: u64) {
+    let u = match count {
+        EndpointCount::Kept(_) if delta > 0 => UpdateExpr::new()
+            .add(attrs::COUNT, number_value(delta))
+            .when_absent_or_below(attrs::COUNT, number_value(cap)),
+        EndpointCount::Kept(_) => UpdateExpr::new().add(attrs::COUNT, number_value(delta)),
+        EndpointCount::Listed(n) => UpdateExpr::new()
+            .set(attrs::COUNT, number_value((n as i64 + delta).max(0)))
+            .when_new(),
+    };
+    tx.update(
+        Role::Count,
+        &keys::webhook_endpoint_count(tenant),
+        RECORD_SK,
+        &u,
+    );
+}
+
+/// Stores a new endpoint and counts it while the count is below `cap`;
+/// false when it reached the cap, or was first written, since `count` was
+/// read.
+pub async fn insert_endpoint(
+    store: &Store,
+    tenant: &Tenant,
+    e: &Endpoint,
+    count: EndpointCount,
+    cap: u64,
+) -> Result<bool> {
     let mut tx = store.tx();
     tx.put_new(Role::Endpoint, endpoint_item(tenant, e)?);
-    if commit(store, tx, Role::Endpoint).await? {
-        Ok(())
-    } else {
-        Err(Error::internal("webhook endpoint id collision"))
+    count_change(&mut tx, tenant, count, 1, cap);
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(Role::Count) => Ok(false),
+        Err(e) if e.failed(Role::Endpoint) => Err(Error::internal("webhook endpoint id collision")),
+        Err(e) => Err(e.into_error()),
     }
 }
 
@@ -173,13 +240,23 @@ pub async fn replace_endpoint(
 /// Deletes the endpoint for good if it is as `current` was read; false when
 /// somebody changed it meanwhile. Its tasks and attempt records stay until
 /// they expire, unreachable: a due retry finds no endpoint and ends.
-pub async fn delete_endpoint(store: &Store, tenant: &Tenant, current: &Endpoint) -> Result<bool> {
+pub async fn delete_endpoint(
+    store: &Store,
+    tenant: &Tenant,
+    current: &Endpoint,
+    count: EndpointCount,
+) -> Result<bool> {
     let mut tx = store.tx();
     let when = UpdateExpr::new()
         .when_tenant(&tenant.key())
         .when_eq(attrs::VERSION, number_value(current.version));
     tx.delete(Role::Endpoint, &current.id, RECORD_SK, &when);
-    commit(store, tx, Role::Endpoint).await
+    count_change(&mut tx, tenant, count, -1, 0);
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(Role::Endpoint) || e.failed(Role::Count) => Ok(false),
+        Err(e) => Err(e.into_error()),
+    }
 }
 
 /// The tenant's endpoints, newest first.
