@@ -127,7 +127,8 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
 ///
 /// Partial update (see `AffiliateUpdate`). Concurrent writers do not overwrite each other
 /// (conditional write with retry; under persistent contention 503 and nothing changes). Totals
-/// (`earned`, `paid`) are never touched by this call.
+/// (`earned`, `paid`) are never touched by this call. A body that changes nothing answers the
+/// affiliate as it is: `updatedAt` stays and no event is sent.
 #[utoipa::path(
     put,
     path = "/api/v1/affiliates/{id}",

@@ -91,7 +91,8 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
 /// Update an asset
 ///
 /// Partial update of a FINALIZED asset (see `AssetUpdate`). A DRAFT or ARCHIVED asset: 409
-/// INVALID_STATE.
+/// INVALID_STATE. A body that changes nothing answers the asset as it is: `updatedAt` stays and
+/// no event is sent.
 #[utoipa::path(
     patch,
     path = "/api/v1/assets/{id}",

@@ -88,7 +88,8 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
 ///
 /// Partial update: only the fields sent change; the merged campaign is then validated as a
 /// whole. Concurrent updates do not overwrite each other (conditional write with retry); under
-/// persistent contention the call answers 503 and nothing changes.
+/// persistent contention the call answers 503 and nothing changes. A body that changes nothing
+/// answers the campaign as it is: `updatedAt` stays and no event is sent.
 #[utoipa::path(
     put,
     path = "/api/v1/campaigns/{id}",

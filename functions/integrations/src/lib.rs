@@ -107,7 +107,8 @@ async fn get(
 /// Update an integration
 ///
 /// `signingSecret` (after the provider rolled it), `campaignId`, `description`, `status`. A
-/// DISABLED integration answers its events 409, so the provider keeps them and retries.
+/// DISABLED integration answers its events 409, so the provider keeps them and retries. A body
+/// that changes nothing answers the integration as it is, `updatedAt` unchanged.
 #[utoipa::path(
     patch,
     path = "/api/v1/integrations/{id}",

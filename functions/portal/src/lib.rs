@@ -55,6 +55,7 @@ async fn me(p: Portal, State(app): State<Arc<App>>) -> Result<Reply> {
 /// Update your name and payout details
 ///
 /// Only `name`, `payoutMethod` and `payoutEmail`, by the same rules as the merchant's update.
+/// A body that changes nothing changes nothing: no `affiliate.updated` event is sent.
 #[utoipa::path(
     patch,
     path = "/api/v1/portal/me",

@@ -193,7 +193,8 @@ async fn get_endpoint(
 
 /// Update a webhook endpoint
 ///
-/// `url`, `eventTypes`, `description`, `status`. A new URL passes the SSRF guard.
+/// `url`, `eventTypes`, `description`, `status`. A new URL passes the SSRF guard. A body that
+/// changes nothing answers the endpoint as it is, `updatedAt` unchanged.
 #[utoipa::path(
     patch,
     path = "/api/v1/webhook-endpoints/{id}",

@@ -1,13 +1,14 @@
 //! The answers and parameters whose description comes from a constant of
 //! the code rather than from a type: the document itself, invoice files,
-//! the postback's quota answer and replay header, amount bounds and the
-//! summary's default period.
+//! the postback's quota answer and replay header, the endpoint cap's
+//! answer, amount bounds and the summary's default period.
 
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use shared::domain::payout::INVOICE_CONTENT_TYPES;
 use shared::domain::postback::Quota;
 use shared::domain::summary::Period;
+use shared::domain::webhook::{room_for_endpoint, MAX_ENDPOINTS};
 use shared::error::Error;
 use shared::http::router::STATIC_CACHE_CONTROL;
 
@@ -19,6 +20,7 @@ pub fn special(op: &mut Value) {
         "getOpenApi" => document(op),
         "getPayoutInvoice" => invoice(op),
         "postConversion" => postback(op),
+        "createWebhookEndpoint" => endpoint_cap(op),
         _ => {}
     }
 }
@@ -67,6 +69,21 @@ fn postback(op: &mut Value) {
         "`LIMIT_EXCEEDED`: the account's monthly live-mode conversion quota (per plan; configuration) is used up: nothing was recorded. Or `RATE_LIMIT_EXCEEDED` (see `Retry-After`).",
         &[
             ("limitExceeded", quota.reached()),
+            ("rateLimited", Error::RateLimited { retry_after: 17 }),
+        ],
+        &["Retry-After"],
+    );
+}
+
+fn endpoint_cap(op: &mut Value) {
+    let cap = MAX_ENDPOINTS;
+    let reached = room_for_endpoint(cap, cap)
+        .err()
+        .unwrap_or_else(|| Error::internal("the cap admits no more"));
+    op["responses"]["429"] = error_response(
+        &format!("`LIMIT_EXCEEDED`: the account holds {cap} endpoints in this mode (`WEBHOOK_MAX_ENDPOINTS`); nothing was created, and a delete makes room. Or `RATE_LIMIT_EXCEEDED` (see `Retry-After`)."),
+        &[
+            ("limitExceeded", reached),
             ("rateLimited", Error::RateLimited { retry_after: 17 }),
         ],
         &["Retry-After"],

@@ -420,6 +420,15 @@ async fn an_edit_that_changes_nothing_writes_nothing() {
     .await;
     assert_eq!(endpoint.status, 201, "{:?}", endpoint.body);
     let endpoint = endpoint.data().clone();
+    let integration = call(
+        "POST",
+        "/api/v1/integrations",
+        Some(key),
+        Some(json!({"provider": "STRIPE", "signingSecret": "whsec_0a1b2c3d4e5f60718293a4b5c6d7e8f9", "description": "billing"})),
+    )
+    .await;
+    assert_eq!(integration.status, 201, "{:?}", integration.body);
+    let integration = integration.data().clone();
     // Each record, restated as it is, then changed; the event type of its
     // changes (none for an endpoint).
     let cases = [
@@ -455,6 +464,14 @@ async fn an_edit_that_changes_nothing_writes_nothing() {
             json!({"description": "e"}),
             None,
         ),
+        (
+            "PATCH",
+            "integrations",
+            &integration,
+            json!({"description": "billing", "status": "ENABLED"}),
+            json!({"description": "other"}),
+            None,
+        ),
     ];
     for (method, kind, record, same, change, event_type) in cases {
         let id = record["id"].as_str().unwrap();
@@ -483,4 +500,27 @@ async fn an_edit_that_changes_nothing_writes_nothing() {
             assert_eq!(updates_of(key, t, id).await, 1, "{kind}: one event");
         }
     }
+    // The affiliate's own edit through its portal: its name, restated.
+    let aff_id = aff["id"].as_str().unwrap();
+    let path = format!("/api/v1/affiliates/{aff_id}/portal-sessions");
+    let session = call("POST", &path, Some(key), Some(json!({}))).await;
+    assert_eq!(session.status, 201, "{:?}", session.body);
+    let token = session.data()["token"].as_str().unwrap().to_string();
+    let path = format!("/api/v1/affiliates/{aff_id}");
+    let before = call("GET", &path, Some(key), None).await;
+    let r = call(
+        "PATCH",
+        "/api/v1/portal/me",
+        Some(&token),
+        Some(json!({"name": "Other"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "portal: {:?}", r.body);
+    let after = call("GET", &path, Some(key), None).await;
+    assert_eq!(after.data(), before.data(), "portal: the record as it was");
+    assert_eq!(
+        updates_of(key, "affiliate.updated", aff_id).await,
+        1,
+        "portal: no event"
+    );
 }

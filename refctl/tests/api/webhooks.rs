@@ -992,7 +992,8 @@ async fn an_account_holds_at_most_sixteen_endpoints_in_each_mode() {
 #[tokio::test]
 async fn endpoints_made_before_the_count_are_counted_from_the_list() {
     let m = merchant().await;
-    assert_eq!(create_at_once(&m.test_key, 3).await.len(), 3);
+    let made = |n| (0..n).map(|_| (201, String::new())).collect::<Vec<_>>();
+    assert_eq!(create_at_once(&m.test_key, 3).await, made(3));
     // An account whose endpoints predate the count has no count item.
     let app = crate::support::app_for(server()).await;
     let tenant = shared::domain::tenant::Tenant::new(
@@ -1007,5 +1008,38 @@ async fn endpoints_made_before_the_count_are_counted_from_the_list() {
     let got = create_at_once(&m.test_key, 14).await;
     assert_eq!(got.iter().filter(|(s, _)| *s == 201).count(), 13);
     assert_eq!(got.iter().filter(|(s, _)| *s == 429).count(), 1);
+    assert_eq!(endpoint_count(&m.test_key).await, 16);
+}
+
+#[tokio::test]
+async fn a_count_the_list_contradicts_is_mended_at_the_cap() {
+    let m = merchant().await;
+    let made = |n| (0..n).map(|_| (201, String::new())).collect::<Vec<_>>();
+    assert_eq!(create_at_once(&m.test_key, 16).await, made(16));
+    // Two endpoints removed as a version without the count removed them:
+    // the count still says 16.
+    let app = crate::support::app_for(server()).await;
+    let r = call(
+        "GET",
+        "/api/v1/webhook-endpoints?limit=2",
+        Some(&m.test_key),
+        None,
+    )
+    .await;
+    for id in r.each("id") {
+        let id = id.as_str().unwrap();
+        app.store
+            .delete(id, shared::store::keys::RECORD_SK)
+            .await
+            .unwrap();
+    }
+    assert_eq!(endpoint_count(&m.test_key).await, 14);
+    // At the cap the list is counted: two more are made, then no more.
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.extend(create_at_once(&m.test_key, 1).await);
+    }
+    assert_eq!(got[..2], made(2)[..]);
+    assert_eq!(got[2], (429, "LIMIT_EXCEEDED".to_string()));
     assert_eq!(endpoint_count(&m.test_key).await, 16);
 }

@@ -669,6 +669,31 @@ mod tests {
     }
 
     #[test]
+    fn an_edit_that_changes_nothing_leaves_the_campaign_as_it_was() {
+        let c = new(
+            serde_json::json!({"name": "A", "commissionType": "PERCENTAGE",
+            "commissionValue": 10, "metadata": {"k": "v"}}),
+        )
+        .unwrap();
+        let later = c.updated_at + chrono::Duration::hours(1);
+        // (patch as sent, changed?)
+        let cases = [
+            (r#"{}"#, false),
+            (r#"{"name": "A", "metadata": {"k": "v"}}"#, false),
+            (r#"{"commissionValue": 10.00}"#, false),
+            (r#"{"commissionValue": 10.5}"#, true),
+            (r#"{"metadata": {"k": null}}"#, true),
+            (r#"{"name": "B"}"#, true),
+        ];
+        for (p, changed) in cases {
+            let next = c.apply(serde_json::from_str(p).unwrap(), later).unwrap();
+            assert_eq!(next != c, changed, "{p}");
+            let stamped = if changed { later } else { c.updated_at };
+            assert_eq!(next.updated_at, stamped, "{p}");
+        }
+    }
+
+    #[test]
     fn only_a_public_campaign_with_sign_up_open_takes_a_sign_up() {
         let base = serde_json::json!({"name": "A", "commissionType": "PERCENTAGE",
             "commissionValue": 10});

@@ -641,8 +641,7 @@ fn referral_changes(
     };
     let plan = referral::plan_bindings(&keys, &binding, &existing);
     // The identities in the postback's order: a bound one counts its first
-    // payment, an unbound one is bound with it.
-    let mut new = plan.new.into_iter();
+    // payment, an unbound one is bound (by the plan's binding of it) with it.
     let mut changes: Vec<ReferralChange> = keys
         .iter()
         .filter_map(|k| match bound.iter().find(|(bk, _)| bk == k) {
@@ -652,12 +651,16 @@ fn referral_changes(
                 at: first_payment_at,
                 link: None,
             }),
-            None => new.next().map(|r| {
-                ReferralChange::Bind(Referral {
-                    first_payment_at: Some(first_payment_at),
-                    ..r
-                })
-            }),
+            None => plan
+                .new
+                .iter()
+                .find(|r| r.customer_key == k.to_string())
+                .map(|r| {
+                    ReferralChange::Bind(Referral {
+                        first_payment_at: Some(first_payment_at),
+                        ..r.clone()
+                    })
+                }),
         })
         .collect();
     if let Some((owner_key, email)) = plan.owner_link {

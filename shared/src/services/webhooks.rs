@@ -24,7 +24,7 @@ use crate::services::edits::{self, Edited};
 use crate::store::events::{self, EventFilter};
 use crate::store::keys::WORK_SHARDS;
 use crate::store::page::{PageRequest, MAX_LIMIT};
-use crate::store::webhooks as store;
+use crate::store::webhooks::{self as store, EndpointCount};
 use crate::timestamp;
 use crate::webhook_signature as signature;
 use crate::webhooks::{check_url, AttemptResult, Verdict};
@@ -434,7 +434,17 @@ pub async fn create_endpoint(
     retry_on_conflict(UPDATE_ATTEMPTS, Endpoint::WHAT, || async move {
         let cap = app.config.webhooks.max_endpoints;
         let count = store::endpoint_count(&app.store, tenant).await?;
-        webhook::room_for_endpoint(count.value(), cap)?;
+        if let Err(full) = webhook::room_for_endpoint(count.value(), cap) {
+            // At the cap a kept count is checked against the list once.
+            return match count {
+                EndpointCount::Kept(n)
+                    if store::mend_endpoint_count(&app.store, tenant, n).await? =>
+                {
+                    Ok(Attempt::Conflict)
+                }
+                _ => Err(full),
+            };
+        }
         Ok(
             match store::insert_endpoint(&app.store, tenant, endpoint, count, cap).await? {
                 true => Attempt::Done(()),

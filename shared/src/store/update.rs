@@ -181,6 +181,13 @@ impl UpdateExpr {
         self
     }
 
+    /// Applies while the number `attr` is above `value`.
+    pub fn when_above(mut self, attr: &str, v: AttributeValue) -> Self {
+        let (a, v) = (self.name(attr), self.value(v));
+        self.conditions.push(format!("{a} > {v}"));
+        self
+    }
+
     /// Applies only while the record belongs to `tenant` (so it also exists).
     pub fn when_tenant(self, tenant_key: &str) -> Self {
         self.when_eq(attrs::TENANT, string_value(tenant_key))

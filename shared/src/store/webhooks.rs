@@ -168,18 +168,17 @@ pub async fn endpoint_count(store: &Store, tenant: &Tenant) -> Result<EndpointCo
     })
 }
 
-/// Moves the count by `delta` (1: a create, -1: a delete). A kept count
-/// is moved with `ADD`, a create's only while it is below `cap`, so
-/// concurrent creates never pass the cap and never conflict below it; a
-/// listed one is set as the count item's first value.
-fn count_change(tx: &mut Tx<Role>, tenant: &Tenant, count: EndpointCount, delta: i64, cap: u64) {
+/// Counts a created endpoint. A kept count is moved with `ADD` only while
+/// it is below `cap`, so creates sent at once never pass the cap (those
+/// that meet in one instant conflict and `transact` sends them again); a
+/// listed one becomes the count item's first value.
+fn count_created(tx: &mut Tx<Role>, tenant: &Tenant, count: EndpointCount, cap: u64) {
     let u = match count {
-        EndpointCount::Kept(_) if delta > 0 => UpdateExpr::new()
-            .add(attrs::COUNT, number_value(delta))
+        EndpointCount::Kept(_) => UpdateExpr::new()
+            .add(attrs::COUNT, number_value(1))
             .when_absent_or_below(attrs::COUNT, number_value(cap)),
-        EndpointCount::Kept(_) => UpdateExpr::new().add(attrs::COUNT, number_value(delta)),
         EndpointCount::Listed(n) => UpdateExpr::new()
-            .set(attrs::COUNT, number_value((n as i64 + delta).max(0)))
+            .set(attrs::COUNT, number_value(n + 1))
             .when_new(),
     };
     tx.update(
@@ -188,6 +187,47 @@ fn count_change(tx: &mut Tx<Role>, tenant: &Tenant, count: EndpointCount, delta:
         RECORD_SK,
         &u,
     );
+}
+
+/// Uncounts a deleted endpoint, never below zero: a kept count of zero
+/// (one that an older version's create left low) stays as it is.
+fn count_deleted(tx: &mut Tx<Role>, tenant: &Tenant, count: EndpointCount) {
+    let u = match count {
+        EndpointCount::Kept(0) => return,
+        EndpointCount::Kept(_) => UpdateExpr::new()
+            .add(attrs::COUNT, number_value(-1))
+            .when_above(attrs::COUNT, number_value(0)),
+        EndpointCount::Listed(n) => UpdateExpr::new()
+            .set(attrs::COUNT, number_value(n.saturating_sub(1)))
+            .when_new(),
+    };
+    tx.update(
+        Role::Count,
+        &keys::webhook_endpoint_count(tenant),
+        RECORD_SK,
+        &u,
+    );
+}
+
+/// Mends a kept count that the tenant's list contradicts (endpoints an
+/// older version deleted without uncounting them), read when the count
+/// meets the cap: sets it to the number listed when that is lower. False
+/// when the list agrees; true when the count was mended or moved
+/// meanwhile (read it again). The list is an index, so an endpoint created
+/// in the same instant may be missing from it: the cap can then be passed
+/// by that one create.
+pub async fn mend_endpoint_count(store: &Store, tenant: &Tenant, kept: u64) -> Result<bool> {
+    let listed = all_endpoints(store, tenant).await?.len() as u64;
+    if listed >= kept {
+        return Ok(false);
+    }
+    let u = UpdateExpr::new()
+        .set(attrs::COUNT, number_value(listed))
+        .when_count(attrs::COUNT, kept);
+    store
+        .update(&keys::webhook_endpoint_count(tenant), RECORD_SK, &u)
+        .await?;
+    Ok(true)
 }
 
 /// Stores a new endpoint and counts it while the count is below `cap`;
@@ -202,7 +242,7 @@ pub async fn insert_endpoint(
 ) -> Result<bool> {
     let mut tx = store.tx();
     tx.put_new(Role::Endpoint, endpoint_item(tenant, e)?);
-    count_change(&mut tx, tenant, count, 1, cap);
+    count_created(&mut tx, tenant, count, cap);
     match store.transact(tx).await {
         Ok(()) => Ok(true),
         Err(e) if e.failed(Role::Count) => Ok(false),
@@ -251,7 +291,7 @@ pub async fn delete_endpoint(
         .when_tenant(&tenant.key())
         .when_eq(attrs::VERSION, number_value(current.version));
     tx.delete(Role::Endpoint, &current.id, RECORD_SK, &when);
-    count_change(&mut tx, tenant, count, -1, 0);
+    count_deleted(&mut tx, tenant, count);
     match store.transact(tx).await {
         Ok(()) => Ok(true),
         Err(e) if e.failed(Role::Endpoint) || e.failed(Role::Count) => Ok(false),
