@@ -54,14 +54,35 @@ pub fn new_id(kind: IdKind) -> String {
     format!("{}_{}", kind.prefix(), Ulid::new())
 }
 
+/// The last ULID [`new_id_at`] made in this process.
+static LAST_AT: std::sync::Mutex<Option<Ulid>> = std::sync::Mutex::new(None);
+
 /// A new id of the given kind whose ULID time is `at` (to the millisecond),
-/// for a record keyed by its time and found again from its id alone.
+/// for a record keyed by its time and found again from its id alone. Ids
+/// this process makes for one millisecond increase in the order they are
+/// made (the last one's random part plus one), so records made one after
+/// another in a millisecond (a payout's events) list in that order.
 pub fn new_id_at(kind: IdKind, at: chrono::DateTime<chrono::Utc>) -> String {
-    format!(
-        "{}_{}",
-        kind.prefix(),
-        Ulid::from_datetime(std::time::SystemTime::from(at))
-    )
+    let ulid = match LAST_AT.lock() {
+        Ok(mut last) => next_at(&mut last, at),
+        // A poisoned lock (a panic elsewhere while holding it) orders nothing.
+        Err(_) => next_at(&mut None, at),
+    };
+    format!("{}_{}", kind.prefix(), ulid)
+}
+
+/// The ULID of time `at` after `last`: `last` plus one in its millisecond,
+/// a fresh one otherwise (or when the random part would overflow).
+fn next_at(last: &mut Option<Ulid>, at: chrono::DateTime<chrono::Utc>) -> Ulid {
+    let fresh = Ulid::from_datetime(std::time::SystemTime::from(at));
+    let next = match *last {
+        Some(prev) if prev.timestamp_ms() == fresh.timestamp_ms() => {
+            prev.increment().unwrap_or(fresh)
+        }
+        _ => fresh,
+    };
+    *last = Some(next);
+    next
 }
 
 /// The time a ULID id was made at (to the millisecond), when well formed.
@@ -104,6 +125,23 @@ pub fn sibling(id: &str, kind: IdKind) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ids_made_in_one_millisecond_increase_and_keep_their_time() {
+        let at = crate::timestamp::parse_datetime("2026-11-26T10:00:00.123Z").unwrap();
+        let earlier = at - chrono::Duration::seconds(5);
+        let mut last = None;
+        let ids: Vec<String> = (0..50)
+            .map(|_| format!("evt_{}", next_at(&mut last, at)))
+            .collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        assert!(ids.iter().all(|id| time_of(id) == Some(at)));
+        // An earlier time is kept, not moved to the last one's.
+        let back = format!("evt_{}", next_at(&mut last, earlier));
+        assert_eq!(time_of(&back), Some(earlier));
+        assert!(back < ids[0]);
+        assert_eq!(time_of(&new_id_at(IdKind::Event, at)), Some(at));
+    }
+
     use super::*;
 
     #[test]

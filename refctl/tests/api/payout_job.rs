@@ -257,7 +257,7 @@ async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
         panic!("changed");
     };
     let recorded = payout.event(event, Utc::now()).unwrap();
-    let plan = TransitionPlan::new(*payout, from, recorded, AtOnce::Nothing);
+    let plan = TransitionPlan::new(*payout, from, vec![recorded], AtOnce::Nothing);
     assert!(store_payouts::commit_transition(&app.store, t, &plan)
         .await
         .unwrap());

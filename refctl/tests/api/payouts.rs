@@ -805,6 +805,36 @@ async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once()
         .await
         .iter()
         .all(|c| c["status"] == "PAID"));
+    // Its events as listed, oldest first: batch-process approved the
+    // invoiced payout in passing, once, before its first payment attempt.
+    let r = fx.call("GET", "/api/v1/events?limit=100", None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let mut seen: Vec<(String, String)> = r
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["data"]["id"] == id.as_str())
+        .map(|e| {
+            let t = e["type"].as_str().unwrap().to_string();
+            (t, e["data"]["status"].as_str().unwrap().to_string())
+        })
+        .collect();
+    seen.reverse();
+    let want = [
+        ("payout.created", "PENDING"),
+        ("payout.invoice_uploaded", "INVOICE_UPLOADED"),
+        ("payout.approved", "APPROVED"),
+        ("payout.processing", "PROCESSING"),
+        ("payout.payment_failed", "APPROVED"),
+        ("payout.processing", "PROCESSING"),
+        ("payout.paid", "PAID"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(t, s)| (t.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(seen, want);
 }
 
 #[tokio::test]

@@ -285,6 +285,10 @@ pub enum Outcome {
         from: PayoutStatus,
         follow_up: FollowUp,
         event: EventType,
+        /// The payout as approved in passing, when the command approved it
+        /// on its way to another state (batch-process of an INVOICE_UPLOADED
+        /// payout): its `payout.approved` comes before `event`.
+        approval: Option<Box<Payout>>,
     },
     /// Nothing to do (PUT mark-paid, or a payment confirmation, on a PAID
     /// payout): 200 with the payout as it is.
@@ -417,17 +421,18 @@ pub enum AtOnce {
 pub struct TransitionPlan {
     pub payout: Payout,
     pub from: PayoutStatus,
-    pub event: Event,
+    /// Its events, in the order they happened.
+    pub events: Vec<Event>,
     pub moves: AtOnce,
 }
 
 impl TransitionPlan {
     /// The plan of the transition from `from` to `payout`.
-    pub fn new(payout: Payout, from: PayoutStatus, event: Event, moves: AtOnce) -> Self {
+    pub fn new(payout: Payout, from: PayoutStatus, events: Vec<Event>, moves: AtOnce) -> Self {
         TransitionPlan {
             payout,
             from,
-            event,
+            events,
             moves,
         }
     }
@@ -709,6 +714,7 @@ impl Payout {
         let mut p = self.clone();
         p.updated_at = now;
         let event = p.record(command, now);
+        let approval = self.approved_in_passing(&p);
         let follow_up = match p.status {
             PayoutStatus::Paid => FollowUp::PayConversions,
             PayoutStatus::Rejected | PayoutStatus::Cancelled => FollowUp::ReleaseConversions,
@@ -724,6 +730,23 @@ impl Payout {
             from: self.status,
             follow_up,
             event,
+            approval,
+        })
+    }
+
+    /// This payout as approved, when `after` (its next state) approved it
+    /// in passing: `approvedAt` set by a move to another state than
+    /// APPROVED, which records its own event.
+    fn approved_in_passing(&self, after: &Payout) -> Option<Box<Payout>> {
+        let passing = self.approved_at.is_none()
+            && after.approved_at.is_some()
+            && after.status != PayoutStatus::Approved;
+        passing.then(|| {
+            let mut a = self.clone();
+            a.status = PayoutStatus::Approved;
+            a.approved_at = after.approved_at;
+            a.updated_at = after.updated_at;
+            Box::new(a)
         })
     }
 
@@ -889,6 +912,23 @@ impl Payout {
         Event::new(event_type, PayoutView::from(self), now)
     }
 
+    /// The events of a transition to this payout: `payout.approved` of the
+    /// payout as approved in passing, when it was, then `event`, made in
+    /// that order (so their ids list them in it).
+    pub fn transition_events(
+        &self,
+        event: EventType,
+        approval: Option<&Payout>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Event>, Error> {
+        let mut events = Vec::new();
+        if let Some(a) = approval {
+            events.push(a.event(EventType::PayoutApproved, now)?);
+        }
+        events.push(self.event(event, now)?);
+        Ok(events)
+    }
+
     /// Its `payout.created` event, once its claim is complete.
     pub fn created_event(&self) -> Result<Event, Error> {
         self.event(EventType::PayoutCreated, self.updated_at)
@@ -1042,6 +1082,58 @@ mod tests {
     }
 
     #[test]
+    fn a_payout_approved_in_passing_records_its_approval_first() {
+        let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
+        let process = Command::Process {
+            invoice_present: true,
+        };
+        // (from, approved before?, approval recorded?)
+        let cases = [
+            (PayoutStatus::InvoiceUploaded, false, true),
+            (PayoutStatus::Approved, true, false),
+        ];
+        for (from, approved_before, recorded) in cases {
+            let mut before = payout(from);
+            before.approved_at = approved_before.then_some(now - chrono::Duration::days(1));
+            let Ok(Outcome::Changed {
+                payout: after,
+                event,
+                approval,
+                ..
+            }) = before.apply(process.clone(), now)
+            else {
+                panic!("{from:?}: no change");
+            };
+            assert_eq!(approval.is_some(), recorded, "{from:?}");
+            let events = after
+                .transition_events(event, approval.as_deref(), now)
+                .unwrap();
+            let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+            let statuses: Vec<&serde_json::Value> =
+                events.iter().map(|e| &e.data["status"]).collect();
+            if recorded {
+                assert_eq!(types, ["payout.approved", "payout.processing"]);
+                assert_eq!(statuses, ["APPROVED", "PROCESSING"]);
+                assert!(events[0].id < events[1].id, "listed in that order");
+                assert_eq!(events[0].data["approvedAt"], events[1].data["approvedAt"]);
+            } else {
+                assert_eq!(types, ["payout.processing"]);
+            }
+        }
+        // A payout marked paid from INVOICE_UPLOADED was never approved.
+        let Ok(Outcome::Changed { approval, .. }) = payout(PayoutStatus::InvoiceUploaded).apply(
+            Command::Settle {
+                payment_reference: None,
+                note: None,
+            },
+            now,
+        ) else {
+            panic!("settle: no change");
+        };
+        assert!(approval.is_none());
+    }
+
+    #[test]
     fn only_a_transition_to_paid_adds_to_the_paid_total() {
         let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
         let mut paying = 0;
@@ -1057,7 +1149,7 @@ mod tests {
                     continue;
                 };
                 let recorded = payout.event(event, now).unwrap();
-                let plan = TransitionPlan::new(*payout, from, recorded, AtOnce::Nothing);
+                let plan = TransitionPlan::new(*payout, from, vec![recorded], AtOnce::Nothing);
                 let pays = matches!(
                     command,
                     Command::MarkPaid { .. }

@@ -54,17 +54,18 @@ async fn transition_from(
                 Some(p) => p,
                 None => store_payouts::get(store, tenant, id).await?,
             };
-            let (after, from, event) = match before.apply(command(&before), now)? {
+            let (after, from, event, approval) = match before.apply(command(&before), now)? {
                 Outcome::Unchanged => return Ok(Attempt::Done((before, false))),
                 Outcome::Changed {
                     payout,
                     from,
                     event,
+                    approval,
                     ..
-                } => (*payout, from, event),
+                } => (*payout, from, event, approval),
             };
             let (after, moves) = at_once(store, tenant, after, now).await?;
-            let recorded = after.event(event, now)?;
+            let recorded = after.transition_events(event, approval.as_deref(), now)?;
             let plan = TransitionPlan::new(after, from, recorded, moves);
             // Changed meanwhile: decide again on what it is now (a 409 names it).
             Ok(

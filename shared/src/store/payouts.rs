@@ -169,7 +169,9 @@ pub async fn commit_transition(
         AtOnce::Settle(paid) => move_statuses(&mut tx, tenant, paid, Some(after))?,
         AtOnce::Release(released) => release_members(&mut tx, tenant, after, released)?,
     }
-    events::append(&mut tx, Write::Event, tenant, &plan.event)?;
+    for e in &plan.events {
+        events::append(&mut tx, Write::Event, tenant, e)?;
+    }
     if let Some(amount) = plan.paid() {
         affiliate_totals::add(
             &mut tx,
