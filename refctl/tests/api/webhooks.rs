@@ -1043,3 +1043,47 @@ async fn a_count_the_list_contradicts_is_mended_at_the_cap() {
     assert_eq!(got[2], (429, "LIMIT_EXCEEDED".to_string()));
     assert_eq!(endpoint_count(&m.test_key).await, 16);
 }
+
+#[tokio::test]
+async fn disabling_an_endpoint_drops_its_due_retries_and_says_so() {
+    let m = merchant().await;
+    let rx = Receiver::start(&[], Answer::Status(500)).await;
+    let (whe, _) = endpoint(&m.test_key, &rx.url(), None).await;
+    let cnv = postback(&m.test_key).await;
+    let evt = event_of(&m.test_key, "conversion.created", &cnv).await;
+    let query = format!("?event_id={evt}");
+    let first = deliveries(&m.test_key, &whe, &query, |l| !l.is_empty()).await;
+    assert!(
+        first[0]["nextAttemptAt"].is_string(),
+        "a retry is announced"
+    );
+    let path = format!("/api/v1/webhook-endpoints/{whe}");
+    let r = call(
+        "PATCH",
+        &path,
+        Some(&m.test_key),
+        Some(json!({"status": "DISABLED"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let made = rx.received().len();
+    // The retry comes due while the endpoint is disabled: it is not made,
+    // and the last attempt no longer announces it.
+    let list = deliveries(&m.test_key, &whe, &query, |l| {
+        l[0]["nextAttemptAt"].is_null()
+    })
+    .await;
+    assert_eq!(list.len(), made, "{list:?}");
+    assert_eq!(list[0]["status"], "FAILED");
+    // Enabled again, the endpoint gets new events, not the dropped retry.
+    let r = call(
+        "PATCH",
+        &path,
+        Some(&m.test_key),
+        Some(json!({"status": "ENABLED"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    tokio::time::sleep(QUIET).await;
+    assert_eq!(rx.received().len(), made, "no retry after enabling");
+}

@@ -462,6 +462,16 @@ pub struct DeliveryAttempt {
 }
 
 impl DeliveryAttempt {
+    /// This attempt once the retry it announced will not be made (its
+    /// endpoint was disabled or deleted, or its event expired, before the
+    /// retry came due): `None` when it announced none.
+    pub fn retry_dropped(&self) -> Option<DeliveryAttempt> {
+        self.next_attempt_at.map(|_| DeliveryAttempt {
+            next_attempt_at: None,
+            ..self.clone()
+        })
+    }
+
     fn new(
         task: &Task,
         result: &AttemptResult,

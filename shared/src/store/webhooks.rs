@@ -414,6 +414,33 @@ pub async fn insert_attempt(store: &Store, tenant: &Tenant, d: &DeliveryAttempt)
     }
 }
 
+/// The latest attempt of an event at an endpoint (one Query, GSI2).
+pub async fn last_attempt(
+    store: &Store,
+    endpoint_id: &str,
+    event_id: &str,
+) -> Result<Option<DeliveryAttempt>> {
+    let q = ListQuery::new(
+        Index::Gsi2,
+        keys::webhook_event_attempts(endpoint_id, event_id),
+    );
+    let page = PageRequest {
+        limit: 1,
+        ..PageRequest::default()
+    };
+    let found = store.query_page(&q, &page).await?.try_map(from_item)?;
+    Ok(found.items.into_iter().next())
+}
+
+/// Rewrites an attempt record that exists (`DeliveryAttempt::retry_dropped`).
+pub async fn replace_attempt(store: &Store, tenant: &Tenant, d: &DeliveryAttempt) -> Result<()> {
+    let mut tx = store.tx();
+    let when = UpdateExpr::new().when_tenant(&tenant.key());
+    tx.put(Role::Attempt, attempt_item(tenant, d)?, &when);
+    // Gone meanwhile (expired): nothing to correct.
+    commit(store, tx, Role::Attempt).await.map(|_| ())
+}
+
 /// Attempt list filters.
 #[derive(Debug, Clone, Default)]
 pub struct AttemptFilter {
