@@ -478,11 +478,12 @@
   }
 
   var uploads = 0;
-  function invoiceForm(p, row) {
+  /** The upload of a payout's invoice; `replacing`: a new file for the one sent (until approval). */
+  function invoiceForm(p, row, replacing) {
     var n = ++uploads;
     var what = ' for the payout of ' + money(p.amount, p.currency) + ' requested ' + whenText(p.requestedAt);
     var input = el('input', { type: 'file', id: 'invoice-' + n, accept: 'application/pdf,image/png,image/jpeg,.pdf,.png,.jpg,.jpeg' });
-    var button = el('button', { type: 'button' }, ['Upload', el('span', { class: 'sr-only' }, ' invoice' + what)]);
+    var button = el('button', { type: 'button' }, [replacing ? 'Replace' : 'Upload', el('span', { class: 'sr-only' }, ' invoice' + what)]);
     var msg = el('span', { class: 'msg', role: 'status' });
     var busy = false;
     button.addEventListener('click', function () {
@@ -517,7 +518,7 @@
           var badgeEl = fresh.querySelector('.badge');
           badgeEl.setAttribute('tabindex', '-1');
           badgeEl.focus();
-          announce('Invoice uploaded. The payout is now: ' + human(doc.data.status) + '.');
+          announce((replacing ? 'Invoice replaced' : 'Invoice uploaded') + '. The payout is now: ' + human(doc.data.status) + '.');
         },
         function (e) {
           if (e === EXPIRED) return;
@@ -528,7 +529,7 @@
       );
     });
     return el('div', { class: 'upload' }, [
-      el('label', { for: input.id }, ['Invoice (PDF, PNG or JPEG)', el('span', { class: 'sr-only' }, what)]),
+      el('label', { for: input.id }, [replacing ? 'New invoice (PDF, PNG or JPEG)' : 'Invoice (PDF, PNG or JPEG)', el('span', { class: 'sr-only' }, what)]),
       input,
       button,
       msg,
@@ -546,8 +547,10 @@
     if (inv.uploaded) {
       invoice = [el('span', { class: 'file' }, inv.fileName || 'Uploaded')];
       if (inv.uploadedAt) invoice.push(el('span', { class: 'note' }, ['Uploaded ', when(inv.uploadedAt)]));
+      // Until the merchant approves it, a new file replaces this one.
+      if (p.status === 'INVOICE_UPLOADED') invoice.push(invoiceForm(p, row, true));
     } else if (p.status === 'PENDING') {
-      invoice = invoiceForm(p, row);
+      invoice = invoiceForm(p, row, false);
     } else {
       invoice = '–';
     }

@@ -436,14 +436,26 @@ describe('against refctl serve', () => {
       await page.click(`${payoutRow} .upload button`);
       await seen(page, `${payoutRow} .badge[data-status="INVOICE_UPLOADED"]`);
       assert.equal(await page.textContent(`${payoutRow} .badge`), 'Invoice uploaded');
-      assert.equal(await page.isVisible(`${payoutRow} input[type=file]`), false, 'no second upload');
       assert.match(await page.textContent(payoutRow), /invoice\.pdf/);
-      const stored = await api('GET', `/api/v1/payouts/${payoutId}`);
+      let stored = await api('GET', `/api/v1/payouts/${payoutId}`);
       assert.equal(stored.status, 200, show(stored));
       assert.equal(stored.body.data.status, 'INVOICE_UPLOADED');
       assert.equal(stored.body.data.invoice.uploaded, true);
       assert.equal(stored.body.data.invoice.fileName, 'invoice.pdf');
       assert.equal(stored.body.data.invoice.contentType, 'application/pdf');
+      // Until the merchant approves it, a new file replaces the one sent.
+      assert.match(await page.textContent(`${payoutRow} .upload button`), /^Replace/);
+      await page.setInputFiles(`${payoutRow} input[type=file]`, {
+        name: 'corrected.pdf',
+        mimeType: 'application/pdf',
+        buffer: Buffer.from('%PDF-1.4\n% corrected\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n'),
+      });
+      await page.click(`${payoutRow} .upload button`);
+      await seen(page, `${payoutRow} .file:text("corrected.pdf")`);
+      stored = await api('GET', `/api/v1/payouts/${payoutId}`);
+      assert.equal(stored.body.data.invoice.fileName, 'corrected.pdf', show(stored));
+      const approved = await api('POST', `/api/v1/payouts/${payoutId}/approve`);
+      assert.equal(approved.status, 200, show(approved));
 
       // Payout details: the envelope's errors, then a save.
       await page.fill('#f-email', 'not an address');

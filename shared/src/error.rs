@@ -96,6 +96,8 @@ pub enum Error {
     },
     #[error("the conversion is in payout {payout_id}, which is open; reject or cancel that payout first")]
     InPayout { current: String, payout_id: String },
+    #[error("the payout's invoice file is missing from storage; upload it again, then approve")]
+    InvoiceMissing { current: String },
     #[error("rate limit exceeded; retry in {retry_after} seconds")]
     RateLimited { retry_after: u64 },
     #[error("{0}")]
@@ -116,7 +118,9 @@ impl Error {
             Error::PermissionDenied(_) => ErrorCode::PermissionDenied,
             Error::NotFound(_) | Error::RouteNotFound(_) => ErrorCode::NotFound,
             Error::AlreadyExists(_) => ErrorCode::AlreadyExists,
-            Error::InvalidState { .. } | Error::InPayout { .. } => ErrorCode::InvalidState,
+            Error::InvalidState { .. } | Error::InPayout { .. } | Error::InvoiceMissing { .. } => {
+                ErrorCode::InvalidState
+            }
             Error::RateLimited { .. } => ErrorCode::RateLimitExceeded,
             Error::LimitExceeded(_) => ErrorCode::LimitExceeded,
             Error::Unavailable(_) => ErrorCode::ServiceUnavailable,

@@ -10,6 +10,44 @@ use crate::payouts::Fx;
 use crate::support::{call_on, raw, Resp};
 
 const PDF: &[u8] = b"%PDF-1.4\n% portal invoice\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n";
+/// Another invoice file (another size).
+const PDF_AGAIN: &[u8] =
+    b"%PDF-1.4\n% portal invoice, sent again\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n";
+
+/// The storage folder of a payout's invoices (`domain::payout::invoice_key`).
+fn invoice_prefix(fx: &Fx, payout: &str) -> String {
+    let key = shared::domain::payout::invoice_key(&fx.tenant(Mode::Test), payout, "x");
+    key.trim_end_matches("/x").to_string()
+}
+
+/// Removes an object from the test bucket, as a lifecycle rule or a hand would.
+async fn delete_object(fx: &Fx, key: &str) {
+    let config = &fx.app.config;
+    let mut s3 = aws_sdk_s3::config::Builder::from(&shared::sdk::config(config).await);
+    if let Some(ep) = &config.s3_endpoint {
+        s3 = s3.endpoint_url(ep).force_path_style(true);
+    }
+    aws_sdk_s3::Client::from_conf(s3.build())
+        .delete_object()
+        .bucket(&config.bucket_name)
+        .key(key)
+        .send()
+        .await
+        .unwrap();
+}
+
+/// How many `payout.invoice_uploaded` events a payout has.
+async fn invoice_events(fx: &Fx, payout: &str) -> usize {
+    let path = "/api/v1/events?type=payout.invoice_uploaded&limit=100";
+    let r = fx.call("GET", path, None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["data"]["id"] == payout)
+        .count()
+}
 
 fn unique(prefix: &str) -> String {
     let id = ulid::Ulid::new().to_string();
@@ -299,6 +337,31 @@ async fn payout_details_invoices_and_a_suspension_that_ends_the_session() {
     )
     .await;
     assert_eq!(file.status, 200);
+    // The same file again changes nothing.
+    let r = upload(mine.clone(), PDF).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(invoice_events(&fx, &mine).await, 1);
+    // The file gone from storage: approval says so, and a new upload
+    // (replacing it) makes the payout approvable.
+    delete_object(
+        &fx,
+        &format!("{}/marchinvoice.pdf", invoice_prefix(&fx, &mine)),
+    )
+    .await;
+    let approve = format!("/api/v1/payouts/{mine}/approve");
+    let r = fx.call("POST", &approve, None).await;
+    r.assert_error(409, "INVALID_STATE");
+    assert!(r.body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("missing from storage"));
+    let r = upload(mine.clone(), PDF_AGAIN).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["invoice"]["size"], PDF_AGAIN.len());
+    assert_eq!(invoice_events(&fx, &mine).await, 2);
+    let r = fx.call("POST", &approve, None).await;
+    assert_eq!(r.data()["status"], "APPROVED", "{:?}", r.body);
+    // Approved: its invoice is settled.
     upload(mine.clone(), PDF)
         .await
         .assert_error(409, "INVALID_STATE");

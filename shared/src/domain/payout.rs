@@ -240,8 +240,13 @@ pub struct InvoiceUpload {
 /// What the merchant, the provider or the storage event asks of a payout.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// The invoice object landed (storage event).
+    /// The invoice object landed (storage event): a PENDING payout's.
     AttachInvoice(InvoiceUpload),
+    /// The affiliate sent an invoice through the portal: a PENDING payout's,
+    /// or a new file for an INVOICE_UPLOADED one (a wrong file, or one
+    /// missing from storage). Storage events never replace a file: one
+    /// delivered late would bring an older file back.
+    ReplaceInvoice(InvoiceUpload),
     /// `POST approve`; `invoice_present`: the object is in storage now.
     Approve { invoice_present: bool },
     /// `POST mark-paid`: paid outside the platform on `payment_date`.
@@ -295,11 +300,16 @@ pub enum Outcome {
     Unchanged,
 }
 
+/// The states a payout takes an invoice through the portal in: while it
+/// waits for one, and until it is approved (a new file replaces the one
+/// sent, say a wrong one, or one missing from storage).
+const INVOICE_STATES: &[PayoutStatus] = &[PayoutStatus::Pending, PayoutStatus::InvoiceUploaded];
+
 impl Command {
     /// The operation's name in error messages.
     pub fn action(&self) -> &'static str {
         match self {
-            Command::AttachInvoice(_) => "attach an invoice to",
+            Command::AttachInvoice(_) | Command::ReplaceInvoice(_) => "attach an invoice to",
             Command::Approve { .. } => "approve",
             Command::MarkPaid { .. } | Command::Settle { .. } => "mark paid",
             Command::Reject { .. } => "reject",
@@ -315,6 +325,7 @@ impl Command {
         use PayoutStatus::*;
         match self {
             Command::AttachInvoice(_) => &[Pending],
+            Command::ReplaceInvoice(_) => INVOICE_STATES,
             Command::Approve { .. } => &[InvoiceUploaded],
             Command::MarkPaid { .. } => &[Approved],
             Command::Settle { .. } => &[Pending, InvoiceUploaded, Approved, Processing],
@@ -445,6 +456,20 @@ impl TransitionPlan {
 }
 
 impl Payout {
+    /// Whether it takes an invoice through the portal now (PENDING, or
+    /// INVOICE_UPLOADED until approved: a new file replaces the one sent).
+    pub fn takes_invoice(&self) -> bool {
+        INVOICE_STATES.contains(&self.status)
+    }
+
+    /// Whether `upload` is the invoice it holds: the same object, of the
+    /// same size.
+    fn holds_invoice(&self, upload: &InvoiceUpload) -> bool {
+        self.status == PayoutStatus::InvoiceUploaded
+            && self.invoice_key.as_deref() == Some(upload.key.as_str())
+            && self.invoice.as_ref().is_some_and(|i| i.size == upload.size)
+    }
+
     /// The payout the job opens for an affiliate's pool in one currency, when
     /// the pool's net total (commissions plus clawbacks) is positive and
     /// reaches the campaign's `minimumPayout`; none otherwise (the balance
@@ -698,16 +723,21 @@ impl Payout {
         {
             return Ok(Outcome::Unchanged);
         }
+        // The same file again (a storage notification delivered twice, or
+        // the one that follows a portal upload) is no new invoice.
+        if let Command::AttachInvoice(upload) | Command::ReplaceInvoice(upload) = &command {
+            if self.holds_invoice(upload) {
+                return Ok(Outcome::Unchanged);
+            }
+        }
         if !command.from_states().contains(&self.status) {
             return Err(Self::wrong_state(self.status, &command));
         }
         if let Command::Approve { invoice_present } | Command::Process { invoice_present } = command
         {
             if self.status == PayoutStatus::InvoiceUploaded && !invoice_present {
-                return Err(Error::InvalidState {
-                    resource: "payout",
+                return Err(Error::InvoiceMissing {
                     current: self.status.as_str().to_string(),
-                    action: "approve (its invoice is missing from storage)",
                 });
             }
         }
@@ -753,7 +783,7 @@ impl Payout {
     /// Records what a (permitted) command says and moves to its state.
     fn record(&mut self, command: Command, now: DateTime<Utc>) -> EventType {
         let (to, event) = match command {
-            Command::AttachInvoice(upload) => {
+            Command::AttachInvoice(upload) | Command::ReplaceInvoice(upload) => {
                 self.invoice = Some(Invoice {
                     file_name: upload.file_name,
                     content_type: upload.content_type,
@@ -1259,6 +1289,12 @@ mod tests {
             Command::Cancel {
                 reason: "dup".into(),
             },
+            Command::ReplaceInvoice(InvoiceUpload {
+                key: "invoices/other".into(),
+                file_name: "other.pdf".into(),
+                content_type: "application/pdf".into(),
+                size: 20,
+            }),
         ]
     }
 
@@ -1273,6 +1309,8 @@ mod tests {
             (5, Approved, Processing, Nothing),
             (6, Processing, Paid, PayConversions),
             (7, Processing, Approved, Nothing),
+            (9, Pending, InvoiceUploaded, Nothing),
+            (9, InvoiceUploaded, InvoiceUploaded, Nothing),
         ];
         for from in [Pending, InvoiceUploaded, Approved, Processing] {
             t.push((3, from, Paid, PayConversions));
@@ -1282,6 +1320,51 @@ mod tests {
             t.push((8, from, Cancelled, ReleaseConversions));
         }
         t
+    }
+
+    #[test]
+    fn the_same_invoice_again_is_no_change_and_storage_never_replaces_one() {
+        let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
+        let upload = |key: &str, size| InvoiceUpload {
+            key: key.into(),
+            file_name: "inv.pdf".into(),
+            content_type: "application/pdf".into(),
+            size,
+        };
+        let Ok(Outcome::Changed { payout: held, .. }) =
+            payout(Pending).apply(Command::AttachInvoice(upload("invoices/a", 10)), now)
+        else {
+            panic!("attached");
+        };
+        // (command, changed?)
+        let cases = [
+            (
+                Command::AttachInvoice(upload("invoices/a", 10)),
+                Some(false),
+            ),
+            (
+                Command::ReplaceInvoice(upload("invoices/a", 10)),
+                Some(false),
+            ),
+            (Command::AttachInvoice(upload("invoices/b", 10)), None),
+            (
+                Command::ReplaceInvoice(upload("invoices/a", 11)),
+                Some(true),
+            ),
+            (
+                Command::ReplaceInvoice(upload("invoices/b", 10)),
+                Some(true),
+            ),
+        ];
+        for (command, changed) in cases {
+            let got = held.apply(command.clone(), now);
+            let seen = match got {
+                Ok(Outcome::Unchanged) => Some(false),
+                Ok(Outcome::Changed { .. }) => Some(true),
+                Err(_) => None,
+            };
+            assert_eq!(seen, changed, "{command:?}");
+        }
     }
 
     #[test]
@@ -1457,7 +1540,8 @@ mod tests {
             },
         ] {
             let err = payout(InvoiceUploaded).apply(command, now).unwrap_err();
-            assert!(matches!(err, Error::InvalidState { .. }));
+            assert!(matches!(err, Error::InvoiceMissing { .. }));
+            assert_eq!(err.code().as_str(), "INVALID_STATE");
         }
         // An approved payout's invoice was checked at approval.
         assert!(payout(Approved)

@@ -11,7 +11,7 @@ use crate::domain::affiliate::Affiliate;
 use crate::domain::asset::{Asset, AssetStatus};
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::Conversion;
-use crate::domain::payout::{Command, InvoiceUpload, Payout, PayoutStatus};
+use crate::domain::payout::{Command, InvoiceUpload, Payout};
 use crate::domain::portal::{self, PortalMePatch};
 use crate::domain::summary::{self, GroupBy, Period, Summary};
 use crate::domain::tenant::Tenant;
@@ -124,8 +124,8 @@ pub async fn upload_invoice(
 ) -> Result<Payout> {
     let content_type = portal::invoice_type(&bytes, invoice::MAX_BYTES)?;
     let p = payout(app, tenant, a, id).await?;
-    // Refused before anything is stored when the payout waits for no invoice.
-    if p.status != PayoutStatus::Pending {
+    // Refused before anything is stored when the payout takes no invoice.
+    if !p.takes_invoice() {
         return Err(Error::InvalidState {
             resource: "payout",
             current: p.status.as_str().to_string(),
@@ -142,7 +142,7 @@ pub async fn upload_invoice(
         content_type: content_type.to_string(),
         size,
     };
-    let attach = |_: &Payout| Command::AttachInvoice(upload.clone());
+    let attach = |_: &Payout| Command::ReplaceInvoice(upload.clone());
     payout_service::transition(&app.store, tenant, &p.id, attach, now).await
 }
 
