@@ -1410,3 +1410,67 @@ async fn unsigned_deliveries_never_take_the_providers_place() {
     assert!((4..=8).contains(&rejected), "{rows:?}");
     assert_eq!(rows.len(), rejected + 1);
 }
+
+#[tokio::test]
+async fn a_refund_before_its_payment_applies_when_the_payment_arrives() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true})).await;
+    let code = format!("O{}", &ulid::Ulid::new().to_string()[18..]);
+    affiliate_with_code(k, id(&c), &code).await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    // Half of the charge (12000 with tax) refunded; the refund names the
+    // payment intent and the charge only, as later API versions send it.
+    let refund = |inv: &str| {
+        stripe_event(
+            "charge.refunded",
+            json!({
+                "id": format!("ch_{inv}"), "object": "charge", "amount": 12000, "amount_refunded": 6000,
+                "currency": "usd", "payment_intent": format!("pi_{inv}"), "refunded": false,
+            }),
+        )
+    };
+    let paid = |inv: &str| {
+        stripe_event(
+            "invoice.paid",
+            invoice(inv, &format!("cus_{inv}"), 10000, json!({"referral": code})),
+        )
+    };
+    // (refund first?) -> the conversion's figures.
+    let mut figures = Vec::new();
+    for refund_first in [true, false] {
+        let inv = format!("in_{}", ulid::Ulid::new());
+        let (first, second) = match refund_first {
+            true => (refund(&inv), paid(&inv)),
+            false => (paid(&inv), refund(&inv)),
+        };
+        let r = stripe(id(&i), &first).await;
+        if refund_first {
+            assert_eq!(
+                (&r.data()["outcome"], &r.data()["reason"]),
+                (&json!("IGNORED"), &json!("unknown payment")),
+                "{:?}",
+                r.body
+            );
+        }
+        let r = stripe(id(&i), &second).await;
+        assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+        let cnv = shared::domain::postback::conversion_id_of(&inv);
+        let now = conversion(&m, &cnv).await;
+        figures.push((
+            now["amount"].clone(),
+            now["reversedAmount"].clone(),
+            now["commissionReversed"].clone(),
+            now["status"].clone(),
+        ));
+        // The refund delivered again changes nothing.
+        stripe(id(&i), &refund(&inv)).await;
+        let again = conversion(&m, &cnv).await;
+        assert_eq!(again["reversedAmount"], now["reversedAmount"]);
+    }
+    assert_eq!(figures[0], figures[1], "the same whatever the order");
+    assert_eq!(
+        figures[0],
+        (json!(100), json!(50), json!(5), json!("PENDING"))
+    );
+}

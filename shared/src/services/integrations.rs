@@ -21,7 +21,7 @@ use crate::rate_limit;
 use crate::retry::{retry_on_conflict, Attempt};
 use crate::services::{postback, tracking};
 use crate::store::integrations::{self, DeliveryRow};
-use crate::store::{accounts, clicks, conversions};
+use crate::store::{accounts, clicks, conversions, parked_refunds};
 use crate::timestamp;
 
 /// Times a provider's reversal is planned again after a concurrent change.
@@ -255,14 +255,16 @@ async fn run(
     let mut done = false;
     for command in commands {
         let (conversion, reason) = match command {
-            Command::Record(p) => match record(app, tenant, integration, account, p, now).await? {
-                Taken::Recorded(id) => {
-                    let others = p.aliases.iter().filter(|a| **a != p.external_id);
-                    ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
-                    (Some(id), None)
+            Command::Record(p) => {
+                match record_payment(app, tenant, integration, account, p, now).await? {
+                    Taken::Recorded(id) => {
+                        let others = p.aliases.iter().filter(|a| **a != p.external_id);
+                        ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
+                        (Some(id), None)
+                    }
+                    Taken::Skipped(reason) => (None, Some(reason)),
                 }
-                Taken::Skipped(reason) => (None, Some(reason)),
-            },
+            }
             Command::Bind(b) => bind(app, tenant, integration, b, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
         };
@@ -350,6 +352,31 @@ enum Taken {
     Recorded(String),
     /// Nothing of this tenant's to do, and why.
     Skipped(String),
+}
+
+/// Records a payment, reading beside it the refunds that arrived before it
+/// (`store::parked_refunds`), which then apply to its conversion: the same
+/// result as in the other order.
+async fn record_payment(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    account: &Account,
+    p: &Payment,
+    now: DateTime<Utc>,
+) -> Result<Taken> {
+    let ids = p.ids();
+    let (taken, parked) = tokio::join!(
+        record(app, tenant, integration, account, p, now),
+        parked_refunds::of_payment(&app.store, tenant, &ids)
+    );
+    let taken = taken?;
+    if let Taken::Recorded(conversion_id) = &taken {
+        for r in parked? {
+            apply_refund(app, tenant, integration, conversion_id, &r, now).await?;
+        }
+    }
+    Ok(taken)
 }
 
 /// Records a payment as the postback would.
@@ -501,7 +528,9 @@ async fn attribute_waiting(
 
 /// Reverses the conversion of a refunded payment by what the refund says
 /// is due now (a running total is compared with what is reversed already,
-/// so a repeated or reordered refund never reverses twice).
+/// so a repeated or reordered refund never reverses twice). A refund of a
+/// payment not recorded yet is IGNORED ("unknown payment") and kept, to
+/// apply when the payment is recorded.
 async fn reverse(
     app: &App,
     tenant: &Tenant,
@@ -517,8 +546,23 @@ async fn reverse(
         }
     }
     let Some(conversion_id) = found else {
+        parked_refunds::park(&app.store, tenant, r, now).await?;
         return Ok((None, Some("unknown payment".into())));
     };
+    apply_refund(app, tenant, integration, &conversion_id, r, now).await
+}
+
+/// Applies a refund to the conversion of its payment (a Paddle adjustment
+/// once per id); the conversion, and a reason when nothing more was due.
+async fn apply_refund(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    conversion_id: &str,
+    r: &Refund,
+    now: DateTime<Utc>,
+) -> Result<(Option<String>, Option<String>)> {
+    let conversion_id = conversion_id.to_string();
     if let Some(key) = &r.once_key {
         if !integrations::claim_once(&app.store, &integration.id, key, now).await? {
             return Ok((

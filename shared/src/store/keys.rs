@@ -159,6 +159,12 @@ pub fn account_keys(account_id: &str) -> String {
     format!("{account_id}#KEYS")
 }
 
+/// The partition of the refunds kept for a payment not recorded yet, by one
+/// of the ids it may be known by.
+pub fn parked_refunds(tenant: &Tenant, payment_id: &str) -> String {
+    format!("REFUND#{}#{}", tenant.key(), payment_id)
+}
+
 /// The item counting a tenant's webhook endpoints (`count`).
 pub fn webhook_endpoint_count(tenant: &Tenant) -> String {
     format!("{}#WHE#COUNT", tenant.key())

@@ -20,6 +20,7 @@ pub mod keys;
 pub mod metrics;
 pub mod months;
 pub mod page;
+pub mod parked_refunds;
 pub mod payout_items;
 pub mod payouts;
 pub mod pools;

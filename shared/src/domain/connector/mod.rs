@@ -105,8 +105,11 @@ pub struct Binding {
     pub payment_id: Option<String>,
 }
 
-/// A refund, chargeback or lost dispute of a recorded payment.
-#[derive(Debug, Clone, PartialEq)]
+/// A refund, chargeback or lost dispute of a recorded payment. One that
+/// arrives before its payment is kept (as it is) and applied when the
+/// payment is recorded.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Refund {
     /// The ids the payment may be known by, tried in order.
     pub payment_ids: Vec<String>,
@@ -116,7 +119,7 @@ pub struct Refund {
 }
 
 /// How much of a payment a refund takes back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RefundPart {
     /// All of it (a lost dispute).
     Full,
@@ -125,6 +128,36 @@ pub enum RefundPart {
     SoFar { refunded: i64, total: i64 },
     /// This refund's own amount, in minor units, tax excluded.
     Minor(i64),
+}
+
+impl Refund {
+    /// What tells this refund from another of the same payment (the same
+    /// refund delivered again has the same).
+    pub fn identity(&self) -> String {
+        let part = match self.part {
+            RefundPart::Full => "FULL".to_string(),
+            RefundPart::SoFar { refunded, total } => format!("SOFAR#{refunded}#{total}"),
+            RefundPart::Minor(minor) => format!("MINOR#{minor}"),
+        };
+        match &self.once_key {
+            Some(key) => format!("{part}#{key}"),
+            None => part,
+        }
+    }
+}
+
+impl Payment {
+    /// Every id refunds may name it by: its own and its aliases.
+    pub fn ids(&self) -> Vec<String> {
+        let mut ids = vec![self.external_id.clone()];
+        ids.extend(
+            self.aliases
+                .iter()
+                .filter(|a| **a != self.external_id)
+                .cloned(),
+        );
+        ids
+    }
 }
 
 impl RefundPart {
@@ -238,6 +271,34 @@ pub(crate) fn ignored(reason: impl Into<String>) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refund_is_told_apart_by_its_part_and_once_key_and_kept_as_it_is() {
+        let r = |part, once_key: Option<&str>| Refund {
+            payment_ids: vec!["pi_1".into(), "ch_1".into()],
+            part,
+            once_key: once_key.map(str::to_string),
+        };
+        let cases = [
+            (r(RefundPart::Full, None), "FULL"),
+            (
+                r(
+                    RefundPart::SoFar {
+                        refunded: 600,
+                        total: 1200,
+                    },
+                    None,
+                ),
+                "SOFAR#600#1200",
+            ),
+            (r(RefundPart::Minor(500), Some("adj_1")), "MINOR#500#adj_1"),
+        ];
+        for (refund, identity) in cases {
+            assert_eq!(refund.identity(), identity);
+            let kept = serde_json::to_value(&refund).unwrap();
+            assert_eq!(serde_json::from_value::<Refund>(kept).unwrap(), refund);
+        }
+    }
 
     #[test]
     fn refunds_reverse_what_is_due_and_never_more() {

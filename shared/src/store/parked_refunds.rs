@@ -1,0 +1,56 @@
+//! Refunds that arrived before their payment. The contract asks the same
+//! result whatever the order of a provider's events, and a refund of a
+//! payment not recorded is IGNORED ("unknown payment"): such a refund is
+//! kept, under each id its payment may be known by (`pk =
+//! REFUND#<tenant>#<payment id>`, `sk` = the refund's identity, so a repeat
+//! is the same item), for 30 days, and applied when the payment is
+//! recorded.
+
+use chrono::{DateTime, Duration, Utc};
+use futures::future::{join_all, try_join_all};
+
+use crate::domain::connector::Refund;
+use crate::domain::tenant::Tenant;
+use crate::error::Result;
+use crate::store::attrs;
+use crate::store::keys;
+use crate::store::{from_item, item_at, number_value, string_value, Store};
+
+/// How long a refund waits for its payment.
+const KEPT_DAYS: i64 = 30;
+
+/// Keeps a refund whose payment is not recorded (one Put per id it names,
+/// at once).
+pub async fn park(store: &Store, tenant: &Tenant, r: &Refund, now: DateTime<Utc>) -> Result<()> {
+    let sk = r.identity();
+    let expires = (now + Duration::days(KEPT_DAYS)).timestamp();
+    let puts = r.payment_ids.iter().map(|id| {
+        let item = item_at(&keys::parked_refunds(tenant, id), &sk, r).map(|mut item| {
+            item.insert(attrs::TENANT.into(), string_value(tenant.key()));
+            item.insert(attrs::TTL.into(), number_value(expires));
+            item
+        });
+        async move { store.put(item?).await }
+    });
+    try_join_all(puts).await?;
+    Ok(())
+}
+
+/// The refunds kept for a payment known by `ids` (one Query per id, at
+/// once), each once.
+pub async fn of_payment(store: &Store, tenant: &Tenant, ids: &[String]) -> Result<Vec<Refund>> {
+    let reads = ids.iter().map(|id| {
+        let pk = keys::parked_refunds(tenant, id);
+        async move { store.query_range(&pk, " ", "~").await }
+    });
+    let mut found: Vec<Refund> = Vec::new();
+    for items in join_all(reads).await {
+        for item in items? {
+            let r: Refund = from_item(item)?;
+            if !found.iter().any(|f| f.identity() == r.identity()) {
+                found.push(r);
+            }
+        }
+    }
+    Ok(found)
+}
