@@ -98,6 +98,8 @@ pub enum Error {
     InPayout { current: String, payout_id: String },
     #[error("the payout's invoice file is missing from storage; upload it again, then approve")]
     InvoiceMissing { current: String },
+    #[error("the payout's invoice was replaced while it was being approved; review the new file, then approve")]
+    InvoiceReplaced { current: String },
     #[error("rate limit exceeded; retry in {retry_after} seconds")]
     RateLimited { retry_after: u64 },
     #[error("{0}")]
@@ -118,9 +120,10 @@ impl Error {
             Error::PermissionDenied(_) => ErrorCode::PermissionDenied,
             Error::NotFound(_) | Error::RouteNotFound(_) => ErrorCode::NotFound,
             Error::AlreadyExists(_) => ErrorCode::AlreadyExists,
-            Error::InvalidState { .. } | Error::InPayout { .. } | Error::InvoiceMissing { .. } => {
-                ErrorCode::InvalidState
-            }
+            Error::InvalidState { .. }
+            | Error::InPayout { .. }
+            | Error::InvoiceMissing { .. }
+            | Error::InvoiceReplaced { .. } => ErrorCode::InvalidState,
             Error::RateLimited { .. } => ErrorCode::RateLimitExceeded,
             Error::LimitExceeded(_) => ErrorCode::LimitExceeded,
             Error::Unavailable(_) => ErrorCode::ServiceUnavailable,

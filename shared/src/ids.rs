@@ -54,34 +54,43 @@ pub fn new_id(kind: IdKind) -> String {
     format!("{}_{}", kind.prefix(), Ulid::new())
 }
 
-/// The last ULID [`new_id_at`] made in this process.
-static LAST_AT: std::sync::Mutex<Option<Ulid>> = std::sync::Mutex::new(None);
+/// How many recent milliseconds [`new_id_at`] keeps its last ULID for.
+const RECENT: usize = 16;
+
+/// The last ULID [`new_id_at`] made for each of the recent milliseconds it
+/// made one in, oldest first.
+static LAST_AT: std::sync::Mutex<Vec<Ulid>> = std::sync::Mutex::new(Vec::new());
 
 /// A new id of the given kind whose ULID time is `at` (to the millisecond),
 /// for a record keyed by its time and found again from its id alone. Ids
-/// this process makes for one millisecond increase in the order they are
-/// made (the last one's random part plus one), so records made one after
-/// another in a millisecond (a payout's events) list in that order.
+/// this process makes for one of its recent milliseconds increase in the
+/// order they are made (the last one's random part plus one), whatever
+/// other milliseconds other threads make ids for meanwhile, so records made
+/// one after another in a millisecond (a payout's events) list in that
+/// order.
 pub fn new_id_at(kind: IdKind, at: chrono::DateTime<chrono::Utc>) -> String {
     let ulid = match LAST_AT.lock() {
-        Ok(mut last) => next_at(&mut last, at),
+        Ok(mut recent) => next_at(&mut recent, at),
         // A poisoned lock (a panic elsewhere while holding it) orders nothing.
-        Err(_) => next_at(&mut None, at),
+        Err(_) => next_at(&mut Vec::new(), at),
     };
     format!("{}_{}", kind.prefix(), ulid)
 }
 
-/// The ULID of time `at` after `last`: `last` plus one in its millisecond,
-/// a fresh one otherwise (or when the random part would overflow).
-fn next_at(last: &mut Option<Ulid>, at: chrono::DateTime<chrono::Utc>) -> Ulid {
+/// The ULID of time `at` after those `recent` holds: the last one of its
+/// millisecond plus one, a fresh one otherwise (or when the random part
+/// would overflow); `recent` then keeps it, and at most [`RECENT`] ULIDs.
+fn next_at(recent: &mut Vec<Ulid>, at: chrono::DateTime<chrono::Utc>) -> Ulid {
     let fresh = Ulid::from_datetime(std::time::SystemTime::from(at));
-    let next = match *last {
-        Some(prev) if prev.timestamp_ms() == fresh.timestamp_ms() => {
-            prev.increment().unwrap_or(fresh)
-        }
-        _ => fresh,
+    let ms = fresh.timestamp_ms();
+    let next = match recent.iter().position(|u| u.timestamp_ms() == ms) {
+        Some(i) => recent.remove(i).increment().unwrap_or(fresh),
+        None => fresh,
     };
-    *last = Some(next);
+    recent.push(next);
+    if recent.len() > RECENT {
+        recent.remove(0);
+    }
     next
 }
 
@@ -129,16 +138,18 @@ mod tests {
     fn ids_made_in_one_millisecond_increase_and_keep_their_time() {
         let at = crate::timestamp::parse_datetime("2026-11-26T10:00:00.123Z").unwrap();
         let earlier = at - chrono::Duration::seconds(5);
-        let mut last = None;
-        let ids: Vec<String> = (0..50)
-            .map(|_| format!("evt_{}", next_at(&mut last, at)))
-            .collect();
+        let mut recent = Vec::new();
+        let mut ids = Vec::new();
+        for i in 0..50 {
+            ids.push(format!("evt_{}", next_at(&mut recent, at)));
+            // Other milliseconds between them change nothing.
+            let other = earlier + chrono::Duration::milliseconds(i % 5);
+            let id = format!("evt_{}", next_at(&mut recent, other));
+            assert_eq!(time_of(&id), Some(other), "an earlier time is kept");
+        }
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
         assert!(ids.iter().all(|id| time_of(id) == Some(at)));
-        // An earlier time is kept, not moved to the last one's.
-        let back = format!("evt_{}", next_at(&mut last, earlier));
-        assert_eq!(time_of(&back), Some(earlier));
-        assert!(back < ids[0]);
+        assert!(recent.len() <= RECENT);
         assert_eq!(time_of(&new_id_at(IdKind::Event, at)), Some(at));
     }
 

@@ -84,6 +84,14 @@ pub fn invoice_key(tenant: &Tenant, payout_id: &str, file_name: &str) -> String 
     )
 }
 
+/// The storage key of one upload of a payout's invoice through the portal:
+/// `invoices/<account id>/<live|test>/<payout id>/<upload id>/<file name>`.
+/// Each upload is its own object, so a new file never overwrites one a
+/// merchant may be approving.
+pub fn upload_key(tenant: &Tenant, payout_id: &str, upload_id: &str, file_name: &str) -> String {
+    invoice_key(tenant, payout_id, &format!("{upload_id}/{file_name}"))
+}
+
 /// Content types an invoice may have (PDF, PNG or JPEG).
 pub const INVOICE_CONTENT_TYPES: [&str; 3] = ["application/pdf", "image/png", "image/jpeg"];
 
@@ -247,8 +255,9 @@ pub enum Command {
     /// missing from storage). Storage events never replace a file: one
     /// delivered late would bring an older file back.
     ReplaceInvoice(InvoiceUpload),
-    /// `POST approve`; `invoice_present`: the object is in storage now.
-    Approve { invoice_present: bool },
+    /// `POST approve`; `checked_invoice`: the invoice's storage key, found in
+    /// storage by the call (none when it was not there).
+    Approve { checked_invoice: Option<String> },
     /// `POST mark-paid`: paid outside the platform on `payment_date`.
     MarkPaid {
         payment_date: NaiveDate,
@@ -262,7 +271,7 @@ pub enum Command {
     /// `POST reject`.
     Reject { reason: String },
     /// `POST batch-process`: approve (when invoiced) and hand to the provider.
-    Process { invoice_present: bool },
+    Process { checked_invoice: Option<String> },
     /// The provider confirmed the payment.
     ConfirmPayment { reference: Option<String> },
     /// The provider refused or failed; the payout is approved again.
@@ -460,6 +469,24 @@ impl Payout {
     /// INVOICE_UPLOADED until approved: a new file replaces the one sent).
     pub fn takes_invoice(&self) -> bool {
         INVOICE_STATES.contains(&self.status)
+    }
+
+    /// Whether an approval may go on with the invoice the call found in
+    /// storage (`checked`: its key): an INVOICE_UPLOADED payout's file must
+    /// be there, and be the one it holds now (a file replaced since the call
+    /// looked is one the merchant has not seen).
+    fn check_invoice(&self, checked: Option<&str>) -> Result<(), Error> {
+        if self.status != PayoutStatus::InvoiceUploaded {
+            return Ok(());
+        }
+        let current = self.status.as_str().to_string();
+        match checked {
+            None => Err(Error::InvoiceMissing { current }),
+            Some(k) if self.invoice_key.as_deref().is_some_and(|held| held != k) => {
+                Err(Error::InvoiceReplaced { current })
+            }
+            Some(_) => Ok(()),
+        }
     }
 
     /// Whether `upload` is the invoice it holds: the same object, of the
@@ -733,13 +760,10 @@ impl Payout {
         if !command.from_states().contains(&self.status) {
             return Err(Self::wrong_state(self.status, &command));
         }
-        if let Command::Approve { invoice_present } | Command::Process { invoice_present } = command
+        if let Command::Approve { checked_invoice } | Command::Process { checked_invoice } =
+            &command
         {
-            if self.status == PayoutStatus::InvoiceUploaded && !invoice_present {
-                return Err(Error::InvoiceMissing {
-                    current: self.status.as_str().to_string(),
-                });
-            }
+            self.check_invoice(checked_invoice.as_deref())?;
         }
         let mut p = self.clone();
         p.updated_at = now;
@@ -1002,6 +1026,9 @@ mod tests {
     use crate::timestamp::parse_datetime;
     use PayoutStatus::*;
 
+    /// The invoice key an approval found in storage.
+    const CHECKED: &str = "invoices/k";
+
     fn payout(status: PayoutStatus) -> Payout {
         let t = parse_datetime("2026-01-01T00:00:00Z").unwrap();
         Payout {
@@ -1115,7 +1142,7 @@ mod tests {
     fn a_payout_approved_in_passing_records_its_approval_first() {
         let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
         let process = Command::Process {
-            invoice_present: true,
+            checked_invoice: Some(CHECKED.into()),
         };
         // (from, approved before?, approval recorded?)
         let cases = [
@@ -1266,7 +1293,7 @@ mod tests {
                 size: 10,
             }),
             Command::Approve {
-                invoice_present: true,
+                checked_invoice: Some(CHECKED.into()),
             },
             Command::MarkPaid {
                 payment_date: NaiveDate::from_ymd_opt(2026, 1, 2).unwrap(),
@@ -1280,7 +1307,7 @@ mod tests {
                 reason: "no".into(),
             },
             Command::Process {
-                invoice_present: true,
+                checked_invoice: Some(CHECKED.into()),
             },
             Command::ConfirmPayment { reference: None },
             Command::PaymentFailed {
@@ -1533,21 +1560,39 @@ mod tests {
         let now = Utc::now();
         for command in [
             Command::Approve {
-                invoice_present: false,
+                checked_invoice: None,
             },
             Command::Process {
-                invoice_present: false,
+                checked_invoice: None,
             },
         ] {
             let err = payout(InvoiceUploaded).apply(command, now).unwrap_err();
             assert!(matches!(err, Error::InvoiceMissing { .. }));
             assert_eq!(err.code().as_str(), "INVALID_STATE");
         }
+        // A file replaced since the call looked is not the one approved.
+        let mut replaced = payout(InvoiceUploaded);
+        replaced.invoice_key = Some("invoices/new".into());
+        for command in [
+            Command::Approve {
+                checked_invoice: Some("invoices/old".into()),
+            },
+            Command::Process {
+                checked_invoice: Some("invoices/old".into()),
+            },
+        ] {
+            let err = replaced.apply(command, now).unwrap_err();
+            assert!(matches!(err, Error::InvoiceReplaced { .. }), "{err:?}");
+        }
+        let same = Command::Approve {
+            checked_invoice: Some("invoices/new".into()),
+        };
+        assert!(replaced.apply(same, now).is_ok());
         // An approved payout's invoice was checked at approval.
         assert!(payout(Approved)
             .apply(
                 Command::Process {
-                    invoice_present: false
+                    checked_invoice: None
                 },
                 now
             )

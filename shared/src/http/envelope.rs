@@ -36,7 +36,9 @@ pub fn failure(err: &Error, request_id: &str) -> (u16, Value, Vec<(&'static str,
     let mut status = code.status();
     let (message, details) = match err {
         Error::Validation(issues) => (err.to_string(), json!(issues)),
-        Error::InvalidState { current, .. } | Error::InvoiceMissing { current } => {
+        Error::InvalidState { current, .. }
+        | Error::InvoiceMissing { current }
+        | Error::InvoiceReplaced { current } => {
             (err.to_string(), json!({ "currentState": current }))
         }
         Error::InPayout { current, payout_id } => (

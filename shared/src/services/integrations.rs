@@ -180,10 +180,19 @@ struct Ran {
     answer: Answer,
     /// Other ids of the payment recorded, to claim for its conversion.
     aliases: Vec<(String, String)>,
+    /// The conversion of each payment recorded (or replayed), with every id
+    /// the payment may be known by: refunds kept for them apply to it.
+    paid: Vec<(String, Vec<String>)>,
 }
 
 /// Marks the event applied and logs it (one transaction), while the
-/// recorded payment's other ids are claimed for its conversion.
+/// recorded payment's other ids are claimed for its conversion and the
+/// refunds that arrived before it are read; those then apply to its
+/// conversion. They are read once the payment's conversion and its other
+/// ids are committed, so no refund is missed: one kept before the read is
+/// found by it, one kept after finds the conversion itself (see
+/// `reverse`). A failure to apply one is the delivery's failure, and the
+/// provider's retry (DUPLICATE) reads them again.
 async fn finish(
     app: &App,
     tenant: &Tenant,
@@ -195,6 +204,7 @@ async fn finish(
     let Ran {
         mut answer,
         aliases,
+        paid,
     } = ran;
     let store = &app.store;
     let logged = row(
@@ -207,11 +217,26 @@ async fn finish(
     let claims = aliases
         .iter()
         .map(|(alias, conversion)| conversions::claim_alias(store, tenant, alias, conversion, now));
-    let (first, claimed) = tokio::join!(
+    // The kept refunds are read after the claims (a round trip more only
+    // when the payment has other ids), beside the transaction that logs it.
+    let claimed_then_kept = async {
+        let claimed = futures::future::join_all(claims).await;
+        let kept = paid
+            .iter()
+            .map(|(_, ids)| parked_refunds::of_payment(store, tenant, ids));
+        (claimed, futures::future::join_all(kept).await)
+    };
+    let (first, (claimed, kept)) = tokio::join!(
         integrations::record_applied(store, tenant, &integration.id, &mapped.event_id, &logged),
-        futures::future::join_all(claims)
+        claimed_then_kept
     );
     claimed.into_iter().collect::<Result<Vec<()>>>()?;
+    for ((conversion_id, _), refunds) in paid.iter().zip(kept) {
+        for r in refunds? {
+            apply_refund(app, tenant, integration, conversion_id, &r, now).await?;
+            answer.reason = Some("a refund received before the payment was applied".into());
+        }
+    }
     if !first? {
         answer.outcome = DeliveryOutcome::Duplicate;
         let repeat = row(
@@ -251,20 +276,20 @@ async fn run(
     let mut ran = Ran {
         answer: answer(DeliveryOutcome::Applied, None, None),
         aliases: Vec::new(),
+        paid: Vec::new(),
     };
     let mut done = false;
     for command in commands {
         let (conversion, reason) = match command {
-            Command::Record(p) => {
-                match record_payment(app, tenant, integration, account, p, now).await? {
-                    Taken::Recorded(id) => {
-                        let others = p.aliases.iter().filter(|a| **a != p.external_id);
-                        ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
-                        (Some(id), None)
-                    }
-                    Taken::Skipped(reason) => (None, Some(reason)),
+            Command::Record(p) => match record(app, tenant, integration, account, p, now).await? {
+                Taken::Recorded(id) => {
+                    let others = p.aliases.iter().filter(|a| **a != p.external_id);
+                    ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
+                    ran.paid.push((id.clone(), p.ids()));
+                    (Some(id), None)
                 }
-            }
+                Taken::Skipped(reason) => (None, Some(reason)),
+            },
             Command::Bind(b) => bind(app, tenant, integration, b, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
         };
@@ -352,31 +377,6 @@ enum Taken {
     Recorded(String),
     /// Nothing of this tenant's to do, and why.
     Skipped(String),
-}
-
-/// Records a payment, reading beside it the refunds that arrived before it
-/// (`store::parked_refunds`), which then apply to its conversion: the same
-/// result as in the other order.
-async fn record_payment(
-    app: &App,
-    tenant: &Tenant,
-    integration: &Integration,
-    account: &Account,
-    p: &Payment,
-    now: DateTime<Utc>,
-) -> Result<Taken> {
-    let ids = p.ids();
-    let (taken, parked) = tokio::join!(
-        record(app, tenant, integration, account, p, now),
-        parked_refunds::of_payment(&app.store, tenant, &ids)
-    );
-    let taken = taken?;
-    if let Taken::Recorded(conversion_id) = &taken {
-        for r in parked? {
-            apply_refund(app, tenant, integration, conversion_id, &r, now).await?;
-        }
-    }
-    Ok(taken)
 }
 
 /// Records a payment as the postback would.
@@ -538,18 +538,29 @@ async fn reverse(
     r: &Refund,
     now: DateTime<Utc>,
 ) -> Result<(Option<String>, Option<String>)> {
-    let mut found = None;
+    if let Some(conversion_id) = payment_of(app, tenant, r).await? {
+        return apply_refund(app, tenant, integration, &conversion_id, r, now).await;
+    }
+    if !r.keepable() {
+        return Ok((None, Some("unknown payment".into())));
+    }
+    parked_refunds::park(&app.store, tenant, r, now).await?;
+    // Kept after the payment's own read of kept refunds, which then missed
+    // it: the payment is recorded by now, and this applies it.
+    if let Some(conversion_id) = payment_of(app, tenant, r).await? {
+        return apply_refund(app, tenant, integration, &conversion_id, r, now).await;
+    }
+    Ok((None, Some("unknown payment".into())))
+}
+
+/// The conversion of a refund's payment, by the first of its ids that has one.
+async fn payment_of(app: &App, tenant: &Tenant, r: &Refund) -> Result<Option<String>> {
     for id in &r.payment_ids {
         if let Some(c) = conversions::claimed_by(&app.store, tenant, id).await? {
-            found = Some(c);
-            break;
+            return Ok(Some(c));
         }
     }
-    let Some(conversion_id) = found else {
-        parked_refunds::park(&app.store, tenant, r, now).await?;
-        return Ok((None, Some("unknown payment".into())));
-    };
-    apply_refund(app, tenant, integration, &conversion_id, r, now).await
+    Ok(None)
 }
 
 /// Applies a refund to the conversion of its payment (a Paddle adjustment

@@ -130,28 +130,32 @@ async fn at_once(
 
 /// Approves a payout whose invoice is in storage.
 pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
-    let (payout, present) = with_invoice_presence(app, tenant, id).await?;
+    let (payout, checked) = with_invoice_presence(app, tenant, id).await?;
     transition_from(
         &app.store,
         tenant,
         id,
         Some(payout),
         |_| Command::Approve {
-            invoice_present: present,
+            checked_invoice: checked.clone(),
         },
         now,
     )
     .await
 }
 
-/// The payout, and whether the invoice it names is in storage.
-async fn with_invoice_presence(app: &App, tenant: &Tenant, id: &str) -> Result<(Payout, bool)> {
+/// The payout, and the key of the invoice it names when that is in storage.
+async fn with_invoice_presence(
+    app: &App,
+    tenant: &Tenant,
+    id: &str,
+) -> Result<(Payout, Option<String>)> {
     let p = store_payouts::get(&app.store, tenant, id).await?;
-    let present = match &p.invoice_key {
-        Some(key) => app.files().head(key).await?.is_some(),
-        None => false,
+    let checked = match &p.invoice_key {
+        Some(key) if app.files().head(key).await?.is_some() => Some(key.clone()),
+        _ => None,
     };
-    Ok((p, present))
+    Ok((p, checked))
 }
 
 /// Processes one payout (batch-process): approved (when invoiced), handed
@@ -159,14 +163,14 @@ async fn with_invoice_presence(app: &App, tenant: &Tenant, id: &str) -> Result<(
 /// APPROVED again with 503 when the provider fails; the manual provider
 /// leaves it PROCESSING.
 pub async fn process(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
-    let (payout, present) = with_invoice_presence(app, tenant, id).await?;
+    let (payout, checked) = with_invoice_presence(app, tenant, id).await?;
     let processing = transition_from(
         &app.store,
         tenant,
         id,
         Some(payout),
         |_| Command::Process {
-            invoice_present: present,
+            checked_invoice: checked.clone(),
         },
         now,
     )

@@ -133,7 +133,9 @@ pub async fn upload_invoice(
         });
     }
     let file_name = portal::invoice_file_name(file_name, content_type);
-    let key = invoice::key(tenant, &p.id, &file_name);
+    // Its own object: a new file never overwrites one being approved.
+    let upload_id = ulid::Ulid::new().to_string();
+    let key = invoice::upload_key(tenant, &p.id, &upload_id, &file_name);
     let size = bytes.len() as u64;
     app.files().put(&key, bytes, content_type).await?;
     let upload = InvoiceUpload {

@@ -234,12 +234,11 @@ async fn retry_task(app: &App, tenant: &Tenant, due: &Task, now: DateTime<Utc>) 
             Ok(Retried::Attempted)
         }
         _ => {
-            store::put_task(&app.store, tenant, &claimed.abandon(now), Some(&claimed)).await?;
-            // The last attempt no longer announces a retry.
+            // Its last attempt no longer announces a retry.
             let last = store::last_attempt(&app.store, &due.endpoint_id, &due.event_id).await?;
-            if let Some(dropped) = last.as_ref().and_then(DeliveryAttempt::retry_dropped) {
-                store::replace_attempt(&app.store, tenant, &dropped).await?;
-            }
+            let dropped = last.as_ref().and_then(DeliveryAttempt::retry_dropped);
+            let abandoned = claimed.abandon(now);
+            store::abandon_task(&app.store, tenant, &abandoned, &claimed, dropped.as_ref()).await?;
             Ok(Retried::Abandoned)
         }
     }

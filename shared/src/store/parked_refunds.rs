@@ -54,3 +54,32 @@ pub async fn of_payment(store: &Store, tenant: &Tenant, ids: &[String]) -> Resul
     }
     Ok(found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::connector::RefundPart;
+
+    #[test]
+    fn a_kept_refund_reads_back_as_it_was() {
+        for (part, once_key) in [
+            (RefundPart::Full, None),
+            (
+                RefundPart::SoFar {
+                    refunded: 600,
+                    total: 1200,
+                },
+                None,
+            ),
+            (RefundPart::Minor(500), Some("adj_1".to_string())),
+        ] {
+            let r = Refund {
+                payment_ids: vec!["pi_1".into(), "ch_1".into()],
+                part,
+                once_key,
+            };
+            let item = item_at("REFUND#acct_1#test#pi_1", &r.identity(), &r).unwrap();
+            assert_eq!(from_item::<Refund>(item).unwrap(), r);
+        }
+    }
+}

@@ -432,13 +432,27 @@ pub async fn last_attempt(
     Ok(found.items.into_iter().next())
 }
 
-/// Rewrites an attempt record that exists (`DeliveryAttempt::retry_dropped`).
-pub async fn replace_attempt(store: &Store, tenant: &Tenant, d: &DeliveryAttempt) -> Result<()> {
+/// Ends a claimed task without an attempt, and in the same transaction
+/// rewrites its last attempt as announcing no retry (`dropped`); false when
+/// another claimant (a redelivery) took the task meanwhile, and then
+/// neither is written. The attempt keeps its expiry, so one past it is
+/// removed again.
+pub async fn abandon_task(
+    store: &Store,
+    tenant: &Tenant,
+    abandoned: &Task,
+    claimed: &Task,
+    dropped: Option<&DeliveryAttempt>,
+) -> Result<bool> {
     let mut tx = store.tx();
-    let when = UpdateExpr::new().when_tenant(&tenant.key());
-    tx.put(Role::Attempt, attempt_item(tenant, d)?, &when);
-    // Gone meanwhile (expired): nothing to correct.
-    commit(store, tx, Role::Attempt).await.map(|_| ())
+    let when = UpdateExpr::new()
+        .when_tenant(&tenant.key())
+        .when_eq(attrs::VERSION, number_value(claimed.version));
+    tx.put(Role::Task, task_item(tenant, abandoned)?, &when);
+    if let Some(d) = dropped {
+        tx.put(Role::Attempt, attempt_item(tenant, d)?, &UpdateExpr::new());
+    }
+    commit(store, tx, Role::Task).await
 }
 
 /// Attempt list filters.
