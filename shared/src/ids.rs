@@ -58,7 +58,7 @@ pub fn new_id(kind: IdKind) -> String {
 const RECENT: usize = 16;
 
 /// The last ULID [`new_id_at`] made for each of the recent milliseconds it
-/// made one in, oldest first.
+/// made one in, the least recently used first.
 static LAST_AT: std::sync::Mutex<Vec<Ulid>> = std::sync::Mutex::new(Vec::new());
 
 /// A new id of the given kind whose ULID time is `at` (to the millisecond),
@@ -149,7 +149,17 @@ mod tests {
         }
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
         assert!(ids.iter().all(|id| time_of(id) == Some(at)));
-        assert!(recent.len() <= RECENT);
+        // Past RECENT other milliseconds, the least recently used is let go,
+        // never the one in use.
+        for i in 0..40 {
+            let other = earlier - chrono::Duration::milliseconds(100 + i);
+            next_at(&mut recent, other);
+            assert!(recent.len() <= RECENT);
+            let id = format!("evt_{}", next_at(&mut recent, at));
+            assert!(ids.last().is_some_and(|last| *last < id), "{id}");
+            ids.push(id);
+        }
+        assert_eq!(recent.len(), RECENT);
         assert_eq!(time_of(&new_id_at(IdKind::Event, at)), Some(at));
     }
 

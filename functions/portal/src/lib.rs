@@ -226,8 +226,8 @@ struct InvoiceFile(Vec<u8>);
 ///
 /// The file itself as the body (PDF, PNG or JPEG, at most 4 MiB, known by its first bytes;
 /// `X-File-Name` names it). A PENDING payout becomes INVOICE_UPLOADED at once; until it is
-/// approved, a new file replaces the one sent (the same file again changes nothing). Any
-/// other status is 409 and nothing is stored.
+/// approved, a new file replaces the one sent; each upload is its own object, so none
+/// overwrites another. Any other status is 409 and nothing is applied.
 #[utoipa::path(
     put,
     path = "/api/v1/portal/payouts/{id}/invoice",

@@ -23,8 +23,8 @@ const MAX_FILE_NAME: usize = 200;
 pub use crate::domain::payout::invoice_key as key;
 /// The key of one portal upload of a payout's invoice.
 pub use crate::domain::payout::upload_key;
-/// Longest upload id accepted (a ULID).
-const MAX_UPLOAD_ID: usize = 26;
+/// An upload id's length (a ULID's).
+const ULID_LEN: usize = 26;
 
 /// The tenant, payout id and file name a key names, when it is well formed.
 pub fn parse_key(key: &str) -> Option<(Tenant, String, String)> {
@@ -35,10 +35,8 @@ pub fn parse_key(key: &str) -> Option<(Tenant, String, String)> {
     // A portal upload's own folder, then its file name.
     let file = match file.split_once('/') {
         Some((upload, name)) => {
-            let id_like = !upload.is_empty()
-                && upload.len() <= MAX_UPLOAD_ID
-                && upload.chars().all(|c| c.is_ascii_alphanumeric());
-            id_like.then_some(name)?
+            let ulid = upload.len() == ULID_LEN && ulid::Ulid::from_string(upload).is_ok();
+            ulid.then_some(name)?
         }
         None => file,
     };
@@ -77,6 +75,7 @@ mod tests {
                 Some("inv.pdf"),
             ),
             (format!("invoices/{acct}/test/{po}/a-b/inv.pdf"), None),
+            (format!("invoices/{acct}/test/{po}/scans/inv.pdf"), None),
             (format!("invoices/{acct}/test/{po}/x/y/inv.pdf"), None),
             (format!("invoices/{acct}/test/{po}//inv.pdf"), None),
             (format!("invoices/{acct}/test/{po}/"), None),

@@ -233,8 +233,11 @@ async fn finish(
     claimed.into_iter().collect::<Result<Vec<()>>>()?;
     for ((conversion_id, _), refunds) in paid.iter().zip(kept) {
         for r in refunds? {
-            apply_refund(app, tenant, integration, conversion_id, &r, now).await?;
-            answer.reason = Some("a refund received before the payment was applied".into());
+            let (_, not_done) =
+                apply_refund(app, tenant, integration, conversion_id, &r, now).await?;
+            if not_done.is_none() {
+                answer.reason = Some("a refund received before the payment was applied".into());
+            }
         }
     }
     if !first? {

@@ -238,8 +238,21 @@ async fn retry_task(app: &App, tenant: &Tenant, due: &Task, now: DateTime<Utc>) 
             let last = store::last_attempt(&app.store, &due.endpoint_id, &due.event_id).await?;
             let dropped = last.as_ref().and_then(DeliveryAttempt::retry_dropped);
             let abandoned = claimed.abandon(now);
-            store::abandon_task(&app.store, tenant, &abandoned, &claimed, dropped.as_ref()).await?;
-            Ok(Retried::Abandoned)
+            // Lost to another claimant (a redelivery): it goes on there.
+            Ok(
+                match store::abandon_task(
+                    &app.store,
+                    tenant,
+                    &abandoned,
+                    &claimed,
+                    dropped.as_ref(),
+                )
+                .await?
+                {
+                    true => Retried::Abandoned,
+                    false => Retried::Skipped,
+                },
+            )
         }
     }
 }

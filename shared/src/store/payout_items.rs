@@ -4,13 +4,13 @@
 //! read, so that a payout holding an invoice stays under 1 KB through its
 //! transitions (a write and each index entry cost a unit per KB).
 
-use crate::domain::payout::Payout;
+use crate::domain::payout::{Payout, INVOICE_PREFIX};
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::store::attrs;
 use crate::store::compact::Derived;
 use crate::store::keys::{self, Index, ListKind};
-use crate::store::{from_item, record_item, string_of, IndexKeys, Item};
+use crate::store::{from_item, record_item, string_of, string_value, IndexKeys, Item};
 
 /// What `store::compact` leaves out of a payout: `id`, `affiliateId` (while
 /// it is listed), `createdAt` equal to `requestedAt`, `updatedAt` equal to
@@ -63,10 +63,26 @@ pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
     }
     let mut item = record_item(&p.id, Some(&tenant.key()), p, &index)?;
     DERIVED.leave_out(&mut item);
-    if p.invoice_key.is_some() && p.invoice_key == derived_invoice_key(tenant, p) {
-        item.remove(INVOICE_KEY);
+    match &p.invoice_key {
+        Some(_) if p.invoice_key == derived_invoice_key(tenant, p) => {
+            item.remove(INVOICE_KEY);
+        }
+        // A portal upload's key (`<upload id>/<file name>` in the payout's
+        // folder): only what follows the folder is stored, which keeps the
+        // item under 1 KB.
+        Some(key) => {
+            if let Some(rest) = key.strip_prefix(&invoice_folder(tenant, p)) {
+                item.insert(INVOICE_KEY.into(), string_value(rest));
+            }
+        }
+        None => {}
     }
     Ok(item)
+}
+
+/// The storage folder of `p`'s invoices, ending with `/`.
+fn invoice_folder(tenant: &Tenant, p: &Payout) -> String {
+    crate::domain::payout::invoice_key(tenant, &p.id, "")
 }
 
 /// The attribute of the invoice's storage key (private).
@@ -85,8 +101,12 @@ pub fn decode(mut item: Item) -> Result<Payout> {
     DERIVED.restore(&mut item);
     let tenant = string_of(&item, attrs::TENANT).and_then(Tenant::from_key);
     let mut p: Payout = from_item(item)?;
-    if let (None, Some(t)) = (&p.invoice_key, tenant) {
-        p.invoice_key = derived_invoice_key(&t, &p);
+    if let Some(t) = tenant {
+        p.invoice_key = match p.invoice_key.take() {
+            None => derived_invoice_key(&t, &p),
+            Some(key) if key.starts_with(INVOICE_PREFIX) => Some(key),
+            Some(rest) => Some(invoice_folder(&t, &p) + &rest),
+        };
     }
     Ok(p)
 }
@@ -150,6 +170,15 @@ mod tests {
             stored.contains_key(INVOICE_KEY),
             "a key it does not give is kept"
         );
+        assert_eq!(decode(stored).unwrap(), invoiced);
+        // A portal upload's key keeps only what follows the payout's folder.
+        let upload = "01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+        invoiced.invoice_key = Some(crate::domain::payout::upload_key(
+            &t, &listed.id, upload, "inv.pdf",
+        ));
+        let stored = item(&t, &invoiced).unwrap();
+        let kept = format!("{upload}/inv.pdf");
+        assert_eq!(string_of(&stored, INVOICE_KEY), Some(kept.as_str()));
         assert_eq!(decode(stored).unwrap(), invoiced);
 
         // One written with a campaign list key derives its campaign from it.

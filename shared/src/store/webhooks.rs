@@ -17,7 +17,10 @@
 //!   GSI2 (`<whe id>#DLV#<evt id>`).
 //!
 //! Tasks and attempt records expire with the events (30 days). Every write
-//! is conditional, through `Tx` or `UpdateExpr`.
+//! is conditional, through `Tx` or `UpdateExpr`, but one: the rewrite of an
+//! attempt whose retry was dropped (`abandon_task`), in the transaction
+//! conditioned on its task; an attempt expired meanwhile comes back with
+//! its expiry past, and goes again.
 
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;

@@ -134,7 +134,8 @@ impl Refund {
     /// Whether it may be kept for a payment not recorded yet: applying it
     /// again must change nothing (a running total, all of it, or an amount
     /// counted once by its key), since a kept refund applies at every
-    /// delivery of its payment.
+    /// delivery of its payment. Every mapping today makes such refunds;
+    /// this guards one that would not.
     pub fn keepable(&self) -> bool {
         !matches!(self.part, RefundPart::Minor(_)) || self.once_key.is_some()
     }
