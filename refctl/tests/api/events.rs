@@ -381,18 +381,10 @@ async fn events_written_keyed_by_id_are_listed_in_order_and_found() {
 
 /// The `*.updated` events of one record, by its id.
 async fn updates_of(key: &str, event_type: &str, id: &str) -> usize {
-    let r = crate::support::call(
-        "GET",
-        &format!("/api/v1/events?type={event_type}&limit=100"),
-        Some(key),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, 200, "{:?}", r.body);
-    r.each("data")
-        .iter()
-        .filter(|d| d["id"].as_str() == Some(id))
-        .count()
+    let base = &crate::support::server().base;
+    crate::support::events_about(base, key, event_type, id)
+        .await
+        .len()
 }
 
 #[tokio::test]

@@ -40,15 +40,10 @@ async fn delete_object(fx: &Fx, key: &str) {
 
 /// How many `payout.invoice_uploaded` events a payout has.
 async fn invoice_events(fx: &Fx, payout: &str) -> usize {
-    let path = "/api/v1/events?type=payout.invoice_uploaded&limit=100";
-    let r = fx.call("GET", path, None).await;
-    assert_eq!(r.status, 200, "{:?}", r.body);
-    r.data()
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["data"]["id"] == payout)
-        .count()
+    let t = "payout.invoice_uploaded";
+    crate::support::events_about(&fx.server.base, &fx.m.test_key, t, payout)
+        .await
+        .len()
 }
 
 fn unique(prefix: &str) -> String {

@@ -278,6 +278,18 @@ pub async fn call(method: &str, path: &str, key: Option<&str>, body: Option<Valu
     call_on(&server().base, method, path, key, body).await
 }
 
+/// The events of `event_type` whose data is the record `record_id`, newest
+/// first (one page of 100), as a server lists them to `key`.
+pub async fn events_about(base: &str, key: &str, event_type: &str, record_id: &str) -> Vec<Value> {
+    let path = format!("/api/v1/events?type={event_type}&limit=100");
+    let r = call_on(base, "GET", &path, Some(key), None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let all = r.data().as_array().cloned().unwrap_or_default();
+    all.into_iter()
+        .filter(|e| e["data"]["id"] == record_id)
+        .collect()
+}
+
 /// Sends JSON (or nothing) to a given server.
 pub async fn call_on(
     base: &str,

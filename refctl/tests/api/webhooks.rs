@@ -206,18 +206,9 @@ async fn postback(key: &str) -> String {
 
 /// The id of the event of `type` whose data is the record `record_id`.
 async fn event_of(key: &str, event_type: &str, record_id: &str) -> String {
-    let r = call(
-        "GET",
-        &format!("/api/v1/events?type={event_type}&limit=100"),
-        Some(key),
-        None,
-    )
-    .await;
-    assert_eq!(r.status, 200, "{:?}", r.body);
-    let events = r.data().as_array().unwrap();
-    let e = events
-        .iter()
-        .find(|e| e["data"]["id"] == record_id)
+    let found = crate::support::events_about(&server().base, key, event_type, record_id).await;
+    let e = found
+        .first()
         .unwrap_or_else(|| panic!("no {event_type} event of {record_id}"));
     e["id"].as_str().unwrap().to_string()
 }
@@ -943,6 +934,16 @@ async fn create_at_once(key: &str, n: usize) -> Vec<(u16, String)> {
     out
 }
 
+/// `n` answers of creates that were made.
+fn made(n: usize) -> Vec<(u16, String)> {
+    vec![(201, String::new()); n]
+}
+
+/// `n` answers of creates refused at the cap.
+fn refused(n: usize) -> Vec<(u16, String)> {
+    vec![(429, "LIMIT_EXCEEDED".to_string()); n]
+}
+
 /// How many endpoints the key's list holds.
 async fn endpoint_count(key: &str) -> usize {
     let r = call(
@@ -959,17 +960,12 @@ async fn endpoint_count(key: &str) -> usize {
 #[tokio::test]
 async fn an_account_holds_at_most_sixteen_endpoints_in_each_mode() {
     let m = merchant().await;
-    let made = |n| (0..n).map(|_| (201, String::new()));
-    let refused = |n| (0..n).map(|_| (429, "LIMIT_EXCEEDED".to_string()));
     // Twenty at once: sixteen are made, whatever the order.
     let got = create_at_once(&m.test_key, 20).await;
-    assert_eq!(got, made(16).chain(refused(4)).collect::<Vec<_>>());
+    assert_eq!(got, [made(16), refused(4)].concat());
     assert_eq!(endpoint_count(&m.test_key).await, 16);
     // The other mode counts its own.
-    assert_eq!(
-        create_at_once(&m.live_key, 1).await,
-        made(1).collect::<Vec<_>>()
-    );
+    assert_eq!(create_at_once(&m.live_key, 1).await, made(1));
     // A delete makes room for one.
     let r = call(
         "GET",
@@ -985,14 +981,13 @@ async fn an_account_holds_at_most_sixteen_endpoints_in_each_mode() {
         200
     );
     let got = create_at_once(&m.test_key, 2).await;
-    assert_eq!(got, made(1).chain(refused(1)).collect::<Vec<_>>());
+    assert_eq!(got, [made(1), refused(1)].concat());
     assert_eq!(endpoint_count(&m.test_key).await, 16);
 }
 
 #[tokio::test]
 async fn endpoints_made_before_the_count_are_counted_from_the_list() {
     let m = merchant().await;
-    let made = |n| (0..n).map(|_| (201, String::new())).collect::<Vec<_>>();
     assert_eq!(create_at_once(&m.test_key, 3).await, made(3));
     // An account whose endpoints predate the count has no count item.
     let app = crate::support::app_for(server()).await;
@@ -1014,7 +1009,6 @@ async fn endpoints_made_before_the_count_are_counted_from_the_list() {
 #[tokio::test]
 async fn a_count_the_list_contradicts_is_mended_at_the_cap() {
     let m = merchant().await;
-    let made = |n| (0..n).map(|_| (201, String::new())).collect::<Vec<_>>();
     assert_eq!(create_at_once(&m.test_key, 16).await, made(16));
     // Two endpoints removed as a version without the count removed them:
     // the count still says 16.

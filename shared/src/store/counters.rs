@@ -22,16 +22,19 @@ pub fn hour_window(at: DateTime<Utc>, now: DateTime<Utc>) -> (String, i64) {
     (at.format("%Y-%m-%dT%H").to_string(), expires_at)
 }
 
-/// Adds one to a counter, setting its expiry (epoch seconds) on first use;
-/// with `cap`, only while the count is below it.
-pub fn increment(expires_at: i64, cap: Option<u64>) -> UpdateExpr {
-    let u = UpdateExpr::new()
-        .add(COUNT, number_value(1))
-        .set_if_absent(attrs::TTL, number_value(expires_at));
+/// Adds one to a counter; with `cap`, only while the count is below it.
+pub fn add_one(cap: Option<u64>) -> UpdateExpr {
+    let u = UpdateExpr::new().add(COUNT, number_value(1));
     match cap {
         Some(cap) => u.when_absent_or_below(COUNT, number_value(cap)),
         None => u,
     }
+}
+
+/// Adds one to a counter, setting its expiry (epoch seconds) on first use;
+/// with `cap`, only while the count is below it.
+pub fn increment(expires_at: i64, cap: Option<u64>) -> UpdateExpr {
+    add_one(cap).set_if_absent(attrs::TTL, number_value(expires_at))
 }
 
 /// Adds one to the counter at `pk` and returns its new value.

@@ -172,24 +172,15 @@ pub async fn endpoint_count(store: &Store, tenant: &Tenant) -> Result<EndpointCo
 }
 
 /// Counts a created endpoint. A kept count is moved with `ADD` only while
-/// it is below `cap`, so creates sent at once never pass the cap (those
-/// that meet in one instant conflict and `transact` sends them again); a
-/// listed one becomes the count item's first value.
+/// it is below `cap` (`counters::add_one`), so creates sent at once never
+/// pass the cap (those that meet in one instant conflict and `transact`
+/// sends them again); a listed one becomes the count item's first value.
 fn count_created(tx: &mut Tx<Role>, tenant: &Tenant, count: EndpointCount, cap: u64) {
     let u = match count {
-        EndpointCount::Kept(_) => UpdateExpr::new()
-            .add(attrs::COUNT, number_value(1))
-            .when_absent_or_below(attrs::COUNT, number_value(cap)),
-        EndpointCount::Listed(n) => UpdateExpr::new()
-            .set(attrs::COUNT, number_value(n + 1))
-            .when_new(),
+        EndpointCount::Kept(_) => counters::add_one(Some(cap)),
+        EndpointCount::Listed(n) => first_count(n + 1),
     };
-    tx.update(
-        Role::Count,
-        &keys::webhook_endpoint_count(tenant),
-        RECORD_SK,
-        &u,
-    );
+    count_action(tx, tenant, &u);
 }
 
 /// Uncounts a deleted endpoint, never below zero: a kept count of zero
@@ -200,16 +191,22 @@ fn count_deleted(tx: &mut Tx<Role>, tenant: &Tenant, count: EndpointCount) {
         EndpointCount::Kept(_) => UpdateExpr::new()
             .add(attrs::COUNT, number_value(-1))
             .when_above(attrs::COUNT, number_value(0)),
-        EndpointCount::Listed(n) => UpdateExpr::new()
-            .set(attrs::COUNT, number_value(n.saturating_sub(1)))
-            .when_new(),
+        EndpointCount::Listed(n) => first_count(n.saturating_sub(1)),
     };
-    tx.update(
-        Role::Count,
-        &keys::webhook_endpoint_count(tenant),
-        RECORD_SK,
-        &u,
-    );
+    count_action(tx, tenant, &u);
+}
+
+/// The count item's first value, written only while there is none.
+fn first_count(n: u64) -> UpdateExpr {
+    UpdateExpr::new()
+        .set(attrs::COUNT, number_value(n))
+        .when_new()
+}
+
+/// The count item's action in a create's or a delete's transaction.
+fn count_action(tx: &mut Tx<Role>, tenant: &Tenant, u: &UpdateExpr) {
+    let pk = keys::webhook_endpoint_count(tenant);
+    tx.update(Role::Count, &pk, RECORD_SK, u);
 }
 
 /// Mends a kept count that the tenant's list contradicts (endpoints an
