@@ -556,14 +556,10 @@ async fn reverse(
     Ok((None, Some("unknown payment".into())))
 }
 
-/// The conversion of a refund's payment, by the first of its ids that has one.
+/// The conversion of a refund's payment, by the first of its ids that has
+/// one (all read at once).
 async fn payment_of(app: &App, tenant: &Tenant, r: &Refund) -> Result<Option<String>> {
-    for id in &r.payment_ids {
-        if let Some(c) = conversions::claimed_by(&app.store, tenant, id).await? {
-            return Ok(Some(c));
-        }
-    }
-    Ok(None)
+    conversions::claimed_by_any(&app.store, tenant, &r.payment_ids).await
 }
 
 /// Applies a refund to the conversion of its payment (a Paddle adjustment

@@ -596,12 +596,34 @@ pub async fn claimed_by(
     tenant: &Tenant,
     external_id: &str,
 ) -> Result<Option<String>> {
-    let keys = claim_keys(external_id);
-    let found = batch(store, vec![keys.0.clone(), keys.1.clone()]).await?;
-    Ok(claim_among(&found, &keys)?
-        .map(|(claim, _)| claim)
-        .filter(|c| c.tenant == tenant.key())
-        .map(|c| c.conversion_id))
+    claimed_by_any(
+        store,
+        tenant,
+        std::slice::from_ref(&external_id.to_string()),
+    )
+    .await
+}
+
+/// The conversion the first of `ids` that names one in this tenant names:
+/// every key a claim of each may sit at, read in one BatchGetItem.
+pub async fn claimed_by_any(
+    store: &Store,
+    tenant: &Tenant,
+    ids: &[String],
+) -> Result<Option<String>> {
+    let keys: Vec<(Key, Key)> = ids.iter().map(|id| claim_keys(id)).collect();
+    let all = keys
+        .iter()
+        .flat_map(|(a, b)| [a.clone(), b.clone()])
+        .collect();
+    let found = batch(store, all).await?;
+    for k in &keys {
+        let claim = claim_among(&found, k)?.map(|(claim, _)| claim);
+        if let Some(c) = claim.filter(|c| c.tenant == tenant.key()) {
+            return Ok(Some(c.conversion_id));
+        }
+    }
+    Ok(None)
 }
 
 /// Claims another id of a recorded payment (a provider's payment intent or
