@@ -494,6 +494,112 @@ async fn stripe_refunds_cut_the_commission_by_their_running_total() {
 }
 
 #[tokio::test]
+async fn a_payment_posted_back_by_its_payment_intent_or_charge_counts_once() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true})).await;
+    let code = format!("P{}", &ulid::Ulid::new().to_string()[18..]);
+    let a = affiliate_with_code(k, id(&c), &code).await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    for other in ["pi", "ch"] {
+        let inv = format!("in_{}", ulid::Ulid::new());
+        // The merchant's server posts the payment back first, by one of its ids.
+        let posted = call(
+            "POST",
+            "/api/v1/conversions/postback",
+            Some(k),
+            Some(json!({
+                "externalId": format!("{other}_{inv}"), "amount": 100, "currency": "USD",
+                "affiliateCode": code, "conversionType": "SALE",
+            })),
+        )
+        .await;
+        assert_eq!(posted.status, 201, "{:?}", posted.body);
+        let cnv = id(posted.data()).to_string();
+        // Stripe's invoice of the same payment then replays that conversion.
+        let r = stripe(
+            id(&i),
+            &stripe_event(
+                "invoice.paid",
+                invoice(&inv, "cus_p", 10000, json!({"referral": code})),
+            ),
+        )
+        .await;
+        assert_eq!(
+            (&r.data()["outcome"], &r.data()["conversionId"]),
+            (&json!("APPLIED"), &json!(cnv)),
+            "{other}: {:?}",
+            r.body
+        );
+        // A full refund naming only the invoice finds it: nothing is left earned.
+        let refund = stripe_event(
+            "charge.refunded",
+            json!({
+                "id": "ch_elsewhere", "object": "charge", "amount": 12000, "amount_refunded": 12000,
+                "currency": "usd", "invoice": inv, "refunded": true,
+            }),
+        );
+        let r = stripe(id(&i), &refund).await;
+        assert_eq!(
+            r.data()["conversionId"],
+            json!(cnv),
+            "{other}: {:?}",
+            r.body
+        );
+        assert_eq!(conversion(&m, &cnv).await["status"], "REVERSED");
+    }
+    // Both at once: whichever commits first, the other replays it.
+    for _ in 0..5 {
+        let inv = format!("in_{}", ulid::Ulid::new());
+        let body = json!({
+            "externalId": format!("pi_{inv}"), "amount": 100, "currency": "USD",
+            "affiliateCode": code, "conversionType": "SALE",
+        });
+        let event = stripe_event(
+            "invoice.paid",
+            invoice(&inv, "cus_p", 10000, json!({"referral": code})),
+        );
+        let (posted, r) = tokio::join!(
+            call("POST", "/api/v1/conversions/postback", Some(k), Some(body)),
+            stripe(id(&i), &event)
+        );
+        assert_eq!(
+            posted.data()["id"],
+            r.data()["conversionId"],
+            "{:?} {:?}",
+            posted.body,
+            r.body
+        );
+    }
+    let listed = call(
+        "GET",
+        &format!("/api/v1/conversions?affiliate_id={}", id(&a)),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(
+        listed.data().as_array().unwrap().len(),
+        7,
+        "{:?}",
+        listed.body
+    );
+    let earned = call(
+        "GET",
+        &format!("/api/v1/affiliates/{}", id(&a)),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(
+        earned.data()["earned"],
+        json!({"USD": 50}),
+        "{:?}",
+        earned.body
+    );
+}
+
+#[tokio::test]
 async fn paddle_transactions_and_an_approved_refund_counted_once() {
     let m = merchant().await;
     let k = m.test_key.as_str();

@@ -670,6 +670,10 @@ pub struct Postback {
     pub campaign_id: Option<String>,
     pub occurred_at: DateTime<Utc>,
     pub metadata: Metadata,
+    /// Other ids of the same payment (a provider's payment intent or
+    /// charge), claimed with its `externalId`: a postback or event naming
+    /// any of them replays the one conversion. None from the HTTP postback.
+    pub aliases: Vec<String>,
 }
 
 /// How far in the future `occurredAt` may be (clock skew).
@@ -838,11 +842,24 @@ impl PostbackBody {
             // Stored and compared at the API's millisecond precision.
             occurred_at: truncate_millis(occurred_at),
             metadata,
+            aliases: Vec::new(),
         })
     }
 }
 
 impl Postback {
+    /// Every id the payment is claimed by: its `externalId` first, then its
+    /// aliases (each once).
+    pub fn claimed_ids(&self) -> Vec<&str> {
+        let mut ids = vec![self.external_id.as_str()];
+        for a in &self.aliases {
+            if !ids.contains(&a.as_str()) {
+                ids.push(a);
+            }
+        }
+        ids
+    }
+
     /// The customer identities the payment names, strongest first: the
     /// `customerId`, then the e-mail hash. The conversion's referral
     /// (`customerRef`) is the first of them.

@@ -161,6 +161,9 @@ pub struct Plan {
     pub flagged: Option<Event>,
     /// The hourly conversion counters it adds to (RAPID_CONVERSIONS).
     pub counts: Vec<HourlyCount>,
+    /// The payment's other ids, each claimed for the conversion in the same
+    /// write (a claim found there fails it, and the postback replays).
+    pub aliases: Vec<String>,
 }
 
 /// One more conversion on an hourly counter, refused (the commit fails on
@@ -348,6 +351,7 @@ pub fn plan(
         referrals,
         earning,
         conversion,
+        aliases: p.claimed_ids()[1..].iter().map(|a| a.to_string()).collect(),
     })
 }
 

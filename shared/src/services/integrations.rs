@@ -285,9 +285,9 @@ async fn run(
     for command in commands {
         let (conversion, reason) = match command {
             Command::Record(p) => match record(app, tenant, integration, account, p, now).await? {
-                Taken::Recorded(id) => {
-                    let others = p.aliases.iter().filter(|a| **a != p.external_id);
-                    ran.aliases.extend(others.map(|a| (a.clone(), id.clone())));
+                Taken::Recorded { id, unclaimed } => {
+                    ran.aliases
+                        .extend(unclaimed.into_iter().map(|a| (a, id.clone())));
                     ran.paid.push((id.clone(), p.ids()));
                     (Some(id), None)
                 }
@@ -376,8 +376,11 @@ fn postback_of(
 
 /// What a provider's payment came to.
 enum Taken {
-    /// Its conversion (recorded now, or replayed).
-    Recorded(String),
+    /// Its conversion (recorded now with every id of the payment claimed, or
+    /// replayed), and the payment's ids still to claim for it: those of a
+    /// payment first recorded under another of its ids (a postback's
+    /// `externalId` that was its payment intent or charge).
+    Recorded { id: String, unclaimed: Vec<String> },
     /// Nothing of this tenant's to do, and why.
     Skipped(String),
 }
@@ -400,7 +403,10 @@ async fn record(
         Mode::Test => None,
     };
     let input = match postback_of(integration, p, now) {
-        Ok(input) => input,
+        Ok(input) => Postback {
+            aliases: p.ids().split_off(1),
+            ..input
+        },
         Err(reason) => return Ok(Taken::Skipped(reason)),
     };
     let recorded = postback::record(
@@ -413,9 +419,21 @@ async fn record(
     )
     .await;
     match recorded {
-        Ok(postback::Recorded::Created(c) | postback::Recorded::Replayed(c)) => {
-            Ok(Taken::Recorded(c.id))
-        }
+        Ok(postback::Recorded::Created(c)) => Ok(Taken::Recorded {
+            id: c.id,
+            unclaimed: Vec::new(),
+        }),
+        Ok(postback::Recorded::Replayed(c)) => Ok(Taken::Recorded {
+            unclaimed: match c.external_id == p.external_id {
+                true => Vec::new(),
+                false => p
+                    .ids()
+                    .into_iter()
+                    .filter(|i| *i != c.external_id)
+                    .collect(),
+            },
+            id: c.id,
+        }),
         // Its id is another account's or mode's: nothing here to retry.
         Err(Error::AlreadyExists(_)) => Ok(Taken::Skipped(
             "the payment's id was recorded by another account or mode".into(),

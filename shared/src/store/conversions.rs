@@ -401,7 +401,7 @@ fn tenant_click(
 /// Read 1: everything the postback names, as typed facts.
 pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Result<Sightings> {
     let tenant_key = tenant.key();
-    let claim_keys = claim_keys(&p.external_id);
+    let claims: Vec<(Key, Key)> = p.claimed_ids().into_iter().map(claim_keys).collect();
     let click_key = p
         .click_id
         .as_deref()
@@ -426,7 +426,10 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
         .as_deref()
         .filter(|c| ids::is_valid(IdKind::Campaign, c))
         .map(|c| key(c, RECORD_SK));
-    let mut wanted = vec![claim_keys.0.clone(), claim_keys.1.clone()];
+    let mut wanted: Vec<Key> = claims
+        .iter()
+        .flat_map(|(a, b)| [a.clone(), b.clone()])
+        .collect();
     wanted.extend(click_key.iter().cloned());
     wanted.extend(session_key.iter().cloned());
     wanted.extend(code_key.iter().cloned());
@@ -434,7 +437,7 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
     wanted.extend(campaign_key.iter().cloned());
     let found = batch(store, wanted).await?;
     let (claim, claimed) =
-        claim_among(&found, &claim_keys)?.map_or((None, None), |(c, v)| (Some(c), v));
+        first_claim(&found, &claims)?.map_or((None, None), |(c, v)| (Some(c), v));
     let mut referrals = Vec::new();
     for k in &referral_keys {
         referrals.extend(tenant_record::<Referral>(&found, Some(k), &tenant_key)?);
@@ -579,12 +582,25 @@ fn claim_among(found: &HashMap<Key, Item>, (derived, older): &(Key, Key)) -> Res
     }
 }
 
-/// The claim of an externalId whose conversion key is taken (it made the
-/// transaction fail).
-async fn read_claim(store: &Store, external_id: &str) -> Result<Claim> {
-    let (derived, _) = claim_keys(external_id);
-    match store.get_item(&derived.0, &derived.1).await? {
-        Some(item) => claim_in(&item),
+/// The first claim among the items read at each id's [`claim_keys`], in
+/// the order of the ids (a payment's `externalId` before its aliases).
+fn first_claim(found: &HashMap<Key, Item>, claims: &[(Key, Key)]) -> Result<Option<Claim>> {
+    for k in claims {
+        if let Some(claim) = claim_among(found, k)? {
+            return Ok(Some(claim));
+        }
+    }
+    Ok(None)
+}
+
+/// The claim that made a postback's transaction fail: at the conversion key
+/// of its externalId or of one of its aliases.
+async fn read_claim(store: &Store, p: &Plan) -> Result<Claim> {
+    let ids = std::iter::once(&p.conversion.external_id).chain(&p.aliases);
+    let derived: Vec<Key> = ids.map(|id| claim_keys(id).0).collect();
+    let found = batch(store, derived.clone()).await?;
+    match derived.iter().find_map(|k| found.get(k)) {
+        Some(item) => claim_in(item),
         None => Err(Error::internal("externalId claim vanished")),
     }
 }
@@ -638,14 +654,27 @@ pub async fn claim_alias(
     conversion_id: &str,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    store
+        .put_new(alias_item(tenant, alias, conversion_id, now)?)
+        .await?;
+    Ok(())
+}
+
+/// The claim of `alias` for `conversion_id`, at the conversion key the
+/// alias derives.
+fn alias_item(
+    tenant: &Tenant,
+    alias: &str,
+    conversion_id: &str,
+    at: DateTime<Utc>,
+) -> Result<Item> {
     let claim = ExternalIdClaim {
         tenant: tenant.key(),
         conversion_id: conversion_id.to_string(),
-        created_at: now,
+        created_at: at,
     };
-    let (at, _) = claim_keys(alias);
-    store.put_new(item_at(&at.0, &at.1, &claim)?).await?;
-    Ok(())
+    let (key, _) = claim_keys(alias);
+    item_at(&key.0, &key.1, &claim)
 }
 
 /// The conversion a claim names, for a repeated postback.
@@ -689,7 +718,7 @@ pub async fn commit(
         Err(e) if e.failed(A::Conversion) => {
             let (claim, conversion) = match e.old_item(A::Conversion) {
                 Some(item) => claim_in(item)?,
-                None => read_claim(store, &plan.conversion.external_id).await?,
+                None => read_claim(store, plan).await?,
             };
             Ok(Committed::Claimed(claim, conversion.map(Box::new)))
         }
@@ -727,8 +756,16 @@ async fn transact(
     use PostbackAction as A;
     let tenant_key = tenant.key();
     let mut tx = store.tx();
-    // The conversion's id derives from its externalId: its put is the claim.
+    // The conversion's id derives from its externalId: its put is the claim,
+    // and the payment's other ids are claimed beside it.
     tx.put_new(A::Conversion, item(tenant, &plan.conversion)?);
+    for alias in &plan.aliases {
+        let c = &plan.conversion;
+        tx.put_new(
+            A::Conversion,
+            alias_item(tenant, alias, &c.id, c.created_at)?,
+        );
+    }
     if let Some(q) = &plan.quota {
         let expires_at = (now + Duration::days(QUOTA_TTL_DAYS)).timestamp();
         let count = counters::increment(expires_at, q.cap);
