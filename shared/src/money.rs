@@ -150,10 +150,12 @@ pub const MAX_DECIMALS: u32 = 28;
 /// Why a JSON number is not an exact decimal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotDecimal {
-    /// Not finite.
+    /// Not finite, or beyond a decimal's range.
     NotFinite,
     /// More than [`MAX_DECIMALS`] decimals as sent.
     TooManyDecimals,
+    /// More significant digits than a decimal holds exactly.
+    TooManyDigits,
 }
 
 impl fmt::Display for NotDecimal {
@@ -161,48 +163,84 @@ impl fmt::Display for NotDecimal {
         match self {
             NotDecimal::NotFinite => f.write_str("expected a finite number"),
             NotDecimal::TooManyDecimals => write!(f, "must have at most {MAX_DECIMALS} decimals"),
+            NotDecimal::TooManyDigits => f.write_str("has more digits than can be kept exactly"),
         }
     }
 }
 
-/// The decimals of a number in its shortest exact form (`1.25e-3`: 5).
-fn decimals_sent(v: f64) -> i64 {
-    let sci = format!("{v:e}");
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let fraction = mantissa.split_once('.').map_or(0, |(_, f)| f.len()) as i64;
-    fraction - exponent.parse::<i64>().unwrap_or(0)
+/// The decimals of a JSON number's text, trailing zeros aside (`1.250e-1`:
+/// 3, `100e-2`: 0); `None` when its exponent is past any range.
+fn decimals_sent(text: &str) -> Option<i64> {
+    let (mantissa, exponent) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let exponent: i64 = exponent.parse().ok()?;
+    let (int, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{}{fraction}", int.trim_start_matches('-'));
+    let significant = digits.trim_end_matches('0');
+    if significant.trim_start_matches('0').is_empty() {
+        return Some(0);
+    }
+    let zeros = (digits.len() - significant.len()) as i64;
+    let scale = (fraction.len() as i64).checked_sub(exponent)? - zeros;
+    Some(scale.max(0))
 }
 
-/// Converts a JSON number to an exact decimal through its shortest decimal form.
-pub fn decimal_from_f64(v: f64) -> Result<Decimal, NotDecimal> {
-    if !v.is_finite() {
-        return Err(NotDecimal::NotFinite);
-    }
-    if decimals_sent(v) > i64::from(MAX_DECIMALS) {
+/// Converts a JSON number's text to the exact decimal it writes (never
+/// through a binary float): refused when it has more than [`MAX_DECIMALS`]
+/// decimals, or more digits than a decimal keeps.
+pub fn decimal_from_json(text: &str) -> Result<Decimal, NotDecimal> {
+    let decimals = decimals_sent(text).ok_or(NotDecimal::NotFinite)?;
+    if decimals > i64::from(MAX_DECIMALS) {
         return Err(NotDecimal::TooManyDecimals);
     }
-    Decimal::from_str(&v.to_string())
-        .or_else(|_| Decimal::from_scientific(&format!("{v:e}")))
-        .map_err(|_| NotDecimal::NotFinite)
+    let plain = !text.contains(['e', 'E']);
+    let parsed = match plain {
+        // Trailing zeros of a fraction are no digits to keep.
+        true if text.contains('.') => {
+            Decimal::from_str_exact(text.trim_end_matches('0').trim_end_matches('.'))
+        }
+        true => Decimal::from_str_exact(text),
+        false => Decimal::from_scientific(text),
+    };
+    let d = parsed.map_err(|_| match plain {
+        true if text
+            .trim_start_matches('-')
+            .split('.')
+            .next()
+            .map_or(0, str::len)
+            > 28 =>
+        {
+            NotDecimal::NotFinite
+        }
+        true => NotDecimal::TooManyDigits,
+        false => NotDecimal::NotFinite,
+    })?;
+    // A parse that rounded would not give the text back.
+    match decimals_sent(&d.to_string()) == Some(decimals) {
+        true => Ok(d),
+        false => Err(NotDecimal::TooManyDigits),
+    }
 }
 
-/// Serde for decimals that travel as JSON numbers (never strings, never binary-float sums).
+/// Serde for decimals that travel as JSON numbers (never strings, never
+/// binary floats: the number's text is read and written digit for digit).
 pub mod json_number {
     use super::*;
-    use rust_decimal::prelude::ToPrimitive;
 
-    /// Writes the decimal as a JSON number.
+    /// Writes the decimal as a JSON number with its exact digits.
     pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
-        match d.to_i64() {
-            Some(i) if d.fract().is_zero() => s.serialize_i64(i),
-            _ => s.serialize_f64(d.to_f64().unwrap_or(0.0)),
-        }
+        number(d).serialize(s)
     }
 
-    /// Reads a JSON number only.
+    /// The JSON number of a decimal, trailing zeros dropped.
+    pub fn number(d: &Decimal) -> serde_json::Number {
+        serde_json::Number::from_str(&d.normalize().to_string())
+            .unwrap_or_else(|_| serde_json::Number::from(0))
+    }
+
+    /// Reads a JSON number only, from its text.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
-        let v = f64::deserialize(d)?;
-        decimal_from_f64(v).map_err(serde::de::Error::custom)
+        let n = serde_json::Number::deserialize(d)?;
+        decimal_from_json(&n.to_string()).map_err(serde::de::Error::custom)
     }
 }
 
@@ -220,12 +258,24 @@ pub mod json_number_opt {
 
     /// Reads a JSON number or null.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
-        match Option::<f64>::deserialize(d)? {
+        match Option::<serde_json::Number>::deserialize(d)? {
             None => Ok(None),
-            Some(v) => decimal_from_f64(v)
+            Some(n) => decimal_from_json(&n.to_string())
                 .map(Some)
                 .map_err(serde::de::Error::custom),
         }
+    }
+}
+
+/// A JSON number as sent, read exactly: the decimal, or why it is none (for
+/// fields whose rules report that themselves, such as a patch's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JsonDecimal(pub Result<Decimal, NotDecimal>);
+
+impl<'de> Deserialize<'de> for JsonDecimal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = serde_json::Number::deserialize(d)?;
+        Ok(JsonDecimal(decimal_from_json(&n.to_string())))
     }
 }
 
@@ -262,24 +312,41 @@ mod tests {
 
     #[test]
     fn json_numbers_convert_exactly() {
-        assert_eq!(decimal_from_f64(19.99).unwrap(), dec("19.99"));
-        assert_eq!(decimal_from_f64(0.1).unwrap(), dec("0.1"));
-        assert_eq!(decimal_from_f64(1e-7).unwrap(), dec("0.0000001"));
+        let exact = |t: &str| decimal_from_json(t).unwrap();
+        assert_eq!(exact("19.99"), dec("19.99"));
+        assert_eq!(exact("0.1"), dec("0.1"));
+        assert_eq!(exact("1e-7"), dec("0.0000001"));
+        assert_eq!(exact("1.50"), dec("1.5"));
+        assert_eq!(exact("100e-2"), dec("1"));
+        assert_eq!(exact("1e-28"), dec("0.0000000000000000000000000001"));
+        assert_eq!(exact("1.5e-27"), dec("0.0000000000000000000000000015"));
+        assert_eq!(exact("1.0000000000000000000000000000000"), dec("1"));
+        assert_eq!(exact("1e20"), dec("100000000000000000000"));
+        // Digits a binary float would lose are kept.
+        assert_eq!(exact("999999999999.9999"), dec("999999999999.9999"));
+        assert_eq!(exact("10.0000000000000001"), dec("10.0000000000000001"));
+        assert_eq!(decimal_from_json("1e-30"), Err(NotDecimal::TooManyDecimals));
         assert_eq!(
-            decimal_from_f64(1e-28).unwrap(),
-            dec("0.0000000000000000000000000001")
+            decimal_from_json("1.5e-28"),
+            Err(NotDecimal::TooManyDecimals)
         );
         assert_eq!(
-            decimal_from_f64(1.5e-27).unwrap(),
-            dec("0.0000000000000000000000000015")
+            decimal_from_json("-1e-29"),
+            Err(NotDecimal::TooManyDecimals)
         );
-        assert_eq!(decimal_from_f64(1e-30), Err(NotDecimal::TooManyDecimals));
-        assert_eq!(decimal_from_f64(1.5e-28), Err(NotDecimal::TooManyDecimals));
-        assert_eq!(decimal_from_f64(-1e-29), Err(NotDecimal::TooManyDecimals));
-        assert_eq!(decimal_from_f64(f64::NAN), Err(NotDecimal::NotFinite));
+        assert_eq!(decimal_from_json("1e400"), Err(NotDecimal::NotFinite));
         assert_eq!(
-            decimal_from_f64(1e20).unwrap(),
-            dec("100000000000000000000")
+            decimal_from_json("99999999999.999999999999999999"),
+            Err(NotDecimal::TooManyDigits)
         );
+    }
+
+    #[test]
+    fn json_numbers_are_written_with_their_exact_digits() {
+        let text = |d: &str| serde_json::to_string(&json_number::number(&dec(d))).unwrap();
+        assert_eq!(text("99999999999999.01"), "99999999999999.01");
+        assert_eq!(text("3012345678908.7009"), "3012345678908.7009");
+        assert_eq!(text("10.00"), "10");
+        assert_eq!(text("0.0000001"), "0.0000001");
     }
 }

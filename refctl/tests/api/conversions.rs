@@ -1562,3 +1562,67 @@ async fn the_demo_seed_records_a_referral_and_conversions_in_two_currencies() {
 async fn affiliate(key: &str, campaign_id: &str, code: &str) -> String {
     id(&affiliate_with_code(key, campaign_id, code).await)
 }
+
+/// A JSON number written digit for digit (never through a binary float).
+fn exact(text: &str) -> Value {
+    Value::Number(text.parse().unwrap())
+}
+
+#[tokio::test]
+async fn amounts_keep_every_digit_in_and_out() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"commissionValue": 100})).await;
+    let code = format!("X{}", &ulid::Ulid::new().to_string()[18..]);
+    let a = affiliate_with_code(k, c["id"].as_str().unwrap(), &code).await;
+    // 16 digits: a binary float would answer 999999999999.9998.
+    let body = |amount: &str| {
+        json!({"amount": exact(amount), "currency": "CLF", "externalId": unique("exact"),
+            "conversionType": "SALE", "affiliateCode": code})
+    };
+    let r = postback(k, body("999999999999.9999")).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let text = |v: &Value| v.to_string();
+    assert_eq!(
+        (text(&r.data()["amount"]), text(&r.data()["commission"])),
+        ("999999999999.9999".into(), "999999999999.9999".into())
+    );
+    let r = postback(k, body("0.0001")).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    // Totals add up exactly: the summary and the affiliate's earned total.
+    let s = summary(k, &format!("?campaign_id={}", c["id"].as_str().unwrap())).await;
+    assert_eq!(text(&s["totals"][0]["revenue"]), "1000000000000", "{s}");
+    let aff = call(
+        "GET",
+        &format!("/api/v1/affiliates/{}", a["id"].as_str().unwrap()),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(text(&aff.data()["earned"]["CLF"]), "1000000000000");
+    // More decimals than the currency has are refused as sent, never rounded
+    // first; so is a number with more digits than can be kept.
+    for sent in [
+        "10.00001",
+        "10.0000000000000001",
+        "0.000099999999999999999999",
+    ] {
+        let r = postback(k, body(sent)).await;
+        r.assert_error(400, "VALIDATION_FAILED");
+        assert_eq!(
+            r.body["error"]["details"][0]["path"],
+            json!(["amount"]),
+            "{sent}"
+        );
+    }
+    // A campaign's numbers too.
+    let r = call(
+        "PUT",
+        &format!("/api/v1/campaigns/{}", c["id"].as_str().unwrap()),
+        Some(k),
+        Some(json!({"minimumPayout": exact("123456789012.3456")})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(text(&r.data()["minimumPayout"]), "123456789012.3456");
+}

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::limits;
 use crate::money::MAX_AMOUNT_DIGITS;
-use crate::money::{json_number, json_number_opt, Currency, NotDecimal};
+use crate::money::{json_number, json_number_opt, Currency, JsonDecimal, NotDecimal};
 use crate::patch::Patch;
 use crate::schema::Limits;
 use crate::timestamp::serde_ts;
@@ -166,7 +166,7 @@ pub struct CampaignPatch {
     /// `CurrencyCode`).
     #[serde(default)]
     #[schema(value_type = f64, exclusive_maximum = 1000000000000.0)]
-    pub commission_value: Patch<f64>,
+    pub commission_value: Patch<JsonDecimal>,
     #[serde(default)]
     #[schema(value_type = Option<crate::money::Currency>)]
     pub currency: Patch<String>,
@@ -185,7 +185,7 @@ pub struct CampaignPatch {
     /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency.
     #[serde(default)]
     #[schema(value_type = f64, minimum = 0, exclusive_maximum = 1000000000000.0)]
-    pub minimum_payout: Patch<f64>,
+    pub minimum_payout: Patch<JsonDecimal>,
     #[serde(default)]
     #[schema(value_type = bool)]
     pub is_public: Patch<bool>,
@@ -216,8 +216,8 @@ fn to_u32(path: &str, v: i64, limits: Limits, issues: &mut Issues) -> u32 {
 }
 
 /// Stores a JSON number as an exact decimal, or records why it cannot be one.
-fn decimal_into(path: &str, v: f64, target: &mut Decimal, issues: &mut Issues) {
-    match crate::money::decimal_from_f64(v) {
+fn decimal_into(path: &str, v: JsonDecimal, target: &mut Decimal, issues: &mut Issues) {
+    match v.0 {
         Ok(d) => *target = d,
         Err(NotDecimal::NotFinite) => {
             issues.add(&[path], "invalid_type", format!("{path} must be a number"))

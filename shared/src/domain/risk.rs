@@ -161,7 +161,7 @@ pub struct RiskSettingsInput {
     /// decimals) are flagged LARGE_AMOUNT; null turns the rule off (the default).
     #[serde(default)]
     #[schema(value_type = Option<f64>, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0)]
-    pub review_above: Patch<f64>,
+    pub review_above: Patch<crate::money::JsonDecimal>,
     /// Clicks per hour for one code from one network before CLICK_FLOOD (default 30).
     #[serde(default)]
     #[schema(value_type = i64, minimum = 1, maximum = 100000)]
@@ -181,7 +181,7 @@ impl RiskSettings {
             s.hold_flagged = v;
         }
         match input.review_above {
-            Patch::Value(v) => match crate::money::decimal_from_f64(v) {
+            Patch::Value(v) => match v.0 {
                 Ok(d) if d > Decimal::ZERO && d < Decimal::from(1_000_000_000_000_i64) => {
                     s.review_above = Some(d)
                 }

@@ -133,6 +133,11 @@ impl<'de> Visitor<'de> for NoDuplicateKeysVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
+            // A number, its digits kept as sent (serde_json hands it over as
+            // a one-entry map under its private key).
+            if out.is_empty() && key == NUMBER_TOKEN {
+                return number(map.next_value::<String>()?).map_err(de::Error::custom);
+            }
             if out.contains_key(&key) {
                 return Err(de::Error::custom(format_args!(
                     "has the key {key:?} twice in one object"
@@ -142,6 +147,21 @@ impl<'de> Visitor<'de> for NoDuplicateKeysVisitor {
             out.insert(key, v);
         }
         Ok(Value::Object(out))
+    }
+}
+
+/// The key serde_json hands a number's text under (`arbitrary_precision`).
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+/// A number as sent; one past a binary float's range is refused, as before
+/// numbers kept their digits.
+fn number(text: String) -> Result<Value, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => text
+            .parse::<serde_json::Number>()
+            .map(Value::Number)
+            .map_err(|e| e.to_string()),
+        _ => Err("has a number out of range".into()),
     }
 }
 

@@ -271,6 +271,13 @@ impl<'a> Query<'a> {
 /// values below 10^-28 become 0; `None` past the decimal's range.
 fn decimal_of_number(raw: &str) -> Option<Decimal> {
     use rust_decimal::prelude::FromPrimitive;
+    // Read digit for digit when it is a plain decimal a decimal holds.
+    if let Some(d) = Decimal::from_str_exact(raw)
+        .ok()
+        .filter(|d| !d.is_sign_negative() && raw.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+    {
+        return Some(d);
+    }
     let v = raw
         .parse::<f64>()
         .ok()
