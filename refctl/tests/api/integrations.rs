@@ -634,6 +634,24 @@ async fn paddle_transactions_and_an_approved_refund_counted_once() {
             "transaction_id": txn, "currency_code": "EUR", "totals": {"subtotal": "1000", "tax": "190", "total": "1190"}}),
         )
     };
+    // An adjustment in another currency than its transaction's is not its
+    // refund: nothing is reversed, and the answer says why.
+    let yen = event(
+        "adjustment.created",
+        json!({"id": "adj_01hvgf2s84dr6reszzg29zbvyy", "action": "refund", "status": "approved",
+        "transaction_id": txn, "currency_code": "JPY", "totals": {"subtotal": "1000", "tax": "0", "total": "1000"}}),
+    );
+    let r = paddle(id(&i), &yen).await;
+    assert_eq!(
+        (&r.data()["outcome"], &r.data()["reason"]),
+        (
+            &json!("IGNORED"),
+            &json!("the refund is in JPY, the payment in EUR")
+        ),
+        "{:?}",
+        r.body
+    );
+    assert_eq!(conversion(&m, id(&cnv)).await["reversedAmount"], json!(0));
     for kind in ["adjustment.created", "adjustment.updated"] {
         let r = paddle(id(&i), &adj(kind)).await;
         assert_eq!(r.status, 200, "{:?}", r.body);

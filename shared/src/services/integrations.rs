@@ -17,6 +17,7 @@ use crate::domain::referral::{self, CustomerKey, ReferralSource};
 use crate::domain::tenant::{Mode, Tenant};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
+use crate::money::Currency;
 use crate::rate_limit;
 use crate::retry::{retry_on_conflict, Attempt};
 use crate::services::{postback, tracking};
@@ -605,7 +606,19 @@ async fn apply_refund(
     })
     .await;
     let done = match (done, &r.once_key) {
-        (Ok(done), _) => done,
+        (Ok(Reversed::Applied), _) => None,
+        (Ok(Reversed::NothingDue), _) => Some("nothing more to reverse".to_string()),
+        (Ok(Reversed::OtherCurrency(own, payment)), key) => {
+            // Not this payment's: a key claimed for it is given back.
+            if let Some(key) = key {
+                integrations::release_once(&app.store, &integration.id, key).await?;
+            }
+            Some(format!(
+                "the refund is in {}, the payment in {}",
+                own.code(),
+                payment.code()
+            ))
+        }
         (Err(e), Some(key)) => {
             // Not applied: the provider's retry applies it then.
             integrations::release_once(&app.store, &integration.id, key).await?;
@@ -613,12 +626,19 @@ async fn apply_refund(
         }
         (Err(e), None) => return Err(e),
     };
-    let reason = (!done).then(|| "nothing more to reverse".to_string());
-    Ok((Some(conversion_id), reason))
+    Ok((Some(conversion_id), done))
 }
 
-/// One read -> decide -> commit of a provider's reversal; `Done(false)` when
-/// nothing more is due.
+/// What a provider's reversal came to.
+enum Reversed {
+    Applied,
+    /// Reversed as far as the refund asks already.
+    NothingDue,
+    /// The refund's currency, and the payment's: not this payment's refund.
+    OtherCurrency(Currency, Currency),
+}
+
+/// One read -> decide -> commit of a provider's reversal.
 async fn reverse_once(
     app: &App,
     tenant: &Tenant,
@@ -626,11 +646,13 @@ async fn reverse_once(
     r: &Refund,
     reason: &str,
     now: DateTime<Utc>,
-) -> Result<Attempt<bool>> {
+) -> Result<Attempt<Reversed>> {
     let facts = conversions::read_reversal(&app.store, tenant, id).await?;
     let c: &Conversion = &facts.conversion;
-    let Some(part) = r.part.reversal(c.amount, c.reversed_amount, c.currency) else {
-        return Ok(Attempt::Done(false));
+    let part = match r.reversal(c.amount, c.reversed_amount, c.currency) {
+        Ok(Some(part)) => part,
+        Ok(None) => return Ok(Attempt::Done(Reversed::NothingDue)),
+        Err(own) => return Ok(Attempt::Done(Reversed::OtherCurrency(own, c.currency))),
     };
     let reversal = c.refund(
         facts.payout_status.into(),
@@ -640,7 +662,7 @@ async fn reverse_once(
     )?;
     Ok(
         match conversions::commit_reversal(&app.store, tenant, c, &reversal).await? {
-            true => Attempt::Done(true),
+            true => Attempt::Done(Reversed::Applied),
             false => Attempt::Conflict,
         },
     )

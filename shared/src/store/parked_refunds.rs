@@ -59,6 +59,7 @@ pub async fn of_payment(store: &Store, tenant: &Tenant, ids: &[String]) -> Resul
 mod tests {
     use super::*;
     use crate::domain::connector::RefundPart;
+    use crate::money::Currency;
 
     #[test]
     fn a_kept_refund_reads_back_as_it_was() {
@@ -77,6 +78,7 @@ mod tests {
                 payment_ids: vec!["pi_1".into(), "ch_1".into()],
                 part,
                 once_key,
+                currency: Currency::parse("c", "EUR").ok(),
             };
             let item = item_at("REFUND#acct_1#test#pi_1", &r.identity(), &r).unwrap();
             assert_eq!(from_item::<Refund>(item).unwrap(), r);

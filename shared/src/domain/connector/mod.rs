@@ -116,6 +116,10 @@ pub struct Refund {
     pub part: RefundPart,
     /// Counts once however often it arrives (Paddle's adjustment id).
     pub once_key: Option<String>,
+    /// The currency the provider names for it: a refund in another currency
+    /// than its payment's is not that payment's, and reverses nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<Currency>,
 }
 
 /// How much of a payment a refund takes back.
@@ -138,6 +142,22 @@ impl Refund {
     /// this guards one that would not.
     pub fn keepable(&self) -> bool {
         !matches!(self.part, RefundPart::Minor(_)) || self.once_key.is_some()
+    }
+
+    /// The amount of a payment of `amount` in `currency` (`already` of it
+    /// reversed) that is reversed in all once this refund is applied (see
+    /// [`RefundPart::reversal`]); `Err` with the refund's currency when it
+    /// is not the payment's.
+    pub fn reversal(
+        &self,
+        amount: Decimal,
+        already: Decimal,
+        currency: Currency,
+    ) -> Result<Option<Decimal>, Currency> {
+        match self.currency {
+            Some(own) if own != currency => Err(own),
+            _ => Ok(self.part.reversal(amount, already, currency)),
+        }
     }
 
     /// What tells this refund from another of the same payment (the same
@@ -287,6 +307,7 @@ mod tests {
             payment_ids: vec!["pi_1".into(), "ch_1".into()],
             part,
             once_key: once_key.map(str::to_string),
+            currency: None,
         };
         let cases = [
             (r(RefundPart::Full, None), "FULL"),

@@ -90,6 +90,7 @@ fn adjustment(adj: &Value) -> Outcome {
         payment_ids: vec![txn],
         part: RefundPart::Minor(subtotal),
         once_key: Some(id),
+        currency: currency_at(adj, "currency_code"),
     })])
 }
 
@@ -203,6 +204,7 @@ mod tests {
                             payment_ids: vec!["txn_01hv8wptq8987qeep44cyrewp9".into()],
                             part: RefundPart::Minor(1999),
                             once_key: Some("adj_01hvgf2s84dr6reszzg29zbvcm".into()),
+                            currency: crate::money::Currency::parse("c", "USD").ok(),
                         })]
                     );
                 }

@@ -104,7 +104,7 @@ fn invoice_paid(invoice: &Value, created: Option<i64>) -> Outcome {
     };
     Outcome::Apply(vec![Command::Record(Payment {
         external_id: id,
-        amount: currency.from_minor(minor),
+        amount: major(currency, minor),
         currency,
         customer_id: id_at(invoice, "customer"),
         customer_email: text_at(invoice, "customer_email"),
@@ -171,7 +171,7 @@ fn checkout_completed(session: &Value, created: Option<i64>) -> Outcome {
     ) {
         commands.push(Command::Record(Payment {
             external_id: pi.clone(),
-            amount: currency.from_minor(untaxed),
+            amount: major(currency, untaxed),
             currency,
             customer_id,
             customer_email,
@@ -200,6 +200,7 @@ fn charge_refunded(charge: &Value) -> Outcome {
         payment_ids: ids,
         part: RefundPart::SoFar { refunded, total },
         once_key: None,
+        currency: currency_at(charge, "currency"),
     })])
 }
 
@@ -219,7 +220,20 @@ fn dispute_closed(dispute: &Value) -> Outcome {
         payment_ids: ids,
         part: RefundPart::Full,
         once_key: None,
+        currency: currency_at(dispute, "currency"),
     })])
+}
+
+/// An amount Stripe sends in its minor units, in major units. Stripe's
+/// minor unit is ISO 4217's but for two currencies: ISK is sent in
+/// hundredths (always a multiple of 100) and MGA in whole ariary.
+fn major(currency: crate::money::Currency, minor: i64) -> Decimal {
+    let exponent = match currency.code() {
+        "ISK" => 2,
+        "MGA" => 0,
+        _ => currency.exponent(),
+    };
+    Decimal::new(minor, exponent)
 }
 
 /// The ids a charge's payment may be recorded under: its invoice (older API

@@ -81,6 +81,12 @@ fn paid_invoices_record_the_amount_paid_without_tax() {
     assert_eq!(p.amount.to_string(), "5000");
     let p = recorded(&event("invoice.paid", invoice(12345, 12345, 12345, "kwd")));
     assert_eq!(p.amount.to_string(), "12.345");
+    // Stripe's own minor units where they differ from ISO 4217's: ISK in
+    // hundredths, MGA in whole ariary.
+    let p = recorded(&event("invoice.paid", invoice(10000, 10000, 10000, "isk")));
+    assert_eq!(p.amount.normalize().to_string(), "100");
+    let p = recorded(&event("invoice.paid", invoice(1000, 1000, 1000, "mga")));
+    assert_eq!(p.amount.to_string(), "1000");
     // Paid in part: the untaxed total scaled by the share paid (half-even).
     let p = recorded(&event("invoice.paid", invoice(595, 1190, 1000, "eur")));
     assert_eq!(p.amount.to_string(), "5.00");
@@ -208,6 +214,7 @@ fn refunds_and_lost_disputes_reverse_the_payment() {
             payment_ids: ids.iter().map(|s| s.to_string()).collect(),
             part,
             once_key: None,
+            currency: Currency::parse("currency", "USD").ok(),
         })])
     };
     assert_eq!(
