@@ -658,3 +658,60 @@ async fn a_customer_identified_by_id_first_and_by_the_affiliates_e_mail_later_is
     assert_eq!(risk_of(&paid), flagged("HIGH", "SELF_REFERRAL", "ON_HOLD"));
     sweep(&["127.0.0."]);
 }
+
+#[tokio::test]
+async fn a_customer_whose_id_and_e_mail_were_bound_apart_is_held_once_seen_together() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true})).await;
+    // Identify: the id and the affiliate's own e-mail each bound on their
+    // own (in both orders), then seen together: nothing new is bound, and
+    // the id learns the e-mail. Then the same through a payment naming both.
+    for scenario in ["id first", "e-mail first", "payment"] {
+        let (aff, code, email) = affiliate(k, &id(&c)).await;
+        let identify = |body: Value| identify_after_click(id(&c), code.clone(), body);
+        let customer = unique("cus_");
+        let mut apart = vec![
+            json!({"customerId": customer}),
+            json!({"customerEmail": email}),
+        ];
+        if scenario == "e-mail first" {
+            apart.reverse();
+        }
+        for body in apart {
+            let r = identify(body).await;
+            assert_eq!(r.data()["bound"], true, "{scenario}: {:?}", r.body);
+        }
+        let both = json!({"customerId": customer, "customerEmail": email});
+        if scenario == "payment" {
+            let paid = postback(k, both).await;
+            assert_eq!(risk_of(&paid), flagged("HIGH", "SELF_REFERRAL", "ON_HOLD"));
+        } else {
+            let r = identify(both).await;
+            assert_eq!(r.data()["bound"], false, "{scenario}: {:?}", r.body);
+        }
+        let paid = postback(k, json!({"customerId": customer})).await;
+        assert_eq!(paid["affiliateId"].as_str(), Some(aff.as_str()));
+        assert_eq!(
+            risk_of(&paid),
+            flagged("HIGH", "SELF_REFERRAL", "ON_HOLD"),
+            "{scenario}"
+        );
+    }
+    sweep(&["127.0.0."]);
+}
+
+/// Identifies a customer through the session of a fresh click on `code`.
+async fn identify_after_click(campaign: String, code: String, mut body: Value) -> Resp {
+    use shared::domain::tracking::session_id_of_click;
+    let clk = click("127.0.0.12", &campaign, &code).await;
+    body["sessionId"] = json!(session_id_of_click(&clk));
+    from(
+        "127.0.0.12",
+        "POST",
+        "/api/v1/track/identify",
+        None,
+        Some(body),
+    )
+    .await
+}

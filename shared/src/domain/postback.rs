@@ -138,7 +138,7 @@ pub enum ReferralChange {
         link: Option<String>,
     },
     /// The earlier binding a new e-mail identity joins learns that e-mail
-    /// (`linkedFrom`, set once; see `referral::owner_link`).
+    /// (`linkedFrom`, set once; see `referral::plan_bindings`).
     Link {
         customer_key: CustomerKey,
         email: String,
@@ -667,17 +667,19 @@ fn referral_changes(
                 }),
         })
         .collect();
-    if let Some((owner_key, email)) = plan.owner_link {
-        let owner_first = changes.iter_mut().find_map(|c| match c {
+    // A binding's link rides on its first payment's update when it has one
+    // (one action per item).
+    for (key, email) in plan.links {
+        let first = changes.iter_mut().find_map(|c| match c {
             ReferralChange::FirstPayment {
                 customer_key, link, ..
-            } if *customer_key == owner_key => Some(link),
+            } if *customer_key == key => Some(link),
             _ => None,
         });
-        match owner_first {
+        match first {
             Some(link) => *link = Some(email),
             None => changes.push(ReferralChange::Link {
-                customer_key: owner_key,
+                customer_key: key,
                 email,
             }),
         }

@@ -179,9 +179,9 @@ pub struct Binding<'a> {
 pub struct BindingPlan {
     /// Bindings of the identities not bound yet.
     pub new: Vec<Referral>,
-    /// The earlier binding an e-mail identity joins, and that e-mail:
-    /// the owner's `linkedFrom` is set to it when it has none.
-    pub owner_link: Option<(CustomerKey, String)>,
+    /// Bindings of the customer that learn its e-mail identity, and that
+    /// e-mail: each one's `linkedFrom` is set to it when it has none.
+    pub links: Vec<(CustomerKey, String)>,
 }
 
 /// The referrals that bind the identities of one customer (`keys`) not bound
@@ -217,27 +217,27 @@ pub fn plan_bindings(
             first_payment_counted: false,
         })
         .collect();
-    let owner_link = owner_link(owner, unbound);
-    BindingPlan { new, owner_link }
+    let links = links(keys, existing);
+    BindingPlan { new, links }
 }
 
-/// What an earlier binding (`owner`) learns when new identities of its
-/// customer join it: the first new e-mail, as its `linkedFrom`, so a payment
-/// naming only the owner's identity still finds the customer's e-mail
-/// (SELF_REFERRAL). None when the owner is an e-mail itself or linked
-/// already, or no e-mail joins.
-fn owner_link<'k>(
-    owner: Option<&Referral>,
-    new: impl IntoIterator<Item = &'k CustomerKey>,
-) -> Option<(CustomerKey, String)> {
-    let owner = owner
-        .filter(|o| o.linked_from.is_none())
-        .and_then(|o| CustomerKey::parse(&o.customer_key))
-        .filter(|k| !matches!(k, CustomerKey::EmailHash(_)))?;
-    let email = new
-        .into_iter()
-        .find(|k| matches!(k, CustomerKey::EmailHash(_)))?;
-    Some((owner, email.to_string()))
+/// What the customer's existing bindings learn when its identities are seen
+/// together: each that is no e-mail and has no `linkedFrom` learns the
+/// customer's e-mail identity (the first among `keys`, bound now or
+/// before), so a payment naming only that identity still finds the
+/// customer's e-mail (SELF_REFERRAL), whichever identity was bound first.
+fn links(keys: &[CustomerKey], existing: &[Referral]) -> Vec<(CustomerKey, String)> {
+    let Some(email) = keys.iter().find(|k| matches!(k, CustomerKey::EmailHash(_))) else {
+        return Vec::new();
+    };
+    existing
+        .iter()
+        .filter(|r| r.linked_from.is_none())
+        .filter(|r| keys.iter().any(|k| k.to_string() == r.customer_key))
+        .filter_map(|r| CustomerKey::parse(&r.customer_key))
+        .filter(|k| !matches!(k, CustomerKey::EmailHash(_)))
+        .map(|k| (k, email.to_string()))
+        .collect()
 }
 
 /// The `linkedFrom` of a new binding of `key`, one of the customer's
@@ -329,7 +329,7 @@ mod tests {
         let b = binding("2026-03-01T00:00:00Z");
 
         let fresh = plan_bindings(&keys, &b, &[]);
-        assert_eq!(fresh.owner_link, None);
+        assert_eq!(fresh.links, []);
         let fresh = fresh.new;
         assert_eq!(fresh.len(), 3);
         assert!(fresh.iter().all(|r| r.affiliate_id == "aff_new"));
@@ -346,8 +346,8 @@ mod tests {
             bound(&id, "aff_early", "2026-01-01T00:00:00Z"),
         ];
         let joined = plan_bindings(&keys, &b, &existing);
-        // The owner (the id) learns the e-mail that joins it.
-        assert_eq!(joined.owner_link, Some((id.clone(), hash.to_string())));
+        // The bound id learns the customer's first e-mail.
+        assert_eq!(joined.links, [(id.clone(), mail.to_string())]);
         let joined = joined.new;
         assert_eq!(joined.len(), 1);
         assert_eq!(joined[0].customer_key, hash.to_string());
@@ -364,14 +364,26 @@ mod tests {
             bound(&mail, "a", "2026-01-01T00:00:00Z"),
             bound(&hash, "a", "2026-01-01T00:00:00Z"),
         ];
+        // All bound, each on its own: nothing to bind, and the id learns the
+        // e-mail, whichever was bound first.
         let none = plan_bindings(&keys, &b, &all);
-        assert!(none.new.is_empty() && none.owner_link.is_none());
+        assert!(none.new.is_empty());
+        assert_eq!(none.links, [(id.clone(), mail.to_string())]);
+        let mail_first = [
+            bound(&mail, "a", "2026-01-01T00:00:00Z"),
+            bound(&id, "a", "2026-02-01T00:00:00Z"),
+        ];
+        let later = plan_bindings(&keys, &b, &mail_first);
+        assert_eq!(later.links, [(id.clone(), mail.to_string())]);
 
-        // An owner that is an e-mail, or linked already, learns nothing.
+        // An e-mail, a binding linked already, or a customer seen without an
+        // e-mail learns nothing.
         let mut linked = bound(&id, "a", "2026-01-01T00:00:00Z");
         linked.linked_from = Some(mail.to_string());
         for owner in [bound(&mail, "a", "2026-01-01T00:00:00Z"), linked] {
-            assert_eq!(plan_bindings(&keys, &b, &[owner]).owner_link, None);
+            assert_eq!(plan_bindings(&keys, &b, &[owner]).links, []);
         }
+        let no_mail = plan_bindings(&[id.clone()], &b, &all);
+        assert_eq!(no_mail.links, []);
     }
 }

@@ -23,8 +23,8 @@ const LINKED_FROM: &str = "linkedFrom";
 enum Role {
     /// Binds one identity.
     BindIdentity,
-    /// Links the earlier binding the others join.
-    LinkOwner,
+    /// Links a bound identity to the customer's e-mail.
+    Link,
 }
 
 /// Adds a referral change to a transaction: a binding is a Put that fails
@@ -137,17 +137,17 @@ pub async fn commit_bindings(store: &Store, tenant: &Tenant, plan: &BindingPlan)
     for r in &plan.new {
         tx.put_new(Role::BindIdentity, item(tenant, r)?);
     }
-    if let Some((owner, email)) = &plan.owner_link {
-        link(&mut tx, Role::LinkOwner, tenant, owner, email);
+    for (key, email) in &plan.links {
+        link(&mut tx, Role::Link, tenant, key, email);
     }
-    match (plan.new.as_slice(), &plan.owner_link) {
-        ([], _) => Ok(Bound::Done(false)),
-        ([one], None) => Ok(match bind_first(store, tenant, one).await? {
+    match (plan.new.as_slice(), plan.links.is_empty()) {
+        ([], true) => Ok(Bound::Done(false)),
+        ([one], true) => Ok(match bind_first(store, tenant, one).await? {
             true => Bound::Done(true),
             false => Bound::Raced,
         }),
-        _ => match store.transact(tx).await {
-            Ok(()) => Ok(Bound::Done(true)),
+        (new, _) => match store.transact(tx).await {
+            Ok(()) => Ok(Bound::Done(!new.is_empty())),
             Err(e) if e.failed(Role::BindIdentity) => Ok(Bound::Found(
                 e.old_items(Role::BindIdentity)
                     .into_iter()
