@@ -15,9 +15,13 @@ pub fn format(t: &DateTime<Utc>) -> String {
 
 /// Parses an ISO-8601 date-time with an offset.
 pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
+    use chrono::Timelike;
     DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.with_timezone(&Utc))
+        // A leap second (`:60`) would be answered as a time most clients
+        // cannot read; it is refused like any other bad time.
+        .filter(|t| t.nanosecond() < 1_000_000_000)
 }
 
 /// A bound given as a date (`2026-01-31`, the whole UTC day) or a date-time.
@@ -114,5 +118,13 @@ mod tests {
         assert_eq!(format(&b.start()), "2026-01-31T00:00:00.000Z");
         assert_eq!(format(&b.end()), "2026-01-31T23:59:59.999Z");
         assert!(Bound::parse("31/01/2026").is_none());
+    }
+
+    #[test]
+    fn a_leap_second_is_no_time() {
+        assert!(parse_datetime("2026-11-20T10:00:60Z").is_none());
+        assert!(parse_datetime("2026-11-20T10:00:60.500Z").is_none());
+        assert!(Bound::parse("2026-11-20T10:00:60Z").is_none());
+        assert!(parse_datetime("2026-11-20T10:00:59.999Z").is_some());
     }
 }

@@ -1626,3 +1626,20 @@ async fn amounts_keep_every_digit_in_and_out() {
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(text(&r.data()["minimumPayout"]), "123456789012.3456");
 }
+
+#[tokio::test]
+async fn a_leap_second_is_refused_where_a_time_is_read() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let r = postback(
+        k,
+        json!({"amount": 1, "currency": "USD", "externalId": unique("leap"),
+            "conversionType": "SALE", "occurredAt": "2026-11-20T10:00:60Z"}),
+    )
+    .await;
+    r.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(r.body["error"]["details"][0]["path"], json!(["occurredAt"]));
+    list(k, "?to=2026-11-20T10:00:60Z")
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
+}
