@@ -383,7 +383,7 @@ mod tests {
         for owner in [bound(&mail, "a", "2026-01-01T00:00:00Z"), linked] {
             assert_eq!(plan_bindings(&keys, &b, &[owner]).links, []);
         }
-        let no_mail = plan_bindings(&[id.clone()], &b, &all);
+        let no_mail = plan_bindings(std::slice::from_ref(&id), &b, &all);
         assert_eq!(no_mail.links, []);
     }
 }
