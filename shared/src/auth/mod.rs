@@ -191,8 +191,9 @@ pub fn claimed_portal(header: Option<&str>) -> Result<portal::PortalClaims> {
 
 /// The affiliate a portal token names, read with its account in one
 /// strongly consistent batch: 401 unless the affiliate is the tenant's and
-/// ACTIVE (a suspended one's token stops at once) and its account can be
-/// used (a locked one's tokens stop at once too).
+/// ACTIVE (a suspended one's token stops at once, and stays stopped once it
+/// is ACTIVE again) and its account can be used (a locked one's tokens stop
+/// at once too).
 pub async fn portal_principal(
     store: &Store,
     claims: &portal::PortalClaims,
@@ -218,7 +219,7 @@ pub async fn portal_principal(
         }
     }
     let affiliate = affiliate
-        .filter(Affiliate::opens_portal)
+        .filter(|a| a.opens_portal_to(claims.issued_at()))
         .ok_or(Error::Unauthorized)?;
     // The affiliate learns only that the token no longer works, never the
     // merchant's account state.

@@ -58,6 +58,11 @@ impl PortalClaims {
         Tenant::new(self.acct.clone(), self.mode)
     }
 
+    /// When the token was issued (to the second).
+    pub fn issued_at(&self) -> DateTime<Utc> {
+        DateTime::from_timestamp(self.iat, 0).unwrap_or_default()
+    }
+
     /// When the token stops working.
     pub fn expires_at(&self) -> DateTime<Utc> {
         Utc.timestamp_opt(self.exp, 0).single().unwrap_or_default()

@@ -20,7 +20,7 @@ use crate::ids::{new_id, IdKind};
 use crate::limits;
 use crate::money::{json_number, Currency};
 use crate::patch::Patch;
-use crate::timestamp::serde_ts;
+use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::{Issue, Issues};
 
 wire_enum! {
@@ -99,6 +99,14 @@ pub struct Affiliate {
     /// Risk flags of its sign-up (not stored while there are none).
     #[serde(default, skip_serializing_if = "Risk::is_clear")]
     pub risk: Risk,
+    /// When it was last suspended; never shown. A portal token issued before
+    /// it opens nothing, even once the affiliate is ACTIVE again.
+    #[serde(
+        with = "serde_ts_opt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub suspended_at: Option<DateTime<Utc>>,
     /// Commission earned, per currency (maintained by the conversion flow).
     #[serde(default)]
     pub earned: Totals,
@@ -203,10 +211,21 @@ impl Stamped for Affiliate {
 }
 
 impl Affiliate {
-    /// Whether its portal tokens open the portal: only while ACTIVE, so a
-    /// suspension ends every session at once.
+    /// Whether its portal opens: only while ACTIVE, so a suspension ends
+    /// every session at once.
     pub fn opens_portal(&self) -> bool {
         self.status == AffiliateStatus::Active
+    }
+
+    /// Whether a portal token issued at `issued_at` (to the second, as
+    /// tokens say) opens its portal: while ACTIVE, and only if issued no
+    /// earlier than the second of its last suspension (a session the
+    /// suspension ended stays ended; one opened after it works at once).
+    pub fn opens_portal_to(&self, issued_at: DateTime<Utc>) -> bool {
+        self.opens_portal()
+            && self
+                .suspended_at
+                .is_none_or(|s| issued_at.timestamp() >= s.timestamp())
     }
 
     /// The affiliate once its application is decided.
@@ -317,6 +336,7 @@ impl Affiliate {
                 metadata,
                 signup_network: None,
                 risk: Risk::default(),
+                suspended_at: None,
                 earned: Totals::new(),
                 paid: Totals::new(),
                 version: 0,
@@ -374,7 +394,12 @@ impl Affiliate {
                     action: "changing status outside its application",
                 });
             }
-            Patch::Value(s) => a.status = s,
+            Patch::Value(s) => {
+                if s == AffiliateStatus::Suspended {
+                    a.suspended_at = Some(now);
+                }
+                a.status = s;
+            }
             Patch::Null => required("status", &mut issues),
             Patch::Absent => {}
         }

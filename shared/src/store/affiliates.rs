@@ -35,11 +35,12 @@ enum Write {
 
 /// Attributes a merchant's update owns. The totals are not record attributes:
 /// the conversion and payout flows keep them in the TOTALS item.
-const EDITABLE: [&str; 10] = [
+const EDITABLE: [&str; 11] = [
     attrs::NAME,
     "email",
     "code",
     attrs::STATUS,
+    "suspendedAt",
     "payoutMethod",
     "payoutEmail",
     "website",
