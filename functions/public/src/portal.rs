@@ -10,8 +10,9 @@ use axum::extract::State;
 use axum::http::HeaderValue;
 use axum::response::Response;
 use shared::app::App;
+use shared::error::Result;
 use shared::http::router::document;
-use shared::http::{FromQuery, Params, Query};
+use shared::http::{FromQuery, Params, PublicCount, Query};
 use shared::ids::{self, IdKind};
 use shared::store::accounts;
 
@@ -71,18 +72,39 @@ impl FromQuery for PageQuery {
     operation_id = "getPortalPage",
     tag = "Portal", security(()),
     params(("account" = Option<String>, Query, description = "The account whose framing origins apply.")),
-    responses((status = 200, description = "The page.", content_type = "text/html"))
+    responses(
+        (status = 200, description = "The page.", content_type = "text/html"),
+        (status = 429, description = "TooManyRequests"),
+        (status = 503, description = "ServiceUnavailable")
+    )
 )]
-pub async fn page(State(app): State<Arc<App>>, Params(q): Params<PageQuery>) -> Response {
+pub async fn page(
+    caller: PublicCount,
+    State(app): State<Arc<App>>,
+    Params(q): Params<PageQuery>,
+) -> Result<Response> {
     let known = q.account.filter(|a| ids::is_valid(IdKind::Account, a));
+    // A page that reads an account is counted per client address, at once
+    // with its read; one that names none reads nothing and is a document.
     let ancestors = match known {
-        Some(id) => accounts::get_account(&app.store, &id)
-            .await
-            .map(|a| a.frame_ancestors())
-            .unwrap_or_else(|_| "'self'".to_string()),
+        Some(id) => {
+            let (_, admission) = caller.split();
+            let read = async {
+                accounts::get_account(&app.store, &id)
+                    .await
+                    .map(|a| a.frame_ancestors())
+                    .unwrap_or_else(|_| "'self'".to_string())
+            };
+            let (admitted, ancestors) = tokio::join!(admission.admit(), read);
+            admitted?;
+            ancestors
+        }
         None => "'self'".to_string(),
     };
-    with_policy(document("text/html; charset=utf-8", PAGE), &ancestors)
+    Ok(with_policy(
+        document("text/html; charset=utf-8", PAGE),
+        &ancestors,
+    ))
 }
 
 /// Affiliate portal script

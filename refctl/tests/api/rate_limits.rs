@@ -48,6 +48,21 @@ async fn public_routes_are_limited_per_ip() {
         "{statuses:?}"
     );
     assert_eq!(statuses[0], 200);
+    // The portal page reads the account it names: it is counted too, while
+    // a page naming none reads nothing and is a document.
+    let page = format!("/portal?account={}", m.account_id);
+    let mut statuses = Vec::new();
+    for _ in 0..7 {
+        let r = raw(base, "GET", &page, None, &[], None).await;
+        if r.status == 429 {
+            r.assert_error(429, "RATE_LIMIT_EXCEEDED");
+        }
+        statuses.push(r.status);
+        let r = raw(base, "GET", "/portal", None, &[], None).await;
+        assert_eq!(r.status, 200);
+    }
+    assert!(statuses.contains(&429), "{statuses:?}");
+    assert_eq!(statuses[0], 200);
 }
 
 #[tokio::test]
