@@ -83,13 +83,27 @@ async fn every_bad_key_gets_the_same_401() {
             .all(|msg| msg == "invalid or expired API key"),
         "{messages:?}"
     );
-    // The good key works, so the failures above were the key's fault.
+    // The good key works, so the failures above were the key's fault; the
+    // scheme's name in any letter case.
     assert_eq!(
         call("GET", "/api/v1/campaigns", Some(&good), None)
             .await
             .status,
         200
     );
+    for scheme in ["bearer", "BEARER", "BeArEr"] {
+        let h = format!("{scheme} {good}");
+        let r = raw(
+            base,
+            "GET",
+            "/api/v1/campaigns",
+            None,
+            &[("authorization", &h)],
+            None,
+        )
+        .await;
+        assert_eq!(r.status, 200, "{scheme}: {:?}", r.body);
+    }
 }
 
 #[tokio::test]

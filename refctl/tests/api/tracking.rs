@@ -82,6 +82,13 @@ async fn a_click_is_one_record_with_a_session_and_no_plain_ip() {
     assert_eq!(r.status, 201, "{:?}", r.body);
     assert_eq!(r.header("access-control-allow-origin"), Some("*"));
     assert!(r.header("ratelimit-limit").is_some());
+    // A browser script may read the request id and the rate limit's headers.
+    let exposed = r
+        .header("access-control-expose-headers")
+        .unwrap_or_default();
+    for name in ["X-Request-Id", "Retry-After", "RateLimit-Remaining"] {
+        assert!(exposed.contains(name), "{exposed}");
+    }
     let d = r.data();
     assert_eq!(
         d.as_object().unwrap().len(),

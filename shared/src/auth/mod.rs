@@ -36,12 +36,11 @@ pub async fn authenticate(
 
 /// The bearer key of `Authorization: Bearer <key>`, unchecked.
 fn bearer(header: Option<&str>) -> Result<&str> {
+    // The scheme's name is case-insensitive (RFC 9110, section 11.1).
     header
-        .and_then(|h| {
-            h.strip_prefix("Bearer ")
-                .or_else(|| h.strip_prefix("bearer "))
-        })
-        .map(str::trim)
+        .and_then(|h| h.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
         .ok_or(Error::Unauthorized)
 }
 

@@ -153,10 +153,19 @@ async fn preflight(allow: String) -> Response {
         .into_response()
 }
 
+/// The answer headers a browser script may read besides the safelisted
+/// ones: the request id and the rate limit's (`Retry-After` on a 429).
+const EXPOSED: &str =
+    "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset";
+
 async fn allow_any_origin(req: Request, next: axum::middleware::Next) -> Response {
     let mut resp = next.run(req).await;
-    resp.headers_mut()
-        .insert("access-control-allow-origin", HeaderValue::from_static("*"));
+    let h = resp.headers_mut();
+    h.insert("access-control-allow-origin", HeaderValue::from_static("*"));
+    h.insert(
+        "access-control-expose-headers",
+        HeaderValue::from_static(EXPOSED),
+    );
     resp
 }
 
