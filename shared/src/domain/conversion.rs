@@ -722,8 +722,7 @@ fn email_identity(
 ) -> Option<CustomerKey> {
     let from_email = email.and_then(|e| issues.check(CustomerKey::from_email(e)));
     // Hex is case-blind: an upper-case hash is accepted and stored in lowercase.
-    let from_hash = hash
-        .and_then(|h| issues.check(CustomerKey::from_email_hash(&h.trim().to_ascii_lowercase())));
+    let from_hash = hash.and_then(|h| issues.check(CustomerKey::from_email_hash(h)));
     match (from_email, from_hash) {
         (Some(a), Some(b)) if a != b => {
             issues.add(

@@ -67,14 +67,16 @@ impl CustomerKey {
 
     /// From a `customerEmailHash`: exactly 64 lowercase hex characters.
     pub fn from_email_hash(hash: &str) -> Result<CustomerKey, Issue> {
-        if !is_email_hash(hash) {
+        // Hex in any letter case names the same hash; it is kept lowercase.
+        let hash = hash.trim().to_ascii_lowercase();
+        if !is_email_hash(&hash) {
             return Err(Issue::new(
                 &["customerEmailHash"],
                 "invalid_string",
-                "customerEmailHash must be the lowercase hex SHA-256 of the trimmed, lowercased e-mail (64 characters)",
+                "customerEmailHash must be the hex SHA-256 of the trimmed, lowercased e-mail (64 characters)",
             ));
         }
-        Ok(CustomerKey::EmailHash(hash.to_string()))
+        Ok(CustomerKey::EmailHash(hash))
     }
 
     /// From a session id (`ses_…`).

@@ -277,7 +277,7 @@ const IDENTIFY_FORMS: [IdentifyForm; 3] = [
     ),
     (
         "IdentifyByEmailHash",
-        || serde_json::json!({"type": "object", "additionalProperties": false, "description": "Binds the session to the hash of an e-mail address, and to a customer id when one is given.", "required": ["sessionId", "customerEmailHash"], "properties": {"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}, "customerEmailHash": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "Lowercase hex SHA-256 of the trimmed, lowercased e-mail (what the browser script sends when the page can hash)."}, "customerId": {"type": ["string", "null"], "minLength": 1, "maxLength": 256, "description": "The merchant's own customer id (case-sensitive, not blank, no control characters).", "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"}, "customerEmail": {"type": "null"}}}),
+        || serde_json::json!({"type": "object", "additionalProperties": false, "description": "Binds the session to the hash of an e-mail address, and to a customer id when one is given.", "required": ["sessionId", "customerEmailHash"], "properties": {"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}, "customerEmailHash": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$", "description": "Hex SHA-256 (either letter case; stored lowercase) of the trimmed, lowercased e-mail (what the browser script sends when the page can hash)."}, "customerId": {"type": ["string", "null"], "minLength": 1, "maxLength": 256, "description": "The merchant's own customer id (case-sensitive, not blank, no control characters).", "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"}, "customerEmail": {"type": "null"}}}),
     ),
 ];
 
@@ -427,10 +427,13 @@ mod tests {
         assert!(
             keys(serde_json::json!({"sessionId": s, "customerEmail": "not-an-email"})).is_err()
         );
-        assert!(keys(
-            serde_json::json!({"sessionId": s, "customerEmailHash": hash.to_uppercase()})
-        )
-        .is_err());
+        // A hash in capitals is the same hash, as the postback reads it.
+        assert_eq!(
+            keys(serde_json::json!({"sessionId": s, "customerEmailHash": hash.to_uppercase()}))
+                .unwrap(),
+            keys(serde_json::json!({"sessionId": s, "customerEmailHash": hash})).unwrap()
+        );
+        assert!(keys(serde_json::json!({"sessionId": s, "customerEmailHash": "xyz"})).is_err());
         assert!(keys(serde_json::json!({"sessionId": s, "customerId": ""})).is_err());
     }
 }

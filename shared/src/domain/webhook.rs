@@ -677,7 +677,17 @@ impl ReplayRequest {
         }
         if let (Some(f), Some(t)) = (from, to) {
             if f > t {
-                issues.add(&["from"], "invalid_range", "from must not be after to");
+                // Without `to` the window ends now.
+                let end = if self.to.is_some() {
+                    "to"
+                } else {
+                    "now (to's default)"
+                };
+                issues.add(
+                    &["from"],
+                    "invalid_range",
+                    format!("from must not be after {end}"),
+                );
             }
         }
         issues.finish()?;
