@@ -521,7 +521,12 @@ async fn a_payment_posted_back_by_its_payment_intent_or_charge_counts_once() {
             id(&i),
             &stripe_event(
                 "invoice.paid",
-                invoice(&inv, "cus_p", 10000, json!({"referral": code})),
+                invoice(
+                    &inv,
+                    &format!("cus_{inv}"),
+                    10000,
+                    json!({"referral": code}),
+                ),
             ),
         )
         .await;
@@ -557,7 +562,13 @@ async fn a_payment_posted_back_by_its_payment_intent_or_charge_counts_once() {
         });
         let event = stripe_event(
             "invoice.paid",
-            invoice(&inv, "cus_p", 10000, json!({"referral": code})),
+            // Its own customer: a first payment, whichever side records it.
+            invoice(
+                &inv,
+                &format!("cus_{inv}"),
+                10000,
+                json!({"referral": code}),
+            ),
         );
         let (posted, r) = tokio::join!(
             call("POST", "/api/v1/conversions/postback", Some(k), Some(body)),
