@@ -92,6 +92,7 @@ async fn past_click(
         ip_hash: None,
         previous_session_id: None,
         flooded: false,
+        customers_bound: 0,
     };
     clicks::insert(&app.store, &c).await.unwrap();
     ids.click_id

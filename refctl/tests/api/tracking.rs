@@ -401,6 +401,7 @@ async fn identify_rejects_bad_bodies_and_unknown_or_expired_sessions() {
         ip_hash: None,
         previous_session_id: None,
         flooded: false,
+        customers_bound: 0,
     };
     clicks::insert(&app.store, &expired).await.unwrap();
     assert!(
@@ -484,4 +485,43 @@ async fn click_counts_add_the_month_items_days_and_earlier_day_items() {
     assert_eq!(count(Period::Days30).await, 10);
     // `all` reads month totals only: the old day items were in them already.
     assert_eq!(count(Period::All).await, 3);
+}
+
+#[tokio::test]
+async fn one_session_binds_at_most_its_share_of_customers() {
+    use shared::domain::tracking::MAX_CUSTOMERS_PER_SESSION;
+    let code = format!("S{}", &ulid::Ulid::new().to_string()[18..]);
+    let (m, c, a) = setup(&code, json!({})).await;
+    let s = click(&c, &code).await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let customer = |n: u32| format!("cus_share_{s}_{n}");
+    for n in 0..MAX_CUSTOMERS_PER_SESSION {
+        let r = identify(json!({"sessionId": s, "customerId": customer(n)})).await;
+        assert_eq!(r.data()["bound"], true, "{n}: {:?}", r.body);
+        // The same customer again binds nothing and takes no place.
+        let r = identify(json!({"sessionId": s, "customerId": customer(n)})).await;
+        assert_eq!(r.data()["bound"], false, "{n}: {:?}", r.body);
+    }
+    // One more customer is not bound: its payment is not the affiliate's.
+    let extra = customer(MAX_CUSTOMERS_PER_SESSION);
+    let r = identify(json!({"sessionId": s, "customerId": extra})).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["bound"], false, "{:?}", r.body);
+    let paid = |who: String| {
+        call(
+            "POST",
+            "/api/v1/conversions/postback",
+            Some(&m.test_key),
+            Some(
+                json!({"amount": 10, "currency": "USD", "externalId": format!("ord_{who}"),
+                "conversionType": "SALE", "customerId": who}),
+            ),
+        )
+    };
+    let r = paid(extra).await;
+    assert_eq!(r.data()["affiliateId"], Value::Null, "{:?}", r.body);
+    let r = paid(customer(0)).await;
+    assert_eq!(r.data()["affiliateId"], json!(a), "{:?}", r.body);
 }

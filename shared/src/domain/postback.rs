@@ -642,6 +642,7 @@ fn referral_changes(
         source: ReferralSource::Payment,
         session_id: p.session_id.as_deref(),
         at: now,
+        counted_click: None,
     };
     let plan = referral::plan_bindings(&keys, &binding, &existing);
     // The identities in the postback's order: a bound one counts its first
@@ -741,6 +742,7 @@ mod tests {
             ip_hash: None,
             previous_session_id: None,
             flooded: false,
+            customers_bound: 0,
         }
     }
 

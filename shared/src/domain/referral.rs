@@ -174,6 +174,9 @@ pub struct Binding<'a> {
     pub source: ReferralSource,
     pub session_id: Option<&'a str>,
     pub at: DateTime<Utc>,
+    /// The click whose session binds by identify: new bindings take one of
+    /// its places (`tracking::MAX_CUSTOMERS_PER_SESSION`).
+    pub counted_click: Option<&'a str>,
 }
 
 /// The writes that bind a customer's identities.
@@ -184,6 +187,9 @@ pub struct BindingPlan {
     /// Bindings of the customer that learn its e-mail identity, and that
     /// e-mail: each one's `linkedFrom` is set to it when it has none.
     pub links: Vec<(CustomerKey, String)>,
+    /// The click whose session's places the new bindings take one of (none
+    /// when nothing new is bound): refused when its places are taken.
+    pub counted_click: Option<String>,
 }
 
 /// The referrals that bind the identities of one customer (`keys`) not bound
@@ -220,7 +226,15 @@ pub fn plan_bindings(
         })
         .collect();
     let links = links(keys, existing);
-    BindingPlan { new, links }
+    let counted_click = binding
+        .counted_click
+        .filter(|_| !new.is_empty())
+        .map(str::to_string);
+    BindingPlan {
+        new,
+        links,
+        counted_click,
+    }
 }
 
 /// What the customer's existing bindings learn when its identities are seen
@@ -305,6 +319,7 @@ mod tests {
             source: ReferralSource::Identify,
             session_id: Some("ses_1"),
             at: crate::timestamp::parse_datetime(at).unwrap(),
+            counted_click: Some("clk_1"),
         }
     }
 
@@ -332,6 +347,7 @@ mod tests {
 
         let fresh = plan_bindings(&keys, &b, &[]);
         assert_eq!(fresh.links, []);
+        let fresh_counted = fresh.counted_click.clone();
         let fresh = fresh.new;
         assert_eq!(fresh.len(), 3);
         assert!(fresh.iter().all(|r| r.affiliate_id == "aff_new"));
@@ -370,6 +386,9 @@ mod tests {
         // e-mail, whichever was bound first.
         let none = plan_bindings(&keys, &b, &all);
         assert!(none.new.is_empty());
+        // Nothing new bound takes no place of the session's.
+        assert_eq!(none.counted_click, None);
+        assert_eq!(fresh_counted, Some("clk_1".to_string()));
         assert_eq!(none.links, [(id.clone(), mail.to_string())]);
         let mail_first = [
             bound(&mail, "a", "2026-01-01T00:00:00Z"),

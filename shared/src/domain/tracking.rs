@@ -94,6 +94,19 @@ pub struct Click {
     /// network; recorded, never used for attribution.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub flooded: bool,
+    /// Customers its session bound through identify (each identify that
+    /// bound something new counts one), up to [`MAX_CUSTOMERS_PER_SESSION`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub customers_bound: u32,
+}
+
+/// Customers one session may bind through identify: a browser is one
+/// customer, or a few on a shared computer; a session that names more is
+/// claiming customers that are not its own (first touch would keep them).
+pub const MAX_CUSTOMERS_PER_SESSION: u32 = 5;
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Click {
@@ -123,6 +136,7 @@ impl Click {
             ip_hash,
             previous_session_id: request.session_id,
             flooded: false,
+            customers_bound: 0,
         }
     }
 
@@ -140,6 +154,11 @@ impl Click {
     /// never does, by id, by session, or through a binding.
     pub fn attributes(&self) -> bool {
         !self.flooded
+    }
+
+    /// Whether its session may bind another customer through identify.
+    pub fn binds_another_customer(&self) -> bool {
+        self.attributes() && self.customers_bound < MAX_CUSTOMERS_PER_SESSION
     }
 
     /// Whether this click may bind a customer of `tenant_key` to its
@@ -362,6 +381,7 @@ mod tests {
             ip_hash: None,
             previous_session_id: None,
             flooded: false,
+            customers_bound: 0,
         };
         assert!(c.is_live(now));
         assert!(!c.is_live(exp));

@@ -498,6 +498,7 @@ async fn bind(
         source: ReferralSource::Checkout,
         session_id: matches!(kind, Referral::Session).then_some(r),
         at: now,
+        counted_click: None,
     };
     tracking::bind(&app.store, tenant, &keys, &binding).await?;
     match &b.payment_id {

@@ -135,8 +135,9 @@ pub async fn identify(
     let click = clicks::get_live_by_session(store, session_id, now)
         .await?
         .ok_or(Error::NotFound("session"))?;
-    if !click.attributes() {
-        // A flooded click never attributes, through its session neither.
+    if !click.binds_another_customer() {
+        // A flooded click never attributes, through its session neither; a
+        // session that bound its share of customers binds no more.
         return Ok(false);
     }
     let tenant = Tenant::from_key(&click.tenant)
@@ -147,6 +148,7 @@ pub async fn identify(
         source: ReferralSource::Identify,
         session_id: Some(session_id),
         at: now,
+        counted_click: Some(&click.id),
     };
     bind(store, &tenant, keys, &binding).await
 }
@@ -176,6 +178,7 @@ pub async fn bind(
                     Bound::Found(found) => existing.extend(found),
                     // One identity, bound already: first touch kept.
                     Bound::Raced if keys.len() == 1 => return Ok(Attempt::Done(false)),
+                    Bound::SessionFull => return Ok(Attempt::Done(false)),
                     Bound::Raced => break,
                 }
             }

@@ -96,6 +96,19 @@ fn number(item: &Item, name: &str) -> i64 {
         .unwrap_or(0)
 }
 
+/// The attribute of `Click::customers_bound`.
+const CUSTOMERS_BOUND: &str = "customersBound";
+
+/// Takes one of a click's places for customers its session binds: refused
+/// when they are all taken (or the click is gone).
+pub fn take_customer_place() -> UpdateExpr {
+    let cap = u64::from(tracking::MAX_CUSTOMERS_PER_SESSION);
+    UpdateExpr::new()
+        .add(CUSTOMERS_BOUND, number_value(1))
+        .when_exists()
+        .when_absent_or_below(CUSTOMERS_BOUND, number_value(cap))
+}
+
 /// The click with this id if it exists and has not expired at `now`.
 pub async fn get_live(store: &Store, click_id: &str, now: DateTime<Utc>) -> Result<Option<Click>> {
     if tracking::session_id_of_click(click_id).is_none() {

@@ -6,9 +6,10 @@ use crate::domain::postback::ReferralChange;
 use crate::domain::referral::{BindingPlan, CustomerKey, Referral};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
+use crate::store::clicks;
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::tx::Tx;
-use crate::store::update::UpdateExpr;
+use crate::store::update::{UpdateExpr, Updated};
 use crate::store::{from_item, record_item, string_value, IndexKeys, Item, Store};
 use crate::timestamp;
 
@@ -25,6 +26,8 @@ enum Role {
     BindIdentity,
     /// Links a bound identity to the customer's e-mail.
     Link,
+    /// Takes a place of the identifying session's click.
+    SessionPlace,
 }
 
 /// Adds a referral change to a transaction: a binding is a Put that fails
@@ -113,6 +116,28 @@ pub async fn get_many(
     store.batch_get_owned(&wanted, &tenant.key()).await
 }
 
+/// Takes a place of the identifying session's click for the binding just
+/// written, or removes that binding when the session has none left.
+async fn take_place(
+    store: &Store,
+    tenant: &Tenant,
+    bound: &Referral,
+    click: &str,
+) -> Result<Bound> {
+    let place = clicks::take_customer_place();
+    match store.update(click, RECORD_SK, &place).await? {
+        Updated::Applied(_) => Ok(Bound::Done(true)),
+        Updated::Refused(_) => {
+            let key = CustomerKey::parse(&bound.customer_key)
+                .ok_or_else(|| Error::internal("a binding without its customer key"))?;
+            store
+                .delete(&keys::referral(tenant, &key), RECORD_SK)
+                .await?;
+            Ok(Bound::SessionFull)
+        }
+    }
+}
+
 /// Writes a referral unless its identity is already bound; true when written.
 pub async fn bind_first(store: &Store, tenant: &Tenant, referral: &Referral) -> Result<bool> {
     store.put_new(item(tenant, referral)?).await
@@ -127,6 +152,8 @@ pub enum Bound {
     Found(Vec<Referral>),
     /// A single binding lost its race; what won is not known.
     Raced,
+    /// The identifying session bound its share of customers: nothing bound.
+    SessionFull,
 }
 
 /// Writes new referrals of one customer, all or none: one conditional
@@ -140,20 +167,32 @@ pub async fn commit_bindings(store: &Store, tenant: &Tenant, plan: &BindingPlan)
     for (key, email) in &plan.links {
         link(&mut tx, Role::Link, tenant, key, email);
     }
+    if let Some(click) = &plan.counted_click {
+        let place = clicks::take_customer_place();
+        tx.update(Role::SessionPlace, click, RECORD_SK, &place);
+    }
     match (plan.new.as_slice(), plan.links.is_empty()) {
         ([], true) => Ok(Bound::Done(false)),
-        ([one], true) => Ok(match bind_first(store, tenant, one).await? {
-            true => Bound::Done(true),
-            false => Bound::Raced,
-        }),
+        // One identity is bound by a conditional Put (an identity bound
+        // already, the common case of a repeated identify, costs that Put
+        // alone); then it takes its session's place, or is undone.
+        ([one], true) => match bind_first(store, tenant, one).await? {
+            false => Ok(Bound::Raced),
+            true => match &plan.counted_click {
+                Some(click) => take_place(store, tenant, one, click).await,
+                None => Ok(Bound::Done(true)),
+            },
+        },
         (new, _) => match store.transact(tx).await {
             Ok(()) => Ok(Bound::Done(!new.is_empty())),
+            // Bound meanwhile comes first: planned again, it may bind nothing.
             Err(e) if e.failed(Role::BindIdentity) => Ok(Bound::Found(
                 e.old_items(Role::BindIdentity)
                     .into_iter()
                     .map(|item| from_item(item.clone()))
                     .collect::<Result<_>>()?,
             )),
+            Err(e) if e.failed(Role::SessionPlace) => Ok(Bound::SessionFull),
             Err(e) => Err(e.into_error()),
         },
     }
