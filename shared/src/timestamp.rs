@@ -24,6 +24,19 @@ pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
         .filter(|t| t.nanosecond() < 1_000_000_000)
 }
 
+/// Reads a stored time: as [`parse_datetime`], but a leap second written
+/// before those were refused reads as the last millisecond of its minute,
+/// so a record that holds one still reads (and is answered as a time every
+/// client can parse).
+pub fn read_stored(s: &str) -> Option<DateTime<Utc>> {
+    use chrono::Timelike;
+    let t = DateTime::parse_from_rfc3339(s).ok()?.with_timezone(&Utc);
+    match t.nanosecond() >= 1_000_000_000 {
+        true => t.with_nanosecond(999_000_000),
+        false => Some(t),
+    }
+}
+
 /// A bound given as a date (`2026-01-31`, the whole UTC day) or a date-time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
@@ -71,10 +84,10 @@ pub mod serde_ts {
         s.serialize_str(&format(t))
     }
 
-    /// Reads any RFC 3339 time.
+    /// Reads any RFC 3339 time (see [`read_stored`]).
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
         let s = String::deserialize(d)?;
-        parse_datetime(&s).ok_or_else(|| serde::de::Error::custom("expected an ISO-8601 date-time"))
+        read_stored(&s).ok_or_else(|| serde::de::Error::custom("expected an ISO-8601 date-time"))
     }
 }
 
@@ -90,12 +103,12 @@ pub mod serde_ts_opt {
         }
     }
 
-    /// Reads any RFC 3339 time or null.
+    /// Reads any RFC 3339 time or null (see [`read_stored`]).
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
         let s = Option::<String>::deserialize(d)?;
         match s {
             None => Ok(None),
-            Some(s) => parse_datetime(&s)
+            Some(s) => read_stored(&s)
                 .map(Some)
                 .ok_or_else(|| serde::de::Error::custom("expected an ISO-8601 date-time")),
         }
@@ -122,6 +135,16 @@ mod tests {
 
     #[test]
     fn a_leap_second_is_no_time() {
+        // Stored before it was refused, it still reads.
+        let stored = read_stored("2026-11-20T10:00:60.000Z").unwrap();
+        assert_eq!(format(&stored), "2026-11-20T10:00:59.999Z");
+        #[derive(serde::Deserialize)]
+        struct At {
+            #[serde(with = "serde_ts")]
+            at: DateTime<Utc>,
+        }
+        let at: At = serde_json::from_str(r#"{"at": "2026-11-20T10:00:60.000Z"}"#).unwrap();
+        assert_eq!(at.at, stored);
         assert!(parse_datetime("2026-11-20T10:00:60Z").is_none());
         assert!(parse_datetime("2026-11-20T10:00:60.500Z").is_none());
         assert!(Bound::parse("2026-11-20T10:00:60Z").is_none());
