@@ -715,3 +715,38 @@ async fn identify_after_click(campaign: String, code: String, mut body: Value) -
     )
     .await
 }
+
+#[tokio::test]
+async fn a_session_past_its_places_still_links_its_customer_to_the_affiliates_e_mail() {
+    use shared::domain::tracking::{session_id_of_click, MAX_CUSTOMERS_PER_SESSION};
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    let c = campaign(k, json!({"isPublic": true})).await;
+    let (aff, code, email) = affiliate(k, &id(&c)).await;
+    let session = session_id_of_click(&click("127.0.0.13", &id(&c), &code).await).unwrap();
+    let identify = |body: Value| {
+        let mut body = body;
+        body["sessionId"] = json!(session);
+        from(
+            "127.0.0.13",
+            "POST",
+            "/api/v1/track/identify",
+            None,
+            Some(body),
+        )
+    };
+    // The affiliate's own customer id first, then the session's other places.
+    let own = unique("cus_");
+    for n in 0..MAX_CUSTOMERS_PER_SESSION {
+        let who = if n == 0 { own.clone() } else { unique("cus_") };
+        let r = identify(json!({"customerId": who})).await;
+        assert_eq!(r.data()["bound"], true, "{n}: {:?}", r.body);
+    }
+    // Full: the e-mail is not bound, but the id learns it.
+    let r = identify(json!({"customerId": own, "customerEmail": email})).await;
+    assert_eq!(r.data()["bound"], false, "{:?}", r.body);
+    let paid = postback(k, json!({"customerId": own})).await;
+    assert_eq!(paid["affiliateId"].as_str(), Some(aff.as_str()));
+    assert_eq!(risk_of(&paid), flagged("HIGH", "SELF_REFERRAL", "ON_HOLD"));
+    sweep(&["127.0.0."]);
+}

@@ -65,7 +65,8 @@ impl CustomerKey {
         Ok(CustomerKey::EmailHash(email_hash(email.as_str())))
     }
 
-    /// From a `customerEmailHash`: exactly 64 lowercase hex characters.
+    /// From a `customerEmailHash`: 64 hex characters in either letter case
+    /// (surrounding spaces aside), kept lowercase.
     pub fn from_email_hash(hash: &str) -> Result<CustomerKey, Issue> {
         // Hex in any letter case names the same hash; it is kept lowercase.
         let hash = hash.trim().to_ascii_lowercase();
@@ -190,6 +191,19 @@ pub struct BindingPlan {
     /// The click whose session's places the new bindings take one of (none
     /// when nothing new is bound): refused when its places are taken.
     pub counted_click: Option<String>,
+}
+
+impl BindingPlan {
+    /// The plan of a session with no place left: nothing new is bound, but
+    /// its bindings still learn the customer's e-mail (a link binds no
+    /// customer and takes no place).
+    pub fn links_only(self) -> BindingPlan {
+        BindingPlan {
+            new: Vec::new(),
+            links: self.links,
+            counted_click: None,
+        }
+    }
 }
 
 /// The referrals that bind the identities of one customer (`keys`) not bound

@@ -3,6 +3,8 @@
 
 use std::future::Future;
 
+use std::sync::atomic::Ordering;
+
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
@@ -135,9 +137,8 @@ pub async fn identify(
     let click = clicks::get_live_by_session(store, session_id, now)
         .await?
         .ok_or(Error::NotFound("session"))?;
-    if !click.binds_another_customer() {
-        // A flooded click never attributes, through its session neither; a
-        // session that bound its share of customers binds no more.
+    if !click.attributes() {
+        // A flooded click never attributes, through its session neither.
         return Ok(false);
     }
     let tenant = Tenant::from_key(&click.tenant)
@@ -150,11 +151,15 @@ pub async fn identify(
         at: now,
         counted_click: Some(&click.id),
     };
-    bind(store, &tenant, keys, &binding).await
+    // A session that bound its share of customers binds no more (its
+    // bindings may still learn the customer's e-mail).
+    let full = !click.binds_another_customer();
+    bind_in(store, &tenant, keys, &binding, full).await
 }
 
 /// Binds the identities as `plan_bindings` decides. The first plan assumes
-/// none is bound (a customer's first identify) and reads nothing; a
+/// none is bound (a customer's first identify) and reads nothing (but for a
+/// full session, whose links need what is bound); a
 /// cancelled transaction returns the bindings that exist, so the next plan
 /// needs no read either. Only a lost race reads again.
 pub async fn bind(
@@ -163,7 +168,22 @@ pub async fn bind(
     keys: &[CustomerKey],
     binding: &Binding<'_>,
 ) -> Result<bool> {
-    let mut known = Some(Vec::new());
+    bind_in(store, tenant, keys, binding, false).await
+}
+
+/// [`bind`] for a session that may be `full` (no place left for another
+/// customer): then, or once a commit finds it so, only the links are written.
+async fn bind_in(
+    store: &Store,
+    tenant: &Tenant,
+    keys: &[CustomerKey],
+    binding: &Binding<'_>,
+    full: bool,
+) -> Result<bool> {
+    // A full session's plan has links only, which come from what is bound:
+    // it reads first.
+    let mut known = (!full).then(Vec::new);
+    let full = &std::sync::atomic::AtomicBool::new(full);
     let bound = retry(BIND_ATTEMPTS, || {
         let known = known.take();
         async move {
@@ -171,14 +191,18 @@ pub async fn bind(
                 Some(known) => known,
                 None => referrals::get_many(store, tenant, keys).await?,
             };
-            for _ in 0..2 {
+            for _ in 0..3 {
                 let plan = plan_bindings(keys, binding, &existing);
+                let plan = match full.load(Ordering::Relaxed) {
+                    true => plan.links_only(),
+                    false => plan,
+                };
                 match referrals::commit_bindings(store, tenant, &plan).await? {
                     Bound::Done(bound) => return Ok(Attempt::Done(bound)),
                     Bound::Found(found) => existing.extend(found),
+                    Bound::SessionFull => full.store(true, Ordering::Relaxed),
                     // One identity, bound already: first touch kept.
                     Bound::Raced if keys.len() == 1 => return Ok(Attempt::Done(false)),
-                    Bound::SessionFull => return Ok(Attempt::Done(false)),
                     Bound::Raced => break,
                 }
             }

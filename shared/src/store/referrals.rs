@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::store::clicks;
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::tx::Tx;
-use crate::store::update::{UpdateExpr, Updated};
+use crate::store::update::UpdateExpr;
 use crate::store::{from_item, record_item, string_value, IndexKeys, Item, Store};
 use crate::timestamp;
 
@@ -116,28 +116,6 @@ pub async fn get_many(
     store.batch_get_owned(&wanted, &tenant.key()).await
 }
 
-/// Takes a place of the identifying session's click for the binding just
-/// written, or removes that binding when the session has none left.
-async fn take_place(
-    store: &Store,
-    tenant: &Tenant,
-    bound: &Referral,
-    click: &str,
-) -> Result<Bound> {
-    let place = clicks::take_customer_place();
-    match store.update(click, RECORD_SK, &place).await? {
-        Updated::Applied(_) => Ok(Bound::Done(true)),
-        Updated::Refused(_) => {
-            let key = CustomerKey::parse(&bound.customer_key)
-                .ok_or_else(|| Error::internal("a binding without its customer key"))?;
-            store
-                .delete(&keys::referral(tenant, &key), RECORD_SK)
-                .await?;
-            Ok(Bound::SessionFull)
-        }
-    }
-}
-
 /// Writes a referral unless its identity is already bound; true when written.
 pub async fn bind_first(store: &Store, tenant: &Tenant, referral: &Referral) -> Result<bool> {
     store.put_new(item(tenant, referral)?).await
@@ -156,9 +134,11 @@ pub enum Bound {
     SessionFull,
 }
 
-/// Writes new referrals of one customer, all or none: one conditional
-/// PutItem for one, a transaction for several, each failing when its
-/// identity is bound meanwhile.
+/// Writes a plan's new referrals of one customer, all or none, with its
+/// links and the identifying session's place: one conditional PutItem for a
+/// lone binding that takes no place, else one transaction; a binding fails
+/// when its identity is bound meanwhile, the place when the session has
+/// none left (nothing is written then).
 pub async fn commit_bindings(store: &Store, tenant: &Tenant, plan: &BindingPlan) -> Result<Bound> {
     let mut tx = store.tx();
     for r in &plan.new {
@@ -171,18 +151,13 @@ pub async fn commit_bindings(store: &Store, tenant: &Tenant, plan: &BindingPlan)
         let place = clicks::take_customer_place();
         tx.update(Role::SessionPlace, click, RECORD_SK, &place);
     }
-    match (plan.new.as_slice(), plan.links.is_empty()) {
+    let alone = plan.links.is_empty() && plan.counted_click.is_none();
+    match (plan.new.as_slice(), alone) {
         ([], true) => Ok(Bound::Done(false)),
-        // One identity is bound by a conditional Put (an identity bound
-        // already, the common case of a repeated identify, costs that Put
-        // alone); then it takes its session's place, or is undone.
-        ([one], true) => match bind_first(store, tenant, one).await? {
-            false => Ok(Bound::Raced),
-            true => match &plan.counted_click {
-                Some(click) => take_place(store, tenant, one, click).await,
-                None => Ok(Bound::Done(true)),
-            },
-        },
+        ([one], true) => Ok(match bind_first(store, tenant, one).await? {
+            true => Bound::Done(true),
+            false => Bound::Raced,
+        }),
         (new, _) => match store.transact(tx).await {
             Ok(()) => Ok(Bound::Done(!new.is_empty())),
             // Bound meanwhile comes first: planned again, it may bind nothing.
@@ -193,6 +168,8 @@ pub async fn commit_bindings(store: &Store, tenant: &Tenant, plan: &BindingPlan)
                     .collect::<Result<_>>()?,
             )),
             Err(e) if e.failed(Role::SessionPlace) => Ok(Bound::SessionFull),
+            // A binding to link is gone (never deleted today): read again.
+            Err(e) if e.failed(Role::Link) => Ok(Bound::Raced),
             Err(e) => Err(e.into_error()),
         },
     }
