@@ -353,7 +353,6 @@ impl Affiliate {
     pub fn apply(&self, patch: AffiliatePatch, now: DateTime<Utc>) -> Result<Affiliate, Error> {
         let mut issues = Issues::new();
         let mut a = self.clone();
-        let mut state_error = None;
         match patch.name {
             Patch::Value(v) => {
                 issues.check(limits!(NewAffiliate, "name").check_text("name", &v));
@@ -380,29 +379,7 @@ impl Affiliate {
             Patch::Null => required("code", &mut issues),
             Patch::Absent => {}
         }
-        match patch.status {
-            Patch::Value(s) if !s.merchant_settable() => issues.add(
-                &["status"],
-                "invalid_enum_value",
-                "status can be set to ACTIVE or SUSPENDED only; PENDING and REJECTED follow the application",
-            ),
-            Patch::Value(s) if s == a.status => {}
-            Patch::Value(_) if !a.status.merchant_settable() => {
-                state_error = Some(Error::InvalidState {
-                    resource: "affiliate",
-                    current: a.status.as_str().to_string(),
-                    action: "changing status outside its application",
-                });
-            }
-            Patch::Value(s) => {
-                if s == AffiliateStatus::Suspended {
-                    a.suspended_at = Some(now);
-                }
-                a.status = s;
-            }
-            Patch::Null => required("status", &mut issues),
-            Patch::Absent => {}
-        }
+        let state_error = a.apply_status(patch.status, now, &mut issues);
         a.payout_method = patch.payout_method.apply_opt(a.payout_method);
         match patch.payout_email {
             Patch::Value(v) => {
@@ -430,6 +407,43 @@ impl Affiliate {
             return Err(e);
         }
         Ok(edit::stamped(self, a, now))
+    }
+}
+
+impl Affiliate {
+    /// A merchant's status change: only between ACTIVE and SUSPENDED (field
+    /// issues go to `issues`; a state that forbids it is the 409 returned);
+    /// a suspension is remembered, so the portal tokens it ended stay ended.
+    fn apply_status(
+        &mut self,
+        status: Patch<AffiliateStatus>,
+        now: DateTime<Utc>,
+        issues: &mut Issues,
+    ) -> Option<Error> {
+        match status {
+            Patch::Value(s) if !s.merchant_settable() => issues.add(
+                &["status"],
+                "invalid_enum_value",
+                "status can be set to ACTIVE or SUSPENDED only; PENDING and REJECTED follow the application",
+            ),
+            Patch::Value(s) if s == self.status => {}
+            Patch::Value(_) if !self.status.merchant_settable() => {
+                return Some(Error::InvalidState {
+                    resource: "affiliate",
+                    current: self.status.as_str().to_string(),
+                    action: "changing status outside its application",
+                });
+            }
+            Patch::Value(s) => {
+                if s == AffiliateStatus::Suspended {
+                    self.suspended_at = Some(now);
+                }
+                self.status = s;
+            }
+            Patch::Null => required("status", issues),
+            Patch::Absent => {}
+        }
+        None
     }
 }
 
