@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::HeaderValue;
 use axum::response::Response;
 use shared::app::App;
-use shared::error::Result;
+use shared::error::{Error, Result};
 use shared::http::router::document;
 use shared::http::{FromQuery, Params, PublicCount, Query};
 use shared::ids::{self, IdKind};
@@ -62,7 +62,8 @@ impl FromQuery for PageQuery {
 /// Affiliate portal page
 ///
 /// The hosted page a portal session's `url` opens (`/portal?account=…#token=…`). No API key:
-/// the page is static; its data comes from the portal routes with the token of the fragment.
+/// the page is built in; its data comes from the portal routes with the token of the fragment.
+/// Naming an account, it is counted per client address (429 past the limit).
 /// `account` picks the origins that may frame it (`Content-Security-Policy: frame-ancestors`,
 /// the account's setting besides the page's own origin); without it, or for an unknown
 /// account, only its own origin may.
@@ -96,7 +97,11 @@ pub async fn page(
                     .unwrap_or_else(|_| "'self'".to_string())
             };
             let (admitted, ancestors) = tokio::join!(admission.admit(), read);
-            admitted?;
+            // Only a used-up limit refuses it: while the store is down the
+            // page still opens, framed by its own origin alone (as its read).
+            if let Err(e @ Error::RateLimited { .. }) = admitted {
+                return Err(e);
+            }
             ancestors
         }
         None => "'self'".to_string(),
