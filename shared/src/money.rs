@@ -168,57 +168,52 @@ impl fmt::Display for NotDecimal {
     }
 }
 
-/// The decimals of a JSON number's text, trailing zeros aside (`1.250e-1`:
-/// 3, `100e-2`: 0); `None` when its exponent is past any range.
-fn decimals_sent(text: &str) -> Option<i64> {
-    let (mantissa, exponent) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
-    let exponent: i64 = exponent.parse().ok()?;
-    let (int, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits = format!("{}{fraction}", int.trim_start_matches('-'));
-    let significant = digits.trim_end_matches('0');
-    if significant.trim_start_matches('0').is_empty() {
-        return Some(0);
-    }
-    let zeros = (digits.len() - significant.len()) as i64;
-    let scale = (fraction.len() as i64).checked_sub(exponent)? - zeros;
-    Some(scale.max(0))
-}
-
 /// Converts a JSON number's text to the exact decimal it writes (never
-/// through a binary float): refused when it has more than [`MAX_DECIMALS`]
-/// decimals, or more digits than a decimal keeps.
+/// through a binary float): refused when it is no number, has more than
+/// [`MAX_DECIMALS`] decimals (trailing zeros are none: `1.50`, `1.0e-28`),
+/// or more digits than a decimal keeps.
 pub fn decimal_from_json(text: &str) -> Result<Decimal, NotDecimal> {
-    let decimals = decimals_sent(text).ok_or(NotDecimal::NotFinite)?;
-    if decimals > i64::from(MAX_DECIMALS) {
+    let (mantissa, exponent) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let exponent: i64 = exponent.parse().map_err(|_| NotDecimal::NotFinite)?;
+    let (negative, unsigned) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa),
+    };
+    let (int, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+    let is_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !is_digits(int) || !is_digits(fraction) || unsigned.ends_with('.') {
+        return Err(NotDecimal::NotFinite);
+    }
+    let mut digits = format!("{int}{fraction}")
+        .trim_start_matches('0')
+        .to_string();
+    let mut scale = (fraction.len() as i64)
+        .checked_sub(exponent)
+        .ok_or(NotDecimal::NotFinite)?;
+    while scale > 0 && digits.ends_with('0') {
+        digits.pop();
+        scale -= 1;
+    }
+    if digits.is_empty() {
+        return Ok(Decimal::ZERO);
+    }
+    if scale > i64::from(MAX_DECIMALS) {
         return Err(NotDecimal::TooManyDecimals);
     }
-    let plain = !text.contains(['e', 'E']);
-    let parsed = match plain {
-        // Trailing zeros of a fraction are no digits to keep.
-        true if text.contains('.') => {
-            Decimal::from_str_exact(text.trim_end_matches('0').trim_end_matches('.'))
+    if scale < 0 {
+        // Whole digits past a decimal's range are no finite decimal.
+        if digits.len() as i64 - scale > 29 {
+            return Err(NotDecimal::NotFinite);
         }
-        true => Decimal::from_str_exact(text),
-        false => Decimal::from_scientific(text),
-    };
-    let d = parsed.map_err(|_| match plain {
-        true if text
-            .trim_start_matches('-')
-            .split('.')
-            .next()
-            .map_or(0, str::len)
-            > 28 =>
-        {
-            NotDecimal::NotFinite
-        }
-        true => NotDecimal::TooManyDigits,
-        false => NotDecimal::NotFinite,
-    })?;
-    // A parse that rounded would not give the text back.
-    match decimals_sent(&d.to_string()) == Some(decimals) {
-        true => Ok(d),
-        false => Err(NotDecimal::TooManyDigits),
+        digits.push_str(&"0".repeat(scale.unsigned_abs() as usize));
+        scale = 0;
     }
+    let n: i128 = digits.parse().map_err(|_| NotDecimal::TooManyDigits)?;
+    let n = if negative { -n } else { n };
+    Decimal::try_from_i128_with_scale(n, scale as u32).map_err(|_| match scale {
+        0 => NotDecimal::NotFinite,
+        _ => NotDecimal::TooManyDigits,
+    })
 }
 
 /// Serde for decimals that travel as JSON numbers (never strings, never
@@ -322,6 +317,14 @@ mod tests {
         assert_eq!(exact("1.5e-27"), dec("0.0000000000000000000000000015"));
         assert_eq!(exact("1.0000000000000000000000000000000"), dec("1"));
         assert_eq!(exact("1e20"), dec("100000000000000000000"));
+        assert_eq!(exact("1.0e-28"), dec("0.0000000000000000000000000001"));
+        assert_eq!(exact("-0"), Decimal::ZERO);
+        assert_eq!(exact("-2.50"), dec("-2.5"));
+        for bad in [
+            "", "-", ".5", "1.", "1e", "NaN", "inf", "+5", "1..2", "0x10",
+        ] {
+            assert!(decimal_from_json(bad).is_err(), "{bad:?}");
+        }
         // Digits a binary float would lose are kept.
         assert_eq!(exact("999999999999.9999"), dec("999999999999.9999"));
         assert_eq!(exact("10.0000000000000001"), dec("10.0000000000000001"));

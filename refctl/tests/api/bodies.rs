@@ -87,6 +87,12 @@ async fn schema_problems_give_validation_failed_with_paths() {
             json!(["metadata", "a"]),
             "invalid_type",
         ),
+        // A fraction where a whole number is due.
+        (
+            json!({"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 5, "cookieDays": 1.5}),
+            json!(["cookieDays"]),
+            "invalid_type",
+        ),
     ];
     for (body, path, code) in cases {
         let r = call("POST", "/api/v1/campaigns", k, Some(body.clone())).await;

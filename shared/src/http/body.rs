@@ -217,6 +217,13 @@ fn issue_from(err: &serde_path_to_error::Error<serde_json::Error>) -> Issue {
         )
     } else if msg.starts_with("invalid type") {
         ("invalid_type", strip_position(&msg))
+    } else if msg.starts_with("invalid number") {
+        // A number kept as sent that a whole-number field cannot take
+        // (`1.5`, `1e2`, or one past the field's range).
+        (
+            "invalid_type",
+            "expected a whole number in range".to_string(),
+        )
     } else {
         ("invalid_value", strip_position(&msg))
     };

@@ -167,17 +167,13 @@ impl<'a> Query<'a> {
     /// A non-negative decimal parameter.
     pub fn amount(&mut self, name: &str) -> Option<Decimal> {
         let raw = self.str(name)?;
-        match raw
-            .parse::<Decimal>()
-            .ok()
-            .or_else(|| decimal_of_number(raw))
-        {
+        match decimal_of_number(raw) {
             Some(d) if d >= Decimal::ZERO => Some(d),
             _ => {
                 self.issues.add(
                     &[name],
                     "invalid_number",
-                    format!("{name} must be a number >= 0"),
+                    format!("{name} must be a number >= 0 with at most 28 decimals"),
                 );
                 None
             }
@@ -265,29 +261,25 @@ impl<'a> Query<'a> {
     }
 }
 
-/// A non-negative integer in plain decimal digits; values past `u64` saturate,
-/// so "too big" stays distinguishable from "not a number".
-/// A non-negative number beyond a decimal's 28 places, as a decimal:
-/// values below 10^-28 become 0; `None` past the decimal's range.
+/// A number as sent, read digit for digit (`money::decimal_from_json`, a
+/// leading `+` allowed); a positive one below a decimal's least step
+/// (10^-28) is 0; `None` for anything else that is no exact decimal.
 fn decimal_of_number(raw: &str) -> Option<Decimal> {
-    use rust_decimal::prelude::FromPrimitive;
-    // Read digit for digit when it is a plain decimal a decimal holds.
-    if let Some(d) = Decimal::from_str_exact(raw)
-        .ok()
-        .filter(|d| !d.is_sign_negative() && raw.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
-    {
-        return Some(d);
+    use crate::money::{decimal_from_json, NotDecimal};
+    let raw = raw.strip_prefix('+').unwrap_or(raw);
+    match decimal_from_json(raw) {
+        Ok(d) => Some(d),
+        Err(NotDecimal::TooManyDecimals)
+            if raw.parse::<f64>().is_ok_and(|v| v > 0.0 && v < 1e-28) =>
+        {
+            Some(Decimal::ZERO)
+        }
+        Err(_) => None,
     }
-    let v = raw
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)?;
-    if v < 1e-28 {
-        return Some(Decimal::ZERO);
-    }
-    Decimal::from_f64(v)
 }
 
+/// A non-negative integer in plain decimal digits; values past `u64` saturate,
+/// so "too big" stays distinguishable from "not a number".
 fn parse_count(raw: &str) -> Option<u64> {
     if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -335,7 +327,21 @@ mod tests {
             Some(Decimal::from(15_000_000_000_i64))
         );
         assert!(q.finish().is_ok());
-        for bad in ["1e300", "-1", "NaN", "inf", "-5e-324"] {
+        // Read digit for digit, exponent form too.
+        let p = pairs(&[("max_amount", "9999999999999999e-4")]);
+        let mut q = Query::new(&p, &["max_amount"]);
+        assert_eq!(
+            q.amount("max_amount"),
+            Some("999999999999.9999".parse().unwrap())
+        );
+        for bad in [
+            "1e300",
+            "-1",
+            "NaN",
+            "inf",
+            "-5e-324",
+            "9.99999999999999999999999999999",
+        ] {
             let p = pairs(&[("min_amount", bad)]);
             let mut q = Query::new(&p, &["min_amount"]);
             q.amount("min_amount");

@@ -18,11 +18,14 @@ use crate::Bench;
 const CONCURRENCY: usize = 64;
 const SUSTAIN: Duration = Duration::from_secs(30);
 
+/// An amount as answered, digit for digit.
 fn dec(v: &Value) -> Decimal {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .or_else(|| v.as_f64().and_then(|f| Decimal::try_from(f).ok()))
-        .unwrap_or_default()
+    match v {
+        Value::String(s) => s.parse().ok(),
+        Value::Number(n) => n.to_string().parse().ok(),
+        _ => None,
+    }
+    .unwrap_or_default()
 }
 
 /// What one worker saw: statuses, and the accepted amounts and commissions.
