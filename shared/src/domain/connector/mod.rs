@@ -147,15 +147,17 @@ impl Refund {
     /// The amount of a payment of `amount` in `currency` (`already` of it
     /// reversed) that is reversed in all once this refund is applied (see
     /// [`RefundPart::reversal`]); `Err` with the refund's currency when it
-    /// is not the payment's.
+    /// is an amount in another currency than the payment's (a share of the
+    /// payment, or all of it, applies whatever the currency: a merchant's
+    /// postback may have recorded the payment in its own).
     pub fn reversal(
         &self,
         amount: Decimal,
         already: Decimal,
         currency: Currency,
     ) -> Result<Option<Decimal>, Currency> {
-        match self.currency {
-            Some(own) if own != currency => Err(own),
+        match (self.currency, self.part) {
+            (Some(own), RefundPart::Minor(_)) if own != currency => Err(own),
             _ => Ok(self.part.reversal(amount, already, currency)),
         }
     }

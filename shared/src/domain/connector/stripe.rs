@@ -224,16 +224,18 @@ fn dispute_closed(dispute: &Value) -> Outcome {
     })])
 }
 
-/// An amount Stripe sends in its minor units, in major units. Stripe's
-/// minor unit is ISO 4217's but for two currencies: ISK is sent in
-/// hundredths (always a multiple of 100) and MGA in whole ariary.
+/// An amount Stripe sends in its minor units, in major units, rounded
+/// (half-even) to the currency's ISO 4217 exponent. Stripe's minor unit is
+/// ISO 4217's but for two currencies: ISK is sent in hundredths (a share of
+/// a charge, or its tax, may leave a fraction of a króna) and MGA in whole
+/// ariary.
 fn major(currency: crate::money::Currency, minor: i64) -> Decimal {
     let exponent = match currency.code() {
         "ISK" => 2,
         "MGA" => 0,
         _ => currency.exponent(),
     };
-    Decimal::new(minor, exponent)
+    currency.round(Decimal::new(minor, exponent))
 }
 
 /// The ids a charge's payment may be recorded under: its invoice (older API
