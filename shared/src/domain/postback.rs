@@ -106,6 +106,8 @@ pub struct Sightings {
     /// The hourly conversion limits an earlier commit of this payment found
     /// passed (its counters refused): the conversion is planned flagged.
     pub over: OverLimit,
+    /// The payment's aliases another tenant claimed: left to it.
+    pub foreign_aliases: Vec<String>,
 }
 
 /// What the first read decides.
@@ -351,7 +353,11 @@ pub fn plan(
         referrals,
         earning,
         conversion,
-        aliases: p.claimed_ids()[1..].iter().map(|a| a.to_string()).collect(),
+        aliases: p.claimed_ids()[1..]
+            .iter()
+            .filter(|a| !s.foreign_aliases.iter().any(|f| f == *a))
+            .map(|a| a.to_string())
+            .collect(),
     })
 }
 

@@ -181,7 +181,7 @@ fn leave_out_derived(item: &mut Item) {
 
 /// `occurredAt + holdDays` in the item's own form.
 fn derived_payable_at(item: &Item) -> Option<aws_sdk_dynamodb::types::AttributeValue> {
-    let occurred = timestamp::parse_datetime(string_of(item, OCCURRED_AT)?)?;
+    let occurred = timestamp::read_stored(string_of(item, OCCURRED_AT)?)?;
     let days = match item.get(HOLD_DAYS)? {
         aws_sdk_dynamodb::types::AttributeValue::N(n) => n.parse().ok()?,
         _ => return None,
@@ -350,20 +350,19 @@ fn key(pk: impl Into<String>, sk: &str) -> Key {
     (pk.into(), sk.to_string())
 }
 
-/// The items read by key, de-duplicated, in one BatchGetItem (none for no key).
+/// The items read by key, de-duplicated, in one BatchGetItem per 100 keys
+/// at once (none for no key; a payment may name many ids).
 async fn batch(store: &Store, keys: Vec<Key>) -> Result<HashMap<Key, Item>> {
     let mut seen = HashSet::new();
     let keys: Vec<Key> = keys
         .into_iter()
         .filter(|k| seen.insert(k.clone()))
         .collect();
-    if keys.is_empty() {
-        return Ok(HashMap::new());
-    }
-    Ok(store
-        .batch_get(&keys)
-        .await?
+    let reads = keys.chunks(100).map(|chunk| store.batch_get(chunk));
+    let read = futures::future::try_join_all(reads).await?;
+    Ok(read
         .into_iter()
+        .flatten()
         .filter_map(|item| {
             let k = key(string_of(&item, attrs::PK)?, string_of(&item, attrs::SK)?);
             Some((k, item))
@@ -437,7 +436,16 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
     wanted.extend(campaign_key.iter().cloned());
     let found = batch(store, wanted).await?;
     let (claim, claimed) =
-        first_claim(&found, &claims)?.map_or((None, None), |(c, v)| (Some(c), v));
+        first_claim(&found, &claims, &tenant_key)?.map_or((None, None), |(c, v)| (Some(c), v));
+    // Another tenant's claim on an alias leaves that id to it.
+    let foreign_aliases = p.claimed_ids()[1..]
+        .iter()
+        .zip(&claims[1..])
+        .filter(
+            |(_, k)| matches!(claim_among(&found, k), Ok(Some((c, _))) if c.tenant != tenant_key),
+        )
+        .map(|(id, _)| id.to_string())
+        .collect();
     let mut referrals = Vec::new();
     for k in &referral_keys {
         referrals.extend(tenant_record::<Referral>(&found, Some(k), &tenant_key)?);
@@ -451,6 +459,7 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
         referrals,
         campaign: tenant_record(&found, campaign_key.as_ref(), &tenant_key)?,
         over: OverLimit::default(),
+        foreign_aliases,
     })
 }
 
@@ -582,12 +591,25 @@ fn claim_among(found: &HashMap<Key, Item>, (derived, older): &(Key, Key)) -> Res
     }
 }
 
-/// The first claim among the items read at each id's [`claim_keys`], in
-/// the order of the ids (a payment's `externalId` before its aliases).
-fn first_claim(found: &HashMap<Key, Item>, claims: &[(Key, Key)]) -> Result<Option<Claim>> {
-    for k in claims {
-        if let Some(claim) = claim_among(found, k)? {
-            return Ok(Some(claim));
+/// The claim a payment runs into among the items read at each of its ids'
+/// [`claim_keys`] (its `externalId`'s first, then its aliases'): its
+/// `externalId`'s, of any tenant (another's is ALREADY_EXISTS), else the
+/// first of an alias that is `tenant`'s.
+fn first_claim(
+    found: &HashMap<Key, Item>,
+    claims: &[(Key, Key)],
+    tenant: &str,
+) -> Result<Option<Claim>> {
+    let Some((own, aliases)) = claims.split_first() else {
+        return Ok(None);
+    };
+    if let Some(claim) = claim_among(found, own)? {
+        return Ok(Some(claim));
+    }
+    for k in aliases {
+        match claim_among(found, k)? {
+            Some(claim) if claim.0.tenant == tenant => return Ok(Some(claim)),
+            _ => {}
         }
     }
     Ok(None)
