@@ -611,6 +611,35 @@ async fn a_payment_posted_back_by_its_payment_intent_or_charge_counts_once() {
 }
 
 #[tokio::test]
+async fn another_accounts_claim_on_a_payment_intent_leaves_the_invoice_its_own() {
+    let m = merchant().await;
+    let other = merchant().await;
+    let i = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    let inv = format!("in_{}", ulid::Ulid::new());
+    // Another account posted its own payment back under this payment intent.
+    let r = call(
+        "POST",
+        "/api/v1/conversions/postback",
+        Some(&other.test_key),
+        Some(
+            json!({"externalId": format!("pi_{inv}"), "amount": 5, "currency": "USD",
+            "conversionType": "SALE"}),
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let theirs = id(r.data()).to_string();
+    // The invoice is still recorded here, under its own id.
+    let event = stripe_event("invoice.paid", invoice(&inv, "cus_f", 1000, json!({})));
+    let r = stripe(id(&i), &event).await;
+    assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+    let mine = r.data()["conversionId"].as_str().unwrap().to_string();
+    assert_eq!(mine, shared::domain::postback::conversion_id_of(&inv));
+    assert_ne!(mine, theirs);
+    assert_eq!(conversion(&m, &mine).await["amount"], json!(10));
+}
+
+#[tokio::test]
 async fn paddle_transactions_and_an_approved_refund_counted_once() {
     let m = merchant().await;
     let k = m.test_key.as_str();
