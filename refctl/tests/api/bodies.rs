@@ -126,4 +126,13 @@ async fn schema_problems_give_validation_failed_with_paths() {
     // Nothing was created by any of it.
     let list = call("GET", "/api/v1/campaigns", k, None).await;
     assert_eq!(list.data().as_array().unwrap().len(), 0);
+    // A whole number written as `54.0` or `1e1` is that number.
+    let body = json!({"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 5,
+        "cookieDays": 54.0, "holdDays": serde_json::Value::Number("1e1".parse().unwrap())});
+    let r = call("POST", "/api/v1/campaigns", k, Some(body)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(
+        (&r.data()["cookieDays"], &r.data()["holdDays"]),
+        (&json!(54), &json!(10))
+    );
 }

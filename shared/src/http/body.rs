@@ -156,13 +156,24 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 /// A number as sent; one past a binary float's range is refused, as before
 /// numbers kept their digits.
 fn number(text: String) -> Result<Value, String> {
+    use rust_decimal::prelude::ToPrimitive;
     match text.parse::<f64>() {
-        Ok(v) if v.is_finite() => text
-            .parse::<serde_json::Number>()
-            .map(Value::Number)
-            .map_err(|e| e.to_string()),
-        _ => Err("has a number out of range".into()),
+        Ok(v) if v.is_finite() => {}
+        _ => return Err("has a number out of range".into()),
     }
+    // A whole number written with a fraction or an exponent (`54.0`, `1e2`)
+    // is that integer, as JSON Schema's `integer` has it.
+    if text.contains(['.', 'e', 'E']) {
+        let whole = crate::money::decimal_from_json(&text)
+            .ok()
+            .filter(|d| d.fract().is_zero());
+        if let Some(i) = whole.and_then(|d| d.to_i64()) {
+            return Ok(Value::from(i));
+        }
+    }
+    text.parse::<serde_json::Number>()
+        .map(Value::Number)
+        .map_err(|e| e.to_string())
 }
 
 /// Deserialises a JSON value, reporting the failing field's path. Every
