@@ -261,7 +261,7 @@ async fn main() {
     // The operation tables meter the write units DynamoDB bills.
     let mut meter = None;
     let app = match section.as_deref() {
-        None | Some("connectors") => {
+        None | Some("connectors") | Some("tracking") => {
             let (noted, m) = metered(app).await;
             meter = Some(m);
             noted
@@ -271,8 +271,8 @@ async fn main() {
     let (mut b, key) = Bench::with_key(app.clone(), &account.id).await;
     b.meter = meter;
     let k = Some(key.as_str());
-    // `refbench cold-start`, `load`, `hot`, `webhooks`, `connectors` and
-    // `payouts` run one section alone;
+    // `refbench cold-start`, `load`, `hot`, `webhooks`, `connectors`,
+    // `tracking` and `payouts` run one section alone;
     // without an argument it measures every operation (scripts/bench.sh runs
     // the sections one after another, each on a fresh DynamoDB Local).
     if let Some(name) = section.as_deref() {
@@ -315,8 +315,14 @@ async fn one_section(name: &str, mut b: Bench, key: &str) {
             connector_and_portal_rows(&mut b, key).await;
             print_rows(&b);
         }
+        "tracking" => {
+            let k = Some(key);
+            let id = campaign_rows(&mut b, k).await;
+            tracking_rows(&mut b, &id, k).await;
+            print_rows(&b);
+        }
         other => {
-            eprintln!("refbench: no section {other} (cold-start, load, hot, webhooks, payouts, connectors)");
+            eprintln!("refbench: no section {other} (cold-start, load, hot, webhooks, payouts, connectors, tracking)");
             std::process::exit(2);
         }
     }
