@@ -163,16 +163,15 @@ fn subscription_checkout(
     )
 }
 
-async fn conversion(m: &Merchant, id: &str) -> Value {
-    let r = call(
-        "GET",
-        &format!("/api/v1/conversions/{id}"),
-        Some(&m.test_key),
-        None,
-    )
-    .await;
+/// What a GET of `path` answers the merchant's test key (200 expected).
+async fn read(m: &Merchant, path: &str) -> Value {
+    let r = call("GET", path, Some(&m.test_key), None).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     r.data().clone()
+}
+
+async fn conversion(m: &Merchant, id: &str) -> Value {
+    read(m, &format!("/api/v1/conversions/{id}")).await
 }
 
 #[tokio::test]
@@ -582,32 +581,10 @@ async fn a_payment_posted_back_by_its_payment_intent_or_charge_counts_once() {
             r.body
         );
     }
-    let listed = call(
-        "GET",
-        &format!("/api/v1/conversions?affiliate_id={}", id(&a)),
-        Some(k),
-        None,
-    )
-    .await;
-    assert_eq!(
-        listed.data().as_array().unwrap().len(),
-        7,
-        "{:?}",
-        listed.body
-    );
-    let earned = call(
-        "GET",
-        &format!("/api/v1/affiliates/{}", id(&a)),
-        Some(k),
-        None,
-    )
-    .await;
-    assert_eq!(
-        earned.data()["earned"],
-        json!({"USD": 50}),
-        "{:?}",
-        earned.body
-    );
+    let listed = read(&m, &format!("/api/v1/conversions?affiliate_id={}", id(&a))).await;
+    assert_eq!(listed.as_array().unwrap().len(), 7, "{listed}");
+    let earned = read(&m, &format!("/api/v1/affiliates/{}", id(&a))).await;
+    assert_eq!(earned["earned"], json!({"USD": 50}), "{earned}");
 }
 
 #[tokio::test]

@@ -638,18 +638,12 @@ async fn a_customer_identified_by_id_first_and_by_the_affiliates_e_mail_later_is
     // The id alone first, then the id with the affiliate's own e-mail.
     for extra in [json!({}), json!({"customerEmail": email})] {
         let clk = click("127.0.0.11", &id(&c), &code).await;
-        let mut body = json!({"sessionId": session_id_of_click(&clk), "customerId": customer});
+        let mut body = json!({"customerId": customer});
         body.as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
-        let r = from(
-            "127.0.0.11",
-            "POST",
-            "/api/v1/track/identify",
-            None,
-            Some(body),
-        )
-        .await;
+        let session = session_id_of_click(&clk).unwrap();
+        let r = identify_in("127.0.0.11", &session, body).await;
         assert_eq!(r.data()["bound"], true, "{:?}", r.body);
     }
     // A payment naming the id alone finds the e-mail through the id's binding.
@@ -702,18 +696,16 @@ async fn a_customer_whose_id_and_e_mail_were_bound_apart_is_held_once_seen_toget
 }
 
 /// Identifies a customer through the session of a fresh click on `code`.
-async fn identify_after_click(campaign: String, code: String, mut body: Value) -> Resp {
+async fn identify_after_click(campaign: String, code: String, body: Value) -> Resp {
     use shared::domain::tracking::session_id_of_click;
     let clk = click("127.0.0.12", &campaign, &code).await;
-    body["sessionId"] = json!(session_id_of_click(&clk));
-    from(
-        "127.0.0.12",
-        "POST",
-        "/api/v1/track/identify",
-        None,
-        Some(body),
-    )
-    .await
+    identify_in("127.0.0.12", &session_id_of_click(&clk).unwrap(), body).await
+}
+
+/// Identifies a customer in `session`, from `ip`.
+async fn identify_in(ip: &str, session: &str, mut body: Value) -> Resp {
+    body["sessionId"] = json!(session);
+    from(ip, "POST", "/api/v1/track/identify", None, Some(body)).await
 }
 
 #[tokio::test]
@@ -724,17 +716,7 @@ async fn a_session_past_its_places_still_links_its_customer_to_the_affiliates_e_
     let c = campaign(k, json!({"isPublic": true})).await;
     let (aff, code, email) = affiliate(k, &id(&c)).await;
     let session = session_id_of_click(&click("127.0.0.13", &id(&c), &code).await).unwrap();
-    let identify = |body: Value| {
-        let mut body = body;
-        body["sessionId"] = json!(session);
-        from(
-            "127.0.0.13",
-            "POST",
-            "/api/v1/track/identify",
-            None,
-            Some(body),
-        )
-    };
+    let identify = |body: Value| identify_in("127.0.0.13", &session, body);
     // The affiliate's own customer id first, then the session's other places.
     let own = unique("cus_");
     for n in 0..MAX_CUSTOMERS_PER_SESSION {
