@@ -15,13 +15,21 @@ pub fn format(t: &DateTime<Utc>) -> String {
 
 /// Parses an ISO-8601 date-time with an offset.
 pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
-    use chrono::Timelike;
+    // A leap second (`:60`) would be answered as a time most clients
+    // cannot read; it is refused like any other bad time.
+    rfc3339(s).filter(|t| !is_leap_second(t))
+}
+
+/// Any RFC 3339 time, in UTC (a leap second included).
+fn rfc3339(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.with_timezone(&Utc))
-        // A leap second (`:60`) would be answered as a time most clients
-        // cannot read; it is refused like any other bad time.
-        .filter(|t| t.nanosecond() < 1_000_000_000)
+}
+
+fn is_leap_second(t: &DateTime<Utc>) -> bool {
+    use chrono::Timelike;
+    t.nanosecond() >= 1_000_000_000
 }
 
 /// Reads a stored time: as [`parse_datetime`], but a leap second written
@@ -30,8 +38,8 @@ pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
 /// client can parse).
 pub fn read_stored(s: &str) -> Option<DateTime<Utc>> {
     use chrono::Timelike;
-    let t = DateTime::parse_from_rfc3339(s).ok()?.with_timezone(&Utc);
-    match t.nanosecond() >= 1_000_000_000 {
+    let t = rfc3339(s)?;
+    match is_leap_second(&t) {
         true => t.with_nanosecond(999_000_000),
         false => Some(t),
     }

@@ -103,10 +103,7 @@ const CUSTOMERS_BOUND: &str = "customersBound";
 /// when they are all taken (or the click is gone).
 pub fn take_customer_place() -> UpdateExpr {
     let cap = u64::from(tracking::MAX_CUSTOMERS_PER_SESSION);
-    UpdateExpr::new()
-        .add(CUSTOMERS_BOUND, number_value(1))
-        .when_exists()
-        .when_absent_or_below(CUSTOMERS_BOUND, number_value(cap))
+    counters::add_one_to(CUSTOMERS_BOUND, Some(cap)).when_exists()
 }
 
 /// The click with this id if it exists and has not expired at `now`.

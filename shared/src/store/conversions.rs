@@ -435,17 +435,8 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
     wanted.extend(referral_keys.iter().cloned());
     wanted.extend(campaign_key.iter().cloned());
     let found = batch(store, wanted).await?;
-    let (claim, claimed) =
-        first_claim(&found, &claims, &tenant_key)?.map_or((None, None), |(c, v)| (Some(c), v));
-    // Another tenant's claim on an alias leaves that id to it.
-    let foreign_aliases = p.claimed_ids()[1..]
-        .iter()
-        .zip(&claims[1..])
-        .filter(
-            |(_, k)| matches!(claim_among(&found, k), Ok(Some((c, _))) if c.tenant != tenant_key),
-        )
-        .map(|(id, _)| id.to_string())
-        .collect();
+    let (found_claim, foreign_aliases) = payment_claims(&found, p, &claims, &tenant_key)?;
+    let (claim, claimed) = found_claim.map_or((None, None), |(c, v)| (Some(c), v));
     let mut referrals = Vec::new();
     for k in &referral_keys {
         referrals.extend(tenant_record::<Referral>(&found, Some(k), &tenant_key)?);
@@ -591,28 +582,31 @@ fn claim_among(found: &HashMap<Key, Item>, (derived, older): &(Key, Key)) -> Res
     }
 }
 
-/// The claim a payment runs into among the items read at each of its ids'
-/// [`claim_keys`] (its `externalId`'s first, then its aliases'): its
-/// `externalId`'s, of any tenant (another's is ALREADY_EXISTS), else the
-/// first of an alias that is `tenant`'s.
-fn first_claim(
+/// What the items read at each of a payment's ids' [`claim_keys`] (its
+/// `externalId`'s first, then its aliases') say: the claim it runs into
+/// (its `externalId`'s, of any tenant: another's is ALREADY_EXISTS; else
+/// the first of an alias that is `tenant`'s), and the aliases another
+/// tenant claimed, which are left to it.
+fn payment_claims(
     found: &HashMap<Key, Item>,
+    p: &Postback,
     claims: &[(Key, Key)],
     tenant: &str,
-) -> Result<Option<Claim>> {
-    let Some((own, aliases)) = claims.split_first() else {
-        return Ok(None);
+) -> Result<(Option<Claim>, Vec<String>)> {
+    let own = match claims.first() {
+        Some(k) => claim_among(found, k)?,
+        None => None,
     };
-    if let Some(claim) = claim_among(found, own)? {
-        return Ok(Some(claim));
-    }
-    for k in aliases {
+    let mut first = None;
+    let mut foreign = Vec::new();
+    for (id, k) in p.claimed_ids().into_iter().zip(claims).skip(1) {
         match claim_among(found, k)? {
-            Some(claim) if claim.0.tenant == tenant => return Ok(Some(claim)),
-            _ => {}
+            Some(c) if c.0.tenant != tenant => foreign.push(id.to_string()),
+            Some(c) => first = first.or(Some(c)),
+            None => {}
         }
     }
-    Ok(None)
+    Ok((own.or(first), foreign))
 }
 
 /// The claim that made a postback's transaction fail: at the conversion key

@@ -24,9 +24,15 @@ pub fn hour_window(at: DateTime<Utc>, now: DateTime<Utc>) -> (String, i64) {
 
 /// Adds one to a counter; with `cap`, only while the count is below it.
 pub fn add_one(cap: Option<u64>) -> UpdateExpr {
-    let u = UpdateExpr::new().add(COUNT, number_value(1));
+    add_one_to(COUNT, cap)
+}
+
+/// Adds one to the count `attr` of an item; with `cap`, only while it is
+/// below it (an absent count is 0).
+pub fn add_one_to(attr: &str, cap: Option<u64>) -> UpdateExpr {
+    let u = UpdateExpr::new().add(attr, number_value(1));
     match cap {
-        Some(cap) => u.when_absent_or_below(COUNT, number_value(cap)),
+        Some(cap) => u.when_absent_or_below(attr, number_value(cap)),
         None => u,
     }
 }
