@@ -1596,6 +1596,17 @@ async fn a_refund_before_its_payment_applies_when_the_payment_arrives() {
         }
         let r = stripe(id(&i), &second).await;
         assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+        // Applied, the kept refund is gone under every id it was kept for.
+        let tenant = shared::domain::tenant::Tenant::new(
+            m.account_id.clone(),
+            shared::domain::tenant::Mode::Test,
+        );
+        let ids = [format!("pi_{inv}"), format!("ch_{inv}")];
+        let store = &crate::support::app_for(server()).await.store;
+        let kept = shared::store::parked_refunds::of_payment(store, &tenant, &ids)
+            .await
+            .unwrap();
+        assert!(kept.is_empty(), "{kept:?}");
         let cnv = shared::domain::postback::conversion_id_of(&inv);
         let now = conversion(&m, &cnv).await;
         figures.push((

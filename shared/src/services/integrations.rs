@@ -236,6 +236,7 @@ async fn finish(
         for r in refunds? {
             let (_, not_done) =
                 apply_refund(app, tenant, integration, conversion_id, &r, now).await?;
+            parked_refunds::discard(store, tenant, &r).await?;
             if not_done.is_none() {
                 answer.reason = Some("a refund received before the payment was applied".into());
             }

@@ -36,6 +36,20 @@ pub async fn park(store: &Store, tenant: &Tenant, r: &Refund, now: DateTime<Utc>
     Ok(())
 }
 
+/// Removes a kept refund once applied (under every id it was kept for, at
+/// once), so later deliveries of its payment do not apply it again (which
+/// would change nothing, at a read and a write each).
+pub async fn discard(store: &Store, tenant: &Tenant, r: &Refund) -> Result<()> {
+    let sk = r.identity();
+    let deletes = r.payment_ids.iter().map(|id| {
+        let pk = keys::parked_refunds(tenant, id);
+        let sk = sk.clone();
+        async move { store.delete(&pk, &sk).await }
+    });
+    try_join_all(deletes).await?;
+    Ok(())
+}
+
 /// The refunds kept for a payment known by `ids` (one Query per id, at
 /// once), each once.
 pub async fn of_payment(store: &Store, tenant: &Tenant, ids: &[String]) -> Result<Vec<Refund>> {
