@@ -121,7 +121,12 @@ pub fn derived_id(kind: IdKind, seed: &str) -> String {
 pub fn is_valid(kind: IdKind, id: &str) -> bool {
     id.strip_prefix(kind.prefix())
         .and_then(|rest| rest.strip_prefix('_'))
-        .is_some_and(|body| body.len() == 26 && Ulid::from_string(body).is_ok())
+        .is_some_and(is_ulid)
+}
+
+/// True when `body` is a ULID in its 26-character form.
+pub fn is_ulid(body: &str) -> bool {
+    body.len() == 26 && Ulid::from_string(body).is_ok()
 }
 
 /// The id of kind `kind` that shares `id`'s ULID (a record made with it,

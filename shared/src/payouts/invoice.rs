@@ -23,8 +23,6 @@ const MAX_FILE_NAME: usize = 200;
 pub use crate::domain::payout::invoice_key as key;
 /// The key of one portal upload of a payout's invoice.
 pub use crate::domain::payout::upload_key;
-/// An upload id's length (a ULID's).
-const ULID_LEN: usize = 26;
 
 /// The tenant, payout id and file name a key names, when it is well formed.
 pub fn parse_key(key: &str) -> Option<(Tenant, String, String)> {
@@ -34,10 +32,7 @@ pub fn parse_key(key: &str) -> Option<(Tenant, String, String)> {
         (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
     // A portal upload's own folder, then its file name.
     let file = match file.split_once('/') {
-        Some((upload, name)) => {
-            let ulid = upload.len() == ULID_LEN && ulid::Ulid::from_string(upload).is_ok();
-            ulid.then_some(name)?
-        }
+        Some((upload, name)) => ids::is_ulid(upload).then_some(name)?,
         None => file,
     };
     let well_formed = ids::is_valid(IdKind::Account, account)

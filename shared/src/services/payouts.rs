@@ -37,7 +37,7 @@ pub async fn transition(
 /// [`transition`], deciding first on `read` (the payout as the caller just
 /// read it, which saves a round trip); a retry after a concurrent change
 /// reads it again.
-async fn transition_from(
+pub async fn transition_from(
     store: &Store,
     tenant: &Tenant,
     id: &str,

@@ -145,7 +145,9 @@ pub async fn upload_invoice(
         size,
     };
     let attach = |_: &Payout| Command::ReplaceInvoice(upload.clone());
-    payout_service::transition(&app.store, tenant, &p.id, attach, now).await
+    // Decided first on the payout as read above (no second read).
+    let id = p.id.clone();
+    payout_service::transition_from(&app.store, tenant, &id, Some(p), attach, now).await
 }
 
 /// A page of the finalized assets of the affiliate's campaign.

@@ -376,14 +376,19 @@ pub async fn put_task(
     read: Option<&Task>,
 ) -> Result<bool> {
     let when = match read {
-        Some(old) => UpdateExpr::new()
-            .when_tenant(&tenant.key())
-            .when_eq(attrs::VERSION, number_value(old.version)),
+        Some(old) => as_read(tenant, old),
         None => UpdateExpr::new().when_new(),
     };
     let mut tx = store.tx();
     tx.put(Role::Task, task_item(tenant, task)?, &when);
     commit(store, tx, Role::Task).await
+}
+
+/// Applies only while a task is as `read` left it (by version).
+fn as_read(tenant: &Tenant, read: &Task) -> UpdateExpr {
+    UpdateExpr::new()
+        .when_tenant(&tenant.key())
+        .when_eq(attrs::VERSION, number_value(read.version))
 }
 
 /// Records an attempt and the task after it, if the task is still as the
@@ -395,9 +400,7 @@ pub async fn record_outcome(
     outcome: &Outcome,
 ) -> Result<bool> {
     let mut tx = store.tx();
-    let when = UpdateExpr::new()
-        .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(claimed.version));
+    let when = as_read(tenant, claimed);
     tx.put(Role::Task, task_item(tenant, &outcome.task)?, &when);
     tx.put_new(Role::Attempt, attempt_item(tenant, &outcome.attempt)?);
     commit(store, tx, Role::Task).await
@@ -445,9 +448,7 @@ pub async fn abandon_task(
     dropped: Option<&DeliveryAttempt>,
 ) -> Result<bool> {
     let mut tx = store.tx();
-    let when = UpdateExpr::new()
-        .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(claimed.version));
+    let when = as_read(tenant, claimed);
     tx.put(Role::Task, task_item(tenant, abandoned)?, &when);
     if let Some(d) = dropped {
         tx.put(Role::Attempt, attempt_item(tenant, d)?, &UpdateExpr::new());
