@@ -278,12 +278,7 @@ async fn batch_process(
     Json(body): Json<BatchProcess>,
 ) -> Result<Reply> {
     let ids = body.ids()?;
-    let tenant = m.tenant().clone();
-    let results = each_id(ids, move |id| {
-        let (app, tenant) = (app.clone(), tenant.clone());
-        async move { payouts::process(&app, &tenant, &id, timestamp::now()).await }
-    })
-    .await;
+    let results = payouts::process_many(&app, m.tenant(), ids, timestamp::now()).await;
     Reply::ok(BulkView::new("processed", &results))
 }
 

@@ -126,14 +126,24 @@ impl Fx {
             .await;
         assert_eq!(r.status, 201, "{:?}", r.body);
         for amount in amounts {
-            let sale = json!({"amount": amount, "currency": "USD", "externalId": unique("ord"),
-                "conversionType": "SALE", "affiliateCode": code});
-            let p = self
-                .call_as(key, "POST", "/api/v1/conversions/postback", Some(sale))
-                .await;
-            assert_eq!(p.status, 201, "{:?}", p.body);
+            self.sell(mode, &code, *amount).await;
         }
         r.data()["id"].as_str().unwrap().to_string()
+    }
+
+    /// A sale of `amount` USD posted back with the affiliate's code.
+    pub(crate) async fn sell(&self, mode: Mode, code: &str, amount: u32) {
+        let sale = json!({"amount": amount, "currency": "USD", "externalId": unique("ord"),
+            "conversionType": "SALE", "affiliateCode": code});
+        let p = self
+            .call_as(
+                self.key(mode),
+                "POST",
+                "/api/v1/conversions/postback",
+                Some(sale),
+            )
+            .await;
+        assert_eq!(p.status, 201, "{:?}", p.body);
     }
 
     /// Runs the payout job once, now.
@@ -222,6 +232,15 @@ impl Fx {
         let r = self.call_as(self.key(mode), "GET", &path, None).await;
         assert_eq!(r.status, 200, "{:?}", r.body);
         r.data().as_array().unwrap().clone()
+    }
+
+    /// Asserts the payout holds conversions, every one of them `status`.
+    pub(crate) async fn assert_held(&self, mode: Mode, id: &str, status: &str) {
+        let held = self.conversions_of(mode, id).await;
+        assert!(
+            !held.is_empty() && held.iter().all(|c| c["status"] == status),
+            "{id}: {held:?}"
+        );
     }
 }
 
@@ -478,11 +497,7 @@ async fn the_merchant_transitions_follow_the_contract_table() {
         ),
         (Some("TX-1"), Some("paid by\ncheque"))
     );
-    assert!(fx
-        .conversions_of(Mode::Test, &p3)
-        .await
-        .iter()
-        .all(|c| c["status"] == "PAID"));
+    fx.assert_held(Mode::Test, &p3, "PAID").await;
 }
 
 #[tokio::test]
@@ -591,11 +606,7 @@ async fn processing_payouts_wait_for_mark_paid_with_the_manual_provider() {
         )
         .await;
     assert_eq!(r.data()["status"], "PAID", "{:?}", r.body);
-    assert!(fx
-        .conversions_of(Mode::Live, id)
-        .await
-        .iter()
-        .all(|c| c["status"] == "PAID"));
+    fx.assert_held(Mode::Live, id, "PAID").await;
 }
 
 #[tokio::test]
@@ -721,11 +732,7 @@ async fn batch_process_pays_through_the_sandbox() {
             format!("sandbox_{}", p["id"].as_str().unwrap())
         );
         let id = p["id"].as_str().unwrap();
-        let held = fx.conversions_of(Mode::Test, id).await;
-        assert!(
-            !held.is_empty() && held.iter().all(|c| c["status"] == "PAID"),
-            "{held:?}"
-        );
+        fx.assert_held(Mode::Test, id, "PAID").await;
         assert_eq!(fx.server.app.payments.sandbox().payments_of(id), 1);
     }
     let failed = r.data()["failed"].as_array().unwrap();
@@ -774,11 +781,7 @@ async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once()
     let now = fx.call("GET", &format!("/api/v1/payouts/{id}"), None).await;
     assert_eq!(now.data()["status"], "APPROVED");
     assert!(now.data()["paymentError"].is_string());
-    assert!(fx
-        .conversions_of(Mode::Test, id)
-        .await
-        .iter()
-        .all(|c| c["status"] == "APPROVED"));
+    fx.assert_held(Mode::Test, id, "APPROVED").await;
     let sandbox = fx.server.app.payments.sandbox();
     assert_eq!(sandbox.payments_of(id), 0);
     // The failure is an event of its own, after the processing one.
@@ -800,11 +803,7 @@ async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once()
     assert_eq!(r.data()["processed"][0]["status"], "PAID", "{:?}", r.body);
     assert_eq!(r.data()["processed"][0]["paymentError"], Value::Null);
     assert_eq!(sandbox.payments_of(id), 1);
-    assert!(fx
-        .conversions_of(Mode::Test, id)
-        .await
-        .iter()
-        .all(|c| c["status"] == "PAID"));
+    fx.assert_held(Mode::Test, id, "PAID").await;
     // Its events as listed, oldest first: batch-process approved the
     // invoiced payout in passing, once, before its first payment attempt.
     let r = fx.call("GET", "/api/v1/events?limit=100", None).await;
@@ -835,6 +834,122 @@ async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once()
         .map(|(t, s)| (t.to_string(), s.to_string()))
         .collect();
     assert_eq!(seen, want);
+}
+
+#[tokio::test]
+async fn a_payout_left_processing_is_paid_once_by_the_payout_job() {
+    // batch-process commits the sandbox's answer with the move to
+    // PROCESSING; a payout left PROCESSING (a crash before the provider
+    // answered, or written before) waits in the job's queue, which asks the
+    // provider again.
+    let fx = Fx::new().await;
+    let id = fx.approved(Mode::Test, 1).await.remove(0);
+    let tenant = fx.tenant(Mode::Test);
+    let now = shared::timestamp::now();
+    let process = |_: &shared::domain::payout::Payout| shared::domain::payout::Command::Process {
+        checked_invoice: None,
+    };
+    let left = shared::services::payouts::transition(&fx.app.store, &tenant, &id, process, now)
+        .await
+        .unwrap();
+    assert_eq!(left.status.as_str(), "PROCESSING");
+    // Any test's job run may be the one that pays it: two runs, one payment.
+    for _ in 0..2 {
+        fx.run_job().await;
+        let r = fx.call("GET", &format!("/api/v1/payouts/{id}"), None).await;
+        assert_eq!(r.data()["status"], "PAID", "{:?}", r.body);
+        assert_eq!(r.data()["paymentReference"], format!("sandbox_{id}"));
+    }
+    let r = fx
+        .call("GET", "/api/v1/events?type=payout.paid", None)
+        .await;
+    let paid: Vec<&Value> = r
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["data"]["id"] == id.as_str())
+        .collect();
+    assert_eq!(paid.len(), 1, "{:?}", r.body);
+    fx.assert_held(Mode::Test, &id, "PAID").await;
+}
+
+#[tokio::test]
+async fn batch_process_pays_many_payouts_together_and_adds_up_what_they_share() {
+    // 14 payouts of one conversion each take three transactions (8 actions
+    // a payout, 6 a transaction), and two of them are one affiliate's: its
+    // paid total and the tenant's rollups add up whichever transaction pays
+    // them.
+    let fx = Fx::new().await;
+    let mut ids = fx.invoiced(Mode::Test, 13).await;
+    let first = fx
+        .call("GET", &format!("/api/v1/payouts/{}", ids[0]), None)
+        .await;
+    let twice = first.data()["affiliateId"].as_str().unwrap().to_string();
+    let a = fx
+        .call("GET", &format!("/api/v1/affiliates/{twice}"), None)
+        .await;
+    fx.sell(Mode::Test, a.data()["code"].as_str().unwrap(), 300)
+        .await;
+    fx.run_job().await;
+    let second = fx.payouts_of(Mode::Test, &twice).await.remove(0);
+    let second = second["id"].as_str().unwrap().to_string();
+    assert!(!ids.contains(&second));
+    fx.attach(Mode::Test, &second).await;
+    ids.push(second);
+
+    // The service batch-process runs, on this test's own clients: one
+    // batch read, each payout's conversions (a Query of its members, a
+    // consistent batch read of them), three transactions.
+    let metrics = || fx.app.store.metrics().snapshot();
+    let before = metrics();
+    let now = shared::timestamp::now();
+    let tenant = fx.tenant(Mode::Test);
+    let results = shared::services::payouts::process_many(&fx.app, &tenant, ids.clone(), now).await;
+    let cost = metrics().since(&before);
+    assert_eq!(
+        cost.calls,
+        1 + 14 * 2 + 3,
+        "one BatchGetItem, 14 members' reads, 3 transactions; none redone alone"
+    );
+    let got: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(got, ids, "answered in the request's order");
+    for (id, r) in &results {
+        let p = r.as_ref().unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        assert_eq!(p.status.as_str(), "PAID");
+        assert_eq!(
+            p.payment_reference.as_deref(),
+            Some(format!("sandbox_{id}").as_str())
+        );
+    }
+    for id in &ids {
+        fx.assert_held(Mode::Test, id, "PAID").await;
+    }
+    // 10.00 and 30.00 for the affiliate paid twice, 10.00 for the others.
+    let a = fx
+        .call("GET", &format!("/api/v1/affiliates/{twice}"), None)
+        .await;
+    assert_eq!(a.data()["paid"]["USD"].as_f64(), Some(40.0), "{:?}", a.body);
+    let other = results[1].1.as_ref().unwrap().affiliate_id.clone();
+    let o = fx
+        .call("GET", &format!("/api/v1/affiliates/{other}"), None)
+        .await;
+    assert_eq!(o.data()["paid"]["USD"].as_f64(), Some(10.0), "{:?}", o.body);
+    let s = fx
+        .call("GET", "/api/v1/conversions/summary?group_by=status", None)
+        .await;
+    assert_eq!(s.status, 200, "{:?}", s.body);
+    let groups = s.data()["groups"].as_array().unwrap();
+    let paid: Vec<&Value> = groups.iter().filter(|g| g["status"] == "PAID").collect();
+    assert_eq!(paid.len(), 1, "{groups:?}");
+    assert_eq!(paid[0]["count"].as_u64(), Some(14), "{groups:?}");
+    assert_eq!(paid[0]["commission"].as_f64(), Some(160.0), "{groups:?}");
+    assert!(
+        groups
+            .iter()
+            .all(|g| g["status"] != "APPROVED" || g["count"].as_u64() == Some(0)),
+        "nothing left APPROVED: {groups:?}"
+    );
 }
 
 #[tokio::test]
@@ -1104,12 +1219,7 @@ async fn a_run_resuming_a_payout_abandoned_meanwhile_leaves_the_pool_to_the_next
     let r = fx.call("POST", "/api/v1/affiliates", Some(body)).await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     let aff = r.data()["id"].as_str().unwrap().to_string();
-    let sale = json!({"amount": 100, "currency": "USD", "externalId": unique("ord"),
-        "conversionType": "SALE", "affiliateCode": code});
-    let r = fx
-        .call("POST", "/api/v1/conversions/postback", Some(sale))
-        .await;
-    assert_eq!(r.status, 201, "{:?}", r.body);
+    fx.sell(Mode::Test, &code, 100).await;
     fx.run_job().await;
     let (t, store, now) = (
         fx.tenant(Mode::Test),

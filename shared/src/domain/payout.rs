@@ -309,6 +309,52 @@ pub enum Outcome {
     Unchanged,
 }
 
+/// A transition as one write: the payout as it becomes, the status it
+/// leaves, and its events in the order they happened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Moved {
+    pub payout: Payout,
+    pub from: PayoutStatus,
+    pub events: Vec<Event>,
+}
+
+impl Outcome {
+    /// The write it makes at `now`, with its events (`payout.approved` of a
+    /// payout approved in passing first); none when nothing changed.
+    pub fn moved(self, now: DateTime<Utc>) -> Result<Option<Moved>, Error> {
+        let Outcome::Changed {
+            payout,
+            from,
+            event,
+            approval,
+            ..
+        } = self
+        else {
+            return Ok(None);
+        };
+        let events = payout.transition_events(event, approval.as_deref(), now)?;
+        Ok(Some(Moved {
+            payout: *payout,
+            from,
+            events,
+        }))
+    }
+}
+
+impl Moved {
+    /// This transition and `next`, decided on the payout this one leaves,
+    /// as one write: from this one's status to what `next` leaves, with the
+    /// events of both in turn (a provider's answer known before the commit
+    /// is written with the move to PROCESSING that asked for it).
+    pub fn then(mut self, next: Outcome, now: DateTime<Utc>) -> Result<Moved, Error> {
+        if let Some(m) = next.moved(now)? {
+            self.payout = m.payout;
+            self.events.extend(m.events);
+        }
+        Ok(self)
+    }
+}
+
 /// The states a payout takes an invoice through the portal in: while it
 /// waits for one, and until it is approved (a new file replaces the one
 /// sent, say a wrong one, or one missing from storage).
@@ -1188,6 +1234,76 @@ mod tests {
             panic!("settle: no change");
         };
         assert!(approval.is_none());
+    }
+
+    #[test]
+    fn a_provider_answer_joins_the_move_to_processing_in_one_write() {
+        let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
+        let process = Command::Process {
+            checked_invoice: Some(CHECKED.into()),
+        };
+        let paid = Command::ConfirmPayment {
+            reference: Some("sandbox_po".into()),
+        };
+        let failed = Command::PaymentFailed {
+            message: "refused".into(),
+        };
+        // (from, answer, where it ends, its events with the status each shows)
+        let cases = [
+            (
+                PayoutStatus::InvoiceUploaded,
+                paid.clone(),
+                PayoutStatus::Paid,
+                vec![
+                    ("payout.approved", "APPROVED"),
+                    ("payout.processing", "PROCESSING"),
+                    ("payout.paid", "PAID"),
+                ],
+            ),
+            (
+                PayoutStatus::Approved,
+                failed,
+                PayoutStatus::Approved,
+                vec![
+                    ("payout.processing", "PROCESSING"),
+                    ("payout.payment_failed", "APPROVED"),
+                ],
+            ),
+        ];
+        for (from, answer, to, want) in cases {
+            let mut before = payout(from);
+            if from == PayoutStatus::Approved {
+                before.approved_at = Some(now - chrono::Duration::days(1));
+            }
+            let processing = before.apply(process.clone(), now).unwrap();
+            let first = processing.moved(now).unwrap().expect("a change");
+            assert_eq!(first.payout.status, PayoutStatus::Processing);
+            let next = first.payout.apply(answer, now).unwrap();
+            let joined = first.then(next, now).unwrap();
+            assert_eq!((joined.from, joined.payout.status), (from, to), "{from:?}");
+            let got: Vec<(&str, &str)> = joined
+                .events
+                .iter()
+                .map(|e| (e.event_type.as_str(), e.data["status"].as_str().unwrap()))
+                .collect();
+            assert_eq!(got, want, "{from:?}");
+            assert!(
+                joined.events.windows(2).all(|w| w[0].id < w[1].id),
+                "listed in the order they happened"
+            );
+            // Paid: its conversions follow in the same write or in chunks.
+            let work = (to == PayoutStatus::Paid).then_some(PayoutWork::Settle);
+            assert_eq!(joined.payout.work, work);
+        }
+        // An unchanged answer (paid already) adds nothing to the first step.
+        let first = payout(PayoutStatus::Approved)
+            .apply(process, now)
+            .unwrap()
+            .moved(now)
+            .unwrap()
+            .unwrap();
+        let joined = first.clone().then(Outcome::Unchanged, now).unwrap();
+        assert_eq!(joined, first);
     }
 
     #[test]

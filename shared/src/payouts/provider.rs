@@ -5,6 +5,12 @@
 //! told to refuse the first attempts of each payout. Both take the payout id
 //! as idempotency key: asking twice for one payout pays it once. Test mode
 //! always uses the sandbox.
+//!
+//! Neither moves money through this process, so batch-process asks them
+//! once the move to PROCESSING is decided and commits their answer with it
+//! (one write). An adapter that moves money must instead be asked after
+//! PROCESSING is committed, so that a crash between the two leaves a payout
+//! the payout job finds and asks again (`services::payouts::pay`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -299,7 +299,7 @@ async fn complete_work(run: &mut Run<'_>, shard: u32) -> Result<()> {
     }
     for (t, p) in store_payouts::with_work(store, PayoutQueue::Paying, shard, 100).await? {
         // A failure leaves it APPROVED, as a failed request would.
-        if let Err(e) = pay(run.app, &t, p, false, run.now).await {
+        if let Err(e) = pay(run.app, &t, p, run.now).await {
             tracing::warn!(error = %e, "payout job: payment retry failed");
         }
         run.report.payments_retried += 1;

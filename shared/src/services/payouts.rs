@@ -3,17 +3,19 @@
 //! until done (the payout job finishes whatever a crash interrupts).
 
 use chrono::{DateTime, Utc};
+use futures::stream::{self, StreamExt};
 
 use crate::app::App;
 use crate::domain::conversion::Conversion;
 use crate::domain::payout::{
-    AtOnce, Command, Outcome, Payout, PayoutWork, TransitionPlan, WorkChunk,
+    AtOnce, Command, Moved, Payout, PayoutStatus, PayoutWork, TransitionPlan, WorkChunk,
 };
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::payouts::provider::Payment;
 use crate::retry::{retry_on_conflict, Attempt};
 use crate::store::payouts::{self as store_payouts, AT_ONCE, RELEASE_CHUNK, STATUS_CHUNK};
+use crate::store::tx::MAX_ACTIONS;
 use crate::store::work::WorkRange;
 use crate::store::{keys, Store};
 
@@ -54,29 +56,53 @@ pub async fn transition_from(
                 Some(p) => p,
                 None => store_payouts::get(store, tenant, id).await?,
             };
-            let (after, from, event, approval) = match before.apply(command(&before), now)? {
-                Outcome::Unchanged => return Ok(Attempt::Done((before, false))),
-                Outcome::Changed {
-                    payout,
-                    from,
-                    event,
-                    approval,
-                    ..
-                } => (*payout, from, event, approval),
+            let Some(moved) = before.apply(command(&before), now)?.moved(now)? else {
+                return Ok(Attempt::Done((before, false)));
             };
-            let (after, moves) = at_once(store, tenant, after, now).await?;
-            let recorded = after.transition_events(event, approval.as_deref(), now)?;
-            let plan = TransitionPlan::new(after, from, recorded, moves);
-            // Changed meanwhile: decide again on what it is now (a 409 names it).
-            Ok(
-                match store_payouts::commit_transition(store, tenant, &plan).await? {
-                    true => Attempt::Done((plan.payout, true)),
-                    false => Attempt::Conflict,
-                },
-            )
+            commit(store, tenant, moved, now).await
         }
     })
     .await?;
+    finish(store, tenant, committed, now).await
+}
+
+/// Commits a decided transition with the members it moves at once: done
+/// (the payout as written), or a conflict when the payout changed meanwhile
+/// (the caller decides again on what it is now; a 409 names it).
+async fn commit(
+    store: &Store,
+    tenant: &Tenant,
+    moved: Moved,
+    now: DateTime<Utc>,
+) -> Result<Attempt<(Payout, bool)>> {
+    let plan = planned(store, tenant, moved, now).await?;
+    Ok(
+        match store_payouts::commit_transition(store, tenant, &plan).await? {
+            true => Attempt::Done((plan.payout, true)),
+            false => Attempt::Conflict,
+        },
+    )
+}
+
+/// The plan of a decided transition, with the members it moves at once.
+async fn planned(
+    store: &Store,
+    tenant: &Tenant,
+    moved: Moved,
+    now: DateTime<Utc>,
+) -> Result<TransitionPlan> {
+    let (after, moves) = at_once(store, tenant, moved.payout, now).await?;
+    Ok(TransitionPlan::new(after, moved.from, moved.events, moves))
+}
+
+/// Drives the work a committed transition left; an unchanged payout is
+/// answered as it is.
+async fn finish(
+    store: &Store,
+    tenant: &Tenant,
+    committed: (Payout, bool),
+    now: DateTime<Utc>,
+) -> Result<Payout> {
     match committed {
         (after, true) => drive(store, tenant, after, REQUEST_CHUNKS, now).await,
         (unchanged, false) => Ok(unchanged),
@@ -151,66 +177,242 @@ async fn with_invoice_presence(
     id: &str,
 ) -> Result<(Payout, Option<String>)> {
     let p = store_payouts::get(&app.store, tenant, id).await?;
-    let checked = match &p.invoice_key {
+    let checked = invoice_presence(app, &p).await?;
+    Ok((p, checked))
+}
+
+/// The key of the invoice `p` names, when that is in storage.
+async fn invoice_presence(app: &App, p: &Payout) -> Result<Option<String>> {
+    Ok(match &p.invoice_key {
         Some(key) if app.files().head(key).await?.is_some() => Some(key.clone()),
         _ => None,
-    };
-    Ok((p, checked))
+    })
 }
 
 /// Processes one payout (batch-process): approved (when invoiced), handed
 /// to the mode's provider with its id as idempotency key, then PAID, or
 /// APPROVED again with 503 when the provider fails; the manual provider
 /// leaves it PROCESSING.
+///
+/// The shipped providers answer without moving money through this process
+/// (the sandbox pays in its own ledger, manual sends nothing), so the
+/// provider is asked once the move to PROCESSING is decided, and its answer
+/// is committed with that move in one write: the payout is written once,
+/// with the events of both steps. A retry after a lost race asks again,
+/// which pays once (the payout id is the idempotency key).
 pub async fn process(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
     let (payout, checked) = with_invoice_presence(app, tenant, id).await?;
-    let processing = transition_from(
-        &app.store,
-        tenant,
-        id,
-        Some(payout),
-        |_| Command::Process {
-            checked_invoice: checked.clone(),
-        },
-        now,
-    )
+    let mut read = Some(payout);
+    let (checked, read) = (&checked, &mut read);
+    let committed = retry_on_conflict(TRANSITION_ATTEMPTS, "payout", || {
+        let first = read.take();
+        async move {
+            let before = match first {
+                Some(p) => p,
+                None => store_payouts::get(&app.store, tenant, id).await?,
+            };
+            match processed(app, tenant, &before, checked.clone(), now).await? {
+                Some(moved) => commit(&app.store, tenant, moved, now).await,
+                None => Ok(Attempt::Done((before, false))),
+            }
+        }
+    })
     .await?;
-    pay(app, tenant, processing, true, now).await
+    let after = finish(&app.store, tenant, committed, now).await?;
+    failed_payment(after)
 }
 
-/// Asks the provider to pay the PROCESSING payout `p` and records its
-/// answer. Unless `committed`, the answer is decided on the record read
-/// again (the payout job lists `p` from the work index, whose copy may lag
-/// behind it). When `committed` (`p` is what this request just wrote), it
-/// is decided on `p` without a read: a PROCESSING payout changes only by a status
-/// transition, so a change meanwhile fails the commit's status condition
-/// and is read then (or, failed and processed again meanwhile, it is
-/// PROCESSING again with what a fresh read would give the decision).
-pub async fn pay(
+/// The move of `before` to PROCESSING with the mode's provider's answer,
+/// as one write (none when nothing changes).
+async fn processed(
     app: &App,
     tenant: &Tenant,
-    p: Payout,
-    committed: bool,
+    before: &Payout,
+    checked_invoice: Option<String>,
     now: DateTime<Utc>,
-) -> Result<Payout> {
-    let command = match app.payments.pay(tenant.mode, &p).await {
-        Payment::Pending => return Ok(p),
-        Payment::Paid { reference } => Command::ConfirmPayment {
-            reference: Some(reference),
-        },
-        Payment::Failed { message } => Command::PaymentFailed { message },
+) -> Result<Option<Moved>> {
+    let process = Command::Process { checked_invoice };
+    let Some(processing) = before.apply(process, now)?.moved(now)? else {
+        return Ok(None);
     };
-    let failed = matches!(command, Command::PaymentFailed { .. });
-    let id = p.id.clone();
-    let read = committed.then_some(p);
-    let after = transition_from(&app.store, tenant, &id, read, |_| command.clone(), now).await?;
-    if failed {
-        return Err(Error::Unavailable(format!(
-            "the payment provider did not pay payout {id}: {}; it is APPROVED again, retry",
-            after.payment_error.as_deref().unwrap_or("failed")
-        )));
+    Ok(Some(
+        match answer(app.payments.pay(tenant.mode, &processing.payout).await) {
+            Some(command) => {
+                let next = processing.payout.apply(command, now)?;
+                processing.then(next, now)?
+            }
+            None => processing,
+        },
+    ))
+}
+
+/// Payouts whose plans a batch-process decides at once.
+const DECIDED_AT_ONCE: usize = 8;
+
+/// batch-process: each payout decided as [`process`] decides it, from one
+/// batch read of them all. Those whose transition completes in one write
+/// (the sandbox's payment of at most [`STATUS_CHUNK`] conversions, manual's
+/// PROCESSING, a failed payment) are committed several payouts a
+/// transaction, so what they share (the tenant's rollups, an affiliate's
+/// paid total) is written once per transaction; a transaction refused as a
+/// whole (one of its payouts or conversions changed meanwhile), and every
+/// other payout, goes through [`process`] alone. The answers keep the
+/// ids' order.
+pub async fn process_many(
+    app: &App,
+    tenant: &Tenant,
+    ids: Vec<String>,
+    now: DateTime<Utc>,
+) -> Vec<(String, Result<Payout>)> {
+    // A failed batch read leaves every payout to be read alone.
+    let mut found = store_payouts::get_many(&app.store, tenant, &ids).await.ok();
+    let reads: Vec<Option<Result<Payout>>> = ids
+        .iter()
+        .map(|id| {
+            let read = found.as_mut()?.remove(id);
+            Some(read.ok_or(Error::NotFound("payout")))
+        })
+        .collect();
+    let decided: Vec<Option<Result<TransitionPlan>>> = stream::iter(reads)
+        .map(|read| async move {
+            let before = match read? {
+                Ok(p) => p,
+                Err(e) => return Some(Err(e)),
+            };
+            plan_process(app, tenant, &before, now).await.transpose()
+        })
+        .buffered(DECIDED_AT_ONCE)
+        .collect()
+        .await;
+    let mut results: Vec<Option<Result<Payout>>> = Vec::with_capacity(ids.len());
+    let mut together: Vec<(usize, TransitionPlan)> = Vec::new();
+    for (i, d) in decided.into_iter().enumerate() {
+        match d {
+            Some(Ok(plan)) if plan.payout.work.is_none() => {
+                together.push((i, plan));
+                results.push(None);
+            }
+            Some(Err(e)) => results.push(Some(Err(e))),
+            // Not read, nothing to write, or work left in chunks: alone.
+            _ => results.push(None),
+        }
     }
-    Ok(after)
+    commit_together(&app.store, tenant, together, &mut results).await;
+    stream::iter(ids.into_iter().zip(results))
+        .map(|(id, r)| async move {
+            let r = match r {
+                Some(r) => r,
+                None => process(app, tenant, &id, now).await,
+            };
+            (id, r)
+        })
+        .buffered(DECIDED_AT_ONCE)
+        .collect()
+        .await
+}
+
+/// The plan of processing `before`, with the members it pays at once.
+async fn plan_process(
+    app: &App,
+    tenant: &Tenant,
+    before: &Payout,
+    now: DateTime<Utc>,
+) -> Result<Option<TransitionPlan>> {
+    let checked = invoice_presence(app, before).await?;
+    match processed(app, tenant, before, checked, now).await? {
+        Some(moved) => Ok(Some(planned(&app.store, tenant, moved, now).await?)),
+        None => Ok(None),
+    }
+}
+
+/// Commits the plans of `together` in as few transactions as DynamoDB's
+/// limit on actions allows, one after another (they share the tenant's
+/// rollup items); a chunk refused leaves its payouts' results empty, for
+/// [`process`] to redo each alone.
+async fn commit_together(
+    store: &Store,
+    tenant: &Tenant,
+    together: Vec<(usize, TransitionPlan)>,
+    results: &mut [Option<Result<Payout>>],
+) {
+    let (mut plans, mut at) = (Vec::new(), Vec::new());
+    for (i, plan) in together {
+        plans.push(plan);
+        at.push(i);
+        if plans.len() > 1 && !fits(store, tenant, &plans) {
+            // The last one starts the next chunk.
+            if let (Some(plan), Some(i)) = (plans.pop(), at.pop()) {
+                commit_chunk(store, tenant, std::mem::take(&mut plans), &at, results).await;
+                at.clear();
+                plans.push(plan);
+                at.push(i);
+            }
+        }
+    }
+    if !plans.is_empty() {
+        commit_chunk(store, tenant, plans, &at, results).await;
+    }
+}
+
+/// Actions in one of batch-process's transactions: half of DynamoDB's
+/// limit (six payouts of one conversion). Each holds the tenant's rollup
+/// items, which every postback's transaction writes too: a shorter one
+/// keeps them less long, so both conflict less.
+const BATCH_ACTIONS: usize = MAX_ACTIONS / 2;
+
+/// Whether one of batch-process's transactions holds these plans.
+fn fits(store: &Store, tenant: &Tenant, plans: &[TransitionPlan]) -> bool {
+    store_payouts::transitions_actions(store, tenant, plans).is_ok_and(|n| n <= BATCH_ACTIONS)
+}
+
+/// Commits one chunk of plans; on success each payout's answer is set.
+async fn commit_chunk(
+    store: &Store,
+    tenant: &Tenant,
+    plans: Vec<TransitionPlan>,
+    at: &[usize],
+    results: &mut [Option<Result<Payout>>],
+) {
+    if let Ok(true) = store_payouts::commit_transitions(store, tenant, &plans).await {
+        for (plan, i) in plans.into_iter().zip(at) {
+            results[*i] = Some(failed_payment(plan.payout));
+        }
+    }
+}
+
+/// The command a provider's answer makes: none while it is pending.
+fn answer(payment: Payment) -> Option<Command> {
+    match payment {
+        Payment::Pending => None,
+        Payment::Paid { reference } => Some(Command::ConfirmPayment {
+            reference: Some(reference),
+        }),
+        Payment::Failed { message } => Some(Command::PaymentFailed { message }),
+    }
+}
+
+/// The payout, or the 503 that says its payment failed (it is APPROVED
+/// again with `paymentError`).
+fn failed_payment(after: Payout) -> Result<Payout> {
+    match (&after.payment_error, after.status) {
+        (Some(error), PayoutStatus::Approved) => Err(Error::Unavailable(format!(
+            "the payment provider did not pay payout {}: {error}; it is APPROVED again, retry",
+            after.id
+        ))),
+        _ => Ok(after),
+    }
+}
+
+/// Asks the provider to pay a payout the payout job found PROCESSING (left
+/// there by a crash, or by a provider that confirms later) and records its
+/// answer, decided on the record read again: the work index's copy `p` may
+/// lag behind it.
+pub async fn pay(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> Result<Payout> {
+    let Some(command) = answer(app.payments.pay(tenant.mode, &p).await) else {
+        return Ok(p);
+    };
+    let after = transition(&app.store, tenant, &p.id, |_| command.clone(), now).await?;
+    failed_payment(after)
 }
 
 /// Completes a payout's settle or release work, at most `chunks` chunks;

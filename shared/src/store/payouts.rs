@@ -14,9 +14,10 @@
 //! pool, or in their payout's `PO#<id>` partition. Each chunk re-derives a
 //! member's GSI5 entry from the record after the change.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
 use serde::Serialize;
 
 use crate::domain::affiliate::PayoutMethod;
@@ -86,6 +87,35 @@ pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Payout> {
         Some(p) if p.is_visible() => Ok(p),
         _ => Err(Error::NotFound("payout")),
     }
+}
+
+/// The tenant's visible payouts among `ids` (invalid, unknown or
+/// another tenant's left out), by id: one strongly consistent batch read.
+pub async fn get_many(
+    store: &Store,
+    tenant: &Tenant,
+    ids: &[String],
+) -> Result<HashMap<String, Payout>> {
+    let keys: Vec<(String, String)> = ids
+        .iter()
+        .filter(|id| ids::is_valid(IdKind::Payout, id))
+        .map(|id| (id.clone(), RECORD_SK.to_string()))
+        .collect();
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let t = tenant.key();
+    let mut found = HashMap::new();
+    for item in store.batch_get(&keys).await? {
+        if string_of(&item, attrs::TENANT) != Some(t.as_str()) {
+            continue;
+        }
+        let p = decode(item)?;
+        if p.is_visible() {
+            found.insert(p.id.clone(), p);
+        }
+    }
+    Ok(found)
 }
 
 /// List filters; one picks the index partition, the rest filter that Query.
@@ -161,33 +191,95 @@ pub async fn commit_transition(
     tenant: &Tenant,
     plan: &TransitionPlan,
 ) -> Result<bool> {
-    let after = &plan.payout;
-    let mut tx = store.tx();
-    put_transition(&mut tx, tenant, after, plan.from)?;
-    match &plan.moves {
-        AtOnce::Nothing => {}
-        AtOnce::Settle(paid) => move_statuses(&mut tx, tenant, paid, Some(after))?,
-        AtOnce::Release(released) => release_members(&mut tx, tenant, after, released)?,
-    }
-    for e in &plan.events {
-        events::append(&mut tx, Write::Event, tenant, e)?;
-    }
-    if let Some(amount) = plan.paid() {
-        affiliate_totals::add(
-            &mut tx,
-            Write::Totals,
-            &tenant.key(),
-            &after.affiliate_id,
-            affiliate_totals::PAID,
-            after.currency,
-            amount,
-        );
-    }
+    commit_transitions(store, tenant, std::slice::from_ref(plan)).await
+}
+
+/// Commits the transitions of several payouts in one transaction, each as
+/// [`commit_transition`] would, with the rollups of the conversions they
+/// pay and the affiliates' `paid` totals summed per item, so an item they
+/// share (the tenant's rollups, an affiliate's totals) is written once.
+/// False when any of them changed meanwhile: nothing is written. A plan
+/// that releases members commits alone (each touches its pool's marker).
+pub async fn commit_transitions(
+    store: &Store,
+    tenant: &Tenant,
+    plans: &[TransitionPlan],
+) -> Result<bool> {
+    let tx = transitions_tx(store, tenant, plans)?;
     match store.transact(tx).await {
         Ok(()) => Ok(true),
         Err(e) if e.failed(Write::Payout) || e.failed(Write::Member) => Ok(false),
         Err(e) => Err(e.into_error()),
     }
+}
+
+/// How many actions [`commit_transitions`] sends for `plans`: one call
+/// takes at most [`MAX_ACTIONS`](crate::store::tx::MAX_ACTIONS). Counted
+/// without building the payouts and their events (one action each).
+pub fn transitions_actions(
+    store: &Store,
+    tenant: &Tenant,
+    plans: &[TransitionPlan],
+) -> Result<usize> {
+    let own: usize = plans.iter().map(|p| 1 + p.events.len()).sum();
+    Ok(own + shared_moves(&mut store.tx(), tenant, plans)?.len())
+}
+
+/// The actions [`commit_transitions`] sends.
+fn transitions_tx(store: &Store, tenant: &Tenant, plans: &[TransitionPlan]) -> Result<Tx<Write>> {
+    let mut tx = store.tx();
+    for plan in plans {
+        put_transition(&mut tx, tenant, &plan.payout, plan.from)?;
+        for e in &plan.events {
+            events::append(&mut tx, Write::Event, tenant, e)?;
+        }
+    }
+    shared_moves(&mut tx, tenant, plans)?;
+    Ok(tx)
+}
+
+/// What the plans move besides their payouts and events: their members,
+/// the rollups of the conversions they pay and the affiliates' `paid`
+/// totals, summed per item.
+fn shared_moves<'t>(
+    tx: &'t mut Tx<Write>,
+    tenant: &Tenant,
+    plans: &[TransitionPlan],
+) -> Result<&'t mut Tx<Write>> {
+    if plans.len() > 1 && plans.iter().any(|p| matches!(p.moves, AtOnce::Release(_))) {
+        return Err(Error::internal("a release commits alone"));
+    }
+    let mut paid_members = Vec::new();
+    let mut paid_totals: BTreeMap<(&str, Currency), Decimal> = BTreeMap::new();
+    for plan in plans {
+        let after = &plan.payout;
+        match &plan.moves {
+            AtOnce::Nothing => {}
+            AtOnce::Settle(paid) => {
+                member_moves(tx, tenant, paid, Some(after))?;
+                paid_members.extend(paid.iter().cloned());
+            }
+            AtOnce::Release(released) => release_members(tx, tenant, after, released)?,
+        }
+        if let Some(amount) = plan.paid() {
+            *paid_totals
+                .entry((after.affiliate_id.as_str(), after.currency))
+                .or_default() += amount;
+        }
+    }
+    rollups::moved_many(tx, Write::Rollup, tenant, &paid_members);
+    for ((affiliate_id, currency), amount) in paid_totals {
+        affiliate_totals::add(
+            tx,
+            Write::Totals,
+            &tenant.key(),
+            affiliate_id,
+            affiliate_totals::PAID,
+            currency,
+            amount,
+        );
+    }
+    Ok(tx)
 }
 
 /// How a claim chunk ended.
@@ -449,6 +541,19 @@ fn move_statuses(
     changes: &[(Conversion, Conversion)],
     payout: Option<&Payout>,
 ) -> Result<()> {
+    member_moves(tx, tenant, changes, payout)?;
+    rollups::moved_many(tx, Write::Rollup, tenant, changes);
+    Ok(())
+}
+
+/// The status moves `(before, after)` of conversions in `payout` (in none
+/// when `None`), without their rollups.
+fn member_moves(
+    tx: &mut Tx<Write>,
+    tenant: &Tenant,
+    changes: &[(Conversion, Conversion)],
+    payout: Option<&Payout>,
+) -> Result<()> {
     for (before, after) in changes {
         let mut u = conversions::status_move(tenant, before, after)?;
         u = match payout {
@@ -457,7 +562,6 @@ fn move_statuses(
         };
         tx.update(Write::Member, &after.id, RECORD_SK, &u);
     }
-    rollups::moved_many(tx, Write::Rollup, tenant, changes);
     Ok(())
 }
 
