@@ -265,7 +265,13 @@ pub async fn process_many(
     now: DateTime<Utc>,
 ) -> Vec<(String, Result<Payout>)> {
     // A failed batch read leaves every payout to be read alone.
-    let mut found = store_payouts::get_many(&app.store, tenant, &ids).await.ok();
+    let mut found = match store_payouts::get_many(&app.store, tenant, &ids).await {
+        Ok(found) => Some(found),
+        Err(e) => {
+            tracing::warn!(error = %e, "batch-process: the batch read failed; each payout is read alone");
+            None
+        }
+    };
     let reads: Vec<Option<Result<Payout>>> = ids
         .iter()
         .map(|id| {
@@ -373,11 +379,44 @@ async fn commit_chunk(
     at: &[usize],
     results: &mut [Option<Result<Payout>>],
 ) {
-    if let Ok(true) = store_payouts::commit_transitions(store, tenant, &plans).await {
-        for (plan, i) in plans.into_iter().zip(at) {
-            results[*i] = Some(failed_payment(plan.payout));
+    let committed = match store_payouts::commit_transitions(store, tenant, &plans).await {
+        Ok(true) => plans.into_iter().map(|p| Some(p.payout)).collect(),
+        refused => {
+            tracing::warn!(payouts = plans.len(), outcome = ?refused.map_err(|e| e.to_string()),
+                "batch-process: a shared transaction was refused; its payouts go again alone");
+            written_anyway(store, tenant, plans).await
+        }
+    };
+    for (payout, i) in committed.into_iter().zip(at) {
+        if let Some(p) = payout {
+            results[*i] = Some(failed_payment(p));
         }
     }
+}
+
+/// Of a refused chunk's plans, the payouts stored as planned (an SDK retry
+/// of a transaction whose first attempt was applied is refused by the
+/// conditions it met): those are answered as written, the others go again
+/// alone. A failed read leaves them all to go again.
+async fn written_anyway(
+    store: &Store,
+    tenant: &Tenant,
+    plans: Vec<TransitionPlan>,
+) -> Vec<Option<Payout>> {
+    let ids: Vec<String> = plans.iter().map(|p| p.payout.id.clone()).collect();
+    let mut stored = store_payouts::get_many(store, tenant, &ids)
+        .await
+        .unwrap_or_default();
+    plans
+        .into_iter()
+        .map(|plan| {
+            let now = stored.remove(&plan.payout.id)?;
+            // Stored to the millisecond.
+            let at = |p: &Payout| p.updated_at.timestamp_millis();
+            let same = now.status == plan.payout.status && at(&now) == at(&plan.payout);
+            same.then_some(now)
+        })
+        .collect()
 }
 
 /// The command a provider's answer makes: none while it is pending.

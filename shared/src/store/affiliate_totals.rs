@@ -57,8 +57,31 @@ pub fn add<R: Copy>(
     currency: Currency,
     delta: Decimal,
 ) {
-    let update = UpdateExpr::new()
-        .add(&attribute(kind, currency), number_value(delta))
+    add_each(
+        tx,
+        role,
+        tenant_key,
+        affiliate_id,
+        kind,
+        &[(currency, delta)],
+    );
+}
+
+/// Adds to one kind of total in several currencies at once: one Update of
+/// the TOTALS item (a transaction may touch an item once).
+pub fn add_each<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant_key: &str,
+    affiliate_id: &str,
+    kind: &str,
+    deltas: &[(Currency, Decimal)],
+) {
+    let mut update = UpdateExpr::new();
+    for (currency, delta) in deltas {
+        update = update.add(&attribute(kind, *currency), number_value(*delta));
+    }
+    let update = update
         .set(attrs::TENANT, string_value(tenant_key))
         .when_absent_or_eq(attrs::TENANT, string_value(tenant_key));
     tx.update(role, affiliate_id, TOTALS_SK, &update);

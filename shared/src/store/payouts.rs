@@ -250,7 +250,8 @@ fn shared_moves<'t>(
         return Err(Error::internal("a release commits alone"));
     }
     let mut paid_members = Vec::new();
-    let mut paid_totals: BTreeMap<(&str, Currency), Decimal> = BTreeMap::new();
+    // Per affiliate (one TOTALS item), per currency (one attribute each).
+    let mut paid_totals: BTreeMap<&str, BTreeMap<Currency, Decimal>> = BTreeMap::new();
     for plan in plans {
         let after = &plan.payout;
         match &plan.moves {
@@ -263,20 +264,22 @@ fn shared_moves<'t>(
         }
         if let Some(amount) = plan.paid() {
             *paid_totals
-                .entry((after.affiliate_id.as_str(), after.currency))
+                .entry(after.affiliate_id.as_str())
+                .or_default()
+                .entry(after.currency)
                 .or_default() += amount;
         }
     }
     rollups::moved_many(tx, Write::Rollup, tenant, &paid_members);
-    for ((affiliate_id, currency), amount) in paid_totals {
-        affiliate_totals::add(
+    for (affiliate_id, sums) in paid_totals {
+        let deltas: Vec<(Currency, Decimal)> = sums.into_iter().collect();
+        affiliate_totals::add_each(
             tx,
             Write::Totals,
             &tenant.key(),
             affiliate_id,
             affiliate_totals::PAID,
-            currency,
-            amount,
+            &deltas,
         );
     }
     Ok(tx)
