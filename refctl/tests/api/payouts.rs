@@ -761,6 +761,42 @@ async fn batch_process_pays_through_the_sandbox() {
 }
 
 #[tokio::test]
+async fn batch_process_pays_a_payout_too_large_for_one_transaction_in_chunks() {
+    // 20 conversions: more than a transition pays in its own transaction,
+    // so the payout is committed alone and its conversions paid in chunks.
+    let fx = Fx::new().await;
+    let aff = fx.earner(Mode::Test, "PAYPAL", &[100; 20]).await;
+    fx.run_job().await;
+    let id = fx.payouts_of(Mode::Test, &aff).await[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fx.attach(Mode::Test, &id).await;
+    let r = fx
+        .call(
+            "POST",
+            "/api/v1/payouts/batch-process",
+            Some(json!({"payoutIds": [id]})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["processed"][0]["status"], "PAID", "{:?}", r.body);
+    // The job claims what the index lists as due when it runs: past 12.
+    let count = r.data()["processed"][0]["conversionCount"].as_u64();
+    assert!(count > Some(12), "{:?}", r.body);
+    fx.assert_held(Mode::Test, &id, "PAID").await;
+    let a = fx
+        .call("GET", &format!("/api/v1/affiliates/{aff}"), None)
+        .await;
+    assert_eq!(
+        a.data()["paid"]["USD"].as_f64(),
+        r.data()["processed"][0]["amount"].as_f64(),
+        "{:?}",
+        a.body
+    );
+}
+
+#[tokio::test]
 async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once() {
     let fx = Fx::on(failing_payments_server()).await;
     let ids = fx.invoiced(Mode::Test, 1).await;

@@ -254,10 +254,11 @@ const DECIDED_AT_ONCE: usize = 8;
 /// (the sandbox's payment of at most [`STATUS_CHUNK`] conversions, manual's
 /// PROCESSING, a failed payment) are committed several payouts a
 /// transaction, so what they share (the tenant's rollups, an affiliate's
-/// paid total) is written once per transaction; a transaction refused as a
-/// whole (one of its payouts or conversions changed meanwhile), and every
-/// other payout, goes through [`process`] alone. The answers keep the
-/// ids' order.
+/// paid total) is written once per transaction; one that leaves work is
+/// committed alone from its plan, then its work driven; a payout whose
+/// transaction was refused (it or one of its conversions changed
+/// meanwhile), or that was not read, goes through [`process`]. The answers
+/// keep the ids' order.
 pub async fn process_many(
     app: &App,
     tenant: &Tenant,
@@ -291,19 +292,25 @@ pub async fn process_many(
         .collect()
         .await;
     let mut results: Vec<Option<Result<Payout>>> = Vec::with_capacity(ids.len());
-    let mut together: Vec<(usize, TransitionPlan)> = Vec::new();
+    let (mut together, mut apart) = (Vec::new(), Vec::new());
     for (i, d) in decided.into_iter().enumerate() {
         match d {
-            Some(Ok(plan)) if plan.payout.work.is_none() => {
-                together.push((i, plan));
-                results.push(None);
+            Some(Ok(plan)) if plan.payout.work.is_none() => together.push((i, plan)),
+            // Work left in chunks: its own transaction, then the chunks.
+            Some(Ok(plan)) => apart.push((i, plan)),
+            Some(Err(e)) => {
+                results.push(Some(Err(e)));
+                continue;
             }
-            Some(Err(e)) => results.push(Some(Err(e))),
-            // Not read, nothing to write, or work left in chunks: alone.
-            _ => results.push(None),
+            // Not read, or nothing to write: alone.
+            None => {}
         }
+        results.push(None);
     }
     commit_together(&app.store, tenant, together, &mut results).await;
+    for (i, plan) in apart {
+        results[i] = commit_apart(&app.store, tenant, plan, now).await;
+    }
     stream::iter(ids.into_iter().zip(results))
         .map(|(id, r)| async move {
             let r = match r {
@@ -315,6 +322,24 @@ pub async fn process_many(
         .buffered(DECIDED_AT_ONCE)
         .collect()
         .await
+}
+
+/// Commits a plan that leaves work and drives that work; none when the
+/// payout changed meanwhile (it goes again alone, through [`process`]).
+async fn commit_apart(
+    store: &Store,
+    tenant: &Tenant,
+    plan: TransitionPlan,
+    now: DateTime<Utc>,
+) -> Option<Result<Payout>> {
+    match store_payouts::commit_transition(store, tenant, &plan).await {
+        Ok(true) => Some(
+            drive(store, tenant, plan.payout, REQUEST_CHUNKS, now)
+                .await
+                .and_then(failed_payment),
+        ),
+        _ => None,
+    }
 }
 
 /// The plan of processing `before`, with the members it pays at once.
