@@ -102,7 +102,7 @@ pub async fn report(b: &mut Bench, key: &str, code: &str) {
         .filter_map(|(id, _, t1)| arrived.get(id).map(|at| at.saturating_duration_since(*t1)))
         .collect();
     println!(
-        "Webhook delivery, commit to receiver, through the local stream consumer: {} of {} delivered; median {:.0}x the postback's own median response time.",
+        "Webhook delivery, commit to receiver, through the local stream consumer: {} of {} delivered; median {:.1}x the postback's own median response time.",
         delivery.len(),
         sent.len(),
         median(delivery).as_secs_f64() / median(response).as_secs_f64().max(1e-6)
