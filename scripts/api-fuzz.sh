@@ -18,7 +18,9 @@
 # FUZZ_MIN_LINKS (default 90) is the fewest described links the stateful
 # phase must follow; FUZZ_MAX_EXAMPLES (default 24) bounds the examples
 # per operation and phase; generation is derandomized (`--generation-deterministic`,
-# Hypothesis's derandomize), so a run repeats the last one; FUZZ_KEEP=1 keeps
+# Hypothesis's derandomize), so a run repeats the last one; FUZZ_WORKERS
+# (default 1) runs the examples and fuzzing phases' operations that many at
+# a time (the stateful phase is one sequence); FUZZ_KEEP=1 keeps
 # the work directory (reports, server log, generated client).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +37,7 @@ MIN_LINKS=${FUZZ_MIN_LINKS:-90}
 # machine, so `make test` leaves it out; FUZZ_PHASES=examples,coverage,fuzzing,stateful
 # runs it too.
 PHASES=${FUZZ_PHASES:-examples,fuzzing,stateful}
+WORKERS=${FUZZ_WORKERS:-1}
 
 die() { printf 'api-fuzz.sh: %s\n' "$*" >&2; exit 1; }
 say() { printf 'api-fuzz.sh: %s\n' "$*"; }
@@ -134,7 +137,7 @@ rc=0
   --phases "$PHASES" \
   --max-examples "$MAX_EXAMPLES" \
   --generation-deterministic \
-  --workers 1 \
+  --workers "$WORKERS" \
   --request-timeout 90 \
   --no-color \
   --report junit --report-dir "$WORK/report") 2>&1 | tee "$WORK/schemathesis.log" || rc=$?
