@@ -33,7 +33,7 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/affiliates/{id}/portal-sessions",
     operation_id = "createPortalSession",
     tag = "Affiliates",
-    request_body = shared::domain::portal::NewPortalSession,
+    request_body = Option<shared::domain::portal::NewPortalSession>,
     responses(
         (status = 201, description = "The session.", body = shared::domain::portal::PortalSession),
         (status = 409, description = "Conflict")

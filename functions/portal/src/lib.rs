@@ -62,7 +62,7 @@ async fn me(p: Portal, State(app): State<Arc<App>>) -> Result<Reply> {
     operation_id = "updatePortalMe",
     tag = "Portal",
     security(("portalToken" = [])),
-    request_body = PortalMePatch,
+    request_body = Option<PortalMePatch>,
     responses((status = 200, description = "The affiliate after the change.", body = PortalMe))
 )]
 async fn update_me(

@@ -90,6 +90,17 @@ fn endpoint_cap(op: &mut Value) {
     );
 }
 
+/// The largest number a client may send as an amount filter: `Decimal::MAX`
+/// as an `f64` is 2^96, one above it, which the API refuses; so the `f64`
+/// just below, whose every decimal form fits.
+fn largest_amount() -> f64 {
+    let mut x: f64 = Decimal::MAX.to_string().parse().unwrap_or(f64::MAX);
+    while x.to_string().parse::<Decimal>().is_err() {
+        x = f64::from_bits(x.to_bits() - 1);
+    }
+    x
+}
+
 /// What a query parameter's name says of its values.
 pub fn query_rules(name: &str, p: &mut Value) {
     let schema = &mut p["schema"];
@@ -97,9 +108,34 @@ pub fn query_rules(name: &str, p: &mut Value) {
         "email" => schema["format"] = json!("email"),
         "min_amount" | "max_amount" => {
             schema["minimum"] = json!(0);
-            schema["maximum"] = json!(Decimal::MAX.to_string().parse::<f64>().unwrap_or(f64::MAX));
+            schema["maximum"] = json!(largest_amount());
         }
         "period" => schema["default"] = json!(Period::Days30.as_str()),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::http::query::Query;
+
+    /// The described maximum is accepted as the description writes it and as
+    /// a client renders it with an exponent; the next `f64` up is refused.
+    #[test]
+    fn the_largest_amount_described_is_one_the_api_accepts() {
+        let max = largest_amount();
+        let above = f64::from_bits(max.to_bits() + 1);
+        let accepted = |text: String| {
+            let pairs = vec![("max_amount".to_string(), text)];
+            let mut q = Query::new(&pairs, &["max_amount"]);
+            let amount = q.amount("max_amount");
+            q.finish().is_ok() && amount.is_some()
+        };
+        for text in [json!(max).to_string(), format!("{max:e}"), max.to_string()] {
+            assert!(accepted(text.clone()), "{text}");
+        }
+        assert!(!accepted(json!(above).to_string()), "{above}");
+        assert!(!accepted(above.to_string()), "{above}");
     }
 }

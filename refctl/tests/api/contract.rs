@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::{call, merchant, raw, server};
 
@@ -106,6 +106,45 @@ fn update_bodies_state_the_limits_of_their_create_bodies() {
         differ.is_empty(),
         "limits written twice and apart: {differ:?}"
     );
+}
+
+/// An empty body counts as `{}`, so a body whose fields are all optional
+/// may be left out: the description must not call it required (a client
+/// generated from it would insist on one, and a fuzzer sending none would
+/// expect a refusal). Identify's body is the exception stated in words: it
+/// names at least one identity, so an empty one is 400.
+#[test]
+fn a_body_of_optional_fields_is_described_as_optional() {
+    let doc = refctl::openapi::document();
+    let schemas = &doc["components"]["schemas"];
+    let mut optional = 0;
+    let mut wrong = Vec::new();
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for (method, op) in ops.as_object().unwrap() {
+            let Some(body) = op.get("requestBody") else {
+                continue;
+            };
+            let Some(name) = body
+                .pointer("/content/application~1json/schema/$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            else {
+                continue;
+            };
+            let fields_optional = schemas[name]["required"]
+                .as_array()
+                .is_none_or(|r| r.is_empty());
+            if !fields_optional || op["operationId"] == "trackIdentify" {
+                continue;
+            }
+            optional += 1;
+            if body["required"] != json!(false) {
+                wrong.push(format!("{method} {path} ({name})"));
+            }
+        }
+    }
+    assert!(optional >= 14, "only {optional} bodies of optional fields");
+    assert!(wrong.is_empty(), "described as required: {wrong:?}");
 }
 
 fn openapi() -> Value {
