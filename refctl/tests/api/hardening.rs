@@ -40,6 +40,11 @@ fn black_hole() -> String {
 /// `TransactWriteItems`): the write reaches the store, its answer never comes
 /// back. Only the first `losses` connections with a write are treated so.
 fn lossy_proxy(upstream: &str, losses: usize) -> String {
+    lossy_proxy_counted(upstream, losses).0
+}
+
+/// [`lossy_proxy`], with the count of losses it has left.
+fn lossy_proxy_counted(upstream: &str, losses: usize) -> (String, Arc<AtomicUsize>) {
     let upstream = upstream
         .trim_start_matches("http://")
         .trim_end_matches('/')
@@ -47,6 +52,7 @@ fn lossy_proxy(upstream: &str, losses: usize) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
     let budget = Arc::new(AtomicUsize::new(losses));
+    let left = budget.clone();
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
             let Ok(server) = TcpStream::connect(&upstream) else {
@@ -59,7 +65,7 @@ fn lossy_proxy(upstream: &str, losses: usize) -> String {
             std::thread::spawn(move || forward_answers(s2, c2, &lose));
         }
     });
-    format!("http://{addr}")
+    (format!("http://{addr}"), left)
 }
 
 fn forward_requests(
@@ -248,6 +254,59 @@ async fn a_put_retried_after_its_answer_was_lost_reports_the_write() {
     let found = campaigns_named(&healthy, &m.test_key, "retried").await;
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0]["id"], r.data()["id"]);
+}
+
+/// A transaction whose answer was lost is sent again by the SDK with the
+/// idempotency token it gave the first attempt, so the store applies it once
+/// and answers the retry as done: the update is 200, made once, with one
+/// event (without the token the retry would fail on the version it moved).
+#[tokio::test]
+async fn a_transaction_retried_after_its_answer_was_lost_is_applied_once() {
+    let (config, m) = table_with_merchant().await;
+    let healthy = start(config.clone(), false);
+    let key = Some(m.test_key.as_str());
+    let r = call_on(
+        &healthy.base,
+        "POST",
+        "/api/v1/campaigns",
+        key,
+        Some(campaign_body("before")),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let id = r.data()["id"].as_str().unwrap().to_string();
+    let mut lossy = config.clone();
+    let (proxy, losses_left) = lossy_proxy_counted(config.dynamodb_endpoint.as_deref().unwrap(), 1);
+    lossy.dynamodb_endpoint = Some(proxy);
+    lossy.sdk_timeouts = short_timeouts(Duration::from_secs(4));
+    let server = start(lossy, false);
+    let path = format!("/api/v1/campaigns/{id}");
+    let r = call_on(
+        &server.base,
+        "PUT",
+        &path,
+        key,
+        Some(json!({"name": "after"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["name"], "after");
+    // The transaction's first answer was dropped, so the SDK sent it again.
+    assert_eq!(losses_left.load(Ordering::SeqCst), 0);
+    let stored = call_on(&healthy.base, "GET", &path, key, None).await;
+    assert_eq!(stored.data(), r.data());
+    let events = "/api/v1/events?type=campaign.updated&limit=100";
+    let events = call_on(&healthy.base, "GET", events, key, None).await;
+    assert_eq!(events.status, 200, "{:?}", events.body);
+    let updates: Vec<_> = events
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["data"]["id"] == json!(id))
+        .collect();
+    assert_eq!(updates.len(), 1, "{updates:?}");
+    assert_eq!(updates[0]["data"]["name"], "after");
 }
 
 #[tokio::test]
