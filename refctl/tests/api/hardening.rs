@@ -258,55 +258,55 @@ async fn a_put_retried_after_its_answer_was_lost_reports_the_write() {
 
 /// A transaction whose answer was lost is sent again by the SDK with the
 /// idempotency token it gave the first attempt, so the store applies it once
-/// and answers the retry as done: the update is 200, made once, with one
-/// event (without the token the retry would fail on the version it moved).
+/// and answers the retry as done: the accept is 200, made once, with one
+/// event. (Without the token the retry would fail on the status the first
+/// attempt moved, and the accept would be 409 INVALID_STATE.)
 #[tokio::test]
 async fn a_transaction_retried_after_its_answer_was_lost_is_applied_once() {
     let (config, m) = table_with_merchant().await;
     let healthy = start(config.clone(), false);
     let key = Some(m.test_key.as_str());
+    let mut body = campaign_body("open");
+    body["isPublic"] = json!(true);
+    let r = call_on(&healthy.base, "POST", "/api/v1/campaigns", key, Some(body)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let signup =
+        json!({"campaignId": r.data()["id"], "email": "lost@partners.example.com", "name": "Lost"});
     let r = call_on(
         &healthy.base,
         "POST",
-        "/api/v1/campaigns",
-        key,
-        Some(campaign_body("before")),
+        "/api/v1/affiliates/signup",
+        None,
+        Some(signup),
     )
     .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
-    let id = r.data()["id"].as_str().unwrap().to_string();
+    let id = r.data()["applicationId"].as_str().unwrap().to_string();
     let mut lossy = config.clone();
     let (proxy, losses_left) = lossy_proxy_counted(config.dynamodb_endpoint.as_deref().unwrap(), 1);
     lossy.dynamodb_endpoint = Some(proxy);
     lossy.sdk_timeouts = short_timeouts(Duration::from_secs(4));
     let server = start(lossy, false);
-    let path = format!("/api/v1/campaigns/{id}");
-    let r = call_on(
-        &server.base,
-        "PUT",
-        &path,
-        key,
-        Some(json!({"name": "after"})),
-    )
-    .await;
+    let path = format!("/api/v1/applications/{id}/accept");
+    let r = call_on(&server.base, "POST", &path, key, Some(json!({}))).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
-    assert_eq!(r.data()["name"], "after");
+    assert_eq!(r.data()["status"], "ACCEPTED");
     // The transaction's first answer was dropped, so the SDK sent it again.
     assert_eq!(losses_left.load(Ordering::SeqCst), 0);
+    let path = format!("/api/v1/applications/{id}");
     let stored = call_on(&healthy.base, "GET", &path, key, None).await;
     assert_eq!(stored.data(), r.data());
-    let events = "/api/v1/events?type=campaign.updated&limit=100";
+    let events = "/api/v1/events?type=application.accepted&limit=100";
     let events = call_on(&healthy.base, "GET", events, key, None).await;
     assert_eq!(events.status, 200, "{:?}", events.body);
-    let updates: Vec<_> = events
+    let accepted: Vec<_> = events
         .data()
         .as_array()
         .unwrap()
         .iter()
         .filter(|e| e["data"]["id"] == json!(id))
         .collect();
-    assert_eq!(updates.len(), 1, "{updates:?}");
-    assert_eq!(updates[0]["data"]["name"], "after");
+    assert_eq!(accepted.len(), 1, "{accepted:?}");
 }
 
 #[tokio::test]
