@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 
 export DYNAMODB_ENDPOINT=${DYNAMODB_ENDPOINT:-http://127.0.0.1:8000}
 export S3_ENDPOINT=${S3_ENDPOINT:-http://127.0.0.1:9000}
+# Without a provider address configured, payouts are paid through the
+# stack's stand-in of Stripe's and PayPal's APIs (scripts/standin/).
+export STRIPE_API_BASE=${STRIPE_API_BASE:-http://127.0.0.1:${PROVIDERS_PORT:-8070}}
+export PAYPAL_API_BASE=${PAYPAL_API_BASE:-http://127.0.0.1:${PROVIDERS_PORT:-8070}}
 # The signing secret is read from Secrets Manager as in AWS; the moto server
 # (the S3 emulator) serves it, and `refctl tables create` makes it there.
 export API_KEY_SECRET_ARN=${API_KEY_SECRET_ARN:-referrals-local/api-key-secret}

@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 
 export DYNAMODB_ENDPOINT=http://127.0.0.1:${TEST_DDB_PORT:-18000}
 export S3_ENDPOINT=http://127.0.0.1:${TEST_S3_PORT:-19000}
+# The stack's stand-in of Stripe's and PayPal's APIs (scripts/standin/).
+export PROVIDERS_PORT=${TEST_PROVIDERS_PORT:-18070}
+export STRIPE_API_BASE=http://127.0.0.1:$PROVIDERS_PORT PAYPAL_API_BASE=http://127.0.0.1:$PROVIDERS_PORT
 export SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=us-east-1
 export RUST_BACKTRACE=0
 

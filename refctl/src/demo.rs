@@ -8,14 +8,14 @@ use shared::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
 use shared::domain::asset::{Asset, NewSwipeCopy};
 use shared::domain::campaign::{Campaign, NewCampaign};
 use shared::domain::conversion::PostbackBody;
-use shared::domain::integration::{Integration, NewIntegration};
+use shared::domain::integration::NewIntegration;
 use shared::domain::signup::{self, SignUp};
 use shared::domain::tenant::{Mode, Tenant};
 use shared::services::enrollments;
 use shared::services::postback::{self, Recorded};
 use shared::store::attrs;
 use shared::store::keys::{DEMO_MARKER, RECORD_SK};
-use shared::store::{accounts, assets, campaigns, integrations, string_value, Item};
+use shared::store::{accounts, assets, campaigns, string_value, Item};
 use shared::validation::Issues;
 use shared::{timestamp, Error};
 
@@ -236,6 +236,8 @@ async fn postback(
 }
 
 /// The demo Stripe integration's signing secret: local use only.
+/// The demo integration's Stripe key: only the local stand-in takes it.
+const DEMO_STRIPE_API_KEY: &str = "sk_test_demoLocalStandIn";
 const DEMO_STRIPE_SECRET: &str = "whsec_demo_local_only_0123456789abcdef";
 
 /// A tiny but well-formed PDF, the demo's invoice.
@@ -371,15 +373,17 @@ async fn with_stripe(
     Ok(saved)
 }
 
-/// The demo's test-mode Stripe integration, with a secret for local use only.
+/// The demo's test-mode Stripe integration, with a secret for local use
+/// only and a key that pays through the local Stripe stand-in.
 async fn seed_stripe(app: &App, tenant: &Tenant) -> Result<Value, Error> {
     let input: NewIntegration = serde_json::from_value(json!({
         "provider": "STRIPE", "signingSecret": DEMO_STRIPE_SECRET,
+        "apiKey": DEMO_STRIPE_API_KEY,
         "description": "Demo Stripe account (local only)",
     }))
     .map_err(Error::internal)?;
-    let integration = Integration::create(input, timestamp::now())?;
-    integrations::insert(&app.store, tenant, &integration).await?;
+    let integration =
+        shared::services::creates::integration(&app.store, &app.signing, tenant, input).await?;
     Ok(json!({"id": integration.id, "signingSecret": DEMO_STRIPE_SECRET}))
 }
 

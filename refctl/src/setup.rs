@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use shared::app::App;
-use shared::config::{defaults, Config};
+use shared::config::{defaults, Config, ProviderBases};
 use shared::domain::tenant::Mode;
 use shared::store::accounts;
 use shared::Error;
@@ -15,12 +15,16 @@ use shared::Error;
 pub fn test_stack_config(prefix: &str) -> Config {
     let endpoint = |var: &str, default: &str| std::env::var(var).unwrap_or(default.to_string());
     let name = format!("{prefix}-{}", ulid::Ulid::new().to_string().to_lowercase());
-    Config::local(
+    let mut config = Config::local(
         &endpoint("DYNAMODB_ENDPOINT", "http://127.0.0.1:18000"),
         &endpoint("S3_ENDPOINT", "http://127.0.0.1:19000"),
         &name,
         &name,
-    )
+    );
+    // The test stack's stand-in of Stripe's and PayPal's APIs.
+    config.providers =
+        ProviderBases::all_at(&endpoint("STRIPE_API_BASE", "http://127.0.0.1:18070"));
+    config
 }
 
 /// and on the local stack the signing secret the configuration names.

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::lookups::Lookups;
 #[cfg(feature = "files")]
 use crate::payouts::provider::Payments;
+use crate::rails::Rails;
 #[cfg(feature = "files")]
 use crate::store::files::Files;
 use crate::store::metrics::{CallCounter, CallMetrics};
@@ -34,6 +35,8 @@ pub struct App {
     /// How payouts are paid, per mode.
     #[cfg(feature = "files")]
     pub payments: Arc<Payments>,
+    /// The payout rails' provider APIs (Stripe Connect).
+    pub rails: Arc<Rails>,
     /// The public tracking path's cached lookups.
     pub lookups: Arc<Lookups>,
     /// Webhook deliveries: the HTTP client, the retry schedule, the URL rule.
@@ -74,6 +77,7 @@ impl App {
             sdk,
             #[cfg(feature = "files")]
             payments: Arc::new(Payments::new(&config)),
+            rails: Arc::new(Rails::new(&config)),
             lookups: Arc::new(Lookups::default()),
             webhooks: Arc::new(Webhooks::new(&config.webhooks)),
             signing: Arc::new(signing),

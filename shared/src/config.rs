@@ -40,6 +40,64 @@ pub mod defaults {
     pub const SDK_OPERATION_TIMEOUT_MS: u64 = 5_000;
     /// Attempts per SDK call, the first included.
     pub const SDK_MAX_ATTEMPTS: u64 = 3;
+    /// Stripe's API.
+    pub const STRIPE_API_BASE: &str = "https://api.stripe.com";
+    /// PayPal's API for live integrations.
+    pub const PAYPAL_LIVE_API_BASE: &str = "https://api-m.paypal.com";
+    /// PayPal's API for test integrations.
+    pub const PAYPAL_SANDBOX_API_BASE: &str = "https://api-m.sandbox.paypal.com";
+}
+
+/// Where the payout rails' providers are reached (contract section 14).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderBases {
+    /// `STRIPE_API_BASE`.
+    pub stripe: String,
+    /// `PAYPAL_API_BASE` for both modes when set, else PayPal's live address.
+    pub paypal_live: String,
+    /// `PAYPAL_API_BASE` for both modes when set, else PayPal's sandbox.
+    pub paypal_test: String,
+}
+
+impl Default for ProviderBases {
+    fn default() -> Self {
+        ProviderBases {
+            stripe: defaults::STRIPE_API_BASE.to_string(),
+            paypal_live: defaults::PAYPAL_LIVE_API_BASE.to_string(),
+            paypal_test: defaults::PAYPAL_SANDBOX_API_BASE.to_string(),
+        }
+    }
+}
+
+impl ProviderBases {
+    /// Reads `STRIPE_API_BASE` and `PAYPAL_API_BASE` (a trailing `/` is dropped).
+    fn from_env() -> ProviderBases {
+        let set = |name: &str| {
+            env::var(name)
+                .ok()
+                .map(|v| v.trim().trim_end_matches('/').to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let mut bases = ProviderBases::default();
+        if let Some(stripe) = set("STRIPE_API_BASE") {
+            bases.stripe = stripe;
+        }
+        if let Some(paypal) = set("PAYPAL_API_BASE") {
+            bases.paypal_live = paypal.clone();
+            bases.paypal_test = paypal;
+        }
+        bases
+    }
+
+    /// Every provider at one address (the local stand-in).
+    pub fn all_at(base: &str) -> ProviderBases {
+        let base = base.trim_end_matches('/').to_string();
+        ProviderBases {
+            stripe: base.clone(),
+            paypal_live: base.clone(),
+            paypal_test: base,
+        }
+    }
 }
 
 /// How long the API waits on DynamoDB and S3 before it answers 503.
@@ -134,6 +192,8 @@ pub struct Config {
     /// Webhook deliveries: retry schedule, local URLs, timeout
     /// (`WEBHOOK_RETRY_SCHEDULE`, `WEBHOOK_ALLOW_LOCAL`, `WEBHOOK_TIMEOUT_MS`).
     pub webhooks: WebhookSettings,
+    /// The payout rails' API addresses.
+    pub providers: ProviderBases,
 }
 
 /// The payment providers shipped.
@@ -227,6 +287,7 @@ impl Config {
             sandbox_failures: u32::try_from(number("SANDBOX_PAYMENT_FAILURES", 0)?)
                 .map_err(|_| ConfigError("SANDBOX_PAYMENT_FAILURES is too large".into()))?,
             webhooks: WebhookSettings::from_env().map_err(|e| ConfigError(e.to_string()))?,
+            providers: ProviderBases::from_env(),
         })
     }
 
@@ -255,6 +316,7 @@ impl Config {
             payment_provider: ProviderKind::Manual,
             sandbox_failures: 0,
             webhooks: WebhookSettings::default(),
+            providers: ProviderBases::default(),
         }
     }
 

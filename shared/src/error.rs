@@ -94,6 +94,12 @@ pub enum Error {
         current: String,
         action: &'static str,
     },
+    #[error("the payment provider refused: {message} ({code}); the payout is {current} again")]
+    ProviderRefused {
+        current: String,
+        code: String,
+        message: String,
+    },
     #[error("the conversion is in payout {payout_id}, which is open; reject or cancel that payout first")]
     InPayout { current: String, payout_id: String },
     #[error("the payout's invoice file is missing from storage; upload it again, then approve")]
@@ -123,7 +129,8 @@ impl Error {
             Error::InvalidState { .. }
             | Error::InPayout { .. }
             | Error::InvoiceMissing { .. }
-            | Error::InvoiceReplaced { .. } => ErrorCode::InvalidState,
+            | Error::InvoiceReplaced { .. }
+            | Error::ProviderRefused { .. } => ErrorCode::InvalidState,
             Error::RateLimited { .. } => ErrorCode::RateLimitExceeded,
             Error::LimitExceeded(_) => ErrorCode::LimitExceeded,
             Error::Unavailable(_) => ErrorCode::ServiceUnavailable,

@@ -17,6 +17,7 @@ pub mod money;
 pub mod patch;
 #[cfg(feature = "files")]
 pub mod payouts;
+pub mod rails;
 pub mod rate_limit;
 pub mod retry;
 pub mod schema;

@@ -5,11 +5,12 @@ use std::sync::Arc;
 use axum::extract::State;
 use shared::app::App;
 use shared::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
+use shared::domain::payout_rail::OnboardingLink;
 use shared::error::Result;
 use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
 use shared::services::enrollments;
-use shared::services::{edits, portal_sessions};
+use shared::services::{edits, payout_accounts, portal_sessions};
 use shared::store::affiliates::{self, AffiliateFilter};
 use shared::store::page::PageRequest;
 use shared::timestamp;
@@ -20,6 +21,7 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(list, create))
         .routes(routes!(get, update))
         .routes(routes!(portal_session))
+        .routes(routes!(payout_account))
 }
 
 /// Open a portal session (ext)
@@ -49,6 +51,37 @@ async fn portal_session(
     let now = timestamp::now();
     let s = portal_sessions::open_session(&app, m.tenant(), &id, &body, &base, now).await?;
     Reply::created(s)
+}
+
+/// Create a payout account onboarding link
+///
+/// With the account and mode's paying STRIPE integration (one with an `apiKey`): creates the
+/// affiliate's Stripe Connect Express account once (`payoutAccount` on the affiliate, PENDING
+/// until Stripe's `account.updated` says payouts are enabled), then answers a fresh onboarding
+/// link for it; calling again makes a new link for the same account. Without a paying Stripe
+/// integration: 409 INVALID_STATE. Stripe's refusal: 409 naming its code; no answer: 503.
+#[utoipa::path(
+    post,
+    path = "/api/v1/affiliates/{id}/payout-account",
+    operation_id = "createAffiliatePayoutAccountLink",
+    tag = "Affiliates",
+    responses(
+        (status = 201, description = "The onboarding link.", body = shared::domain::payout_rail::OnboardingLink),
+        (status = 409, description = "Conflict"),
+        (status = 503, description = "ServiceUnavailable")
+    )
+)]
+async fn payout_account(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    BaseUrl(base): BaseUrl,
+    PathId(id): PathId,
+) -> Result<Reply> {
+    let affiliate = affiliates::get(&app.store, m.tenant(), &id).await?;
+    let back = payout_accounts::Return::portal(&base, &m.tenant().account_id);
+    let link =
+        payout_accounts::onboard(&app, m.tenant(), affiliate, &back, timestamp::now()).await?;
+    Reply::created(OnboardingLink::new(link.url, link.expires_at))
 }
 
 /// List affiliates

@@ -78,7 +78,7 @@ async fn create(
     BaseUrl(base): BaseUrl,
     Json(input): Json<NewIntegration>,
 ) -> Result<Reply> {
-    let integration = creates::integration(&app.store, m.tenant(), input).await?;
+    let integration = creates::integration(&app.store, &app.signing, m.tenant(), input).await?;
     Reply::created(IntegrationView::of(&integration, &base))
 }
 
@@ -126,7 +126,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<IntegrationPatch>,
 ) -> Result<Reply> {
-    let i = edits::integration(&app.store, m.tenant(), &id, &patch).await?;
+    let i = edits::integration(&app.store, &app.signing, m.tenant(), &id, &patch).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
 

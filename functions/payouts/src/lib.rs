@@ -19,7 +19,7 @@ use shared::error::{Error, Result};
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::payouts::invoice;
 use shared::routes;
-use shared::services::payouts;
+use shared::services::{payout_rails, payouts};
 use shared::store::page::PageRequest;
 use shared::store::payouts::{self as store_payouts, PayoutFilter};
 use shared::timestamp;
@@ -278,7 +278,7 @@ async fn batch_process(
     Json(body): Json<BatchProcess>,
 ) -> Result<Reply> {
     let ids = body.ids()?;
-    let results = payouts::process_many(&app, m.tenant(), ids, timestamp::now()).await;
+    let results = payout_rails::process_many(&app, m.tenant(), ids, timestamp::now()).await;
     Reply::ok(BulkView::new("processed", &results))
 }
 

@@ -11,14 +11,16 @@ use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;
 use shared::app::App;
+use shared::domain::payout_rail::OnboardingLink;
 use shared::domain::portal::{
     PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout,
 };
 use shared::domain::summary::{Figures, Group, Period};
 use shared::error::{Error, Result};
-use shared::http::{ApiRouter, FromQuery, Json, Params, PathId, Portal, Query, Reply};
+use shared::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
 use shared::payouts::invoice::MAX_BYTES;
 use shared::routes;
+use shared::services::payout_accounts;
 use shared::services::portal as service;
 use shared::store::page::PageRequest;
 use shared::timestamp;
@@ -27,6 +29,7 @@ use shared::timestamp;
 pub fn routes() -> ApiRouter {
     ApiRouter::new()
         .routes(routes!(me, update_me))
+        .routes(routes!(payout_account))
         .routes(routes!(stats))
         .routes(routes!(conversions))
         .routes(routes!(conversion))
@@ -50,6 +53,41 @@ pub fn routes() -> ApiRouter {
 async fn me(p: Portal, State(app): State<Arc<App>>) -> Result<Reply> {
     let campaign = service::campaign(&app, p.tenant(), p.affiliate()).await?;
     Reply::ok(PortalMe::of(p.affiliate(), &campaign, p.return_url()))
+}
+
+/// Set up payouts
+///
+/// Your Stripe Connect account's onboarding link (the merchant must pay through Stripe): the
+/// account is created the first time, and each call answers a fresh link for it. Open `url`;
+/// Stripe sends you back to this page. `payoutAccount` on `GET /api/v1/portal/me` shows when
+/// payouts are enabled (ACTIVE).
+#[utoipa::path(
+    post,
+    path = "/api/v1/portal/payout-account",
+    operation_id = "createPortalPayoutAccountLink",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    responses(
+        (status = 201, description = "The onboarding link.", body = shared::domain::payout_rail::OnboardingLink),
+        (status = 409, description = "Conflict"),
+        (status = 503, description = "ServiceUnavailable")
+    )
+)]
+async fn payout_account(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    BaseUrl(base): BaseUrl,
+) -> Result<Reply> {
+    let back = payout_accounts::Return::portal(&base, &p.tenant().account_id);
+    let link = payout_accounts::onboard(
+        &app,
+        p.tenant(),
+        p.affiliate().clone(),
+        &back,
+        timestamp::now(),
+    )
+    .await?;
+    Reply::created(OnboardingLink::new(link.url, link.expires_at))
 }
 
 /// Update your name and payout details

@@ -10,11 +10,11 @@ use serde_json::{json, Value};
 
 use crate::support::{affiliate_with_code, call, campaign, merchant, raw, server, Merchant, Resp};
 
-const STRIPE_SECRET: &str = "whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8";
+pub(crate) const STRIPE_SECRET: &str = "whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8";
 const PADDLE_SECRET: &str = "pdl_ntfset_01jd3q5w6x7y8z9a0b1c2d3e4f_0123456789abcdefghij";
 
 /// The signature header the provider's official library makes for `body`.
-fn official_signature(provider: &str, secret: &str, body: &str, at: i64) -> String {
+pub(crate) fn official_signature(provider: &str, secret: &str, body: &str, at: i64) -> String {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut child = Command::new(root.join(".local/venv/bin/python"))
         .arg(root.join("scripts/provider_sign.py"))

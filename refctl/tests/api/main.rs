@@ -15,6 +15,7 @@ mod events;
 mod hardening;
 mod integrations;
 mod payout_job;
+mod payout_rails;
 mod payouts;
 mod portal;
 mod probe;

@@ -364,6 +364,8 @@ async fn payouts_are_listed_filtered_and_read() {
             "rejectionReason",
             "cancellationReason",
             "paymentError",
+            "paymentAttempt",
+            "lastPaymentError",
             "createdAt",
             "updatedAt"
         ]

@@ -3,6 +3,7 @@
 pub mod api_key;
 pub mod keys;
 pub mod portal;
+pub mod sealing;
 pub mod signing;
 
 use crate::domain::account::{Account, ApiKey};

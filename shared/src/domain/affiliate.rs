@@ -13,6 +13,7 @@ use crate::domain::edit::{self, Stamped};
 use crate::domain::email::Email;
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
+use crate::domain::payout_rail::PayoutAccount;
 use crate::domain::risk::Risk;
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -68,6 +69,8 @@ wire_enum! {
     /// How an affiliate wants to be paid.
     pub enum PayoutMethod {
         Paypal = "PAYPAL",
+        /// Stripe Connect: transfers to the affiliate's connected account (`payoutAccount`).
+        Stripe = "STRIPE",
         Wise = "WISE",
         BankTransfer = "BANK_TRANSFER",
         Manual = "MANUAL",
@@ -89,6 +92,9 @@ pub struct Affiliate {
     pub status: AffiliateStatus,
     pub payout_method: Option<PayoutMethod>,
     pub payout_email: Option<Email>,
+    /// Its connected account at the paying provider, once onboarding started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payout_account: Option<PayoutAccount>,
     pub website: Option<String>,
     #[serde(default)]
     pub metadata: Metadata,
@@ -332,6 +338,7 @@ impl Affiliate {
                 status,
                 payout_method: input.payout_method,
                 payout_email,
+                payout_account: None,
                 website: input.website,
                 metadata,
                 signup_network: None,
@@ -518,6 +525,9 @@ pub struct AffiliateView<'a> {
     payout_method: Option<PayoutMethod>,
     #[schema(format = Email)]
     payout_email: Option<&'a str>,
+    /// Its Stripe connected account (created by `POST .../payout-account`), or null.
+    #[schema(value_type = Option<crate::domain::payout_rail::PayoutAccount>)]
+    payout_account: Option<&'a PayoutAccount>,
     website: Option<&'a str>,
     #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     metadata: &'a Metadata,
@@ -547,6 +557,7 @@ impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
             status: a.status,
             payout_method: a.payout_method,
             payout_email: a.payout_email.as_ref().map(Email::as_str),
+            payout_account: a.payout_account.as_ref(),
             website: a.website.as_deref(),
             metadata: &a.metadata,
             risk: &a.risk,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::connector::Provider;
 use crate::domain::edit::{self, Stamped};
+use crate::domain::tenant::Mode;
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
@@ -54,6 +55,9 @@ pub struct Integration {
     pub description: Option<String>,
     /// Private: the secret the provider signs its events with.
     pub signing_secret: String,
+    /// Private, sealed at rest: the Stripe secret key that pays payouts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
     /// Set by DELETE: the integration is hidden and its events are 404.
     #[serde(default)]
     pub deleted: bool,
@@ -88,6 +92,12 @@ pub struct NewIntegration {
     /// `pdl_ntfset_…`). Write-only: never returned.
     #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#, example = json!("whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8"))]
     pub signing_secret: String,
+    /// STRIPE only: the secret or restricted key batch-process pays with (`sk_live_…`/`rk_live_…`
+    /// on a live integration, `sk_test_…`/`rk_test_…` on a test one). Write-only: never
+    /// returned; stored encrypted. One integration per account and mode can pay.
+    #[serde(default)]
+    #[schema(max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#, example = json!("rk_test_51Habc0123456789"))]
+    pub api_key: Option<String>,
     /// A campaign of the key's account and mode: the default for code attribution.
     #[serde(default)]
     #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
@@ -109,6 +119,11 @@ pub struct IntegrationPatch {
     #[serde(default)]
     #[schema(value_type = String, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
     pub signing_secret: Patch<String>,
+    /// A new Stripe key to pay with (STRIPE only); null removes it, and the integration no
+    /// longer pays.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#)]
+    pub api_key: Patch<String>,
     /// Null removes the default campaign.
     #[serde(default)]
     #[schema(value_type = Option<String>, pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
@@ -128,6 +143,39 @@ fn check_secret(secret: &str, issues: &mut Issues) {
             &["signingSecret"],
             "invalid_string",
             "signingSecret must be printable ASCII without spaces",
+        );
+    }
+}
+
+/// A Stripe key of the integration's mode: `sk_` or `rk_`, then `live_` or
+/// `test_`, then letters and digits.
+fn check_api_key(provider: Provider, mode: Mode, key: &str, issues: &mut Issues) {
+    if provider != Provider::Stripe {
+        issues.add(
+            &["apiKey"],
+            "not_allowed",
+            "apiKey is taken by STRIPE integrations only",
+        );
+        return;
+    }
+    issues.check(limits!(NewIntegration, "apiKey").check_len("apiKey", key));
+    let want = match mode {
+        Mode::Live => "live_",
+        Mode::Test => "test_",
+    };
+    let rest = key
+        .strip_prefix("sk_")
+        .or_else(|| key.strip_prefix("rk_"))
+        .and_then(|r| r.strip_prefix(want));
+    let shaped =
+        rest.is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_alphanumeric()));
+    if !shaped {
+        issues.add(
+            &["apiKey"],
+            "invalid_string",
+            format!(
+                "apiKey must be a Stripe secret or restricted key of this mode (sk_{want}… or rk_{want}…)"
+            ),
         );
     }
 }
@@ -157,11 +205,23 @@ impl Integration {
         }
     }
 
-    /// A new ENABLED integration. The campaign, when named, is checked by the
-    /// caller (it must be the tenant's).
-    pub fn create(input: NewIntegration, now: DateTime<Utc>) -> Result<Integration, Error> {
+    /// Whether batch-process pays through it (it holds a provider key).
+    pub fn can_pay(&self) -> bool {
+        self.api_key.is_some() && !self.deleted
+    }
+
+    /// A new ENABLED integration of a tenant in `mode`. The campaign, when
+    /// named, is checked by the caller (it must be the tenant's).
+    pub fn create(
+        input: NewIntegration,
+        mode: Mode,
+        now: DateTime<Utc>,
+    ) -> Result<Integration, Error> {
         let mut issues = Issues::new();
         check_secret(&input.signing_secret, &mut issues);
+        if let Some(key) = &input.api_key {
+            check_api_key(input.provider, mode, key, &mut issues);
+        }
         if let Some(d) = &input.description {
             check_description(d, &mut issues);
         }
@@ -173,6 +233,7 @@ impl Integration {
             campaign_id: input.campaign_id,
             description: input.description,
             signing_secret: input.signing_secret,
+            api_key: input.api_key,
             deleted: false,
             version: 0,
             created_at: now,
@@ -181,14 +242,23 @@ impl Integration {
         })
     }
 
-    /// Applies a PATCH.
-    pub fn apply(&self, patch: IntegrationPatch, now: DateTime<Utc>) -> Result<Integration, Error> {
+    /// Applies a PATCH of a tenant in `mode`.
+    pub fn apply(
+        &self,
+        patch: IntegrationPatch,
+        mode: Mode,
+        now: DateTime<Utc>,
+    ) -> Result<Integration, Error> {
         let mut issues = Issues::new();
         let mut next = self.clone();
         if let Some(s) = patch.signing_secret.required("signingSecret", &mut issues) {
             check_secret(&s, &mut issues);
             next.signing_secret = s;
         }
+        if let Patch::Value(key) = &patch.api_key {
+            check_api_key(self.provider, mode, key, &mut issues);
+        }
+        next.api_key = patch.api_key.apply_opt(next.api_key);
         if let Some(s) = patch.status.required("status", &mut issues) {
             next.status = s;
         }
@@ -238,6 +308,8 @@ pub struct IntegrationView<'a> {
     /// Paddle: Developer tools → Notifications).
     #[schema(example = json!("https://api.example.com/api/v1/integrations/int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F/events"))]
     pub webhook_url: String,
+    /// Whether batch-process pays through it (a STRIPE integration with an `apiKey`).
+    pub can_pay: bool,
     #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime)]
     pub created_at: DateTime<Utc>,
@@ -261,6 +333,7 @@ impl<'a> IntegrationView<'a> {
             campaign_id: i.campaign_id.as_deref(),
             description: i.description.as_deref(),
             webhook_url: i.webhook_url(base),
+            can_pay: i.can_pay(),
             created_at: i.created_at,
             updated_at: i.updated_at,
             last_event_at: i.last_event_at,
@@ -276,6 +349,7 @@ mod tests {
         NewIntegration {
             provider: Provider::Stripe,
             signing_secret: secret.into(),
+            api_key: None,
             campaign_id: None,
             description: Some("Stripe live".into()),
         }
@@ -284,7 +358,7 @@ mod tests {
     #[test]
     fn the_secret_is_checked_kept_and_never_shown() {
         let now = Utc::now();
-        let i = Integration::create(new("whsec_5f1a2b3c4d5e6f70"), now).unwrap();
+        let i = Integration::create(new("whsec_5f1a2b3c4d5e6f70"), Mode::Live, now).unwrap();
         assert!(i.id.starts_with("int_"));
         assert_eq!(i.status, IntegrationStatus::Enabled);
         assert!(i.check_receiving().is_ok());
@@ -307,7 +381,7 @@ mod tests {
         for bad in ["short", "has space here", "whsec_\u{e9}\u{e9}\u{e9}\u{e9}"] {
             assert!(
                 matches!(
-                    Integration::create(new(bad), now),
+                    Integration::create(new(bad), Mode::Live, now),
                     Err(Error::Validation(_))
                 ),
                 "{bad}"
@@ -318,7 +392,7 @@ mod tests {
             signing_secret: Patch::Value("whsec_rolled_0123456789".into()),
             ..Default::default()
         };
-        let next = i.apply(patch, now).unwrap();
+        let next = i.apply(patch, Mode::Live, now).unwrap();
         assert_eq!(
             (next.status, next.version),
             (IntegrationStatus::Disabled, 1)
@@ -328,7 +402,53 @@ mod tests {
             signing_secret: Patch::Null,
             ..Default::default()
         };
-        assert!(i.apply(null_secret, now).is_err());
+        assert!(i.apply(null_secret, Mode::Live, now).is_err());
         assert!(i.delete(now).unwrap().deleted);
+    }
+
+    #[test]
+    fn a_stripe_key_must_be_of_the_integration_s_mode_and_shape() {
+        let now = Utc::now();
+        let with = |provider, key: &str, mode| {
+            let input = NewIntegration {
+                provider,
+                api_key: Some(key.into()),
+                ..new("whsec_5f1a2b3c4d5e6f70")
+            };
+            Integration::create(input, mode, now)
+        };
+        // (provider, key, mode, accepted)
+        let cases = [
+            (Provider::Stripe, "sk_live_51Habc", Mode::Live, true),
+            (Provider::Stripe, "rk_live_51Habc", Mode::Live, true),
+            (Provider::Stripe, "sk_test_51Habc", Mode::Test, true),
+            (Provider::Stripe, "rk_test_51Habc", Mode::Test, true),
+            (Provider::Stripe, "sk_test_51Habc", Mode::Live, false),
+            (Provider::Stripe, "sk_live_51Habc", Mode::Test, false),
+            (Provider::Stripe, "pk_live_51Habc", Mode::Live, false),
+            (Provider::Stripe, "sk_live_", Mode::Live, false),
+            (Provider::Stripe, "sk_live_51H abc", Mode::Live, false),
+            (Provider::Paddle, "sk_live_51Habc", Mode::Live, false),
+        ];
+        for (provider, key, mode, ok) in cases {
+            let got = with(provider, key, mode);
+            assert_eq!(got.is_ok(), ok, "{provider:?} {key} {mode:?}");
+            if let Ok(i) = got {
+                assert!(i.can_pay());
+                assert!(!format!("{i:?}").contains(key), "never in Debug");
+                let view = serde_json::to_string(&IntegrationView::of(&i, "https://x")).unwrap();
+                assert!(
+                    !view.contains(key) && view.contains("\"canPay\":true"),
+                    "{view}"
+                );
+                assert!(!i.delete(now).unwrap().can_pay());
+            }
+        }
+        let paying = with(Provider::Stripe, "sk_live_51Habc", Mode::Live).unwrap();
+        let removed = IntegrationPatch {
+            api_key: Patch::Null,
+            ..Default::default()
+        };
+        assert!(!paying.apply(removed, Mode::Live, now).unwrap().can_pay());
     }
 }

@@ -18,6 +18,7 @@ pub mod integration;
 pub mod metadata;
 pub mod payout;
 pub mod payout_commands;
+pub mod payout_rail;
 pub mod portal;
 pub mod postback;
 pub mod referral;

@@ -15,6 +15,7 @@ use crate::domain::affiliate::{Affiliate, PayoutMethod};
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{Adjustment, Conversion, HoldingPayout};
 use crate::domain::event::{Event, EventType};
+use crate::domain::payout_rail::PaymentError;
 use crate::domain::tenant::Tenant;
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -156,6 +157,13 @@ pub struct Payout {
     /// Why the provider's last attempt failed, when it did.
     #[serde(default)]
     pub payment_error: Option<String>,
+    /// The provider's attempts so far (each PROCESSING starts one); its
+    /// idempotency key is `{id}-{payment_attempt}`.
+    #[serde(default)]
+    pub payment_attempt: u32,
+    /// The last refusal, with the provider's code.
+    #[serde(default)]
+    pub last_payment_error: Option<PaymentError>,
     /// Work on its conversions still to be completed (resumable, by the job).
     #[serde(default)]
     pub work: Option<PayoutWork>,
@@ -275,7 +283,7 @@ pub enum Command {
     /// The provider confirmed the payment.
     ConfirmPayment { reference: Option<String> },
     /// The provider refused or failed; the payout is approved again.
-    PaymentFailed { message: String },
+    PaymentFailed { code: String, message: String },
     /// `POST bulk-cancel`.
     Cancel { reason: String },
 }
@@ -580,6 +588,8 @@ impl Payout {
             rejection_reason: None,
             cancellation_reason: None,
             payment_error: None,
+            payment_attempt: 0,
+            last_payment_error: None,
             work: Some(PayoutWork::Claim),
             progress: Progress::default(),
             created_at: now,
@@ -873,6 +883,7 @@ impl Payout {
             Command::Process { .. } => {
                 self.approved_at.get_or_insert(now);
                 self.payment_error = None;
+                self.payment_attempt += 1;
                 (PayoutStatus::Processing, EventType::PayoutProcessing)
             }
             Command::MarkPaid {
@@ -895,8 +906,13 @@ impl Payout {
                 self.payment_reference = reference.or(self.payment_reference.take());
                 (PayoutStatus::Paid, EventType::PayoutPaid)
             }
-            Command::PaymentFailed { message } => {
-                self.payment_error = Some(message);
+            Command::PaymentFailed { code, message } => {
+                self.payment_error = Some(message.clone());
+                self.last_payment_error = Some(PaymentError {
+                    code,
+                    message,
+                    at: now,
+                });
                 (PayoutStatus::Approved, EventType::PayoutPaymentFailed)
             }
             Command::Reject { reason } => {
@@ -998,6 +1014,14 @@ pub struct PayoutView<'a> {
     pub cancellation_reason: Option<&'a str>,
     /// Why the provider's last attempt failed, when it did (the payout is then APPROVED again).
     pub payment_error: Option<&'a str>,
+    /// The provider's attempts so far: each batch-process that starts a payment counts one,
+    /// and every call of an attempt carries the idempotency key `{id}-{paymentAttempt}`.
+    #[schema(minimum = 0)]
+    pub payment_attempt: u32,
+    /// The last refusal: the provider's code and message (`no_destination` when the
+    /// affiliate had no usable destination), and when.
+    #[schema(value_type = Option<crate::domain::payout_rail::PaymentError>)]
+    pub last_payment_error: Option<&'a PaymentError>,
     #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub created_at: DateTime<Utc>,
@@ -1059,6 +1083,8 @@ impl<'a> From<&'a Payout> for PayoutView<'a> {
             rejection_reason: p.rejection_reason.as_deref(),
             cancellation_reason: p.cancellation_reason.as_deref(),
             payment_error: p.payment_error.as_deref(),
+            payment_attempt: p.payment_attempt,
+            last_payment_error: p.last_payment_error.as_ref(),
             created_at: p.created_at,
             updated_at: p.updated_at,
         }
@@ -1099,6 +1125,8 @@ mod tests {
             rejection_reason: None,
             cancellation_reason: None,
             payment_error: None,
+            payment_attempt: 0,
+            last_payment_error: None,
             work: None,
             progress: Progress::default(),
             created_at: t,
@@ -1246,6 +1274,7 @@ mod tests {
             reference: Some("sandbox_po".into()),
         };
         let failed = Command::PaymentFailed {
+            code: "card_declined".into(),
             message: "refused".into(),
         };
         // (from, answer, where it ends, its events with the status each shows)
@@ -1427,6 +1456,7 @@ mod tests {
             },
             Command::ConfirmPayment { reference: None },
             Command::PaymentFailed {
+                code: "sandbox".into(),
                 message: "down".into(),
             },
             Command::Cancel {
@@ -1732,6 +1762,7 @@ mod tests {
         } = payout(Processing)
             .apply(
                 Command::PaymentFailed {
+                    code: "sandbox".into(),
                     message: "down".into(),
                 },
                 now,
@@ -1745,6 +1776,20 @@ mod tests {
             (Approved, EventType::PayoutPaymentFailed)
         );
         assert_eq!(p.payment_error.as_deref(), Some("down"));
+        let last = p.last_payment_error.as_ref().expect("the refusal is kept");
+        assert_eq!((last.code.as_str(), last.at), ("sandbox", now));
+        // Each move to PROCESSING starts a new attempt (a new idempotency key).
+        let approved = payout(Approved);
+        let attempt = |p: &Payout| match p.apply(
+            Command::Process {
+                checked_invoice: None,
+            },
+            now,
+        ) {
+            Ok(Outcome::Changed { payout, .. }) => payout.payment_attempt,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(attempt(&approved), approved.payment_attempt + 1);
         assert_eq!(
             PayoutStatus::parse("invoice_uploaded"),
             Some(InvoiceUploaded)

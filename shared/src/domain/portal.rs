@@ -89,6 +89,10 @@ pub struct PortalAffiliate<'a> {
     pub payout_method: Option<PayoutMethod>,
     #[schema(format = Email)]
     pub payout_email: Option<&'a str>,
+    /// Its Stripe connected account and whether it can be paid, or null before "Set up
+    /// payouts".
+    #[schema(value_type = Option<crate::domain::payout_rail::PayoutAccount>)]
+    pub payout_account: Option<&'a crate::domain::payout_rail::PayoutAccount>,
 }
 
 /// The campaign's terms, as the affiliate earns by them.
@@ -130,6 +134,7 @@ impl<'a> PortalMe<'a> {
                 status: a.status,
                 payout_method: a.payout_method,
                 payout_email: a.payout_email.as_ref().map(|e| e.as_str()),
+                payout_account: a.payout_account.as_ref(),
             },
             campaign: PortalTerms {
                 terms: CampaignTerms::from(c),

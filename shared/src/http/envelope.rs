@@ -41,6 +41,10 @@ pub fn failure(err: &Error, request_id: &str) -> (u16, Value, Vec<(&'static str,
         | Error::InvoiceReplaced { current } => {
             (err.to_string(), json!({ "currentState": current }))
         }
+        Error::ProviderRefused { current, code, .. } => (
+            err.to_string(),
+            json!({ "currentState": current, "providerCode": code }),
+        ),
         Error::InPayout { current, payout_id } => (
             err.to_string(),
             json!({ "currentState": current, "payoutId": payout_id }),

@@ -2,6 +2,8 @@
 //! the event of a campaign or an asset), the campaign it names is read (404
 //! when it is not the tenant's), and the store writes it with its event.
 
+use crate::auth::sealing;
+use crate::auth::signing::SigningKeys;
 use crate::domain::asset::{Asset, NewSwipeCopy};
 use crate::domain::campaign::{Campaign, NewCampaign};
 use crate::domain::integration::{Integration, NewIntegration};
@@ -27,14 +29,18 @@ pub async fn swipe_copy(store: &Store, tenant: &Tenant, input: NewSwipeCopy) -> 
 }
 
 /// A new payment-provider integration; the campaign it names is read before
-/// its input is judged.
+/// its input is judged, and its provider key is sealed before it is stored.
 pub async fn integration(
     store: &Store,
+    signing: &SigningKeys,
     tenant: &Tenant,
     input: NewIntegration,
 ) -> Result<Integration> {
     campaign_exists(store, tenant, input.campaign_id.as_deref()).await?;
-    let integration = Integration::create(input, timestamp::now())?;
+    let mut integration = Integration::create(input, tenant.mode, timestamp::now())?;
+    if let Some(key) = &integration.api_key {
+        integration.api_key = Some(sealing::seal(signing, key).await?);
+    }
     integrations::insert(store, tenant, &integration).await?;
     Ok(integration)
 }

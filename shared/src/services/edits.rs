@@ -4,6 +4,8 @@
 //! judges to change nothing (`domain::edit::stamped`) is not written: no
 //! event, no new `updatedAt`.
 
+use crate::auth::sealing;
+use crate::auth::signing::SigningKeys;
 use crate::domain::affiliate::{Affiliate, AffiliatePatch};
 use crate::domain::asset::{Asset, AssetPatch};
 use crate::domain::campaign::{Campaign, CampaignPatch};
@@ -100,9 +102,11 @@ pub async fn archive_asset(store: &Store, tenant: &Tenant, id: &str) -> Result<A
 }
 
 /// A merchant's PATCH of an integration; a campaign it names is read first
-/// (NOT_FOUND unless it is the tenant's).
+/// (NOT_FOUND unless it is the tenant's), and a new provider key is sealed
+/// before it is written.
 pub async fn integration(
     store: &Store,
+    signing: &SigningKeys,
     tenant: &Tenant,
     id: &str,
     patch: &IntegrationPatch,
@@ -110,8 +114,14 @@ pub async fn integration(
     if let Patch::Value(c) = &patch.campaign_id {
         campaign_exists(store, tenant, Some(c)).await?;
     }
+    let signer = signing.current().await?;
     edit(store, tenant, id, |i: &Integration| {
-        i.apply(patch.clone(), timestamp::now())
+        let mut next = i.apply(patch.clone(), tenant.mode, timestamp::now())?;
+        next.api_key = next
+            .api_key
+            .map(|key| sealing::seal_with(&signer, &key))
+            .transpose()?;
+        Ok(next)
     })
     .await
 }

@@ -12,6 +12,7 @@ use crate::domain::account::Account;
 use crate::domain::connector::{self, Binding, Command, Mapped, Payment, Provider, Refund};
 use crate::domain::conversion::{Conversion, ConversionType, Postback, PostbackBody};
 use crate::domain::integration::{DeliveryOutcome, Integration};
+use crate::domain::payout_rail::AccountUpdate;
 use crate::domain::postback::Quota;
 use crate::domain::referral::{self, CustomerKey, ReferralSource};
 use crate::domain::tenant::{Mode, Tenant};
@@ -20,6 +21,7 @@ use crate::ids::{self, IdKind};
 use crate::money::Currency;
 use crate::rate_limit;
 use crate::retry::{retry_on_conflict, Attempt};
+use crate::services::payout_accounts::{self, Updated};
 use crate::services::{postback, tracking};
 use crate::store::integrations::{self, DeliveryRow};
 use crate::store::{accounts, clicks, conversions, parked_refunds};
@@ -297,6 +299,7 @@ async fn run(
             },
             Command::Bind(b) => bind(app, tenant, integration, b, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
+            Command::AccountUpdated(u) => account_updated(app, tenant, u, now).await?,
         };
         done |= reason.is_none();
         let a = &mut ran.answer;
@@ -307,6 +310,22 @@ async fn run(
         ran.answer.outcome = DeliveryOutcome::Ignored;
     }
     Ok(ran)
+}
+
+/// An affiliate's connected account updated; an account unknown to this
+/// tenant (or another tenant's) is ignored.
+async fn account_updated(
+    app: &App,
+    tenant: &Tenant,
+    update: &AccountUpdate,
+    now: DateTime<Utc>,
+) -> Result<(Option<String>, Option<String>)> {
+    Ok(
+        match payout_accounts::account_updated(app, tenant, update, now).await? {
+            Updated::Applied | Updated::Unchanged => (None, None),
+            Updated::Unknown => (None, Some("unknown connected account".into())),
+        },
+    )
 }
 
 /// What a provider's referral hint names, by its id prefix.

@@ -12,8 +12,11 @@ pub mod integrations;
 #[cfg(feature = "files")]
 pub mod invoices;
 pub mod local_webhooks;
+pub mod payout_accounts;
 #[cfg(feature = "files")]
 pub mod payout_job;
+#[cfg(feature = "files")]
+pub mod payout_rails;
 #[cfg(feature = "files")]
 pub mod payouts;
 #[cfg(feature = "files")]

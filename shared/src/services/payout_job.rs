@@ -27,7 +27,8 @@ use crate::domain::payout::{Payout, PayoutQueue, PoolEntry};
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::retry::{retry, Attempt};
-use crate::services::payouts::{drive, pay};
+use crate::services::payout_rails;
+use crate::services::payouts::drive;
 use crate::store::payouts::{self as store_payouts, ClaimChunk, CLAIM_CHUNK, STATUS_CHUNK};
 use crate::store::pools::{self, PoolMarker};
 use crate::store::work::WorkRange;
@@ -299,7 +300,7 @@ async fn complete_work(run: &mut Run<'_>, shard: u32) -> Result<()> {
     }
     for (t, p) in store_payouts::with_work(store, PayoutQueue::Paying, shard, 100).await? {
         // A failure leaves it APPROVED, as a failed request would.
-        if let Err(e) = pay(run.app, &t, p, run.now).await {
+        if let Err(e) = payout_rails::redrive(run.app, &t, p, run.now).await {
             tracing::warn!(error = %e, "payout job: payment retry failed");
         }
         run.report.payments_retried += 1;

@@ -69,7 +69,7 @@ pub async fn transition_from(
 /// Commits a decided transition with the members it moves at once: done
 /// (the payout as written), or a conflict when the payout changed meanwhile
 /// (the caller decides again on what it is now; a 409 names it).
-async fn commit(
+pub(crate) async fn commit(
     store: &Store,
     tenant: &Tenant,
     moved: Moved,
@@ -97,7 +97,7 @@ async fn planned(
 
 /// Drives the work a committed transition left; an unchanged payout is
 /// answered as it is.
-async fn finish(
+pub(crate) async fn finish(
     store: &Store,
     tenant: &Tenant,
     committed: (Payout, bool),
@@ -182,7 +182,7 @@ async fn with_invoice_presence(
 }
 
 /// The key of the invoice `p` names, when that is in storage.
-async fn invoice_presence(app: &App, p: &Payout) -> Result<Option<String>> {
+pub(crate) async fn invoice_presence(app: &App, p: &Payout) -> Result<Option<String>> {
     Ok(match &p.invoice_key {
         Some(key) if app.files().head(key).await?.is_some() => Some(key.clone()),
         _ => None,
@@ -451,7 +451,10 @@ fn answer(payment: Payment) -> Option<Command> {
         Payment::Paid { reference } => Some(Command::ConfirmPayment {
             reference: Some(reference),
         }),
-        Payment::Failed { message } => Some(Command::PaymentFailed { message }),
+        Payment::Failed { message } => Some(Command::PaymentFailed {
+            code: "sandbox_refused".into(),
+            message,
+        }),
     }
 }
 

@@ -21,6 +21,8 @@ pub const VERSION: &str = "version";
 pub const CAMPAIGN_ID: &str = "campaignId";
 /// The affiliate a record belongs to.
 pub const AFFILIATE_ID: &str = "affiliateId";
+/// The integration a claim names.
+pub const INTEGRATION_ID: &str = "integrationId";
 /// The payout that holds a conversion.
 pub const PAYOUT_ID: &str = "payoutId";
 /// A record's merchant-set metadata.

@@ -23,11 +23,12 @@ const NOT_FOUND: &str = "integration";
 /// Delivery log rows and event guards expire after this long.
 pub const LOG_DAYS: i64 = 30;
 /// The attributes a change rewrites (with the GSI1 keys, removed on delete).
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 9] = [
     attrs::STATUS,
     attrs::CAMPAIGN_ID,
     attrs::DESCRIPTION,
     "signingSecret",
+    "apiKey",
     "deleted",
     attrs::VERSION,
     attrs::UPDATED_AT,
@@ -47,12 +48,67 @@ fn item(tenant: &Tenant, i: &Integration) -> Result<Item> {
     record_item(&i.id, Some(&tenant.key()), i, &index)
 }
 
-/// Writes a new integration.
+/// The claim of the tenant's one paying integration (`pk = PAYRAIL#<tenant>`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PayingClaim {
+    integration_id: String,
+}
+
+/// The role of each action of an integration's write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Write {
+    Record,
+    Claim,
+    Release,
+}
+
+fn claim_item(tenant: &Tenant, i: &Integration) -> Result<Item> {
+    let claim = PayingClaim {
+        integration_id: i.id.clone(),
+    };
+    item_at(&keys::paying_integration(tenant), GUARD_SK, &claim)
+}
+
+fn already_paying() -> Error {
+    Error::AlreadyExists(
+        "another integration of this account and mode already pays (it has an apiKey); remove its key first"
+            .into(),
+    )
+}
+
+/// Writes a new integration, and its claim when it can pay: 409
+/// ALREADY_EXISTS when another one of the tenant already does.
 pub async fn insert(store: &Store, tenant: &Tenant, i: &Integration) -> Result<()> {
-    match store.put_new(item(tenant, i)?).await? {
-        true => Ok(()),
-        false => Err(Error::internal("integration id collision")),
+    if !i.can_pay() {
+        return match store.put_new(item(tenant, i)?).await? {
+            true => Ok(()),
+            false => Err(Error::internal("integration id collision")),
+        };
     }
+    let mut tx = store.tx();
+    tx.put_new(Write::Record, item(tenant, i)?)
+        .put_new(Write::Claim, claim_item(tenant, i)?);
+    match store.transact(tx).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.failed(Write::Claim) => Err(already_paying()),
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// The tenant's paying integration, if any: its claim, then its record.
+pub async fn paying(store: &Store, tenant: &Tenant) -> Result<Option<Integration>> {
+    let Some(claim) = store
+        .get_item(&keys::paying_integration(tenant), GUARD_SK)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let claim: PayingClaim = from_item(claim)?;
+    Ok(store
+        .get_owned::<Integration>(&claim.integration_id, &tenant.key())
+        .await?
+        .filter(Integration::can_pay))
 }
 
 /// The tenant's integration (not deleted), or NOT_FOUND.
@@ -96,10 +152,29 @@ pub async fn replace(
         .copy_from(&item(tenant, new)?, &fields)
         .when_tenant(&tenant.key())
         .when_eq(attrs::VERSION, number_value(old.version));
-    Ok(matches!(
-        store.update(&new.id, RECORD_SK, &update).await?,
-        Updated::Applied(_)
-    ))
+    if new.can_pay() == old.can_pay() {
+        return Ok(matches!(
+            store.update(&new.id, RECORD_SK, &update).await?,
+            Updated::Applied(_)
+        ));
+    }
+    // It starts or stops paying: its claim moves in the same transaction.
+    let mut tx = store.tx();
+    tx.update(Write::Record, &new.id, RECORD_SK, &update);
+    let claim = keys::paying_integration(tenant);
+    if new.can_pay() {
+        tx.put_new(Write::Claim, claim_item(tenant, new)?);
+    } else {
+        let ours = UpdateExpr::new()
+            .when_absent_or_eq(attrs::INTEGRATION_ID, string_value(new.id.clone()));
+        tx.delete(Write::Release, &claim, GUARD_SK, &ours);
+    }
+    match store.transact(tx).await {
+        Ok(()) => Ok(true),
+        Err(e) if e.failed(Write::Record) => Ok(false),
+        Err(e) if e.failed(Write::Claim) => Err(already_paying()),
+        Err(e) => Err(e.into_error()),
+    }
 }
 
 /// The tenant's integrations, newest first.

@@ -12,6 +12,16 @@ use crate::domain::status::Status;
 use crate::domain::tenant::Tenant;
 use crate::timestamp;
 
+/// The owner of a connected account (contract section 14).
+pub fn payout_account(account_id: &str) -> String {
+    format!("PAYACCT#{account_id}")
+}
+
+/// The claim of a tenant's one paying integration (contract section 14).
+pub fn paying_integration(tenant: &Tenant) -> String {
+    format!("PAYRAIL#{}", tenant.key())
+}
+
 /// Sort key of a primary record.
 pub const RECORD_SK: &str = "R";
 /// Sort key of a uniqueness guard.

@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod months;
 pub mod page;
 pub mod parked_refunds;
+pub mod payout_accounts;
 pub mod payout_items;
 pub mod payouts;
 pub mod pools;

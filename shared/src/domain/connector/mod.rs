@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::Value;
 
+use crate::domain::payout_rail::AccountUpdate;
 use crate::domain::tenant::Mode;
 use crate::enums::wire_enum;
 use crate::money::Currency;
@@ -72,6 +73,8 @@ pub enum Command {
     Bind(Binding),
     /// Reverse the conversion of a payment, in full or in part.
     Reverse(Refund),
+    /// A connected account's new state (an affiliate's payout account).
+    AccountUpdated(AccountUpdate),
 }
 
 /// A payment to record.

@@ -6,6 +6,7 @@
 //! `charge`, or `payments.data[].payment`), and a charge's `invoice` (gone
 //! in later versions: its `payment_intent` finds the payment then).
 
+use crate::domain::payout_rail::AccountUpdate;
 use chrono::{DateTime, TimeZone, Utc};
 use rust_decimal::Decimal;
 use serde_json::Value;
@@ -37,6 +38,7 @@ pub fn map(body: &[u8]) -> Option<Mapped> {
         "checkout.session.completed" => checkout_completed(object, created),
         "charge.refunded" => charge_refunded(object),
         "charge.dispute.closed" => dispute_closed(object),
+        "account.updated" => account_updated(&event, object),
         other => ignored(format!("event type {other} is not mapped")),
     };
     Some(Mapped {
@@ -45,6 +47,35 @@ pub fn map(body: &[u8]) -> Option<Mapped> {
         livemode,
         outcome,
     })
+}
+
+/// `account.updated` of an affiliate's connected account (sent to a Connect
+/// endpoint, the event naming the account in its top-level `account`).
+fn account_updated(event: &Value, object: &Value) -> Outcome {
+    let Some(account_id) = text_at(object, "id") else {
+        return ignored("the account has no id");
+    };
+    if text_at(event, "account").is_some_and(|a| a != account_id) {
+        return ignored("the event names another account than its object");
+    }
+    let requirements = object.get("requirements");
+    let disabled_reason = requirements.and_then(|r| text_at(r, "disabled_reason"));
+    let currently_due = requirements
+        .and_then(|r| r.get("currently_due"))
+        .and_then(Value::as_array)
+        .map(|due| {
+            due.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    Outcome::Apply(vec![Command::AccountUpdated(AccountUpdate {
+        account_id,
+        payouts_enabled: object.get("payouts_enabled").and_then(Value::as_bool) == Some(true),
+        disabled_reason,
+        currently_due,
+    })])
 }
 
 /// A unix time a payment happened at; `None` outside chrono's range.

@@ -1,0 +1,643 @@
+//! Payouts paid through Stripe Connect (contract section 14), against the
+//! stack's Stripe stand-in (`scripts/standin/`), with the faults a
+//! money-moving path must survive: an answer lost after the transfer, a
+//! crash between PROCESSING and the call, two callers at once, a refusal
+//! then a retry, the provider down. Each test's merchant has its own Stripe
+//! key, so the stand-in's objects and faults are its own.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use shared::domain::tenant::Mode;
+use shared::services::payout_job::{self as job, Budget};
+use shared::services::payout_rails;
+use shared::store::payouts as store_payouts;
+
+use crate::integrations::{official_signature, STRIPE_SECRET};
+use crate::payouts::Fx;
+use crate::support::{call_on, http_client, raw, start, test_config, Resp, Server};
+
+/// The stand-in's address (the test stack's, as `scripts/test.sh` sets it).
+fn standin() -> String {
+    std::env::var("STRIPE_API_BASE").unwrap_or_else(|_| "http://127.0.0.1:18070".into())
+}
+
+async fn standin_call(method: &str, path: &str, body: Option<Value>) -> Value {
+    let client = http_client();
+    let url = format!("{}{path}", standin());
+    let request = match method {
+        "GET" => client.get(url),
+        _ => client.post(url).json(&body.unwrap_or(json!({}))),
+    };
+    let r = request
+        .send()
+        .await
+        .expect("the Stripe stand-in (scripts/stack.sh)");
+    assert!(r.status().is_success(), "{path}: {}", r.status());
+    r.json().await.unwrap()
+}
+
+/// The transfers the stand-in made for a payout.
+async fn transfers_of(payout_id: &str) -> Vec<Value> {
+    let found = standin_call(
+        "GET",
+        &format!("/_standin/transfers?match={payout_id}"),
+        None,
+    )
+    .await;
+    found.as_array().unwrap().clone()
+}
+
+/// The idempotency keys of the transfer requests the stand-in received for a payout.
+async fn transfer_keys(payout_id: &str) -> Vec<String> {
+    let path = format!("/_standin/requests?path=/v1/transfers&match={payout_id}");
+    let found = standin_call("GET", &path, None).await;
+    found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+async fn fault(payout_id: &str, fault: Value) {
+    let mut body = json!({"path": "/v1/transfers", "match": payout_id});
+    for (k, v) in fault.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    standin_call("POST", "/_standin/faults", Some(body)).await;
+}
+
+/// A merchant whose test mode pays through Stripe.
+struct Rails {
+    fx: Fx,
+    integration: String,
+    api_key: String,
+}
+
+impl Rails {
+    async fn new() -> Rails {
+        let fx = Fx::new().await;
+        let api_key = format!("sk_test_{}", ulid::Ulid::new());
+        let body = json!({"provider": "STRIPE", "signingSecret": STRIPE_SECRET, "apiKey": api_key});
+        let r = fx.call("POST", "/api/v1/integrations", Some(body)).await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        assert_eq!(r.data()["canPay"], true);
+        assert!(
+            !r.body.to_string().contains(&api_key),
+            "the key is write-only"
+        );
+        let integration = r.data()["id"].as_str().unwrap().to_string();
+        Rails {
+            fx,
+            integration,
+            api_key,
+        }
+    }
+
+    async fn affiliate(&self, id: &str) -> Value {
+        let r = self
+            .fx
+            .call("GET", &format!("/api/v1/affiliates/{id}"), None)
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r.data().clone()
+    }
+
+    /// An affiliate paid through Stripe, its account created (PENDING).
+    async fn onboarding(&self, amounts: &[u32]) -> (String, String) {
+        let aff = self.fx.earner(Mode::Test, "STRIPE", amounts).await;
+        let path = format!("/api/v1/affiliates/{aff}/payout-account");
+        let r = self.fx.call("POST", &path, None).await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        assert!(r.data()["url"]
+            .as_str()
+            .unwrap()
+            .contains("/_standin/onboarding/"));
+        let account = self.affiliate(&aff).await["payoutAccount"].clone();
+        assert_eq!(account["status"], "PENDING", "{account}");
+        (aff, account["accountId"].as_str().unwrap().to_string())
+    }
+
+    /// An affiliate whose account Stripe says can be paid.
+    async fn connected(&self, amounts: &[u32]) -> (String, String) {
+        let (aff, account) = self.onboarding(amounts).await;
+        let r = self.account_updated(&account, true).await;
+        assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+        let shown = self.affiliate(&aff).await["payoutAccount"].clone();
+        assert_eq!(
+            (&shown["status"], &shown["requirementsDue"]),
+            (&json!("ACTIVE"), &json!([]))
+        );
+        (aff, account)
+    }
+
+    /// Stripe's `account.updated` for `account`, enabled or not at the stand-in.
+    async fn account_updated(&self, account: &str, enabled: bool) -> Resp {
+        let change = match enabled {
+            true => json!({"payouts_enabled": true, "charges_enabled": true,
+                "capabilities": {"transfers": "active"},
+                "requirements": {"currently_due": [], "disabled_reason": null}}),
+            false => json!({}),
+        };
+        let object = standin_call(
+            "POST",
+            &format!("/_standin/stripe/accounts/{account}"),
+            Some(change),
+        )
+        .await;
+        self.deliver(account, object).await
+    }
+
+    async fn deliver(&self, account: &str, object: Value) -> Resp {
+        let event = json!({"id": format!("evt_{}", ulid::Ulid::new()), "object": "event",
+            "type": "account.updated", "livemode": false, "account": account,
+            "created": chrono::Utc::now().timestamp(), "data": {"object": object}});
+        let body = event.to_string();
+        let sig = official_signature(
+            "stripe",
+            STRIPE_SECRET,
+            &body,
+            chrono::Utc::now().timestamp(),
+        );
+        let path = format!("/api/v1/integrations/{}/events", self.integration);
+        let headers = [
+            ("stripe-signature", sig.as_str()),
+            ("content-type", "application/json"),
+        ];
+        raw(
+            &self.fx.server.base,
+            "POST",
+            &path,
+            None,
+            &headers,
+            Some(body.into_bytes()),
+        )
+        .await
+    }
+
+    /// The affiliate's one payout, APPROVED.
+    async fn approved(&self, aff: &str) -> String {
+        self.fx.run_job().await;
+        let found = self.fx.payouts_of(Mode::Test, aff).await;
+        assert_eq!(found.len(), 1, "{found:?}");
+        let id = found[0]["id"].as_str().unwrap().to_string();
+        self.fx.attach(Mode::Test, &id).await;
+        let r = self
+            .fx
+            .call("POST", &format!("/api/v1/payouts/{id}/approve"), None)
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        id
+    }
+
+    async fn batch_process_on(&self, base: &str, id: &str) -> Resp {
+        let body = json!({"payoutIds": [id]});
+        let r = call_on(
+            base,
+            "POST",
+            "/api/v1/payouts/batch-process",
+            Some(&self.fx.m.test_key),
+            Some(body),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r
+    }
+
+    async fn batch_process(&self, id: &str) -> Resp {
+        self.batch_process_on(&self.fx.server.base, id).await
+    }
+
+    async fn payout(&self, id: &str) -> Value {
+        let r = self
+            .fx
+            .call("GET", &format!("/api/v1/payouts/{id}"), None)
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r.data().clone()
+    }
+}
+
+/// The one failure of a batch-process answer.
+fn failure(r: &Resp) -> Value {
+    let failed = r.data()["failed"].as_array().unwrap();
+    assert_eq!(failed.len(), 1, "{:?}", r.body);
+    failed[0].clone()
+}
+
+#[tokio::test]
+async fn a_payout_is_paid_once_through_stripe_connect() {
+    let rails = Rails::new().await;
+    let (aff, account) = rails.connected(&[100, 250]).await;
+    let id = rails.approved(&aff).await;
+    let r = rails.batch_process(&id).await;
+    let paid = &r.data()["processed"][0];
+    assert_eq!(
+        (&paid["status"], &paid["paymentAttempt"]),
+        (&json!("PAID"), &json!(1)),
+        "{:?}",
+        r.body
+    );
+    let transfers = transfers_of(&id).await;
+    assert_eq!(transfers.len(), 1, "{transfers:?}");
+    let t = &transfers[0];
+    assert_eq!(paid["paymentReference"], t["id"]);
+    assert!(t["id"].as_str().unwrap().starts_with("tr_"));
+    // 10% of 350.00 USD, in cents, to the affiliate's account, named by the payout.
+    assert_eq!(
+        (
+            &t["amount"],
+            &t["currency"],
+            &t["destination"],
+            &t["transfer_group"]
+        ),
+        (&json!(3500), &json!("usd"), &json!(account), &json!(id))
+    );
+    assert_eq!(
+        (&t["metadata"]["payoutId"], &t["metadata"]["affiliateId"]),
+        (&json!(id), &json!(aff))
+    );
+    assert_eq!(transfer_keys(&id).await, [format!("{id}-1")]);
+    rails.fx.assert_held(Mode::Test, &id, "PAID").await;
+    assert_eq!(
+        rails.affiliate(&aff).await["paid"]["USD"].as_f64(),
+        Some(35.0)
+    );
+    // Processed again: PAID stays PAID, nothing is sent.
+    let again = rails.batch_process(&id).await;
+    assert_eq!(again.data()["processed"][0]["status"], "PAID");
+    assert_eq!(transfer_keys(&id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn an_answer_lost_after_the_transfer_is_asked_again_with_the_same_key() {
+    let rails = Rails::new().await;
+    let (aff, _) = rails.connected(&[100]).await;
+    let id = rails.approved(&aff).await;
+    fault(&id, json!({"kind": "drop_after"})).await;
+    let lost = rails.batch_process(&id).await;
+    assert_eq!(
+        failure(&lost)["code"],
+        "SERVICE_UNAVAILABLE",
+        "{:?}",
+        lost.body
+    );
+    let waiting = rails.payout(&id).await;
+    assert_eq!(
+        (&waiting["status"], &waiting["paymentAttempt"]),
+        (&json!("PROCESSING"), &json!(1))
+    );
+    assert_eq!(transfers_of(&id).await.len(), 1, "made, its answer lost");
+    // The list shows what waits on the provider.
+    let listed = rails
+        .fx
+        .call("GET", "/api/v1/payouts?status=processing", None)
+        .await;
+    assert!(listed
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["id"] == json!(id)));
+    let again = rails.batch_process(&id).await;
+    assert_eq!(
+        again.data()["processed"][0]["status"],
+        "PAID",
+        "{:?}",
+        again.body
+    );
+    assert_eq!(
+        transfer_keys(&id).await,
+        [format!("{id}-1"), format!("{id}-1")]
+    );
+    let transfers = transfers_of(&id).await;
+    assert_eq!(transfers.len(), 1, "one transfer");
+    assert_eq!(
+        again.data()["processed"][0]["paymentReference"],
+        transfers[0]["id"]
+    );
+}
+
+#[tokio::test]
+async fn a_crash_between_processing_and_the_call_is_paid_once_by_the_payout_job() {
+    let rails = Rails::new().await;
+    let (aff, _) = rails.connected(&[100]).await;
+    let id = rails.approved(&aff).await;
+    let tenant = rails.fx.tenant(Mode::Test);
+    let app = &rails.fx.app;
+    let now = shared::timestamp::now();
+    // The move to PROCESSING committed, and then nothing: the process died.
+    let read = store_payouts::get(&app.store, &tenant, &id).await.unwrap();
+    let processing = payout_rails::begin(app, &tenant, read, now)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(processing.payment_attempt, 1);
+    assert!(transfer_keys(&id).await.is_empty());
+    // The job leaves it while it may still be answered, then asks once.
+    job::run(app, now, Budget::default()).await.unwrap();
+    assert!(transfer_keys(&id).await.is_empty(), "not before 10 minutes");
+    let later = now + chrono::Duration::minutes(11);
+    job::run(app, later, Budget::default()).await.unwrap();
+    assert_eq!(rails.payout(&id).await["status"], "PAID");
+    job::run(app, later, Budget::default()).await.unwrap();
+    assert_eq!(transfer_keys(&id).await, [format!("{id}-1")]);
+    assert_eq!(transfers_of(&id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn two_batch_processes_at_once_make_one_transfer() {
+    let rails = Rails::new().await;
+    let (aff, _) = rails.connected(&[100]).await;
+    let id = rails.approved(&aff).await;
+    // The first call holds the key a while, so the second meets it in use.
+    fault(&id, json!({"kind": "delay", "seconds": 1})).await;
+    let (a, b) = tokio::join!(rails.batch_process(&id), rails.batch_process(&id));
+    let outcomes = [&a, &b].map(|r| r.data()["processed"].as_array().map_or(0, Vec::len));
+    assert!(outcomes.contains(&1), "{:?} {:?}", a.body, b.body);
+    let settled = rails.batch_process(&id).await;
+    assert_eq!(
+        settled.data()["processed"][0]["status"],
+        "PAID",
+        "{:?}",
+        settled.body
+    );
+    assert_eq!(transfers_of(&id).await.len(), 1);
+    assert!(transfer_keys(&id)
+        .await
+        .iter()
+        .all(|k| *k == format!("{id}-1")));
+}
+
+#[tokio::test]
+async fn a_refusal_then_a_retry_uses_two_keys_and_pays_once() {
+    let rails = Rails::new().await;
+    let (aff, _) = rails.connected(&[100]).await;
+    let id = rails.approved(&aff).await;
+    let refusal = json!({"error": {"type": "invalid_request_error", "code": "balance_insufficient",
+        "message": "You have insufficient available funds in your Stripe account."}});
+    fault(
+        &id,
+        json!({"kind": "status", "status": 400, "body": refusal}),
+    )
+    .await;
+    let refused = rails.batch_process(&id).await;
+    let f = failure(&refused);
+    assert_eq!(f["code"], "INVALID_STATE", "{f}");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("balance_insufficient"),
+        "{f}"
+    );
+    let back = rails.payout(&id).await;
+    assert_eq!(back["status"], "APPROVED");
+    assert_eq!(back["lastPaymentError"]["code"], "balance_insufficient");
+    assert!(back["lastPaymentError"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("insufficient"));
+    let events = rails
+        .fx
+        .call("GET", "/api/v1/events?type=payout.payment_failed", None)
+        .await;
+    assert!(
+        events
+            .data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["data"]["id"] == json!(id)),
+        "{:?}",
+        events.body
+    );
+    let paid = rails.batch_process(&id).await;
+    let p = &paid.data()["processed"][0];
+    assert_eq!(
+        (&p["status"], &p["paymentAttempt"]),
+        (&json!("PAID"), &json!(2)),
+        "{:?}",
+        paid.body
+    );
+    assert_eq!(
+        transfer_keys(&id).await,
+        [format!("{id}-1"), format!("{id}-2")]
+    );
+    assert_eq!(transfers_of(&id).await.len(), 1);
+}
+
+/// A server on the payouts table whose Stripe address answers nothing.
+fn provider_down_server(table: &str) -> &'static Server {
+    static DOWN: OnceLock<Server> = OnceLock::new();
+    DOWN.get_or_init(|| {
+        let mut config = test_config();
+        config.table_name = table.to_string();
+        config.bucket_name = table.to_string();
+        config.account_rate_per_minute = 100_000;
+        // Nothing listens on port 9 of this machine: every call fails at once.
+        config.providers = shared::config::ProviderBases::all_at("http://127.0.0.1:9");
+        start(config, false)
+    })
+}
+
+#[tokio::test]
+async fn the_provider_down_answers_503_in_seconds_and_loses_nothing() {
+    let rails = Rails::new().await;
+    let (aff, _) = rails.connected(&[100]).await;
+    let id = rails.approved(&aff).await;
+    let down = provider_down_server(&rails.fx.app.config.table_name);
+    let began = Instant::now();
+    let r = rails.batch_process_on(&down.base, &id).await;
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(failure(&r)["code"], "SERVICE_UNAVAILABLE");
+    assert_eq!(rails.payout(&id).await["status"], "PROCESSING");
+    // Once it is back, the same attempt pays.
+    let paid = rails.batch_process(&id).await;
+    assert_eq!(
+        paid.data()["processed"][0]["status"],
+        "PAID",
+        "{:?}",
+        paid.body
+    );
+    assert_eq!(transfer_keys(&id).await, [format!("{id}-1")]);
+}
+
+#[tokio::test]
+async fn a_payout_without_an_active_account_is_refused_before_any_call() {
+    let rails = Rails::new().await;
+    let (aff, _) = rails.onboarding(&[100]).await;
+    let id = rails.approved(&aff).await;
+    let r = rails.batch_process(&id).await;
+    let f = failure(&r);
+    assert_eq!(f["code"], "INVALID_STATE", "{f}");
+    assert!(
+        f["message"].as_str().unwrap().contains("no_destination"),
+        "{f}"
+    );
+    let back = rails.payout(&id).await;
+    assert_eq!(
+        (&back["status"], &back["lastPaymentError"]["code"]),
+        (&json!("APPROVED"), &json!("no_destination"))
+    );
+    assert!(transfer_keys(&id).await.is_empty());
+    // A PAYPAL affiliate of the same merchant is paid as without a rail (the sandbox).
+    let other = rails.fx.earner(Mode::Test, "PAYPAL", &[100]).await;
+    let sandboxed = rails.approved(&other).await;
+    let r = rails.batch_process(&sandboxed).await;
+    assert_eq!(
+        r.data()["processed"][0]["paymentReference"],
+        json!(format!("sandbox_{sandboxed}"))
+    );
+}
+
+#[tokio::test]
+async fn onboarding_makes_one_account_and_a_fresh_link_each_time() {
+    let rails = Rails::new().await;
+    let (aff, account) = rails.onboarding(&[]).await;
+    let path = format!("/api/v1/affiliates/{aff}/payout-account");
+    let again = rails.fx.call("POST", &path, None).await;
+    assert_eq!(again.status, 201, "{:?}", again.body);
+    assert_eq!(again.data()["object"], "account_link");
+    assert!(again.data()["url"].as_str().unwrap().contains(&account));
+    assert_eq!(
+        rails.affiliate(&aff).await["payoutAccount"]["accountId"],
+        json!(account)
+    );
+    let created = standin_call(
+        "GET",
+        &format!("/_standin/requests?path=/v1/accounts&match={aff}"),
+        None,
+    )
+    .await;
+    assert_eq!(created.as_array().unwrap().len(), 1, "{created}");
+    // From the portal, with the affiliate's own token.
+    let session = rails
+        .fx
+        .call(
+            "POST",
+            &format!("/api/v1/affiliates/{aff}/portal-sessions"),
+            None,
+        )
+        .await;
+    let token = session.data()["token"].as_str().unwrap().to_string();
+    let base = &rails.fx.server.base;
+    let r = call_on(
+        base,
+        "POST",
+        "/api/v1/portal/payout-account",
+        Some(&token),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let me = call_on(base, "GET", "/api/v1/portal/me", Some(&token), None).await;
+    assert_eq!(
+        me.data()["affiliate"]["payoutAccount"]["accountId"],
+        json!(account)
+    );
+    // Restricted by Stripe: shown as such, with what it needs.
+    let restricted = json!({"requirements": {"currently_due": ["external_account"], "disabled_reason": "requirements.past_due"}});
+    let object = standin_call(
+        "POST",
+        &format!("/_standin/stripe/accounts/{account}"),
+        Some(restricted),
+    )
+    .await;
+    assert_eq!(
+        rails.deliver(&account, object).await.data()["outcome"],
+        "APPLIED"
+    );
+    let shown = rails.affiliate(&aff).await["payoutAccount"].clone();
+    assert_eq!(
+        (&shown["status"], &shown["requirementsDue"]),
+        (&json!("RESTRICTED"), &json!(["external_account"]))
+    );
+}
+
+#[tokio::test]
+async fn account_updates_of_unknown_or_other_tenants_accounts_are_ignored() {
+    let (ours, theirs) = (Rails::new().await, Rails::new().await);
+    let (aff, account) = theirs.onboarding(&[]).await;
+    let object = standin_call("GET", &format!("/_standin/stripe/accounts/{account}"), None).await;
+    let mut enabled = object.clone();
+    enabled["payouts_enabled"] = json!(true);
+    let r = ours.deliver(&account, enabled.clone()).await;
+    assert_eq!(
+        (&r.data()["outcome"], &r.data()["reason"]),
+        (&json!("IGNORED"), &json!("unknown connected account"))
+    );
+    assert_eq!(
+        theirs.affiliate(&aff).await["payoutAccount"]["status"],
+        "PENDING"
+    );
+    enabled["id"] = json!("acct_unknown0000000");
+    let r = ours.deliver("acct_unknown0000000", enabled).await;
+    assert_eq!(r.data()["outcome"], "IGNORED");
+}
+
+#[tokio::test]
+async fn stripe_keys_of_another_shape_or_mode_are_refused_and_one_integration_pays() {
+    let rails = Rails::new().await;
+    let create = |body: Value| rails.fx.call("POST", "/api/v1/integrations", Some(body));
+    for (provider, key) in [
+        ("STRIPE", "sk_live_51Habc"),
+        ("STRIPE", "pk_test_51Habc"),
+        ("PADDLE", "sk_test_51Habc"),
+    ] {
+        let r =
+            create(json!({"provider": provider, "signingSecret": STRIPE_SECRET, "apiKey": key}))
+                .await;
+        r.assert_error(400, "VALIDATION_FAILED");
+        assert_eq!(
+            r.body["error"]["details"][0]["path"],
+            json!(["apiKey"]),
+            "{:?}",
+            r.body
+        );
+    }
+    let second =
+        json!({"provider": "STRIPE", "signingSecret": STRIPE_SECRET, "apiKey": "rk_test_51Habc"});
+    create(second.clone())
+        .await
+        .assert_error(409, "ALREADY_EXISTS");
+    // Stored sealed, never as sent.
+    let item = rails
+        .fx
+        .app
+        .store
+        .get_item(&rails.integration, "R")
+        .await
+        .unwrap()
+        .unwrap();
+    let stored = format!("{:?}", item.get("apiKey"));
+    assert!(
+        stored.contains("sealed:v1:") && !stored.contains(&rails.api_key),
+        "{stored}"
+    );
+    // Its key removed, it no longer pays, and another may.
+    let path = format!("/api/v1/integrations/{}", rails.integration);
+    let r = rails
+        .fx
+        .call("PATCH", &path, Some(json!({"apiKey": null})))
+        .await;
+    assert_eq!(r.data()["canPay"], false, "{:?}", r.body);
+    let r = create(second).await;
+    assert_eq!(
+        (r.status, &r.data()["canPay"]),
+        (201, &json!(true)),
+        "{:?}",
+        r.body
+    );
+    let r = rails
+        .fx
+        .call("PATCH", &path, Some(json!({"apiKey": "sk_test_51Hother"})))
+        .await;
+    r.assert_error(409, "ALREADY_EXISTS");
+}

@@ -1,0 +1,322 @@
+//! Paying through a provider (contract section 14): which rail pays a
+//! payout, where its money goes, the idempotency key of an attempt, and the
+//! command a provider's answer makes. Pure: the calls themselves are in
+//! `payouts::rails`, the order of commit and call in `services::payouts`.
+//!
+//! The guarantee rests on two rules: the move to PROCESSING with a new
+//! `paymentAttempt` is committed before the provider is called, and every
+//! call of an attempt carries the same key (`{payoutId}-{paymentAttempt}`),
+//! which the provider answers once. Only a refusal (nothing was paid) starts
+//! a new attempt; an unknown outcome keeps the attempt and its key.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::affiliate::{Affiliate, PayoutMethod};
+use crate::domain::payout::{Command, Payout, PayoutStatus};
+use crate::enums::wire_enum;
+use crate::timestamp::serde_ts;
+
+wire_enum! {
+    /// A provider that moves a payout's money.
+    pub enum Rail {
+        /// Stripe Connect: a transfer to the affiliate's connected account.
+        Stripe = "STRIPE",
+        /// PayPal Payouts: a payout to the affiliate's `payoutEmail`.
+        Paypal = "PAYPAL",
+    }
+}
+
+impl Rail {
+    /// The rail that pays an affiliate who chose `method`, when the paying
+    /// integration is `paying`: the two must name the same provider. Other
+    /// methods (MANUAL, WISE, BANK_TRANSFER) are paid as without a rail.
+    pub fn for_method(method: Option<PayoutMethod>, paying: Rail) -> Option<Rail> {
+        match (method?, paying) {
+            (PayoutMethod::Stripe, Rail::Stripe) => Some(Rail::Stripe),
+            (PayoutMethod::Paypal, Rail::Paypal) => Some(Rail::Paypal),
+            _ => None,
+        }
+    }
+}
+
+/// Why a provider did not pay (the provider's own code and message, or
+/// the product's for a refusal made before any call).
+#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentError {
+    /// The provider's error code (`balance_insufficient`, `RECEIVER_UNREGISTERED`), or
+    /// `no_destination` when the affiliate has no usable payout destination.
+    #[schema(example = json!("balance_insufficient"))]
+    pub code: String,
+    pub message: String,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub at: DateTime<Utc>,
+}
+
+/// Where a payout's money goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// A Stripe connected account (`acct_…`), ACTIVE.
+    StripeAccount(String),
+    /// A PayPal receiver's e-mail.
+    PaypalEmail(String),
+}
+
+/// The code of a refusal made before any call.
+pub const NO_DESTINATION: &str = "no_destination";
+
+/// The affiliate's destination on `rail`, or why it has none usable
+/// (`(code, message)`): STRIPE needs an ACTIVE connected account, PAYPAL a
+/// `payoutEmail`.
+pub fn destination(affiliate: &Affiliate, rail: Rail) -> Result<Destination, (String, String)> {
+    let refused = |message: &str| Err((NO_DESTINATION.to_string(), message.to_string()));
+    match rail {
+        Rail::Stripe => match &affiliate.payout_account {
+            Some(a) if a.status == PayoutAccountStatus::Active => {
+                Ok(Destination::StripeAccount(a.account_id.clone()))
+            }
+            Some(a) => refused(&format!(
+                "the affiliate's Stripe account is {}, not ACTIVE: it must finish onboarding",
+                a.status.as_str()
+            )),
+            None => refused("the affiliate has no Stripe account: create its onboarding link"),
+        },
+        Rail::Paypal => match &affiliate.payout_email {
+            Some(email) => Ok(Destination::PaypalEmail(email.as_str().to_string())),
+            None => refused("the affiliate has no payoutEmail for PayPal"),
+        },
+    }
+}
+
+/// The idempotency key of a payout's current attempt, sent on every call of it.
+pub fn attempt_key(payout: &Payout) -> String {
+    format!("{}-{}", payout.id, payout.payment_attempt)
+}
+
+/// What a provider's call came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderAnswer {
+    /// Paid: the provider's reference (Stripe's `tr_…`).
+    Paid { reference: String },
+    /// Refused: nothing was paid (the provider's code and message).
+    Refused { code: String, message: String },
+    /// No answer (timeout, connection lost, 5xx, 429): the outcome is
+    /// unknown, so the attempt and its key are kept.
+    NoAnswer { cause: String },
+}
+
+impl ProviderAnswer {
+    /// The command it makes of a PROCESSING payout; none when the outcome is unknown.
+    pub fn command(&self) -> Option<Command> {
+        match self {
+            ProviderAnswer::Paid { reference } => Some(Command::ConfirmPayment {
+                reference: Some(reference.clone()),
+            }),
+            ProviderAnswer::Refused { code, message } => Some(Command::PaymentFailed {
+                code: code.clone(),
+                message: message.clone(),
+            }),
+            ProviderAnswer::NoAnswer { .. } => None,
+        }
+    }
+}
+
+/// What a batch-process does with a payout on a rail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RailStep {
+    /// Start a new attempt: commit PROCESSING, then call.
+    Begin,
+    /// Call again with the current attempt's key (PROCESSING, no answer yet).
+    Redrive,
+    /// Nothing to send: PAID, or taken by the provider and awaiting its event.
+    Wait,
+}
+
+/// The step for `payout` as it is now.
+pub fn step(payout: &Payout) -> RailStep {
+    match payout.status {
+        PayoutStatus::Processing if payout.payment_attempt == 0 => RailStep::Wait,
+        PayoutStatus::Processing if payout.payment_reference.is_some() => RailStep::Wait,
+        PayoutStatus::Processing => RailStep::Redrive,
+        PayoutStatus::Paid => RailStep::Wait,
+        _ => RailStep::Begin,
+    }
+}
+
+wire_enum! {
+    /// Whether a connected account can receive payouts.
+    pub enum PayoutAccountStatus {
+        /// Onboarding not finished.
+        Pending = "PENDING",
+        /// Payouts enabled: transfers to it are made.
+        Active = "ACTIVE",
+        /// Disabled by the provider until its requirements are met.
+        Restricted = "RESTRICTED",
+    }
+}
+
+/// An affiliate's account at a provider, where STRIPE payouts go.
+#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PayoutAccount {
+    /// Always STRIPE (a Stripe Connect Express account).
+    pub provider: Rail,
+    /// The connected account's id.
+    #[schema(example = json!("acct_1Nv0FGQ9RKHgCVdK"))]
+    pub account_id: String,
+    pub status: PayoutAccountStatus,
+    /// What Stripe still needs (`requirements.currently_due`).
+    pub requirements_due: Vec<String>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl PayoutAccount {
+    /// A connected account just created: PENDING until Stripe says otherwise.
+    pub fn created(account_id: String, requirements_due: Vec<String>, now: DateTime<Utc>) -> Self {
+        PayoutAccount {
+            provider: Rail::Stripe,
+            account_id,
+            status: PayoutAccountStatus::Pending,
+            requirements_due,
+            updated_at: now,
+        }
+    }
+}
+
+/// A Stripe onboarding link: open `url` in the affiliate's browser before `expiresAt`.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = PayoutAccountLink)]
+pub struct OnboardingLink {
+    /// Always `account_link`.
+    pub object: &'static str,
+    /// Stripe's hosted onboarding, for this affiliate's connected account.
+    #[schema(example = json!("https://connect.stripe.com/setup/e/acct_1Nv0FGQ9RKHgCVdK/aBcDeF"))]
+    pub url: String,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub expires_at: DateTime<Utc>,
+}
+
+impl OnboardingLink {
+    /// The link Stripe made.
+    pub fn new(url: String, expires_at: DateTime<Utc>) -> Self {
+        OnboardingLink {
+            object: "account_link",
+            url,
+            expires_at,
+        }
+    }
+}
+
+/// What Stripe's `account.updated` says of a connected account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountUpdate {
+    pub account_id: String,
+    pub payouts_enabled: bool,
+    pub disabled_reason: Option<String>,
+    pub currently_due: Vec<String>,
+}
+
+impl AccountUpdate {
+    /// Its status: payouts enabled -> ACTIVE, a disabled reason ->
+    /// RESTRICTED, else PENDING.
+    pub fn status(&self) -> PayoutAccountStatus {
+        match (self.payouts_enabled, &self.disabled_reason) {
+            (true, _) => PayoutAccountStatus::Active,
+            (false, Some(_)) => PayoutAccountStatus::Restricted,
+            (false, None) => PayoutAccountStatus::Pending,
+        }
+    }
+
+    /// The account as it now is; none when nothing shown changed.
+    pub fn applied(&self, before: &PayoutAccount, now: DateTime<Utc>) -> Option<PayoutAccount> {
+        let mut after = before.clone();
+        after.status = self.status();
+        after.requirements_due = self.currently_due.clone();
+        after.updated_at = now;
+        (after.status != before.status || after.requirements_due != before.requirements_due)
+            .then_some(after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_account_update_reads_as_stripe_describes_it() {
+        let u = |enabled: bool, reason: Option<&str>| AccountUpdate {
+            account_id: "acct_1".into(),
+            payouts_enabled: enabled,
+            disabled_reason: reason.map(str::to_string),
+            currently_due: vec![],
+        };
+        let cases = [
+            (u(true, None), PayoutAccountStatus::Active),
+            (u(true, Some("x")), PayoutAccountStatus::Active),
+            (
+                u(false, Some("requirements.past_due")),
+                PayoutAccountStatus::Restricted,
+            ),
+            (u(false, None), PayoutAccountStatus::Pending),
+        ];
+        for (update, want) in cases {
+            assert_eq!(update.status(), want, "{update:?}");
+        }
+        let now = Utc::now();
+        let before = PayoutAccount::created("acct_1".into(), vec!["tos".into()], now);
+        let after = u(true, None).applied(&before, now).expect("changed");
+        assert_eq!(after.status, PayoutAccountStatus::Active);
+        assert!(after.requirements_due.is_empty());
+        assert_eq!(u(true, None).applied(&after, now), None, "nothing new");
+    }
+
+    #[test]
+    fn a_rail_pays_only_the_method_of_its_provider() {
+        use PayoutMethod as M;
+        let cases = [
+            (Some(M::Stripe), Rail::Stripe, Some(Rail::Stripe)),
+            (Some(M::Paypal), Rail::Paypal, Some(Rail::Paypal)),
+            (Some(M::Paypal), Rail::Stripe, None),
+            (Some(M::Stripe), Rail::Paypal, None),
+            (Some(M::Manual), Rail::Stripe, None),
+            (Some(M::Wise), Rail::Paypal, None),
+            (None, Rail::Stripe, None),
+        ];
+        for (method, paying, want) in cases {
+            assert_eq!(
+                Rail::for_method(method, paying),
+                want,
+                "{method:?} {paying:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_an_unknown_outcome_keeps_the_attempt_open() {
+        let refused = ProviderAnswer::Refused {
+            code: "balance_insufficient".into(),
+            message: "m".into(),
+        };
+        assert!(matches!(
+            refused.command(),
+            Some(Command::PaymentFailed { code, .. }) if code == "balance_insufficient"
+        ));
+        let paid = ProviderAnswer::Paid {
+            reference: "tr_1".into(),
+        };
+        assert!(matches!(
+            paid.command(),
+            Some(Command::ConfirmPayment { reference: Some(r) }) if r == "tr_1"
+        ));
+        let lost = ProviderAnswer::NoAnswer {
+            cause: "timeout".into(),
+        };
+        assert_eq!(lost.command(), None);
+    }
+}

@@ -1,0 +1,271 @@
+//! Paying payouts through the merchant's paying integration (contract
+//! section 14): batch-process and the payout job move the money, exactly
+//! once, whatever fails.
+//!
+//! For each payout on the rail: the move to PROCESSING with a new
+//! `paymentAttempt` is committed first; only then is the provider asked,
+//! with the attempt's key (`domain::payout_rail::attempt_key`), and its
+//! answer committed: PAID (Stripe's transfer), or APPROVED again with
+//! `lastPaymentError` (a refusal: nothing was paid, the next try is a new
+//! attempt). Without an answer the payout stays PROCESSING and the next
+//! batch-process of it, or the payout job, asks again with the same key, which
+//! the provider answers once. A crash between the two steps leaves the same
+//! PROCESSING payout, so it is paid once too.
+
+use chrono::{DateTime, Duration, Utc};
+use futures::stream::{self, StreamExt};
+
+use crate::app::App;
+use crate::domain::affiliate::Affiliate;
+use crate::domain::payout::{Command, Payout, PayoutStatus};
+use crate::domain::payout_rail::{self, Destination, ProviderAnswer, Rail, RailStep};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::rails::stripe::Transfer;
+use crate::retry::Attempt;
+use crate::services::payout_accounts::{paying, Paying};
+use crate::services::payouts;
+use crate::store::{affiliates, payouts as store_payouts};
+
+/// Provider calls a batch-process makes at once.
+const CALLS_AT_ONCE: usize = 8;
+/// How long a PROCESSING payout waits before the payout job asks again.
+pub const REDRIVE_AFTER_MINUTES: i64 = 10;
+
+/// batch-process: payouts whose affiliate's method is the paying
+/// integration's are paid through it (a few calls at once); the others
+/// are processed as without a rail (`payouts::process_many`). The answers
+/// keep the ids' order.
+pub async fn process_many(
+    app: &App,
+    tenant: &Tenant,
+    ids: Vec<String>,
+    now: DateTime<Utc>,
+) -> Vec<(String, Result<Payout>)> {
+    let paying = match paying(app, tenant).await {
+        Ok(Some(p)) => p,
+        Ok(None) => return payouts::process_many(app, tenant, ids, now).await,
+        Err(e) => return failed_all(ids, &e),
+    };
+    let on_rail = match on_rail(app, tenant, &paying, &ids).await {
+        Ok(found) => found,
+        Err(e) => return failed_all(ids, &e),
+    };
+    let others: Vec<String> = ids
+        .iter()
+        .filter(|id| !on_rail.iter().any(|(p, _)| &p.id == *id))
+        .cloned()
+        .collect();
+    let paying = &paying;
+    let paid: Vec<(String, Result<Payout>)> = stream::iter(on_rail)
+        .map(|(payout, affiliate)| async move {
+            let id = payout.id.clone();
+            (id, pay(app, tenant, paying, payout, &affiliate, now).await)
+        })
+        .buffer_unordered(CALLS_AT_ONCE)
+        .collect()
+        .await;
+    let mut rest = payouts::process_many(app, tenant, others, now).await;
+    rest.extend(paid);
+    let mut ordered = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(at) = rest.iter().position(|(r, _)| *r == id) {
+            ordered.push(rest.swap_remove(at));
+        }
+    }
+    ordered
+}
+
+fn failed_all(ids: Vec<String>, e: &Error) -> Vec<(String, Result<Payout>)> {
+    let message = format!("the paying integration could not be read: {e}");
+    ids.into_iter()
+        .map(|id| (id, Err(Error::Unavailable(message.clone()))))
+        .collect()
+}
+
+/// The payouts among `ids` whose affiliate the rail pays, with that affiliate.
+async fn on_rail(
+    app: &App,
+    tenant: &Tenant,
+    paying: &Paying,
+    ids: &[String],
+) -> Result<Vec<(Payout, Affiliate)>> {
+    let mut payouts = store_payouts::get_many(&app.store, tenant, ids).await?;
+    let affiliate_ids: Vec<&str> = payouts.values().map(|p| p.affiliate_id.as_str()).collect();
+    let affiliates = affiliates::get_many(&app.store, tenant, &affiliate_ids).await?;
+    Ok(ids
+        .iter()
+        .filter_map(|id| {
+            let p = payouts.remove(id)?;
+            let a = affiliates.get(&p.affiliate_id)?;
+            let rides = Rail::for_method(a.payout_method, paying.rail).is_some();
+            (rides && p.is_visible()).then(|| (p, a.clone()))
+        })
+        .collect())
+}
+
+/// Pays one payout on the rail, as it now is: a new attempt, the current
+/// attempt asked again, or nothing to send.
+pub async fn pay(
+    app: &App,
+    tenant: &Tenant,
+    paying: &Paying,
+    payout: Payout,
+    affiliate: &Affiliate,
+    now: DateTime<Utc>,
+) -> Result<Payout> {
+    let processing = match payout_rail::step(&payout) {
+        RailStep::Wait => return Ok(payout),
+        RailStep::Redrive => payout,
+        RailStep::Begin => match payout_rail::destination(affiliate, paying.rail) {
+            Err((code, message)) => return refuse(app, tenant, payout, code, message, now).await,
+            Ok(_) => match begin(app, tenant, payout, now).await? {
+                Some(p) => p,
+                None => return Err(Error::internal("a payout to pay did not move")),
+            },
+        },
+    };
+    if processing.status != PayoutStatus::Processing {
+        // Another caller paid or refused it meanwhile.
+        return Ok(processing);
+    }
+    let destination = payout_rail::destination(affiliate, paying.rail)
+        .map_err(|(_, message)| Error::internal(message))?;
+    let answer = call(app, paying, &processing, &destination).await;
+    answered(app, tenant, processing, answer, now).await
+}
+
+/// Commits the move to PROCESSING (a new attempt) and returns the payout as
+/// written; when another caller moved it first, the payout as it now is
+/// (PROCESSING: its attempt is asked again with the same key).
+pub async fn begin(
+    app: &App,
+    tenant: &Tenant,
+    payout: Payout,
+    now: DateTime<Utc>,
+) -> Result<Option<Payout>> {
+    let checked = payouts::invoice_presence(app, &payout).await?;
+    let id = payout.id.clone();
+    let process = |_: &Payout| Command::Process {
+        checked_invoice: checked.clone(),
+    };
+    match payouts::transition_from(&app.store, tenant, &id, Some(payout), process, now).await {
+        Ok(p) => Ok(Some(p)),
+        Err(Error::InvalidState { current, .. })
+            if current == PayoutStatus::Processing.as_str() =>
+        {
+            Ok(Some(store_payouts::get(&app.store, tenant, &id).await?))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A payout refused before any call (no usable destination): PROCESSING and
+/// back to APPROVED in one write, with `lastPaymentError` and
+/// `payout.payment_failed`; 409 naming the code.
+async fn refuse(
+    app: &App,
+    tenant: &Tenant,
+    payout: Payout,
+    code: String,
+    message: String,
+    now: DateTime<Utc>,
+) -> Result<Payout> {
+    let checked = payouts::invoice_presence(app, &payout).await?;
+    let process = Command::Process {
+        checked_invoice: checked,
+    };
+    let failed = Command::PaymentFailed {
+        code: code.clone(),
+        message: message.clone(),
+    };
+    if let Some(processing) = payout.apply(process, now)?.moved(now)? {
+        let next = processing.payout.apply(failed, now)?;
+        let moved = processing.then(next, now)?;
+        if let Attempt::Conflict = payouts::commit(&app.store, tenant, moved, now).await? {
+            return Err(Error::Unavailable(
+                "the payout is being changed by other requests; retry".into(),
+            ));
+        }
+    }
+    Err(Error::ProviderRefused {
+        current: PayoutStatus::Approved.as_str().into(),
+        code,
+        message,
+    })
+}
+
+/// Asks the provider to pay `p`'s current attempt.
+async fn call(app: &App, paying: &Paying, p: &Payout, destination: &Destination) -> ProviderAnswer {
+    let key = payout_rail::attempt_key(p);
+    match destination {
+        Destination::StripeAccount(account) => {
+            let transfer = Transfer {
+                amount_minor: p.currency.to_minor(p.amount),
+                currency: p.currency.code(),
+                destination: account,
+                payout_id: &p.id,
+                affiliate_id: &p.affiliate_id,
+                idempotency_key: &key,
+            };
+            app.rails.stripe(&paying.api_key).transfer(&transfer).await
+        }
+        Destination::PaypalEmail(_) => ProviderAnswer::Refused {
+            code: "rail_unavailable".into(),
+            message: "PayPal payouts are not available yet".into(),
+        },
+    }
+}
+
+/// Commits a provider's answer to a PROCESSING payout: PAID, APPROVED again
+/// (409 naming the provider's code), or, without an answer, left as it is
+/// (503: asked again with the same key later).
+async fn answered(
+    app: &App,
+    tenant: &Tenant,
+    p: Payout,
+    answer: ProviderAnswer,
+    now: DateTime<Utc>,
+) -> Result<Payout> {
+    let Some(command) = answer.command() else {
+        let ProviderAnswer::NoAnswer { cause } = answer else {
+            return Ok(p);
+        };
+        tracing::warn!(payout = %p.id, attempt = p.payment_attempt, %cause, "payout: the provider did not answer");
+        return Err(Error::Unavailable(format!(
+            "payout {}: the payment provider did not answer ({cause}); it stays PROCESSING and is asked again with the same idempotency key by the next batch-process or the payout job",
+            p.id
+        )));
+    };
+    let id = p.id.clone();
+    let after =
+        payouts::transition_from(&app.store, tenant, &id, Some(p), |_| command.clone(), now)
+            .await?;
+    match (&after.last_payment_error, after.status) {
+        (Some(e), PayoutStatus::Approved) => Err(Error::ProviderRefused {
+            current: after.status.as_str().into(),
+            code: e.code.clone(),
+            message: e.message.clone(),
+        }),
+        _ => Ok(after),
+    }
+}
+
+/// The payout job's turn at a PROCESSING payout: on the rail, its attempt
+/// is asked again once it has waited [`REDRIVE_AFTER_MINUTES`]; off the
+/// rail, the provider without one is asked (`payouts::pay`).
+pub async fn redrive(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> Result<Payout> {
+    let paying = paying(app, tenant).await?;
+    let affiliate = affiliates::get(&app.store, tenant, &p.affiliate_id).await?;
+    let Some(paying) =
+        paying.filter(|r| Rail::for_method(affiliate.payout_method, r.rail).is_some())
+    else {
+        return payouts::pay(app, tenant, p, now).await;
+    };
+    if now - p.updated_at < Duration::minutes(REDRIVE_AFTER_MINUTES) {
+        return Ok(p);
+    }
+    // Decided on the record as it is now: the job's index may lag behind.
+    let current = store_payouts::get(&app.store, tenant, &p.id).await?;
+    pay(app, tenant, &paying, current, &affiliate, now).await
+}
