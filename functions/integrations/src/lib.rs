@@ -16,6 +16,7 @@ use shared::domain::integration::{
 };
 use shared::error::Result;
 use shared::http::{ApiRouter, BaseUrl, Json, Merchant, Params, PathId, Reply};
+use shared::rails::paypal::Transmission;
 use shared::routes;
 use shared::services::{creates, edits, integrations as receiving};
 use shared::store::integrations::{self as store, DeliveryRow};
@@ -189,7 +190,12 @@ struct ReceivedView {
     tags = ["Integrations", "Public"], security(()),
     params(
         ("Stripe-Signature" = Option<String>, Header, description = "Stripe's signature (`t=…,v1=…`), for a STRIPE integration."),
-        ("Paddle-Signature" = Option<String>, Header, description = "Paddle's signature (`ts=…;h1=…`), for a PADDLE integration.")
+        ("Paddle-Signature" = Option<String>, Header, description = "Paddle's signature (`ts=…;h1=…`), for a PADDLE integration."),
+        ("PAYPAL-TRANSMISSION-ID" = Option<String>, Header, description = "For a PAYPAL integration, with the four below: the event is verified by PayPal's API."),
+        ("PAYPAL-TRANSMISSION-TIME" = Option<String>, Header, description = ""),
+        ("PAYPAL-TRANSMISSION-SIG" = Option<String>, Header, description = ""),
+        ("PAYPAL-CERT-URL" = Option<String>, Header, description = ""),
+        ("PAYPAL-AUTH-ALGO" = Option<String>, Header, description = "")
     ),
     request_body(content = serde_json::Value, description = "The provider's event, as it sends it."),
     responses(
@@ -204,12 +210,17 @@ async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Reply> {
-    // Each provider's header, as sent; the integration's provider picks its own.
-    let signatures: Vec<(Provider, &str)> = Provider::ALL
-        .iter()
-        .filter_map(|p| Some((*p, headers.get(p.signature_header())?.to_str().ok()?)))
-        .collect();
-    let answer = receiving::receive(&app, &id, &signatures, &body, timestamp::now()).await?;
+    // Each provider's headers, as sent; the integration's provider picks its own.
+    let delivery = receiving::Delivery {
+        signatures: Provider::ALL
+            .iter()
+            .filter_map(|p| Some((*p, headers.get(p.signature_header())?.to_str().ok()?)))
+            .collect(),
+        transmission: Transmission::from_headers(|name| {
+            Some(headers.get(name)?.to_str().ok()?.to_string())
+        }),
+    };
+    let answer = receiving::receive(&app, &id, &delivery, &body, timestamp::now()).await?;
     Reply::ok(ReceivedView {
         received: true,
         outcome: answer.outcome,

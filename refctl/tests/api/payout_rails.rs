@@ -641,3 +641,265 @@ async fn stripe_keys_of_another_shape_or_mode_are_refused_and_one_integration_pa
         .await;
     r.assert_error(409, "ALREADY_EXISTS");
 }
+
+/// A merchant whose test mode pays through PayPal.
+struct Paypal {
+    fx: Fx,
+    integration: String,
+    webhook_id: String,
+}
+
+impl Paypal {
+    async fn new() -> Paypal {
+        let fx = Fx::new().await;
+        let u = ulid::Ulid::new().to_string();
+        let (client_id, secret, webhook_id) =
+            (format!("Ab{u}"), format!("EE{u}"), format!("WH{u}"));
+        let body = json!({"provider": "PAYPAL", "clientId": client_id, "clientSecret": secret,
+            "webhookId": webhook_id});
+        let r = fx.call("POST", "/api/v1/integrations", Some(body)).await;
+        assert_eq!(
+            (r.status, &r.data()["canPay"]),
+            (201, &json!(true)),
+            "{:?}",
+            r.body
+        );
+        let text = r.body.to_string();
+        assert!(
+            !text.contains(&secret) && !text.contains(&client_id),
+            "write-only: {text}"
+        );
+        Paypal {
+            integration: r.data()["id"].as_str().unwrap().to_string(),
+            fx,
+            webhook_id,
+        }
+    }
+
+    /// A PAYPAL affiliate with a payout e-mail and its APPROVED payout.
+    async fn approved(&self) -> (String, String) {
+        let aff = self.fx.earner(Mode::Test, "PAYPAL", &[100, 250]).await;
+        let email = format!("{}@receivers.example.com", aff.to_lowercase());
+        let path = format!("/api/v1/affiliates/{aff}");
+        let r = self
+            .fx
+            .call("PUT", &path, Some(json!({"payoutEmail": email})))
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        self.fx.run_job().await;
+        let found = self.fx.payouts_of(Mode::Test, &aff).await;
+        let id = found[0]["id"].as_str().unwrap().to_string();
+        self.fx.attach(Mode::Test, &id).await;
+        let r = self
+            .fx
+            .call("POST", &format!("/api/v1/payouts/{id}/approve"), None)
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        (id, email)
+    }
+
+    async fn batch_process(&self, id: &str) -> Resp {
+        let r = self
+            .fx
+            .call(
+                "POST",
+                "/api/v1/payouts/batch-process",
+                Some(json!({"payoutIds": [id]})),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        r
+    }
+
+    /// PayPal's event for the payout's item reaching `status`, with the
+    /// transmission headers PayPal signs it with for `webhook_id`.
+    async fn item_event(&self, payout: &str, status: &str, webhook_id: &str) -> (Value, Value) {
+        let body = json!({"transaction_status": status, "webhook_id": webhook_id});
+        let out = standin_call(
+            "POST",
+            &format!("/_standin/paypal/items/{payout}"),
+            Some(body),
+        )
+        .await;
+        (out["event"].clone(), out["headers"].clone())
+    }
+
+    async fn deliver(&self, event: &Value, headers: &Value) -> Resp {
+        let mut sent: Vec<(&str, &str)> = vec![("content-type", "application/json")];
+        for (name, value) in headers.as_object().unwrap() {
+            sent.push((name.as_str(), value.as_str().unwrap()));
+        }
+        let path = format!("/api/v1/integrations/{}/events", self.integration);
+        let body = event.to_string().into_bytes();
+        raw(&self.fx.server.base, "POST", &path, None, &sent, Some(body)).await
+    }
+
+    async fn payout(&self, id: &str) -> Value {
+        let r = self
+            .fx
+            .call("GET", &format!("/api/v1/payouts/{id}"), None)
+            .await;
+        r.data().clone()
+    }
+}
+
+/// The PayPal payout requests the stand-in received for a payout.
+async fn paypal_requests(payout_id: &str) -> Vec<Value> {
+    let path = format!("/_standin/requests?path=/v1/payments/payouts&match={payout_id}");
+    standin_call("GET", &path, None)
+        .await
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test]
+async fn a_payout_is_paid_once_through_paypal_when_paypal_says_so() {
+    let pp = Paypal::new().await;
+    let (id, email) = pp.approved().await;
+    let r = pp.batch_process(&id).await;
+    let sent = &r.data()["processed"][0];
+    assert_eq!(
+        (&sent["status"], &sent["paymentAttempt"]),
+        (&json!("PROCESSING"), &json!(1)),
+        "{:?}",
+        r.body
+    );
+    let batch = sent["paymentReference"].as_str().unwrap().to_string();
+    let requests = paypal_requests(&id).await;
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let (req, key) = (&requests[0]["json"], format!("{id}-1"));
+    assert_eq!(
+        (requests[0]["key"].as_str(), requests[0]["status"].as_u64()),
+        (Some(key.as_str()), Some(201))
+    );
+    assert_eq!(req["sender_batch_header"]["sender_batch_id"], json!(key));
+    let item = &req["items"][0];
+    assert_eq!(
+        (&item["receiver"], &item["amount"], &item["sender_item_id"]),
+        (
+            &json!(email),
+            &json!({"value": "35.00", "currency": "USD"}),
+            &json!(id)
+        )
+    );
+    // Waiting on PayPal: never sent again.
+    let again = pp.batch_process(&id).await;
+    assert_eq!(again.data()["processed"][0]["status"], "PROCESSING");
+    pp.fx.run_job().await;
+    assert_eq!(paypal_requests(&id).await.len(), 1);
+    let (event, headers) = pp.item_event(&id, "SUCCESS", &pp.webhook_id).await;
+    assert_eq!(event["resource"]["payout_batch_id"], json!(batch));
+    let applied = pp.deliver(&event, &headers).await;
+    assert_eq!(applied.data()["outcome"], "APPLIED", "{:?}", applied.body);
+    let paid = pp.payout(&id).await;
+    assert_eq!(
+        (&paid["status"], &paid["paymentReference"]),
+        (&json!("PAID"), &event["resource"]["payout_item_id"])
+    );
+    pp.fx.assert_held(Mode::Test, &id, "PAID").await;
+    assert_eq!(
+        pp.deliver(&event, &headers).await.data()["outcome"],
+        "DUPLICATE"
+    );
+    // A later failure never moves a PAID payout.
+    let (failed, headers) = pp.item_event(&id, "RETURNED", &pp.webhook_id).await;
+    let ignored = pp.deliver(&failed, &headers).await;
+    assert_eq!(ignored.data()["outcome"], "IGNORED", "{:?}", ignored.body);
+    assert_eq!(pp.payout(&id).await["status"], "PAID");
+}
+
+#[tokio::test]
+async fn forged_paypal_events_are_refused_and_move_nothing() {
+    let pp = Paypal::new().await;
+    let (id, _) = pp.approved().await;
+    pp.batch_process(&id).await;
+    // Signed for another webhook, tampered with, or without its headers.
+    let (other, other_headers) = pp.item_event(&id, "SUCCESS", "WHanotherwebhook0").await;
+    let (event, headers) = pp.item_event(&id, "SUCCESS", &pp.webhook_id).await;
+    let mut tampered = event.clone();
+    tampered["resource"]["payout_item"]["amount"]["value"] = json!("9999.00");
+    let cases = [
+        (&other, &other_headers),
+        (&tampered, &headers),
+        (&event, &json!({})),
+    ];
+    for (body, sent) in cases {
+        let r = pp.deliver(body, sent).await;
+        r.assert_error(400, "INVALID_REQUEST");
+    }
+    assert_eq!(pp.payout(&id).await["status"], "PROCESSING");
+    let path = format!("/api/v1/integrations/{}/deliveries", pp.integration);
+    let log = pp.fx.call("GET", &path, None).await;
+    let rejected = log
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["outcome"] == "REJECTED")
+        .count();
+    assert_eq!(rejected, 3, "{:?}", log.body);
+    // The genuine one still applies.
+    assert_eq!(
+        pp.deliver(&event, &headers).await.data()["outcome"],
+        "APPLIED"
+    );
+}
+
+#[tokio::test]
+async fn a_paypal_failure_returns_the_payout_for_a_new_attempt() {
+    let pp = Paypal::new().await;
+    let (id, _) = pp.approved().await;
+    pp.batch_process(&id).await;
+    let (unclaimed, headers) = pp.item_event(&id, "UNCLAIMED", &pp.webhook_id).await;
+    assert_eq!(
+        pp.deliver(&unclaimed, &headers).await.data()["outcome"],
+        "APPLIED"
+    );
+    let noted = pp.payout(&id).await;
+    assert_eq!(
+        (&noted["status"], &noted["lastPaymentError"]["code"]),
+        (&json!("PROCESSING"), &json!("RECEIVER_UNREGISTERED"))
+    );
+    let (failed, headers) = pp.item_event(&id, "FAILED", &pp.webhook_id).await;
+    assert_eq!(
+        pp.deliver(&failed, &headers).await.data()["outcome"],
+        "APPLIED"
+    );
+    let back = pp.payout(&id).await;
+    assert_eq!(back["status"], "APPROVED", "{back}");
+    let again = pp.batch_process(&id).await;
+    assert_eq!(
+        again.data()["processed"][0]["paymentAttempt"],
+        2,
+        "{:?}",
+        again.body
+    );
+    let keys: Vec<Value> = paypal_requests(&id)
+        .await
+        .iter()
+        .map(|r| r["key"].clone())
+        .collect();
+    assert_eq!(keys, [json!(format!("{id}-1")), json!(format!("{id}-2"))]);
+    // The first attempt's event again: answered once.
+    let stale = pp.deliver(&failed, &headers).await;
+    assert_eq!(stale.data()["outcome"], "DUPLICATE");
+}
+
+#[tokio::test]
+async fn a_paypal_integration_takes_its_credentials_and_only_those() {
+    let fx = Fx::new().await;
+    let cases = [
+        json!({"provider": "PAYPAL", "clientId": "Ab1", "clientSecret": "EE1"}),
+        json!({"provider": "PAYPAL", "clientId": "Ab1", "clientSecret": "EE1", "webhookId": "WH-1"}),
+        json!({"provider": "PAYPAL", "clientId": "Ab1", "clientSecret": "EE1", "webhookId": "WH1", "signingSecret": STRIPE_SECRET}),
+        json!({"provider": "STRIPE", "signingSecret": STRIPE_SECRET, "clientId": "Ab1"}),
+        json!({"provider": "STRIPE"}),
+    ];
+    for body in cases {
+        let r = fx
+            .call("POST", "/api/v1/integrations", Some(body.clone()))
+            .await;
+        r.assert_error(400, "VALIDATION_FAILED");
+    }
+}

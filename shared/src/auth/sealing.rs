@@ -17,6 +17,7 @@ use rand::RngCore;
 use sha2::Sha256;
 
 use crate::auth::signing::{Signer, SigningKeys};
+use crate::domain::integration::Integration;
 use crate::error::{Error, Result};
 
 /// What every sealed value starts with.
@@ -63,6 +64,17 @@ pub fn seal_with(signer: &Signer, plain: &str) -> Result<String> {
     blob.extend_from_slice(&sealed);
     let version = signer.version.as_deref().unwrap_or(NO_VERSION);
     Ok(format!("{PREFIX}{version}:{}", B64.encode(blob)))
+}
+
+/// Seals an integration's provider secrets (its Stripe key, its PayPal
+/// app secret); those already sealed stay as they are.
+pub fn seal_credentials(signer: &Signer, i: &mut Integration) -> Result<()> {
+    for secret in [&mut i.api_key, &mut i.client_secret] {
+        if let Some(plain) = secret.as_deref() {
+            *secret = Some(seal_with(signer, plain)?);
+        }
+    }
+    Ok(())
 }
 
 /// Opens a stored value: a sealed one with the secret version it names, one

@@ -53,11 +53,21 @@ pub struct Integration {
     /// The default campaign for code attribution.
     pub campaign_id: Option<String>,
     pub description: Option<String>,
-    /// Private: the secret the provider signs its events with.
+    /// Private: the secret the provider signs its events with (empty for
+    /// PAYPAL, whose events PayPal's API verifies).
     pub signing_secret: String,
     /// Private, sealed at rest: the Stripe secret key that pays payouts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
+    /// PAYPAL: the REST app's client id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// PAYPAL, private, sealed at rest: the REST app's secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// PAYPAL: the id of the webhook that points at this integration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_id: Option<String>,
     /// Set by DELETE: the integration is hidden and its events are 404.
     #[serde(default)]
     pub deleted: bool,
@@ -88,16 +98,31 @@ impl std::fmt::Debug for Integration {
 #[schema(as = IntegrationCreate)]
 pub struct NewIntegration {
     pub provider: Provider,
-    /// The secret the provider shows for the endpoint (Stripe `whsec_…`, Paddle
-    /// `pdl_ntfset_…`). Write-only: never returned.
+    /// STRIPE and PADDLE (required): the secret the provider shows for the endpoint (Stripe
+    /// `whsec_…`, Paddle `pdl_ntfset_…`). Write-only: never returned.
+    #[serde(default)]
     #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#, example = json!("whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8"))]
-    pub signing_secret: String,
+    pub signing_secret: Option<String>,
     /// STRIPE only: the secret or restricted key batch-process pays with (`sk_live_…`/`rk_live_…`
     /// on a live integration, `sk_test_…`/`rk_test_…` on a test one). Write-only: never
     /// returned; stored encrypted. One integration per account and mode can pay.
     #[serde(default)]
     #[schema(max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#, example = json!("rk_test_51Habc0123456789"))]
     pub api_key: Option<String>,
+    /// PAYPAL (required): the REST app's client id (PayPal Developer: Apps & Credentials).
+    /// Write-only.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    pub client_id: Option<String>,
+    /// PAYPAL (required): the REST app's secret. Write-only; stored encrypted.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    pub client_secret: Option<String>,
+    /// PAYPAL (required): the id PayPal shows for the webhook that points at this
+    /// integration's `webhookUrl` (its events are verified with it).
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 50, pattern = r#"^[A-Za-z0-9]+$"#, example = json!("8PT597110X687430LKGECATA"))]
+    pub webhook_id: Option<String>,
     /// A campaign of the key's account and mode: the default for code attribution.
     #[serde(default)]
     #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
@@ -124,6 +149,16 @@ pub struct IntegrationPatch {
     #[serde(default)]
     #[schema(value_type = Option<String>, max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#)]
     pub api_key: Patch<String>,
+    /// PAYPAL: new REST app credentials.
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    pub client_id: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    pub client_secret: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 50, pattern = r#"^[A-Za-z0-9]+$"#)]
+    pub webhook_id: Patch<String>,
     /// Null removes the default campaign.
     #[serde(default)]
     #[schema(value_type = Option<String>, pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
@@ -134,6 +169,50 @@ pub struct IntegrationPatch {
     #[serde(default)]
     #[schema(value_type = IntegrationStatus)]
     pub status: Patch<IntegrationStatus>,
+}
+
+/// A PayPal credential: printable ASCII without spaces (`webhookId`: letters
+/// and digits), within its limits.
+fn check_paypal(field: &'static str, value: &str, issues: &mut Issues) {
+    let limits = match field {
+        "clientId" => limits!(NewIntegration, "clientId"),
+        "clientSecret" => limits!(NewIntegration, "clientSecret"),
+        _ => limits!(NewIntegration, "webhookId"),
+    };
+    issues.check(limits.check_len(field, value));
+    let allowed = |b: u8| match field {
+        "webhookId" => b.is_ascii_alphanumeric(),
+        _ => (b'!'..=b'~').contains(&b),
+    };
+    if !value.bytes().all(allowed) {
+        issues.add(
+            &[field],
+            "invalid_string",
+            format!("{field} has a character PayPal never uses"),
+        );
+    }
+}
+
+/// A field its provider does not take.
+fn not_taken(field: &str, provider: Provider, issues: &mut Issues) {
+    issues.add(
+        &[field],
+        "not_allowed",
+        format!(
+            "{field} is not taken by a {} integration",
+            provider.as_str()
+        ),
+    );
+}
+
+/// Each of `fields` (name, value) present and checked; missing: 400.
+fn check_required(fields: &[(&'static str, Option<&String>)], issues: &mut Issues) {
+    for (field, value) in fields {
+        match value {
+            Some(v) => check_paypal(field, v, issues),
+            None => issues.add(&[field], "required", format!("{field} is required")),
+        }
+    }
 }
 
 fn check_secret(secret: &str, issues: &mut Issues) {
@@ -180,6 +259,38 @@ fn check_api_key(provider: Provider, mode: Mode, key: &str, issues: &mut Issues)
     }
 }
 
+/// A new integration's credentials: a signing secret for STRIPE and PADDLE
+/// (and STRIPE's optional key), the REST app and webhook for PAYPAL.
+fn check_new_credentials(input: &NewIntegration, mode: Mode, issues: &mut Issues) {
+    let paypal = [
+        ("clientId", input.client_id.as_ref()),
+        ("clientSecret", input.client_secret.as_ref()),
+        ("webhookId", input.webhook_id.as_ref()),
+    ];
+    if input.provider == Provider::Paypal {
+        check_required(&paypal, issues);
+        if input.signing_secret.is_some() {
+            not_taken("signingSecret", input.provider, issues);
+        }
+        if input.api_key.is_some() {
+            not_taken("apiKey", input.provider, issues);
+        }
+        return;
+    }
+    match &input.signing_secret {
+        Some(secret) => check_secret(secret, issues),
+        None => issues.add(&["signingSecret"], "required", "signingSecret is required"),
+    }
+    for (field, value) in paypal {
+        if value.is_some() {
+            not_taken(field, input.provider, issues);
+        }
+    }
+    if let Some(key) = &input.api_key {
+        check_api_key(input.provider, mode, key, issues);
+    }
+}
+
 fn check_description(d: &str, issues: &mut Issues) {
     issues.check(limits!(NewIntegration, "description").check_len("description", d));
 }
@@ -205,9 +316,14 @@ impl Integration {
         }
     }
 
-    /// Whether batch-process pays through it (it holds a provider key).
+    /// Whether batch-process pays through it (a Stripe key, or PayPal's credentials).
     pub fn can_pay(&self) -> bool {
-        self.api_key.is_some() && !self.deleted
+        let holds = match self.provider {
+            Provider::Stripe => self.api_key.is_some(),
+            Provider::Paypal => self.client_secret.is_some(),
+            Provider::Paddle => false,
+        };
+        holds && !self.deleted
     }
 
     /// A new ENABLED integration of a tenant in `mode`. The campaign, when
@@ -218,10 +334,7 @@ impl Integration {
         now: DateTime<Utc>,
     ) -> Result<Integration, Error> {
         let mut issues = Issues::new();
-        check_secret(&input.signing_secret, &mut issues);
-        if let Some(key) = &input.api_key {
-            check_api_key(input.provider, mode, key, &mut issues);
-        }
+        check_new_credentials(&input, mode, &mut issues);
         if let Some(d) = &input.description {
             check_description(d, &mut issues);
         }
@@ -232,8 +345,11 @@ impl Integration {
             status: IntegrationStatus::Enabled,
             campaign_id: input.campaign_id,
             description: input.description,
-            signing_secret: input.signing_secret,
+            signing_secret: input.signing_secret.unwrap_or_default(),
             api_key: input.api_key,
+            client_id: input.client_id,
+            client_secret: input.client_secret,
+            webhook_id: input.webhook_id,
             deleted: false,
             version: 0,
             created_at: now,
@@ -251,9 +367,26 @@ impl Integration {
     ) -> Result<Integration, Error> {
         let mut issues = Issues::new();
         let mut next = self.clone();
-        if let Some(s) = patch.signing_secret.required("signingSecret", &mut issues) {
-            check_secret(&s, &mut issues);
-            next.signing_secret = s;
+        if self.provider == Provider::Paypal {
+            next.apply_paypal(&patch, &mut issues);
+        } else {
+            for (field, sent) in [
+                ("clientId", patch.client_id.is_present()),
+                ("clientSecret", patch.client_secret.is_present()),
+                ("webhookId", patch.webhook_id.is_present()),
+            ] {
+                if sent {
+                    not_taken(field, self.provider, &mut issues);
+                }
+            }
+            if let Some(s) = patch
+                .signing_secret
+                .clone()
+                .required("signingSecret", &mut issues)
+            {
+                check_secret(&s, &mut issues);
+                next.signing_secret = s;
+            }
         }
         if let Patch::Value(key) = &patch.api_key {
             check_api_key(self.provider, mode, key, &mut issues);
@@ -269,6 +402,28 @@ impl Integration {
         }
         issues.finish()?;
         Ok(edit::stamped(self, next, now))
+    }
+
+    /// A PayPal integration's PATCH of its credentials (none may be removed).
+    fn apply_paypal(&mut self, patch: &IntegrationPatch, issues: &mut Issues) {
+        if patch.signing_secret.is_present() {
+            not_taken("signingSecret", Provider::Paypal, issues);
+        }
+        let fields = [
+            ("clientId", &patch.client_id, &mut self.client_id),
+            (
+                "clientSecret",
+                &patch.client_secret,
+                &mut self.client_secret,
+            ),
+            ("webhookId", &patch.webhook_id, &mut self.webhook_id),
+        ];
+        for (field, sent, kept) in fields {
+            if let Some(v) = sent.clone().required(field, issues) {
+                check_paypal(field, &v, issues);
+                *kept = Some(v);
+            }
+        }
     }
 
     /// The integration deleted: hidden, and its events are 404.
@@ -348,8 +503,11 @@ mod tests {
     fn new(secret: &str) -> NewIntegration {
         NewIntegration {
             provider: Provider::Stripe,
-            signing_secret: secret.into(),
+            signing_secret: Some(secret.into()),
             api_key: None,
+            client_id: None,
+            client_secret: None,
+            webhook_id: None,
             campaign_id: None,
             description: Some("Stripe live".into()),
         }

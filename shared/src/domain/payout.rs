@@ -284,6 +284,12 @@ pub enum Command {
     ConfirmPayment { reference: Option<String> },
     /// The provider refused or failed; the payout is approved again.
     PaymentFailed { code: String, message: String },
+    /// The provider took the payment and will confirm it by an event
+    /// (PayPal's batch id): it stays PROCESSING, never sent again.
+    PaymentAccepted { reference: String },
+    /// The provider could not deliver it yet (PayPal's UNCLAIMED): it stays
+    /// PROCESSING with the reason noted.
+    PaymentUnclaimed { code: String, message: String },
     /// `POST bulk-cancel`.
     Cancel { reason: String },
 }
@@ -306,7 +312,9 @@ pub enum Outcome {
         payout: Box<Payout>,
         from: PayoutStatus,
         follow_up: FollowUp,
-        event: EventType,
+        /// None for a change of no interest to a webhook (a provider's
+        /// acknowledgement while the payout stays PROCESSING).
+        event: Option<EventType>,
         /// The payout as approved in passing, when the command approved it
         /// on its way to another state (batch-process of an INVOICE_UPLOADED
         /// payout): its `payout.approved` comes before `event`.
@@ -379,6 +387,9 @@ impl Command {
             Command::Process { .. } => "process",
             Command::ConfirmPayment { .. } => "confirm the payment of",
             Command::PaymentFailed { .. } => "fail the payment of",
+            Command::PaymentAccepted { .. } | Command::PaymentUnclaimed { .. } => {
+                "note the provider's answer on"
+            }
             Command::Cancel { .. } => "cancel",
         }
     }
@@ -396,7 +407,10 @@ impl Command {
                 &[Pending, InvoiceUploaded, Approved]
             }
             Command::Process { .. } => &[InvoiceUploaded, Approved],
-            Command::ConfirmPayment { .. } | Command::PaymentFailed { .. } => &[Processing],
+            Command::ConfirmPayment { .. }
+            | Command::PaymentFailed { .. }
+            | Command::PaymentAccepted { .. }
+            | Command::PaymentUnclaimed { .. } => &[Processing],
         }
     }
 }
@@ -861,7 +875,7 @@ impl Payout {
     }
 
     /// Records what a (permitted) command says and moves to its state.
-    fn record(&mut self, command: Command, now: DateTime<Utc>) -> EventType {
+    fn record(&mut self, command: Command, now: DateTime<Utc>) -> Option<EventType> {
         let (to, event) = match command {
             Command::AttachInvoice(upload) | Command::ReplaceInvoice(upload) => {
                 self.invoice = Some(Invoice {
@@ -906,6 +920,18 @@ impl Payout {
                 self.payment_reference = reference.or(self.payment_reference.take());
                 (PayoutStatus::Paid, EventType::PayoutPaid)
             }
+            Command::PaymentAccepted { reference } => {
+                self.payment_reference = Some(reference);
+                return None;
+            }
+            Command::PaymentUnclaimed { code, message } => {
+                self.last_payment_error = Some(PaymentError {
+                    code,
+                    message,
+                    at: now,
+                });
+                return None;
+            }
             Command::PaymentFailed { code, message } => {
                 self.payment_error = Some(message.clone());
                 self.last_payment_error = Some(PaymentError {
@@ -928,7 +954,7 @@ impl Payout {
             self.paid_at = Some(now);
         }
         self.status = to;
-        event
+        Some(event)
     }
 }
 
@@ -1041,7 +1067,7 @@ impl Payout {
     /// that order (so their ids list them in it).
     pub fn transition_events(
         &self,
-        event: EventType,
+        event: Option<EventType>,
         approval: Option<&Payout>,
         now: DateTime<Utc>,
     ) -> Result<Vec<Event>, Error> {
@@ -1049,7 +1075,9 @@ impl Payout {
         if let Some(a) = approval {
             events.push(a.event(EventType::PayoutApproved, now)?);
         }
-        events.push(self.event(event, now)?);
+        if let Some(event) = event {
+            events.push(self.event(event, now)?);
+        }
         Ok(events)
     }
 
@@ -1348,6 +1376,9 @@ mod tests {
                     ..
                 }) = payout(from).apply(command.clone(), now)
                 else {
+                    continue;
+                };
+                let Some(event) = event else {
                     continue;
                 };
                 let recorded = payout.event(event, now).unwrap();
@@ -1754,7 +1785,7 @@ mod tests {
         else {
             panic!("changed");
         };
-        assert_eq!(event, EventType::PayoutInvoiceUploaded);
+        assert_eq!(event, Some(EventType::PayoutInvoiceUploaded));
         assert_eq!(p.invoice_key.as_deref(), Some("invoices/k"));
         assert_eq!(p.invoice.as_ref().map(|i| i.size), Some(10));
         let Outcome::Changed {
@@ -1773,7 +1804,7 @@ mod tests {
         };
         assert_eq!(
             (p.status, event),
-            (Approved, EventType::PayoutPaymentFailed)
+            (Approved, Some(EventType::PayoutPaymentFailed))
         );
         assert_eq!(p.payment_error.as_deref(), Some("down"));
         let last = p.last_payment_error.as_ref().expect("the refusal is kept");

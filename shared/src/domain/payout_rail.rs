@@ -100,6 +100,8 @@ pub fn attempt_key(payout: &Payout) -> String {
 pub enum ProviderAnswer {
     /// Paid: the provider's reference (Stripe's `tr_…`).
     Paid { reference: String },
+    /// Taken, to be confirmed by the provider's event (PayPal's batch id).
+    Accepted { reference: String },
     /// Refused: nothing was paid (the provider's code and message).
     Refused { code: String, message: String },
     /// No answer (timeout, connection lost, 5xx, 429): the outcome is
@@ -114,12 +116,73 @@ impl ProviderAnswer {
             ProviderAnswer::Paid { reference } => Some(Command::ConfirmPayment {
                 reference: Some(reference.clone()),
             }),
+            ProviderAnswer::Accepted { reference } => Some(Command::PaymentAccepted {
+                reference: reference.clone(),
+            }),
             ProviderAnswer::Refused { code, message } => Some(Command::PaymentFailed {
                 code: code.clone(),
                 message: message.clone(),
             }),
             ProviderAnswer::NoAnswer { .. } => None,
         }
+    }
+}
+
+/// What a provider's event says became of a payout it was asked to pay
+/// (PayPal's payout item events).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayoutResult {
+    /// Our payout id (PayPal's `sender_item_id`).
+    pub payout_id: String,
+    /// The provider's batch the item was paid in (the payout's reference
+    /// while it waits): an event of an earlier attempt's batch is stale.
+    pub batch_id: Option<String>,
+    pub outcome: PayoutOutcome,
+}
+
+/// A payout item's outcome at the provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PayoutOutcome {
+    /// Paid: the provider's item id.
+    Paid { reference: String },
+    /// Not paid, and final (FAILED, RETURNED, BLOCKED, DENIED, CANCELED).
+    Failed { code: String, message: String },
+    /// Not claimed by the receiver yet (PayPal returns it after 30 days).
+    Unclaimed { code: String, message: String },
+}
+
+impl PayoutResult {
+    /// The command it makes of the payout as it is now, or why none: a PAID
+    /// payout is never moved, an event of another attempt's batch is stale.
+    pub fn command(&self, p: &Payout) -> Result<Command, String> {
+        if p.status == PayoutStatus::Paid {
+            return match self.outcome {
+                PayoutOutcome::Paid { .. } => Err("the payout is PAID already".into()),
+                _ => Err("the payout is PAID: a later failure does not move it".into()),
+            };
+        }
+        if p.status != PayoutStatus::Processing {
+            return Err(format!(
+                "the payout is {}, not waiting on the provider",
+                p.status.as_str()
+            ));
+        }
+        if self.batch_id.is_some() && self.batch_id != p.payment_reference {
+            return Err("an event of an earlier attempt".into());
+        }
+        Ok(match &self.outcome {
+            PayoutOutcome::Paid { reference } => Command::ConfirmPayment {
+                reference: Some(reference.clone()),
+            },
+            PayoutOutcome::Failed { code, message } => Command::PaymentFailed {
+                code: code.clone(),
+                message: message.clone(),
+            },
+            PayoutOutcome::Unclaimed { code, message } => Command::PaymentUnclaimed {
+                code: code.clone(),
+                message: message.clone(),
+            },
+        })
     }
 }
 
@@ -295,6 +358,52 @@ mod tests {
                 "{method:?} {paying:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_provider_event_moves_only_the_attempt_it_is_about() {
+        let mut p: Payout = serde_json::from_value(serde_json::json!({
+            "id": "po_1", "affiliateId": "aff_1", "campaignId": "cmp_1", "amount": 10,
+            "currency": "USD", "status": "PROCESSING", "method": "PAYPAL",
+            "requestedAt": "2026-11-01T00:00:00.000Z", "conversionCount": 1,
+            "adjustmentTotal": 0, "paymentAttempt": 2, "paymentReference": "B2",
+            "createdAt": "2026-11-01T00:00:00.000Z", "updatedAt": "2026-11-01T00:00:00.000Z"
+        }))
+        .unwrap();
+        let result = |batch: &str, outcome| PayoutResult {
+            payout_id: "po_1".into(),
+            batch_id: Some(batch.into()),
+            outcome,
+        };
+        let paid = PayoutOutcome::Paid {
+            reference: "ITEM".into(),
+        };
+        let failed = PayoutOutcome::Failed {
+            code: "RETURNED".into(),
+            message: "m".into(),
+        };
+        assert!(matches!(
+            result("B2", paid.clone()).command(&p),
+            Ok(Command::ConfirmPayment { .. })
+        ));
+        assert!(matches!(
+            result("B2", failed.clone()).command(&p),
+            Ok(Command::PaymentFailed { .. })
+        ));
+        assert!(
+            result("B1", paid.clone()).command(&p).is_err(),
+            "an earlier attempt's batch"
+        );
+        p.status = PayoutStatus::Paid;
+        assert!(
+            result("B2", failed).command(&p).is_err(),
+            "a PAID payout never moves"
+        );
+        p.status = PayoutStatus::Approved;
+        assert!(
+            result("B2", paid).command(&p).is_err(),
+            "not waiting on the provider"
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The payout rails' provider APIs (contract section 14): Stripe Connect
-//! today. One HTTP client per process, built on first use, with the SDK's
+//! and PayPal Payouts. One HTTP client per process, built on first use, with the SDK's
 //! bounded waits (connect, whole call); the addresses are configuration
 //! (`STRIPE_API_BASE`), so tests and `make run` reach local stand-ins.
 //!
@@ -7,10 +7,12 @@
 //! ring) rather than a Stripe crate: the three calls made here are small
 //! form posts, and a generated Stripe client adds minutes to a cold build.
 
+pub mod paypal;
 pub mod stripe;
 
-use std::sync::OnceLock;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::config::{Config, ProviderBases};
 use crate::error::{Error, Result};
@@ -22,6 +24,8 @@ pub struct Rails {
     bases: ProviderBases,
     connect: Duration,
     timeout: Duration,
+    /// PayPal tokens by address and client id, until they expire.
+    tokens: Mutex<HashMap<String, (String, Instant)>>,
 }
 
 impl Rails {
@@ -32,12 +36,25 @@ impl Rails {
             bases: config.providers.clone(),
             connect: config.sdk_timeouts.connect,
             timeout: config.sdk_timeouts.operation,
+            tokens: Mutex::default(),
         }
     }
 
     /// The providers' addresses.
     pub fn bases(&self) -> &ProviderBases {
         &self.bases
+    }
+
+    fn cached_token(&self, key: &str) -> Option<String> {
+        let tokens = self.tokens.lock().ok()?;
+        let (token, until) = tokens.get(key)?;
+        (Instant::now() < *until).then(|| token.clone())
+    }
+
+    fn cache_token(&self, key: String, token: String, until: Instant) {
+        if let Ok(mut tokens) = self.tokens.lock() {
+            tokens.insert(key, (token, until));
+        }
     }
 
     fn client(&self) -> Result<&reqwest::Client> {
@@ -54,5 +71,18 @@ impl Rails {
             .build()
             .map_err(|e| Error::internal(format!("provider client: {e}")))?;
         Ok(self.client.get_or_init(|| built))
+    }
+}
+
+/// What a transport failure was, without the URL.
+fn cause(e: &reqwest::Error) -> &'static str {
+    if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "connection failed"
+    } else if e.is_body() || e.is_decode() {
+        "answer cut short"
+    } else {
+        "request failed"
     }
 }

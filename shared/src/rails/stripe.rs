@@ -160,27 +160,15 @@ impl Stripe<'_> {
         }
         let response = match request.send().await {
             Ok(r) => r,
-            Err(e) => return Reply::NoAnswer(format!("Stripe did not answer: {}", cause(&e))),
+            Err(e) => {
+                return Reply::NoAnswer(format!("Stripe did not answer: {}", super::cause(&e)))
+            }
         };
         let status = response.status().as_u16();
         match response.json::<Value>().await {
             Ok(body) => Reply::of(status, body),
-            Err(e) => Reply::NoAnswer(format!("Stripe's answer was lost: {}", cause(&e))),
+            Err(e) => Reply::NoAnswer(format!("Stripe's answer was lost: {}", super::cause(&e))),
         }
-    }
-}
-
-/// What a transport failure was, without the URL (it may carry nothing
-/// secret, but the key never is in it either way).
-fn cause(e: &reqwest::Error) -> &'static str {
-    if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "connection failed"
-    } else if e.is_body() || e.is_decode() {
-        "answer cut short"
-    } else {
-        "request failed"
     }
 }
 

@@ -38,9 +38,8 @@ pub async fn integration(
 ) -> Result<Integration> {
     campaign_exists(store, tenant, input.campaign_id.as_deref()).await?;
     let mut integration = Integration::create(input, tenant.mode, timestamp::now())?;
-    if let Some(key) = &integration.api_key {
-        integration.api_key = Some(sealing::seal(signing, key).await?);
-    }
+    let signer = signing.current().await?;
+    sealing::seal_credentials(&signer, &mut integration)?;
     integrations::insert(store, tenant, &integration).await?;
     Ok(integration)
 }

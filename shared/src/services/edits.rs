@@ -117,10 +117,7 @@ pub async fn integration(
     let signer = signing.current().await?;
     edit(store, tenant, id, |i: &Integration| {
         let mut next = i.apply(patch.clone(), tenant.mode, timestamp::now())?;
-        next.api_key = next
-            .api_key
-            .map(|key| sealing::seal_with(&signer, &key))
-            .transpose()?;
+        sealing::seal_credentials(&signer, &mut next)?;
         Ok(next)
     })
     .await

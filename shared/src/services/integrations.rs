@@ -8,22 +8,26 @@
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
+use crate::auth::sealing;
 use crate::domain::account::Account;
 use crate::domain::connector::{self, Binding, Command, Mapped, Payment, Provider, Refund};
 use crate::domain::conversion::{Conversion, ConversionType, Postback, PostbackBody};
 use crate::domain::integration::{DeliveryOutcome, Integration};
 use crate::domain::payout_rail::AccountUpdate;
+use crate::domain::payout_rail::PayoutResult;
 use crate::domain::postback::Quota;
 use crate::domain::referral::{self, CustomerKey, ReferralSource};
 use crate::domain::tenant::{Mode, Tenant};
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
 use crate::money::Currency;
+use crate::rails::paypal::Transmission;
 use crate::rate_limit;
 use crate::retry::{retry_on_conflict, Attempt};
 use crate::services::payout_accounts::{self, Updated};
-use crate::services::{postback, tracking};
+use crate::services::{payout_transitions, postback, tracking};
 use crate::store::integrations::{self, DeliveryRow};
+use crate::store::payouts as store_payouts;
 use crate::store::{accounts, clicks, conversions, parked_refunds};
 use crate::timestamp;
 
@@ -54,26 +58,19 @@ pub struct Answer {
 pub async fn receive(
     app: &App,
     integration_id: &str,
-    signatures: &[(Provider, &str)],
+    delivery: &Delivery<'_>,
     body: &[u8],
     now: DateTime<Utc>,
 ) -> Result<Answer> {
     let (integration, tenant) = find(app, integration_id).await?;
-    let secret = &integration.signing_secret;
-    let signature = signatures
-        .iter()
-        .find(|(p, _)| *p == integration.provider)
-        .map(|(_, s)| *s);
-    if let Err(e) = integration
-        .provider
-        .verify(signature, body, secret, now.timestamp())
-    {
-        return Err(rejected(app, &tenant, &integration, e.reason(), now).await);
+    if let Err(reason) = verified(app, &tenant, &integration, delivery, body, now).await? {
+        return Err(rejected(app, &tenant, &integration, reason, now).await);
     }
     let account = admit(app, &tenant, &integration, now).await?;
     let mapped = match integration.provider {
         Provider::Stripe => connector::stripe::map(body),
         Provider::Paddle => connector::paddle::map(body),
+        Provider::Paypal => connector::paypal::map(body),
     };
     let (mapped, commands) = match applicable(mapped.as_ref(), &tenant) {
         Ok(found) => found,
@@ -93,6 +90,62 @@ pub async fn receive(
     };
     let ran = run(app, &tenant, &integration, &account, commands, now).await?;
     finish(app, &tenant, &integration, mapped, ran, now).await
+}
+
+/// What a delivery carries besides its body: each HMAC provider's signature
+/// header as sent, and PayPal's transmission headers.
+#[derive(Debug, Clone, Default)]
+pub struct Delivery<'a> {
+    pub signatures: Vec<(Provider, &'a str)>,
+    pub transmission: Transmission,
+}
+
+/// Whether the delivery is the provider's own: Stripe's and Paddle's by
+/// their HMAC signature on the raw body, PayPal's by PayPal's API (asked
+/// only when every transmission header is there); the refusal's reason
+/// otherwise.
+async fn verified(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    delivery: &Delivery<'_>,
+    body: &[u8],
+    now: DateTime<Utc>,
+) -> Result<std::result::Result<(), &'static str>> {
+    if integration.provider != Provider::Paypal {
+        let signature = delivery
+            .signatures
+            .iter()
+            .find(|(p, _)| *p == integration.provider)
+            .map(|(_, s)| *s);
+        let secret = &integration.signing_secret;
+        return Ok(integration
+            .provider
+            .verify(signature, body, secret, now.timestamp())
+            .map_err(|e| e.reason()));
+    }
+    let t = &delivery.transmission;
+    let complete = [&t.id, &t.time, &t.sig, &t.cert_url, &t.auth_algo]
+        .iter()
+        .all(|h| h.is_some());
+    let event = serde_json::from_slice::<serde_json::Value>(body);
+    let (true, Ok(event), Some(webhook_id), Some(client_id), Some(sealed)) = (
+        complete,
+        event,
+        &integration.webhook_id,
+        &integration.client_id,
+        &integration.client_secret,
+    ) else {
+        return Ok(Err(
+            "PayPal transmission headers missing, or the body is no JSON event",
+        ));
+    };
+    let secret = sealing::open(&app.signing, sealed).await?;
+    let paypal = app.rails.paypal(tenant.mode, client_id, &secret);
+    Ok(match paypal.verify(t, webhook_id, &event).await? {
+        true => Ok(()),
+        false => Err("PayPal did not verify the event"),
+    })
 }
 
 /// A mapped event and its commands, or why it is ignored.
@@ -300,6 +353,7 @@ async fn run(
             Command::Bind(b) => bind(app, tenant, integration, b, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
             Command::AccountUpdated(u) => account_updated(app, tenant, u, now).await?,
+            Command::PayoutResult(r) => payout_result(app, tenant, r, now).await?,
         };
         done |= reason.is_none();
         let a = &mut ran.answer;
@@ -326,6 +380,42 @@ async fn account_updated(
             Updated::Unknown => (None, Some("unknown connected account".into())),
         },
     )
+}
+
+/// What a provider says became of a payout it was asked to pay: PAID,
+/// APPROVED again, or noted; a payout unknown to this tenant, PAID already,
+/// or of an earlier attempt is left as it is (the reason).
+async fn payout_result(
+    app: &App,
+    tenant: &Tenant,
+    r: &PayoutResult,
+    now: DateTime<Utc>,
+) -> Result<(Option<String>, Option<String>)> {
+    let Some(p) = store_payouts::read(&app.store, tenant, &r.payout_id).await? else {
+        return Ok((None, Some("unknown payout".into())));
+    };
+    let command = match r.command(&p) {
+        Ok(c) => c,
+        Err(reason) => return Ok((None, Some(reason))),
+    };
+    let id = r.payout_id.clone();
+    match payout_transitions::transition_from(
+        &app.store,
+        tenant,
+        &id,
+        Some(p),
+        |_| command.clone(),
+        now,
+    )
+    .await
+    {
+        Ok(_) => Ok((None, None)),
+        // Moved meanwhile (paid by an earlier delivery, say): left as it is.
+        Err(Error::InvalidState { current, .. }) => {
+            Ok((None, Some(format!("the payout is {current}"))))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// What a provider's referral hint names, by its id prefix.

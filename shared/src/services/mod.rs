@@ -17,6 +17,7 @@ pub mod payout_accounts;
 pub mod payout_job;
 #[cfg(feature = "files")]
 pub mod payout_rails;
+pub mod payout_transitions;
 #[cfg(feature = "files")]
 pub mod payouts;
 #[cfg(feature = "files")]

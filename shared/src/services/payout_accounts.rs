@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use crate::app::App;
 use crate::auth::sealing;
 use crate::domain::affiliate::Affiliate;
+use crate::domain::connector::Provider;
 use crate::domain::payout_rail::{AccountUpdate, PayoutAccount, Rail};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -15,10 +16,13 @@ use crate::rails::stripe::AccountLink;
 use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::store::{affiliates, integrations, payout_accounts};
 
-/// The tenant's paying integration, its key opened.
+/// The tenant's paying integration, its credentials opened.
 pub struct Paying {
     pub rail: Rail,
-    pub(crate) api_key: String,
+    /// STRIPE: the secret key; PAYPAL: the REST app's client id.
+    pub(crate) key: String,
+    /// PAYPAL: the REST app's secret.
+    pub(crate) secret: String,
 }
 
 impl std::fmt::Debug for Paying {
@@ -31,16 +35,37 @@ impl std::fmt::Debug for Paying {
 
 /// The tenant's paying integration, if it has one.
 pub async fn paying(app: &App, tenant: &Tenant) -> Result<Option<Paying>> {
-    let Some(integration) = integrations::paying(&app.store, tenant).await? else {
+    let Some(i) = integrations::paying(&app.store, tenant).await? else {
         return Ok(None);
     };
-    let Some(sealed) = &integration.api_key else {
-        return Ok(None);
+    let open = |sealed: &Option<String>| {
+        let sealed = sealed.clone();
+        async move {
+            match sealed {
+                Some(s) => sealing::open(&app.signing, &s).await.map(Some),
+                None => Ok(None),
+            }
+        }
     };
-    Ok(Some(Paying {
-        rail: Rail::Stripe,
-        api_key: sealing::open(&app.signing, sealed).await?,
-    }))
+    Ok(
+        match (
+            i.provider,
+            open(&i.api_key).await?,
+            open(&i.client_secret).await?,
+        ) {
+            (Provider::Stripe, Some(key), _) => Some(Paying {
+                rail: Rail::Stripe,
+                key,
+                secret: String::new(),
+            }),
+            (Provider::Paypal, _, Some(secret)) => Some(Paying {
+                rail: Rail::Paypal,
+                key: i.client_id.clone().unwrap_or_default(),
+                secret,
+            }),
+            _ => None,
+        },
+    )
 }
 
 /// Where Stripe sends the affiliate back after onboarding.
@@ -84,7 +109,7 @@ pub async fn onboard(
             action: "create a payout account",
         });
     };
-    let stripe = app.rails.stripe(&paying.api_key);
+    let stripe = app.rails.stripe(&paying.key);
     let account_id = match &affiliate.payout_account {
         Some(a) => a.account_id.clone(),
         None => {

@@ -19,12 +19,13 @@ use crate::app::App;
 use crate::domain::affiliate::Affiliate;
 use crate::domain::payout::{Command, Payout, PayoutStatus};
 use crate::domain::payout_rail::{self, Destination, ProviderAnswer, Rail, RailStep};
-use crate::domain::tenant::Tenant;
+use crate::domain::tenant::{Mode, Tenant};
 use crate::error::{Error, Result};
+use crate::rails::paypal::PaypalPayout;
 use crate::rails::stripe::Transfer;
 use crate::retry::Attempt;
 use crate::services::payout_accounts::{paying, Paying};
-use crate::services::payouts;
+use crate::services::{payout_transitions, payouts};
 use crate::store::{affiliates, payouts as store_payouts};
 
 /// Provider calls a batch-process makes at once.
@@ -131,7 +132,7 @@ pub async fn pay(
     }
     let destination = payout_rail::destination(affiliate, paying.rail)
         .map_err(|(_, message)| Error::internal(message))?;
-    let answer = call(app, paying, &processing, &destination).await;
+    let answer = call(app, tenant.mode, paying, &processing, &destination).await;
     answered(app, tenant, processing, answer, now).await
 }
 
@@ -182,7 +183,9 @@ async fn refuse(
     if let Some(processing) = payout.apply(process, now)?.moved(now)? {
         let next = processing.payout.apply(failed, now)?;
         let moved = processing.then(next, now)?;
-        if let Attempt::Conflict = payouts::commit(&app.store, tenant, moved, now).await? {
+        if let Attempt::Conflict =
+            payout_transitions::commit(&app.store, tenant, moved, now).await?
+        {
             return Err(Error::Unavailable(
                 "the payout is being changed by other requests; retry".into(),
             ));
@@ -196,7 +199,13 @@ async fn refuse(
 }
 
 /// Asks the provider to pay `p`'s current attempt.
-async fn call(app: &App, paying: &Paying, p: &Payout, destination: &Destination) -> ProviderAnswer {
+async fn call(
+    app: &App,
+    mode: Mode,
+    paying: &Paying,
+    p: &Payout,
+    destination: &Destination,
+) -> ProviderAnswer {
     let key = payout_rail::attempt_key(p);
     match destination {
         Destination::StripeAccount(account) => {
@@ -208,12 +217,19 @@ async fn call(app: &App, paying: &Paying, p: &Payout, destination: &Destination)
                 affiliate_id: &p.affiliate_id,
                 idempotency_key: &key,
             };
-            app.rails.stripe(&paying.api_key).transfer(&transfer).await
+            app.rails.stripe(&paying.key).transfer(&transfer).await
         }
-        Destination::PaypalEmail(_) => ProviderAnswer::Refused {
-            code: "rail_unavailable".into(),
-            message: "PayPal payouts are not available yet".into(),
-        },
+        Destination::PaypalEmail(receiver) => {
+            let payout = PaypalPayout {
+                value: p.currency.round(p.amount).to_string(),
+                currency: p.currency.code(),
+                receiver,
+                payout_id: &p.id,
+                idempotency_key: &key,
+            };
+            let paypal = app.rails.paypal(mode, &paying.key, &paying.secret);
+            paypal.payout(&payout).await
+        }
     }
 }
 

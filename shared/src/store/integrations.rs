@@ -23,12 +23,15 @@ const NOT_FOUND: &str = "integration";
 /// Delivery log rows and event guards expire after this long.
 pub const LOG_DAYS: i64 = 30;
 /// The attributes a change rewrites (with the GSI1 keys, removed on delete).
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 12] = [
     attrs::STATUS,
     attrs::CAMPAIGN_ID,
     attrs::DESCRIPTION,
     "signingSecret",
     "apiKey",
+    "clientId",
+    "clientSecret",
+    "webhookId",
     "deleted",
     attrs::VERSION,
     attrs::UPDATED_AT,

@@ -6,6 +6,7 @@
 //! decides attribution or commission itself. Pure: no I/O.
 
 pub mod paddle;
+pub mod paypal;
 pub mod signature;
 pub mod stripe;
 
@@ -13,7 +14,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde_json::Value;
 
-use crate::domain::payout_rail::AccountUpdate;
+use crate::domain::payout_rail::{AccountUpdate, PayoutResult};
 use crate::domain::tenant::Mode;
 use crate::enums::wire_enum;
 use crate::money::Currency;
@@ -25,6 +26,8 @@ wire_enum! {
         Stripe = "STRIPE",
         /// Paddle Billing (notification destinations, `Paddle-Signature`).
         Paddle = "PADDLE",
+        /// PayPal (Payouts: pays affiliates; its events are verified by PayPal's API).
+        Paypal = "PAYPAL",
     }
 }
 
@@ -75,6 +78,8 @@ pub enum Command {
     Reverse(Refund),
     /// A connected account's new state (an affiliate's payout account).
     AccountUpdated(AccountUpdate),
+    /// What the provider says became of a payout it was asked to pay.
+    PayoutResult(PayoutResult),
 }
 
 /// A payment to record.
