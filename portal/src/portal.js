@@ -11,12 +11,18 @@
   var PAGE_SIZE = 10;
   var INVOICE_TYPES = ['application/pdf', 'image/png', 'image/jpeg'];
   var INVOICE_MAX = 4194304;
-  var METHODS = { PAYPAL: 'PayPal', BANK_TRANSFER: 'Bank transfer', WISE: 'Wise', MANUAL: 'Manual' };
+  var METHODS = { STRIPE: 'Stripe', PAYPAL: 'PayPal', BANK_TRANSFER: 'Bank transfer', WISE: 'Wise', MANUAL: 'Manual' };
   var EXPIRED = new Error('expired');
 
   var token = null;
   var expired = false;
   var me = null;
+  // `?payouts=done|refresh`: back from Stripe's onboarding (the token did not travel).
+  var BACK_FROM = {
+    done: 'Thanks — Stripe is reviewing your details.',
+    refresh: 'The link expired; start again.',
+  };
+  var backFrom = BACK_FROM[new URLSearchParams(location.search).get('payouts')] || null;
 
   function $(id) {
     return document.getElementById(id);
@@ -174,7 +180,10 @@
     document.title = 'Link expired – Affiliate portal';
     $('expired-msg').textContent = campaign
       ? 'This link has expired. Ask the team running “' + campaign + '” for a new one.'
+      : backFrom && !shown
+      ? 'Open your portal link again to see your payouts or continue the setup. If it has expired, ask the merchant who sent it for a new one.'
       : 'This link has expired. Ask the merchant who sent it for a new one.';
+    if (backFrom && !shown && !campaign) $('expired-h').textContent = 'Open your portal link again';
     $('expired').hidden = false;
     me = null;
     // Whatever had the focus is gone with the portal: put it on the message.
@@ -296,10 +305,98 @@
     $('f-email').value = a.payoutEmail || '';
   }
 
+  // ---------------------------------------------------------------- payout account
+
+  var RAIL = {
+    PENDING: ['Onboarding not finished', 'Continue setup'],
+    RESTRICTED: ['Payouts restricted by Stripe', 'Update your details'],
+    ACTIVE: ['Payouts enabled', null],
+  };
+
+  // Stripe's `requirements.currently_due`, by their first part; others as `Business type`.
+  var NEEDS = {
+    external_account: 'A bank account for payouts',
+    tos_acceptance: 'Accepting Stripe’s terms of service',
+    individual: 'Your personal details',
+    company: 'Your company’s details',
+    representative: 'Your representative’s details',
+    business_profile: 'Your business profile',
+  };
+  function requirement(r) {
+    var s = String(r);
+    return NEEDS[s.split('.')[0]] || human(s.replace(/\./g, '_'));
+  }
+
+  function renderRail() {
+    var a = (me && me.affiliate) || {};
+    var acct = a.payoutAccount;
+    var state = acct && RAIL[acct.status];
+    var due = (acct && acct.requirementsDue) || [];
+    var go = $('rail-go');
+    var note = $('rail-note');
+    $('rail').setAttribute('data-status', acct ? acct.status : 'NONE');
+    $('rail-state').replaceChildren.apply(
+      $('rail-state'),
+      state
+        ? [el('strong', null, state[0]), acct.status === 'ACTIVE' ? el('span', { class: 'note' }, 'Stripe account ' + acct.accountId) : '']
+        : ['Get paid straight to your bank account through Stripe.']
+    );
+    var list = $('rail-due-list');
+    list.replaceChildren.apply(
+      list,
+      due
+        .map(requirement)
+        .filter(function (r, i, all) {
+          return all.indexOf(r) === i;
+        })
+        .map(function (r) {
+          return el('li', null, r);
+        })
+    );
+    $('rail-due').hidden = !(state && acct.status !== 'ACTIVE' && due.length);
+    var label = state ? state[1] : 'Set up payouts';
+    go.textContent = label || '';
+    go.hidden = !label;
+    var other = acct && acct.status === 'ACTIVE' && a.payoutMethod !== 'STRIPE';
+    note.textContent = other ? 'To be paid through this account, choose Stripe as your payout method under Payout details.' : '';
+    note.hidden = !other;
+  }
+
+  function wireRail() {
+    var go = $('rail-go');
+    var busy = false;
+    go.addEventListener('click', function () {
+      if (busy) return;
+      busy = true;
+      go.setAttribute('aria-disabled', 'true');
+      showError('rail-error', '');
+      announce('Opening Stripe…');
+      api('POST', API + '/payout-account').then(
+        function (doc) {
+          var url = doc.data && doc.data.url;
+          if (!url || !/^https?:\/\//i.test(url)) throw new ApiError(0, null, 'Stripe sent no usable link.');
+          location.assign(url);
+        }
+      ).catch(function (e) {
+        if (e === EXPIRED) return;
+        busy = false;
+        go.removeAttribute('aria-disabled');
+        $('live').textContent = '';
+        showError(
+          'rail-error',
+          e instanceof ApiError && e.status === 409
+            ? 'Payouts through Stripe are not set up by this program. Ask the merchant how you are paid.'
+            : 'Could not open Stripe. ' + errorText(e)
+        );
+      });
+    });
+  }
+
   function loadMe() {
     return api('GET', API + '/me').then(function (doc) {
       renderMe(doc.data);
       fillSettings();
+      renderRail();
       $('loading').hidden = true;
       $('app').hidden = false;
       $('nav').hidden = false;
@@ -671,6 +768,7 @@
           $('save').removeAttribute('aria-disabled');
           renderMe(doc.data);
           fillSettings();
+          renderRail();
           announce('Payout details saved.');
         },
         function (e) {
@@ -697,6 +795,10 @@
   }
 
   function start() {
+    if (backFrom) {
+      $('notice').textContent = backFrom;
+      $('notice').hidden = false;
+    }
     // A new link opened in this tab changes only the fragment: load it afresh.
     window.addEventListener('hashchange', function () {
       if (/(^#|&)token=/.test(location.hash)) location.reload();
@@ -740,6 +842,7 @@
       loadStats(true);
     });
     wireSettings();
+    wireRail();
 
     function all() {
       var loading = $('loading');

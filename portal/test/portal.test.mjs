@@ -7,10 +7,13 @@
 // Seeds through the merchant API and refctl: a campaign without a hold, an
 // affiliate, swipe copy, two clicks, 30 postbacks attributed by the code and
 // the payout job once (one PENDING payout waiting for its invoice); then opens
-// the portal link of a new portal session.
+// the portal link of a new portal session. The payout account ("Set up
+// payouts") runs against the test stack's Stripe stand-in (STRIPE_API_BASE,
+// scripts/standin/), with a second merchant whose test mode pays through it.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -44,6 +47,8 @@ const env = {
   ...process.env,
   DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT || 'http://127.0.0.1:18000',
   S3_ENDPOINT: process.env.S3_ENDPOINT || 'http://127.0.0.1:19000',
+  STRIPE_API_BASE: process.env.STRIPE_API_BASE || 'http://127.0.0.1:18070',
+  PAYPAL_API_BASE: process.env.PAYPAL_API_BASE || 'http://127.0.0.1:18070',
   TABLE_NAME: `portal-${suffix}`,
   BUCKET_NAME: `portal-${suffix}`,
   RUST_LOG: process.env.RUST_LOG || 'warn',
@@ -51,6 +56,8 @@ const env = {
   SDK_ATTEMPT_TIMEOUT_MS: process.env.SDK_ATTEMPT_TIMEOUT_MS || '10000',
   SDK_OPERATION_TIMEOUT_MS: process.env.SDK_OPERATION_TIMEOUT_MS || '30000',
 };
+
+const STANDIN = env.STRIPE_API_BASE.replace(/\/+$/, '');
 
 const freePort = () =>
   new Promise((resolve, reject) => {
@@ -111,8 +118,9 @@ async function pendingPayout() {
 }
 
 // A fresh browser context per visit; records CSP violations, uncaught errors
-// and unhandled rejections, and fails on any.
-async function withPage(fn, { viewport = { width: 375, height: 800 } } = {}) {
+// and unhandled rejections, and fails on any. `allow`: origins besides the
+// server's the visit may reach (the Stripe stand-in's onboarding page).
+async function withPage(fn, { viewport = { width: 375, height: 800 }, allow = [] } = {}) {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -151,7 +159,9 @@ async function withPage(fn, { viewport = { width: 375, height: 800 } } = {}) {
     await fn({ context, page });
     assert.deepEqual(await page.evaluate(() => window.__problems), [], 'no CSP violation, no unhandled rejection');
     assert.deepEqual(errors, [], 'no uncaught errors');
-    const foreign = requests.filter((u) => !u.startsWith(base) && !u.startsWith('data:'));
+    const foreign = requests.filter(
+      (u) => !u.startsWith(base) && !u.startsWith('data:') && !allow.some((o) => u.startsWith(`${o}/`))
+    );
     assert.deepEqual(foreign, [], 'no third-party request');
   } finally {
     await browser.close();
@@ -159,11 +169,11 @@ async function withPage(fn, { viewport = { width: 375, height: 800 } } = {}) {
 }
 
 /** The address of the portal session on this server (the API may know the host under another name). */
-function portalAddress(t) {
-  const url = new URL(session.url);
+function portalAddress(t, s = session) {
+  const url = new URL(s.url);
   assert.equal(url.pathname, '/portal');
   assert.doesNotMatch(url.search, /token/, 'the token is in the fragment alone');
-  assert.equal(url.hash, `#token=${session.token}`);
+  assert.equal(url.hash, `#token=${s.token}`);
   if (url.origin !== base) t.diagnostic(`portal-sessions url is on ${url.origin}; opening it on ${base}`);
   return `${base}${url.pathname}${url.search}${url.hash}`;
 }
@@ -178,7 +188,7 @@ async function seen(page, selector, timeout = 30_000) {
         nodes.map((n) => `${n.id || n.className}: ${n.textContent.trim()}`).filter((x) => !x.endsWith(': '))
       )
       .catch(() => []);
-    throw new Error(`${e.message.split('\n')[0]}\npage says: ${JSON.stringify(shown)}`);
+    throw new Error(`${e.message.split('\n')[0]}\npage says: ${JSON.stringify(shown)} at ${page.url()}`);
   }
 }
 
@@ -198,6 +208,55 @@ const live = (page, text) =>
 
 const rowIds = (page, table) =>
   page.$$eval(`#${table} tbody tr[data-id]`, (rows) => rows.map((r) => r.getAttribute('data-id')));
+
+/** A call to the Stripe stand-in's control API (scripts/standin/README.md). */
+async function standin(method, p, body) {
+  const res = await fetch(STANDIN + p, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  assert.ok(res.ok, `stand-in ${method} ${p}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/**
+ * Delivers Stripe's `account.updated` for `account` (the stand-in's account
+ * object) to the integration's receiver, signed as Stripe signs:
+ * `t=<unix>,v1=<HMAC-SHA256 of "<t>.<body>" keyed with the signing secret>`.
+ */
+async function accountUpdated(integration, secret, account) {
+  const t = Math.floor(Date.now() / 1000);
+  const body = JSON.stringify({
+    id: `evt_${suffix}${Math.random().toString(36).slice(2, 10)}`,
+    object: 'event',
+    type: 'account.updated',
+    livemode: false,
+    account: account.id,
+    created: t,
+    data: { object: account },
+  });
+  const v1 = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+  const res = await fetch(`${base}/api/v1/integrations/${integration}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${v1}` },
+    body,
+  });
+  return { status: res.status, body: await res.json().catch(() => null) };
+}
+
+/** The page Stripe sends the affiliate back to (no token): the message, and how to get back in. */
+async function saysBackFromStripe(page, kind) {
+  await seen(page, '#notice:not([hidden])');
+  const want = { done: 'Thanks — Stripe is reviewing your details.', refresh: 'The link expired; start again.' }[kind];
+  assert.equal(await page.textContent('#notice'), want);
+  // The token stayed in the first page's memory: the portal link is needed again.
+  await seen(page, '#expired:not([hidden])');
+  assert.equal(await page.textContent('#expired-h'), 'Open your portal link again');
+  assert.match(await page.textContent('#expired-msg'), /open your portal link again/i);
+  assert.equal(await page.$('#app'), null);
+}
 
 async function pageOf(page, prefix, n) {
   await page.waitForFunction(
@@ -503,5 +562,166 @@ describe('against refctl serve', () => {
     // The API itself answers 401 to a token it does not know.
     const r = await api('GET', '/api/v1/portal/me', undefined, 'pt_test_0000000000000000000000000000');
     assert.equal(r.status, 401, show(r));
+  });
+
+  test('without a paying Stripe integration, Set up payouts shows the 409 message and stays', async (t) => {
+    const address = portalAddress(t);
+    const direct = await api('POST', '/api/v1/portal/payout-account', undefined, session.token);
+    assert.equal(direct.status, 409, show(direct));
+    assert.equal(direct.body.error.code, 'INVALID_STATE', show(direct));
+    t.diagnostic(`409 answer: ${show(direct)}`);
+    await withPage(async ({ page }) => {
+      await page.goto(address);
+      await seen(page, '#app:not([hidden])');
+      assert.equal(await page.getAttribute('#rail', 'data-status'), 'NONE');
+      assert.equal(await page.textContent('#rail-go:not([hidden])'), 'Set up payouts');
+      assert.equal(await page.isHidden('#notice'), true, 'no message from Stripe');
+      const before = page.url();
+      await page.click('#rail-go');
+      await seen(page, '#rail-error:not([hidden])');
+      assert.match(await page.textContent('#rail-error'), /Payouts through Stripe are not set up by this program/);
+      assert.equal(await page.getAttribute('#rail-error', 'role'), 'alert');
+      assert.equal(page.url(), before, 'still on the page');
+      assert.equal(await page.getAttribute('#rail-go', 'aria-disabled'), null, 'the button works again');
+      assert.equal(await page.isVisible('#app'), true);
+    });
+  });
+
+  describe('Stripe payouts set up from the portal', () => {
+    // A second merchant, whose test mode pays through Stripe (the stand-in).
+    const secret = `whsec_portal${suffix}`;
+    let m;
+    let stripeSession;
+    let account;
+
+    before(async () => {
+      await standin('GET', '/_standin/health');
+      const { accountId } = refctl('account', 'create', '--name', 'Portal Stripe test', '--plan', 'growth');
+      const { key: mkey } = refctl('key', 'create', '--account', accountId, '--name', 'portal-stripe', '--mode', 'test');
+      const i = await api('POST', '/api/v1/integrations', { provider: 'STRIPE', signingSecret: secret, apiKey: `sk_test_${suffix}` }, mkey);
+      assert.equal(i.status, 201, show(i));
+      assert.equal(i.body.data.canPay, true, show(i));
+      const c = await api(
+        'POST',
+        '/api/v1/campaigns',
+        { name: 'Stripe campaign', commissionType: 'PERCENTAGE', commissionValue: 10, holdDays: 0, cookieDays: 30, isPublic: true },
+        mkey
+      );
+      assert.equal(c.status, 201, show(c));
+      const a = await api(
+        'POST',
+        '/api/v1/affiliates',
+        { campaignId: c.body.data.id, email: 'stripe-affiliate@partners.example.com', name: 'Stripe affiliate', code: 'Stripe_1', payoutMethod: 'STRIPE' },
+        mkey
+      );
+      assert.equal(a.status, 201, show(a));
+      m = { key: mkey, integration: i.body.data.id, affiliate: a.body.data.id };
+      const ps = await api('POST', `/api/v1/affiliates/${m.affiliate}/portal-sessions`, {}, mkey);
+      assert.equal(ps.status, 201, show(ps));
+      stripeSession = ps.body.data;
+    });
+
+    test('Set up payouts opens Stripe onboarding; Stripe sends the affiliate back with payouts=done', async (t) => {
+      const address = portalAddress(t, stripeSession);
+      await withPage(
+        async ({ page }) => {
+          await page.goto(address);
+          await seen(page, '#app:not([hidden])');
+          assert.equal(await page.getAttribute('#rail', 'data-status'), 'NONE');
+          assert.match(await page.textContent('#rail-state'), /through Stripe/);
+          assert.equal(await page.textContent('#rail-go:not([hidden])'), 'Set up payouts');
+          assert.match(await page.textContent('#terms'), /Stripe/, 'the payout method is Stripe');
+
+          await Promise.all([page.waitForURL((u) => u.href.startsWith(`${STANDIN}/_standin/onboarding/acct_`)), page.click('#rail-go')]);
+          assert.ok(page.url().includes('/_standin/onboarding/acct_'), page.url());
+          account = decodeURIComponent(new URL(page.url()).pathname.split('/').pop());
+          t.diagnostic(`onboarding: ${page.url()}`);
+          // The account exists now, PENDING until Stripe says otherwise.
+          const me = await api('GET', '/api/v1/portal/me', undefined, stripeSession.token);
+          assert.equal(me.status, 200, show(me));
+          assert.equal(me.body.data.affiliate.payoutAccount.accountId, account, show(me));
+          assert.equal(me.body.data.affiliate.payoutAccount.status, 'PENDING', show(me));
+
+          // The stand-in enables the account and sends the browser to the return_url (303).
+          const [back] = await Promise.all([
+            page.waitForResponse((r) => r.request().isNavigationRequest() && new URL(r.url()).origin === base),
+            page.click('text=Complete onboarding'),
+          ]);
+          await page.waitForLoadState();
+          const url = new URL(back.url());
+          assert.equal(url.pathname, '/portal', back.url());
+          assert.equal(url.searchParams.get('payouts'), 'done', back.url());
+          if (back.status() === 200) await saysBackFromStripe(page, 'done');
+          else t.diagnostic(`${back.url()} answered ${back.status()}: ${await back.text()}`);
+
+          // The portal link again: the account is there, onboarding not finished (no event yet).
+          await page.goto(address);
+          await seen(page, '#rail[data-status="PENDING"]');
+          assert.equal(await page.isHidden('#notice'), true);
+          assert.match(await page.textContent('#rail-state'), /Onboarding not finished/);
+          assert.equal(await page.textContent('#rail-go:not([hidden])'), 'Continue setup');
+          const due = me.body.data.affiliate.payoutAccount.requirementsDue;
+          t.diagnostic(`requirementsDue: ${JSON.stringify(due)}`);
+          // One line per need (Stripe's tos_acceptance.date and .ip are one).
+          const needs = new Set(due.map((d) => (d.startsWith('tos_acceptance.') ? 'tos' : d)));
+          assert.equal(await page.$$eval('#rail-due-list li', (li) => li.length), needs.size);
+          assert.equal(await page.isVisible('#rail-due'), due.length > 0);
+          await page.waitForSelector('#payouts[aria-busy="false"]');
+          const width = await page.evaluate(() => document.documentElement.scrollWidth);
+          assert.ok(width <= 375, `scrollWidth ${width} fits 375 px`);
+          const shot = '/tmp/portal-payouts.png';
+          await page.locator('section[aria-labelledby="pay-h"]').screenshot({ path: shot });
+          t.diagnostic(`screenshot: ${shot}`);
+        },
+        { allow: [STANDIN] }
+      );
+
+    });
+
+    test('back from Stripe (payouts=done, payouts=refresh), the page says so', async (t) => {
+      const acct = new URL(stripeSession.url).searchParams.get('account');
+      for (const kind of ['done', 'refresh']) {
+        const address = `${base}/portal?account=${encodeURIComponent(acct || '')}&payouts=${kind}`;
+        const served = await fetch(address);
+        const text = await served.text();
+        assert.equal(served.status, 200, `${address}: ${text.slice(0, 300)}`);
+        await withPage(async ({ page }) => {
+          await page.goto(address);
+          await saysBackFromStripe(page, kind);
+        });
+      }
+      // With the portal link too (a fresh one opened on top): the message and the portal.
+      await withPage(async ({ page }) => {
+        const link = new URL(portalAddress(t, stripeSession));
+        link.searchParams.set('payouts', 'done');
+        await page.goto(link.href);
+        await seen(page, '#app:not([hidden])');
+        assert.equal(await page.textContent('#notice:not([hidden])'), 'Thanks — Stripe is reviewing your details.');
+      });
+    });
+
+    test('after account.updated (ACTIVE), the portal link shows Payouts enabled', async (t) => {
+      assert.ok(account, 'the account of the onboarding test');
+      const object = await standin('POST', `/_standin/stripe/accounts/${account}`, {
+        payouts_enabled: true,
+        capabilities: { transfers: 'active' },
+        requirements: { currently_due: [], disabled_reason: null },
+      });
+      const r = await accountUpdated(m.integration, secret, object);
+      assert.equal(r.status, 200, show(r));
+      t.diagnostic(`account.updated: ${show(r)}`);
+      const me = await api('GET', '/api/v1/portal/me', undefined, stripeSession.token);
+      assert.equal(me.body.data.affiliate.payoutAccount.status, 'ACTIVE', show(me));
+
+      await withPage(async ({ page }) => {
+        await page.goto(portalAddress(t, stripeSession));
+        await seen(page, '#rail[data-status="ACTIVE"]');
+        assert.match(await page.textContent('#rail-state'), /Payouts enabled/);
+        assert.match(await page.textContent('#rail-state'), new RegExp(`Stripe account ${account}`));
+        assert.equal(await page.isHidden('#rail-go'), true, 'nothing to set up');
+        assert.equal(await page.isHidden('#rail-due'), true);
+        assert.equal(await page.isHidden('#rail-note'), true, 'paid through Stripe already');
+      });
+    });
   });
 });

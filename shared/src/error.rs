@@ -94,6 +94,8 @@ pub enum Error {
         current: String,
         action: &'static str,
     },
+    #[error("payouts of this program are not paid through Stripe (no STRIPE integration of this mode has an apiKey), so there is no Stripe account to set up")]
+    NotPaidThroughStripe,
     #[error("the payment provider refused: {message} ({code}); the payout is {current} again")]
     ProviderRefused {
         current: String,
@@ -130,7 +132,8 @@ impl Error {
             | Error::InPayout { .. }
             | Error::InvoiceMissing { .. }
             | Error::InvoiceReplaced { .. }
-            | Error::ProviderRefused { .. } => ErrorCode::InvalidState,
+            | Error::ProviderRefused { .. }
+            | Error::NotPaidThroughStripe => ErrorCode::InvalidState,
             Error::RateLimited { .. } => ErrorCode::RateLimitExceeded,
             Error::LimitExceeded(_) => ErrorCode::LimitExceeded,
             Error::Unavailable(_) => ErrorCode::ServiceUnavailable,

@@ -42,17 +42,32 @@ fn with_policy(mut r: Response, frame_ancestors: &str) -> Response {
     r
 }
 
-/// The page's query: the account whose framing origins apply.
+/// The page's query: the account whose framing origins apply, and where
+/// Stripe's onboarding sent the affiliate back (the page reads it itself).
 pub struct PageQuery {
     account: Option<String>,
 }
 
+/// The values of `payouts`: Stripe's `return_url` and `refresh_url`.
+const PAYOUTS_RETURNS: [&str; 2] = ["done", "refresh"];
+
+/// The description of `payouts`, from [`PAYOUTS_RETURNS`].
+struct PayoutsReturn;
+
+shared::described!(
+    PayoutsReturn,
+    "PortalPayoutsReturn",
+    serde_json::json!({"type": "string", "enum": PAYOUTS_RETURNS}),
+);
+
 impl FromQuery for PageQuery {
     fn accepts(name: &str) -> bool {
-        name == "account"
+        name == "account" || name == "payouts"
     }
 
     fn read(q: &mut Query<'_>) -> Self {
+        // Checked, then left to the page.
+        let _ = q.one_of("payouts", &PAYOUTS_RETURNS);
         PageQuery {
             account: q.str("account").map(str::to_string),
         }
@@ -72,7 +87,10 @@ impl FromQuery for PageQuery {
     path = "/portal",
     operation_id = "getPortalPage",
     tag = "Portal", security(()),
-    params(("account" = Option<String>, Query, description = "The account whose framing origins apply.")),
+    params(
+        ("account" = Option<String>, Query, description = "The account whose framing origins apply."),
+        ("payouts" = Option<PayoutsReturn>, Query, description = "`done` or `refresh`: Stripe's onboarding sent the affiliate back (the page says so).")
+    ),
     responses(
         (status = 200, description = "The page.", content_type = "text/html"),
         (status = 429, description = "TooManyRequests"),

@@ -41,6 +41,10 @@ pub fn failure(err: &Error, request_id: &str) -> (u16, Value, Vec<(&'static str,
         | Error::InvoiceReplaced { current } => {
             (err.to_string(), json!({ "currentState": current }))
         }
+        Error::NotPaidThroughStripe => (
+            err.to_string(),
+            json!({ "currentState": "NO_PAYING_STRIPE_INTEGRATION" }),
+        ),
         Error::ProviderRefused { current, code, .. } => (
             err.to_string(),
             json!({ "currentState": current, "providerCode": code }),

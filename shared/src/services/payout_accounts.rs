@@ -103,11 +103,7 @@ pub async fn onboard(
         .await?
         .filter(|p| p.rail == Rail::Stripe)
     else {
-        return Err(Error::InvalidState {
-            resource: "account",
-            current: "WITHOUT_PAYING_STRIPE_INTEGRATION".into(),
-            action: "create a payout account",
-        });
+        return Err(Error::NotPaidThroughStripe);
     };
     let stripe = app.rails.stripe(&paying.key);
     let account_id = match &affiliate.payout_account {
