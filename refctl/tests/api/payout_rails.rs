@@ -151,16 +151,16 @@ impl Rails {
     }
 
     async fn deliver(&self, account: &str, object: Value) -> Resp {
+        self.deliver_signed(account, object, STRIPE_SECRET).await
+    }
+
+    /// Stripe's `account.updated` signed with `secret` by Stripe's library.
+    async fn deliver_signed(&self, account: &str, object: Value, secret: &str) -> Resp {
         let event = json!({"id": format!("evt_{}", ulid::Ulid::new()), "object": "event",
             "type": "account.updated", "livemode": false, "account": account,
             "created": chrono::Utc::now().timestamp(), "data": {"object": object}});
         let body = event.to_string();
-        let sig = official_signature(
-            "stripe",
-            STRIPE_SECRET,
-            &body,
-            chrono::Utc::now().timestamp(),
-        );
+        let sig = official_signature("stripe", secret, &body, chrono::Utc::now().timestamp());
         let path = format!("/api/v1/integrations/{}/events", self.integration);
         let headers = [
             ("stripe-signature", sig.as_str()),
@@ -901,5 +901,61 @@ async fn a_paypal_integration_takes_its_credentials_and_only_those() {
             .call("POST", "/api/v1/integrations", Some(body.clone()))
             .await;
         r.assert_error(400, "VALIDATION_FAILED");
+    }
+}
+
+#[tokio::test]
+async fn a_connect_endpoint_signs_with_its_own_secret_and_every_secret_is_sealed() {
+    let rails = Rails::new().await;
+    let (aff, account) = rails.onboarding(&[]).await;
+    let connect = format!("whsec_connect_{}", ulid::Ulid::new());
+    let path = format!("/api/v1/integrations/{}", rails.integration);
+    let r = rails
+        .fx
+        .call(
+            "PATCH",
+            &path,
+            Some(json!({"connectSigningSecret": connect})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert!(!r.body.to_string().contains(&connect), "write-only");
+    let enabled = json!({"payouts_enabled": true, "capabilities": {"transfers": "active"},
+        "requirements": {"currently_due": [], "disabled_reason": null}});
+    let object = standin_call(
+        "POST",
+        &format!("/_standin/stripe/accounts/{account}"),
+        Some(enabled),
+    )
+    .await;
+    let other = rails
+        .deliver_signed(&account, object.clone(), "whsec_neither_of_the_two")
+        .await;
+    other.assert_error(400, "INVALID_REQUEST");
+    let r = rails.deliver_signed(&account, object, &connect).await;
+    assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+    assert_eq!(
+        rails.affiliate(&aff).await["payoutAccount"]["status"],
+        "ACTIVE"
+    );
+    // Both signing secrets and the key are stored sealed.
+    let item = rails
+        .fx
+        .app
+        .store
+        .get_item(&rails.integration, "R")
+        .await
+        .unwrap()
+        .unwrap();
+    for (field, plain) in [
+        ("signingSecret", STRIPE_SECRET),
+        ("connectSigningSecret", connect.as_str()),
+        ("apiKey", rails.api_key.as_str()),
+    ] {
+        let stored = format!("{:?}", item.get(field));
+        assert!(
+            stored.contains("sealed:v1:") && !stored.contains(plain),
+            "{field}: {stored}"
+        );
     }
 }

@@ -66,10 +66,18 @@ pub fn seal_with(signer: &Signer, plain: &str) -> Result<String> {
     Ok(format!("{PREFIX}{version}:{}", B64.encode(blob)))
 }
 
-/// Seals an integration's provider secrets (its Stripe key, its PayPal
-/// app secret); those already sealed stay as they are.
+/// Seals an integration's provider secrets (its signing secrets, its
+/// Stripe key, its PayPal app secret); those already sealed stay as they are.
 pub fn seal_credentials(signer: &Signer, i: &mut Integration) -> Result<()> {
-    for secret in [&mut i.api_key, &mut i.client_secret] {
+    if !i.signing_secret.is_empty() {
+        i.signing_secret = seal_with(signer, &i.signing_secret)?;
+    }
+    let optional = [
+        &mut i.connect_signing_secret,
+        &mut i.api_key,
+        &mut i.client_secret,
+    ];
+    for secret in optional {
         if let Some(plain) = secret.as_deref() {
             *secret = Some(seal_with(signer, plain)?);
         }

@@ -56,6 +56,10 @@ pub struct Integration {
     /// Private: the secret the provider signs its events with (empty for
     /// PAYPAL, whose events PayPal's API verifies).
     pub signing_secret: String,
+    /// Private: STRIPE's second signing secret, of the Connect endpoint that
+    /// sends connected accounts' events to the same URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_signing_secret: Option<String>,
     /// Private, sealed at rest: the Stripe secret key that pays payouts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
@@ -103,6 +107,12 @@ pub struct NewIntegration {
     #[serde(default)]
     #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#, example = json!("whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8"))]
     pub signing_secret: Option<String>,
+    /// STRIPE only: the signing secret of a Connect endpoint pointed at the same `webhookUrl`
+    /// (it sends connected accounts' `account.updated`), when it differs from `signingSecret`.
+    /// Write-only.
+    #[serde(default)]
+    #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
+    pub connect_signing_secret: Option<String>,
     /// STRIPE only: the secret or restricted key batch-process pays with (`sk_live_…`/`rk_live_…`
     /// on a live integration, `sk_test_…`/`rk_test_…` on a test one). Write-only: never
     /// returned; stored encrypted. One integration per account and mode can pay.
@@ -144,6 +154,10 @@ pub struct IntegrationPatch {
     #[serde(default)]
     #[schema(value_type = String, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
     pub signing_secret: Patch<String>,
+    /// STRIPE: a new Connect endpoint signing secret; null removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
+    pub connect_signing_secret: Patch<String>,
     /// A new Stripe key to pay with (STRIPE only); null removes it, and the integration no
     /// longer pays.
     #[serde(default)]
@@ -216,13 +230,27 @@ fn check_required(fields: &[(&'static str, Option<&String>)], issues: &mut Issue
 }
 
 fn check_secret(secret: &str, issues: &mut Issues) {
-    issues.check(limits!(NewIntegration, "signingSecret").check_len("signingSecret", secret));
+    check_signing_secret("signingSecret", secret, issues);
+}
+
+/// A signing secret (`signingSecret`, `connectSigningSecret`): printable
+/// ASCII without spaces, within the limits of `signingSecret`.
+fn check_signing_secret(field: &str, secret: &str, issues: &mut Issues) {
+    issues.check(limits!(NewIntegration, "signingSecret").check_len(field, secret));
     if secret.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
         issues.add(
-            &["signingSecret"],
+            &[field],
             "invalid_string",
-            "signingSecret must be printable ASCII without spaces",
+            format!("{field} must be printable ASCII without spaces"),
         );
+    }
+}
+
+/// STRIPE's Connect endpoint secret; another provider takes none.
+fn check_connect_secret(provider: Provider, secret: &str, issues: &mut Issues) {
+    match provider {
+        Provider::Stripe => check_signing_secret("connectSigningSecret", secret, issues),
+        other => not_taken("connectSigningSecret", other, issues),
     }
 }
 
@@ -289,6 +317,9 @@ fn check_new_credentials(input: &NewIntegration, mode: Mode, issues: &mut Issues
     if let Some(key) = &input.api_key {
         check_api_key(input.provider, mode, key, issues);
     }
+    if let Some(secret) = &input.connect_signing_secret {
+        check_connect_secret(input.provider, secret, issues);
+    }
 }
 
 fn check_description(d: &str, issues: &mut Issues) {
@@ -346,6 +377,7 @@ impl Integration {
             campaign_id: input.campaign_id,
             description: input.description,
             signing_secret: input.signing_secret.unwrap_or_default(),
+            connect_signing_secret: input.connect_signing_secret,
             api_key: input.api_key,
             client_id: input.client_id,
             client_secret: input.client_secret,
@@ -392,6 +424,12 @@ impl Integration {
             check_api_key(self.provider, mode, key, &mut issues);
         }
         next.api_key = patch.api_key.apply_opt(next.api_key);
+        if let Patch::Value(secret) = &patch.connect_signing_secret {
+            check_connect_secret(self.provider, secret, &mut issues);
+        }
+        next.connect_signing_secret = patch
+            .connect_signing_secret
+            .apply_opt(next.connect_signing_secret);
         if let Some(s) = patch.status.required("status", &mut issues) {
             next.status = s;
         }
@@ -504,6 +542,7 @@ mod tests {
         NewIntegration {
             provider: Provider::Stripe,
             signing_secret: Some(secret.into()),
+            connect_signing_secret: None,
             api_key: None,
             client_id: None,
             client_secret: None,

@@ -118,11 +118,24 @@ async fn verified(
             .iter()
             .find(|(p, _)| *p == integration.provider)
             .map(|(_, s)| *s);
-        let secret = &integration.signing_secret;
-        return Ok(integration
-            .provider
-            .verify(signature, body, secret, now.timestamp())
-            .map_err(|e| e.reason()));
+        // The endpoint's secret, then Stripe's Connect endpoint's (the same
+        // URL may receive both): the first refusal is the reason.
+        let mut refused = None;
+        let secrets = [
+            Some(&integration.signing_secret),
+            integration.connect_signing_secret.as_ref(),
+        ];
+        for sealed in secrets.into_iter().flatten() {
+            let secret = sealing::open(&app.signing, sealed).await?;
+            match integration
+                .provider
+                .verify(signature, body, &secret, now.timestamp())
+            {
+                Ok(()) => return Ok(Ok(())),
+                Err(e) => refused = refused.or(Some(e.reason())),
+            }
+        }
+        return Ok(Err(refused.unwrap_or("no signing secret")));
     }
     let t = &delivery.transmission;
     let complete = [&t.id, &t.time, &t.sig, &t.cert_url, &t.auth_algo]

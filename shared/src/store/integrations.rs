@@ -23,11 +23,12 @@ const NOT_FOUND: &str = "integration";
 /// Delivery log rows and event guards expire after this long.
 pub const LOG_DAYS: i64 = 30;
 /// The attributes a change rewrites (with the GSI1 keys, removed on delete).
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 13] = [
     attrs::STATUS,
     attrs::CAMPAIGN_ID,
     attrs::DESCRIPTION,
     "signingSecret",
+    "connectSigningSecret",
     "apiKey",
     "clientId",
     "clientSecret",
