@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 
 export DYNAMODB_ENDPOINT=http://127.0.0.1:${TEST_DDB_PORT:-18000}
 export S3_ENDPOINT=http://127.0.0.1:${TEST_S3_PORT:-19000}
+# The stack's stand-in of Stripe's and PayPal's APIs (the rails section).
+export PROVIDERS_PORT=${TEST_PROVIDERS_PORT:-18070}
+export STRIPE_API_BASE=http://127.0.0.1:$PROVIDERS_PORT PAYPAL_API_BASE=http://127.0.0.1:$PROVIDERS_PORT
 
 started_stack=0
 if ! scripts/stack.sh status test >/dev/null 2>&1; then
@@ -38,7 +41,7 @@ bench() {
   mv "$file.new" "$file"
 }
 
-# One section: `scripts/bench.sh webhooks|load|hot|cold-start|connectors|payouts`.
+# One section: `scripts/bench.sh webhooks|load|hot|cold-start|connectors|payouts|rails`.
 if [ $# -gt 0 ]; then
   bench "$@"
   exit
@@ -54,6 +57,9 @@ fresh() {
   fi
 }
 bench
+echo
+# Paying through Stripe and PayPal (their stand-in), on tables of its own.
+bench rails
 echo
 # The default section leaves a stream backlog (its 20,000 seeded
 # conversions) that the local consumer would read before the measured

@@ -1261,12 +1261,47 @@ def find_item(ident):
     return found[-1] if found else None
 
 
+class Inflight:
+    """Provider calls being answered now, and the most at once since the
+    last reset (what a benchmark reads as the caller's concurrency)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.now = 0
+        self.peak = 0
+        self.calls = 0
+
+    def __enter__(self):
+        with self.lock:
+            self.now += 1
+            self.calls += 1
+            self.peak = max(self.peak, self.now)
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.now -= 1
+        return False
+
+    def stats(self, reset=False):
+        with self.lock:
+            out = {"inflight": self.now, "peak": self.peak, "calls": self.calls}
+            if reset:
+                self.peak, self.calls = self.now, 0
+        return out
+
+
+INFLIGHT = Inflight()
+
+
 def control(method, path, query, body, base):
     q = dict(parse_qsl(query, keep_blank_values=True))
     match = q.get("match", "")
     d = STATE.data
     if method == "GET" and path == "/_standin/health":
         return 200, {"ok": True}, False
+    if path == "/_standin/stats" and method in ("GET", "POST"):
+        # POST reads and resets the peak and the count.
+        return 200, INFLIGHT.stats(reset=method == "POST"), False
     if method == "POST" and path == "/_standin/reset":
         STATE.reset()
         return 200, {"ok": True}, True
@@ -1506,10 +1541,11 @@ class Handler(BaseHTTPRequestHandler):
                 return self.onboarding(method, path, query, raw)
             if path.startswith("/_standin/"):
                 return self.control(method, path, query, raw)
-            if path.startswith(("/v1/oauth2/", "/v1/payments/", "/v1/notifications/")):
-                return self.provider(method, path, query, raw, "paypal")
             if path.startswith("/v1/"):
-                return self.provider(method, path, query, raw, "stripe")
+                paypal = ("/v1/oauth2/", "/v1/payments/", "/v1/notifications/")
+                which = "paypal" if path.startswith(paypal) else "stripe"
+                with INFLIGHT:
+                    return self.provider(method, path, query, raw, which)
             self.send(404, {"error": f"no such path: {path}"})
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True

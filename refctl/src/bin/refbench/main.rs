@@ -17,6 +17,7 @@ mod cold_start;
 mod hot_items;
 mod load;
 mod payout_job;
+mod rails;
 mod webhook_latency;
 mod write_units;
 
@@ -272,7 +273,7 @@ async fn main() {
     b.meter = meter;
     let k = Some(key.as_str());
     // `refbench cold-start`, `load`, `hot`, `webhooks`, `connectors`,
-    // `tracking` and `payouts` run one section alone;
+    // `tracking`, `payouts` and `rails` run one section alone;
     // without an argument it measures every operation (scripts/bench.sh runs
     // the sections one after another, each on a fresh DynamoDB Local).
     if let Some(name) = section.as_deref() {
@@ -311,6 +312,10 @@ async fn one_section(name: &str, mut b: Bench, key: &str) {
             payout_job::rows(&mut b).await;
             print_rows(&b);
         }
+        "rails" => {
+            rails::rows(&mut b).await;
+            print_rows(&b);
+        }
         "connectors" => {
             connector_and_portal_rows(&mut b, key).await;
             print_rows(&b);
@@ -322,7 +327,7 @@ async fn one_section(name: &str, mut b: Bench, key: &str) {
             print_rows(&b);
         }
         other => {
-            eprintln!("refbench: no section {other} (cold-start, load, hot, webhooks, payouts, connectors, tracking)");
+            eprintln!("refbench: no section {other} (cold-start, load, hot, webhooks, payouts, rails, connectors, tracking)");
             std::process::exit(2);
         }
     }

@@ -20,14 +20,14 @@ use crate::{put_batch, Bench};
 /// Affiliates the due conversions are spread over (one payout each per run).
 const AFFILIATES: usize = 10;
 
-struct Programme {
-    tenant: Tenant,
-    campaign: String,
-    affiliates: Vec<String>,
+pub(crate) struct Programme {
+    pub(crate) tenant: Tenant,
+    pub(crate) campaign: String,
+    pub(crate) affiliates: Vec<String>,
 }
 
 /// A campaign and its affiliates in the bench table, through the domain and store.
-async fn programme(app: &App) -> Programme {
+pub(crate) async fn programme(app: &App) -> Programme {
     let account = shared::store::accounts::create_account(&app.store, "Job bench", "enterprise")
         .await
         .unwrap();
@@ -48,7 +48,7 @@ async fn programme(app: &App) -> Programme {
 }
 
 /// `n` ACTIVE affiliates of a campaign, through the domain and store.
-async fn enroll(app: &App, tenant: &Tenant, campaign: &str, n: usize) -> Vec<String> {
+pub(crate) async fn enroll(app: &App, tenant: &Tenant, campaign: &str, n: usize) -> Vec<String> {
     let mut affiliates = Vec::new();
     for _ in 0..n {
         let code = ulid::Ulid::new().to_string()[14..].to_string();
@@ -71,7 +71,7 @@ async fn enroll(app: &App, tenant: &Tenant, campaign: &str, n: usize) -> Vec<Str
 }
 
 /// One due conversion per affiliate of `p`.
-async fn seed_spread(app: &App, p: &Programme) {
+pub(crate) async fn seed_spread(app: &App, p: &Programme) {
     seed(app, p, p.affiliates.len(), true).await;
 }
 
@@ -202,7 +202,7 @@ pub async fn rows(b: &mut Bench) {
 const METERED_DUE: usize = 100;
 
 /// A table of its own with a campaign and its affiliates.
-async fn job_table(name: &str) -> (std::sync::Arc<App>, Programme) {
+pub(crate) async fn job_table(name: &str) -> (std::sync::Arc<App>, Programme) {
     let mut config = refctl::setup::test_stack_config(name);
     crate::bench_timeouts(&mut config);
     let app = App::new(config).await;
@@ -212,7 +212,7 @@ async fn job_table(name: &str) -> (std::sync::Arc<App>, Programme) {
 }
 
 /// An invoice for a payout, attached as the storage event would.
-async fn attach(app: &App, t: &Tenant, payout_id: &str) {
+pub(crate) async fn attach(app: &App, t: &Tenant, payout_id: &str) {
     let key = shared::payouts::invoice::key(t, payout_id, "inv.pdf");
     app.files()
         .put(&key, b"%PDF-1.4\n%%EOF\n".to_vec(), "application/pdf")
@@ -224,7 +224,7 @@ async fn attach(app: &App, t: &Tenant, payout_id: &str) {
 }
 
 /// The payouts of a tenant, newest first (up to 100).
-async fn payout_ids(b: &mut Bench, key: &str, query: &str) -> Vec<String> {
+pub(crate) async fn payout_ids(b: &mut Bench, key: &str, query: &str) -> Vec<String> {
     let (_, v) = b
         .send(
             Method::GET,
