@@ -925,20 +925,12 @@ impl Payout {
                 return None;
             }
             Command::PaymentUnclaimed { code, message } => {
-                self.last_payment_error = Some(PaymentError {
-                    code,
-                    message,
-                    at: now,
-                });
+                self.last_payment_error = Some(PaymentError::new(code, message, now));
                 return None;
             }
             Command::PaymentFailed { code, message } => {
                 self.payment_error = Some(message.clone());
-                self.last_payment_error = Some(PaymentError {
-                    code,
-                    message,
-                    at: now,
-                });
+                self.last_payment_error = Some(PaymentError::new(code, message, now));
                 (PayoutStatus::Approved, EventType::PayoutPaymentFailed)
             }
             Command::Reject { reason } => {

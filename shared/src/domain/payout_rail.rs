@@ -55,6 +55,13 @@ pub struct PaymentError {
     pub at: DateTime<Utc>,
 }
 
+impl PaymentError {
+    /// The provider's code and message, at `at`.
+    pub fn new(code: String, message: String, at: DateTime<Utc>) -> Self {
+        PaymentError { code, message, at }
+    }
+}
+
 /// Where a payout's money goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Destination {
@@ -87,6 +94,22 @@ pub fn destination(affiliate: &Affiliate, rail: Rail) -> Result<Destination, (St
             Some(email) => Ok(Destination::PaypalEmail(email.as_str().to_string())),
             None => refused("the affiliate has no payoutEmail for PayPal"),
         },
+    }
+}
+
+/// Where an attempt already started is asked again: the affiliate's account
+/// whatever its status now (the provider answers a key it has answered
+/// before the same way, and refuses a new one to an account it cannot pay).
+pub fn redrive_destination(affiliate: &Affiliate, rail: Rail) -> Option<Destination> {
+    match rail {
+        Rail::Stripe => affiliate
+            .payout_account
+            .as_ref()
+            .map(|a| Destination::StripeAccount(a.account_id.clone())),
+        Rail::Paypal => affiliate
+            .payout_email
+            .as_ref()
+            .map(|e| Destination::PaypalEmail(e.as_str().to_string())),
     }
 }
 

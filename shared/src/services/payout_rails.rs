@@ -17,7 +17,7 @@ use futures::stream::{self, StreamExt};
 
 use crate::app::App;
 use crate::domain::affiliate::Affiliate;
-use crate::domain::payout::{Command, Payout, PayoutStatus};
+use crate::domain::payout::{Command, Payout, PayoutStatus, TransitionPlan};
 use crate::domain::payout_rail::{self, Destination, ProviderAnswer, Rail, RailStep};
 use crate::domain::tenant::{Mode, Tenant};
 use crate::error::{Error, Result};
@@ -57,15 +57,7 @@ pub async fn process_many(
         .filter(|id| !on_rail.iter().any(|(p, _)| &p.id == *id))
         .cloned()
         .collect();
-    let paying = &paying;
-    let paid: Vec<(String, Result<Payout>)> = stream::iter(on_rail)
-        .map(|(payout, affiliate)| async move {
-            let id = payout.id.clone();
-            (id, pay(app, tenant, paying, payout, &affiliate, now).await)
-        })
-        .buffer_unordered(CALLS_AT_ONCE)
-        .collect()
-        .await;
+    let paid = pay_many(app, tenant, &paying, on_rail, now).await;
     let mut rest = payouts::process_many(app, tenant, others, now).await;
     rest.extend(paid);
     let mut ordered = Vec::with_capacity(ids.len());
@@ -130,10 +122,203 @@ pub async fn pay(
         // Another caller paid or refused it meanwhile.
         return Ok(processing);
     }
-    let destination = payout_rail::destination(affiliate, paying.rail)
-        .map_err(|(_, message)| Error::internal(message))?;
-    let answer = call(app, tenant.mode, paying, &processing, &destination).await;
+    let answer = call_again(app, tenant.mode, paying, &processing, affiliate).await;
     answered(app, tenant, processing, answer, now).await
+}
+
+/// Asks the provider for `p`'s current attempt, at the affiliate's destination.
+async fn call_again(
+    app: &App,
+    mode: Mode,
+    paying: &Paying,
+    p: &Payout,
+    affiliate: &Affiliate,
+) -> ProviderAnswer {
+    match payout_rail::redrive_destination(affiliate, paying.rail) {
+        Some(d) => call(app, mode, paying, p, &d).await,
+        None => ProviderAnswer::NoAnswer {
+            cause: "the affiliate has no destination left to ask for".into(),
+        },
+    }
+}
+
+/// What batch-process does with one payout on the rail, decided on it as read.
+enum Planned {
+    /// Answered now (nothing to send, or a decision that failed).
+    Done(Box<Result<Payout>>),
+    /// Sent again with its current key.
+    Redrive(Box<(Payout, Affiliate)>),
+    /// A plan to commit: PROCESSING (then the call), or refused before any call.
+    Commit(Box<(TransitionPlan, Affiliate, Payout)>),
+}
+
+/// batch-process on the rail: the moves to PROCESSING (and refusals made
+/// before any call) committed several payouts a transaction, then the
+/// provider asked at most [`CALLS_AT_ONCE`] at a time, then the answers
+/// committed several a transaction. A payout whose transaction was refused
+/// (it changed meanwhile) goes through [`pay`] alone.
+async fn pay_many(
+    app: &App,
+    tenant: &Tenant,
+    paying: &Paying,
+    on_rail: Vec<(Payout, Affiliate)>,
+    now: DateTime<Utc>,
+) -> Vec<(String, Result<Payout>)> {
+    let decided: Vec<(String, Planned)> = stream::iter(on_rail)
+        .map(|(p, a)| async move { (p.id.clone(), plan(app, tenant, paying, p, a, now).await) })
+        .buffered(CALLS_AT_ONCE)
+        .collect()
+        .await;
+    let mut done = Vec::new();
+    let mut to_call = Vec::new();
+    let mut to_commit = Vec::new();
+    for (id, planned) in decided {
+        match planned {
+            Planned::Done(r) => done.push((id, *r)),
+            Planned::Redrive(r) => to_call.push(*r),
+            Planned::Commit(c) => to_commit.push(*c),
+        }
+    }
+    let (plans, kept): (Vec<TransitionPlan>, Vec<(Affiliate, Payout)>) = to_commit
+        .into_iter()
+        .map(|(plan, a, read)| (plan, (a, read)))
+        .unzip();
+    let committed = payouts::commit_plans(&app.store, tenant, plans).await;
+    let mut alone = Vec::new();
+    for ((a, read), written) in kept.into_iter().zip(committed) {
+        match written {
+            Some(p) if p.status == PayoutStatus::Processing => to_call.push((p, a)),
+            Some(p) => done.push((p.id.clone(), refused(p))),
+            None => alone.push((read, a)),
+        }
+    }
+    let answers: Vec<(Payout, Affiliate, ProviderAnswer)> = stream::iter(to_call)
+        .map(|(p, a)| async move {
+            let answer = call_again(app, tenant.mode, paying, &p, &a).await;
+            (p, a, answer)
+        })
+        .buffer_unordered(CALLS_AT_ONCE)
+        .collect()
+        .await;
+    done.extend(commit_answers(app, tenant, answers, now).await);
+    let paid_alone: Vec<(String, Result<Payout>)> = stream::iter(alone)
+        .map(|(p, a)| async move { (p.id.clone(), pay(app, tenant, paying, p, &a, now).await) })
+        .buffer_unordered(CALLS_AT_ONCE)
+        .collect()
+        .await;
+    done.extend(paid_alone);
+    done
+}
+
+/// The step of one payout, decided on it as read.
+async fn plan(
+    app: &App,
+    tenant: &Tenant,
+    paying: &Paying,
+    p: Payout,
+    a: Affiliate,
+    now: DateTime<Utc>,
+) -> Planned {
+    let begin = match payout_rail::step(&p) {
+        RailStep::Wait => return Planned::Done(Box::new(Ok(p))),
+        RailStep::Redrive => return Planned::Redrive(Box::new((p, a))),
+        RailStep::Begin => payout_rail::destination(&a, paying.rail),
+    };
+    let planned = async {
+        let checked = payouts::invoice_presence(app, &p).await?;
+        let process = Command::Process {
+            checked_invoice: checked,
+        };
+        let Some(moved) = p.apply(process, now)?.moved(now)? else {
+            return Err(Error::internal("a payout to pay did not move"));
+        };
+        let moved = match begin {
+            Ok(_) => moved,
+            Err((code, message)) => {
+                let failed = moved
+                    .payout
+                    .apply(Command::PaymentFailed { code, message }, now)?;
+                moved.then(failed, now)?
+            }
+        };
+        payout_transitions::planned(&app.store, tenant, moved, now).await
+    };
+    match planned.await {
+        Ok(plan) => Planned::Commit(Box::new((plan, a, p))),
+        Err(e) => Planned::Done(Box::new(Err(e))),
+    }
+}
+
+/// The answer of a payout the provider refused (or that was refused
+/// before any call): 409 naming the code; any other, as it is.
+fn refused(p: Payout) -> Result<Payout> {
+    match (&p.last_payment_error, p.status) {
+        (Some(e), PayoutStatus::Approved) => Err(Error::ProviderRefused {
+            current: p.status.as_str().into(),
+            code: e.code.clone(),
+            message: e.message.clone(),
+        }),
+        _ => Ok(p),
+    }
+}
+
+/// Commits the providers' answers: those that complete in one write several
+/// a transaction; one that leaves work (a payout of many conversions), or
+/// whose transaction was refused, alone through [`answered`].
+async fn commit_answers(
+    app: &App,
+    tenant: &Tenant,
+    answers: Vec<(Payout, Affiliate, ProviderAnswer)>,
+    now: DateTime<Utc>,
+) -> Vec<(String, Result<Payout>)> {
+    let planned: Vec<(Payout, ProviderAnswer, Option<TransitionPlan>)> = stream::iter(answers)
+        .map(|(p, _, answer)| async move {
+            let plan = match answer.command() {
+                Some(c) => answer_plan(app, tenant, &p, c, now).await,
+                None => None,
+            };
+            (p, answer, plan)
+        })
+        .buffered(CALLS_AT_ONCE)
+        .collect()
+        .await;
+    let (mut plans, mut together, mut alone) = (Vec::new(), Vec::new(), Vec::new());
+    for (p, answer, plan) in planned {
+        match plan {
+            Some(plan) if plan.payout.work.is_none() => {
+                plans.push(plan);
+                together.push((p, answer));
+            }
+            _ => alone.push((p, answer)),
+        }
+    }
+    let mut done = Vec::new();
+    let committed = payouts::commit_plans(&app.store, tenant, plans).await;
+    for ((p, answer), written) in together.into_iter().zip(committed) {
+        match written {
+            Some(after) => done.push((after.id.clone(), refused(after))),
+            None => alone.push((p, answer)),
+        }
+    }
+    for (p, answer) in alone {
+        let id = p.id.clone();
+        done.push((id, answered(app, tenant, p, answer, now).await));
+    }
+    done
+}
+
+/// The plan of a provider's answer to a PROCESSING payout, when it makes one.
+async fn answer_plan(
+    app: &App,
+    tenant: &Tenant,
+    p: &Payout,
+    command: Command,
+    now: DateTime<Utc>,
+) -> Option<TransitionPlan> {
+    let moved = p.apply(command, now).ok()?.moved(now).ok()??;
+    payout_transitions::planned(&app.store, tenant, moved, now)
+        .await
+        .ok()
 }
 
 /// Commits the move to PROCESSING (a new attempt) and returns the payout as
@@ -257,14 +442,7 @@ async fn answered(
     let after =
         payouts::transition_from(&app.store, tenant, &id, Some(p), |_| command.clone(), now)
             .await?;
-    match (&after.last_payment_error, after.status) {
-        (Some(e), PayoutStatus::Approved) => Err(Error::ProviderRefused {
-            current: after.status.as_str().into(),
-            code: e.code.clone(),
-            message: e.message.clone(),
-        }),
-        _ => Ok(after),
-    }
+    refused(after)
 }
 
 /// The payout job's turn at a PROCESSING payout: on the rail, its attempt

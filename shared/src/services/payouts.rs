@@ -232,23 +232,39 @@ async fn commit_together(
     together: Vec<(usize, TransitionPlan)>,
     results: &mut [Option<Result<Payout>>],
 ) {
-    let (mut plans, mut at) = (Vec::new(), Vec::new());
-    for (i, plan) in together {
+    let (at, plans): (Vec<usize>, Vec<TransitionPlan>) = together.into_iter().unzip();
+    for (payout, i) in commit_plans(store, tenant, plans).await.into_iter().zip(at) {
+        if let Some(p) = payout {
+            results[i] = Some(failed_payment(p));
+        }
+    }
+}
+
+/// Commits plans of transitions that leave no work, several a transaction
+/// (as many as [`BATCH_ACTIONS`] allows, one after another: they share the
+/// tenant's rollup items); each payout as written, or none when its chunk
+/// was refused (it goes again alone).
+pub(crate) async fn commit_plans(
+    store: &Store,
+    tenant: &Tenant,
+    all: Vec<TransitionPlan>,
+) -> Vec<Option<Payout>> {
+    let mut committed = Vec::with_capacity(all.len());
+    let mut plans = Vec::new();
+    for plan in all {
         plans.push(plan);
-        at.push(i);
         if plans.len() > 1 && !fits(store, tenant, &plans) {
             // The last one starts the next chunk.
-            if let (Some(plan), Some(i)) = (plans.pop(), at.pop()) {
-                commit_chunk(store, tenant, std::mem::take(&mut plans), &at, results).await;
-                at.clear();
+            if let Some(plan) = plans.pop() {
+                committed.extend(commit_chunk(store, tenant, std::mem::take(&mut plans)).await);
                 plans.push(plan);
-                at.push(i);
             }
         }
     }
     if !plans.is_empty() {
-        commit_chunk(store, tenant, plans, &at, results).await;
+        committed.extend(commit_chunk(store, tenant, plans).await);
     }
+    committed
 }
 
 /// Actions in one of batch-process's transactions: half of DynamoDB's
@@ -262,25 +278,18 @@ fn fits(store: &Store, tenant: &Tenant, plans: &[TransitionPlan]) -> bool {
     store_payouts::transitions_actions(store, tenant, plans).is_ok_and(|n| n <= BATCH_ACTIONS)
 }
 
-/// Commits one chunk of plans; on success each payout's answer is set.
+/// Commits one chunk of plans: each payout as written, or none.
 async fn commit_chunk(
     store: &Store,
     tenant: &Tenant,
     plans: Vec<TransitionPlan>,
-    at: &[usize],
-    results: &mut [Option<Result<Payout>>],
-) {
-    let committed = match store_payouts::commit_transitions(store, tenant, &plans).await {
+) -> Vec<Option<Payout>> {
+    match store_payouts::commit_transitions(store, tenant, &plans).await {
         Ok(true) => plans.into_iter().map(|p| Some(p.payout)).collect(),
         refused => {
             tracing::warn!(payouts = plans.len(), outcome = ?refused.map_err(|e| e.to_string()),
                 "batch-process: a shared transaction was refused; its payouts go again alone");
             written_anyway(store, tenant, plans).await
-        }
-    };
-    for (payout, i) in committed.into_iter().zip(at) {
-        if let Some(p) = payout {
-            results[*i] = Some(failed_payment(p));
         }
     }
 }
