@@ -96,7 +96,7 @@ pub enum Error {
     },
     #[error("payouts of this program are not paid through Stripe (no STRIPE integration of this mode has an apiKey), so there is no Stripe account to set up")]
     NotPaidThroughStripe,
-    #[error("the payment provider refused: {message} ({code}); the payout is {current} again")]
+    #[error("the payment provider refused: {message} ({code})")]
     ProviderRefused {
         current: String,
         code: String,

@@ -233,7 +233,7 @@ impl Reply {
         match self {
             Reply::Done(body) => Ok(body),
             Reply::Refused { code, message } => Err(Error::ProviderRefused {
-                current: "NOT_CONNECTED".into(),
+                current: "REFUSED_BY_STRIPE".into(),
                 code,
                 message,
             }),
