@@ -23,7 +23,9 @@ in words only:
 - a redelivery to one endpoint needs an endpoint subscribed to the event's
   type;
 - a partial reversal's `amount` is at most what is left of the conversion,
-  exact to its currency's minor unit.
+  exact to its currency's minor unit;
+- an integration's Stripe `apiKey` is of the key's mode, and an update takes
+  only the fields of the stored integration's provider.
 
 The receiver of a provider's events (`receiveIntegrationEvent`) takes the
 provider's signature over the raw body as its credential: no generated
@@ -98,6 +100,16 @@ DOCUMENTED_IN_WORDS = {
     # a partial reversal's amount: at most what is left, exact to the currency
     ("reverseConversion", "amount", "too_big"),
     ("reverseConversion", "amount", "invalid_value"),
+    # a Stripe key of the integration's mode (sk_test_/rk_test_ with a test key)
+    ("createIntegration", "apiKey", "invalid_string"),
+    ("updateIntegration", "apiKey", "invalid_string"),
+    # an update takes the fields of the stored integration's provider
+    ("updateIntegration", "signingSecret", "not_allowed"),
+    ("updateIntegration", "connectSigningSecret", "not_allowed"),
+    ("updateIntegration", "apiKey", "not_allowed"),
+    ("updateIntegration", "clientId", "not_allowed"),
+    ("updateIntegration", "clientSecret", "not_allowed"),
+    ("updateIntegration", "webhookId", "not_allowed"),
 }
 
 # DELETEs that archive: the resource stays readable, with its archived state.

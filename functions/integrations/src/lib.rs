@@ -67,7 +67,7 @@ async fn list(
     path = "/api/v1/integrations",
     operation_id = "createIntegration",
     tag = "Integrations",
-    request_body = NewIntegration,
+    request_body = shared::domain::integration::IntegrationCreate,
     responses(
         (status = 201, description = "The integration.", body = IntegrationView),
         (status = 404, description = "NotFound")

@@ -48,26 +48,13 @@ pub struct PageQuery {
     account: Option<String>,
 }
 
-/// The values of `payouts`: Stripe's `return_url` and `refresh_url`.
-const PAYOUTS_RETURNS: [&str; 2] = ["done", "refresh"];
-
-/// The description of `payouts`, from [`PAYOUTS_RETURNS`].
-struct PayoutsReturn;
-
-shared::described!(
-    PayoutsReturn,
-    "PortalPayoutsReturn",
-    serde_json::json!({"type": "string", "enum": PAYOUTS_RETURNS}),
-);
-
 impl FromQuery for PageQuery {
     fn accepts(name: &str) -> bool {
         name == "account" || name == "payouts"
     }
 
     fn read(q: &mut Query<'_>) -> Self {
-        // Checked, then left to the page.
-        let _ = q.one_of("payouts", &PAYOUTS_RETURNS);
+        // `payouts` is the page's own to read: any value serves the page.
         PageQuery {
             account: q.str("account").map(str::to_string),
         }
@@ -89,7 +76,7 @@ impl FromQuery for PageQuery {
     tag = "Portal", security(()),
     params(
         ("account" = Option<String>, Query, description = "The account whose framing origins apply."),
-        ("payouts" = Option<PayoutsReturn>, Query, description = "`done` or `refresh`: Stripe's onboarding sent the affiliate back (the page says so).")
+        ("payouts" = Option<String>, Query, description = "`done` or `refresh`: Stripe's onboarding sent the affiliate back (the page reads it and says so; the server serves the page whatever it is).")
     ),
     responses(
         (status = 200, description = "The page.", content_type = "text/html"),

@@ -99,7 +99,7 @@ impl std::fmt::Debug for Integration {
 /// Body of `POST /api/v1/integrations`. Unknown fields are rejected.
 #[derive(utoipa::ToSchema, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = IntegrationCreate)]
+#[schema(as = IntegrationFields)]
 pub struct NewIntegration {
     pub provider: Provider,
     /// STRIPE and PADDLE (required): the secret the provider shows for the endpoint (Stripe
@@ -144,6 +144,59 @@ pub struct NewIntegration {
     )]
     pub description: Option<String>,
 }
+
+/// The description of `POST /api/v1/integrations`'s body: one object per
+/// provider, each with the fields that provider takes (the limits are
+/// [`NewIntegration`]'s, stated once there).
+pub struct IntegrationCreate;
+
+/// The fields each provider takes, and those it requires.
+const PROVIDER_FIELDS: [(Provider, &[&str], &[&str]); 3] = [
+    (
+        Provider::Stripe,
+        &["signingSecret", "connectSigningSecret", "apiKey"],
+        &["signingSecret"],
+    ),
+    (Provider::Paddle, &["signingSecret"], &["signingSecret"]),
+    (
+        Provider::Paypal,
+        &["clientId", "clientSecret", "webhookId"],
+        &["clientId", "clientSecret", "webhookId"],
+    ),
+];
+
+fn integration_create_schema() -> serde_json::Value {
+    use serde_json::{json, Value};
+    let fields = serde_json::to_value(<NewIntegration as utoipa::PartialSchema>::schema())
+        .unwrap_or(Value::Null);
+    let all = fields["properties"].clone();
+    let variants: Vec<Value> = PROVIDER_FIELDS
+        .iter()
+        .map(|(provider, takes, required)| {
+            let mut properties =
+                json!({"provider": {"type": "string", "enum": [provider.as_str()]}});
+            for name in takes.iter().chain(&["campaignId", "description"]) {
+                properties[*name] = all[*name].clone();
+            }
+            // A required field takes no null either.
+            for name in required.iter() {
+                properties[*name]["type"] = json!("string");
+            }
+            let mut required: Vec<&str> = required.to_vec();
+            required.insert(0, "provider");
+            json!({"type": "object", "title": provider.as_str(), "properties": properties,
+                "required": required, "additionalProperties": false})
+        })
+        .collect();
+    json!({"oneOf": variants, "discriminator": {"propertyName": "provider"}, "required": ["provider"],
+        "description": "Body of `POST /api/v1/integrations`: the fields of its provider. Unknown fields are rejected."})
+}
+
+crate::described!(
+    IntegrationCreate,
+    "IntegrationCreate",
+    integration_create_schema(),
+);
 
 /// Body of `PATCH /api/v1/integrations/{id}`: only the fields sent change.
 #[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
