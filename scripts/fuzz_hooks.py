@@ -72,6 +72,9 @@ DOCUMENTED_IN_WORDS = {
     ("*", "cursor", "invalid_combination"),
     ("*", "from", "invalid_range"),
     ("listConversions", "min_amount", "invalid_range"),
+    # a number has at most 28 decimals (3.25e-28 has more)
+    ("listConversions", "min_amount", "invalid_number"),
+    ("listConversions", "max_amount", "invalid_number"),
     ("postConversion", "amount", "invalid_value"),
     ("postConversion", "occurredAt", "too_big"),
     ("postConversion", "occurredAt", "too_small"),

@@ -70,7 +70,8 @@ async fn list(
     request_body = shared::domain::integration::IntegrationCreate,
     responses(
         (status = 201, description = "The integration.", body = IntegrationView),
-        (status = 404, description = "NotFound")
+        (status = 404, description = "NotFound"),
+        (status = 409, description = "Conflict: another integration of the account and mode already pays")
     )
 )]
 async fn create(
@@ -117,7 +118,8 @@ async fn get(
     tag = "Integrations",
     request_body = Option<IntegrationPatch>,
     responses(
-        (status = 200, description = "The integration.", body = IntegrationView)
+        (status = 200, description = "The integration.", body = IntegrationView),
+        (status = 409, description = "Conflict: another integration of the account and mode already pays")
     )
 )]
 async fn update(
