@@ -13,7 +13,7 @@ use crate::domain::edit::{self, Stamped};
 use crate::domain::email::Email;
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
-use crate::domain::payout_rail::PayoutAccount;
+use crate::domain::payout_account::PayoutAccount;
 use crate::domain::risk::Risk;
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -526,7 +526,7 @@ pub struct AffiliateView<'a> {
     #[schema(format = Email)]
     payout_email: Option<&'a str>,
     /// Its Stripe connected account (created by `POST .../payout-account`), or null.
-    #[schema(value_type = Option<crate::domain::payout_rail::PayoutAccount>)]
+    #[schema(value_type = Option<crate::domain::payout_account::PayoutAccount>)]
     payout_account: Option<&'a PayoutAccount>,
     website: Option<&'a str>,
     #[schema(value_type = crate::domain::metadata::MetadataSchema)]

@@ -17,6 +17,7 @@ pub mod event;
 pub mod integration;
 pub mod metadata;
 pub mod payout;
+pub mod payout_account;
 pub mod payout_commands;
 pub mod payout_rail;
 pub mod portal;

@@ -15,7 +15,7 @@ use crate::domain::affiliate::{Affiliate, PayoutMethod};
 use crate::domain::campaign::Campaign;
 use crate::domain::conversion::{Adjustment, Conversion, HoldingPayout};
 use crate::domain::event::{Event, EventType};
-use crate::domain::payout_rail::PaymentError;
+use crate::domain::payout_account::PaymentError;
 use crate::domain::tenant::Tenant;
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -1038,7 +1038,7 @@ pub struct PayoutView<'a> {
     pub payment_attempt: u32,
     /// The last refusal: the provider's code and message (`no_destination` when the
     /// affiliate had no usable destination), and when.
-    #[schema(value_type = Option<crate::domain::payout_rail::PaymentError>)]
+    #[schema(value_type = Option<crate::domain::payout_account::PaymentError>)]
     pub last_payment_error: Option<&'a PaymentError>,
     #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]

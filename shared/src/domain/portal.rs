@@ -91,8 +91,8 @@ pub struct PortalAffiliate<'a> {
     pub payout_email: Option<&'a str>,
     /// Its Stripe connected account and whether it can be paid, or null before "Set up
     /// payouts".
-    #[schema(value_type = Option<crate::domain::payout_rail::PayoutAccount>)]
-    pub payout_account: Option<&'a crate::domain::payout_rail::PayoutAccount>,
+    #[schema(value_type = Option<crate::domain::payout_account::PayoutAccount>)]
+    pub payout_account: Option<&'a crate::domain::payout_account::PayoutAccount>,
 }
 
 /// The campaign's terms, as the affiliate earns by them.
