@@ -179,8 +179,16 @@ impl Rails {
 
     /// The affiliate's one payout, APPROVED.
     async fn approved(&self, aff: &str) -> String {
-        self.fx.run_job().await;
-        let found = self.fx.payouts_of(Mode::Test, aff).await;
+        // Another test's job run may be assembling this payout (invisible
+        // until its claim completes): run the job again, a bounded number of times.
+        let mut found = Vec::new();
+        for _ in 0..5 {
+            self.fx.run_job().await;
+            found = self.fx.payouts_of(Mode::Test, aff).await;
+            if !found.is_empty() {
+                break;
+            }
+        }
         assert_eq!(found.len(), 1, "{found:?}");
         let id = found[0]["id"].as_str().unwrap().to_string();
         self.fx.attach(Mode::Test, &id).await;
@@ -686,8 +694,15 @@ impl Paypal {
             .call("PUT", &path, Some(json!({"payoutEmail": email})))
             .await;
         assert_eq!(r.status, 200, "{:?}", r.body);
-        self.fx.run_job().await;
-        let found = self.fx.payouts_of(Mode::Test, &aff).await;
+        let mut found = Vec::new();
+        for _ in 0..5 {
+            self.fx.run_job().await;
+            found = self.fx.payouts_of(Mode::Test, &aff).await;
+            if !found.is_empty() {
+                break;
+            }
+        }
+        assert_eq!(found.len(), 1, "{found:?}");
         let id = found[0]["id"].as_str().unwrap().to_string();
         self.fx.attach(Mode::Test, &id).await;
         let r = self
