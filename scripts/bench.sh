@@ -76,5 +76,5 @@ echo
 bench cold-start
 echo
 # What a million of each operation and a merchant's month cost on AWS, from
-# target/bench/refbench.txt and load.txt (fails if a row it needs is missing).
+# target/bench/refbench.txt, load.txt and rails.txt (fails if a row it needs is missing).
 "${PYTHON:-python3}" scripts/cost.py

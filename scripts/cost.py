@@ -5,6 +5,7 @@ deliveries cost on AWS at list prices, from refbench's own counts.
 Usage: scripts/cost.py [--input FILE ...] [--output docs/cost.md]
                        [--clicks N] [--conversions N] [--api-reads N]
                        [--webhook-deliveries N] [--payouts N] [--receiver-ms MS]
+                       [--stripe-ms MS]
 
 `make bench` (scripts/bench.sh) saves each refbench section's stdout under
 target/bench/ and runs this script at the end. The inputs are:
@@ -13,7 +14,9 @@ target/bench/ and runs this script at the end. The inputs are:
   argument): per API operation, DynamoDB calls, sequential round trips,
   read units and write units;
 - target/bench/load.txt: `refbench load`: requests a second through the
-  local host at a stated concurrency (the duration estimates come from it).
+  local host at a stated concurrency (the duration estimates come from it);
+- target/bench/rails.txt: `refbench rails`: batch-process paying through the
+  Stripe rail (the "instead of mark-paid" line).
 
 Any number of --input files may be given (a single file holding the whole
 `make bench` output works too): the tables are looked for in all of them.
@@ -614,6 +617,12 @@ SPECS = [
 PAYOUT_JOB_ROW = re.compile(r"^payout job: [\d,]+ due conversions.*\((\d+) approved, (\d+) payouts\)$")
 PAYOUT_IDLE_ROW = "payout job: nothing due"
 MARK_PAID_ROW = re.compile(r"^PUT /payouts/\{id\}/mark-paid \(from PENDING, (\d+) conversions\)$")
+# Paying through the Stripe rail (`refbench rails`): one batch-process call
+# that pays N payouts by transfer, and how many provider waves it took.
+RAIL_BATCH_ROW = re.compile(r"^POST /payouts/batch-process \((\d+) payouts, Stripe transfers\)$")
+RAIL_WAVES_LINE = re.compile(r"^provider: POST /payouts/batch-process \((\d+) payouts, Stripe "
+                             r"transfers\): \d+ requests for \d+ payouts, at most \d+ at once "
+                             r"\((\d+) waves\)$", re.M)
 
 
 def method_path(row_name):
@@ -755,6 +764,40 @@ class Model:
                                  [request_line(method, route, 200, True, pay_ms)])
         u.log_lines = len(lines) * payouts
         u.log_bytes = log_bytes(lines) * payouts
+        return u
+
+    def rail_payouts(self, payouts, text, stripe_ms):
+        """Paying `payouts` payouts through Stripe Connect in one
+        batch-process call instead of marking each paid: refbench's rails row
+        scaled per payout, each provider wave waiting `stripe_ms`."""
+        row = None
+        for r in self.rows:
+            m = RAIL_BATCH_ROW.match(r.name)
+            if m and r.billed is not None:
+                row, n = r, int(m.group(1))
+                break
+        waves = {int(m.group(1)): int(m.group(2)) for m in RAIL_WAVES_LINE.finditer(text)}
+        if row is None or n not in waves:
+            raise InputError("rail payouts: no metered refbench row 'POST /payouts/batch-process "
+                             "(N payouts, Stripe transfers)' with its provider line "
+                             "(run `scripts/bench.sh rails`)")
+        method, path = method_path(row.name)
+        fn, route = route_function(self.template, method, path)
+        # The provider's answers arrive in waves of concurrent calls; the
+        # DynamoDB round trips are the row's own.
+        ms = row.round_trips * self.round_trip_ms + waves[n] * stripe_ms
+        u = Usage(f"Instead of mark-paid: the {payouts:,} payouts paid through Stripe "
+                  f"Connect, one batch-process call",
+                  source=f"`{row.name}`, per payout")
+        u.invocations.append((fn.name, fn.memory_mb, ms * payouts / n, 1))
+        u.api_requests = 1
+        u.read_units = row.read_units / n * payouts
+        u.write_units_reported = row.write_units / n * payouts
+        u.write_units = row.billed / n * payouts
+        lines = invocation_lines(self.template.log_format, fn.memory_mb, ms,
+                                 [request_line(method, route, 200, True, ms)])
+        u.log_lines = len(lines)
+        u.log_bytes = log_bytes(lines)
         return u
 
     def fixed(self):
@@ -998,6 +1041,22 @@ def render(model, args, inputs):
       f"{retention}: each month adds at most that much to storage "
       f"({usd(CLOUDWATCH_LOGS_PER_GB_MONTH_STORED)} per GB-month, less once compressed).")
     w("")
+    rail = model.rail_payouts(args.payouts, model.text, args.stripe_ms)
+    rail_cost = rail.costs()
+    w(f"Paying the {args.payouts:,} payouts through Stripe Connect (`POST /payouts/"
+      f"batch-process` with a paying integration, docs/payouts.md) takes the place of "
+      f"their mark-paid requests in the row above: one call, priced from what refbench's "
+      f"rails row counts per payout (the PROCESSING commit, the provider call and the "
+      f"PAID commit with its conversions, rollups and events: "
+      f"{num(rail.write_units / max(args.payouts, 1))} billed write units a payout). The function waits for Stripe in waves of 8 concurrent "
+      f"transfers, each assumed {args.stripe_ms:.0f} ms (`--stripe-ms`). Stripe charges "
+      f"its own Connect fees on top, which this page does not count.")
+    w("")
+    w("| instead of mark-paid | " + " | ".join(COMPONENTS) + " | total |")
+    w("|---|" + "---:|" * (len(COMPONENTS) + 1))
+    w(f"| {rail.label} | " + " | ".join(usd(rail_cost[n]) for n in COMPONENTS)
+      + f" | {usd(sum(rail_cost.values()))} |")
+    w("")
     w("### Beside the hosted services")
     w("")
     w(f"External list prices: each vendor's entry plan billed monthly, as published on "
@@ -1038,8 +1097,8 @@ def render(model, args, inputs):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--input", action="append",
-                   help="refbench output (repeatable; default: target/bench/refbench.txt "
-                        "and target/bench/load.txt)")
+                   help="refbench output (repeatable; default: target/bench/refbench.txt, "
+                        "load.txt and rails.txt)")
     p.add_argument("--output", default=os.path.join(ROOT, "docs", "cost.md"))
     p.add_argument("--template", default=os.path.join(ROOT, "template.yaml"))
     p.add_argument("--keys", default=os.path.join(ROOT, "shared", "src", "store", "keys.rs"))
@@ -1049,9 +1108,10 @@ def main(argv=None):
     p.add_argument("--webhook-deliveries", type=int, default=10_000)
     p.add_argument("--payouts", type=int, default=50)
     p.add_argument("--receiver-ms", type=float, default=100.0)
+    p.add_argument("--stripe-ms", type=float, default=400.0)
     args = p.parse_args(argv)
-    inputs = args.input or [os.path.join(ROOT, "target", "bench", "refbench.txt"),
-                            os.path.join(ROOT, "target", "bench", "load.txt")]
+    inputs = args.input or [os.path.join(ROOT, "target", "bench", f)
+                            for f in ("refbench.txt", "load.txt", "rails.txt")]
     try:
         text = ""
         for path in inputs:
@@ -1071,6 +1131,7 @@ def main(argv=None):
         template = read_template(args.template)
         shards = work_shards(args.keys)
         model = Model(rows, concurrency, rates, template, shards, args.receiver_ms)
+        model.text = text
         doc = render(model, args, inputs)
     except InputError as e:
         print(f"cost.py: {e}", file=sys.stderr)

@@ -21,7 +21,9 @@ pub struct Paying {
     pub rail: Rail,
     /// STRIPE: the secret key; PAYPAL: the REST app's client id.
     pub(crate) key: String,
-    /// PAYPAL: the REST app's secret.
+    /// PAYPAL: the REST app's secret (read by the payout rails, which only
+    /// the functions built with `files` have).
+    #[cfg_attr(not(feature = "files"), allow(dead_code))]
     pub(crate) secret: String,
 }
 
