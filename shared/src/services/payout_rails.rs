@@ -26,7 +26,8 @@ use crate::rails::stripe::Transfer;
 use crate::retry::Attempt;
 use crate::services::payout_accounts::{paying, Paying};
 use crate::services::{payout_transitions, payouts};
-use crate::store::{affiliates, payouts as store_payouts};
+use crate::store::affiliates as affiliate_store;
+use crate::store::payouts as store_payouts;
 
 /// Provider calls a batch-process makes at once.
 const CALLS_AT_ONCE: usize = 8;
@@ -85,12 +86,12 @@ async fn on_rail(
 ) -> Result<Vec<(Payout, Affiliate)>> {
     let mut payouts = store_payouts::get_many(&app.store, tenant, ids).await?;
     let affiliate_ids: Vec<&str> = payouts.values().map(|p| p.affiliate_id.as_str()).collect();
-    let affiliates = affiliates::get_many(&app.store, tenant, &affiliate_ids).await?;
+    let owners = affiliate_store::get_many(&app.store, tenant, &affiliate_ids).await?;
     Ok(ids
         .iter()
         .filter_map(|id| {
             let p = payouts.remove(id)?;
-            let a = affiliates.get(&p.affiliate_id)?;
+            let a = owners.get(&p.affiliate_id)?;
             let rides = Rail::for_method(a.payout_method, paying.rail).is_some();
             (rides && p.is_visible()).then(|| (p, a.clone()))
         })
@@ -450,7 +451,7 @@ async fn answered(
 /// rail, the provider without one is asked (`payouts::pay`).
 pub async fn redrive(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> Result<Payout> {
     let paying = paying(app, tenant).await?;
-    let affiliate = affiliates::get(&app.store, tenant, &p.affiliate_id).await?;
+    let affiliate = affiliate_store::get(&app.store, tenant, &p.affiliate_id).await?;
     let Some(paying) =
         paying.filter(|r| Rail::for_method(affiliate.payout_method, r.rail).is_some())
     else {
