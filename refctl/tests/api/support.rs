@@ -89,6 +89,8 @@ pub fn limited_server() -> &'static Server {
 }
 
 static PAYOUTS: OnceLock<Server> = OnceLock::new();
+static RAILS: OnceLock<Server> = OnceLock::new();
+static RAILS_LATER: OnceLock<Server> = OnceLock::new();
 static FAILING_PAYMENTS: OnceLock<Server> = OnceLock::new();
 
 /// A server with its own table for the payout tests: the payout job they
@@ -96,6 +98,28 @@ static FAILING_PAYMENTS: OnceLock<Server> = OnceLock::new();
 /// data. Its account rate limit is out of the way of the race trials.
 pub fn payouts_server() -> &'static Server {
     PAYOUTS.get_or_init(|| {
+        let mut config = test_config();
+        config.account_rate_per_minute = 100_000;
+        start(config, true)
+    })
+}
+
+/// A server with its own table for the tests that pay through the provider
+/// stand-in: a payout job run at a later time (as the payout tests make)
+/// asks the provider again for every payout of its table left PROCESSING,
+/// which would send another test's payment again while it is under way.
+pub fn rails_server() -> &'static Server {
+    RAILS.get_or_init(|| {
+        let mut config = test_config();
+        config.account_rate_per_minute = 100_000;
+        start(config, true)
+    })
+}
+
+/// One more such server, for the rails test that runs the job at a later
+/// time itself.
+pub fn rails_later_server() -> &'static Server {
+    RAILS_LATER.get_or_init(|| {
         let mut config = test_config();
         config.account_rate_per_minute = 100_000;
         start(config, true)
