@@ -16,7 +16,7 @@
 # Environment: DYNAMODB_ENDPOINT / S3_ENDPOINT (default: the test stack on
 # 127.0.0.1:18000 / 19000); FUZZ_PHASES (default examples,coverage,fuzzing,stateful);
 # FUZZ_MIN_LINKS (default 90) is the fewest described links the stateful
-# phase must follow; FUZZ_MAX_EXAMPLES (default 24) bounds the examples
+# phase must follow; FUZZ_MAX_EXAMPLES (default 36) bounds the examples
 # per operation and phase; generation is derandomized (`--generation-deterministic`,
 # Hypothesis's derandomize), so a run repeats the last one; FUZZ_WORKERS
 # (default 1) runs the examples, coverage and fuzzing phases' operations that many at
@@ -30,7 +30,7 @@ export DYNAMODB_ENDPOINT=${DYNAMODB_ENDPOINT:-http://127.0.0.1:${TEST_DDB_PORT:-
 export S3_ENDPOINT=${S3_ENDPOINT:-http://127.0.0.1:${TEST_S3_PORT:-19000}}
 VENV=$ROOT/.local/venv
 REFCTL=${CARGO_TARGET_DIR:-$ROOT/target}/debug/refctl
-MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-24}
+MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-36}
 MIN_LINKS=${FUZZ_MIN_LINKS:-90}
 # The coverage phase walks every enum value and boundary of every operation
 # (the 170 currency codes among them): about a minute on an empty test

@@ -113,6 +113,16 @@ DOCUMENTED_IN_WORDS = {
     ("updateIntegration", "clientId", "not_allowed"),
     ("updateIntegration", "clientSecret", "not_allowed"),
     ("updateIntegration", "webhookId", "not_allowed"),
+    # ENABLED only once the signing secret has its provider's shape
+    ("updateIntegration", "status", "invalid_value"),
+    # a promotion code: of a STRIPE or PADDLE integration, its provider id of
+    # that provider's shape, a coupon only to create one at Stripe
+    ("createPromotionCode", "integrationId", "invalid_value"),
+    ("createPromotionCode", "providerId", "invalid_string"),
+    ("createPromotionCode", "providerId", "required"),
+    ("createPromotionCode", "couponId", "invalid_combination"),
+    ("createPromotionCode", "couponId", "required"),
+    ("createPromotionCode", "code", "required"),
 }
 
 # DELETEs that archive: the resource stays readable, with its archived state.

@@ -72,6 +72,11 @@ if [ "$started_stack" = 1 ]; then
   DDB_PORT=${TEST_DDB_PORT:-18000} S3_PORT=${TEST_S3_PORT:-19000} scripts/stack.sh restart test
 fi
 
+step "the provider stand-in against the providers' documents and Stripe's library (its own port)"
+selftest=$(.local/venv/bin/python scripts/standin/selftest.py 2>&1) || { echo "$selftest"; exit 1; }
+echo "$selftest" | tail -1
+echo "$selftest" | tail -1 | sed -E 's/^([0-9]+) passed, ([0-9]+) failed$/test result: ok. \1 passed; \2 failed/' >> "$results"
+
 step "affiliate portal size (the three files gzipped; fails above 30 KB)"
 node portal/scripts/size.mjs
 

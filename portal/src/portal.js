@@ -660,6 +660,42 @@
     return row;
   }
 
+  // ---------------------------------------------------------------- promotion codes
+
+  function loadPromotionCodes() {
+    return api('GET', API + '/promotion-codes?limit=100').then(
+      function (doc) {
+        var list = $('promos');
+        var codes = (doc.data || []).filter(function (c) {
+          return c.active && c.code;
+        });
+        list.replaceChildren.apply(
+          list,
+          codes.length
+            ? codes.map(function (c) {
+                var code = el('code', null, c.code);
+                var button = copyButton(
+                  ['Copy', el('span', { class: 'sr-only' }, ' ' + c.code)],
+                  function () {
+                    return c.code;
+                  },
+                  function () {
+                    window.getSelection().selectAllChildren(code);
+                  }
+                );
+                return el('li', { class: 'promo' }, [code, ' ', button]);
+              })
+            : [el('li', null, 'No promotion codes yet.')]
+        );
+        showError('promos-error', '');
+      },
+      function (e) {
+        if (e === EXPIRED) return;
+        showError('promos-error', 'Could not load your promotion codes. ' + errorText(e));
+      }
+    );
+  }
+
   // ---------------------------------------------------------------- assets
 
   function loadAssets() {
@@ -857,6 +893,7 @@
       loadStats(false);
       conversions.first();
       payouts.first();
+      loadPromotionCodes();
       loadAssets();
     }
     all();

@@ -589,7 +589,8 @@ describe('against refctl serve', () => {
 
   describe('Stripe payouts set up from the portal', () => {
     // A second merchant, whose test mode pays through Stripe (the stand-in).
-    const secret = `whsec_portal${suffix}`;
+    // Stripe's shape (whsec_ and 24 more), or the integration starts DISABLED.
+    const secret = `whsec_portal_0123456789abcdef${suffix}`;
     let m;
     let stripeSession;
     let account;
@@ -619,6 +620,35 @@ describe('against refctl serve', () => {
       const ps = await api('POST', `/api/v1/affiliates/${m.affiliate}/portal-sessions`, {}, mkey);
       assert.equal(ps.status, 201, show(ps));
       stripeSession = ps.body.data;
+    });
+
+    test('the affiliate sees its active promotion codes, each with a copy button', async (t) => {
+      const codes = `/api/v1/affiliates/${m.affiliate}/promotion-codes`;
+      const address = portalAddress(t, stripeSession);
+      await withPage(async ({ page }) => {
+        await page.goto(address);
+        await seen(page, '#app:not([hidden])');
+        await seen(page, '#promos li');
+        assert.equal(await page.textContent('#promos'), 'No promotion codes yet.');
+      });
+      const word = `ANNA${suffix}`.replace(/[^A-Za-z0-9]/g, '').slice(0, 40);
+      const kept = await api('POST', codes, { integrationId: m.integration, providerId: `promo_${suffix}a`.replace(/[^A-Za-z0-9_]/g, ''), code: word }, m.key);
+      assert.equal(kept.status, 201, show(kept));
+      const gone = await api('POST', codes, { integrationId: m.integration, providerId: `promo_${suffix}b`.replace(/[^A-Za-z0-9_]/g, ''), code: `OLD${word}`.slice(0, 40) }, m.key);
+      assert.equal(gone.status, 201, show(gone));
+      const off = await api('DELETE', `${codes}/${gone.body.data.id}`, undefined, m.key);
+      assert.equal(off.status, 200, show(off));
+      await withPage(async ({ page }) => {
+        await page.goto(address);
+        await seen(page, '#app:not([hidden])');
+        await seen(page, '#promos li.promo');
+        const shown = await page.$$eval('#promos li.promo code', (els) => els.map((e) => e.textContent));
+        assert.deepEqual(shown, [word], 'the active code only');
+        assert.match(await page.textContent('#promos li.promo button'), /Copy/);
+        assert.equal(await page.isHidden('#promos-error'), true);
+        const html = await page.content();
+        assert.equal(html.includes('promo_'), false, 'no provider id on the page');
+      });
     });
 
     test('Set up payouts opens Stripe onboarding; Stripe sends the affiliate back with payouts=done', async (t) => {

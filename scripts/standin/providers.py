@@ -8,6 +8,7 @@ One process serves both providers (their paths do not collide):
   Stripe  (form bodies with bracket notation, `Authorization: Bearer sk_...`,
            `Idempotency-Key`, errors {"error": {type, code?, message, param?}})
     POST /v1/accounts, GET /v1/accounts/{id}
+    POST /v1/promotion_codes, POST /v1/promotion_codes/{id}
     POST /v1/account_links            -> url of GET /_standin/onboarding/{acct}
     POST /v1/transfers, GET /v1/transfers/{id}, GET /v1/transfers, GET /v1/balance
   PayPal  (JSON bodies checked against the OpenAPI documents' schemas)
@@ -303,6 +304,8 @@ class State:
 
     persisted = (
         "accounts",
+        "coupons",
+        "promotion_codes",
         "transfers",
         "balances",
         "idem",
@@ -317,6 +320,8 @@ class State:
     def reset(self):
         self.data = {
             "accounts": {},  # id -> {"owner": api key, "obj": account}
+            "coupons": [],  # coupon ids any key may use (made through the control API)
+            "promotion_codes": {},  # id -> {"owner": api key, "obj": promotion code}
             "transfers": {},  # id -> {"owner", "obj", "raw": form body}
             "balances": {},  # api key -> {currency: available}
             "idem": {},  # api key -> idempotency key -> {"fp", "status", "body", "done"}
@@ -748,11 +753,133 @@ def stripe_balance(key):
     }
 
 
+PROMOTION_CODE_PARAMS = {
+    "active",
+    "code",
+    "coupon",
+    "customer",
+    "expires_at",
+    "expand",
+    "max_redemptions",
+    "metadata",
+    "promotion",
+    "restrictions",
+}
+PROMOTION_CODE_RE = re.compile(r"^[a-zA-Z0-9]{1,500}$")
+
+
+def stripe_create_promotion_code(key, params, base):
+    """POST /v1/promotion_codes: `promotion[type]=coupon&promotion[coupon]=…`
+    (current versions) or `coupon=…` (before them); the code, when given,
+    letters and digits, unique among the key's active codes in any case."""
+    check_params(params, PROMOTION_CODE_PARAMS)
+    promotion = params.get("promotion")
+    coupon = params.get("coupon")
+    if promotion is not None:
+        if not isinstance(promotion, dict):
+            raise stripe_error(
+                400, "Invalid object", code="parameter_invalid_object", param="promotion"
+            )
+        if promotion.get("type") != "coupon":
+            raise stripe_error(
+                400,
+                "Invalid promotion[type]: must be coupon",
+                code="parameter_invalid_string",
+                param="promotion[type]",
+            )
+        coupon = promotion.get("coupon")
+        if not coupon:
+            raise missing("promotion[coupon]")
+    elif not coupon:
+        raise missing("promotion")
+    if coupon not in STATE.data["coupons"]:
+        raise stripe_error(
+            400,
+            f"No such coupon: '{coupon}'",
+            code="resource_missing",
+            param="promotion[coupon]" if promotion is not None else "coupon",
+        )
+    code = params.get("code") or rand(8, string.ascii_uppercase + string.digits)
+    if not isinstance(code, str) or not PROMOTION_CODE_RE.match(code):
+        raise stripe_error(
+            400,
+            "Invalid code: promotion codes may contain only letters and digits",
+            code="parameter_invalid_string",
+            param="code",
+        )
+    for rec in STATE.data["promotion_codes"].values():
+        obj = rec["obj"]
+        if rec["owner"] == key and obj["active"] and obj["code"].lower() == code.lower():
+            raise stripe_error(
+                400,
+                f"An active promotion code with `code: {code}` already exists.",
+                code="resource_already_exists",
+                param="code",
+            )
+    promo = copy.deepcopy(STRIPE_FIXTURES["promotion_code"])
+    promo_id = "promo_" + rand(24)
+    promo.update(
+        {
+            "id": promo_id,
+            "active": True,
+            "code": code,
+            "created": now(),
+            "expires_at": None,
+            "livemode": "_live_" in key,
+            "metadata": check_metadata(params),
+            "times_redeemed": 0,
+            "promotion": {"coupon": coupon, "type": "coupon"},
+        }
+    )
+    STATE.data["promotion_codes"][promo_id] = {"owner": key, "obj": promo}
+    return 200, promo
+
+
+def stripe_update_promotion_code(key, promo_id, params):
+    """POST /v1/promotion_codes/{id}: `active` (and metadata)."""
+    check_params(params, {"active", "metadata", "restrictions", "expand"})
+    rec = STATE.data["promotion_codes"].get(promo_id)
+    if not rec or rec["owner"] != key:
+        raise stripe_error(
+            404,
+            f"No such promotion code: '{promo_id}'",
+            code="resource_missing",
+            param="id",
+        )
+    active = params.get("active")
+    if active is not None:
+        if active not in ("true", "false"):
+            raise stripe_error(
+                400,
+                "Invalid boolean: active",
+                code="parameter_invalid_boolean",
+                param="active",
+            )
+        rec["obj"]["active"] = active == "true"
+    if "metadata" in params:
+        rec["obj"]["metadata"].update(check_metadata(params))
+    return 200, rec["obj"]
+
+
 STRIPE_POST = {
     "/v1/accounts": stripe_create_account,
     "/v1/account_links": stripe_create_account_link,
     "/v1/transfers": stripe_create_transfer,
+    "/v1/promotion_codes": stripe_create_promotion_code,
 }
+
+
+def stripe_post_handler(path):
+    """The handler of a Stripe POST path (a fixed path, or one naming an id)."""
+    handler = STRIPE_POST.get(path)
+    if handler is not None:
+        return handler
+    m = re.match(r"^/v1/promotion_codes/([^/]+)$", path)
+    if m:
+        return lambda key, params, base: stripe_update_promotion_code(
+            key, m.group(1), params
+        )
+    return None
 
 
 # ------------------------------------------------------------------ PayPal
@@ -1363,6 +1490,17 @@ def control(method, path, query, body, base):
             {"apiKey": mask_key(key), "currency": cur, "available": body["available"]},
             True,
         )
+    m = re.match(r"^/_standin/stripe/coupons/([^/]+)$", path)
+    if m and method == "POST":
+        if m.group(1) not in d["coupons"]:
+            d["coupons"].append(m.group(1))
+        return 200, {"id": m.group(1), "object": "coupon"}, True
+    m = re.match(r"^/_standin/stripe/promotion_codes/([^/]+)$", path)
+    if m and method == "GET":
+        rec = d["promotion_codes"].get(m.group(1))
+        if not rec:
+            raise Reply(404, {"error": f"no promotion code {m.group(1)}"})
+        return 200, rec["obj"], False
     m = re.match(r"^/_standin/stripe/accounts/([^/]+)$", path)
     if m and method in ("GET", "POST"):
         rec = d["accounts"].get(m.group(1))
@@ -1706,7 +1844,7 @@ class Handler(BaseHTTPRequestHandler):
                 stripe_error(404, f"Unrecognized request URL ({method}: {path}).").body,
                 headers=req_headers,
             )
-        handler = STRIPE_POST.get(path)
+        handler = stripe_post_handler(path)
         if handler is None:
             raise Reply(
                 404,

@@ -460,6 +460,35 @@ def stripe_http():
 
 
 # ------------------------------------------------------------------ Stripe's own library
+def stripe_promotion_codes():
+    """Promotion codes: a coupon Stripe has, a code unique among the key's
+    active codes in any case, deactivated by `active=false`."""
+    form = {"promotion[type]": "coupon", "promotion[coupon]": "SELF10", "code": "Anna20",
+            "metadata[affiliateId]": "aff_1"}
+    r = call("POST", "/v1/promotion_codes", form=form, bearer=KEY)
+    check("promo: unknown coupon refused", r.status == 400
+          and r.json["error"]["code"] == "resource_missing", r.json)
+    ctl("POST", "/_standin/stripe/coupons/SELF10")
+    r = call("POST", "/v1/promotion_codes", form=form, bearer=KEY)
+    promo = r.json
+    check("promo: created", r.status == 200 and promo["id"].startswith("promo_")
+          and promo["active"] is True and promo["code"] == "Anna20"
+          and promo["promotion"] == {"coupon": "SELF10", "type": "coupon"}
+          and promo["metadata"] == {"affiliateId": "aff_1"}, promo)
+    again = dict(form, code="ANNA20")
+    r = call("POST", "/v1/promotion_codes", form=again, bearer=KEY)
+    check("promo: active code unique in any case", r.status == 400
+          and r.json["error"]["code"] == "resource_already_exists", r.json)
+    r = call("POST", f"/v1/promotion_codes/{promo['id']}", form={"active": "false"}, bearer=KEY)
+    check("promo: deactivated", r.status == 200 and r.json["active"] is False, r.json)
+    r = call("POST", "/v1/promotion_codes", form=again, bearer=KEY)
+    check("promo: the code is free once inactive", r.status == 200, r.json)
+    r = call("POST", f"/v1/promotion_codes/{promo['id']}", form={"active": "false"}, bearer=OTHER_KEY)
+    check("promo: another key's code is no such code", r.status == 404, r.json)
+    r = call("POST", "/v1/promotion_codes", form={"coupon": "SELF10", "code": "a-b"}, bearer=KEY)
+    check("promo: letters and digits only", r.status == 400 and r.json["error"]["param"] == "code", r.json)
+
+
 def stripe_library():
     import stripe
 
@@ -1160,7 +1189,7 @@ def main():
     proc = start(PORT)
     t0 = time.time()
     try:
-        for fn in (stripe_http, stripe_library, paypal, faults):
+        for fn in (stripe_http, stripe_promotion_codes, stripe_library, paypal, faults):
             test(fn)
         r = ctl("POST", "/_standin/reset")
         check("reset", r.status == 200 and ctl("GET", "/_standin/transfers").json == [])

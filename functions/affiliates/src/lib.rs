@@ -1,4 +1,5 @@
-//! Affiliate routes: list, merchant create, get and partial update.
+//! Affiliate routes: list, merchant create, get and partial update, portal
+//! sessions, payout accounts and promotion codes.
 
 use std::sync::Arc;
 
@@ -6,11 +7,12 @@ use axum::extract::State;
 use shared::app::App;
 use shared::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
 use shared::domain::payout_rail::OnboardingLink;
+use shared::domain::promotion_code::{NewPromotionCode, PromotionCodeView};
 use shared::error::Result;
-use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, Reply};
+use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, PathIds, Reply};
 use shared::routes;
 use shared::services::enrollments;
-use shared::services::{edits, payout_accounts, portal_sessions};
+use shared::services::{edits, payout_accounts, portal_sessions, promotion_codes};
 use shared::store::affiliates::{self, AffiliateFilter};
 use shared::store::page::PageRequest;
 use shared::timestamp;
@@ -22,6 +24,87 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(get, update))
         .routes(routes!(portal_session))
         .routes(routes!(payout_account))
+        .routes(routes!(list_promotion_codes, create_promotion_code))
+        .routes(routes!(deactivate_promotion_code))
+}
+
+/// Create a promotion code (ext)
+///
+/// Registers a discount code at the payment provider for the affiliate: an existing Stripe
+/// promotion code or Paddle discount by its `providerId`, or, with `code` and `couponId`, a new
+/// Stripe promotion code created through the integration's `apiKey` (none: 409 INVALID_STATE).
+/// A payment that carries an active code, and no stronger hint, is attributed to the affiliate
+/// (`attribution: PROMOTION_CODE`). A provider id or code another active code of the account and
+/// mode holds: 409 ALREADY_EXISTS. A SUSPENDED or REJECTED affiliate: 409 INVALID_STATE.
+#[utoipa::path(
+    post,
+    path = "/api/v1/affiliates/{id}/promotion-codes",
+    operation_id = "createPromotionCode",
+    tag = "Affiliates",
+    request_body = shared::domain::promotion_code::NewPromotionCode,
+    responses(
+        (status = 201, description = "The promotion code.", body = shared::domain::promotion_code::PromotionCodeView),
+        (status = 409, description = "Conflict"),
+        (status = 503, description = "ServiceUnavailable")
+    )
+)]
+async fn create_promotion_code(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<NewPromotionCode>,
+) -> Result<Reply> {
+    let p = promotion_codes::create(&app, m.tenant(), &id, &body).await?;
+    Reply::created(PromotionCodeView::from(&p))
+}
+
+/// List an affiliate's promotion codes (ext)
+///
+/// The promotion codes of the affiliate, active or not, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/affiliates/{id}/promotion-codes",
+    operation_id = "listPromotionCodes",
+    tag = "Affiliates",
+    params(PageRequest),
+    responses(
+        (status = 200, description = "A page of the affiliate's promotion codes.", body = [shared::domain::promotion_code::PromotionCodeView])
+    )
+)]
+async fn list_promotion_codes(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let codes = promotion_codes::list(&app, m.tenant(), &id, &page).await?;
+    Reply::list_with(&codes, PromotionCodeView::from, &page)
+}
+
+/// Deactivate a promotion code (ext)
+///
+/// The code stops attributing payments, and its code and provider id may be registered again; a
+/// code created at Stripe here is deactivated there first (Stripe's refusal: 409 naming its
+/// code; no answer: 503, nothing changed). An inactive code is answered as it is.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/affiliates/{id}/promotion-codes/{codeId}",
+    operation_id = "deactivatePromotionCode",
+    tag = "Affiliates",
+    params(("codeId" = String, Path, description = "The promotion code's id (`prc_…`).")),
+    responses(
+        (status = 200, description = "The promotion code, inactive.", body = shared::domain::promotion_code::PromotionCodeView),
+        (status = 409, description = "Conflict"),
+        (status = 503, description = "ServiceUnavailable")
+    )
+)]
+async fn deactivate_promotion_code(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathIds(id, code_id): PathIds,
+) -> Result<Reply> {
+    let p = promotion_codes::deactivate(&app, m.tenant(), &id, &code_id).await?;
+    Reply::ok(PromotionCodeView::from(&p))
 }
 
 /// Open a portal session (ext)

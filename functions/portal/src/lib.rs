@@ -1,6 +1,7 @@
 //! The affiliate portal's routes (contract section 13): the affiliate a
 //! portal token names reads its own terms, numbers, conversions, payouts
-//! and swipe copy, edits its payout details and sends a payout's invoice.
+//! and swipe copy and promotion codes, edits its payout details and sends a
+//! payout's invoice.
 //! A merchant key is 401 on every one of them. The use cases run in
 //! `shared::services::portal`.
 
@@ -15,13 +16,14 @@ use shared::domain::payout_rail::OnboardingLink;
 use shared::domain::portal::{
     PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout,
 };
+use shared::domain::promotion_code::PortalPromotionCode;
 use shared::domain::summary::{Figures, Group, Period};
 use shared::error::{Error, Result};
 use shared::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
 use shared::payouts::invoice::MAX_BYTES;
 use shared::routes;
-use shared::services::payout_accounts;
 use shared::services::portal as service;
+use shared::services::{payout_accounts, promotion_codes};
 use shared::store::page::PageRequest;
 use shared::timestamp;
 
@@ -37,6 +39,29 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(payout))
         .routes(routes!(invoice))
         .routes(routes!(assets))
+        .routes(routes!(promotion_codes))
+}
+
+/// Your promotion codes
+///
+/// The promotion codes the merchant gave you, newest first: a customer who pays with an active
+/// one is yours, as if they came through your link.
+#[utoipa::path(
+    get,
+    path = "/api/v1/portal/promotion-codes",
+    operation_id = "listPortalPromotionCodes",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    params(PageRequest),
+    responses((status = 200, description = "A page of your promotion codes.", body = [PortalPromotionCode]))
+)]
+async fn promotion_codes(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let codes = promotion_codes::list(&app, p.tenant(), &p.affiliate().id, &page).await?;
+    Reply::list_with(&codes, PortalPromotionCode::from, &page)
 }
 
 /// Your profile and terms

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::support::{affiliate_with_code, call, campaign, merchant, raw, server, Merchant, Resp};
 
 pub(crate) const STRIPE_SECRET: &str = "whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8";
-const PADDLE_SECRET: &str = "pdl_ntfset_01jd3q5w6x7y8z9a0b1c2d3e4f_0123456789abcdefghij";
+pub(crate) const PADDLE_SECRET: &str = "pdl_ntfset_01jd3q5w6x7y8z9a0b1c2d3e4f_0123456789abcdefghij";
 
 /// The signature header the provider's official library makes for `body`.
 pub(crate) fn official_signature(provider: &str, secret: &str, body: &str, at: i64) -> String {
@@ -34,7 +34,7 @@ pub(crate) fn official_signature(provider: &str, secret: &str, body: &str, at: i
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
@@ -65,7 +65,7 @@ async fn deliver_on(
     .await
 }
 
-async fn stripe(integration: &str, body: &Value) -> Resp {
+pub(crate) async fn stripe(integration: &str, body: &Value) -> Resp {
     stripe_on(&server().base, integration, body).await
 }
 
@@ -75,13 +75,13 @@ async fn stripe_on(base: &str, integration: &str, body: &Value) -> Resp {
     deliver_on(base, integration, Some(("stripe-signature", sig)), &body).await
 }
 
-async fn paddle(integration: &str, body: &Value) -> Resp {
+pub(crate) async fn paddle(integration: &str, body: &Value) -> Resp {
     let body = body.to_string();
     let sig = official_signature("paddle", PADDLE_SECRET, &body, now());
     deliver(integration, Some(("paddle-signature", sig)), &body).await
 }
 
-async fn integration(m: &Merchant, provider: &str, secret: &str, extra: Value) -> Value {
+pub(crate) async fn integration(m: &Merchant, provider: &str, secret: &str, extra: Value) -> Value {
     let mut body = json!({"provider": provider, "signingSecret": secret, "description": "billing"});
     for (k, v) in extra.as_object().unwrap() {
         body[k] = v.clone();
@@ -101,11 +101,11 @@ async fn integration(m: &Merchant, provider: &str, secret: &str, extra: Value) -
     r.data().clone()
 }
 
-fn id(v: &Value) -> &str {
+pub(crate) fn id(v: &Value) -> &str {
     v["id"].as_str().unwrap()
 }
 
-fn stripe_event(kind: &str, object: Value) -> Value {
+pub(crate) fn stripe_event(kind: &str, object: Value) -> Value {
     json!({
         "id": format!("evt_{}", ulid::Ulid::new()),
         "object": "event",
@@ -131,7 +131,7 @@ fn invoice(id: &str, customer: &str, untaxed: i64, metadata: Value) -> Value {
 
 /// The tracker's session of a fresh click on `code`: what a checkout carries
 /// as `client_reference_id`.
-async fn session_of_click(campaign: &Value, code: &str) -> String {
+pub(crate) async fn session_of_click(campaign: &Value, code: &str) -> String {
     let r = call(
         "POST",
         "/api/v1/track/click",
@@ -164,13 +164,13 @@ fn subscription_checkout(
 }
 
 /// What a GET of `path` answers the merchant's test key (200 expected).
-async fn read(m: &Merchant, path: &str) -> Value {
+pub(crate) async fn read(m: &Merchant, path: &str) -> Value {
     let r = call("GET", path, Some(&m.test_key), None).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     r.data().clone()
 }
 
-async fn conversion(m: &Merchant, id: &str) -> Value {
+pub(crate) async fn conversion(m: &Merchant, id: &str) -> Value {
     read(m, &format!("/api/v1/conversions/{id}")).await
 }
 
@@ -1294,7 +1294,7 @@ fn fresh_customer() -> (String, String) {
     (format!("cus_{u}"), format!("in_{u}"))
 }
 
-async fn deliveries(m: &Merchant, integration: &str) -> Vec<Value> {
+pub(crate) async fn deliveries(m: &Merchant, integration: &str) -> Vec<Value> {
     deliveries_on(&server().base, m, integration).await
 }
 

@@ -120,7 +120,14 @@ async fn conversion(m: &Merchant, id: &str) -> Value {
     r.data().clone()
 }
 
+/// One payout job run, while no other test records an earner or runs it.
 async fn run_job(app: &App, now: DateTime<Utc>) {
+    let _alone = crate::payouts::JOBS.lock().await;
+    run_job_unlocked(app, now).await;
+}
+
+/// One payout job run, the caller holding the lock (runs made at once).
+async fn run_job_unlocked(app: &App, now: DateTime<Utc>) {
     job::run(app, now, Budget::default()).await.unwrap();
 }
 
@@ -144,7 +151,10 @@ async fn the_job_respects_holds_minimums_currencies_and_modes_and_creates_nothin
     sale(&m.live_key, &live_code, 900, "USD", old).await;
 
     // Two runs at once, then a third: nothing is created twice.
-    let (a, b) = tokio::join!(run_job(&app, now), run_job(&app, now));
+    let (a, b) = {
+        let _alone = crate::payouts::JOBS.lock().await;
+        tokio::join!(run_job_unlocked(&app, now), run_job_unlocked(&app, now))
+    };
     let _ = (a, b);
     run_job(&app, now).await;
 

@@ -20,24 +20,6 @@ use crate::support::{
     call_on, http_client, rails_later_server, rails_server, raw, start, test_config, Resp, Server,
 };
 
-/// Held while a test records an affiliate's conversions and while it runs
-/// the payout job: the job works on every tenant of the table, and a run
-/// between two of another test's conversions would pay them apart.
-static JOBS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// An affiliate paid by `method` with a conversion of each amount, recorded
-/// while no job runs.
-async fn earner(fx: &Fx, method: &str, amounts: &[u32]) -> String {
-    let _alone = JOBS.lock().await;
-    fx.earner(Mode::Test, method, amounts).await
-}
-
-/// One payout job run, while no test records conversions.
-async fn run_job(fx: &Fx) {
-    let _alone = JOBS.lock().await;
-    fx.run_job().await;
-}
-
 /// The stand-in's address (the test stack's, as `scripts/test.sh` sets it).
 fn standin() -> String {
     std::env::var("STRIPE_API_BASE").unwrap_or_else(|_| "http://127.0.0.1:18070".into())
@@ -131,7 +113,7 @@ impl Rails {
 
     /// An affiliate paid through Stripe, its account created (PENDING).
     async fn onboarding(&self, amounts: &[u32]) -> (String, String) {
-        let aff = earner(&self.fx, "STRIPE", amounts).await;
+        let aff = self.fx.earner(Mode::Test, "STRIPE", amounts).await;
         let path = format!("/api/v1/affiliates/{aff}/payout-account");
         let r = self.fx.call("POST", &path, None).await;
         assert_eq!(r.status, 201, "{:?}", r.body);
@@ -207,7 +189,7 @@ impl Rails {
         // until its claim completes): run the job again, a bounded number of times.
         let mut found = Vec::new();
         for _ in 0..5 {
-            run_job(&self.fx).await;
+            self.fx.run_job().await;
             found = self.fx.payouts_of(Mode::Test, aff).await;
             if !found.is_empty() {
                 break;
@@ -521,7 +503,7 @@ async fn a_payout_without_an_active_account_is_refused_before_any_call() {
     );
     assert!(transfer_keys(&id).await.is_empty());
     // A PAYPAL affiliate of the same merchant is paid as without a rail (the sandbox).
-    let other = earner(&rails.fx, "PAYPAL", &[100]).await;
+    let other = rails.fx.earner(Mode::Test, "PAYPAL", &[100]).await;
     let sandboxed = rails.approved(&other).await;
     let r = rails.batch_process(&sandboxed).await;
     assert_eq!(
@@ -711,7 +693,7 @@ impl Paypal {
 
     /// A PAYPAL affiliate with a payout e-mail and its APPROVED payout.
     async fn approved(&self) -> (String, String) {
-        let aff = earner(&self.fx, "PAYPAL", &[100, 250]).await;
+        let aff = self.fx.earner(Mode::Test, "PAYPAL", &[100, 250]).await;
         let email = format!("{}@receivers.example.com", aff.to_lowercase());
         let path = format!("/api/v1/affiliates/{aff}");
         let r = self
@@ -721,7 +703,7 @@ impl Paypal {
         assert_eq!(r.status, 200, "{:?}", r.body);
         let mut found = Vec::new();
         for _ in 0..5 {
-            run_job(&self.fx).await;
+            self.fx.run_job().await;
             found = self.fx.payouts_of(Mode::Test, &aff).await;
             if !found.is_empty() {
                 break;
@@ -826,7 +808,7 @@ async fn a_payout_is_paid_once_through_paypal_when_paypal_says_so() {
     // Waiting on PayPal: never sent again.
     let again = pp.batch_process(&id).await;
     assert_eq!(again.data()["processed"][0]["status"], "PROCESSING");
-    run_job(&pp.fx).await;
+    pp.fx.run_job().await;
     assert_eq!(paypal_requests(&id).await.len(), 1);
     let (event, headers) = pp.item_event(&id, "SUCCESS", &pp.webhook_id).await;
     assert_eq!(event["resource"]["payout_batch_id"], json!(batch));

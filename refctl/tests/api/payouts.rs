@@ -50,6 +50,11 @@ pub(crate) struct Fx {
     live_campaign: String,
 }
 
+/// Held while a test records an affiliate's conversions and while it runs
+/// the payout job: the job works on every tenant of its table, and a run
+/// between two of another test's conversions would pay them apart.
+pub(crate) static JOBS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 impl Fx {
     pub(crate) async fn on(server: &'static Server) -> Fx {
         let m = merchant_on(server).await;
@@ -111,8 +116,10 @@ impl Fx {
         self.call_as(&self.m.test_key, method, path, body).await
     }
 
-    /// An ACTIVE affiliate paid by `method`, with one sale per amount.
+    /// An ACTIVE affiliate paid by `method`, with one sale per amount,
+    /// recorded while no test runs the payout job.
     pub(crate) async fn earner(&self, mode: Mode, method: &str, amounts: &[u32]) -> String {
+        let _alone = JOBS.lock().await;
         let code = unique("p").chars().take(20).collect::<String>();
         let campaign = match mode {
             Mode::Test => &self.test_campaign,
@@ -146,8 +153,9 @@ impl Fx {
         assert_eq!(p.status, 201, "{:?}", p.body);
     }
 
-    /// Runs the payout job once, now.
+    /// Runs the payout job once, now, while no test records an earner.
     pub(crate) async fn run_job(&self) {
+        let _alone = JOBS.lock().await;
         job::run(&self.app, shared::timestamp::now(), Budget::default())
             .await
             .expect("payout job");
@@ -1296,7 +1304,10 @@ async fn a_run_resuming_a_payout_abandoned_meanwhile_leaves_the_pool_to_the_next
         items: 1_000,
         time: std::time::Duration::from_secs(120),
     };
-    let report = job::run(&fx.app, now, budget).await;
+    let report = {
+        let _alone = JOBS.lock().await;
+        job::run(&fx.app, now, budget).await
+    };
     store.delete(&listing, keys::RECORD_SK).await.unwrap();
     let report = report.expect("payout job");
     assert!(
@@ -1324,6 +1335,8 @@ async fn concurrent_job_runs_make_one_payout_per_pool() {
         for _ in 0..4 {
             affiliates.push(fx.earner(Mode::Test, "WISE", &[100]).await);
         }
+        // At once with each other, while no other test records an earner.
+        let alone = JOBS.lock().await;
         let mut runs = tokio::task::JoinSet::new();
         for i in 0..4u64 {
             let app = fx.app.clone();
@@ -1335,6 +1348,7 @@ async fn concurrent_job_runs_make_one_payout_per_pool() {
         while let Some(r) = runs.join_next().await {
             r.unwrap().expect("payout job");
         }
+        drop(alone);
         for aff in &affiliates {
             let found = fx.payouts_of(Mode::Test, aff).await;
             assert_eq!(found.len(), 1, "{found:?}");

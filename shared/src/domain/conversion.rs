@@ -62,7 +62,8 @@ impl ConversionStatus {
 
 wire_enum! {
     /// How the affiliate was found: the postback's `clickId` (CLICK), `sessionId` (SESSION),
-    /// `affiliateCode` (CODE), the e-mail hash matched against a referral (EMAIL), the
+    /// `affiliateCode` (CODE), a provider payment's registered promotion code
+    /// (PROMOTION_CODE, ext), the e-mail hash matched against a referral (EMAIL), the
     /// `customerId` matched against a referral (CUSTOMER, ext), or nothing (NONE). A referral
     /// keyed by the session or click a payment came through (a customer named by no id or
     /// e-mail) answers as SESSION or CLICK.
@@ -73,6 +74,8 @@ wire_enum! {
         Session = "SESSION",
         /// The postback's `affiliateCode`.
         Code = "CODE",
+        /// (ext) The promotion code a provider's payment carried, registered for the affiliate.
+        PromotionCode = "PROMOTION_CODE",
         /// `customerEmailHash` / `customerEmail` matched a referral.
         Email = "EMAIL",
         /// (ext) `customerId` matched a referral (a customer bound earlier).
@@ -674,6 +677,9 @@ pub struct Postback {
     /// charge), claimed with its `externalId`: a postback or event naming
     /// any of them replays the one conversion. None from the HTTP postback.
     pub aliases: Vec<String>,
+    /// The provider's id of the promotion code a provider's payment carried
+    /// (a Stripe `promo_…`, a Paddle `dsc_…`). None from the HTTP postback.
+    pub promotion_code: Option<String>,
 }
 
 /// How far in the future `occurredAt` may be (clock skew).
@@ -842,6 +848,7 @@ impl PostbackBody {
             occurred_at: truncate_millis(occurred_at),
             metadata,
             aliases: Vec::new(),
+            promotion_code: None,
         })
     }
 }

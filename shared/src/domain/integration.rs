@@ -75,6 +75,10 @@ pub struct Integration {
     /// Set by DELETE: the integration is hidden and its events are 404.
     #[serde(default)]
     pub deleted: bool,
+    /// Its signing secret, when last given, lacked its provider's shape (a
+    /// placeholder): DISABLED until a PATCH gives one that has it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret_unshaped: bool,
     /// Bumped by every write, so a read-modify-write sees concurrent changes.
     #[serde(default)]
     pub version: u64,
@@ -103,7 +107,9 @@ impl std::fmt::Debug for Integration {
 pub struct NewIntegration {
     pub provider: Provider,
     /// STRIPE and PADDLE (required): the secret the provider shows for the endpoint (Stripe
-    /// `whsec_…`, Paddle `pdl_ntfset_…`). Write-only: never returned.
+    /// `whsec_…`, Paddle `pdl_ntfset_…`). Write-only: never returned. One without its
+    /// provider's shape (a placeholder; Stripe `whsec_` and Paddle `pdl_ntfset_`, each followed
+    /// by at least 24 characters) leaves the integration DISABLED until a PATCH gives one.
     #[serde(default)]
     #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#, example = json!("whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8"))]
     pub signing_secret: Option<String>,
@@ -299,6 +305,34 @@ fn check_signing_secret(field: &str, secret: &str, issues: &mut Issues) {
     }
 }
 
+/// The least a provider's signing secret starts with and holds after it:
+/// one that falls short (a placeholder) leaves its integration DISABLED, so
+/// no one who learns the URL can post events signed with a guessable secret.
+const SHAPES: [(Provider, &str, usize); 2] = [
+    (Provider::Stripe, "whsec_", 24),
+    (Provider::Paddle, "pdl_ntfset_", 24),
+];
+
+/// Whether a signing secret has its provider's shape (PayPal takes none).
+fn shaped(provider: Provider, secret: &str) -> bool {
+    SHAPES
+        .iter()
+        .find(|(p, _, _)| *p == provider)
+        .is_none_or(|(_, prefix, least)| {
+            secret
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.chars().count() >= *least)
+        })
+}
+
+/// A provider's signing-secret shape, in words.
+fn secret_shape(provider: Provider) -> String {
+    match SHAPES.iter().find(|(p, _, _)| *p == provider) {
+        Some((_, prefix, least)) => format!("{prefix} and at least {least} characters more"),
+        None => "none".into(),
+    }
+}
+
 /// STRIPE's Connect endpoint secret; another provider takes none.
 fn check_connect_secret(provider: Provider, secret: &str, issues: &mut Issues) {
     match provider {
@@ -410,8 +444,10 @@ impl Integration {
         holds && !self.deleted
     }
 
-    /// A new ENABLED integration of a tenant in `mode`. The campaign, when
-    /// named, is checked by the caller (it must be the tenant's).
+    /// A new integration of a tenant in `mode`: ENABLED when its signing
+    /// secret has its provider's shape (PayPal's has none), else DISABLED
+    /// until it has. The campaign, when named, is checked by the caller (it
+    /// must be the tenant's).
     pub fn create(
         input: NewIntegration,
         mode: Mode,
@@ -423,10 +459,16 @@ impl Integration {
             check_description(d, &mut issues);
         }
         issues.finish()?;
+        let secret = input.signing_secret.as_deref().unwrap_or_default();
+        let unshaped = !shaped(input.provider, secret);
         Ok(Integration {
             id: new_id(IdKind::Integration),
             provider: input.provider,
-            status: IntegrationStatus::Enabled,
+            status: match unshaped {
+                false => IntegrationStatus::Enabled,
+                true => IntegrationStatus::Disabled,
+            },
+            secret_unshaped: unshaped,
             campaign_id: input.campaign_id,
             description: input.description,
             signing_secret: input.signing_secret.unwrap_or_default(),
@@ -470,6 +512,7 @@ impl Integration {
                 .required("signingSecret", &mut issues)
             {
                 check_secret(&s, &mut issues);
+                next.secret_unshaped = !shaped(self.provider, &s);
                 next.signing_secret = s;
             }
         }
@@ -483,9 +526,7 @@ impl Integration {
         next.connect_signing_secret = patch
             .connect_signing_secret
             .apply_opt(next.connect_signing_secret);
-        if let Some(s) = patch.status.required("status", &mut issues) {
-            next.status = s;
-        }
+        next.status = next.status_after(self, patch.status, &mut issues);
         next.campaign_id = patch.campaign_id.apply_opt(next.campaign_id);
         next.description = patch.description.apply_opt(next.description);
         if let Some(d) = &next.description {
@@ -493,6 +534,38 @@ impl Integration {
         }
         issues.finish()?;
         Ok(edit::stamped(self, next, now))
+    }
+
+    /// The status after a PATCH that leaves the signing secret as `self`
+    /// has it: DISABLED while the secret lacks its provider's shape (ENABLED
+    /// is refused then), ENABLED once a PATCH gives it that shape, else as
+    /// asked or as it was.
+    fn status_after(
+        &self,
+        before: &Integration,
+        status: Patch<IntegrationStatus>,
+        issues: &mut Issues,
+    ) -> IntegrationStatus {
+        let asked = status.required("status", issues);
+        if self.secret_unshaped {
+            if asked == Some(IntegrationStatus::Enabled) {
+                issues.add(
+                    &["status"],
+                    "invalid_value",
+                    format!(
+                        "an integration is enabled once its signingSecret has {}'s shape ({})",
+                        self.provider.as_str(),
+                        secret_shape(self.provider)
+                    ),
+                );
+            }
+            return IntegrationStatus::Disabled;
+        }
+        match (asked, before.secret_unshaped) {
+            (Some(s), _) => s,
+            (None, true) => IntegrationStatus::Enabled,
+            (None, false) => self.status,
+        }
     }
 
     /// A PayPal integration's PATCH of its credentials (none may be removed).
@@ -608,7 +681,8 @@ mod tests {
     #[test]
     fn the_secret_is_checked_kept_and_never_shown() {
         let now = Utc::now();
-        let i = Integration::create(new("whsec_5f1a2b3c4d5e6f70"), Mode::Live, now).unwrap();
+        let i = Integration::create(new("whsec_5f1a2b3c4d5e6f708192a3b4c5d6"), Mode::Live, now)
+            .unwrap();
         assert!(i.id.starts_with("int_"));
         assert_eq!(i.status, IntegrationStatus::Enabled);
         assert!(i.check_receiving().is_ok());
@@ -639,7 +713,7 @@ mod tests {
         }
         let patch = IntegrationPatch {
             status: Patch::Value(IntegrationStatus::Disabled),
-            signing_secret: Patch::Value("whsec_rolled_0123456789".into()),
+            signing_secret: Patch::Value("whsec_rolled_0123456789abcdefghij".into()),
             ..Default::default()
         };
         let next = i.apply(patch, Mode::Live, now).unwrap();
@@ -647,7 +721,7 @@ mod tests {
             (next.status, next.version),
             (IntegrationStatus::Disabled, 1)
         );
-        assert_eq!(next.signing_secret, "whsec_rolled_0123456789");
+        assert_eq!(next.signing_secret, "whsec_rolled_0123456789abcdefghij");
         let null_secret = IntegrationPatch {
             signing_secret: Patch::Null,
             ..Default::default()
@@ -657,13 +731,79 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_without_its_provider_s_shape_leaves_the_integration_disabled() {
+        let now = Utc::now();
+        let of = |provider, secret: &str| NewIntegration {
+            provider,
+            ..new(secret)
+        };
+        let stripe24 = "whsec_0123456789abcdefghijklmn";
+        let paddle24 = "pdl_ntfset_0123456789abcdefghijklmn";
+        // (provider, secret, enabled at creation)
+        let cases = [
+            (Provider::Stripe, stripe24, true),
+            (Provider::Stripe, &stripe24[..stripe24.len() - 1], false),
+            (Provider::Stripe, "placeholder-secret", false),
+            (Provider::Stripe, paddle24, false),
+            (Provider::Paddle, paddle24, true),
+            (Provider::Paddle, &paddle24[..paddle24.len() - 1], false),
+            (Provider::Paddle, stripe24, false),
+        ];
+        for (provider, secret, enabled) in cases {
+            let i = Integration::create(of(provider, secret), Mode::Test, now).unwrap();
+            let want = match enabled {
+                true => IntegrationStatus::Enabled,
+                false => IntegrationStatus::Disabled,
+            };
+            assert_eq!(i.status, want, "{provider:?} {secret}");
+        }
+        let held = Integration::create(of(Provider::Stripe, "placeholder-secret"), Mode::Test, now)
+            .unwrap();
+        // ENABLED is refused while the secret lacks the shape...
+        let enable = IntegrationPatch {
+            status: Patch::Value(IntegrationStatus::Enabled),
+            ..Default::default()
+        };
+        let Err(Error::Validation(issues)) = held.apply(enable.clone(), Mode::Test, now) else {
+            panic!("enabled with a placeholder secret")
+        };
+        assert_eq!(issues[0].path, vec![serde_json::json!("status")]);
+        // ...a shaped one enables it, unless the same PATCH asks DISABLED...
+        let shaped = |status| IntegrationPatch {
+            signing_secret: Patch::Value(stripe24.into()),
+            status,
+            ..Default::default()
+        };
+        let on = held.apply(shaped(Patch::Absent), Mode::Test, now).unwrap();
+        assert_eq!(on.status, IntegrationStatus::Enabled);
+        let off = held
+            .apply(
+                shaped(Patch::Value(IntegrationStatus::Disabled)),
+                Mode::Test,
+                now,
+            )
+            .unwrap();
+        assert_eq!(off.status, IntegrationStatus::Disabled);
+        // ...and a merchant's own DISABLED stays so when its secret rolls.
+        let rolled = off.apply(shaped(Patch::Absent), Mode::Test, now).unwrap();
+        assert_eq!(rolled.status, IntegrationStatus::Disabled);
+        // A placeholder given later disables an enabled one.
+        let placeholder = IntegrationPatch {
+            signing_secret: Patch::Value("placeholder-secret".into()),
+            ..Default::default()
+        };
+        let back = on.apply(placeholder, Mode::Test, now).unwrap();
+        assert_eq!(back.status, IntegrationStatus::Disabled);
+    }
+
+    #[test]
     fn a_stripe_key_must_be_of_the_integration_s_mode_and_shape() {
         let now = Utc::now();
         let with = |provider, key: &str, mode| {
             let input = NewIntegration {
                 provider,
                 api_key: Some(key.into()),
-                ..new("whsec_5f1a2b3c4d5e6f70")
+                ..new("whsec_5f1a2b3c4d5e6f708192a3b4c5d6")
             };
             Integration::create(input, mode, now)
         };

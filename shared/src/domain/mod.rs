@@ -22,6 +22,7 @@ pub mod payout_commands;
 pub mod payout_rail;
 pub mod portal;
 pub mod postback;
+pub mod promotion_code;
 pub mod referral;
 pub mod risk;
 pub mod signup;

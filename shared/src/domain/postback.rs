@@ -99,6 +99,8 @@ pub struct Sightings {
     pub session_click: Option<Click>,
     /// The owner of `affiliateCode`.
     pub code_owner: Option<CodeOwner>,
+    /// The owner of the active promotion code the payment carried.
+    pub promotion_owner: Option<CodeOwner>,
     /// The referrals of the payment's customer identities, in any order.
     pub referrals: Vec<Referral>,
     /// The campaign `campaignId` names.
@@ -267,6 +269,11 @@ pub fn open(
         click_signal(AttributionMethod::Session, s.session_click.as_ref(), p),
         s.code_owner.as_ref().map(|o| Signal {
             method: AttributionMethod::Code,
+            affiliate_id: o.affiliate_id.clone(),
+            campaign_id: o.campaign_id.clone(),
+        }),
+        s.promotion_owner.as_ref().map(|o| Signal {
+            method: AttributionMethod::PromotionCode,
             affiliate_id: o.affiliate_id.clone(),
             campaign_id: o.campaign_id.clone(),
         }),

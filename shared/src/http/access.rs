@@ -196,20 +196,50 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self> {
-        use axum::extract::rejection::RawPathParamsRejection;
-        let params = match RawPathParams::from_request_parts(parts, state).await {
-            Ok(params) => params,
-            // An id that is no text names no record: 404, as any malformed id.
-            Err(RawPathParamsRejection::InvalidUtf8InPathParam(_)) => {
-                return Err(Error::NotFound("record"))
-            }
-            Err(_) => return Err(Error::internal("the route has no path parameters")),
-        };
+        let params = path_params(parts, state).await?;
         params
             .iter()
-            .find(|(name, _)| *name == "id")
-            .map(|(_, v)| PathId(v.to_string()))
+            .find(|(name, _)| name == "id")
+            .map(|(_, v)| PathId(v.clone()))
             .ok_or_else(|| Error::internal("the route has no {id} parameter"))
+    }
+}
+
+/// The `{id}` of the route's path and the record under it (its other
+/// parameter: `/affiliates/{id}/promotion-codes/{codeId}`), as sent.
+#[derive(Debug, Clone)]
+pub struct PathIds(pub String, pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathIds {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self> {
+        let params = path_params(parts, state).await?;
+        let id = params.iter().find(|(name, _)| name == "id");
+        let other = params.iter().find(|(name, _)| name != "id");
+        match (id, other) {
+            (Some((_, id)), Some((_, other))) => Ok(PathIds(id.clone(), other.clone())),
+            _ => Err(Error::internal(
+                "the route has no {id} and second parameter",
+            )),
+        }
+    }
+}
+
+/// The route's path parameters, by name.
+async fn path_params<S: Send + Sync>(
+    parts: &mut Parts,
+    state: &S,
+) -> Result<Vec<(String, String)>> {
+    use axum::extract::rejection::RawPathParamsRejection;
+    match RawPathParams::from_request_parts(parts, state).await {
+        Ok(params) => Ok(params
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()),
+        // An id that is no text names no record: 404, as any malformed id.
+        Err(RawPathParamsRejection::InvalidUtf8InPathParam(_)) => Err(Error::NotFound("record")),
+        Err(_) => Err(Error::internal("the route has no path parameters")),
     }
 }
 

@@ -13,7 +13,7 @@ pub mod reply;
 pub mod request;
 pub mod router;
 
-pub use access::{Admission, BaseUrl, Merchant, PathId, Portal, Public, PublicCount};
+pub use access::{Admission, BaseUrl, Merchant, PathId, PathIds, Portal, Public, PublicCount};
 pub use body::Json;
 pub use query::{FromQuery, ListFilter, Listing, Params, Query};
 pub use reply::Reply;

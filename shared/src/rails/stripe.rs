@@ -1,5 +1,6 @@
-//! Stripe's API as the payout rail uses it: connected accounts (Express),
-//! their onboarding links, and transfers. Form-encoded bodies with
+//! Stripe's API as the product uses it: connected accounts (Express),
+//! their onboarding links and transfers (the payout rail), and promotion
+//! codes. Form-encoded bodies with
 //! `Authorization: Bearer <key>`; every call that creates something carries
 //! an `Idempotency-Key`, which Stripe answers once.
 
@@ -140,6 +141,44 @@ impl Stripe<'_> {
                 "Stripe answered an account link without its url".into(),
             )),
         }
+    }
+
+    /// `POST /v1/promotion_codes`: a promotion code of `coupon` for the
+    /// affiliate, its `promo_…` id. The product's id for it is the
+    /// idempotency key, so a retried call makes one code.
+    pub async fn create_promotion_code(
+        &self,
+        code: &str,
+        coupon: &str,
+        affiliate_id: &str,
+        promotion_code_id: &str,
+    ) -> Result<String> {
+        let form = [
+            ("code", code.to_string()),
+            ("promotion[type]", "coupon".to_string()),
+            ("promotion[coupon]", coupon.to_string()),
+            ("metadata[affiliateId]", affiliate_id.to_string()),
+            ("metadata[promotionCodeId]", promotion_code_id.to_string()),
+        ];
+        let key = format!("promotion-code-{promotion_code_id}");
+        let body = self
+            .post("/v1/promotion_codes", &form, Some(&key))
+            .await
+            .done()?;
+        body.get("id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| {
+                Error::Unavailable("Stripe answered a promotion code without an id".into())
+            })
+    }
+
+    /// `POST /v1/promotion_codes/{id}` with `active=false`: the code no longer
+    /// applies at Stripe.
+    pub async fn deactivate_promotion_code(&self, id: &str) -> Result<()> {
+        let form = [("active", "false".to_string())];
+        let path = format!("/v1/promotion_codes/{id}");
+        self.post(&path, &form, None).await.done().map(|_| ())
     }
 
     async fn post(&self, path: &str, form: &[(&str, String)], key: Option<&str>) -> Reply {

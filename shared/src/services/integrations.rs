@@ -5,12 +5,15 @@
 //! the postback (`services::postback`), identify's binding
 //! (`services::tracking`) and the reversal (`Conversion::reverse`).
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
 use crate::auth::sealing;
 use crate::domain::account::Account;
-use crate::domain::connector::{self, Binding, Command, Mapped, Payment, Provider, Refund};
+use crate::domain::affiliate_code::CodeOwner;
+use crate::domain::connector::{self, Binding, Command, Link, Mapped, Payment, Provider, Refund};
 use crate::domain::conversion::{Conversion, ConversionType, Postback, PostbackBody};
 use crate::domain::integration::{DeliveryOutcome, Integration};
 use crate::domain::payout_rail::AccountUpdate;
@@ -28,7 +31,7 @@ use crate::services::payout_accounts::{self, Updated};
 use crate::services::{payout_transitions, postback, tracking};
 use crate::store::integrations::{self, DeliveryRow};
 use crate::store::payouts as store_payouts;
-use crate::store::{accounts, clicks, conversions, parked_refunds};
+use crate::store::{accounts, clicks, conversions, parked_links, parked_refunds, promotion_codes};
 use crate::timestamp;
 
 /// Times a provider's reversal is planned again after a concurrent change.
@@ -66,13 +69,20 @@ pub async fn receive(
     if let Err(reason) = verified(app, &tenant, &integration, delivery, body, now).await? {
         return Err(rejected(app, &tenant, &integration, reason, now).await);
     }
-    let account = admit(app, &tenant, &integration, now).await?;
     let mapped = match integration.provider {
         Provider::Stripe => connector::stripe::map(body),
         Provider::Paddle => connector::paddle::map(body),
         Provider::Paypal => connector::paypal::map(body),
     };
-    let (mapped, commands) = match applicable(mapped.as_ref(), &tenant) {
+    let usable = applicable(mapped.as_ref(), &tenant);
+    let planned = usable.as_ref().map_or(&[][..], |(_, c)| *c);
+    // What the commands read first, read beside the admission.
+    let (account, read) = tokio::join!(
+        admit(app, &tenant, &integration, now),
+        prefetch(app, &tenant, planned)
+    );
+    let (account, read) = (account?, read?);
+    let (mapped, commands) = match usable {
         Ok(found) => found,
         Err(reason) => {
             // The contract's warning: a verified event nothing was done for.
@@ -88,7 +98,7 @@ pub async fn receive(
             return Ok(answer(DeliveryOutcome::Ignored, Some(reason), None));
         }
     };
-    let ran = run(app, &tenant, &integration, &account, commands, now).await?;
+    let ran = run(app, &tenant, &integration, &account, commands, &read, now).await?;
     finish(app, &tenant, &integration, mapped, ran, now).await
 }
 
@@ -249,9 +259,18 @@ struct Ran {
     answer: Answer,
     /// Other ids of the payment recorded, to claim for its conversion.
     aliases: Vec<(String, String)>,
-    /// The conversion of each payment recorded (or replayed), with every id
-    /// the payment may be known by: refunds kept for them apply to it.
-    paid: Vec<(String, Vec<String>)>,
+    /// Each payment recorded (or replayed): refunds and links kept for it
+    /// apply to its conversion.
+    paid: Vec<Paid>,
+}
+
+/// A payment recorded (or replayed) by an event.
+struct Paid {
+    conversion_id: String,
+    /// Every id the payment may be known by.
+    ids: Vec<String>,
+    /// Its own id, when its other ids arrive apart (a kept link may name them).
+    linked_later: Option<String>,
 }
 
 /// Marks the event applied and logs it (one transaction), while the
@@ -283,31 +302,15 @@ async fn finish(
         answer.conversion_id.as_deref(),
         now,
     );
-    let claims = aliases
-        .iter()
-        .map(|(alias, conversion)| conversions::claim_alias(store, tenant, alias, conversion, now));
-    // The kept refunds are read after the claims (a round trip more only
-    // when the payment has other ids), beside the transaction that logs it.
-    let claimed_then_kept = async {
-        let claimed = futures::future::join_all(claims).await;
-        let kept = paid
-            .iter()
-            .map(|(_, ids)| parked_refunds::of_payment(store, tenant, ids));
-        (claimed, futures::future::join_all(kept).await)
-    };
-    let (first, (claimed, kept)) = tokio::join!(
+    let (first, kept) = tokio::join!(
         integrations::record_applied(store, tenant, &integration.id, &mapped.event_id, &logged),
-        claimed_then_kept
+        claim_then_read_kept(app, tenant, aliases, &paid, now)
     );
-    claimed.into_iter().collect::<Result<Vec<()>>>()?;
-    for ((conversion_id, _), refunds) in paid.iter().zip(kept) {
-        for r in refunds? {
-            let (_, not_done) =
-                apply_refund(app, tenant, integration, conversion_id, &r, now).await?;
-            parked_refunds::discard(store, tenant, &r).await?;
-            if not_done.is_none() {
-                answer.reason = Some("a refund received before the payment was applied".into());
-            }
+    for (conversion_id, refunds) in kept? {
+        if let Some(reason) =
+            apply_kept(app, tenant, integration, &conversion_id, refunds, now).await?
+        {
+            answer.reason = Some(reason);
         }
     }
     if !first? {
@@ -324,6 +327,135 @@ async fn finish(
     Ok(answer)
 }
 
+/// Claims the recorded payments' other ids for their conversions, then
+/// reads the refunds kept under any of their ids: each conversion with its
+/// refunds. Beside that, the links kept for a payment whose ids arrive
+/// apart are read again (the link's event and the payment's may run at
+/// once, each missing the other's write): the ids such a link adds are
+/// claimed and their refunds read after, which costs round trips only then.
+async fn claim_then_read_kept(
+    app: &App,
+    tenant: &Tenant,
+    aliases: Vec<(String, String)>,
+    paid: &[Paid],
+    now: DateTime<Utc>,
+) -> Result<Vec<(String, Vec<Refund>)>> {
+    let store = &app.store;
+    let ids: Vec<Vec<String>> = paid.iter().map(|p| p.ids.clone()).collect();
+    let links = paid.iter().map(|p| async move {
+        match &p.linked_later {
+            Some(id) => parked_links::of_payment(store, tenant, id).await,
+            None => Ok(None),
+        }
+    });
+    let (kept, links) = tokio::join!(
+        claim_then_read(app, tenant, &aliases, &ids, now),
+        futures::future::join_all(links)
+    );
+    let mut kept = kept?;
+    for (i, link) in links.into_iter().enumerate() {
+        let added: Vec<String> = link?
+            .map(|l| l.aliases)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|a| !ids[i].contains(a))
+            .collect();
+        if added.is_empty() {
+            continue;
+        }
+        let claims: Vec<(String, String)> = added
+            .iter()
+            .map(|a| (a.clone(), paid[i].conversion_id.clone()))
+            .collect();
+        let more = claim_then_read(app, tenant, &claims, &[added], now).await?;
+        for r in more.into_iter().flatten() {
+            if !kept[i].iter().any(|k| k.identity() == r.identity()) {
+                kept[i].push(r);
+            }
+        }
+    }
+    Ok(paid
+        .iter()
+        .map(|p| p.conversion_id.clone())
+        .zip(kept)
+        .collect())
+}
+
+/// Claims each `(alias, conversion)`, then reads the refunds kept under each
+/// list of ids (read after the claims, so a refund kept meanwhile finds the
+/// conversion itself).
+async fn claim_then_read(
+    app: &App,
+    tenant: &Tenant,
+    aliases: &[(String, String)],
+    ids: &[Vec<String>],
+    now: DateTime<Utc>,
+) -> Result<Vec<Vec<Refund>>> {
+    let store = &app.store;
+    let claims = aliases
+        .iter()
+        .map(|(alias, conversion)| conversions::claim_alias(store, tenant, alias, conversion, now));
+    futures::future::try_join_all(claims).await?;
+    let kept = ids
+        .iter()
+        .map(|ids| parked_refunds::of_payment(store, tenant, ids));
+    futures::future::try_join_all(kept).await
+}
+
+/// Applies the refunds kept for a payment to its conversion, discarding
+/// each once applied; the reason to give when one was.
+async fn apply_kept(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    conversion_id: &str,
+    refunds: Vec<Refund>,
+    now: DateTime<Utc>,
+) -> Result<Option<String>> {
+    let mut reason = None;
+    for r in refunds {
+        let (_, not_done) = apply_refund(app, tenant, integration, conversion_id, &r, now).await?;
+        parked_refunds::discard(&app.store, tenant, &r).await?;
+        if not_done.is_none() {
+            reason = Some("a refund received before the payment was applied".to_string());
+        }
+    }
+    Ok(reason)
+}
+
+/// Links a payment's other ids (a Stripe invoice's payment intent and
+/// charge) to its conversion and applies the refunds kept under them; a
+/// link of a payment not recorded yet is kept for it (IGNORED, "unknown
+/// payment"), and applied when the payment is recorded.
+async fn link(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    l: &Link,
+    read: &Prefetched,
+    now: DateTime<Utc>,
+) -> Result<(Option<String>, Option<String>)> {
+    let store = &app.store;
+    let mut conversion = read.linked.get(&l.payment_id).cloned().flatten();
+    if conversion.is_none() {
+        parked_links::park(store, tenant, l, now).await?;
+        // Recorded meanwhile, its own read of kept links having missed
+        // this one: this links it.
+        conversion = conversions::claimed_by(store, tenant, &l.payment_id).await?;
+    }
+    let Some(id) = conversion else {
+        return Ok((None, Some("unknown payment".into())));
+    };
+    let claims = l
+        .aliases
+        .iter()
+        .map(|a| conversions::claim_alias(store, tenant, a, &id, now));
+    futures::future::try_join_all(claims).await?;
+    let kept = parked_refunds::of_payment(store, tenant, &l.aliases).await?;
+    apply_kept(app, tenant, integration, &id, kept, now).await?;
+    Ok((Some(id), None))
+}
+
 fn answer(
     outcome: DeliveryOutcome,
     reason: Option<String>,
@@ -336,6 +468,57 @@ fn answer(
     }
 }
 
+/// What an event's commands read first, read before they run (beside the
+/// admission, so at no round trip of their own).
+#[derive(Debug, Default)]
+struct Prefetched {
+    /// The link kept for each payment whose other ids arrive apart.
+    links: HashMap<String, Link>,
+    /// The conversion each link's payment is recorded as, if it is.
+    linked: HashMap<String, Option<String>>,
+    /// The owner of each promotion code a binding names, if active.
+    promotions: HashMap<String, Option<CodeOwner>>,
+}
+
+/// Reads what `commands` read first: kept links, linked conversions and
+/// promotion-code owners (one GetItem each, all at once).
+async fn prefetch(app: &App, tenant: &Tenant, commands: &[Command]) -> Result<Prefetched> {
+    let store = &app.store;
+    let mut read = Prefetched::default();
+    let (mut links, mut linked, mut promotions) = (Vec::new(), Vec::new(), Vec::new());
+    for c in commands {
+        match c {
+            Command::Record(p) if p.linked_later => links.push(p.external_id.clone()),
+            Command::Link(l) => linked.push(l.payment_id.clone()),
+            Command::Bind(b) if b.by_promotion => promotions.push(b.referral.clone()),
+            _ => {}
+        }
+    }
+    let (l, c, o) = tokio::join!(
+        futures::future::try_join_all(
+            links
+                .iter()
+                .map(|id| parked_links::of_payment(store, tenant, id))
+        ),
+        futures::future::try_join_all(
+            linked
+                .iter()
+                .map(|id| conversions::claimed_by(store, tenant, id))
+        ),
+        futures::future::try_join_all(
+            promotions
+                .iter()
+                .map(|id| promotion_codes::owner(store, tenant, id))
+        )
+    );
+    for (id, link) in links.into_iter().zip(l?) {
+        read.links.extend(link.map(|l| (id, l)));
+    }
+    read.linked.extend(linked.into_iter().zip(c?));
+    read.promotions.extend(promotions.into_iter().zip(o?));
+    Ok(read)
+}
+
 /// Runs an event's commands in order; the answer names the last conversion
 /// touched, and is IGNORED when no command did anything (each says why).
 async fn run(
@@ -344,6 +527,7 @@ async fn run(
     integration: &Integration,
     account: &Account,
     commands: &[Command],
+    read: &Prefetched,
     now: DateTime<Utc>,
 ) -> Result<Ran> {
     let mut ran = Ran {
@@ -354,17 +538,24 @@ async fn run(
     let mut done = false;
     for command in commands {
         let (conversion, reason) = match command {
-            Command::Record(p) => match record(app, tenant, integration, account, p, now).await? {
-                Taken::Recorded { id, unclaimed } => {
-                    ran.aliases
-                        .extend(unclaimed.into_iter().map(|a| (a, id.clone())));
-                    ran.paid.push((id.clone(), p.ids()));
-                    (Some(id), None)
+            Command::Record(p) => {
+                match record(app, tenant, integration, account, p, read, now).await? {
+                    Taken::Recorded { id, unclaimed, ids } => {
+                        ran.aliases
+                            .extend(unclaimed.into_iter().map(|a| (a, id.clone())));
+                        ran.paid.push(Paid {
+                            conversion_id: id.clone(),
+                            ids,
+                            linked_later: p.linked_later.then(|| p.external_id.clone()),
+                        });
+                        (Some(id), None)
+                    }
+                    Taken::Skipped(reason) => (None, Some(reason)),
                 }
-                Taken::Skipped(reason) => (None, Some(reason)),
-            },
-            Command::Bind(b) => bind(app, tenant, integration, b, now).await?,
+            }
+            Command::Bind(b) => bind(app, tenant, integration, b, read, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
+            Command::Link(l) => link(app, tenant, integration, l, read, now).await?,
             Command::AccountUpdated(u) => account_updated(app, tenant, u, now).await?,
             Command::PayoutResult(r) => payout_result(app, tenant, r, now).await?,
         };
@@ -431,11 +622,13 @@ async fn payout_result(
     }
 }
 
-/// What a provider's referral hint names, by its id prefix.
+/// What a provider's referral hint names, by its id prefix (a promotion
+/// code is said so by the binding).
 enum Referral {
     Click,
     Session,
     Code,
+    Promotion,
 }
 
 impl Referral {
@@ -489,7 +682,12 @@ fn postback_of(
         occurred_at: Some(timestamp::format(&p.occurred_at.min(now))),
         metadata: Some(metadata),
     };
-    body.validate(now).map_err(|e| match e {
+    let promotion_code = p.promotion_code.clone();
+    let valid = body.validate(now).map(|v| Postback {
+        promotion_code,
+        ..v
+    });
+    valid.map_err(|e| match e {
         Error::Validation(issues) => {
             let said: Vec<String> = issues.into_iter().map(|i| i.message).collect();
             format!("the postback would refuse the payment: {}", said.join("; "))
@@ -503,19 +701,27 @@ enum Taken {
     /// Its conversion (recorded now with every id of the payment claimed, or
     /// replayed), and the payment's ids still to claim for it: those of a
     /// payment first recorded under another of its ids (a postback's
-    /// `externalId` that was its payment intent or charge).
-    Recorded { id: String, unclaimed: Vec<String> },
+    /// `externalId` that was its payment intent or charge), and every id
+    /// the payment is known by.
+    Recorded {
+        id: String,
+        unclaimed: Vec<String>,
+        ids: Vec<String>,
+    },
     /// Nothing of this tenant's to do, and why.
     Skipped(String),
 }
 
-/// Records a payment as the postback would.
+/// Records a payment as the postback would, with the other ids a kept link
+/// names when they arrive apart (so a payment intent posted back first
+/// replays its conversion instead of counting the payment twice).
 async fn record(
     app: &App,
     tenant: &Tenant,
     integration: &Integration,
     account: &Account,
     p: &Payment,
+    read: &Prefetched,
     now: DateTime<Utc>,
 ) -> Result<Taken> {
     let quota = match tenant.mode {
@@ -526,9 +732,16 @@ async fn record(
         }),
         Mode::Test => None,
     };
+    let mut ids = p.ids();
+    let linked = read.links.get(&p.external_id).map(|l| l.aliases.clone());
+    for alias in linked.unwrap_or_default() {
+        if !ids.contains(&alias) {
+            ids.push(alias);
+        }
+    }
     let input = match postback_of(integration, p, now) {
         Ok(input) => Postback {
-            aliases: p.ids().split_off(1),
+            aliases: ids[1..].to_vec(),
             ..input
         },
         Err(reason) => return Ok(Taken::Skipped(reason)),
@@ -546,17 +759,19 @@ async fn record(
         Ok(postback::Recorded::Created(c)) => Ok(Taken::Recorded {
             id: c.id,
             unclaimed: Vec::new(),
+            ids,
         }),
         Ok(postback::Recorded::Replayed(c)) => Ok(Taken::Recorded {
             unclaimed: match c.external_id == p.external_id {
                 true => Vec::new(),
-                false => p
-                    .ids()
-                    .into_iter()
-                    .filter(|i| *i != c.external_id)
+                false => ids
+                    .iter()
+                    .filter(|i| **i != c.external_id)
+                    .cloned()
                     .collect(),
             },
             id: c.id,
+            ids,
         }),
         // Its id is another account's or mode's: nothing here to retry.
         Err(Error::AlreadyExists(_)) => Ok(Taken::Skipped(
@@ -574,14 +789,18 @@ async fn bind(
     tenant: &Tenant,
     integration: &Integration,
     b: &Binding,
+    read: &Prefetched,
     now: DateTime<Utc>,
 ) -> Result<(Option<String>, Option<String>)> {
     let r = b.referral.as_str();
-    let kind = Referral::of(r);
+    let kind = match b.by_promotion {
+        true => Referral::Promotion,
+        false => Referral::of(r),
+    };
     let click = match kind {
         Referral::Session => clicks::get_live_by_session(&app.store, r, now).await?,
         Referral::Click => clicks::get_live(&app.store, r, now).await?,
-        Referral::Code => None,
+        Referral::Code | Referral::Promotion => None,
     };
     // Another tenant's click is as if unknown; a flooded one binds nothing.
     let click = click.and_then(|c| Some((c.binds_for(&tenant.key())?, c)));
@@ -595,6 +814,12 @@ async fn bind(
             .lookups
             .code_owner(&app.store, tenant, r)
             .await?
+            .map(|o| (o.affiliate_id, o.campaign_id)),
+        Referral::Promotion => read
+            .promotions
+            .get(r)
+            .cloned()
+            .flatten()
             .map(|o| (o.affiliate_id, o.campaign_id)),
     };
     let Some((affiliate_id, campaign_id)) = owner else {
@@ -660,9 +885,11 @@ async fn attribute_waiting(
         customer_id: c.customer_id.clone(),
         // The checkout's e-mail: the risk rules judge the payment with it.
         customer_email: b.customer_email.clone(),
-        referral: c.customer_id.is_none().then(|| b.referral.clone()),
+        referral: (c.customer_id.is_none() && !b.by_promotion).then(|| b.referral.clone()),
+        promotion_code: (c.customer_id.is_none() && b.by_promotion).then(|| b.referral.clone()),
         occurred_at: c.occurred_at,
         aliases: Vec::new(),
+        linked_later: false,
     };
     let Ok(mut p) = postback_of(integration, &paid, now) else {
         return Ok(None);
@@ -717,7 +944,7 @@ async fn apply_refund(
 ) -> Result<(Option<String>, Option<String>)> {
     let conversion_id = conversion_id.to_string();
     if let Some(key) = &r.once_key {
-        if !integrations::claim_once(&app.store, &integration.id, key, now).await? {
+        if !integrations::claim_once(&app.store, tenant, key, now).await? {
             return Ok((
                 Some(conversion_id),
                 Some("adjustment applied before".into()),
@@ -735,7 +962,7 @@ async fn apply_refund(
         (Ok(Reversed::OtherCurrency(own, payment)), key) => {
             // Not this payment's: a key claimed for it is given back.
             if let Some(key) = key {
-                integrations::release_once(&app.store, &integration.id, key).await?;
+                integrations::release_once(&app.store, tenant, key).await?;
             }
             Some(format!(
                 "the refund is in {}, the payment in {}",
@@ -745,7 +972,7 @@ async fn apply_refund(
         }
         (Err(e), Some(key)) => {
             // Not applied: the provider's retry applies it then.
-            integrations::release_once(&app.store, &integration.id, key).await?;
+            integrations::release_once(&app.store, tenant, key).await?;
             return Err(e);
         }
         (Err(e), None) => return Err(e),

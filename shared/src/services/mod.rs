@@ -24,6 +24,7 @@ pub mod payouts;
 pub mod portal;
 pub mod portal_sessions;
 pub mod postback;
+pub mod promotion_codes;
 pub mod reverse;
 pub mod tracking;
 pub mod webhooks;

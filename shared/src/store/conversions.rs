@@ -416,6 +416,10 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
         .as_deref()
         .filter(|c| AffiliateCode::parse("affiliateCode", c).is_ok())
         .map(|c| key(keys::code_guard(tenant, c), GUARD_SK));
+    let promotion_key = p
+        .promotion_code
+        .as_deref()
+        .map(|c| key(keys::promotion_guard(tenant, c), GUARD_SK));
     let referral_keys: Vec<Key> = postback::identities(p)
         .iter()
         .map(|k| key(keys::referral(tenant, k), RECORD_SK))
@@ -432,6 +436,7 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
     wanted.extend(click_key.iter().cloned());
     wanted.extend(session_key.iter().cloned());
     wanted.extend(code_key.iter().cloned());
+    wanted.extend(promotion_key.iter().cloned());
     wanted.extend(referral_keys.iter().cloned());
     wanted.extend(campaign_key.iter().cloned());
     let found = batch(store, wanted).await?;
@@ -447,6 +452,7 @@ pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Res
         click: tenant_click(&found, click_key.as_ref(), &tenant_key)?,
         session_click: tenant_click(&found, session_key.as_ref(), &tenant_key)?,
         code_owner: tenant_record(&found, code_key.as_ref(), &tenant_key)?,
+        promotion_owner: tenant_record(&found, promotion_key.as_ref(), &tenant_key)?,
         referrals,
         campaign: tenant_record(&found, campaign_key.as_ref(), &tenant_key)?,
         over: OverLimit::default(),

@@ -191,7 +191,7 @@ pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<
 }
 
 /// The guard of a provider event (or a Paddle adjustment) of an integration.
-fn event_guard(integration_id: &str, event_id: &str, now: DateTime<Utc>) -> Result<Item> {
+fn event_guard(scope: &str, event_id: &str, now: DateTime<Utc>) -> Result<Item> {
     #[derive(Serialize)]
     struct Guard {
         ttl: i64,
@@ -203,28 +203,24 @@ fn event_guard(integration_id: &str, event_id: &str, now: DateTime<Utc>) -> Resu
         ttl: (now + Duration::days(LOG_DAYS)).timestamp(),
         claim: ulid::Ulid::new().to_string(),
     };
-    item_at(
-        &format!("PEV#{integration_id}#{event_id}"),
-        GUARD_SK,
-        &guard,
-    )
+    item_at(&format!("PEV#{scope}#{event_id}"), GUARD_SK, &guard)
 }
 
-/// Claims a key once for an integration (a Paddle adjustment id): true the
-/// first time.
+/// Claims a key once in a tenant (a Paddle adjustment id, whichever of the
+/// tenant's integrations receives it): true the first time.
 pub async fn claim_once(
     store: &Store,
-    integration_id: &str,
+    tenant: &Tenant,
     key: &str,
     now: DateTime<Utc>,
 ) -> Result<bool> {
-    store.put_new(event_guard(integration_id, key, now)?).await
+    store.put_new(event_guard(&tenant.key(), key, now)?).await
 }
 
 /// Gives a [`claim_once`] back (what it guarded could not be applied).
-pub async fn release_once(store: &Store, integration_id: &str, key: &str) -> Result<()> {
+pub async fn release_once(store: &Store, tenant: &Tenant, key: &str) -> Result<()> {
     store
-        .delete(&format!("PEV#{integration_id}#{key}"), GUARD_SK)
+        .delete(&format!("PEV#{}#{key}", tenant.key()), GUARD_SK)
         .await
 }
 

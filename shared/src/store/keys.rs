@@ -175,6 +175,12 @@ pub fn parked_refunds(tenant: &Tenant, payment_id: &str) -> String {
     format!("REFUND#{}#{}", tenant.key(), payment_id)
 }
 
+/// The partition of the link kept for a payment not recorded yet (its other
+/// ids, sent apart from it).
+pub fn parked_link(tenant: &Tenant, payment_id: &str) -> String {
+    format!("LINK#{}#{}", tenant.key(), payment_id)
+}
+
 /// The item counting a tenant's webhook endpoints (`count`).
 pub fn webhook_endpoint_count(tenant: &Tenant) -> String {
     format!("{}#WHE#COUNT", tenant.key())
@@ -188,6 +194,24 @@ pub fn email_guard(tenant: &Tenant, campaign_id: &str, email_lower: &str) -> Str
 /// Guard (and lookup) that makes an affiliate code unique within a tenant.
 pub fn code_guard(tenant: &Tenant, code: &str) -> String {
     format!("CODE#{}#{}", tenant.key(), code.to_ascii_lowercase())
+}
+
+/// Guard (and lookup) of an active promotion code by its provider id: what
+/// a payment carrying it is attributed to, read beside the postback's other
+/// sightings.
+pub fn promotion_guard(tenant: &Tenant, provider_id: &str) -> String {
+    format!("PROMO#{}#{}", tenant.key(), provider_id)
+}
+
+/// Guard that makes an active promotion code's customer-facing code unique
+/// within a tenant (in any letter case, as Stripe compares them).
+pub fn promotion_code_guard(tenant: &Tenant, code: &str) -> String {
+    format!("PROMOCODE#{}#{}", tenant.key(), code.to_ascii_lowercase())
+}
+
+/// The partition of an affiliate's promotion codes.
+pub fn promotion_codes(tenant: &Tenant, affiliate_id: &str) -> String {
+    format!("{}#PRC#{}", tenant.key(), affiliate_id)
 }
 
 /// The claim item of an `externalId` claimed before a conversion's id was

@@ -527,7 +527,7 @@ async fn connector_and_portal_rows(b: &mut Bench, key: &str) {
         json!({"externalId": "bench-order-4", "affiliateCode": "BENCHCNV", "customerId": "bench-cus-4"}),
     )
     .await;
-    stripe_event_costs(b, key).await;
+    stripe_event_costs(b, key, &affiliate).await;
     portal_rows(b, key, &affiliate).await;
 }
 
@@ -693,7 +693,7 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
         None,
     )
     .await;
-    stripe_event_costs(b, key).await;
+    stripe_event_costs(b, key, &affiliate_ids[0]).await;
     portal_rows(b, key, &affiliate_ids[0]).await;
 }
 
@@ -974,35 +974,78 @@ async fn put_batch(store: &shared::store::Store, items: Vec<shared::store::Item>
 }
 
 /// A Stripe `invoice.paid` through an integration, beside the postback it
-/// makes (attributed by affiliate code, no customer), and its repeat.
-async fn stripe_event_costs(b: &mut Bench, key: &str) {
-    use shared::domain::connector::Provider;
-    let secret = "whsec_bench_0123456789abcdef";
+/// makes (attributed by affiliate code, no customer), and its repeat; then
+/// an invoice of the current API version (no payment ids) and the
+/// `invoice_payment.paid` that links its payment intent, and a one-off
+/// checkout attributed by the promotion code `affiliate` was given.
+async fn stripe_event_costs(b: &mut Bench, key: &str, affiliate: &str) {
+    let secret = "whsec_bench_0123456789abcdefghijkl";
     let body = json!({"provider": "STRIPE", "signingSecret": secret});
     let (s, v) = b
         .send(Method::POST, "/api/v1/integrations", Some(key), Some(&body))
         .await;
     assert_eq!(s, 201, "{v}");
-    let path = format!(
-        "/api/v1/integrations/{}/events",
-        v["data"]["id"].as_str().unwrap()
+    let integration = v["data"]["id"].as_str().unwrap().to_string();
+    let path = format!("/api/v1/integrations/{integration}/events");
+    let invoice = |n: u32, ids: bool| {
+        let mut inv = json!({"id": format!("in_bench_{n}"), "object": "invoice",
+            "amount_paid": 5999, "total": 5999, "total_excluding_tax": 4999, "currency": "usd",
+            "metadata": {"referral": "BENCHCNV"}});
+        if ids {
+            inv["payment_intent"] = json!(format!("pi_bench_{n}"));
+            inv["charge"] = json!(format!("ch_bench_{n}"));
+        }
+        event(n, "invoice.paid", inv)
+    };
+    let link = event(
+        3,
+        "invoice_payment.paid",
+        json!({"object": "invoice_payment", "invoice": "in_bench_2", "status": "paid",
+               "payment": {"type": "payment_intent", "payment_intent": "pi_bench_2"}}),
     );
-    let event = json!({"id": "evt_bench_1", "object": "event", "type": "invoice.paid", "livemode": false,
-        "created": chrono::Utc::now().timestamp(), "data": {"object": {"id": "in_bench_1", "object": "invoice",
-        "amount_paid": 5999, "total": 5999, "total_excluding_tax": 4999, "currency": "usd",
-        "payment_intent": "pi_bench_1", "charge": "ch_bench_1", "metadata": {"referral": "BENCHCNV"}}}});
-    let raw = serde_json::to_vec(&event).unwrap();
-    for name in [
-        "POST /integrations/{id}/events (Stripe invoice.paid by affiliate code, signed; the postback's path, its two payment ids claimed)",
-        "POST /integrations/{id}/events (the same Stripe event again: DUPLICATE)",
-    ] {
-        let header = Provider::Stripe.sign(&raw, secret, chrono::Utc::now().timestamp());
-        let before = b.begin().await;
-        let headers = [("stripe-signature".to_string(), header)];
-        let (status, out) = b.send_bytes(Method::POST, &path, &headers, Some(raw.clone())).await;
-        assert_eq!(status, 200, "{name}: {out}");
-        b.end(name, before).await;
+    let rows = [
+        ("POST /integrations/{id}/events (Stripe invoice.paid by affiliate code, signed; the postback's path, its two payment ids claimed)", invoice(1, true)),
+        ("POST /integrations/{id}/events (the same Stripe event again: DUPLICATE)", invoice(1, true)),
+        ("POST /integrations/{id}/events (Stripe invoice.paid of API version basil: no payment ids, a kept link looked for)", invoice(2, false)),
+        ("POST /integrations/{id}/events (Stripe invoice_payment.paid: the invoice's payment intent linked)", link),
+    ];
+    for (name, event) in rows {
+        signed_event(b, &path, secret, name, &event).await;
     }
+    let body =
+        json!({"integrationId": integration, "providerId": "promo_bench1", "code": "BENCH20"});
+    let codes = format!("/api/v1/affiliates/{affiliate}/promotion-codes");
+    let (s, v) = b.send(Method::POST, &codes, Some(key), Some(&body)).await;
+    assert_eq!(s, 201, "{v}");
+    let checkout = event(
+        4,
+        "checkout.session.completed",
+        json!({"id": "cs_bench_4", "object": "checkout.session", "mode": "payment",
+               "payment_status": "paid", "client_reference_id": null, "customer": "cus_bench_4",
+               "amount_total": 5000, "currency": "usd", "payment_intent": "pi_bench_4",
+               "discounts": [{"coupon": null, "promotion_code": "promo_bench1"}],
+               "total_details": {"amount_discount": 500, "amount_shipping": 0, "amount_tax": 0}}),
+    );
+    let name = "POST /integrations/{id}/events (Stripe checkout.session.completed by promotion code: the customer bound, the payment attributed)";
+    signed_event(b, &path, secret, name, &checkout).await;
+}
+
+/// A Stripe event `evt_bench_{n}` of `kind` around `object`.
+fn event(n: u32, kind: &str, object: Value) -> Value {
+    json!({"id": format!("evt_bench_{n}"), "object": "event", "type": kind, "livemode": false,
+           "created": chrono::Utc::now().timestamp(), "data": {"object": object}})
+}
+
+/// Measures one signed Stripe delivery (answered 200).
+async fn signed_event(b: &mut Bench, path: &str, secret: &str, name: &str, event: &Value) {
+    use shared::domain::connector::Provider;
+    let raw = serde_json::to_vec(event).unwrap();
+    let header = Provider::Stripe.sign(&raw, secret, chrono::Utc::now().timestamp());
+    let before = b.begin().await;
+    let headers = [("stripe-signature".to_string(), header)];
+    let (status, out) = b.send_bytes(Method::POST, path, &headers, Some(raw)).await;
+    assert_eq!(status, 200, "{name}: {out}");
+    b.end(name, before).await;
 }
 
 /// Deletes a bench table when its section is done, unless `REFBENCH_KEEP`

@@ -144,8 +144,7 @@ async fn provider_line(row: &str, stats: &Value, payouts: usize) {
 
 async fn stripe_rows(b: &mut Bench, p: &Programme, key: &str) {
     let api_key = format!("sk_test_bench{}", ulid::Ulid::new());
-    let body =
-        json!({"provider": "STRIPE", "signingSecret": "whsec_bench_0123456789", "apiKey": api_key});
+    let body = json!({"provider": "STRIPE", "signingSecret": "whsec_bench_0123456789abcdefghijkl", "apiKey": api_key});
     let (s, v) = b
         .send(Method::POST, "/api/v1/integrations", Some(key), Some(&body))
         .await;

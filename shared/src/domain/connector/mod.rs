@@ -76,6 +76,10 @@ pub enum Command {
     Bind(Binding),
     /// Reverse the conversion of a payment, in full or in part.
     Reverse(Refund),
+    /// Name a recorded payment's other ids (a Stripe invoice's payment
+    /// intent and charge, sent apart from the invoice since API version
+    /// `2025-03-31.basil`).
+    Link(Link),
     /// A connected account's new state (an affiliate's payout account).
     AccountUpdated(AccountUpdate),
     /// What the provider says became of a payout it was asked to pay.
@@ -99,13 +103,32 @@ pub struct Payment {
     /// Other ids refunds and disputes may name this payment by (Stripe's
     /// payment intent and charge, Paddle's transaction).
     pub aliases: Vec<String>,
+    /// Whether its other ids arrive apart, as a [`Link`] (a Stripe invoice
+    /// of API version `2025-03-31.basil` or later names none).
+    pub linked_later: bool,
+    /// The provider's id of the promotion code (Stripe) or discount (Paddle)
+    /// it was paid with, when it names one.
+    pub promotion_code: Option<String>,
+}
+
+/// The other ids of a payment, sent apart from it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Link {
+    /// The id the payment is recorded under (a Stripe invoice's).
+    pub payment_id: String,
+    /// The ids refunds and disputes name it by.
+    pub aliases: Vec<String>,
 }
 
 /// A referral to bind (a checkout that names the affiliate).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Binding {
-    /// A tracker session id, click id or affiliate code.
+    /// A tracker session id, click id or affiliate code; the provider's id
+    /// of a promotion code when `by_promotion`.
     pub referral: String,
+    /// The checkout names no referral but a promotion code: its affiliate.
+    pub by_promotion: bool,
     pub customer_id: Option<String>,
     pub customer_email: Option<String>,
     /// A payment of this checkout that may already be recorded unattributed
@@ -182,6 +205,28 @@ impl Refund {
             Some(key) => format!("{part}#{key}"),
             None => part,
         }
+    }
+}
+
+impl Binding {
+    /// A customer, named by its id or e-mail, bound to the affiliate a
+    /// referral hint names (no payment to attribute with it); `None` when
+    /// the customer is named by neither.
+    pub fn customer(
+        referral: String,
+        customer_id: Option<String>,
+        customer_email: Option<String>,
+    ) -> Option<Command> {
+        if customer_id.is_none() && customer_email.is_none() {
+            return None;
+        }
+        Some(Command::Bind(Binding {
+            referral,
+            customer_id,
+            customer_email,
+            payment_id: None,
+            by_promotion: false,
+        }))
     }
 }
 

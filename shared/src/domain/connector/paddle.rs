@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{
-    currency_at, id_at, ignored, minor_at, text_at, Command, Mapped, Outcome, Payment, Refund,
-    RefundPart,
+    currency_at, id_at, ignored, minor_at, text_at, Binding, Command, Mapped, Outcome, Payment,
+    Refund, RefundPart,
 };
 use crate::timestamp;
 
@@ -33,7 +33,9 @@ pub fn map(body: &[u8]) -> Option<Mapped> {
     })
 }
 
-/// `transaction.completed`: subtotal minus discount (tax excluded).
+/// `transaction.completed`: subtotal minus discount (tax excluded). A
+/// transaction of nothing (a trial's) records nothing but binds its
+/// customer to the referral it carries.
 fn transaction_completed(txn: &Value, occurred: Option<DateTime<Utc>>) -> Outcome {
     let (Some(id), Some(currency)) = (id_at(txn, "id"), currency_at(txn, "currency_code")) else {
         return ignored("transaction without id or currency");
@@ -44,16 +46,20 @@ fn transaction_completed(txn: &Value, occurred: Option<DateTime<Utc>>) -> Outcom
     let subtotal = minor_at(totals, "subtotal").unwrap_or(0);
     let discount = minor_at(totals, "discount").unwrap_or(0);
     let net = subtotal.checked_sub(discount).unwrap_or(0);
+    let referral = txn
+        .get("custom_data")
+        .and_then(|c| text_at(c, REFERRAL_KEY));
     if net <= 0 {
-        return ignored("zero amount");
+        let trial = referral.filter(|_| subtotal == 0);
+        return match trial.and_then(|r| Binding::customer(r, id_at(txn, "customer_id"), None)) {
+            Some(bind) => Outcome::Apply(vec![bind]),
+            None => ignored("zero amount"),
+        };
     }
     let billed = text_at(txn, "billed_at").and_then(|t| timestamp::parse_datetime(&t));
     let Some(occurred_at) = billed.or(occurred) else {
         return ignored("transaction without a time billed");
     };
-    let referral = txn
-        .get("custom_data")
-        .and_then(|c| text_at(c, REFERRAL_KEY));
     Outcome::Apply(vec![Command::Record(Payment {
         external_id: id.clone(),
         amount: currency.from_minor(net),
@@ -63,6 +69,8 @@ fn transaction_completed(txn: &Value, occurred: Option<DateTime<Utc>>) -> Outcom
         referral,
         occurred_at,
         aliases: vec![id],
+        linked_later: false,
+        promotion_code: id_at(txn, "discount_id"),
     })])
 }
 

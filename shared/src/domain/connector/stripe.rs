@@ -1,10 +1,11 @@
 //! Stripe events into the product's commands. Only the fields the mapping
-//! needs are read (no SDK). Written against API version
-//! [`API_VERSION`]; the fields that moved in later versions are read in both
-//! places: an invoice's subscription metadata (`subscription_details` or
-//! `parent.subscription_details`), its payment ids (`payment_intent` and
-//! `charge`, or `payments.data[].payment`), and a charge's `invoice` (gone
-//! in later versions: its `payment_intent` finds the payment then).
+//! needs are read (no SDK). Both the shapes of API version [`API_VERSION`]
+//! and those of the versions before `2025-03-31.basil` are read: an
+//! invoice's subscription metadata (`parent.subscription_details`, or
+//! `subscription_details`), its payment ids (gone from the invoice since
+//! basil: `invoice_payment.paid` links them to it, or `payment_intent` and
+//! `charge` on the invoice), and a charge's `invoice` (gone since basil:
+//! its payment intent finds the payment once linked).
 
 use crate::domain::payout_rail::AccountUpdate;
 use chrono::{DateTime, TimeZone, Utc};
@@ -12,12 +13,13 @@ use rust_decimal::Decimal;
 use serde_json::Value;
 
 use super::{
-    currency_at, id_at, ignored, minor_at, share, text_at, Binding, Command, Mapped, Outcome,
+    currency_at, id_at, ignored, minor_at, share, text_at, Binding, Command, Link, Mapped, Outcome,
     Payment, Refund, RefundPart,
 };
 
-/// The Stripe API version the event shapes are taken from.
-pub const API_VERSION: &str = "2024-06-20";
+/// The Stripe API version the current event shapes are taken from (the
+/// fixtures of `stripe/openapi`); the shapes before basil are read too.
+pub const API_VERSION: &str = "2025-03-31.basil";
 
 /// The metadata key (and `client_reference_id`) that carries the referral.
 pub const REFERRAL_KEY: &str = "referral";
@@ -30,15 +32,22 @@ pub fn map(body: &[u8]) -> Option<Mapped> {
     let object = event.get("data")?.get("object")?;
     let created = event.get("created").and_then(Value::as_i64);
     let livemode = event.get("livemode").and_then(Value::as_bool);
+    let connected = text_at(&event, "account").is_some();
     let outcome = match event_type.as_str() {
         // Every Stripe event says its mode: without it, test money could
         // become live commission.
         _ if livemode.is_none() => ignored("the event has no livemode"),
+        "account.updated" => account_updated(&event, object),
+        // A connected account's payments are not the merchant's.
+        _ if connected => ignored("the event is a connected account's"),
         "invoice.paid" => invoice_paid(object, created),
-        "checkout.session.completed" => checkout_completed(object, created),
+        "invoice_payment.paid" => invoice_payment_paid(object),
+        "checkout.session.completed" => checkout_completed(object, created, false),
+        "checkout.session.async_payment_succeeded" => checkout_completed(object, created, true),
+        "checkout.session.async_payment_failed" => ignored("the checkout's delayed payment failed"),
+        "customer.created" | "customer.updated" => customer_referral(object),
         "charge.refunded" => charge_refunded(object),
         "charge.dispute.closed" => dispute_closed(object),
-        "account.updated" => account_updated(&event, object),
         other => ignored(format!("event type {other} is not mapped")),
     };
     Some(Mapped {
@@ -89,42 +98,26 @@ fn metadata_referral(object: &Value) -> Option<String> {
 }
 
 /// `invoice.paid`: the amount paid minus tax, attributed by the invoice's or
-/// its subscription's `metadata.referral`, else by the customer.
+/// its subscription's `metadata.referral`, else by the customer. A zero
+/// amount (a trial's first invoice) records nothing but binds its customer
+/// to the referral it carries.
 fn invoice_paid(invoice: &Value, created: Option<i64>) -> Outcome {
     let (Some(id), Some(currency)) = (id_at(invoice, "id"), currency_at(invoice, "currency"))
     else {
         return ignored("invoice without id or currency");
     };
-    let paid = match invoice
-        .get("amount_paid")
-        .map(|_| minor_at(invoice, "amount_paid"))
-    {
-        None => 0,
-        Some(Some(paid)) if paid >= 0 => paid,
-        // Negative, fractional or past an i64: no amount Stripe sends.
-        Some(_) => return ignored("amount_paid is not a whole number of minor units"),
-    };
-    if paid == 0 {
-        return ignored("zero amount");
-    }
-    let total = minor_at(invoice, "total").unwrap_or(paid);
-    let before_tax = minor_at(invoice, "total_excluding_tax").unwrap_or(total);
-    // Paid in part: the untaxed total scaled by the share paid.
-    let minor = if total > 0 && paid < total {
-        let scaled = share(Decimal::from(before_tax), paid, total);
-        let scaled =
-            scaled.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointNearestEven);
-        rust_decimal::prelude::ToPrimitive::to_i64(&scaled).unwrap_or(0)
-    } else {
-        before_tax
-    };
-    if minor <= 0 {
-        return ignored("zero amount");
-    }
     let subscription = invoice
-        .get("subscription_details")
-        .or_else(|| invoice.get("parent")?.get("subscription_details"));
+        .get("parent")
+        .and_then(|p| p.get("subscription_details"))
+        .or_else(|| invoice.get("subscription_details"));
     let referral = metadata_referral(invoice).or_else(|| subscription.and_then(metadata_referral));
+    let customer_id = id_at(invoice, "customer");
+    let customer_email = text_at(invoice, "customer_email");
+    let minor = match invoice_untaxed(invoice) {
+        Ok(minor) if minor > 0 => minor,
+        Ok(_) => return trial(referral, customer_id, customer_email),
+        Err(reason) => return ignored(reason),
+    };
     let paid_at = invoice
         .get("status_transitions")
         .and_then(|t| t.get("paid_at"))
@@ -133,16 +126,97 @@ fn invoice_paid(invoice: &Value, created: Option<i64>) -> Outcome {
     let Some(occurred_at) = paid_at.or_else(|| created.and_then(at)) else {
         return ignored("invoice without a time paid");
     };
+    let aliases = invoice_payment_ids(invoice);
     Outcome::Apply(vec![Command::Record(Payment {
         external_id: id,
         amount: major(currency, minor),
         currency,
-        customer_id: id_at(invoice, "customer"),
-        customer_email: text_at(invoice, "customer_email"),
+        customer_id,
+        customer_email,
         referral,
         occurred_at,
-        aliases: invoice_payment_ids(invoice),
+        linked_later: aliases.is_empty(),
+        aliases,
+        promotion_code: promotion_code(invoice),
     })])
+}
+
+/// What an invoice's payment earns on, in minor units: the amount paid
+/// minus tax (the untaxed total scaled by the share paid when paid in part).
+fn invoice_untaxed(invoice: &Value) -> Result<i64, &'static str> {
+    let paid = match invoice
+        .get("amount_paid")
+        .map(|_| minor_at(invoice, "amount_paid"))
+    {
+        None => 0,
+        Some(Some(paid)) if paid >= 0 => paid,
+        // Negative, fractional or past an i64: no amount Stripe sends.
+        Some(_) => return Err("amount_paid is not a whole number of minor units"),
+    };
+    if paid == 0 {
+        return Ok(0);
+    }
+    let total = minor_at(invoice, "total").unwrap_or(paid);
+    let before_tax = minor_at(invoice, "total_excluding_tax").unwrap_or(total);
+    if total > 0 && paid < total {
+        let scaled = share(Decimal::from(before_tax), paid, total);
+        let scaled =
+            scaled.round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointNearestEven);
+        return Ok(rust_decimal::prelude::ToPrimitive::to_i64(&scaled).unwrap_or(0));
+    }
+    Ok(before_tax)
+}
+
+/// A payment of nothing (a trial's): its customer bound to the referral it
+/// carries, so the first paid invoice attributes whenever it comes.
+fn trial(
+    referral: Option<String>,
+    customer_id: Option<String>,
+    customer_email: Option<String>,
+) -> Outcome {
+    match referral.and_then(|r| Binding::customer(r, customer_id, customer_email)) {
+        Some(bind) => Outcome::Apply(vec![bind]),
+        None => ignored("zero amount"),
+    }
+}
+
+/// `invoice_payment.paid` (API version basil and later): the invoice's
+/// payment intent or charge, linked to the invoice's conversion.
+fn invoice_payment_paid(payment: &Value) -> Outcome {
+    let Some(invoice) = id_at(payment, "invoice") else {
+        return ignored("the invoice payment names no invoice");
+    };
+    if text_at(payment, "status").is_some_and(|s| s != "paid") {
+        return ignored("the invoice payment is not paid");
+    }
+    let aliases: Vec<String> = payment
+        .get("payment")
+        .map(|p| {
+            ["payment_intent", "charge"]
+                .iter()
+                .filter_map(|f| id_at(p, f))
+                .collect()
+        })
+        .unwrap_or_default();
+    if aliases.is_empty() {
+        return ignored("the invoice payment names no payment intent or charge");
+    }
+    Outcome::Apply(vec![Command::Link(Link {
+        payment_id: invoice,
+        aliases,
+    })])
+}
+
+/// `customer.created` and `customer.updated`: `metadata.referral` binds the
+/// customer, as a checkout's referral does.
+fn customer_referral(customer: &Value) -> Outcome {
+    let Some(referral) = metadata_referral(customer) else {
+        return ignored("no referral on the customer");
+    };
+    match Binding::customer(referral, id_at(customer, "id"), text_at(customer, "email")) {
+        Some(bind) => Outcome::Apply(vec![bind]),
+        None => ignored("the customer has no id"),
+    }
 }
 
 /// The payment intent and charge ids an invoice names, in either shape.
@@ -168,36 +242,39 @@ fn invoice_payment_ids(invoice: &Value) -> Vec<String> {
     ids
 }
 
-/// `checkout.session.completed`: `client_reference_id` or
-/// `metadata.referral` binds the customer; a one-off payment is recorded too.
-fn checkout_completed(session: &Value, created: Option<i64>) -> Outcome {
+/// `checkout.session.completed` and `…async_payment_succeeded`:
+/// `client_reference_id` or `metadata.referral` binds the customer; a
+/// one-off payment is recorded once paid (a delayed method, such as SEPA or
+/// ACH, completes unpaid and succeeds later), tax and shipping excluded.
+fn checkout_completed(session: &Value, created: Option<i64>, succeeded: bool) -> Outcome {
     let referral = text_at(session, "client_reference_id").or_else(|| metadata_referral(session));
-    let Some(referral) = referral else {
-        return ignored("no referral on the checkout session");
+    let promotion = promotion_code(session);
+    // A promotion code names the affiliate when no referral does.
+    let (hint, by_promotion) = match (&referral, &promotion) {
+        (Some(r), _) => (r.clone(), false),
+        (None, Some(p)) => (p.clone(), true),
+        (None, None) => return ignored("no referral or promotion code on the checkout session"),
     };
     let customer_email = session
         .get("customer_details")
         .and_then(|d| text_at(d, "email"))
         .or_else(|| text_at(session, "customer_email"));
     let customer_id = id_at(session, "customer");
-    let mode = text_at(session, "mode").unwrap_or_default();
     let mut commands = vec![Command::Bind(Binding {
-        referral: referral.clone(),
+        referral: hint,
+        by_promotion,
         customer_id: customer_id.clone(),
         customer_email: customer_email.clone(),
         payment_id: id_at(session, "invoice"),
     })];
-    let total = minor_at(session, "amount_total").unwrap_or(0);
-    let tax = session
-        .get("total_details")
-        .and_then(|t| minor_at(t, "amount_tax"))
-        .unwrap_or(0);
-    let untaxed = total.checked_sub(tax).unwrap_or(0);
-    let payment = id_at(session, "payment_intent");
+    // Sessions before the field was sent were paid when completed.
+    let paid = succeeded || text_at(session, "payment_status").is_none_or(|s| s == "paid");
+    let one_off = text_at(session, "mode").as_deref() == Some("payment");
+    let untaxed = checkout_untaxed(session);
     if let (true, Some(currency), Some(pi), Some(occurred_at)) = (
-        mode == "payment" && untaxed > 0,
+        paid && one_off && untaxed > 0,
         currency_at(session, "currency"),
-        payment,
+        id_at(session, "payment_intent"),
         created.and_then(at),
     ) {
         commands.push(Command::Record(Payment {
@@ -206,21 +283,49 @@ fn checkout_completed(session: &Value, created: Option<i64>) -> Outcome {
             currency,
             customer_id,
             customer_email,
-            referral: Some(referral),
+            referral,
             occurred_at,
             aliases: vec![pi],
+            linked_later: false,
+            promotion_code: promotion,
         }));
     }
     Outcome::Apply(commands)
 }
 
-/// `charge.refunded`: the refunded share so far (`amount_refunded` of
-/// `amount`) of the payment the charge belongs to.
+/// The promotion code an invoice or Checkout Session was paid with: the
+/// first of `discounts[].promotion_code` (objects; an invoice's unexpanded
+/// discount ids name none), else `discount.promotion_code` (older versions).
+fn promotion_code(object: &Value) -> Option<String> {
+    let listed = object
+        .get("discounts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find_map(|d| id_at(d, "promotion_code"));
+    listed.or_else(|| id_at(object.get("discount")?, "promotion_code"))
+}
+
+/// A Checkout Session's total less its tax and its shipping, in minor units.
+fn checkout_untaxed(session: &Value) -> i64 {
+    let total = minor_at(session, "amount_total").unwrap_or(0);
+    let details = session.get("total_details");
+    let part = |field| details.and_then(|t| minor_at(t, field)).unwrap_or(0);
+    total
+        .checked_sub(part("amount_tax"))
+        .and_then(|t| t.checked_sub(part("amount_shipping")))
+        .unwrap_or(0)
+}
+
+/// `charge.refunded`: the refunded share so far (`amount_refunded` of what
+/// was captured: `amount_captured`, else `amount`) of the payment the
+/// charge belongs to.
 fn charge_refunded(charge: &Value) -> Outcome {
     let ids = charge_payment_ids(charge);
+    let captured = minor_at(charge, "amount_captured").filter(|c| *c > 0);
     let (Some(refunded), Some(total)) = (
         minor_at(charge, "amount_refunded"),
-        minor_at(charge, "amount"),
+        captured.or_else(|| minor_at(charge, "amount")),
     ) else {
         return ignored("charge without amounts");
     };

@@ -1,0 +1,107 @@
+//! An affiliate's promotion codes (contract section 16): registered by
+//! their provider id or created at Stripe through the integration's key,
+//! listed, and deactivated (at Stripe too when created here). A payment
+//! carrying an active one is attributed through the postback's own first
+//! read (`store::conversions::read_sightings`).
+
+use crate::app::App;
+use crate::auth::sealing;
+use crate::domain::integration::Integration;
+use crate::domain::promotion_code::{Making, NewPromotionCode, PromotionCode};
+use crate::domain::tenant::Tenant;
+use crate::error::{Error, Result};
+use crate::store::page::{Page, PageRequest};
+use crate::store::{affiliates, integrations, promotion_codes};
+use crate::timestamp;
+
+/// A new code of the affiliate: the affiliate and the integration read at
+/// once, the body judged against them, the code made at Stripe when asked,
+/// then stored with its guards. A code made at Stripe whose commit fails is
+/// deactivated there again.
+pub async fn create(
+    app: &App,
+    tenant: &Tenant,
+    affiliate_id: &str,
+    input: &NewPromotionCode,
+) -> Result<PromotionCode> {
+    let (affiliate, integration) = tokio::join!(
+        affiliates::get(&app.store, tenant, affiliate_id),
+        integrations::get(&app.store, tenant, &input.integration_id)
+    );
+    let (affiliate, integration) = (affiliate?, integration?);
+    let making = input.making(&integration)?;
+    let now = timestamp::now();
+    let (provider_id, here) = match &making {
+        Making::Register { provider_id } => (provider_id.clone(), false),
+        Making::CreateAtStripe { .. } => (String::new(), true),
+    };
+    let mut p = PromotionCode::new(input, &affiliate, &integration, provider_id, here, now)?;
+    let Making::CreateAtStripe { code, coupon_id } = making else {
+        promotion_codes::create(&app.store, tenant, &p).await?;
+        return Ok(p);
+    };
+    let key = stripe_key(app, &integration).await?;
+    let stripe = app.rails.stripe(&key);
+    p.provider_id = stripe
+        .create_promotion_code(&code, &coupon_id, affiliate_id, &p.id)
+        .await?;
+    if let Err(e) = promotion_codes::create(&app.store, tenant, &p).await {
+        // Not stored: the code made at Stripe must not apply there alone.
+        if let Err(undo) = stripe.deactivate_promotion_code(&p.provider_id).await {
+            tracing::warn!(promotion_code = %p.id, error = %undo, "a promotion code made at Stripe stays active there");
+        }
+        return Err(e);
+    }
+    Ok(p)
+}
+
+/// A page of the affiliate's codes (404 for an affiliate not the tenant's).
+pub async fn list(
+    app: &App,
+    tenant: &Tenant,
+    affiliate_id: &str,
+    page: &PageRequest,
+) -> Result<Page<PromotionCode>> {
+    let (affiliate, codes) = tokio::join!(
+        affiliates::get(&app.store, tenant, affiliate_id),
+        promotion_codes::list(&app.store, tenant, affiliate_id, page)
+    );
+    affiliate?;
+    codes
+}
+
+/// Deactivates one of the affiliate's codes: at Stripe first when it was
+/// made there (a refusal or no answer changes nothing here), then here.
+pub async fn deactivate(
+    app: &App,
+    tenant: &Tenant,
+    affiliate_id: &str,
+    id: &str,
+) -> Result<PromotionCode> {
+    let p = promotion_codes::get(&app.store, tenant, affiliate_id, id)
+        .await?
+        .ok_or(Error::NotFound("promotion code"))?;
+    let Some(after) = p.deactivate(timestamp::now()) else {
+        return Ok(p);
+    };
+    if p.created_here {
+        let integration = integrations::get(&app.store, tenant, &p.integration_id).await?;
+        let key = stripe_key(app, &integration).await?;
+        app.rails
+            .stripe(&key)
+            .deactivate_promotion_code(&p.provider_id)
+            .await?;
+    }
+    promotion_codes::deactivate(&app.store, tenant, &after).await?;
+    Ok(after)
+}
+
+/// The integration's Stripe key, opened (409 INVALID_STATE without one).
+async fn stripe_key(app: &App, integration: &Integration) -> Result<String> {
+    let sealed = integration.api_key.as_deref().ok_or(Error::InvalidState {
+        resource: "integration",
+        current: "WITHOUT_API_KEY".into(),
+        action: "manage promotion codes at Stripe",
+    })?;
+    sealing::open(&app.signing, sealed).await
+}
