@@ -244,7 +244,8 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
 /// Partial update (see `AffiliateUpdate`). Concurrent writers do not overwrite each other
 /// (conditional write with retry; under persistent contention 503 and nothing changes). Totals
 /// (`earned`, `paid`) are never touched by this call. A body that changes nothing answers the
-/// affiliate as it is: `updatedAt` stays and no event is sent.
+/// affiliate as it is: `updatedAt` stays and no event is sent. A SUSPENDED or REJECTED
+/// affiliate's active promotion codes are deactivated (at Stripe too, for those made there).
 #[utoipa::path(
     put,
     path = "/api/v1/affiliates/{id}",
@@ -263,5 +264,6 @@ async fn update(
     Json(patch): Json<AffiliatePatch>,
 ) -> Result<Reply> {
     let updated = edits::affiliate(&app.store, m.tenant(), &id, &patch).await?;
+    promotion_codes::follow_status(&app, m.tenant(), &updated).await?;
     Reply::ok(AffiliateView::from(&updated))
 }

@@ -663,6 +663,23 @@ async fn a_promotion_code_is_created_and_deactivated_at_stripe() {
     )
     .await;
     assert_eq!(at_stripe["active"], json!(false));
+    // A suspended affiliate's codes stop: here, and at Stripe when made there.
+    let again = json!({"integrationId": id(&i), "code": format!("{word}X"), "couponId": coupon});
+    let made = call("POST", &codes, k, Some(again)).await;
+    assert_eq!(made.status, 201, "{:?}", made.body);
+    let promo = made.data()["providerId"].as_str().unwrap().to_string();
+    let registered = json!({"integrationId": id(&i), "providerId": fresh("promo_")});
+    assert_eq!(call("POST", &codes, k, Some(registered)).await.status, 201);
+    let path = format!("/api/v1/affiliates/{}", id(&a));
+    let r = call("PUT", &path, k, Some(json!({"status": "SUSPENDED"}))).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let listed = call("GET", &codes, k, None).await;
+    assert_eq!(listed.each("active"), vec![json!(false); 3]);
+    let path = format!("/_standin/stripe/promotion_codes/{promo}");
+    assert_eq!(
+        standin_call("GET", &path, None).await["active"],
+        json!(false)
+    );
     // Unknown ids are 404.
     call(
         "DELETE",

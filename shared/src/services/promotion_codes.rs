@@ -6,6 +6,7 @@
 
 use crate::app::App;
 use crate::auth::sealing;
+use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::integration::Integration;
 use crate::domain::promotion_code::{Making, NewPromotionCode, PromotionCode};
 use crate::domain::tenant::Tenant;
@@ -70,6 +71,54 @@ pub async fn list(
     codes
 }
 
+/// After an affiliate's change: a SUSPENDED or REJECTED affiliate's active
+/// codes are deactivated (they stop attributing at once), and those made at
+/// Stripe are deactivated there too; Stripe's refusal or silence leaves
+/// the code inactive here and is logged, since the change it follows is
+/// made already.
+pub async fn follow_status(app: &App, tenant: &Tenant, affiliate: &Affiliate) -> Result<()> {
+    if !matches!(
+        affiliate.status,
+        AffiliateStatus::Suspended | AffiliateStatus::Rejected
+    ) {
+        return Ok(());
+    }
+    let mut page = PageRequest {
+        limit: 100,
+        offset: 0,
+        cursor: None,
+    };
+    let now = timestamp::now();
+    loop {
+        let codes = promotion_codes::list(&app.store, tenant, &affiliate.id, &page).await?;
+        for p in codes.items {
+            let Some(after) = p.deactivate(now) else {
+                continue;
+            };
+            promotion_codes::deactivate(&app.store, tenant, &after).await?;
+            if p.created_here {
+                if let Err(e) = deactivate_at_stripe(app, tenant, &p).await {
+                    tracing::warn!(promotion_code = %p.id, error = %e, "a promotion code stays active at Stripe");
+                }
+            }
+        }
+        match codes.next_cursor {
+            Some(next) => page.cursor = Some(next),
+            None => return Ok(()),
+        }
+    }
+}
+
+/// The code made at Stripe, deactivated there.
+async fn deactivate_at_stripe(app: &App, tenant: &Tenant, p: &PromotionCode) -> Result<()> {
+    let integration = integrations::get(&app.store, tenant, &p.integration_id).await?;
+    let key = stripe_key(app, &integration).await?;
+    app.rails
+        .stripe(&key)
+        .deactivate_promotion_code(&p.provider_id)
+        .await
+}
+
 /// Deactivates one of the affiliate's codes: at Stripe first when it was
 /// made there (a refusal or no answer changes nothing here), then here.
 pub async fn deactivate(
@@ -85,12 +134,7 @@ pub async fn deactivate(
         return Ok(p);
     };
     if p.created_here {
-        let integration = integrations::get(&app.store, tenant, &p.integration_id).await?;
-        let key = stripe_key(app, &integration).await?;
-        app.rails
-            .stripe(&key)
-            .deactivate_promotion_code(&p.provider_id)
-            .await?;
+        deactivate_at_stripe(app, tenant, &p).await?;
     }
     promotion_codes::deactivate(&app.store, tenant, &after).await?;
     Ok(after)
