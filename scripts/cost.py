@@ -621,7 +621,7 @@ MARK_PAID_ROW = re.compile(r"^PUT /payouts/\{id\}/mark-paid \(from PENDING, (\d+
 # that pays N payouts by transfer, and how many provider waves it took.
 RAIL_BATCH_ROW = re.compile(r"^POST /payouts/batch-process \((\d+) payouts, Stripe transfers\)$")
 RAIL_WAVES_LINE = re.compile(r"^provider: POST /payouts/batch-process \((\d+) payouts, Stripe "
-                             r"transfers\): \d+ requests for \d+ payouts, at most \d+ at once "
+                             r"transfers\): \d+ requests for \d+ payouts, at most (\d+) at once "
                              r"\((\d+) waves\)$", re.M)
 
 
@@ -769,14 +769,16 @@ class Model:
     def rail_payouts(self, payouts, text, stripe_ms):
         """Paying `payouts` payouts through Stripe Connect in one
         batch-process call instead of marking each paid: refbench's rails row
-        scaled per payout, each provider wave waiting `stripe_ms`."""
+        scaled per payout, each provider wave waiting `stripe_ms`; with the
+        provider calls the row made at once."""
         row = None
         for r in self.rows:
             m = RAIL_BATCH_ROW.match(r.name)
             if m and r.billed is not None:
                 row, n = r, int(m.group(1))
                 break
-        waves = {int(m.group(1)): int(m.group(2)) for m in RAIL_WAVES_LINE.finditer(text)}
+        waves = {int(m.group(1)): (int(m.group(2)), int(m.group(3)))
+                 for m in RAIL_WAVES_LINE.finditer(text)}
         if row is None or n not in waves:
             raise InputError("rail payouts: no metered refbench row 'POST /payouts/batch-process "
                              "(N payouts, Stripe transfers)' with its provider line "
@@ -785,7 +787,8 @@ class Model:
         fn, route = route_function(self.template, method, path)
         # The provider's answers arrive in waves of concurrent calls; the
         # DynamoDB round trips are the row's own.
-        ms = row.round_trips * self.round_trip_ms + waves[n] * stripe_ms
+        at_once, wave_count = waves[n]
+        ms = row.round_trips * self.round_trip_ms + wave_count * stripe_ms
         u = Usage(f"Instead of mark-paid: the {payouts:,} payouts paid through Stripe "
                   f"Connect, one batch-process call",
                   source=f"`{row.name}`, per payout")
@@ -798,7 +801,7 @@ class Model:
                                  [request_line(method, route, 200, True, ms)])
         u.log_lines = len(lines)
         u.log_bytes = log_bytes(lines)
-        return u
+        return u, at_once
 
     def fixed(self):
         """A deployment's costs whatever the traffic: the scheduled functions
@@ -1041,15 +1044,15 @@ def render(model, args, inputs):
       f"{retention}: each month adds at most that much to storage "
       f"({usd(CLOUDWATCH_LOGS_PER_GB_MONTH_STORED)} per GB-month, less once compressed).")
     w("")
-    rail = model.rail_payouts(args.payouts, model.text, args.stripe_ms)
+    rail, at_once = model.rail_payouts(args.payouts, model.text, args.stripe_ms)
     rail_cost = rail.costs()
     w(f"Paying the {args.payouts:,} payouts through Stripe Connect (`POST /payouts/"
       f"batch-process` with a paying integration, docs/payouts.md) takes the place of "
       f"their mark-paid requests in the row above: one call, priced from what refbench's "
       f"rails row counts per payout (the PROCESSING commit, the provider call and the "
       f"PAID commit with its conversions, rollups and events: "
-      f"{num(rail.write_units / max(args.payouts, 1))} billed write units a payout). The function waits for Stripe in waves of 8 concurrent "
-      f"transfers, each assumed {args.stripe_ms:.0f} ms (`--stripe-ms`). Stripe charges "
+      f"{num(rail.write_units / max(args.payouts, 1))} billed write units a payout). The function waits for Stripe in waves of "
+      f"{at_once} concurrent transfers, each assumed {args.stripe_ms:.0f} ms (`--stripe-ms`). Stripe charges "
       f"its own Connect fees on top, which this page does not count.")
     w("")
     w("| instead of mark-paid | " + " | ".join(COMPONENTS) + " | total |")

@@ -446,13 +446,17 @@ async fn link(
     let Some(id) = conversion else {
         return Ok((None, Some("unknown payment".into())));
     };
-    let claims = l
-        .aliases
-        .iter()
-        .map(|a| conversions::claim_alias(store, tenant, a, &id, now));
-    futures::future::try_join_all(claims).await?;
-    let kept = parked_refunds::of_payment(store, tenant, &l.aliases).await?;
-    apply_kept(app, tenant, integration, &id, kept, now).await?;
+    let claims: Vec<(String, String)> = l.aliases.iter().map(|a| (a.clone(), id.clone())).collect();
+    let kept = claim_then_read(app, tenant, &claims, std::slice::from_ref(&l.aliases), now).await?;
+    apply_kept(
+        app,
+        tenant,
+        integration,
+        &id,
+        kept.into_iter().flatten().collect(),
+        now,
+    )
+    .await?;
     Ok((Some(id), None))
 }
 

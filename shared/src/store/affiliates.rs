@@ -130,23 +130,36 @@ pub(crate) fn guard(pk: String, tenant: &Tenant, a: &Affiliate) -> Result<Item> 
         affiliate_id: a.id.clone(),
         campaign_id: a.campaign_id.clone(),
     };
-    let mut item = item_at(&pk, GUARD_SK, &owner)?;
+    owner_guard(pk, tenant, &owner)
+}
+
+/// A guard item at `pk` naming `owner` (an affiliate code's, a promotion
+/// code's), the tenant beside it.
+pub(crate) fn owner_guard(pk: String, tenant: &Tenant, owner: &CodeOwner) -> Result<Item> {
+    let mut item = item_at(&pk, GUARD_SK, owner)?;
     item.insert(attrs::TENANT.into(), string_value(tenant.key()));
     Ok(item)
 }
 
-/// Resolves an affiliate code (any letter case) within a tenant with one
-/// GetItem of its guard.
-pub async fn resolve_code(store: &Store, tenant: &Tenant, code: &str) -> Result<Option<CodeOwner>> {
-    match store
-        .get_item(&keys::code_guard(tenant, code), GUARD_SK)
-        .await?
-    {
+/// The owner a guard at `pk` names, when the guard is the tenant's (one
+/// GetItem).
+pub(crate) async fn guard_owner(
+    store: &Store,
+    tenant: &Tenant,
+    pk: &str,
+) -> Result<Option<CodeOwner>> {
+    match store.get_item(pk, GUARD_SK).await? {
         Some(item) if string_of(&item, attrs::TENANT) == Some(tenant.key().as_str()) => {
             Ok(Some(from_item(item)?))
         }
         _ => Ok(None),
     }
+}
+
+/// Resolves an affiliate code (any letter case) within a tenant with one
+/// GetItem of its guard.
+pub async fn resolve_code(store: &Store, tenant: &Tenant, code: &str) -> Result<Option<CodeOwner>> {
+    guard_owner(store, tenant, &keys::code_guard(tenant, code)).await
 }
 
 pub(crate) fn email_guard(tenant: &Tenant, a: &Affiliate) -> String {

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::store::keys::{self, GUARD_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::update::UpdateExpr;
-use crate::store::{attrs, from_item, item_at, string_value, Item, Store};
+use crate::store::{affiliates, attrs, from_item, item_at, string_value, Item, Store};
 
 /// The role of each action of a promotion code's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,9 +33,7 @@ fn guard(pk: String, tenant: &Tenant, p: &PromotionCode) -> Result<Item> {
         affiliate_id: p.affiliate_id.clone(),
         campaign_id: p.campaign_id.clone(),
     };
-    let mut item = item_at(&pk, GUARD_SK, &owner)?;
-    item.insert(attrs::TENANT.into(), string_value(tenant.key()));
-    Ok(item)
+    affiliates::owner_guard(pk, tenant, &owner)
 }
 
 /// Stores a new code and its guards in one transaction; 409 ALREADY_EXISTS
@@ -69,15 +67,7 @@ pub async fn create(store: &Store, tenant: &Tenant, p: &PromotionCode) -> Result
 /// The affiliate and campaign of the active code known to the provider as
 /// `provider_id` (one GetItem of its guard).
 pub async fn owner(store: &Store, tenant: &Tenant, provider_id: &str) -> Result<Option<CodeOwner>> {
-    let item = store
-        .get_item(&keys::promotion_guard(tenant, provider_id), GUARD_SK)
-        .await?;
-    match item {
-        Some(i) if crate::store::string_of(&i, attrs::TENANT) == Some(tenant.key().as_str()) => {
-            Ok(Some(from_item(i)?))
-        }
-        _ => Ok(None),
-    }
+    affiliates::guard_owner(store, tenant, &keys::promotion_guard(tenant, provider_id)).await
 }
 
 /// A page of an affiliate's codes, newest first (one Query).

@@ -3,9 +3,10 @@
 //! and those of the versions before `2025-03-31.basil` are read: an
 //! invoice's subscription metadata (`parent.subscription_details`, or
 //! `subscription_details`), its payment ids (gone from the invoice since
-//! basil: `invoice_payment.paid` links them to it, or `payment_intent` and
-//! `charge` on the invoice), and a charge's `invoice` (gone since basil:
-//! its payment intent finds the payment once linked).
+//! basil, whose webhooks never expand its `payments`: `invoice_payment.paid`
+//! links them to it; before, `payment_intent` and `charge` on the invoice),
+//! and a charge's `invoice` (gone since basil: its payment intent finds the
+//! payment once linked).
 
 use crate::domain::payout_rail::AccountUpdate;
 use chrono::{DateTime, TimeZone, Utc};
@@ -126,7 +127,7 @@ fn invoice_paid(invoice: &Value, created: Option<i64>) -> Outcome {
     let Some(occurred_at) = paid_at.or_else(|| created.and_then(at)) else {
         return ignored("invoice without a time paid");
     };
-    let aliases = invoice_payment_ids(invoice);
+    let aliases = payment_ids(invoice);
     Outcome::Apply(vec![Command::Record(Payment {
         external_id: id,
         amount: major(currency, minor),
@@ -189,15 +190,7 @@ fn invoice_payment_paid(payment: &Value) -> Outcome {
     if text_at(payment, "status").is_some_and(|s| s != "paid") {
         return ignored("the invoice payment is not paid");
     }
-    let aliases: Vec<String> = payment
-        .get("payment")
-        .map(|p| {
-            ["payment_intent", "charge"]
-                .iter()
-                .filter_map(|f| id_at(p, f))
-                .collect()
-        })
-        .unwrap_or_default();
+    let aliases = payment.get("payment").map(payment_ids).unwrap_or_default();
     if aliases.is_empty() {
         return ignored("the invoice payment names no payment intent or charge");
     }
@@ -219,27 +212,13 @@ fn customer_referral(customer: &Value) -> Outcome {
     }
 }
 
-/// The payment intent and charge ids an invoice names, in either shape.
-fn invoice_payment_ids(invoice: &Value) -> Vec<String> {
-    let mut ids: Vec<String> = ["payment_intent", "charge"]
+/// The payment intent and charge ids an object names (an invoice before
+/// basil, an invoice payment's `payment`, a dispute).
+fn payment_ids(object: &Value) -> Vec<String> {
+    ["payment_intent", "charge"]
         .iter()
-        .filter_map(|f| id_at(invoice, f))
-        .collect();
-    let payments = invoice
-        .get("payments")
-        .and_then(|p| p.get("data"))
-        .and_then(Value::as_array);
-    for p in payments.into_iter().flatten() {
-        if let Some(payment) = p.get("payment") {
-            ids.extend(
-                ["payment_intent", "charge"]
-                    .iter()
-                    .filter_map(|f| id_at(payment, f)),
-            );
-        }
-    }
-    ids.dedup();
-    ids
+        .filter_map(|f| id_at(object, f))
+        .collect()
 }
 
 /// `checkout.session.completed` and `…async_payment_succeeded`:
@@ -345,10 +324,7 @@ fn dispute_closed(dispute: &Value) -> Outcome {
     if text_at(dispute, "status").as_deref() != Some("lost") {
         return ignored("dispute not lost");
     }
-    let ids: Vec<String> = ["payment_intent", "charge"]
-        .iter()
-        .filter_map(|f| id_at(dispute, f))
-        .collect();
+    let ids = payment_ids(dispute);
     if ids.is_empty() {
         return ignored("dispute names no payment");
     }
