@@ -14,7 +14,7 @@ use crate::integrations::{
 use crate::support::{affiliate_with_code, call, campaign, merchant, Merchant};
 
 /// Stripe's example `resource` (current API version) with `fields` set.
-fn fixture(resource: &str, fields: Value) -> Value {
+pub(crate) fn fixture(resource: &str, fields: Value) -> Value {
     static ALL: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
     let all = ALL.get_or_init(|| {
         let path = concat!(
@@ -33,7 +33,7 @@ fn fixture(resource: &str, fields: Value) -> Value {
 }
 
 /// An event of the current API version around `object`.
-fn event(kind: &str, object: Value) -> Value {
+pub(crate) fn event(kind: &str, object: Value) -> Value {
     json!({
         "id": format!("evt_{}", ulid::Ulid::new()),
         "object": "event",
@@ -47,13 +47,13 @@ fn event(kind: &str, object: Value) -> Value {
     })
 }
 
-fn fresh(prefix: &str) -> String {
+pub(crate) fn fresh(prefix: &str) -> String {
     format!("{prefix}{}", ulid::Ulid::new())
 }
 
 /// A merchant with a public campaign (10%), an affiliate with a fresh code,
 /// and a Stripe integration.
-async fn programme() -> (Merchant, Value, String, Value, Value) {
+pub(crate) async fn programme() -> (Merchant, Value, String, Value, Value) {
     let m = merchant().await;
     let c = campaign(
         &m.test_key,
@@ -69,7 +69,7 @@ async fn programme() -> (Merchant, Value, String, Value, Value) {
 /// A paid subscription invoice as the current API version sends it: 100.00
 /// before 20.00 tax, no payment ids, the referral in the subscription's
 /// metadata when given.
-fn current_invoice(inv: &str, customer: &str, referral: Option<&str>) -> Value {
+pub(crate) fn current_invoice(inv: &str, customer: &str, referral: Option<&str>) -> Value {
     let metadata = referral.map_or(json!({}), |r| json!({"referral": r}));
     fixture(
         "invoice",
@@ -84,7 +84,7 @@ fn current_invoice(inv: &str, customer: &str, referral: Option<&str>) -> Value {
 }
 
 /// Its `invoice_payment.paid`: the payment intent that paid it.
-fn invoice_payment(inv: &str, pi: &str) -> Value {
+pub(crate) fn invoice_payment(inv: &str, pi: &str) -> Value {
     event(
         "invoice_payment.paid",
         fixture(
@@ -97,7 +97,7 @@ fn invoice_payment(inv: &str, pi: &str) -> Value {
 }
 
 /// A current charge of `pi` (no `invoice`), `refunded` of 12000 refunded.
-fn refunded_charge(ch: &str, pi: &str, refunded: i64) -> Value {
+pub(crate) fn refunded_charge(ch: &str, pi: &str, refunded: i64) -> Value {
     event(
         "charge.refunded",
         fixture(
@@ -109,7 +109,7 @@ fn refunded_charge(ch: &str, pi: &str, refunded: i64) -> Value {
     )
 }
 
-async fn outcome_of(i: &Value, body: &Value) -> (Value, Value) {
+pub(crate) async fn outcome_of(i: &Value, body: &Value) -> (Value, Value) {
     let r = stripe(id(i), body).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     (r.data()["outcome"].clone(), r.data()["reason"].clone())

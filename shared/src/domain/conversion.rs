@@ -25,7 +25,8 @@ wire_enum! {
     /// /conversions/{id}/reverse`). `UNATTRIBUTED`: no affiliate was found; kept with
     /// commission 0 so the `externalId` stays consumed. Transitions: PENDING -> APPROVED ->
     /// PAID by the payout flow; PENDING, APPROVED (in no payout) and UNATTRIBUTED -> REVERSED
-    /// by reverse. `ON_HOLD`: attributed with a HIGH risk flag on a campaign that holds
+    /// by reverse; REVERSED -> back (a provider's refund that failed, a won chargeback: see
+    /// `conversion.restored`). `ON_HOLD`: attributed with a HIGH risk flag on a campaign that holds
     /// flagged conversions; the payout job never approves it; release (-> PENDING, or APPROVED
     /// once `payableAt` has passed) or reverse (-> REVERSED) ends the hold.
     #[derive(Hash, PartialOrd, Ord)]

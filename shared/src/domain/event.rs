@@ -29,6 +29,7 @@ wire_enum! {
         ConversionReleased = "conversion.released",
         ConversionApproved = "conversion.approved",
         ConversionReversed = "conversion.reversed",
+        ConversionRestored = "conversion.restored",
         PayoutCreated = "payout.created",
         PayoutInvoiceUploaded = "payout.invoice_uploaded",
         PayoutApproved = "payout.approved",
@@ -89,7 +90,7 @@ mod tests {
         for t in EventType::ALL {
             assert_eq!(EventType::parse(t.as_str()), Some(t));
         }
-        assert_eq!(EventType::ALL.len(), 26);
+        assert_eq!(EventType::ALL.len(), 27);
         assert!(EventType::PayoutPaid.subscribed(&["*".into()]));
         assert!(EventType::PayoutPaid.subscribed(&["payout.paid".into()]));
         assert!(!EventType::PayoutPaid.subscribed(&["payout.approved".into()]));

@@ -24,6 +24,7 @@ pub mod portal;
 pub mod postback;
 pub mod promotion_code;
 pub mod referral;
+pub mod restoral;
 pub mod risk;
 pub mod signup;
 pub mod status;

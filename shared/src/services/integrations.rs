@@ -13,7 +13,9 @@ use crate::app::App;
 use crate::auth::sealing;
 use crate::domain::account::Account;
 use crate::domain::affiliate_code::CodeOwner;
-use crate::domain::connector::{self, Binding, Command, Link, Mapped, Payment, Provider, Refund};
+use crate::domain::connector::{
+    self, Binding, Command, Link, Mapped, Payment, Provider, Refund, Restore,
+};
 use crate::domain::conversion::{Conversion, ConversionType, Postback, PostbackBody};
 use crate::domain::integration::{DeliveryOutcome, Integration};
 use crate::domain::payout_rail::AccountUpdate;
@@ -28,6 +30,7 @@ use crate::rails::paypal::Transmission;
 use crate::rate_limit;
 use crate::retry::{retry_on_conflict, Attempt};
 use crate::services::payout_accounts::{self, Updated};
+use crate::services::reverse::{self, Restored};
 use crate::services::{payout_transitions, postback, tracking};
 use crate::store::integrations::{self, DeliveryRow};
 use crate::store::payouts as store_payouts;
@@ -559,6 +562,7 @@ async fn run(
             }
             Command::Bind(b) => bind(app, tenant, integration, b, read, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
+            Command::Restore(r) => restore(app, tenant, integration, r, now).await?,
             Command::Link(l) => link(app, tenant, integration, l, read, now).await?,
             Command::AccountUpdated(u) => account_updated(app, tenant, u, now).await?,
             Command::PayoutResult(r) => payout_result(app, tenant, r, now).await?,
@@ -928,6 +932,44 @@ async fn reverse(
         return apply_refund(app, tenant, integration, &conversion_id, r, now).await;
     }
     Ok((None, Some("unknown payment".into())))
+}
+
+/// Gives back what a refund or chargeback of a recorded payment took, once
+/// per restoral; one of a payment not recorded is IGNORED ("unknown
+/// payment").
+async fn restore(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    r: &Restore,
+    now: DateTime<Utc>,
+) -> Result<(Option<String>, Option<String>)> {
+    let store = &app.store;
+    let Some(id) = conversions::claimed_by_any(store, tenant, &r.payment_ids).await? else {
+        return Ok((None, Some("unknown payment".into())));
+    };
+    if !integrations::claim_once(store, tenant, &r.once_key, now).await? {
+        return Ok((Some(id), Some("restoral applied before".into())));
+    }
+    let reason = format!(
+        "{} reversal given back",
+        integration.provider.as_str().to_lowercase()
+    );
+    let reason = match reverse::restore(store, tenant, &id, r, &reason, now).await {
+        Ok(Restored::Applied) => None,
+        Ok(Restored::NothingDue) => Some("nothing reversed to give back".to_string()),
+        Ok(Restored::OtherCurrency(own, payment)) => Some(format!(
+            "the restoral is in {}, the payment in {}",
+            own.code(),
+            payment.code()
+        )),
+        Err(e) => {
+            // Not applied: the provider's retry applies it then.
+            integrations::release_once(store, tenant, &r.once_key).await?;
+            return Err(e);
+        }
+    };
+    Ok((Some(id), reason))
 }
 
 /// The conversion of a refund's payment, by the first of its ids that has

@@ -1,12 +1,15 @@
-//! Reversing (refunding) a conversion: read the conversion and the payout
-//! holding it, decide in `Conversion::reverse`, commit the change with its
+//! Reversing (refunding) a conversion, and giving a provider's reversal
+//! back: read the conversion and the payout holding it, decide in
+//! `Conversion::reverse` (or `restore`), commit the change with its
 //! rollups, totals, clawback and event; a concurrent change reads again.
 
 use chrono::{DateTime, Utc};
 
+use crate::domain::connector::Restore;
 use crate::domain::conversion::{Conversion, ReverseRequest};
 use crate::domain::tenant::Tenant;
 use crate::error::Result;
+use crate::money::Currency;
 use crate::retry::{retry_on_conflict, Attempt};
 use crate::store::conversions;
 use crate::store::Store;
@@ -40,6 +43,48 @@ pub async fn reverse(
                 },
             )
         }
+    })
+    .await
+}
+
+/// What a provider's restoral came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restored {
+    Applied,
+    /// Nothing is reversed to give back.
+    NothingDue,
+    /// The restoral's currency, and the payment's: not this payment's.
+    OtherCurrency(Currency, Currency),
+}
+
+/// Gives back what a provider's reversal took (a refund that failed, a
+/// won chargeback), as `Conversion::restore` decides; a concurrent change
+/// reads again.
+pub async fn restore(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    r: &Restore,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<Restored> {
+    retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || async move {
+        let facts = conversions::read_reversal(store, tenant, id).await?;
+        let c = &facts.conversion;
+        let part = match r.part(c.currency) {
+            Ok(part) => part,
+            Err(own) => return Ok(Attempt::Done(Restored::OtherCurrency(own, c.currency))),
+        };
+        let payout = facts.payout_status.into();
+        let Some(restoral) = c.restore(payout, part, reason.to_string(), now)? else {
+            return Ok(Attempt::Done(Restored::NothingDue));
+        };
+        Ok(
+            match conversions::commit_reversal(store, tenant, c, &restoral).await? {
+                true => Attempt::Done(Restored::Applied),
+                false => Attempt::Conflict,
+            },
+        )
     })
     .await
 }

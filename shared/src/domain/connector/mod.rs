@@ -80,6 +80,9 @@ pub enum Command {
     /// intent and charge, sent apart from the invoice since API version
     /// `2025-03-31.basil`).
     Link(Link),
+    /// Give back what a reversal took: a refund that failed, a chargeback
+    /// reversed because the merchant won its dispute.
+    Restore(Restore),
     /// A connected account's new state (an affiliate's payout account).
     AccountUpdated(AccountUpdate),
     /// What the provider says became of a payout it was asked to pay.
@@ -151,6 +154,34 @@ pub struct Refund {
     /// than its payment's is not that payment's, and reverses nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub currency: Option<Currency>,
+}
+
+/// A provider's reversal given back (a refund that failed, a won
+/// chargeback). One for a payment not recorded yet is IGNORED: a payment
+/// recorded later applies only the refunds still kept for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restore {
+    /// The ids the payment may be known by, tried in order.
+    pub payment_ids: Vec<String>,
+    /// The amount given back in major units of `currency`; everything
+    /// reversed when `None`.
+    pub amount: Option<Decimal>,
+    pub currency: Option<Currency>,
+    /// Counts once however often it arrives (the refund's or the
+    /// adjustment's id).
+    pub once_key: String,
+}
+
+impl Restore {
+    /// The part of a conversion in `currency` to restore: all that is
+    /// reversed (`None`) or the amount; `Err` with the restoral's currency
+    /// when it is an amount in another currency than the payment's.
+    pub fn part(&self, currency: Currency) -> Result<Option<Decimal>, Currency> {
+        match (self.amount, self.currency) {
+            (Some(_), Some(own)) if own != currency => Err(own),
+            (amount, _) => Ok(amount),
+        }
+    }
 }
 
 /// How much of a payment a refund takes back.

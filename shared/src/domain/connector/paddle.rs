@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{
     currency_at, id_at, ignored, minor_at, text_at, Binding, Command, Mapped, Outcome, Payment,
-    Refund, RefundPart,
+    Refund, RefundPart, Restore,
 };
 use crate::timestamp;
 
@@ -75,10 +75,14 @@ fn transaction_completed(txn: &Value, occurred: Option<DateTime<Utc>>) -> Outcom
 }
 
 /// An approved refund or chargeback: its subtotal (tax excluded) is reversed
-/// from the transaction's conversion, once per adjustment id.
+/// from the transaction's conversion, once per adjustment id; an approved
+/// `chargeback_reverse` (a dispute won) restores its subtotal.
 fn adjustment(adj: &Value) -> Outcome {
     let action = text_at(adj, "action").unwrap_or_default();
-    if !matches!(action.as_str(), "refund" | "chargeback") {
+    if !matches!(
+        action.as_str(),
+        "refund" | "chargeback" | "chargeback_reverse"
+    ) {
         return ignored(format!("adjustment action {action} is not mapped"));
     }
     if text_at(adj, "status").as_deref() != Some("approved") {
@@ -94,11 +98,21 @@ fn adjustment(adj: &Value) -> Outcome {
     if subtotal <= 0 {
         return ignored("zero amount");
     }
+    let currency = currency_at(adj, "currency_code");
+    if action == "chargeback_reverse" {
+        // A dispute won: what its chargeback reversed comes back.
+        return Outcome::Apply(vec![Command::Restore(Restore {
+            payment_ids: vec![txn],
+            amount: currency.map(|c| c.from_minor(subtotal)),
+            currency,
+            once_key: id,
+        })]);
+    }
     Outcome::Apply(vec![Command::Reverse(Refund {
         payment_ids: vec![txn],
         part: RefundPart::Minor(subtotal),
         once_key: Some(id),
-        currency: currency_at(adj, "currency_code"),
+        currency,
     })])
 }
 

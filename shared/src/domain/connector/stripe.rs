@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{
     currency_at, id_at, ignored, minor_at, share, text_at, Binding, Command, Link, Mapped, Outcome,
-    Payment, Refund, RefundPart,
+    Payment, Refund, RefundPart, Restore,
 };
 
 /// The Stripe API version the current event shapes are taken from (the
@@ -49,6 +49,7 @@ pub fn map(body: &[u8]) -> Option<Mapped> {
         "customer.created" | "customer.updated" => customer_referral(object),
         "charge.refunded" => charge_refunded(object),
         "charge.dispute.closed" => dispute_closed(object),
+        "refund.failed" => refund_failed(object),
         other => ignored(format!("event type {other} is not mapped")),
     };
     Some(Mapped {
@@ -333,6 +334,35 @@ fn dispute_closed(dispute: &Value) -> Outcome {
         part: RefundPart::Full,
         once_key: None,
         currency: currency_at(dispute, "currency"),
+    })])
+}
+
+/// `refund.failed`: the refund's amount given back to the payment its
+/// charge or payment intent names, once per refund. A refund's amount
+/// counts tax in; the restoral never passes what was reversed.
+fn refund_failed(refund: &Value) -> Outcome {
+    if text_at(refund, "status").as_deref() != Some("failed") {
+        return ignored("refund not failed");
+    }
+    let ids: Vec<String> = ["payment_intent", "charge"]
+        .iter()
+        .filter_map(|f| id_at(refund, f))
+        .collect();
+    let (Some(id), Some(currency), Some(minor)) = (
+        id_at(refund, "id"),
+        currency_at(refund, "currency"),
+        minor_at(refund, "amount"),
+    ) else {
+        return ignored("refund without id, currency or amount");
+    };
+    if ids.is_empty() || minor <= 0 {
+        return ignored("refund names no payment or amount");
+    }
+    Outcome::Apply(vec![Command::Restore(Restore {
+        payment_ids: ids,
+        amount: Some(major(currency, minor)),
+        currency: Some(currency),
+        once_key: id,
     })])
 }
 
