@@ -1303,7 +1303,7 @@ async fn deliveries_on(base: &str, m: &Merchant, integration: &str) -> Vec<Value
     let r = crate::support::call_on(
         base,
         "GET",
-        &format!("/api/v1/integrations/{integration}/deliveries"),
+        &format!("/api/v1/integrations/{integration}/deliveries?limit=100"),
         Some(&m.test_key),
         None,
     )

@@ -13,6 +13,7 @@ mod connector_restorals;
 mod connector_shapes;
 mod contract;
 mod conversions;
+mod delivery_races;
 mod events;
 mod hardening;
 mod integrations;

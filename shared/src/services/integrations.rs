@@ -32,7 +32,7 @@ use crate::retry::{retry_on_conflict, Attempt};
 use crate::services::payout_accounts::{self, Updated};
 use crate::services::reverse::{self, Restored};
 use crate::services::{payout_transitions, postback, tracking};
-use crate::store::integrations::{self, DeliveryRow};
+use crate::store::integrations::{self, DeliveryRow, Marked};
 use crate::store::payouts as store_payouts;
 use crate::store::{accounts, clicks, conversions, parked_links, parked_refunds, promotion_codes};
 use crate::timestamp;
@@ -316,7 +316,10 @@ async fn finish(
             answer.reason = Some(reason);
         }
     }
-    if !first? {
+    if let Marked::Before(event_row) = first? {
+        // The event's row tells what applied it: this delivery's outcome
+        // when it applied it and the first to mark it found nothing to do.
+        let applied = (answer.outcome == DeliveryOutcome::Applied).then_some(&logged);
         answer.outcome = DeliveryOutcome::Duplicate;
         let repeat = row(
             Some(mapped),
@@ -325,7 +328,9 @@ async fn finish(
             answer.conversion_id.as_deref(),
             now,
         );
-        integrations::log_delivery(store, tenant, &integration.id, &repeat).await?;
+        let event_row = event_row.as_deref();
+        integrations::log_repeat(store, tenant, &integration.id, event_row, applied, &repeat)
+            .await?;
     }
     Ok(answer)
 }

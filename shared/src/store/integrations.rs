@@ -190,18 +190,22 @@ pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<
     store.query_page(&q, page).await?.try_map(from_item)
 }
 
-/// The guard of a provider event (or a Paddle adjustment) of an integration.
-fn event_guard(scope: &str, event_id: &str, now: DateTime<Utc>) -> Result<Item> {
+/// The guard of a provider event (or a Paddle adjustment) of an integration;
+/// `row`, the id of the delivery-log row of the delivery that marked it.
+fn event_guard(scope: &str, event_id: &str, now: DateTime<Utc>, row: Option<&str>) -> Result<Item> {
     #[derive(Serialize)]
-    struct Guard {
+    struct Guard<'a> {
         ttl: i64,
         /// Unique per claim: `put_new` takes an identical item for its own
         /// retried write, and two claims must never look alike.
         claim: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        row: Option<&'a str>,
     }
     let guard = Guard {
         ttl: (now + Duration::days(LOG_DAYS)).timestamp(),
         claim: ulid::Ulid::new().to_string(),
+        row,
     };
     item_at(&format!("PEV#{scope}#{event_id}"), GUARD_SK, &guard)
 }
@@ -214,7 +218,9 @@ pub async fn claim_once(
     key: &str,
     now: DateTime<Utc>,
 ) -> Result<bool> {
-    store.put_new(event_guard(&tenant.key(), key, now)?).await
+    store
+        .put_new(event_guard(&tenant.key(), key, now, None)?)
+        .await
 }
 
 /// Gives a [`claim_once`] back (what it guarded could not be applied).
@@ -232,23 +238,34 @@ enum Applied {
     Touch,
 }
 
+/// How a delivery's event came to be marked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Marked {
+    /// By this delivery: its row is the event's.
+    First,
+    /// Before, or by a concurrent delivery of the same event: the id of the
+    /// row that delivery logged (none for a guard older than the field).
+    Before(Option<String>),
+}
+
 /// Records, in one transaction, that a provider event was applied: its
-/// guard (so a repeat answers DUPLICATE), its log row and the integration's
-/// `lastEventAt`. False when the guard existed (applied before, or by a
-/// concurrent delivery of the same event): nothing is written then.
+/// guard (so a repeat answers DUPLICATE, and naming its log row), its log
+/// row and the integration's `lastEventAt`. Nothing is written when the
+/// guard existed.
 pub async fn record_applied(
     store: &Store,
     tenant: &Tenant,
     integration_id: &str,
     event_id: &str,
     row: &DeliveryRow,
-) -> Result<bool> {
+) -> Result<Marked> {
     let mut tx = store.tx();
+    let id = ids::new_id(IdKind::Delivery);
     tx.put_new(
         Applied::Guard,
-        event_guard(integration_id, event_id, row.received_at)?,
+        event_guard(integration_id, event_id, row.received_at, Some(&id))?,
     );
-    tx.put_new(Applied::Log, log_item(tenant, integration_id, row)?);
+    tx.put_new(Applied::Log, log_item(tenant, integration_id, &id, row)?);
     let touch = UpdateExpr::new()
         .set(
             attrs::LAST_EVENT_AT,
@@ -257,8 +274,60 @@ pub async fn record_applied(
         .when_exists();
     tx.update(Applied::Touch, integration_id, RECORD_SK, &touch);
     match store.transact(tx).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.failed(Applied::Guard) => Ok(false),
+        Ok(()) => Ok(Marked::First),
+        Err(e) if e.failed(Applied::Guard) => {
+            let row = e
+                .old_item(Applied::Guard)
+                .and_then(|g| g.get(GUARD_ROW))
+                .and_then(|v| v.as_s().ok())
+                .cloned();
+            Ok(Marked::Before(row))
+        }
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// The guard's attribute naming the event's log row.
+const GUARD_ROW: &str = "row";
+/// What the event's row takes from the delivery that applied it.
+const OUTCOME_FIELDS: [&str; 3] = ["outcome", "reason", "conversionId"];
+
+/// The role of each action of [`log_repeat`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeat {
+    EventRow,
+    Log,
+}
+
+/// Logs a repeated delivery (`repeat`, DUPLICATE). When it is the one that
+/// applied the event (`applied`: two copies ran at once, and the one that
+/// marked it first found nothing left to do), the event's row `row_id`
+/// takes its outcome, unless that row already says APPLIED.
+pub async fn log_repeat(
+    store: &Store,
+    tenant: &Tenant,
+    integration_id: &str,
+    row_id: Option<&str>,
+    applied: Option<&DeliveryRow>,
+    repeat: &DeliveryRow,
+) -> Result<()> {
+    let (Some(row_id), Some(applied)) = (row_id, applied) else {
+        return log_delivery(store, tenant, integration_id, repeat).await;
+    };
+    let own = ids::new_id(IdKind::Delivery);
+    let outcome = log_item(tenant, integration_id, row_id, applied)?;
+    let ignored = string_value(DeliveryOutcome::Ignored.as_str());
+    let take = UpdateExpr::new()
+        .copy_from(&outcome, &OUTCOME_FIELDS)
+        .when_eq(OUTCOME_FIELDS[0], ignored);
+    let mut tx = store.tx();
+    tx.update(Repeat::EventRow, row_id, RECORD_SK, &take);
+    tx.put_new(Repeat::Log, log_item(tenant, integration_id, &own, repeat)?);
+    match store.transact(tx).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.failed(Repeat::EventRow) => {
+            log_delivery(store, tenant, integration_id, repeat).await
+        }
         Err(e) => Err(e.into_error()),
     }
 }
@@ -288,17 +357,18 @@ pub async fn log_delivery(
     integration_id: &str,
     row: &DeliveryRow,
 ) -> Result<()> {
+    let id = ids::new_id(IdKind::Delivery);
     store
-        .put_new(log_item(tenant, integration_id, row)?)
+        .put_new(log_item(tenant, integration_id, &id, row)?)
         .await?;
     Ok(())
 }
 
-fn log_item(tenant: &Tenant, integration_id: &str, row: &DeliveryRow) -> Result<Item> {
-    let id = ids::new_id(IdKind::Delivery);
-    let sort = keys::at(&row.received_at, &id);
+/// A delivery-log row `id` as stored.
+fn log_item(tenant: &Tenant, integration_id: &str, id: &str, row: &DeliveryRow) -> Result<Item> {
+    let sort = keys::at(&row.received_at, id);
     let index = IndexKeys::new().with(Index::Gsi4, log_partition(integration_id), sort);
-    let mut item = record_item(&id, Some(&tenant.key()), row, &index)?;
+    let mut item = record_item(id, Some(&tenant.key()), row, &index)?;
     let ttl = (row.received_at + Duration::days(LOG_DAYS)).timestamp();
     item.insert(attrs::TTL.into(), number_value(ttl));
     Ok(item)
