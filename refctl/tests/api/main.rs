@@ -22,6 +22,7 @@ mod payout_rails;
 mod payouts;
 mod portal;
 mod probe;
+mod provider_amounts;
 mod rate_limits;
 mod risk;
 mod secrets;

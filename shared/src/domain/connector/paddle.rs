@@ -45,7 +45,15 @@ fn transaction_completed(txn: &Value, occurred: Option<DateTime<Utc>>) -> Outcom
     };
     let subtotal = minor_at(totals, "subtotal").unwrap_or(0);
     let discount = minor_at(totals, "discount").unwrap_or(0);
-    let net = subtotal.checked_sub(discount).unwrap_or(0);
+    // Never more than was paid, never negative: a negative part or a net
+    // above the total is no transaction Paddle bills.
+    if subtotal < 0 || discount < 0 {
+        return ignored("a negative subtotal or discount");
+    }
+    let net = subtotal.saturating_sub(discount);
+    if minor_at(totals, "total").is_some_and(|total| net > total) {
+        return ignored("the subtotal less discount is above the total");
+    }
     let referral = txn
         .get("custom_data")
         .and_then(|c| text_at(c, REFERRAL_KEY));

@@ -160,6 +160,14 @@ fn invoice_untaxed(invoice: &Value) -> Result<i64, &'static str> {
     }
     let total = minor_at(invoice, "total").unwrap_or(paid);
     let before_tax = minor_at(invoice, "total_excluding_tax").unwrap_or(total);
+    // Never more than was paid, never negative: a payload that says
+    // otherwise is no payment Stripe makes.
+    if before_tax < 0 || total < 0 {
+        return Err("a negative total");
+    }
+    if before_tax > total.max(paid) {
+        return Err("total_excluding_tax is above what was paid");
+    }
     if total > 0 && paid < total {
         let scaled = share(Decimal::from(before_tax), paid, total);
         let scaled =
@@ -250,7 +258,10 @@ fn checkout_completed(session: &Value, created: Option<i64>, succeeded: bool) ->
     // Sessions before the field was sent were paid when completed.
     let paid = succeeded || text_at(session, "payment_status").is_none_or(|s| s == "paid");
     let one_off = text_at(session, "mode").as_deref() == Some("payment");
-    let untaxed = checkout_untaxed(session);
+    let untaxed = match checkout_untaxed(session) {
+        Ok(untaxed) => untaxed,
+        Err(reason) => return ignored(reason),
+    };
     if let (true, Some(currency), Some(pi), Some(occurred_at)) = (
         paid && one_off && untaxed > 0,
         currency_at(session, "currency"),
@@ -286,15 +297,18 @@ fn promotion_code(object: &Value) -> Option<String> {
     listed.or_else(|| id_at(object.get("discount")?, "promotion_code"))
 }
 
-/// A Checkout Session's total less its tax and its shipping, in minor units.
-fn checkout_untaxed(session: &Value) -> i64 {
+/// A Checkout Session's total less its tax and its shipping, in minor
+/// units; `Err` when a part is negative (it would earn on more than was
+/// paid).
+fn checkout_untaxed(session: &Value) -> Result<i64, &'static str> {
     let total = minor_at(session, "amount_total").unwrap_or(0);
     let details = session.get("total_details");
     let part = |field| details.and_then(|t| minor_at(t, field)).unwrap_or(0);
-    total
-        .checked_sub(part("amount_tax"))
-        .and_then(|t| t.checked_sub(part("amount_shipping")))
-        .unwrap_or(0)
+    let (tax, shipping) = (part("amount_tax"), part("amount_shipping"));
+    if total < 0 || tax < 0 || shipping < 0 {
+        return Err("a negative total, tax or shipping amount");
+    }
+    Ok(total.saturating_sub(tax).saturating_sub(shipping).max(0))
 }
 
 /// `charge.refunded`: the refunded share so far (`amount_refunded` of what
