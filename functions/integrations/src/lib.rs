@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use bytes::Bytes;
 use http::HeaderMap;
 use serde::Serialize;
 use shared::app::App;
@@ -15,7 +14,7 @@ use shared::domain::integration::{
     DeliveryOutcome, IntegrationPatch, IntegrationView, NewIntegration,
 };
 use shared::error::Result;
-use shared::http::{ApiRouter, BaseUrl, Json, Merchant, Params, PathId, Reply};
+use shared::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
 use shared::rails::paypal::Transmission;
 use shared::routes;
 use shared::services::{creates, edits, integrations as receiving};
@@ -184,7 +183,8 @@ struct ReceivedView {
 /// the postback would refuse, a checkout naming no live session, click or code of this account
 /// (or a flooded click), an unknown payment, a refund with nothing left to reverse, a payment id
 /// of another account or mode, or an event whose mode differs from the integration's (see
-/// `docs/integrations.md`).
+/// `docs/integrations.md`). A signature header sent twice is 400; a body over 1 MiB
+/// (1,048,576 bytes) is 400, nothing recorded.
 #[utoipa::path(
     post,
     path = "/api/v1/integrations/{id}/events",
@@ -210,13 +210,16 @@ async fn receive(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     headers: HeaderMap,
-    body: Bytes,
+    EventBody(body): EventBody,
 ) -> Result<Reply> {
     // Each provider's headers, as sent; the integration's provider picks its own.
     let delivery = receiving::Delivery {
         signatures: Provider::ALL
             .iter()
-            .filter_map(|p| Some((*p, headers.get(p.signature_header())?.to_str().ok()?)))
+            .flat_map(|p| {
+                let sent = headers.get_all(p.signature_header()).iter();
+                sent.map(move |v| (*p, v.to_str().unwrap_or_default()))
+            })
             .collect(),
         transmission: Transmission::from_headers(|name| {
             Some(headers.get(name)?.to_str().ok()?.to_string())

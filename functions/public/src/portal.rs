@@ -7,11 +7,12 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::HeaderValue;
+use axum::http::header::IF_NONE_MATCH;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use shared::app::App;
 use shared::error::{Error, Result};
-use shared::http::router::document;
+use shared::http::router::{document, varying_document};
 use shared::http::{FromQuery, Params, PublicCount, Query};
 use shared::ids::{self, IdKind};
 use shared::store::accounts;
@@ -68,7 +69,9 @@ impl FromQuery for PageQuery {
 /// Naming an account, it is counted per client address (429 past the limit).
 /// `account` picks the origins that may frame it (`Content-Security-Policy: frame-ancestors`,
 /// the account's setting besides the page's own origin); without it, or for an unknown
-/// account, only its own origin may.
+/// account, only its own origin may. Naming an account, the page is `Cache-Control: private,
+/// no-cache` with an `ETag` (304 to a matching `If-None-Match`); without one, a public
+/// document cached 300 seconds.
 #[utoipa::path(
     get,
     path = "/portal",
@@ -76,10 +79,12 @@ impl FromQuery for PageQuery {
     tag = "Portal", security(()),
     params(
         ("account" = Option<String>, Query, description = "The account whose framing origins apply."),
+        ("If-None-Match" = Option<String>, Header, description = "The `ETag` of a copy the browser keeps (a page naming an account)."),
         ("payouts" = Option<String>, Query, description = "`done` or `refresh`: Stripe's onboarding sent the affiliate back (the page reads it and says so; the server serves the page whatever it is).")
     ),
     responses(
         (status = 200, description = "The page.", content_type = "text/html"),
+        (status = 304, description = "Not modified (`If-None-Match` names its `ETag`)."),
         (status = 429, description = "TooManyRequests"),
         (status = 503, description = "ServiceUnavailable")
     )
@@ -88,15 +93,16 @@ pub async fn page(
     caller: PublicCount,
     State(app): State<Arc<App>>,
     Params(q): Params<PageQuery>,
+    headers: HeaderMap,
 ) -> Result<Response> {
     let known = q.account.filter(|a| ids::is_valid(IdKind::Account, a));
     // A page that reads an account is counted per client address, at once
     // with its read; one that names none reads nothing and is a document.
-    let ancestors = match known {
+    let ancestors = match &known {
         Some(id) => {
             let (_, admission) = caller.split();
             let read = async {
-                accounts::get_account(&app.store, &id)
+                accounts::get_account(&app.store, id)
                     .await
                     .map(|a| a.frame_ancestors())
                     .unwrap_or_else(|_| "'self'".to_string())
@@ -111,10 +117,17 @@ pub async fn page(
         }
         None => "'self'".to_string(),
     };
-    Ok(with_policy(
-        document("text/html; charset=utf-8", PAGE),
-        &ancestors,
-    ))
+    let html = "text/html; charset=utf-8";
+    // Framed as one account allows: no shared cache may serve it to
+    // another's page, and a browser asks again (the account may change it).
+    let served = match known {
+        Some(_) => {
+            let given = headers.get(IF_NONE_MATCH).and_then(|v| v.to_str().ok());
+            varying_document(html, PAGE, &ancestors, given)
+        }
+        None => document(html, PAGE),
+    };
+    Ok(with_policy(served, &ancestors))
 }
 
 /// Affiliate portal script

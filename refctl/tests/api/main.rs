@@ -14,6 +14,7 @@ mod connector_shapes;
 mod contract;
 mod conversions;
 mod delivery_races;
+mod edges;
 mod events;
 mod hardening;
 mod integrations;

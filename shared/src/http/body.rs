@@ -33,6 +33,31 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
     }
 }
 
+/// Largest provider event accepted (Stripe's and Paddle's events are tens
+/// of kilobytes; an invoice with many lines stays far below).
+pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
+
+/// A provider event's raw body, read whole up to [`MAX_EVENT_BYTES`]: the
+/// same limit on the local host and in Lambda (the framework's own, and
+/// API Gateway's, are larger), answered 400 in the envelope past it.
+#[derive(Debug)]
+pub struct EventBody(pub bytes::Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for EventBody {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, _: &S) -> Result<Self, Error> {
+        axum::body::to_bytes(req.into_body(), MAX_EVENT_BYTES)
+            .await
+            .map(EventBody)
+            .map_err(|_| {
+                Error::InvalidRequest(format!(
+                    "request body is larger than {MAX_EVENT_BYTES} bytes"
+                ))
+            })
+    }
+}
+
 /// Parses a body into `T`. An empty body counts as `{}` so that operations
 /// whose fields are all optional need no body; anything sent must be
 /// declared JSON.

@@ -14,7 +14,7 @@ pub mod request;
 pub mod router;
 
 pub use access::{Admission, BaseUrl, Merchant, PathId, PathIds, Portal, Public, PublicCount};
-pub use body::Json;
+pub use body::{EventBody, Json};
 pub use query::{FromQuery, ListFilter, Listing, Params, Query};
 pub use reply::Reply;
 pub use router::{service, with_cors, ApiRouter};

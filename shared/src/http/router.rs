@@ -169,6 +169,42 @@ async fn allow_any_origin(req: Request, next: axum::middleware::Next) -> Respons
     resp
 }
 
+/// `Cache-Control` of a document that varies per account: browsers keep it,
+/// but ask again each time (a 304 when unchanged); shared caches never.
+pub const PRIVATE_CACHE_CONTROL: &str = "private, no-cache";
+
+/// A fixed document served with what makes it vary (`varies`: an account's
+/// headers), private to the browser and revalidated by its `ETag` (of the
+/// body and `varies`): 304 with no body when `if_none_match` names it.
+pub fn varying_document(
+    content_type: &'static str,
+    body: &'static str,
+    varies: &str,
+    if_none_match: Option<&str>,
+) -> Response {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(body.as_bytes())
+        .chain_update([0])
+        .chain_update(varies.as_bytes())
+        .finalize();
+    let etag = format!("\"{}\"", hex::encode(&digest[..16]));
+    let fresh = if_none_match.is_some_and(|given| {
+        given.split(',').any(|t| {
+            let t = t.trim();
+            t == "*" || t.trim_start_matches("W/") == etag
+        })
+    });
+    let reply = match fresh {
+        true => Reply::raw(StatusCode::NOT_MODIFIED, content_type, Vec::new()),
+        false => Reply::raw(StatusCode::OK, content_type, body.as_bytes().to_vec()),
+    };
+    reply
+        .header("cache-control", PRIVATE_CACHE_CONTROL)
+        .header("etag", &etag)
+        .into_response()
+}
+
 /// A fixed document built into the binary: no key, no rate limit, cached briefly.
 pub fn document(content_type: &'static str, body: &'static str) -> Response {
     Reply::raw(StatusCode::OK, content_type, body.as_bytes().to_vec())

@@ -14,7 +14,7 @@ use crate::auth::sealing;
 use crate::domain::account::Account;
 use crate::domain::affiliate_code::CodeOwner;
 use crate::domain::connector::{
-    self, Binding, Command, Link, Mapped, Payment, Provider, Refund, Restore,
+    self, Binding, Command, Link, Mapped, Payment, Provider, Refund, Restore, SignatureError,
 };
 use crate::domain::conversion::{Conversion, ConversionType, Postback, PostbackBody};
 use crate::domain::integration::{DeliveryOutcome, Integration};
@@ -106,7 +106,7 @@ pub async fn receive(
 }
 
 /// What a delivery carries besides its body: each HMAC provider's signature
-/// header as sent, and PayPal's transmission headers.
+/// header as sent (every copy of it), and PayPal's transmission headers.
 #[derive(Debug, Clone, Default)]
 pub struct Delivery<'a> {
     pub signatures: Vec<(Provider, &'a str)>,
@@ -126,11 +126,16 @@ async fn verified(
     now: DateTime<Utc>,
 ) -> Result<std::result::Result<(), &'static str>> {
     if integration.provider != Provider::Paypal {
-        let signature = delivery
+        let mut sent = delivery
             .signatures
             .iter()
-            .find(|(p, _)| *p == integration.provider)
+            .filter(|(p, _)| *p == integration.provider)
             .map(|(_, s)| *s);
+        let signature = sent.next();
+        // Two headers: which one the provider meant is unknowable.
+        if sent.next().is_some() {
+            return Ok(Err(SignatureError::Repeated.reason()));
+        }
         // The endpoint's secret, then Stripe's Connect endpoint's (the same
         // URL may receive both): the first refusal is the reason.
         let mut refused = None;

@@ -326,6 +326,8 @@ pub enum SignatureError {
     Stale,
     /// No signature matches the body and the secret.
     Mismatch,
+    /// The header was sent more than once.
+    Repeated,
 }
 
 impl SignatureError {
@@ -336,6 +338,7 @@ impl SignatureError {
             SignatureError::Malformed => "signature header malformed",
             SignatureError::Stale => "signature timestamp outside 300 seconds",
             SignatureError::Mismatch => "signature does not match",
+            SignatureError::Repeated => "signature header sent more than once",
         }
     }
 }
