@@ -51,8 +51,9 @@ impl App {
         let sdk = crate::sdk::config(&config).await;
 
         let metrics = Arc::new(CallMetrics::default());
-        let mut ddb =
-            aws_sdk_dynamodb::config::Builder::from(&sdk).interceptor(CallCounter(metrics.clone()));
+        let mut ddb = aws_sdk_dynamodb::config::Builder::from(&sdk)
+            .interceptor(CallCounter(metrics.clone()))
+            .retry_partition(crate::sdk::retry_partition("dynamodb"));
         if let Some(ep) = &config.dynamodb_endpoint {
             ddb = ddb.endpoint_url(ep);
         }
@@ -99,7 +100,8 @@ impl App {
     /// The private bucket; its S3 client is built the first time it is needed.
     pub fn files(&self) -> &Files {
         self.files.get_or_init(|| {
-            let mut s3 = aws_sdk_s3::config::Builder::from(&self.sdk);
+            let mut s3 = aws_sdk_s3::config::Builder::from(&self.sdk)
+                .retry_partition(crate::sdk::retry_partition("s3"));
             if let Some(ep) = &self.config.s3_endpoint {
                 s3 = s3.endpoint_url(ep).force_path_style(true);
             }

@@ -12,6 +12,7 @@
 
 use aws_credential_types::provider::SharedCredentialsProvider;
 use aws_credential_types::Credentials;
+use aws_sdk_dynamodb::config::retry::{RetryPartition, TokenBucket};
 use aws_sdk_dynamodb::config::BehaviorVersion;
 use aws_smithy_types::retry::RetryConfig;
 use aws_smithy_types::timeout::TimeoutConfig;
@@ -68,6 +69,17 @@ fn timeouts(config: &Config) -> TimeoutConfig {
 
 fn retries(config: &Config) -> RetryConfig {
     RetryConfig::standard().with_max_attempts(config.sdk_timeouts.max_attempts)
+}
+
+/// A client's retry partition: retries are bounded per call (at most
+/// `SDK_MAX_ATTEMPTS` attempts within the operation timeout), under no
+/// process-wide quota. The SDK's standard quota (500 tokens, a retry taking
+/// 5 to 10, refilled only by successes) stayed drained for minutes after an
+/// outage, so a short stall right after one got no retries at all.
+pub fn retry_partition(client: &'static str) -> RetryPartition {
+    RetryPartition::custom(client)
+        .token_bucket(TokenBucket::unlimited())
+        .build()
 }
 
 /// Static credentials for the local stack (any endpoint override).

@@ -18,6 +18,7 @@ mod edges;
 mod events;
 mod hardening;
 mod integrations;
+mod outages;
 mod payout_job;
 mod payout_rails;
 mod payouts;

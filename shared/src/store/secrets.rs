@@ -48,7 +48,8 @@ impl Secrets {
 
     fn client(&self) -> &Client {
         self.client.get_or_init(|| {
-            let mut conf = aws_sdk_secretsmanager::config::Builder::from(&self.sdk);
+            let mut conf = aws_sdk_secretsmanager::config::Builder::from(&self.sdk)
+                .retry_partition(crate::sdk::retry_partition("secretsmanager"));
             if let Some(ep) = &self.endpoint {
                 conf = conf.endpoint_url(ep);
             }

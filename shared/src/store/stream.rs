@@ -50,6 +50,7 @@ async fn streams_client(config: &Config) -> Client {
     // Reads are bounded by the connect and whole-operation timeouts only.
     let mut streams = aws_sdk_dynamodbstreams::config::Builder::from(&sdk)
         .interceptor(RepairEmptyMaps)
+        .retry_partition(crate::sdk::retry_partition("dynamodbstreams"))
         .timeout_config(
             aws_smithy_types::timeout::TimeoutConfig::builder()
                 .connect_timeout(config.sdk_timeouts.connect)
