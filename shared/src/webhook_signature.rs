@@ -5,7 +5,7 @@ use std::fmt;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use rand::RngCore;
 use sha2::Sha256;
 
@@ -20,10 +20,11 @@ pub const SECRET_LEN: usize = 32;
 pub struct Secret([u8; SECRET_LEN]);
 
 impl Secret {
-    /// A new secret from the operating system's random source.
+    /// A new secret from the thread's cryptographically secure generator
+    /// (seeded, and reseeded, from the operating system's random source).
     pub fn generate() -> Secret {
         let mut bytes = [0u8; SECRET_LEN];
-        rand::rngs::OsRng.fill_bytes(&mut bytes);
+        rand::rng().fill_bytes(&mut bytes);
         Secret(bytes)
     }
 

@@ -201,3 +201,69 @@ async fn modes_and_accounts_never_see_each_others_records() {
     let r = call("GET", &path, Some(&m.test_key), None).await;
     assert_eq!(r.data()["name"], "test-mode only");
 }
+
+/// Runs the reference JWT library (PyJWT, `scripts/jwt_reference.py`):
+/// its output, or `None` when it refuses.
+fn reference_jwt(args: &[&str], stdin: &str) -> Option<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut child = Command::new(root.join(".local/venv/bin/python"))
+        .arg(root.join("scripts/jwt_reference.py"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the venv's python (scripts/install.sh)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8(out.stdout).unwrap().trim().to_string())
+}
+
+#[test]
+fn key_tokens_agree_with_the_reference_jwt_library_both_ways() {
+    use shared::ids::{new_id, IdKind};
+    const SECRET: &str = "a-test-signing-secret-of-enough-length-0123";
+    let (kid, acct) = (new_id(IdKind::Key), new_id(IdKind::Account));
+    // Ours, read by the reference.
+    let ours = api_key::issue_signed(SECRET, Some("v-7"), &kid, &acct, Mode::Live);
+    let token = ours.strip_prefix("rk_live_").unwrap();
+    let read: serde_json::Value =
+        serde_json::from_str(&reference_jwt(&["decode", SECRET, token], "").unwrap()).unwrap();
+    assert_eq!(read["header"]["alg"], "HS256");
+    assert_eq!(read["header"]["kid"], "v-7");
+    assert_eq!(
+        (
+            &read["claims"]["kid"],
+            &read["claims"]["acct"],
+            &read["claims"]["mode"]
+        ),
+        (&json!(kid), &json!(acct), &json!("live"))
+    );
+    let other = "another-secret-that-is-long-enough-123456";
+    assert_eq!(reference_jwt(&["decode", other, token], ""), None);
+
+    // The reference's, read by ours.
+    let claims = api_key::Claims {
+        kid: kid.clone(),
+        acct: acct.clone(),
+        mode: Mode::Test,
+        iat: 1,
+    };
+    let body = serde_json::to_string(&claims).unwrap();
+    let theirs = reference_jwt(&["encode", SECRET, "HS256", "v-8"], &body).unwrap();
+    let raw = format!("rk_test_{theirs}");
+    assert_eq!(api_key::verify(SECRET, &raw), Some(claims.clone()));
+    assert_eq!(api_key::secret_version(&raw), Some(Some("v-8".to_string())));
+    // Another algorithm, even keyed with the secret, is refused.
+    let hs384 = reference_jwt(&["encode", SECRET, "HS384", "-"], &body).unwrap();
+    assert_eq!(api_key::verify(SECRET, &format!("rk_test_{hs384}")), None);
+}

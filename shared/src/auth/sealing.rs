@@ -56,7 +56,7 @@ pub fn seal_with(signer: &Signer, plain: &str) -> Result<String> {
         return Ok(plain.to_string());
     }
     let mut nonce = [0u8; 12];
-    rand::thread_rng().fill_bytes(&mut nonce);
+    rand::rng().fill_bytes(&mut nonce);
     let sealed = cipher(&signer.secret)?
         .encrypt(&Nonce::from(nonce), plain.as_bytes())
         .map_err(|_| Error::internal("sealing failed"))?;

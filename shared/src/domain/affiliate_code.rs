@@ -44,10 +44,10 @@ impl AffiliateCode {
 
     /// A fresh random code.
     pub fn generate() -> AffiliateCode {
-        let mut rng = rand::thread_rng();
+        let mut rng = rand::rng();
         AffiliateCode(
             (0..GENERATED_LEN)
-                .map(|_| char::from(ALPHABET[rng.gen_range(0..ALPHABET.len())]))
+                .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
                 .collect(),
         )
     }

@@ -7,7 +7,7 @@
 //! - Paddle: `Paddle-Signature: ts=<unix>;h1=<hex>[;h1=…]` over
 //!   `"{ts}:{body}"`.
 
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use super::{Provider, SignatureError};
