@@ -3,6 +3,7 @@
 //! envelope code itself), the envelope schemas and the webhook payload.
 
 use serde_json::{json, Map, Value};
+use shared::domain::idempotency::{KEEP_HOURS, MAX_KEY_LEN};
 use shared::error::{Error, ErrorCode};
 use shared::ids::IdKind;
 use shared::issue::Issue;
@@ -87,6 +88,10 @@ fn headers() -> Value {
             "schema": {"type": "string"},
             "example": "GET, POST",
         },
+        "IdempotentReplayed": {
+            "description": "`true` when the answer is the one kept for this `Idempotency-Key`: the request was not run again.",
+            "schema": {"type": "string", "const": "true"},
+        },
         "AccessControlAllowOrigin": {
             "description": "CORS: any origin may call this public route (no credentials).",
             "schema": {"type": "string", "const": "*"},
@@ -168,6 +173,11 @@ fn parameters() -> Value {
                    "schema": {"type": "string"}, "example": example}),
         );
     }
+    out.insert("IdempotencyKey".into(), json!({
+        "name": "Idempotency-Key", "in": "header", "required": false,
+        "description": format!("Makes the POST safe to retry (1-{MAX_KEY_LEN} visible ASCII characters; any other is 400 INVALID_REQUEST). The same key with the same method, path and body within {KEEP_HOURS} hours is answered the first success again, with `Idempotent-Replayed: true`, and nothing runs; with another request, 409 ALREADY_EXISTS naming the key; sent while the first still runs, it waits for its answer (409 after 8 seconds). A failed request is not kept: it may be sent again under the same key. Keys are per account and mode."),
+        "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LEN, "pattern": "^[\\x20-\\x7E]+$"},
+    }));
     out.insert("Limit".into(), json!({
         "name": "limit", "in": "query", "required": false,
         "description": format!("Page size. Default {DEFAULT_LIMIT}; values above {MAX_LIMIT} are clamped to {MAX_LIMIT}; below 1 or not an integer gives 400 VALIDATION_FAILED."),
@@ -262,7 +272,7 @@ fn responses() -> Value {
             "`INVALID_REQUEST` with status 405: the path exists but not with this method. The `Allow` header and `details.allow` list the methods that do.",
             &[("", Error::MethodNotAllowed { allow: vec!["GET".into(), "POST".into()] })], &["Allow"]),
         "Conflict": error_response(
-            "`ALREADY_EXISTS` (a unique value is taken) or `INVALID_STATE` (the record's state forbids the operation; `details.currentState` names it).",
+            "`ALREADY_EXISTS` (a unique value is taken, or an `Idempotency-Key` was used with another request or its first request still runs) or `INVALID_STATE` (the record's state forbids the operation; `details.currentState` names it).",
             &[("", Error::InvalidState { resource: "payout", current: "PAID".into(), action: "approve" })], &[]),
         "TooManyRequests": error_response(
             "`RATE_LIMIT_EXCEEDED`: the rate limit of this account (or client IP, for public routes) is used up; retry after `Retry-After` seconds. (`LIMIT_EXCEEDED`, a used-up plan quota, also uses 429.)",

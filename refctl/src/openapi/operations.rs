@@ -39,9 +39,44 @@ pub fn complete(paths: &mut Value, schemas: &mut Value) {
         for method in METHODS {
             if let Some(op) = item.get_mut(method) {
                 complete_operation(op, id_param.is_some(), schemas);
+                if method == "post" {
+                    idempotent(op);
+                }
             }
         }
     }
+}
+
+/// A merchant's POST (one taking the API key) takes `Idempotency-Key`,
+/// and its successes may say `Idempotent-Replayed`.
+fn idempotent(op: &mut Value) {
+    let merchant = op
+        .get("security")
+        .and_then(Value::as_array)
+        .is_none_or(|a| a.iter().any(|r| r.get("apiKey").is_some()));
+    if !merchant {
+        return;
+    }
+    let key = json!({"$ref": "#/components/parameters/IdempotencyKey"});
+    match op.get_mut("parameters").and_then(Value::as_array_mut) {
+        Some(params) => params.push(key),
+        None => op["parameters"] = json!([key]),
+    }
+    let Some(responses) = op["responses"].as_object_mut() else {
+        return;
+    };
+    responses
+        .entry("409")
+        .or_insert_with(|| json!({"$ref": "#/components/responses/Conflict"}));
+    for (status, response) in responses.iter_mut() {
+        if status.starts_with('2') {
+            response["headers"]["Idempotent-Replayed"] =
+                json!({"$ref": "#/components/headers/IdempotentReplayed"});
+        }
+    }
+    let mut sorted: Vec<(String, Value)> = std::mem::take(responses).into_iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    op["responses"] = Value::Object(sorted.into_iter().collect());
 }
 
 /// The `{id}` parameter of a path, named after the resource the path starts

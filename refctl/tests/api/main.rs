@@ -17,6 +17,7 @@ mod delivery_races;
 mod edges;
 mod events;
 mod hardening;
+mod idempotency;
 mod integrations;
 mod outages;
 mod payout_job;

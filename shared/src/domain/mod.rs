@@ -14,6 +14,7 @@ pub mod decision;
 pub mod edit;
 pub mod email;
 pub mod event;
+pub mod idempotency;
 pub mod integration;
 pub mod metadata;
 pub mod payout;

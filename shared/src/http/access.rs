@@ -39,6 +39,10 @@ impl FromRequestParts<Arc<App>> for Merchant {
     /// The signature names the account: its key record and its rate-limit
     /// counter are read and written at once (one round trip).
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
+        // Authenticated (and counted) once, by the idempotency layer.
+        if let Some(m) = parts.extensions.get::<Merchant>() {
+            return Ok(m.clone());
+        }
         let slot = authenticated(parts);
         let header = authorization(parts);
         let limit = app.config.account_rate_per_minute;

@@ -7,6 +7,7 @@ pub mod access;
 pub mod body;
 pub mod envelope;
 pub mod filters;
+pub mod idempotency;
 pub mod layer;
 pub mod query;
 pub mod reply;

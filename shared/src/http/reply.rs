@@ -61,6 +61,15 @@ impl Reply {
         })
     }
 
+    /// `status` with `data` as it is (an answer kept for replay).
+    pub fn with_data(status: StatusCode, data: Value) -> Reply {
+        Reply {
+            status,
+            body: ReplyBody::Data(data, None),
+            headers: Vec::new(),
+        }
+    }
+
     /// 200 with a page of records.
     pub fn list<T: Serialize>(page: Page<T>, req: &PageRequest) -> Result<Reply> {
         let meta = ListMeta {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::middleware::from_fn;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::options;
 use axum::Router;
@@ -19,6 +19,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::app::App;
 use crate::error::Error;
+use crate::http::idempotency::idempotent;
 use crate::http::layer::{envelope, record_route};
 use crate::http::reply::Reply;
 
@@ -75,6 +76,7 @@ pub const STATIC_CACHE_CONTROL: &str = "public, max-age=300";
 pub fn service(routes: ApiRouter, app: Arc<App>) -> Router {
     let (router, _) = routes.split_for_parts();
     let inner = router
+        .route_layer(from_fn_with_state(app.clone(), idempotent))
         .route_layer(from_fn(record_route))
         .fallback(not_found)
         .with_state(app);

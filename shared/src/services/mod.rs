@@ -8,6 +8,7 @@ pub mod creates;
 pub mod edits;
 pub mod enrollments;
 pub mod holds;
+pub mod idempotency;
 pub mod integrations;
 #[cfg(feature = "files")]
 pub mod invoices;

@@ -15,6 +15,7 @@ pub mod enrollments;
 pub mod events;
 #[cfg(feature = "files")]
 pub mod files;
+pub mod idempotency;
 pub mod integrations;
 pub mod keys;
 pub mod metrics;
