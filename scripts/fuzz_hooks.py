@@ -60,6 +60,7 @@ this machine's loopback, where deliveries fail at once.
 """
 
 import json
+import uuid
 
 import schemathesis
 
@@ -225,4 +226,16 @@ def local_receiver(context, case):
     positive = case.meta is None or case.meta.generation.mode.is_positive
     if positive and isinstance(body, dict) and isinstance(body.get("url"), str):
         body["url"] = LOCAL_RECEIVER
+    return case
+
+
+@schemathesis.hook("map_case")
+def unique_idempotency_key(context, case):
+    # A client makes a fresh key per request; generated keys collide ("0"
+    # on every operation), which answers 409 or a replay instead of
+    # creating what the stateful links need. Negative cases keep theirs.
+    headers = case.headers or {}
+    positive = case.meta is None or case.meta.generation.mode.is_positive
+    if positive and "Idempotency-Key" in headers:
+        headers["Idempotency-Key"] = f"fuzz-{uuid.uuid4()}"
     return case

@@ -254,10 +254,10 @@ fn responses() -> Value {
             "`VALIDATION_FAILED`: the body or query breaks the schema or the rules. `details` lists every issue found.",
             &[("", invalid("commissionValue", "invalid_value", "a percentage commissionValue must be 0-100"))], &[]),
         "InvalidRequest": error_response(
-            "`INVALID_REQUEST`: the body is not declared `application/json`, is not parsable JSON, is larger than 64 KiB, or has an object with the same key twice (at any depth).",
+            "`INVALID_REQUEST`: the body is not declared `application/json`, is not parsable JSON, is larger than 64 KiB, or has an object with the same key twice (at any depth); or the `Idempotency-Key` is not 1-255 visible ASCII characters.",
             &[("", content_type())], &[]),
         "BadRequest": error_response(
-            "`VALIDATION_FAILED` (the body breaks the schema or the rules; `details` lists every issue) or `INVALID_REQUEST` (body not declared `application/json`, not parsable JSON, larger than 64 KiB, or with an object holding the same key twice).",
+            "`VALIDATION_FAILED` (the body breaks the schema or the rules; `details` lists every issue) or `INVALID_REQUEST` (body not declared `application/json`, not parsable JSON, larger than 64 KiB, or with an object holding the same key twice; or an `Idempotency-Key` that is not 1-255 visible ASCII characters).",
             &[("validationFailed", invalid("extra", "unrecognized_keys", "unknown field extra")), ("invalidRequest", content_type())], &[]),
         "Unauthorized": error_response(
             "`UNAUTHORIZED`: the API key is missing, malformed, tampered, unknown or revoked (one answer for all).",

@@ -68,6 +68,9 @@ fn idempotent(op: &mut Value) {
     responses
         .entry("409")
         .or_insert_with(|| json!({"$ref": "#/components/responses/Conflict"}));
+    responses
+        .entry("400")
+        .or_insert_with(|| json!({"$ref": "#/components/responses/InvalidRequest"}));
     for (status, response) in responses.iter_mut() {
         if status.starts_with('2') {
             response["headers"]["Idempotent-Replayed"] =
