@@ -20,6 +20,20 @@ impl Issues {
         self.0.push(Issue::new(path, code, message));
     }
 
+    /// Records one issue at a path of keys and indexes.
+    pub fn add_at(&mut self, path: Vec<Value>, code: &str, message: impl Into<String>) {
+        self.0.push(Issue {
+            path,
+            code: code.to_string(),
+            message: message.into(),
+        });
+    }
+
+    /// Records an issue made elsewhere.
+    pub fn push(&mut self, issue: Issue) {
+        self.0.push(issue);
+    }
+
     /// Records an issue from a `Result`, keeping the value when there is none.
     pub fn check<T>(&mut self, result: Result<T, Issue>) -> Option<T> {
         match result {

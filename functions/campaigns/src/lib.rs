@@ -5,18 +5,21 @@ use std::sync::Arc;
 use axum::extract::State;
 use shared::app::App;
 use shared::domain::campaign::{CampaignPatch, CampaignView, NewCampaign};
+use shared::domain::commission_plan::{PreviewBody, PreviewView};
 use shared::error::Result;
 use shared::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
 use shared::routes;
-use shared::services::{creates, edits};
+use shared::services::{commission_preview, creates, edits};
 use shared::store::campaigns;
 use shared::store::page::PageRequest;
+use shared::timestamp;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
     ApiRouter::new()
         .routes(routes!(list, create))
         .routes(routes!(get, update))
+        .routes(routes!(preview))
 }
 
 /// List campaigns
@@ -108,4 +111,33 @@ async fn update(
 ) -> Result<Reply> {
     let updated = edits::campaign(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(CampaignView::from(&updated))
+}
+
+/// Preview a commission
+///
+/// What a payment with these facts would earn now on this campaign, and why: the same
+/// function the postback uses (the affiliate's `commissionOverride`, the campaign's
+/// `commissionRules` in order, its own rate; the recurring rules decide whether a later
+/// payment earns). With `affiliateId`, that affiliate's status and override count (an
+/// affiliate of another campaign is 404). Nothing is written.
+#[utoipa::path(
+    post,
+    path = "/api/v1/campaigns/{id}/commission-preview",
+    operation_id = "previewCommission",
+    tag = "Campaigns",
+    request_body = shared::domain::commission_plan::PreviewBody,
+    responses(
+        (status = 200, description = "What the payment would earn.", body = PreviewView)
+    )
+)]
+async fn preview(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<PreviewBody>,
+) -> Result<Reply> {
+    let request = body.validate()?;
+    let now = timestamp::now();
+    let view = commission_preview::preview(&app.store, m.tenant(), &id, &request, now).await?;
+    Reply::ok(view)
 }

@@ -9,6 +9,7 @@ mod assets;
 mod auth;
 mod bodies;
 mod campaigns;
+mod commission_plans;
 mod connector_restorals;
 mod connector_shapes;
 mod contract;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::application::{Application, Decision};
+use crate::domain::commission_plan::Pay;
 use crate::domain::edit::{self, Stamped};
 use crate::domain::email::Email;
 use crate::domain::event::{Event, EventType};
@@ -105,6 +106,9 @@ pub struct Affiliate {
     /// Risk flags of its sign-up (not stored while there are none).
     #[serde(default, skip_serializing_if = "Risk::is_clear")]
     pub risk: Risk,
+    /// What it earns instead of the campaign's rules and rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commission_override: Option<Pay>,
     /// When it was last suspended; never shown. A portal token issued before
     /// it opens nothing, even once the affiliate is ACTIVE again.
     #[serde(
@@ -207,6 +211,12 @@ pub struct AffiliatePatch {
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
     pub metadata: Patch<MetadataPatch>,
+    /// What this affiliate earns instead of the campaign's rules and rate (null removes it).
+    /// The section 5 rules still decide whether a payment earns; recorded commissions keep
+    /// their amounts.
+    #[serde(default)]
+    #[schema(value_type = Option<crate::domain::commission_plan::Pay>)]
+    pub commission_override: Patch<Pay>,
 }
 
 impl Stamped for Affiliate {
@@ -344,6 +354,7 @@ impl Affiliate {
                 signup_network: None,
                 risk: Risk::default(),
                 suspended_at: None,
+                commission_override: None,
                 earned: Totals::new(),
                 paid: Totals::new(),
                 version: 0,
@@ -406,6 +417,14 @@ impl Affiliate {
         match patch.metadata {
             Patch::Value(m) => a.metadata = metadata::merge(a.metadata, m),
             Patch::Null => a.metadata.clear(),
+            Patch::Absent => {}
+        }
+        match patch.commission_override {
+            Patch::Value(pay) => {
+                pay.check("commissionOverride", &mut issues);
+                a.commission_override = Some(pay);
+            }
+            Patch::Null => a.commission_override = None,
             Patch::Absent => {}
         }
         metadata::validate(&a.metadata, &mut issues);
@@ -533,6 +552,8 @@ pub struct AffiliateView<'a> {
     metadata: &'a Metadata,
     /// Risk flags of its public sign-up, and their level (see `docs/risk.md`).
     risk: &'a Risk,
+    /// What it earns instead of the campaign's rules and rate; null: the campaign decides.
+    commission_override: Option<&'a Pay>,
     #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
     earned: TotalsJson<'a>,
     #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
@@ -561,6 +582,7 @@ impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
             website: a.website.as_deref(),
             metadata: &a.metadata,
             risk: &a.risk,
+            commission_override: a.commission_override.as_ref(),
             earned: TotalsJson(&a.earned),
             paid: TotalsJson(&a.paid),
             created_at: a.created_at,

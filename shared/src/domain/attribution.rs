@@ -21,6 +21,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use crate::domain::affiliate::{Affiliate, AffiliateStatus};
+use crate::domain::commission_plan::Pay;
 use crate::domain::conversion::AttributionMethod;
 
 /// How much earlier than its click a payment may be dated (clock skew).
@@ -43,6 +44,8 @@ pub struct AffiliateFacts {
     pub email_hash: String,
     /// The network its public sign-up came from (SAME_NETWORK).
     pub signup_network: Option<String>,
+    /// What its merchant pays it, before any rule.
+    pub commission_override: Option<Pay>,
 }
 
 impl From<&Affiliate> for AffiliateFacts {
@@ -52,6 +55,7 @@ impl From<&Affiliate> for AffiliateFacts {
             active: a.status == AffiliateStatus::Active,
             email_hash: crate::domain::referral::email_hash(a.email.as_str()),
             signup_network: a.signup_network.clone(),
+            commission_override: a.commission_override.clone(),
         }
     }
 }
@@ -63,6 +67,7 @@ pub struct Attribution {
     pub affiliate_id: String,
     pub campaign_id: String,
     pub affiliate_active: bool,
+    pub commission_override: Option<Pay>,
 }
 
 /// Whether a click made at `created_at`, counting until `expires_at` (its
@@ -100,6 +105,7 @@ pub fn attribute<'a>(
             affiliate_id: s.affiliate_id.clone(),
             campaign_id: s.campaign_id.clone(),
             affiliate_active: facts.active,
+            commission_override: facts.commission_override.clone(),
         })
     })
 }
@@ -128,6 +134,7 @@ mod tests {
                     active: true,
                     email_hash: String::new(),
                     signup_network: None,
+                    commission_override: None,
                 },
             ),
             (
@@ -137,6 +144,7 @@ mod tests {
                     active: false,
                     email_hash: String::new(),
                     signup_network: None,
+                    commission_override: None,
                 },
             ),
         ])

@@ -4,11 +4,12 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::commission_plan::{self, CommissionRule, Pay};
+pub use crate::domain::commission_terms::CommissionType;
 use crate::domain::edit::{self, Stamped};
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::domain::risk::{RiskSettings, RiskSettingsInput, RiskSettingsView};
-use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::limits;
@@ -18,17 +19,6 @@ use crate::patch::Patch;
 use crate::schema::Limits;
 use crate::timestamp::serde_ts;
 use crate::validation::Issues;
-
-wire_enum! {
-    /// `PERCENTAGE`: a percentage of each payment. `FIXED`: a fixed amount in the campaign's
-    /// currency.
-    pub enum CommissionType {
-        /// A percentage of the payment.
-        Percentage = "PERCENTAGE",
-        /// A fixed amount in the campaign's currency.
-        Fixed = "FIXED",
-    }
-}
 
 /// A campaign as stored.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -56,6 +46,9 @@ pub struct Campaign {
     /// What risk checks flag and hold (defaults for campaigns stored before them).
     #[serde(default)]
     pub risk: RiskSettings,
+    /// Ordered; the first that holds decides (see `domain::commission_plan`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commission_rules: Vec<CommissionRule>,
     #[serde(default)]
     pub metadata: Metadata,
     #[serde(with = "serde_ts")]
@@ -132,6 +125,11 @@ pub struct NewCampaign {
     /// Risk checks (see `docs/risk.md`); absent fields take their defaults.
     #[serde(default)]
     pub risk: Option<RiskSettingsInput>,
+    /// At most 20, ordered: the first whose `when` holds decides how much an earning payment
+    /// earns (see `docs/commissions.md`); none -> the campaign's own rate. Default `[]`.
+    #[serde(default)]
+    #[schema(max_items = 20)]
+    pub commission_rules: Vec<CommissionRule>,
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
@@ -199,6 +197,10 @@ pub struct CampaignPatch {
     #[serde(default)]
     #[schema(value_type = RiskSettingsInput)]
     pub risk: Patch<RiskSettingsInput>,
+    /// Replaces every rule (`[]` removes them). Recorded commissions keep their amounts.
+    #[serde(default)]
+    #[schema(value_type = Vec<CommissionRule>, max_items = 20)]
+    pub commission_rules: Patch<Vec<CommissionRule>>,
     /// Merged into the stored metadata (a key set to null is removed); null removes every key.
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
@@ -273,6 +275,7 @@ impl Campaign {
             auto_approve_affiliates: input.auto_approve_affiliates,
             landing_url: input.landing_url,
             risk: RiskSettings::default().apply(input.risk.unwrap_or_default(), &mut issues),
+            commission_rules: input.commission_rules,
             metadata: input.metadata.unwrap_or_default(),
             created_at: now,
             updated_at: now,
@@ -349,6 +352,9 @@ impl Campaign {
         if let Some(r) = patch.risk.required("risk", i) {
             c.risk = c.risk.apply(r, i);
         }
+        if let Some(rules) = patch.commission_rules.required("commissionRules", i) {
+            c.commission_rules = rules;
+        }
         match patch.metadata {
             Patch::Value(m) => c.metadata = metadata::merge(c.metadata, m),
             Patch::Null => c.metadata.clear(),
@@ -371,52 +377,8 @@ impl Campaign {
                     .and_then(|()| limit.check_len("landingUrl", u)),
             );
         }
-        match self.commission_type {
-            CommissionType::Percentage => {
-                if self.commission_value < Decimal::ZERO
-                    || self.commission_value > Decimal::ONE_HUNDRED
-                {
-                    issues.add(
-                        &["commissionValue"],
-                        "invalid_value",
-                        "a percentage commissionValue must be 0-100",
-                    );
-                }
-                if self.commission_value.normalize().scale() > 4 {
-                    issues.add(
-                        &["commissionValue"],
-                        "invalid_value",
-                        "a percentage has at most 4 decimals",
-                    );
-                }
-                if self.currency.is_some() {
-                    issues.add(
-                        &["currency"],
-                        "invalid_value",
-                        "currency applies to FIXED commission only",
-                    );
-                }
-            }
-            CommissionType::Fixed => {
-                if self.commission_value <= Decimal::ZERO {
-                    issues.add(
-                        &["commissionValue"],
-                        "too_small",
-                        "a FIXED commissionValue must be greater than 0",
-                    );
-                }
-                match &self.currency {
-                    None => issues.add(
-                        &["currency"],
-                        "required",
-                        "currency is required for FIXED commission",
-                    ),
-                    Some(cur) => {
-                        issues.check(cur.check_fits("commissionValue", self.commission_value));
-                    }
-                }
-            }
-        }
+        self.own_pay().check("", &mut issues);
+        commission_plan::check_rules(&self.commission_rules, &mut issues);
         if !self.commission_recurring && self.recurring_months_limit.is_some() {
             issues.add(
                 &["recurringMonthsLimit"],
@@ -433,13 +395,6 @@ impl Campaign {
     /// `minimumPayout` is not negative.
     fn check_money_bounds(&self, issues: &mut Issues) {
         let max = Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS));
-        if self.commission_type == CommissionType::Fixed && self.commission_value >= max {
-            issues.add(
-                &["commissionValue"],
-                "too_big",
-                format!("a FIXED commissionValue must be less than 10^{MAX_AMOUNT_DIGITS}"),
-            );
-        }
         if self.minimum_payout < Decimal::ZERO {
             issues.add(
                 &["minimumPayout"],
@@ -453,6 +408,16 @@ impl Campaign {
                 "too_big",
                 format!("minimumPayout must be less than 10^{MAX_AMOUNT_DIGITS}"),
             );
+        }
+    }
+
+    /// The campaign's own rate, as a rule's pay: what a payment earns when
+    /// no override or rule decides.
+    pub fn own_pay(&self) -> Pay {
+        Pay {
+            kind: self.commission_type,
+            value: self.commission_value,
+            currency: self.currency,
         }
     }
 
@@ -554,6 +519,8 @@ pub struct CampaignView<'a> {
     pub landing_url: Option<&'a str>,
     /// What risk checks flag and hold (see `docs/risk.md`).
     pub risk: RiskSettingsView,
+    /// Ordered; the first whose `when` holds decides (see `docs/commissions.md`).
+    pub commission_rules: &'a [CommissionRule],
     #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
     /// ISO-8601 UTC with milliseconds and `Z`.
@@ -586,6 +553,7 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
             auto_approve_affiliates: c.auto_approve_affiliates,
             landing_url: c.landing_url.as_deref(),
             risk: RiskSettingsView::from(&c.risk),
+            commission_rules: &c.commission_rules,
             metadata: &c.metadata,
             created_at: c.created_at,
             updated_at: c.updated_at,

@@ -19,41 +19,21 @@
 use chrono::{DateTime, Months, Utc};
 use rust_decimal::Decimal;
 
-use crate::domain::campaign::{Campaign, CommissionType};
-use crate::enums::wire_enum;
+use crate::domain::campaign::Campaign;
+use crate::domain::commission_plan::{self, CommissionSource, Facts, Pay, SourceKind};
+pub use crate::domain::commission_terms::CommissionReason;
 use crate::money::Currency;
 
-wire_enum! {
-    /// Why a recorded payment earns 0. `UNATTRIBUTED`: no affiliate. `AFFILIATE_NOT_ACTIVE`:
-    /// the affiliate is PENDING, SUSPENDED or REJECTED. `NOT_RECURRING`: a later payment of the
-    /// customer and the campaign pays the first one only. `RECURRING_WINDOW_ENDED`: a later
-    /// payment at or after `firstPaymentAt + recurringMonthsLimit` calendar months.
-    /// `CURRENCY_MISMATCH`: a FIXED commission whose currency is not the payment's (no exchange
-    /// rates are applied).
-    pub enum CommissionReason {
-        /// No affiliate was found for the payment.
-        Unattributed = "UNATTRIBUTED",
-        /// The affiliate is not ACTIVE (pending, suspended or rejected).
-        AffiliateNotActive = "AFFILIATE_NOT_ACTIVE",
-        /// A later payment of the customer, and the campaign pays on the first only.
-        NotRecurring = "NOT_RECURRING",
-        /// A later payment after `firstPaymentAt + recurringMonthsLimit` months.
-        RecurringWindowEnded = "RECURRING_WINDOW_ENDED",
-        /// A FIXED commission whose currency is not the payment's currency.
-        CurrencyMismatch = "CURRENCY_MISMATCH",
-    }
-}
-
-/// One payment, as far as the rules care.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Payment {
-    pub amount: Decimal,
-    pub currency: Currency,
-    pub occurred_at: DateTime<Utc>,
+/// Who a payment would earn for: whether it may earn (ACTIVE) and the
+/// commission its merchant set for it alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Earner<'a> {
+    pub active: bool,
+    pub commission_override: Option<&'a Pay>,
 }
 
 /// What the rules decided for one payment.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     /// In the payment's currency, rounded to its minor unit.
     pub commission: Decimal,
@@ -61,6 +41,8 @@ pub struct Decision {
     pub reason: Option<CommissionReason>,
     /// Not the customer's first attributed payment.
     pub is_recurring: bool,
+    /// What decided the amount (NONE when a rule made it 0).
+    pub source: CommissionSource,
 }
 
 impl Decision {
@@ -69,13 +51,14 @@ impl Decision {
             commission: currency.round(Decimal::ZERO),
             reason: Some(reason),
             is_recurring,
+            source: CommissionSource::of(SourceKind::None),
         }
     }
 }
 
 /// The decision for a payment no affiliate could be found for.
-pub fn unattributed(payment: &Payment) -> Decision {
-    Decision::zero(payment.currency, CommissionReason::Unattributed, false)
+pub fn unattributed(facts: &Facts<'_>) -> Decision {
+    Decision::zero(facts.currency, CommissionReason::Unattributed, false)
 }
 
 /// Whether a later payment at `occurred_at` is still inside the recurring
@@ -96,57 +79,43 @@ pub fn inside_recurring_window(
     }
 }
 
-/// The commission of an attributed payment.
-///
-/// `first_payment_at` is the customer's first attributed payment's time when
-/// one was recorded before (the referral's `firstPaymentAt`); `None` makes
-/// this payment the first.
-pub fn decide(
-    campaign: &Campaign,
-    affiliate_active: bool,
-    payment: &Payment,
-    first_payment_at: Option<DateTime<Utc>>,
-) -> Decision {
-    let is_recurring = first_payment_at.is_some();
-    if !affiliate_active {
+/// The commission of an attributed payment: whether it earns (the
+/// affiliate's status, the recurring rules), then how much and why
+/// (`commission_plan::rate`: the override, the campaign's rules, its own
+/// rate). `facts.first_payment_at` is the referral's first attributed
+/// payment when one was recorded before; `None` makes this payment the first.
+pub fn decide(campaign: &Campaign, earner: &Earner<'_>, facts: &Facts<'_>) -> Decision {
+    let is_recurring = facts.first_payment_at.is_some();
+    if !earner.active {
         return Decision::zero(
-            payment.currency,
+            facts.currency,
             CommissionReason::AffiliateNotActive,
             is_recurring,
         );
     }
-    if let Some(first) = first_payment_at {
+    if let Some(first) = facts.first_payment_at {
         if !campaign.commission_recurring {
-            return Decision::zero(payment.currency, CommissionReason::NotRecurring, true);
+            return Decision::zero(facts.currency, CommissionReason::NotRecurring, true);
         }
-        if !inside_recurring_window(first, campaign.recurring_months_limit, payment.occurred_at) {
-            return Decision::zero(
-                payment.currency,
-                CommissionReason::RecurringWindowEnded,
-                true,
-            );
+        if !inside_recurring_window(first, campaign.recurring_months_limit, facts.occurred_at) {
+            return Decision::zero(facts.currency, CommissionReason::RecurringWindowEnded, true);
         }
     }
-    match rate(campaign, payment) {
+    let own = campaign.own_pay();
+    let (amount, source) = commission_plan::rate(
+        earner.commission_override,
+        &campaign.commission_rules,
+        &own,
+        facts,
+    );
+    match amount {
         Ok(commission) => Decision {
             commission,
             reason: None,
             is_recurring,
+            source,
         },
-        Err(reason) => Decision::zero(payment.currency, reason, is_recurring),
-    }
-}
-
-/// The amount a commission-earning payment earns under the campaign's terms.
-pub fn rate(campaign: &Campaign, payment: &Payment) -> Result<Decimal, CommissionReason> {
-    match campaign.commission_type {
-        CommissionType::Percentage => Ok(payment
-            .currency
-            .round(payment.amount * campaign.commission_value / Decimal::ONE_HUNDRED)),
-        CommissionType::Fixed => match campaign.currency {
-            Some(c) if c == payment.currency => Ok(c.round(campaign.commission_value)),
-            _ => Err(CommissionReason::CurrencyMismatch),
-        },
+        Err(reason) => Decision::zero(facts.currency, reason, is_recurring),
     }
 }
 
@@ -179,12 +148,47 @@ mod tests {
         Campaign::create(serde_json::from_value(base).unwrap(), Utc::now()).unwrap()
     }
 
+    /// A payment, as these tests give it.
+    struct Payment {
+        amount: Decimal,
+        currency: Currency,
+        occurred_at: DateTime<Utc>,
+    }
+
     fn pay(amount: &str, currency: &str, when: &str) -> Payment {
         Payment {
             amount: dec(amount),
             currency: cur(currency),
             occurred_at: at(when),
         }
+    }
+
+    /// A sale's facts, with no product or plan.
+    fn facts(p: &Payment, first: Option<DateTime<Utc>>) -> Facts<'static> {
+        Facts {
+            amount: p.amount,
+            currency: p.currency,
+            occurred_at: p.occurred_at,
+            conversion_type: crate::domain::conversion::ConversionType::Sale,
+            product_id: None,
+            plan_id: None,
+            first_payment_at: first,
+        }
+    }
+
+    /// `super::decide` for a sale with no product, plan or override.
+    fn decide(c: &Campaign, active: bool, p: &Payment, first: Option<DateTime<Utc>>) -> Decision {
+        let facts = facts(p, first);
+        let earner = Earner {
+            active,
+            commission_override: None,
+        };
+        super::decide(c, &earner, &facts)
+    }
+
+    /// The campaign's own rate on a payment.
+    fn rate(c: &Campaign, p: &Payment) -> Result<Decimal, CommissionReason> {
+        c.own_pay().amount(p.amount, p.currency)
     }
 
     #[test]
@@ -247,7 +251,8 @@ mod tests {
         let d = decide(&c, false, &pay("100", "USD", "2026-01-01T00:00:00Z"), None);
         assert_eq!(d.commission, Decimal::ZERO);
         assert_eq!(d.reason, Some(CommissionReason::AffiliateNotActive));
-        let u = unattributed(&pay("100", "USD", "2026-01-01T00:00:00Z"));
+        let p = pay("100", "USD", "2026-01-01T00:00:00Z");
+        let u = unattributed(&facts(&p, None));
         assert_eq!(u.commission.to_string(), "0.00");
         assert_eq!(u.reason, Some(CommissionReason::Unattributed));
     }

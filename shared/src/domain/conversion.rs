@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::commission::CommissionReason;
+use crate::domain::commission_plan::{CommissionSource, SourceKind};
+pub use crate::domain::commission_terms::ConversionType;
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata};
 use crate::domain::referral::CustomerKey;
@@ -86,20 +88,6 @@ wire_enum! {
     }
 }
 
-wire_enum! {
-    /// The kind of payment; `SALE` is the only one.
-    pub enum ConversionType {
-        Sale = "SALE",
-    }
-}
-
-/// A payment is a sale unless it says otherwise.
-impl Default for ConversionType {
-    fn default() -> Self {
-        ConversionType::Sale
-    }
-}
-
 /// A conversion as stored.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -156,6 +144,14 @@ pub struct Conversion {
     /// Risk flags found when it was recorded (not stored while there are none).
     #[serde(default, skip_serializing_if = "Risk::is_clear")]
     pub risk: Risk,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_id: Option<String>,
+    /// What decided the commission (absent on conversions recorded before
+    /// sources were kept: the view derives CAMPAIGN or NONE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commission_source: Option<CommissionSource>,
 }
 
 impl Conversion {
@@ -648,6 +644,14 @@ pub struct PostbackBody {
         pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"#
     )]
     pub customer_id: Option<String>,
+    /// The product paid for (1-255 characters): `commissionRules` may pay by it.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255, pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#, example = json!("prod_pro"))]
+    pub product_id: Option<String>,
+    /// The plan or price paid (1-255 characters): `commissionRules` may pay by it.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255, pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#, example = json!("price_pro_yearly"))]
+    pub plan_id: Option<String>,
     /// When the payment happened; default now. At most 5 minutes in the future; may be
     /// back-dated. Stored at millisecond precision. Not before 1970-01-01T00:00:00Z.
     #[serde(default)]
@@ -681,6 +685,8 @@ pub struct Postback {
     /// The provider's id of the promotion code a provider's payment carried
     /// (a Stripe `promo_…`, a Paddle `dsc_…`). None from the HTTP postback.
     pub promotion_code: Option<String>,
+    pub product_id: Option<String>,
+    pub plan_id: Option<String>,
 }
 
 /// How far in the future `occurredAt` may be (clock skew).
@@ -796,31 +802,31 @@ impl PostbackBody {
                 format!("conversionType must be {}", ConversionType::Sale.as_str()),
             );
         }
-        let affiliate_code = token(
-            "affiliateCode",
-            self.affiliate_code,
-            limits!(PostbackBody, "affiliateCode"),
-            &mut issues,
-        );
-        let session_id = token(
-            "sessionId",
-            self.session_id,
-            limits!(PostbackBody, "sessionId"),
-            &mut issues,
-        );
-        let click_id = token(
-            "clickId",
-            self.click_id,
-            limits!(PostbackBody, "clickId"),
-            &mut issues,
-        );
-        let campaign_id = token(
-            "campaignId",
-            self.campaign_id,
-            limits!(PostbackBody, "campaignId"),
-            &mut issues,
-        );
-
+        let [affiliate_code, session_id, click_id, campaign_id, product_id, plan_id] = [
+            (
+                "affiliateCode",
+                self.affiliate_code,
+                limits!(PostbackBody, "affiliateCode"),
+            ),
+            (
+                "sessionId",
+                self.session_id,
+                limits!(PostbackBody, "sessionId"),
+            ),
+            ("clickId", self.click_id, limits!(PostbackBody, "clickId")),
+            (
+                "campaignId",
+                self.campaign_id,
+                limits!(PostbackBody, "campaignId"),
+            ),
+            (
+                "productId",
+                self.product_id,
+                limits!(PostbackBody, "productId"),
+            ),
+            ("planId", self.plan_id, limits!(PostbackBody, "planId")),
+        ]
+        .map(|(path, v, limits)| token(path, v, limits, &mut issues));
         let customer_id = self
             .customer_id
             .as_deref()
@@ -850,6 +856,8 @@ impl PostbackBody {
             metadata,
             aliases: Vec::new(),
             promotion_code: None,
+            product_id,
+            plan_id,
         })
     }
 }
@@ -976,6 +984,13 @@ pub struct ConversionView<'a> {
     pub commission: Decimal,
     /// Null when the commission rules applied normally, even if the rounded commission is 0.
     pub commission_reason: Option<CommissionReason>,
+    /// What decided the commission: the affiliate's override, a campaign rule (its name and
+    /// 0-based index), a tier, the campaign's own rate, or NONE (see `commissionReason`).
+    pub commission_source: CommissionSource,
+    /// As the postback (or the provider's payment) named it.
+    pub product_id: Option<&'a str>,
+    /// As the postback (or the provider's payment) named it.
+    pub plan_id: Option<&'a str>,
     pub status: ConversionStatus,
     pub attribution: AttributionMethod,
     /// The referral (customer identity) the payment belongs to: `cid:<customerId>`,
@@ -1045,6 +1060,14 @@ impl<'a> From<&'a Conversion> for ConversionView<'a> {
             conversion_type: c.conversion_type,
             commission: c.commission,
             commission_reason: c.commission_reason,
+            commission_source: c.commission_source.clone().unwrap_or_else(|| {
+                CommissionSource::of(match c.commission_reason {
+                    Some(_) => SourceKind::None,
+                    None => SourceKind::Campaign,
+                })
+            }),
+            product_id: c.product_id.as_deref(),
+            plan_id: c.plan_id.as_deref(),
             status: c.status,
             attribution: c.attribution,
             customer_ref: c.customer_ref.as_deref(),
@@ -1308,6 +1331,9 @@ mod tests {
             commission_reversed: Decimal::ZERO,
             commission_clawed_back: Decimal::ZERO,
             risk: Risk::default(),
+            product_id: None,
+            plan_id: None,
+            commission_source: None,
         }
     }
 

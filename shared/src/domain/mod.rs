@@ -8,6 +8,8 @@ pub mod asset;
 pub mod attribution;
 pub mod campaign;
 pub mod commission;
+pub mod commission_plan;
+pub mod commission_terms;
 pub mod connector;
 pub mod conversion;
 pub mod decision;

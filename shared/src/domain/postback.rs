@@ -29,7 +29,8 @@ use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::affiliate_code::CodeOwner;
 use crate::domain::attribution::{self, AffiliateFacts, Attribution, Signal};
 use crate::domain::campaign::Campaign;
-use crate::domain::commission::{self, Payment};
+use crate::domain::commission::{self, Earner};
+use crate::domain::commission_plan::Facts;
 use crate::domain::conversion::{
     AttributionMethod, Conversion, ConversionStatus, ConversionType, ConversionView, Earning,
     Postback,
@@ -585,14 +586,24 @@ fn new_conversion(
     first_payment_at: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> Conversion {
-    let payment = Payment {
+    let facts = Facts {
         amount: p.amount,
         currency: p.currency,
         occurred_at: p.occurred_at,
+        conversion_type: ConversionType::Sale,
+        product_id: p.product_id.as_deref(),
+        plan_id: p.plan_id.as_deref(),
+        first_payment_at,
     };
     let decision = match (chosen, campaign) {
-        (Some(a), Some(c)) => commission::decide(c, a.affiliate_active, &payment, first_payment_at),
-        _ => commission::unattributed(&payment),
+        (Some(a), Some(c)) => {
+            let earner = Earner {
+                active: a.affiliate_active,
+                commission_override: a.commission_override.as_ref(),
+            };
+            commission::decide(c, &earner, &facts)
+        }
+        _ => commission::unattributed(&facts),
     };
     let hold_days = campaign.map_or(0, |c| c.hold_days);
     Conversion {
@@ -634,6 +645,9 @@ fn new_conversion(
         commission_reversed: Decimal::ZERO,
         commission_clawed_back: Decimal::ZERO,
         risk: Risk::default(),
+        product_id: p.product_id.clone(),
+        plan_id: p.plan_id.clone(),
+        commission_source: Some(decision.source),
     }
 }
 
@@ -800,6 +814,7 @@ mod tests {
             active,
             email_hash: String::new(),
             signup_network: None,
+            commission_override: None,
         };
         Parties {
             affiliates: HashMap::from([

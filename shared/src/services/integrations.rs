@@ -699,6 +699,8 @@ fn postback_of(
             .filter(|c| CustomerKey::from_id(c).is_ok()),
         occurred_at: Some(timestamp::format(&p.occurred_at.min(now))),
         metadata: Some(metadata),
+        product_id: None,
+        plan_id: None,
     };
     let promotion_code = p.promotion_code.clone();
     let valid = body.validate(now).map(|v| Postback {

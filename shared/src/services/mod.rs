@@ -4,6 +4,7 @@
 //! HTTP layer and the functions.
 
 pub mod applications;
+pub mod commission_preview;
 pub mod creates;
 pub mod edits;
 pub mod enrollments;

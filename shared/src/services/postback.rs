@@ -211,8 +211,11 @@ async fn parties(
             .flatten()
         {
             Some((facts, status, t)) if t == tenant_key => {
+                let overrides = facts.commission_override.clone();
                 parties.affiliates.insert(aff.to_string(), facts);
-                unchanged.affiliates.insert(aff.to_string(), status);
+                unchanged
+                    .affiliates
+                    .insert(aff.to_string(), (status, overrides));
             }
             Some(_) => {}
             None => affiliates.push(aff),

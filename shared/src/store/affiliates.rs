@@ -8,6 +8,7 @@
 
 use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
+use crate::domain::commission_plan::Pay;
 use crate::domain::conversion::Earning;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -33,9 +34,12 @@ enum Write {
     Event,
 }
 
+/// The attribute of `Affiliate::commission_override`.
+const COMMISSION_OVERRIDE: &str = "commissionOverride";
+
 /// Attributes a merchant's update owns. The totals are not record attributes:
 /// the conversion and payout flows keep them in the TOTALS item.
-const EDITABLE: [&str; 11] = [
+const EDITABLE: [&str; 12] = [
     attrs::NAME,
     "email",
     "code",
@@ -44,6 +48,7 @@ const EDITABLE: [&str; 11] = [
     "payoutMethod",
     "payoutEmail",
     "website",
+    COMMISSION_OVERRIDE,
     attrs::METADATA,
     attrs::VERSION,
     attrs::UPDATED_AT,
@@ -103,13 +108,30 @@ pub fn status_is(tenant_key: &str, status: AffiliateStatus) -> UpdateExpr {
         .when_status(status)
 }
 
+/// The affiliate's terms as a cached read saw them: its status and its
+/// `commissionOverride` (absent, or this one), so a commission decided
+/// from a stale copy is refused and decided again.
+pub fn terms_are(tenant_key: &str, status: AffiliateStatus, overrides: Option<&Pay>) -> UpdateExpr {
+    let when = status_is(tenant_key, status);
+    match overrides.and_then(|p| serde_dynamo::to_attribute_value(p).ok()) {
+        Some(pay) => when.when_eq(COMMISSION_OVERRIDE, pay),
+        None => when.when_absent(COMMISSION_OVERRIDE),
+    }
+}
+
 /// Adds an earning to the affiliate's `earned` total (role `add_role`). With
 /// `while_status`, a ConditionCheck (role `check_role`) first requires the
 /// affiliate record to be the tenant's and in that status; a check writes
 /// nothing. Either fails as a condition failure of the transaction.
-pub fn earn<R: Copy>(tx: &mut Tx<R>, check_role: R, add_role: R, tenant_key: &str, e: &Earning) {
+pub fn earn<R: Copy>(
+    tx: &mut Tx<R>,
+    (check_role, add_role): (R, R),
+    tenant_key: &str,
+    e: &Earning,
+    overrides: Option<&Pay>,
+) {
     if let Some(st) = e.while_status {
-        let when = status_is(tenant_key, st);
+        let when = terms_are(tenant_key, st, overrides);
         tx.check(check_role, &e.affiliate_id, RECORD_SK, &when);
     }
     affiliate_totals::add(

@@ -38,6 +38,7 @@ use serde::de::DeserializeOwned;
 use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::campaign::Campaign;
+use crate::domain::commission_plan::Pay;
 use crate::domain::conversion::{
     Conversion, ConversionStatus, ConversionType, Earning, PayoutStage, Postback, Release, Reversal,
 };
@@ -498,11 +499,19 @@ pub async fn read_parties(
 /// unchanged: an affiliate's status, a campaign as it was.
 #[derive(Debug, Default)]
 pub struct Unchanged {
-    pub affiliates: HashMap<String, AffiliateStatus>,
+    /// Each cached affiliate's status and override, as the plan saw them.
+    pub affiliates: HashMap<String, (AffiliateStatus, Option<Pay>)>,
     pub campaigns: HashMap<String, Campaign>,
 }
 
 impl Unchanged {
+    /// The override a cached affiliate was seen with.
+    fn override_of(&self, affiliate_id: &str) -> Option<&Pay> {
+        self.affiliates
+            .get(affiliate_id)
+            .and_then(|(_, p)| p.as_ref())
+    }
+
     /// The earning as committed (`Earning::to_commit`): whether its
     /// affiliate came from the cache.
     fn earning(&self, e: &Earning) -> Earning {
@@ -533,13 +542,11 @@ fn check_cached<R: Copy>(
         );
     }
     let affiliate = c.affiliate_id.as_ref().filter(|_| earning.is_none());
-    if let Some((id, status)) = affiliate.and_then(|id| cached.affiliates.get_key_value(id)) {
-        tx.check(
-            roles.1,
-            id,
-            RECORD_SK,
-            &affiliates::status_is(tenant_key, *status),
-        );
+    if let Some((id, (status, overrides))) =
+        affiliate.and_then(|id| cached.affiliates.get_key_value(id))
+    {
+        let when = affiliates::terms_are(tenant_key, *status, overrides.as_ref());
+        tx.check(roles.1, id, RECORD_SK, &when);
     }
 }
 
@@ -803,7 +810,9 @@ async fn transact(
     }
     if let Some(e) = &plan.earning {
         let e = cached.earning(e);
-        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, &e);
+        let roles = (A::AffiliateStatus, A::Earned);
+        let overrides = cached.override_of(&e.affiliate_id);
+        affiliates::earn(&mut tx, roles, &tenant_key, &e, overrides);
     }
     for count in &plan.counts {
         hourly_count(&mut tx, tenant, count, now);
@@ -880,7 +889,9 @@ pub async fn commit_late(
     }
     if let Some(e) = &late.earning {
         let e = cached.earning(e);
-        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, &e);
+        let roles = (A::AffiliateStatus, A::Earned);
+        let overrides = cached.override_of(&e.affiliate_id);
+        affiliates::earn(&mut tx, roles, &tenant_key, &e, overrides);
     }
     events::append(&mut tx, A::Event, tenant, &late.event)?;
     if let Some(flagged) = &late.flagged {
@@ -969,7 +980,13 @@ pub async fn commit_reversal(
         &[(r.before.clone(), r.reversed.clone())],
     );
     if let Some(e) = &r.give_back {
-        affiliates::earn(&mut tx, A::AffiliateStatus, A::Earned, &tenant_key, e);
+        affiliates::earn(
+            &mut tx,
+            (A::AffiliateStatus, A::Earned),
+            &tenant_key,
+            e,
+            None,
+        );
     }
     if let Some(a) = &r.clawback {
         pools::add_adjustment(&mut tx, A::Clawback, tenant, a)?;

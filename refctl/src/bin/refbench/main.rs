@@ -833,6 +833,9 @@ impl Bulk {
             commission_reversed: Decimal::ZERO,
             commission_clawed_back: Decimal::ZERO,
             risk: Default::default(),
+            product_id: None,
+            plan_id: None,
+            commission_source: None,
         }
     }
 

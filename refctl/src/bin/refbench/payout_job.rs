@@ -116,6 +116,9 @@ async fn seed(app: &App, p: &Programme, n: usize, due: bool) {
             commission_reversed: Decimal::ZERO,
             commission_clawed_back: Decimal::ZERO,
             risk: Default::default(),
+            product_id: None,
+            plan_id: None,
+            commission_source: None,
         })
         .collect();
     let mut set = tokio::task::JoinSet::new();
