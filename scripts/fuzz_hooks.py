@@ -124,6 +124,13 @@ DOCUMENTED_IN_WORDS = {
     ("createPromotionCode", "couponId", "invalid_combination"),
     ("createPromotionCode", "couponId", "required"),
     ("createPromotionCode", "code", "required"),
+    # commission rules and overrides, described in words (docs/commissions.md):
+    # a FIXED pay needs its currency, a PERCENTAGE none and at most 100; ranges
+    # ascend; lists of ids hold 1-50; the name is text
+    *[(op, field, code)
+      for op in ("createCampaign", "updateCampaign", "updateAffiliate", "previewCommission")
+      for field in ("commissionRules", "commissionOverride", "amount")
+      for code in ("required", "invalid_value", "invalid_range", "too_small", "too_big", "invalid_string")],
 }
 
 # DELETEs that archive: the resource stays readable, with its archived state.

@@ -116,7 +116,8 @@ fn merged(schema: &Value, all: &Map<String, Value>) -> Option<Value> {
 const KEYED_BY_ONE_OF: [&str; 1] = ["SummaryGroup"];
 
 /// Request bodies: text in arrays refuses control characters like every
-/// other string, and `from`/`to` take a date or a date-time.
+/// other string, and a text `from`/`to` takes a date or a date-time (a
+/// number's, as a month range's, stays a number).
 fn body_strings(schema: &mut Value) {
     let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
         return;
@@ -129,7 +130,11 @@ fn body_strings(schema: &mut Value) {
         {
             prop["items"]["pattern"] = json!(shared::schema::LINE_PATTERN);
         }
-        if name == "from" || name == "to" {
+        let text = prop["type"] == "string"
+            || prop["type"]
+                .as_array()
+                .is_some_and(|t| t.contains(&json!("string")));
+        if (name == "from" || name == "to") && text {
             let nullable = prop["type"]
                 .as_array()
                 .is_some_and(|t| t.contains(&json!("null")));

@@ -64,7 +64,10 @@ async fn rules_pay_by_plan_and_tenure_and_every_conversion_says_which() {
     // Today, past the first year: the campaign's own 20%.
     let later = paid(&m, &code, &customer, 100, json!({})).await;
     assert_eq!(later["commission"], json!(20));
-    assert_eq!(later["commissionSource"], json!({"kind": "CAMPAIGN"}));
+    assert_eq!(
+        later["commissionSource"],
+        json!({"kind": "CAMPAIGN", "name": null, "index": null})
+    );
     assert_eq!(later["isRecurring"], json!(true));
     // The yearly plan, named by the payment: the first rule, whatever the tenure.
     let yearly = paid(
@@ -135,7 +138,10 @@ async fn an_affiliates_override_decides_before_the_rules() {
     )
     .await;
     assert_eq!(cnv["commission"], json!(70));
-    assert_eq!(cnv["commissionSource"], json!({"kind": "OVERRIDE"}));
+    assert_eq!(
+        cnv["commissionSource"],
+        json!({"kind": "OVERRIDE", "name": null, "index": null})
+    );
     // A fixed override needs its currency, like any FIXED pay.
     let bad = json!({"commissionOverride": {"type": "FIXED", "value": 5}});
     let r = call("PUT", &path, Some(&m.test_key), Some(bad)).await;
@@ -265,7 +271,10 @@ async fn the_preview_answers_what_the_postback_would_record() {
     let r = preview(json!({"amount": 100, "currency": "USD", "affiliateId": id(&a)})).await;
     assert_eq!(
         (&r.data()["commission"], &r.data()["commissionSource"]),
-        (&json!(5), &json!({"kind": "OVERRIDE"}))
+        (
+            &json!(5),
+            &json!({"kind": "OVERRIDE", "name": null, "index": null})
+        )
     );
     let cnv = paid(
         &m,

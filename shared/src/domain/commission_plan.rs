@@ -130,11 +130,11 @@ wire_enum! {
 #[serde(rename_all = "camelCase")]
 pub struct CommissionSource {
     pub kind: SourceKind,
-    /// The rule's (or tier's) name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The rule's (or tier's) name; null for the others.
+    #[serde(default)]
     pub name: Option<String>,
-    /// The rule's position in `commissionRules`, 0-based.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The rule's position in `commissionRules`, 0-based; null for the others.
+    #[serde(default)]
     pub index: Option<u32>,
 }
 
@@ -435,10 +435,18 @@ pub struct PreviewBody {
     #[serde(default)]
     pub conversion_type: Option<ConversionType>,
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
+    )]
     pub product_id: Option<String>,
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(
+        min_length = 1,
+        max_length = 255,
+        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
+    )]
     pub plan_id: Option<String>,
     /// Whole calendar months since the customer's first payment; 0 or absent: the first
     /// payment.
@@ -447,6 +455,7 @@ pub struct PreviewBody {
     pub months_since_first_payment: Option<u32>,
     /// Preview for this affiliate of the campaign: its status and `commissionOverride` count.
     #[serde(default)]
+    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$")]
     pub affiliate_id: Option<String>,
 }
 
