@@ -107,7 +107,11 @@ pub struct Affiliate {
     #[serde(default, skip_serializing_if = "Risk::is_clear")]
     pub risk: Risk,
     /// What it earns instead of the campaign's rules and rate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::domain::commission_plan::stored_json"
+    )]
     pub commission_override: Option<Pay>,
     /// When it was last suspended; never shown. A portal token issued before
     /// it opens nothing, even once the affiliate is ACTIVE again.

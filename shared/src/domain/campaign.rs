@@ -47,7 +47,11 @@ pub struct Campaign {
     #[serde(default)]
     pub risk: RiskSettings,
     /// Ordered; the first that holds decides (see `domain::commission_plan`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "commission_plan::stored_json"
+    )]
     pub commission_rules: Vec<CommissionRule>,
     #[serde(default)]
     pub metadata: Metadata,

@@ -542,3 +542,31 @@ pub struct PreviewView {
     /// Why it earns 0, when a rule says so.
     pub reason: Option<CommissionReason>,
 }
+
+/// Serde for a stored commission plan field (a campaign's rules, an
+/// affiliate's override): kept as its JSON text, so its amounts keep their
+/// exact digits as the API writes them (a JSON number) and the item holds
+/// one plain string, whatever the store's own number types.
+pub mod stored_json {
+    use serde::de::DeserializeOwned;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// Writes the value as its JSON text.
+    pub fn serialize<T: Serialize, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        let text = serde_json::to_string(value).map_err(serde::ser::Error::custom)?;
+        s.serialize_str(&text)
+    }
+
+    /// Reads the value from its JSON text.
+    pub fn deserialize<'de, T: DeserializeOwned, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<T, D::Error> {
+        let text = String::deserialize(d)?;
+        serde_json::from_str(&text).map_err(serde::de::Error::custom)
+    }
+
+    /// The JSON text a value is stored as (to compare a stored one with).
+    pub fn text<T: Serialize>(value: &T) -> Option<String> {
+        serde_json::to_string(value).ok()
+    }
+}

@@ -8,7 +8,7 @@
 
 use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
-use crate::domain::commission_plan::Pay;
+use crate::domain::commission_plan::{stored_json, Pay};
 use crate::domain::conversion::Earning;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -113,8 +113,9 @@ pub fn status_is(tenant_key: &str, status: AffiliateStatus) -> UpdateExpr {
 /// from a stale copy is refused and decided again.
 pub fn terms_are(tenant_key: &str, status: AffiliateStatus, overrides: Option<&Pay>) -> UpdateExpr {
     let when = status_is(tenant_key, status);
-    match overrides.and_then(|p| serde_dynamo::to_attribute_value(p).ok()) {
-        Some(pay) => when.when_eq(COMMISSION_OVERRIDE, pay),
+    // Stored as its JSON text (`commission_plan::stored_json`).
+    match overrides.and_then(|p| stored_json::text(&Some(p))) {
+        Some(pay) => when.when_eq(COMMISSION_OVERRIDE, string_value(pay)),
         None => when.when_absent(COMMISSION_OVERRIDE),
     }
 }
