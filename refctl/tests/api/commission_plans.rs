@@ -294,3 +294,62 @@ async fn the_preview_answers_what_the_postback_would_record() {
     .await
     .assert_error(404, "NOT_FOUND");
 }
+
+#[tokio::test]
+async fn a_stripe_invoice_and_a_paddle_transaction_pay_by_their_product() {
+    use crate::connector_shapes::{current_invoice, event, fresh, outcome_of};
+    use crate::integrations::{conversion, integration, paddle, PADDLE_SECRET, STRIPE_SECRET};
+    let m = merchant().await;
+    let rules = json!([{"name": "Pro", "when": {"productIds": ["prod_pro", "pro_01hv8prod"]},
+                        "pay": {"type": "PERCENTAGE", "value": 40}}]);
+    let c = campaign(
+        &m.test_key,
+        json!({"isPublic": true, "commissionRules": rules}),
+    )
+    .await;
+    let code = code();
+    affiliate_with_code(&m.test_key, id(&c), &code).await;
+    let stripe = integration(&m, "STRIPE", STRIPE_SECRET, json!({})).await;
+    // Current API version: the line's `pricing.price_details`; a zero line first.
+    let inv = fresh("in_");
+    let mut invoice = current_invoice(&inv, &fresh("cus_"), Some(&code));
+    invoice["lines"] = json!({"object": "list", "has_more": false, "data": [
+        {"id": "il_0", "amount": 0, "pricing": {"type": "price_details",
+            "price_details": {"price": "price_free", "product": "prod_free"}}},
+        {"id": "il_1", "amount": 12000, "pricing": {"type": "price_details",
+            "price_details": {"price": "price_pro_m", "product": "prod_pro"}}}]});
+    outcome_of(&stripe, &event("invoice.paid", invoice)).await;
+    let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&inv)).await;
+    assert_eq!(
+        (&cnv["productId"], &cnv["planId"], &cnv["commission"]),
+        (&json!("prod_pro"), &json!("price_pro_m"), &json!(40))
+    );
+    assert_eq!(cnv["commissionSource"]["name"], json!("Pro"));
+    // Before basil: the line's `price`, its product expanded or not.
+    let inv = fresh("in_");
+    let mut invoice = current_invoice(&inv, &fresh("cus_"), Some(&code));
+    invoice["lines"] = json!({"object": "list", "has_more": false, "data": [
+        {"id": "il_2", "amount": 12000, "price": {"id": "price_basic", "product": {"id": "prod_basic"}}}]});
+    outcome_of(&stripe, &event("invoice.paid", invoice)).await;
+    let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&inv)).await;
+    assert_eq!(
+        (&cnv["productId"], &cnv["commission"]),
+        (&json!("prod_basic"), &json!(10))
+    );
+    assert_eq!(cnv["commissionSource"]["kind"], json!("CAMPAIGN"));
+    // Paddle: the first item's price.
+    let paddle_int = integration(&m, "PADDLE", PADDLE_SECRET, json!({})).await;
+    let txn = format!("txn_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let body = json!({"event_id": fresh("evt_"), "event_type": "transaction.completed",
+        "occurred_at": "2026-11-20T10:00:00.000Z", "notification_id": "ntf_1",
+        "data": {"id": txn, "status": "completed", "customer_id": "ctm_1", "currency_code": "USD",
+                 "custom_data": {"referral": code}, "billed_at": "2026-11-20T09:59:00.000Z",
+                 "items": [{"price": {"id": "pri_01hv8pro", "product_id": "pro_01hv8prod"}, "quantity": 1}],
+                 "details": {"totals": {"subtotal": "5000", "discount": "0", "tax": "0", "total": "5000"}}}});
+    let r = paddle(id(&paddle_int), &body).await;
+    let cnv = conversion(&m, r.data()["conversionId"].as_str().unwrap()).await;
+    assert_eq!(
+        (&cnv["productId"], &cnv["planId"], &cnv["commission"]),
+        (&json!("pro_01hv8prod"), &json!("pri_01hv8pro"), &json!(20))
+    );
+}

@@ -699,8 +699,8 @@ fn postback_of(
             .filter(|c| CustomerKey::from_id(c).is_ok()),
         occurred_at: Some(timestamp::format(&p.occurred_at.min(now))),
         metadata: Some(metadata),
-        product_id: None,
-        plan_id: None,
+        product_id: p.product.product_id.clone(),
+        plan_id: p.product.plan_id.clone(),
     };
     let promotion_code = p.promotion_code.clone();
     let valid = body.validate(now).map(|v| Postback {
@@ -910,6 +910,11 @@ async fn attribute_waiting(
         occurred_at: c.occurred_at,
         aliases: Vec::new(),
         linked_later: false,
+        // Late attribution decides by the product the payment was recorded with.
+        product: connector::ProductAndPlan {
+            product_id: c.product_id.clone(),
+            plan_id: c.plan_id.clone(),
+        },
     };
     let Ok(mut p) = postback_of(integration, &paid, now) else {
         return Ok(None);

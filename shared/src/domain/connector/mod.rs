@@ -112,6 +112,18 @@ pub struct Payment {
     /// The provider's id of the promotion code (Stripe) or discount (Paddle)
     /// it was paid with, when it names one.
     pub promotion_code: Option<String>,
+    /// The product and plan (price) of its first paid line, for
+    /// `commissionRules` (Stripe: the invoice line's price; Paddle: the
+    /// first item's price; a Checkout Session: its metadata's
+    /// `productId`/`planId`).
+    pub product: ProductAndPlan,
+}
+
+/// A payment's product and plan ids, when it names them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProductAndPlan {
+    pub product_id: Option<String>,
+    pub plan_id: Option<String>,
 }
 
 /// The other ids of a payment, sent apart from it.

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{
     currency_at, id_at, ignored, minor_at, text_at, Binding, Command, Mapped, Outcome, Payment,
-    Refund, RefundPart, Restore,
+    ProductAndPlan, Refund, RefundPart, Restore,
 };
 use crate::timestamp;
 
@@ -79,7 +79,21 @@ fn transaction_completed(txn: &Value, occurred: Option<DateTime<Utc>>) -> Outcom
         aliases: vec![id],
         linked_later: false,
         promotion_code: id_at(txn, "discount_id"),
+        product: first_item(txn),
     })])
+}
+
+/// The product and price of a transaction's first item.
+fn first_item(txn: &Value) -> ProductAndPlan {
+    let price = txn
+        .get("items")
+        .and_then(Value::as_array)
+        .and_then(|items| items.first())
+        .and_then(|item| item.get("price"));
+    ProductAndPlan {
+        product_id: price.and_then(|p| id_at(p, "product_id")),
+        plan_id: price.and_then(|p| id_at(p, "id")),
+    }
 }
 
 /// An approved refund or chargeback: its subtotal (tax excluded) is reversed

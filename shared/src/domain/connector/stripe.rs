@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{
     currency_at, id_at, ignored, minor_at, share, text_at, Binding, Command, Link, Mapped, Outcome,
-    Payment, Refund, RefundPart, Restore,
+    Payment, ProductAndPlan, Refund, RefundPart, Restore,
 };
 
 /// The Stripe API version the current event shapes are taken from (the
@@ -140,6 +140,7 @@ fn invoice_paid(invoice: &Value, created: Option<i64>) -> Outcome {
         linked_later: aliases.is_empty(),
         aliases,
         promotion_code: promotion_code(invoice),
+        product: first_paid_line(invoice),
     })])
 }
 
@@ -279,9 +280,48 @@ fn checkout_completed(session: &Value, created: Option<i64>, succeeded: bool) ->
             aliases: vec![pi],
             linked_later: false,
             promotion_code: promotion,
+            product: metadata_product(session),
         }));
     }
     Outcome::Apply(commands)
+}
+
+/// The product and price of an invoice's first line with a positive
+/// amount: `pricing.price_details` (API version basil and later) or its
+/// `price` (before; `product` an id or the expanded product).
+fn first_paid_line(invoice: &Value) -> ProductAndPlan {
+    let lines = invoice
+        .get("lines")
+        .and_then(|l| l.get("data"))
+        .and_then(Value::as_array);
+    let paid = lines.and_then(|ls| {
+        ls.iter()
+            .find(|l| minor_at(l, "amount").is_some_and(|a| a > 0))
+    });
+    let Some(line) = paid else {
+        return ProductAndPlan::default();
+    };
+    if let Some(details) = line.get("pricing").and_then(|p| p.get("price_details")) {
+        return ProductAndPlan {
+            product_id: id_at(details, "product"),
+            plan_id: id_at(details, "price"),
+        };
+    }
+    let price = line.get("price");
+    ProductAndPlan {
+        product_id: price.and_then(|p| id_at(p, "product")),
+        plan_id: price.and_then(|p| id_at(p, "id")),
+    }
+}
+
+/// A Checkout Session names no line in its event: its metadata's
+/// `productId` and `planId`, when the merchant put them there.
+fn metadata_product(session: &Value) -> ProductAndPlan {
+    let metadata = session.get("metadata");
+    ProductAndPlan {
+        product_id: metadata.and_then(|m| text_at(m, "productId")),
+        plan_id: metadata.and_then(|m| text_at(m, "planId")),
+    }
 }
 
 /// The promotion code an invoice or Checkout Session was paid with: the
