@@ -117,7 +117,19 @@ async fn a_short_stall_after_a_long_outage_still_gets_its_retries() {
     }
     paused.store(false, Ordering::SeqCst);
     assert!(failed >= 20, "the outage answered {failed} 503s");
-    assert_eq!(created(&postbacks(&s, key, 20).await), 20, "back up");
+    // What the outage held reaches the store first: wait until a postback
+    // goes through again (no timing is asserted), then a whole wave.
+    let back = Instant::now();
+    while created(&postbacks(&s, key, 1).await) == 0 {
+        assert!(
+            back.elapsed() < Duration::from_secs(90),
+            "the store never came back"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let wave = postbacks(&s, key, 20).await;
+    let statuses: Vec<u16> = wave.iter().map(|r| r.status).collect();
+    assert_eq!(created(&wave), 20, "back up: {statuses:?}");
 
     // 4 seconds down: the calls retry through it.
     paused.store(true, Ordering::SeqCst);
