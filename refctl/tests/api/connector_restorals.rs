@@ -6,7 +6,8 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
 use crate::connector_shapes::{
-    current_invoice, event, fixture, fresh, invoice_payment, outcome_of, programme, refunded_charge,
+    current_invoice, event, fixture, fresh, invoice_payment, outcome_of, paddle_completed,
+    paddle_event, paddle_txn, programme, refunded_charge,
 };
 use crate::integrations::{conversion, id, integration, paddle, PADDLE_SECRET};
 use crate::support::{affiliate_with_code, call, campaign, merchant, Merchant};
@@ -135,17 +136,8 @@ async fn a_paddle_chargeback_reversed_restores_the_commission() {
     let code = format!("W{}", &ulid::Ulid::new().to_string()[18..]);
     let a = affiliate_with_code(k, id(&c), &code).await;
     let i = integration(&m, "PADDLE", PADDLE_SECRET, json!({})).await;
-    let txn = format!("txn_{}", ulid::Ulid::new().to_string().to_lowercase());
-    let paddle_event = |kind: &str, data: Value| {
-        json!({"event_id": fresh("evt_"), "event_type": kind,
-               "occurred_at": "2026-11-20T10:00:00.000Z", "notification_id": "ntf_1", "data": data})
-    };
-    let completed = paddle_event(
-        "transaction.completed",
-        json!({"id": txn, "status": "completed", "customer_id": "ctm_1", "currency_code": "EUR",
-               "custom_data": {"referral": code}, "billed_at": "2026-11-20T09:59:00.000Z",
-               "details": {"totals": {"subtotal": "5000", "discount": "0", "tax": "0", "total": "5000"}}}),
-    );
+    let txn = paddle_txn();
+    let completed = paddle_completed(&txn, &code);
     let r = paddle(id(&i), &completed).await;
     let cnv = r.data()["conversionId"].as_str().unwrap().to_string();
     let adjustment = |action: &str, status: &str| {

@@ -51,6 +51,28 @@ pub(crate) fn fresh(prefix: &str) -> String {
     format!("{prefix}{}", ulid::Ulid::new())
 }
 
+/// A Paddle notification of `kind` around `data`.
+pub(crate) fn paddle_event(kind: &str, data: Value) -> Value {
+    json!({"event_id": fresh("evt_"), "event_type": kind,
+           "occurred_at": "2026-11-20T10:00:00.000Z", "notification_id": "ntf_1", "data": data})
+}
+
+/// A fresh Paddle transaction id.
+pub(crate) fn paddle_txn() -> String {
+    format!("txn_{}", ulid::Ulid::new().to_string().to_lowercase())
+}
+
+/// Paddle's `transaction.completed` of `txn`: 50.00 EUR, tax free,
+/// referred by `code`.
+pub(crate) fn paddle_completed(txn: &str, code: &str) -> Value {
+    paddle_event(
+        "transaction.completed",
+        json!({"id": txn, "status": "completed", "customer_id": "ctm_1", "currency_code": "EUR",
+               "custom_data": {"referral": code}, "billed_at": "2026-11-20T09:59:00.000Z",
+               "details": {"totals": {"subtotal": "5000", "discount": "0", "tax": "0", "total": "5000"}}}),
+    )
+}
+
 /// A merchant with a public campaign (10%), an affiliate with a fresh code,
 /// and a Stripe integration.
 pub(crate) async fn programme() -> (Merchant, Value, String, Value, Value) {
@@ -374,18 +396,9 @@ async fn a_paddle_adjustment_sent_to_two_integrations_reverses_once() {
     affiliate_with_code(k, id(&c), &code).await;
     let one = integration(&m, "PADDLE", PADDLE_SECRET, json!({})).await;
     let two = integration(&m, "PADDLE", PADDLE_SECRET, json!({})).await;
-    let txn = format!("txn_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let txn = paddle_txn();
     let adj = format!("adj_{}", ulid::Ulid::new().to_string().to_lowercase());
-    let paddle_event = |kind: &str, data: Value| {
-        json!({"event_id": fresh("evt_"), "event_type": kind,
-               "occurred_at": "2026-11-20T10:00:00.000Z", "notification_id": "ntf_1", "data": data})
-    };
-    let completed = paddle_event(
-        "transaction.completed",
-        json!({"id": txn, "status": "completed", "customer_id": "ctm_1", "currency_code": "EUR",
-               "custom_data": {"referral": code}, "billed_at": "2026-11-20T09:59:00.000Z",
-               "details": {"totals": {"subtotal": "5000", "discount": "0", "tax": "0", "total": "5000"}}}),
-    );
+    let completed = paddle_completed(&txn, &code);
     let r = paddle(id(&one), &completed).await;
     let cnv = r.data()["conversionId"].as_str().unwrap().to_string();
     let refund = json!({"id": adj, "action": "refund", "status": "approved", "transaction_id": txn,

@@ -2,10 +2,11 @@
 //! reverse once, and the event's row is the outcome of the copy that
 //! applied it (APPLIED); every other copy's row is DUPLICATE.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::connector_shapes::{
-    current_invoice, event, fresh, invoice_payment, outcome_of, programme, refunded_charge,
+    current_invoice, event, fresh, invoice_payment, outcome_of, paddle_completed, paddle_event,
+    paddle_txn, programme, refunded_charge,
 };
 use crate::integrations::{conversion, deliveries, id, integration, paddle, stripe, PADDLE_SECRET};
 use crate::support::{affiliate_with_code, campaign, merchant, Merchant, Resp};
@@ -79,17 +80,8 @@ async fn twenty_copies_of_a_paddle_refund_log_the_one_that_applied_it() {
     let code = format!("R{}", &ulid::Ulid::new().to_string()[18..]);
     affiliate_with_code(k, id(&c), &code).await;
     let i = integration(&m, "PADDLE", PADDLE_SECRET, json!({})).await;
-    let txn = format!("txn_{}", ulid::Ulid::new().to_string().to_lowercase());
-    let paddle_event = |kind: &str, data: Value| {
-        json!({"event_id": fresh("evt_"), "event_type": kind,
-               "occurred_at": "2026-11-20T10:00:00.000Z", "notification_id": "ntf_1", "data": data})
-    };
-    let completed = paddle_event(
-        "transaction.completed",
-        json!({"id": txn, "status": "completed", "customer_id": "ctm_1", "currency_code": "EUR",
-               "custom_data": {"referral": code}, "billed_at": "2026-11-20T09:59:00.000Z",
-               "details": {"totals": {"subtotal": "5000", "discount": "0", "tax": "0", "total": "5000"}}}),
-    );
+    let txn = paddle_txn();
+    let completed = paddle_completed(&txn, &code);
     let cnv = paddle(id(&i), &completed).await.data()["conversionId"].clone();
     let adj = format!("adj_{}", ulid::Ulid::new().to_string().to_lowercase());
     let refund = paddle_event(
