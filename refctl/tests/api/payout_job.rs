@@ -121,18 +121,21 @@ async fn conversion(m: &Merchant, id: &str) -> Value {
 }
 
 /// One payout job run, while no other test records an earner or runs it.
-async fn run_job(app: &App, now: DateTime<Utc>) {
-    let _alone = crate::payouts::JOBS.lock().await;
-    run_job_unlocked(app, now).await;
+/// Holds every other payout job on the shared table off until it drops:
+/// a test's sales are then paid by its own runs only, never half by a run
+/// another test makes between two of them.
+async fn quiet() -> tokio::sync::MutexGuard<'static, ()> {
+    crate::payouts::JOBS.lock().await
 }
 
-/// One payout job run, the caller holding the lock (runs made at once).
-async fn run_job_unlocked(app: &App, now: DateTime<Utc>) {
+/// One payout job run; on the shared table the caller holds [`quiet`].
+async fn run_job(app: &App, now: DateTime<Utc>) {
     job::run(app, now, Budget::default()).await.unwrap();
 }
 
 #[tokio::test]
 async fn the_job_respects_holds_minimums_currencies_and_modes_and_creates_nothing_twice() {
+    let _quiet = quiet().await;
     let m = merchant_on(payouts_server()).await;
     let app = app_for(payouts_server()).await;
     let test = Tenant::new(&m.account_id, Mode::Test);
@@ -151,11 +154,7 @@ async fn the_job_respects_holds_minimums_currencies_and_modes_and_creates_nothin
     sale(&m.live_key, &live_code, 900, "USD", old).await;
 
     // Two runs at once, then a third: nothing is created twice.
-    let (a, b) = {
-        let _alone = crate::payouts::JOBS.lock().await;
-        tokio::join!(run_job_unlocked(&app, now), run_job_unlocked(&app, now))
-    };
-    let _ = (a, b);
+    tokio::join!(run_job(&app, now), run_job(&app, now));
     run_job(&app, now).await;
 
     let mut got = payouts_of(&app, &test, &aff).await;
@@ -415,6 +414,7 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
 /// chunk planned, and answers with the payout as it is stored.
 #[tokio::test]
 async fn a_request_moves_a_large_payout_in_chunks_and_answers_it_as_stored() {
+    let _quiet = quiet().await;
     let m = merchant_on(payouts_server()).await;
     let app = app_for(payouts_server()).await;
     let t = Tenant::new(&m.account_id, Mode::Test);
@@ -464,6 +464,7 @@ async fn a_request_moves_a_large_payout_in_chunks_and_answers_it_as_stored() {
 
 #[tokio::test]
 async fn a_reversed_paid_conversion_is_clawed_back_from_the_next_payout() {
+    let _quiet = quiet().await;
     let m = merchant_on(payouts_server()).await;
     let app = app_for(payouts_server()).await;
     let t = Tenant::new(&m.account_id, Mode::Test);
@@ -537,6 +538,7 @@ async fn a_reversed_paid_conversion_is_clawed_back_from_the_next_payout() {
 
 #[tokio::test]
 async fn partial_reversals_are_paid_net_and_clawed_back_by_the_cut() {
+    let _quiet = quiet().await;
     let m = merchant_on(payouts_server()).await;
     let app = app_for(payouts_server()).await;
     let t = Tenant::new(&m.account_id, Mode::Test);
@@ -599,6 +601,7 @@ async fn partial_reversals_are_paid_net_and_clawed_back_by_the_cut() {
 
 #[tokio::test]
 async fn a_held_conversion_is_never_paid_until_released_and_can_be_reversed() {
+    let _quiet = quiet().await;
     let m = merchant_on(payouts_server()).await;
     let app = app_for(payouts_server()).await;
     let now = Utc::now();
