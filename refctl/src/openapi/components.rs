@@ -303,6 +303,7 @@ fn derived() -> Vec<(String, Value)> {
         of::<ErrorCode>(),
         of::<Issue>(),
         of::<shared::domain::webhook::WebhookPayload>(),
+        of::<shared::domain::commission_tiers::TierChangeView<'static>>(),
     ]
 }
 

@@ -470,7 +470,8 @@ async fn commission_arithmetic_is_exact() {
         (json!({"amount": "10"}), "amount"),
         (json!({"currency": "ABC"}), "currency"),
         (json!({"currency": "US"}), "currency"),
-        (json!({"conversionType": "LEAD"}), "conversionType"),
+        (json!({"conversionType": "REFUND"}), "conversionType"),
+        (json!({"conversionType": "LEAD"}), "amount"),
         (json!({"externalId": ""}), "externalId"),
         (json!({"unknown": 1}), "unknown"),
         (json!({"customerEmail": "nope"}), "customerEmail"),
@@ -1191,7 +1192,14 @@ async fn totals_change_in_their_own_item_never_in_the_affiliate_record() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["earned_EUR", "earned_USD", "pk", "sk", "tenant"],
+        [
+            "customers",
+            "earned_EUR",
+            "earned_USD",
+            "pk",
+            "sk",
+            "tenant"
+        ],
         "no index attributes"
     );
     assert_eq!(t["tenant"], attr(tenant));

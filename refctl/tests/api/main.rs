@@ -10,6 +10,7 @@ mod auth;
 mod bodies;
 mod campaigns;
 mod commission_plans;
+mod commission_tiers;
 mod connector_restorals;
 mod connector_shapes;
 mod contract;

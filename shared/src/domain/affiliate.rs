@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::domain::affiliate_code::AffiliateCode;
 use crate::domain::application::{Application, Decision};
 use crate::domain::commission_plan::Pay;
+use crate::domain::commission_tiers::{Referred, TierMark};
 use crate::domain::edit::{self, Stamped};
 use crate::domain::email::Email;
 use crate::domain::event::{Event, EventType};
@@ -127,6 +128,10 @@ pub struct Affiliate {
     /// Commission paid out, per currency (maintained by the payout flow).
     #[serde(default)]
     pub paid: Totals,
+    /// Distinct paying customers referred and the tier they reach (kept
+    /// with the totals by the conversion flow, not in the record).
+    #[serde(skip)]
+    pub referred: Referred,
     /// Bumped by every write of the fields above the totals, so a read-modify-write
     /// can tell that somebody else changed the record meanwhile.
     #[serde(default)]
@@ -361,6 +366,7 @@ impl Affiliate {
                 commission_override: None,
                 earned: Totals::new(),
                 paid: Totals::new(),
+                referred: Referred::default(),
                 version: 0,
                 created_at: now,
                 updated_at: now,
@@ -558,6 +564,11 @@ pub struct AffiliateView<'a> {
     risk: &'a Risk,
     /// What it earns instead of the campaign's rules and rate; null: the campaign decides.
     commission_override: Option<&'a Pay>,
+    /// The campaign tier its customers reached, since when; null: none (see
+    /// `docs/commissions.md`).
+    tier: Option<&'a TierMark>,
+    /// Distinct customers with an attributed paying conversion it referred.
+    customers_referred: u32,
     #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
     earned: TotalsJson<'a>,
     #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
@@ -587,6 +598,8 @@ impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
             metadata: &a.metadata,
             risk: &a.risk,
             commission_override: a.commission_override.as_ref(),
+            tier: a.referred.tier.as_ref(),
+            customers_referred: a.referred.customers,
             earned: TotalsJson(&a.earned),
             paid: TotalsJson(&a.paid),
             created_at: a.created_at,

@@ -22,6 +22,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::commission_plan::Pay;
+use crate::domain::commission_tiers::Referred;
 use crate::domain::conversion::AttributionMethod;
 
 /// How much earlier than its click a payment may be dated (clock skew).
@@ -46,6 +47,8 @@ pub struct AffiliateFacts {
     pub signup_network: Option<String>,
     /// What its merchant pays it, before any rule.
     pub commission_override: Option<Pay>,
+    /// Its distinct paying customers and tier.
+    pub referred: Referred,
 }
 
 impl From<&Affiliate> for AffiliateFacts {
@@ -56,6 +59,7 @@ impl From<&Affiliate> for AffiliateFacts {
             email_hash: crate::domain::referral::email_hash(a.email.as_str()),
             signup_network: a.signup_network.clone(),
             commission_override: a.commission_override.clone(),
+            referred: a.referred.clone(),
         }
     }
 }
@@ -68,6 +72,7 @@ pub struct Attribution {
     pub campaign_id: String,
     pub affiliate_active: bool,
     pub commission_override: Option<Pay>,
+    pub referred: Referred,
 }
 
 /// Whether a click made at `created_at`, counting until `expires_at` (its
@@ -106,6 +111,7 @@ pub fn attribute<'a>(
             campaign_id: s.campaign_id.clone(),
             affiliate_active: facts.active,
             commission_override: facts.commission_override.clone(),
+            referred: facts.referred.clone(),
         })
     })
 }
@@ -135,6 +141,7 @@ mod tests {
                     email_hash: String::new(),
                     signup_network: None,
                     commission_override: None,
+                    referred: Referred::default(),
                 },
             ),
             (
@@ -145,6 +152,7 @@ mod tests {
                     email_hash: String::new(),
                     signup_network: None,
                     commission_override: None,
+                    referred: Referred::default(),
                 },
             ),
         ])

@@ -4,8 +4,9 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use crate::domain::commission_plan::{self, CommissionRule, Pay};
+use crate::domain::commission_plan::{self, CommissionRule, LeadCommission, Pay};
 pub use crate::domain::commission_terms::CommissionType;
+use crate::domain::commission_tiers::{self, Tier};
 use crate::domain::edit::{self, Stamped};
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
@@ -53,6 +54,20 @@ pub struct Campaign {
         with = "commission_plan::stored_json"
     )]
     pub commission_rules: Vec<CommissionRule>,
+    /// By distinct paying customers referred (see `domain::commission_tiers`).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "commission_plan::stored_json"
+    )]
+    pub tiers: Vec<Tier>,
+    /// What a LEAD earns when no rule for leads decides.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "commission_plan::stored_json"
+    )]
+    pub lead_commission: Option<LeadCommission>,
     #[serde(default)]
     pub metadata: Metadata,
     #[serde(with = "serde_ts")]
@@ -134,6 +149,15 @@ pub struct NewCampaign {
     #[serde(default)]
     #[schema(max_items = 20)]
     pub commission_rules: Vec<CommissionRule>,
+    /// At most 10, by strictly increasing `minCustomers`: an affiliate's payments earn the
+    /// highest tier its distinct paying customers reach, when no override or rule decides.
+    /// Default `[]`.
+    #[serde(default)]
+    #[schema(max_items = 10)]
+    pub tiers: Vec<Tier>,
+    /// What a LEAD earns when no rule for leads decides; absent: leads earn 0.
+    #[serde(default)]
+    pub lead_commission: Option<LeadCommission>,
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
@@ -205,6 +229,15 @@ pub struct CampaignPatch {
     #[serde(default)]
     #[schema(value_type = Vec<CommissionRule>, max_items = 20)]
     pub commission_rules: Patch<Vec<CommissionRule>>,
+    /// Replaces every tier (`[]` removes them). Recorded commissions keep their amounts; an
+    /// affiliate's tier follows at its next payment.
+    #[serde(default)]
+    #[schema(value_type = Vec<Tier>, max_items = 10)]
+    pub tiers: Patch<Vec<Tier>>,
+    /// Null removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<LeadCommission>)]
+    pub lead_commission: Patch<LeadCommission>,
     /// Merged into the stored metadata (a key set to null is removed); null removes every key.
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
@@ -280,6 +313,8 @@ impl Campaign {
             landing_url: input.landing_url,
             risk: RiskSettings::default().apply(input.risk.unwrap_or_default(), &mut issues),
             commission_rules: input.commission_rules,
+            tiers: input.tiers,
+            lead_commission: input.lead_commission,
             metadata: input.metadata.unwrap_or_default(),
             created_at: now,
             updated_at: now,
@@ -356,9 +391,8 @@ impl Campaign {
         if let Some(r) = patch.risk.required("risk", i) {
             c.risk = c.risk.apply(r, i);
         }
-        if let Some(rules) = patch.commission_rules.required("commissionRules", i) {
-            c.commission_rules = rules;
-        }
+        let plans = (patch.commission_rules, patch.tiers, patch.lead_commission);
+        c.apply_plans(plans, i);
         match patch.metadata {
             Patch::Value(m) => c.metadata = metadata::merge(c.metadata, m),
             Patch::Null => c.metadata.clear(),
@@ -366,6 +400,26 @@ impl Campaign {
         }
         c.validate(issues)?;
         Ok(edit::stamped(self, c, now))
+    }
+
+    /// A patch's commission plan: its rules and tiers replace the stored
+    /// ones, its lead commission is set or cleared.
+    fn apply_plans(
+        &mut self,
+        (rules, tiers, lead): (
+            Patch<Vec<CommissionRule>>,
+            Patch<Vec<Tier>>,
+            Patch<LeadCommission>,
+        ),
+        i: &mut Issues,
+    ) {
+        if let Some(rules) = rules.required("commissionRules", i) {
+            self.commission_rules = rules;
+        }
+        if let Some(tiers) = tiers.required("tiers", i) {
+            self.tiers = tiers;
+        }
+        self.lead_commission = lead.apply_opt(self.lead_commission.take());
     }
 
     /// The rules that hold for every stored campaign.
@@ -383,6 +437,10 @@ impl Campaign {
         }
         self.own_pay().check("", &mut issues);
         commission_plan::check_rules(&self.commission_rules, &mut issues);
+        commission_tiers::check_tiers(&self.tiers, &mut issues);
+        if let Some(l) = &self.lead_commission {
+            l.pay().check("leadCommission", &mut issues);
+        }
         if !self.commission_recurring && self.recurring_months_limit.is_some() {
             issues.add(
                 &["recurringMonthsLimit"],
@@ -525,6 +583,10 @@ pub struct CampaignView<'a> {
     pub risk: RiskSettingsView,
     /// Ordered; the first whose `when` holds decides (see `docs/commissions.md`).
     pub commission_rules: &'a [CommissionRule],
+    /// By strictly increasing `minCustomers` (see `docs/commissions.md`).
+    pub tiers: &'a [Tier],
+    /// What a LEAD earns when no rule for leads decides; null: leads earn 0.
+    pub lead_commission: Option<&'a LeadCommission>,
     #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
     /// ISO-8601 UTC with milliseconds and `Z`.
@@ -558,6 +620,8 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
             landing_url: c.landing_url.as_deref(),
             risk: RiskSettingsView::from(&c.risk),
             commission_rules: &c.commission_rules,
+            tiers: &c.tiers,
+            lead_commission: c.lead_commission.as_ref(),
             metadata: &c.metadata,
             created_at: c.created_at,
             updated_at: c.updated_at,

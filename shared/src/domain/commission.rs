@@ -20,16 +20,22 @@ use chrono::{DateTime, Months, Utc};
 use rust_decimal::Decimal;
 
 use crate::domain::campaign::Campaign;
-use crate::domain::commission_plan::{self, CommissionSource, Facts, Pay, SourceKind};
+use crate::domain::commission_plan::{self, CommissionSource, Facts, Pay, SourceKind, Terms};
 pub use crate::domain::commission_terms::CommissionReason;
+use crate::domain::commission_terms::ConversionType;
+use crate::domain::commission_tiers::tier_for;
 use crate::money::Currency;
 
-/// Who a payment would earn for: whether it may earn (ACTIVE) and the
-/// commission its merchant set for it alone.
+/// Who a payment would earn for: whether it may earn (ACTIVE), the
+/// commission its merchant set for it alone, the distinct paying customers
+/// it referred (this payment's customer included), and whether this
+/// customer's lead was paid before.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Earner<'a> {
     pub active: bool,
     pub commission_override: Option<&'a Pay>,
+    pub customers: u32,
+    pub lead_paid: bool,
 }
 
 /// What the rules decided for one payment.
@@ -85,6 +91,9 @@ pub fn inside_recurring_window(
 /// rate). `facts.first_payment_at` is the referral's first attributed
 /// payment when one was recorded before; `None` makes this payment the first.
 pub fn decide(campaign: &Campaign, earner: &Earner<'_>, facts: &Facts<'_>) -> Decision {
+    if facts.conversion_type == ConversionType::Lead {
+        return decide_lead(campaign, earner, facts);
+    }
     let is_recurring = facts.first_payment_at.is_some();
     if !earner.active {
         return Decision::zero(
@@ -102,12 +111,38 @@ pub fn decide(campaign: &Campaign, earner: &Earner<'_>, facts: &Facts<'_>) -> De
         }
     }
     let own = campaign.own_pay();
-    let (amount, source) = commission_plan::rate(
-        earner.commission_override,
+    let terms = Terms {
+        overrides: earner.commission_override,
+        rules: &campaign.commission_rules,
+        tier: tier_for(&campaign.tiers, earner.customers).map(|(_, t)| (t.name.as_str(), &t.pay)),
+        fallback: &own,
+    };
+    decided(commission_plan::rate(&terms, facts), facts, is_recurring)
+}
+
+/// A LEAD: paid once per customer, by a rule for leads or the campaign's
+/// `leadCommission`, to an ACTIVE affiliate; never recurring.
+fn decide_lead(campaign: &Campaign, earner: &Earner<'_>, facts: &Facts<'_>) -> Decision {
+    if !earner.active {
+        return Decision::zero(facts.currency, CommissionReason::AffiliateNotActive, false);
+    }
+    if earner.lead_paid {
+        return Decision::zero(facts.currency, CommissionReason::LeadAlreadyRewarded, false);
+    }
+    let rated = commission_plan::rate_lead(
         &campaign.commission_rules,
-        &own,
+        campaign.lead_commission.as_ref(),
         facts,
     );
+    decided(rated, facts, false)
+}
+
+/// The decision of a rate: its amount and source, or 0 with its reason.
+fn decided(
+    (amount, source): (Result<Decimal, CommissionReason>, CommissionSource),
+    facts: &Facts<'_>,
+    is_recurring: bool,
+) -> Decision {
     match amount {
         Ok(commission) => Decision {
             commission,
@@ -173,6 +208,7 @@ mod tests {
             product_id: None,
             plan_id: None,
             first_payment_at: first,
+            payment_number: if first.is_some() { 2 } else { 1 },
         }
     }
 
@@ -181,7 +217,7 @@ mod tests {
         let facts = facts(p, first);
         let earner = Earner {
             active,
-            commission_override: None,
+            ..Earner::default()
         };
         super::decide(c, &earner, &facts)
     }

@@ -12,7 +12,9 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::domain::commission_terms::{CommissionReason, CommissionType, ConversionType};
+use crate::domain::commission_terms::{
+    check_amount, CommissionReason, CommissionType, ConversionType,
+};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::money::{json_number, json_number_opt, Currency, MAX_AMOUNT_DIGITS};
@@ -78,12 +80,55 @@ pub struct MonthRange {
     pub to: Option<u32>,
 }
 
-/// When a rule holds: every condition given must (`{}` always holds).
+/// The customer's n-th attributed payment in the campaign (1 = the first):
+/// `from` and `to` inclusive.
+#[derive(utoipa::ToSchema, Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CountRange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000000000)]
+    pub from: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1000000000)]
+    pub to: Option<u32>,
+}
+
+/// What a LEAD earns: a fixed amount in a currency (a lead has no amount
+/// to take a percentage of).
+#[derive(utoipa::ToSchema, Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"value": 5, "currency": "USD"}))]
+pub struct LeadCommission {
+    /// Above 0, below 10^12, in `currency`'s minor unit.
+    #[serde(with = "json_number")]
+    #[schema(value_type = f64, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0)]
+    pub value: Decimal,
+    #[schema(value_type = crate::money::Currency)]
+    pub currency: Currency,
+}
+
+impl LeadCommission {
+    /// As the FIXED pay it is.
+    pub fn pay(&self) -> Pay {
+        Pay {
+            kind: CommissionType::Fixed,
+            value: self.value,
+            currency: Some(self.currency),
+        }
+    }
+}
+
+/// When a rule holds: every condition given must (`{}` always holds for a
+/// SALE; a rule applies to LEADs only when its `conversionType` says LEAD).
 #[derive(utoipa::ToSchema, Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct When {
+    /// SALE when absent: a rule for leads names LEAD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversion_type: Option<ConversionType>,
+    /// The customer's n-th attributed payment in the campaign (1 = the first), inclusive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_number: Option<CountRange>,
     /// The conversion's `productId` is one of these (1-50 ids of 1-255 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(min_items = 1, max_items = 50)]
@@ -160,6 +205,8 @@ pub struct Facts<'a> {
     pub plan_id: Option<&'a str>,
     /// The referral's first payment, when one was recorded before.
     pub first_payment_at: Option<DateTime<Utc>>,
+    /// The customer's n-th attributed payment (1 = the first; 0 for a lead).
+    pub payment_number: u32,
 }
 
 impl Facts<'_> {
@@ -291,8 +338,11 @@ impl When {
             Some(ids) => id.is_some_and(|id| ids.iter().any(|i| i == id)),
         };
         let months = facts.months_since_first_payment();
-        self.conversion_type
-            .is_none_or(|t| t == facts.conversion_type)
+        self.conversion_type.unwrap_or_default() == facts.conversion_type
+            && self.payment_number.as_ref().is_none_or(|r| {
+                r.from.is_none_or(|f| facts.payment_number >= f)
+                    && r.to.is_none_or(|t| facts.payment_number <= t)
+            })
             && listed(&self.product_ids, facts.product_id)
             && listed(&self.plan_ids, facts.plan_id)
             && self.months_since_first_payment.as_ref().is_none_or(|r| {
@@ -322,6 +372,24 @@ impl When {
                 if let Err(mut issue) = check_len(&item, id, 1, MAX_ID_LEN) {
                     issue.path = split_path(&item);
                     issues.push(issue);
+                }
+            }
+        }
+        if let Some(CountRange { from, to }) = &self.payment_number {
+            let at = format!("{path}.paymentNumber");
+            for (end, v) in [("from", from), ("to", to)] {
+                if *v == Some(0) {
+                    let at = format!("{at}.{end}");
+                    issues.add_at(split_path(&at), "too_small", format!("{at} must be >= 1"));
+                }
+            }
+            if let (Some(f), Some(t)) = (from, to) {
+                if t < f {
+                    issues.add_at(
+                        split_path(&format!("{at}.to")),
+                        "invalid_range",
+                        format!("{at}.to must be at least from"),
+                    );
                 }
             }
         }
@@ -381,20 +449,45 @@ pub fn check_rules(rules: &[CommissionRule], issues: &mut Issues) {
         }
         rule.when.check(&format!("{path}.when"), issues);
         rule.pay.check(&format!("{path}.pay"), issues);
+        if rule.when.conversion_type == Some(ConversionType::Lead)
+            && rule.pay.kind == CommissionType::Percentage
+        {
+            let at = format!("{path}.pay.type");
+            issues.add_at(
+                split_path(&at),
+                "invalid_value",
+                format!("{at} must be FIXED for a rule for leads (a lead has no amount)"),
+            );
+        }
     }
 }
 
-/// How much an earning payment earns, and why: the affiliate's `overrides`
-/// first, then the first of `rules` that holds (a FIXED rule in another
-/// currency does not hold), then `fallback` (the campaign's own rate). `Err`
-/// with the reason when the deciding pay is a fixed amount in another
-/// currency.
+/// What a payment may be paid by, in the order they decide: the
+/// affiliate's override, the campaign's rules, the affiliate's tier, the
+/// campaign's own rate.
+#[derive(Debug, Clone, Copy)]
+pub struct Terms<'a> {
+    pub overrides: Option<&'a Pay>,
+    pub rules: &'a [CommissionRule],
+    /// The affiliate's tier: its name and pay.
+    pub tier: Option<(&'a str, &'a Pay)>,
+    pub fallback: &'a Pay,
+}
+
+/// How much an earning payment earns, and why: the affiliate's override
+/// first, then the first rule that holds (a FIXED rule in another currency
+/// does not hold), then its tier, then the campaign's own rate. `Err` with
+/// the reason when the deciding pay is a fixed amount in another currency.
 pub fn rate(
-    overrides: Option<&Pay>,
-    rules: &[CommissionRule],
-    fallback: &Pay,
+    terms: &Terms<'_>,
     facts: &Facts<'_>,
 ) -> (Result<Decimal, CommissionReason>, CommissionSource) {
+    let Terms {
+        overrides,
+        rules,
+        tier,
+        fallback,
+    } = *terms;
     if let Some(pay) = overrides {
         let source = CommissionSource::of(SourceKind::Override);
         return (pay.amount(facts.amount, facts.currency), source);
@@ -412,8 +505,50 @@ pub fn rate(
             return (Ok(amount), source);
         }
     }
+    if let Some((name, pay)) = tier {
+        let source = CommissionSource {
+            kind: SourceKind::Tier,
+            name: Some(name.to_string()),
+            index: None,
+        };
+        return (pay.amount(facts.amount, facts.currency), source);
+    }
     let source = CommissionSource::of(SourceKind::Campaign);
     (fallback.amount(facts.amount, facts.currency), source)
+}
+
+/// What a LEAD earns, and why: the first rule for leads that holds (a
+/// FIXED rule in another currency does not hold), else the campaign's
+/// `leadCommission`; neither: `Err(NO_LEAD_COMMISSION)`. An override and a
+/// tier are rates of payments: they do not pay leads.
+pub fn rate_lead(
+    rules: &[CommissionRule],
+    lead: Option<&LeadCommission>,
+    facts: &Facts<'_>,
+) -> (Result<Decimal, CommissionReason>, CommissionSource) {
+    let ruled = Terms {
+        overrides: None,
+        rules,
+        tier: None,
+        fallback: &Pay {
+            kind: CommissionType::Percentage,
+            value: Decimal::ZERO,
+            currency: None,
+        },
+    };
+    match rate(&ruled, facts) {
+        (amount, source) if source.kind == SourceKind::Rule => (amount, source),
+        _ => match lead {
+            Some(l) => (
+                l.pay().amount(facts.amount, facts.currency),
+                CommissionSource::of(SourceKind::Campaign),
+            ),
+            None => (
+                Err(CommissionReason::NoLeadCommission),
+                CommissionSource::of(SourceKind::None),
+            ),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -426,10 +561,11 @@ mod tests;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = CommissionPreviewRequest, example = json!({"amount": 99, "currency": "USD", "planId": "price_pro_yearly", "monthsSinceFirstPayment": 3}))]
 pub struct PreviewBody {
-    /// Greater than 0, below 10^12, in the currency's minor unit.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0)]
-    pub amount: Decimal,
+    /// SALE: greater than 0 (required), below 10^12, in the currency's minor unit. LEAD: 0 or
+    /// left out.
+    #[serde(default, with = "json_number_opt")]
+    #[schema(value_type = Option<f64>, minimum = 0, exclusive_maximum = 1000000000000.0)]
+    pub amount: Option<Decimal>,
     #[schema(value_type = crate::money::Currency)]
     pub currency: String,
     #[serde(default)]
@@ -453,10 +589,22 @@ pub struct PreviewBody {
     #[serde(default)]
     #[schema(minimum = 0, maximum = 1200)]
     pub months_since_first_payment: Option<u32>,
-    /// Preview for this affiliate of the campaign: its status and `commissionOverride` count.
+    /// The customer's n-th attributed payment (1 = the first); default 1, or 2 when
+    /// `monthsSinceFirstPayment` is above 0. Ignored for a LEAD.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 1000000000)]
+    pub payment_number: Option<u32>,
+    /// Preview for this affiliate of the campaign: its status, `commissionOverride` and
+    /// `customersReferred` count.
     #[serde(default)]
     #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$")]
     pub affiliate_id: Option<String>,
+    /// Distinct paying customers referred, this payment's customer included, for the tiers;
+    /// default the affiliate's `customersReferred` (plus this customer on a first payment),
+    /// else 0.
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 1000000000)]
+    pub customers: Option<u32>,
 }
 
 /// A preview's facts, checked.
@@ -468,7 +616,10 @@ pub struct PreviewRequest {
     pub product_id: Option<String>,
     pub plan_id: Option<String>,
     pub months_since_first_payment: u32,
+    /// 0 for a LEAD.
+    pub payment_number: u32,
     pub affiliate_id: Option<String>,
+    pub customers: Option<u32>,
 }
 
 impl PreviewBody {
@@ -476,12 +627,9 @@ impl PreviewBody {
     pub fn validate(self) -> Result<PreviewRequest, Error> {
         let mut issues = Issues::new();
         let currency = issues.check(Currency::parse("currency", &self.currency));
-        if self.amount <= Decimal::ZERO {
-            issues.add(&["amount"], "too_small", "amount must be greater than 0");
-        }
-        if let Some(c) = currency {
-            issues.check(c.check_fits("amount", self.amount));
-        }
+        let conversion_type = self.conversion_type.unwrap_or_default();
+        let amount = self.amount.unwrap_or_default();
+        check_amount(conversion_type, amount, currency, &mut issues);
         for (field, id) in [("productId", &self.product_id), ("planId", &self.plan_id)] {
             if let Some(id) = id {
                 issues.check(check_len(field, id, 1, MAX_ID_LEN));
@@ -495,23 +643,40 @@ impl PreviewBody {
                 "monthsSinceFirstPayment must be at most 1200",
             );
         }
+        if self.payment_number == Some(0) {
+            issues.add(
+                &["paymentNumber"],
+                "too_small",
+                "paymentNumber must be at least 1",
+            );
+        }
+        let payment_number = match conversion_type {
+            ConversionType::Lead => 0,
+            ConversionType::Sale => self
+                .payment_number
+                .unwrap_or(if months > 0 { 2 } else { 1 }),
+        };
         issues.finish()?;
         Ok(PreviewRequest {
-            amount: self.amount,
+            amount,
             currency: currency.expect("checked above"),
-            conversion_type: self.conversion_type.unwrap_or_default(),
+            conversion_type,
             product_id: self.product_id,
             plan_id: self.plan_id,
             months_since_first_payment: months,
+            payment_number,
             affiliate_id: self.affiliate_id,
+            customers: self.customers,
         })
     }
 }
 
 impl PreviewRequest {
-    /// The payment's facts at `now`: its first payment that many months before.
+    /// The payment's facts at `now`: a later payment's first payment that
+    /// many months before (a first payment has none).
     pub fn facts(&self, now: DateTime<Utc>) -> Facts<'_> {
         let months = self.months_since_first_payment;
+        let later = self.payment_number > 1 || months > 0;
         Facts {
             amount: self.amount,
             currency: self.currency,
@@ -519,9 +684,10 @@ impl PreviewRequest {
             conversion_type: self.conversion_type,
             product_id: self.product_id.as_deref(),
             plan_id: self.plan_id.as_deref(),
-            first_payment_at: (months > 0)
+            first_payment_at: later
                 .then(|| now.checked_sub_months(Months::new(months)))
                 .flatten(),
+            payment_number: self.payment_number,
         }
     }
 }

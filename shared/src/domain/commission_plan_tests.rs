@@ -21,7 +21,24 @@ fn facts<'a>(amount: &str, when: &str, first: Option<&str>) -> Facts<'a> {
         product_id: None,
         plan_id: None,
         first_payment_at: first.map(at),
+        payment_number: if first.is_some() { 2 } else { 1 },
     }
+}
+
+/// `rate` with no tier.
+fn rated(
+    overrides: Option<&Pay>,
+    rules: &[CommissionRule],
+    own: &Pay,
+    f: &Facts<'_>,
+) -> (Result<Decimal, CommissionReason>, CommissionSource) {
+    let terms = Terms {
+        overrides,
+        rules,
+        tier: None,
+        fallback: own,
+    };
+    rate(&terms, f)
 }
 
 fn rule(value: serde_json::Value) -> CommissionRule {
@@ -125,7 +142,7 @@ fn the_override_decides_first_then_the_first_rule_that_holds_then_the_campaign()
     let own = pct(20);
     let first = Some("2026-01-01T00:00:00Z");
     let year_one = facts("200", "2026-06-01T00:00:00Z", first);
-    let (amount, source) = rate(None, &rules, &own, &year_one);
+    let (amount, source) = rated(None, &rules, &own, &year_one);
     assert_eq!(amount.unwrap().to_string(), "100.00");
     assert_eq!(
         (source.kind, source.name.as_deref(), source.index),
@@ -134,20 +151,20 @@ fn the_override_decides_first_then_the_first_rule_that_holds_then_the_campaign()
     // A FIXED rule in another currency does not hold: the next one decides.
     let mut yearly = year_one.clone();
     yearly.plan_id = Some("price_y");
-    assert_eq!(rate(None, &rules, &own, &yearly).1.index, Some(1));
+    assert_eq!(rated(None, &rules, &own, &yearly).1.index, Some(1));
     let later = facts("2000", "2027-06-01T00:00:00Z", first);
     assert_eq!(
-        rate(None, &rules, &own, &later).1.name.as_deref(),
+        rated(None, &rules, &own, &later).1.name.as_deref(),
         Some("Big")
     );
     let small_later = facts("200", "2027-06-01T00:00:00Z", first);
-    let (amount, source) = rate(None, &rules, &own, &small_later);
+    let (amount, source) = rated(None, &rules, &own, &small_later);
     assert_eq!(
         (amount.unwrap().to_string(), source.kind),
         ("40.00".into(), SourceKind::Campaign)
     );
     let overridden = pct(5);
-    let (amount, source) = rate(Some(&overridden), &rules, &own, &year_one);
+    let (amount, source) = rated(Some(&overridden), &rules, &own, &year_one);
     assert_eq!(
         (amount.unwrap().to_string(), source),
         ("10.00".into(), CommissionSource::of(SourceKind::Override))
@@ -155,7 +172,7 @@ fn the_override_decides_first_then_the_first_rule_that_holds_then_the_campaign()
     // An override fixed in another currency earns nothing, and says why.
     let eur: Pay =
         serde_json::from_value(json!({"type": "FIXED", "value": 5, "currency": "EUR"})).unwrap();
-    let (amount, _) = rate(Some(&eur), &rules, &own, &year_one);
+    let (amount, _) = rated(Some(&eur), &rules, &own, &year_one);
     assert_eq!(amount, Err(CommissionReason::CurrencyMismatch));
 }
 
@@ -241,4 +258,108 @@ fn stored_plans_are_one_json_text_with_exact_amounts() {
     assert!(stored.contains(r#""value":12.5"#), "{stored}");
     let back: crate::domain::campaign::Campaign = serde_dynamo::from_item(item).unwrap();
     assert_eq!(back.commission_rules, campaign.commission_rules);
+}
+
+#[test]
+fn payment_numbers_hold_inclusively_at_both_ends() {
+    let when = |v: serde_json::Value| -> When { serde_json::from_value(v).unwrap() };
+    let first_three = when(json!({"paymentNumber": {"from": 1, "to": 3}}));
+    let from_four = when(json!({"paymentNumber": {"from": 4}}));
+    let mut f = facts("100", "2026-03-01T00:00:00Z", None);
+    for (n, three, four) in [
+        (1, true, false),
+        (3, true, false),
+        (4, false, true),
+        (99, false, true),
+    ] {
+        f.payment_number = n;
+        assert_eq!(
+            (first_three.holds(&f), from_four.holds(&f)),
+            (three, four),
+            "{n}"
+        );
+    }
+    // A lead is no payment: a payment-number rule never holds for it.
+    f.payment_number = 0;
+    assert!(!first_three.holds(&f));
+    let bad = paths(
+        json!([{"name": "x", "when": {"paymentNumber": {"from": 0, "to": 0}},
+        "pay": {"type": "PERCENTAGE", "value": 1}},
+        {"name": "y", "when": {"paymentNumber": {"from": 5, "to": 4}},
+        "pay": {"type": "PERCENTAGE", "value": 1}}]),
+    );
+    for (rule, end) in [(0, "from"), (0, "to"), (1, "to")] {
+        let path = json!(["commissionRules", rule, "when", "paymentNumber", end]);
+        assert!(bad.contains(&path), "{path} not in {bad:?}");
+    }
+}
+
+#[test]
+fn a_tier_decides_after_the_rules_and_before_the_campaign() {
+    let rules = vec![rule(
+        json!({"name": "Pro", "when": {"productIds": ["prod_pro"]},
+        "pay": {"type": "PERCENTAGE", "value": 40}}),
+    )];
+    let gold = ("Gold", &pct(30));
+    let own = pct(20);
+    let override_pay = pct(5);
+    let mut f = facts("100", "2026-03-01T00:00:00Z", None);
+    let terms = |overrides, tier| Terms {
+        overrides,
+        rules: &rules,
+        tier,
+        fallback: &own,
+    };
+    let decided = |t: &Terms<'_>, f: &Facts<'_>| {
+        let (amount, source) = rate(t, f);
+        (amount.unwrap().to_string(), source.kind, source.name)
+    };
+    assert_eq!(
+        decided(&terms(None, Some(gold)), &f),
+        ("30.00".into(), SourceKind::Tier, Some("Gold".into()))
+    );
+    assert_eq!(decided(&terms(None, None), &f).1, SourceKind::Campaign);
+    f.product_id = Some("prod_pro");
+    assert_eq!(decided(&terms(None, Some(gold)), &f).1, SourceKind::Rule);
+    assert_eq!(
+        decided(&terms(Some(&override_pay), Some(gold)), &f).1,
+        SourceKind::Override
+    );
+}
+
+#[test]
+fn a_lead_is_paid_by_a_rule_for_leads_else_the_lead_commission() {
+    let rules = vec![
+        rule(json!({"name": "All sales", "pay": {"type": "PERCENTAGE", "value": 50}})),
+        rule(
+            json!({"name": "Pro leads", "when": {"conversionType": "LEAD", "planIds": ["pro"]},
+            "pay": {"type": "FIXED", "value": 8, "currency": "USD"}}),
+        ),
+    ];
+    let lead: LeadCommission =
+        serde_json::from_value(json!({"value": 3, "currency": "USD"})).unwrap();
+    let mut f = facts("0", "2026-03-01T00:00:00Z", None);
+    f.conversion_type = ConversionType::Lead;
+    f.payment_number = 0;
+    let (amount, source) = rate_lead(&rules, Some(&lead), &f);
+    assert_eq!(
+        (amount.unwrap().to_string(), source.kind),
+        ("3.00".into(), SourceKind::Campaign)
+    );
+    f.plan_id = Some("pro");
+    let (amount, source) = rate_lead(&rules, Some(&lead), &f);
+    assert_eq!(
+        (amount.unwrap().to_string(), source.index),
+        ("8.00".into(), Some(1))
+    );
+    f.plan_id = None;
+    let (amount, source) = rate_lead(&rules, None, &f);
+    assert_eq!(
+        (amount, source.kind),
+        (Err(CommissionReason::NoLeadCommission), SourceKind::None)
+    );
+    // A rule for leads pays a fixed amount: a percentage of nothing is refused.
+    let bad = paths(json!([{"name": "x", "when": {"conversionType": "LEAD"},
+        "pay": {"type": "PERCENTAGE", "value": 10}}]));
+    assert_eq!(bad, [json!(["commissionRules", 0, "pay", "type"])]);
 }

@@ -2,7 +2,11 @@
 //! why a payment earns nothing, and the kind of payment. Their own home,
 //! below the campaign, the conversion and the commission rules that use them.
 
+use rust_decimal::Decimal;
+
 use crate::enums::wire_enum;
+use crate::money::{Currency, MAX_AMOUNT_DIGITS};
+use crate::validation::Issues;
 
 wire_enum! {
     /// `PERCENTAGE`: a percentage of each payment. `FIXED`: a fixed amount in the campaign's
@@ -21,7 +25,9 @@ wire_enum! {
     /// customer and the campaign pays the first one only. `RECURRING_WINDOW_ENDED`: a later
     /// payment at or after `firstPaymentAt + recurringMonthsLimit` calendar months.
     /// `CURRENCY_MISMATCH`: a FIXED commission whose currency is not the payment's (no exchange
-    /// rates are applied).
+    /// rates are applied). `NO_LEAD_COMMISSION`: a LEAD, and the campaign has no
+    /// `leadCommission` and no rule for leads. `LEAD_ALREADY_REWARDED`: a LEAD of a customer
+    /// whose lead was paid before.
     pub enum CommissionReason {
         /// No affiliate was found for the payment.
         Unattributed = "UNATTRIBUTED",
@@ -33,13 +39,19 @@ wire_enum! {
         RecurringWindowEnded = "RECURRING_WINDOW_ENDED",
         /// A FIXED commission whose currency is not the payment's currency.
         CurrencyMismatch = "CURRENCY_MISMATCH",
+        /// A LEAD, and the campaign pays nothing for leads.
+        NoLeadCommission = "NO_LEAD_COMMISSION",
+        /// A LEAD of a customer whose lead was paid before (once per referral).
+        LeadAlreadyRewarded = "LEAD_ALREADY_REWARDED",
     }
 }
 
 wire_enum! {
-    /// The kind of payment; `SALE` is the only one.
+    /// The kind of conversion: `SALE`, a payment; `LEAD`, a sign-up (amount 0, paid once per
+    /// customer from `leadCommission` or a rule for leads; not a payment).
     pub enum ConversionType {
         Sale = "SALE",
+        Lead = "LEAD",
     }
 }
 
@@ -47,5 +59,36 @@ wire_enum! {
 impl Default for ConversionType {
     fn default() -> Self {
         ConversionType::Sale
+    }
+}
+
+/// A SALE's amount is above 0 (a LEAD's is 0), below 10^12 and exact to
+/// the currency's minor unit.
+pub fn check_amount(
+    kind: ConversionType,
+    amount: Decimal,
+    currency: Option<Currency>,
+    issues: &mut Issues,
+) {
+    match kind {
+        ConversionType::Sale if amount <= Decimal::ZERO => {
+            issues.add(&["amount"], "too_small", "amount must be greater than 0");
+        }
+        ConversionType::Lead if !amount.is_zero() => {
+            issues.add(
+                &["amount"],
+                "invalid_value",
+                "amount must be 0 or left out for a LEAD",
+            );
+        }
+        _ if amount >= Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS)) => issues.add(
+            &["amount"],
+            "too_big",
+            format!("amount must be less than 10^{MAX_AMOUNT_DIGITS}"),
+        ),
+        _ => {}
+    }
+    if let Some(c) = currency {
+        issues.check(c.check_fits("amount", amount));
     }
 }

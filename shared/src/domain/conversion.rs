@@ -15,7 +15,7 @@ use crate::domain::risk::Risk;
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::limits;
-use crate::money::{json_number, json_number_opt, Currency, MAX_AMOUNT_DIGITS};
+use crate::money::{json_number, json_number_opt, Currency};
 use crate::schema::Limits;
 use crate::timestamp::{self, serde_ts, serde_ts_opt};
 use crate::validation::Issues;
@@ -152,6 +152,10 @@ pub struct Conversion {
     /// sources were kept: the view derives CAMPAIGN or NONE).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commission_source: Option<CommissionSource>,
+    /// The customer's n-th attributed payment in the campaign, when it is a
+    /// payment of a known customer (not a lead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_number: Option<u32>,
 }
 
 impl Conversion {
@@ -574,11 +578,11 @@ pub struct Reversal {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = PostbackRequest)]
 pub struct PostbackBody {
-    /// Greater than 0, below 10^12, with at most as many decimals as the currency's minor unit
-    /// (USD 2, JPY 0, KWD 3).
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0, example = json!(49.99))]
-    pub amount: Decimal,
+    /// A SALE's amount (required): greater than 0, below 10^12, with at most as many decimals
+    /// as the currency's minor unit (USD 2, JPY 0, KWD 3). A LEAD's: 0 or left out.
+    #[serde(default, with = "json_number_opt")]
+    #[schema(value_type = Option<f64>, minimum = 0, exclusive_maximum = 1000000000000.0, example = json!(49.99))]
+    pub amount: Option<Decimal>,
     /// ISO 4217, any letter case (see `CurrencyCode`); `amount` may have at most its minor
     /// unit's decimals.
     #[schema(value_type = crate::money::Currency)]
@@ -665,7 +669,9 @@ pub struct PostbackBody {
 /// A validated postback.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Postback {
+    /// 0 for a LEAD.
     pub amount: Decimal,
+    pub conversion_type: ConversionType,
     pub currency: Currency,
     pub external_id: String,
     pub affiliate_code: Option<String>,
@@ -710,20 +716,25 @@ fn token(path: &str, v: Option<String>, limits: Limits, issues: &mut Issues) -> 
     Some(v)
 }
 
-/// Amounts are positive, below 10^12 and exact to the currency's minor unit.
-fn check_amount(amount: Decimal, currency: Option<Currency>, issues: &mut Issues) {
-    if amount <= Decimal::ZERO {
-        issues.add(&["amount"], "too_small", "amount must be greater than 0");
-    } else if amount >= Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS)) {
-        issues.add(
-            &["amount"],
-            "too_big",
-            format!("amount must be less than 10^{MAX_AMOUNT_DIGITS}"),
-        );
+/// A postback's amount: required for a SALE (an unknown type is checked
+/// as one), 0 or left out for a LEAD.
+fn amount_of(
+    amount: Option<Decimal>,
+    kind: Option<ConversionType>,
+    currency: Option<Currency>,
+    issues: &mut Issues,
+) -> Decimal {
+    match (amount, kind) {
+        (None, Some(ConversionType::Lead)) => {}
+        (None, _) => issues.add(&["amount"], "required", "amount is required for a SALE"),
+        (Some(a), k) => crate::domain::commission_terms::check_amount(
+            k.unwrap_or_default(),
+            a,
+            currency,
+            issues,
+        ),
     }
-    if let Some(c) = currency {
-        issues.check(c.check_fits("amount", amount));
-    }
+    amount.unwrap_or_default()
 }
 
 /// The customer's e-mail identity from `customerEmail` and/or
@@ -791,15 +802,19 @@ impl PostbackBody {
     pub fn validate(self, now: DateTime<Utc>) -> Result<Postback, Error> {
         let mut issues = Issues::new();
         let currency = issues.check(Currency::parse("currency", &self.currency));
-        check_amount(self.amount, currency, &mut issues);
+        let kind = ConversionType::parse(&self.conversion_type);
+        let amount = amount_of(self.amount, kind, currency, &mut issues);
         issues
             .check(limits!(PostbackBody, "externalId").check_len("externalId", &self.external_id));
         no_control("externalId", &self.external_id, &mut issues);
-        if ConversionType::parse(&self.conversion_type).is_none() {
+        if kind.is_none() {
             issues.add(
                 &["conversionType"],
                 "invalid_enum_value",
-                format!("conversionType must be {}", ConversionType::Sale.as_str()),
+                format!(
+                    "conversionType must be one of {}",
+                    ConversionType::ALL.map(ConversionType::as_str).join(", ")
+                ),
             );
         }
         let [affiliate_code, session_id, click_id, campaign_id, product_id, plan_id] = [
@@ -842,7 +857,8 @@ impl PostbackBody {
         metadata::validate(&metadata, &mut issues);
         issues.finish()?;
         Ok(Postback {
-            amount: self.amount,
+            amount,
+            conversion_type: kind.unwrap_or_default(),
             currency: currency.expect("checked above"),
             external_id: self.external_id,
             affiliate_code,
@@ -991,6 +1007,9 @@ pub struct ConversionView<'a> {
     pub product_id: Option<&'a str>,
     /// As the postback (or the provider's payment) named it.
     pub plan_id: Option<&'a str>,
+    /// The customer's n-th attributed payment in the campaign (1 = the first); null for a lead,
+    /// an unattributed payment, or one recorded before payments were counted.
+    pub payment_number: Option<u32>,
     pub status: ConversionStatus,
     pub attribution: AttributionMethod,
     /// The referral (customer identity) the payment belongs to: `cid:<customerId>`,
@@ -1068,6 +1087,7 @@ impl<'a> From<&'a Conversion> for ConversionView<'a> {
             }),
             product_id: c.product_id.as_deref(),
             plan_id: c.plan_id.as_deref(),
+            payment_number: c.payment_number,
             status: c.status,
             attribution: c.attribution,
             customer_ref: c.customer_ref.as_deref(),
@@ -1193,9 +1213,21 @@ mod tests {
             ["currency"]
         );
         assert_eq!(
-            issue_paths(body(with(json!({"conversionType": "LEAD"})))),
+            issue_paths(body(with(json!({"conversionType": "REFUND"})))),
             ["conversionType"]
         );
+        // A LEAD has no amount: 0 or left out.
+        assert_eq!(
+            issue_paths(body(with(json!({"conversionType": "LEAD"})))),
+            ["amount"]
+        );
+        let mut lead = with(json!({"conversionType": "LEAD"}));
+        lead.as_object_mut().unwrap().remove("amount");
+        assert_eq!(body(lead).unwrap().amount, Decimal::ZERO);
+        assert!(body(with(json!({"conversionType": "LEAD", "amount": 0}))).is_ok());
+        let mut sale = with(json!({}));
+        sale.as_object_mut().unwrap().remove("amount");
+        assert_eq!(issue_paths(body(sale)), ["amount"]);
         assert_eq!(
             issue_paths(body(with(json!({"externalId": ""})))),
             ["externalId"]
@@ -1334,6 +1366,7 @@ mod tests {
             product_id: None,
             plan_id: None,
             commission_source: None,
+            payment_number: None,
         }
     }
 

@@ -19,6 +19,7 @@ wire_enum! {
         CampaignUpdated = "campaign.updated",
         AffiliateCreated = "affiliate.created",
         AffiliateUpdated = "affiliate.updated",
+        AffiliateTierChanged = "affiliate.tier_changed",
         ApplicationCreated = "application.created",
         ApplicationAccepted = "application.accepted",
         ApplicationRejected = "application.rejected",
@@ -90,7 +91,7 @@ mod tests {
         for t in EventType::ALL {
             assert_eq!(EventType::parse(t.as_str()), Some(t));
         }
-        assert_eq!(EventType::ALL.len(), 27);
+        assert_eq!(EventType::ALL.len(), 28);
         assert!(EventType::PayoutPaid.subscribed(&["*".into()]));
         assert!(EventType::PayoutPaid.subscribed(&["payout.paid".into()]));
         assert!(!EventType::PayoutPaid.subscribed(&["payout.approved".into()]));

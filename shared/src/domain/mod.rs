@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod commission;
 pub mod commission_plan;
 pub mod commission_terms;
+pub mod commission_tiers;
 pub mod connector;
 pub mod conversion;
 pub mod decision;

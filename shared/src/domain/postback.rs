@@ -31,6 +31,7 @@ use crate::domain::attribution::{self, AffiliateFacts, Attribution, Signal};
 use crate::domain::campaign::Campaign;
 use crate::domain::commission::{self, Earner};
 use crate::domain::commission_plan::Facts;
+use crate::domain::commission_tiers::{self as tiers, Counted, Referred, TierChangeView};
 use crate::domain::conversion::{
     AttributionMethod, Conversion, ConversionStatus, ConversionType, ConversionView, Earning,
     Postback,
@@ -134,20 +135,48 @@ pub struct Parties {
 pub enum ReferralChange {
     /// A new binding of an identity not bound yet.
     Bind(Referral),
-    /// A bound identity gets its first attributed payment's time (set once),
-    /// and the e-mail that joins it when it is the owner `Link` would name
-    /// (one write per item: a transaction takes no two on one).
-    FirstPayment {
-        customer_key: CustomerKey,
-        at: DateTime<Utc>,
-        link: Option<String>,
-    },
-    /// The earlier binding a new e-mail identity joins learns that e-mail
-    /// (`linkedFrom`, set once; see `referral::plan_bindings`).
-    Link {
-        customer_key: CustomerKey,
-        email: String,
-    },
+    /// What a conversion records on an identity bound before (one write
+    /// per item: a transaction takes no two on one).
+    Update(ReferralUpdate),
+}
+
+/// What a conversion records on a bound identity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReferralUpdate {
+    pub customer_key: CustomerKey,
+    /// The first attributed payment's time, set once.
+    pub first_payment_at: Option<DateTime<Utc>>,
+    /// The customer's payment count: as the identity stored it, and now
+    /// (the commit requires the stored one, so payments are numbered in
+    /// the order they are recorded).
+    pub payments: Option<(u32, u32)>,
+    /// The customer's first lead's time, set once.
+    pub lead_at: Option<DateTime<Utc>>,
+    /// The e-mail identity the binding joins when it is the owner a link
+    /// would name (`linkedFrom`, set once; see `referral::plan_bindings`).
+    pub link: Option<String>,
+}
+
+impl ReferralUpdate {
+    /// Whether it records anything.
+    pub fn changes(&self) -> bool {
+        self.first_payment_at.is_some()
+            || self.payments.is_some()
+            || self.lead_at.is_some()
+            || self.link.is_some()
+    }
+}
+
+/// The affiliate's referred-customer count and tier after a payment, and
+/// the event of a tier change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReferredChange {
+    pub affiliate_id: String,
+    /// As read (the commit holds the tier it names).
+    pub read: Referred,
+    pub counted: Counted,
+    /// `affiliate.tier_changed`, when the tier changes.
+    pub event: Option<Event>,
 }
 
 /// Everything one new conversion changes.
@@ -160,6 +189,8 @@ pub struct Plan {
     pub referrals: Vec<ReferralChange>,
     /// The commission added to the affiliate's `earned`, while it is ACTIVE.
     pub earning: Option<Earning>,
+    /// The affiliate's customer count and tier, for an attributed payment.
+    pub referred: Option<ReferredChange>,
     /// `conversion.created`, recorded with the conversion.
     pub event: Event,
     /// `conversion.flagged`, when risk checks flagged it.
@@ -290,6 +321,31 @@ pub fn open(
     Ok(Opening::Attribute { signals })
 }
 
+/// What the referrals of the payment's customer say about it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Customer {
+    /// The earliest first payment any of its identities recorded.
+    first_payment_at: Option<DateTime<Utc>>,
+    /// Its attributed payments recorded so far.
+    payments: u32,
+    /// Whether its lead was paid.
+    lead_paid: bool,
+}
+
+impl Customer {
+    fn of(bound: &[(CustomerKey, &Referral)]) -> Customer {
+        Customer {
+            first_payment_at: bound.iter().filter_map(|(_, r)| r.first_payment_at).min(),
+            payments: bound
+                .iter()
+                .map(|(_, r)| r.payments_seen())
+                .max()
+                .unwrap_or(0),
+            lead_paid: bound.iter().any(|(_, r)| r.lead_at.is_some()),
+        }
+    }
+}
+
 /// Attributes the payment, applies the commission rules and plans every change.
 pub fn plan(
     p: &Postback,
@@ -306,14 +362,20 @@ pub fn plan(
         p.campaign_id.as_deref(),
     );
     let bound = bound(p, s);
-    // Per customer: the earliest first payment any of its identities recorded.
-    let first_payment_at = bound.iter().filter_map(|(_, r)| r.first_payment_at).min();
+    let customer = Customer::of(&bound);
     let campaign = chosen
         .as_ref()
         .map(|a| &a.campaign_id)
         .or(p.campaign_id.as_ref())
         .and_then(|c| parties.campaigns.get(c));
-    let mut conversion = new_conversion(p, chosen.as_ref(), campaign, first_payment_at, now);
+    let counted = count_customer(p, chosen.as_ref(), campaign, &customer, now);
+    let decided = Decided {
+        chosen: chosen.as_ref(),
+        campaign,
+        customer,
+        counted: counted.as_ref(),
+    };
+    let mut conversion = new_conversion(p, &decided, now);
     let counts = match (&chosen, campaign) {
         (Some(a), Some(c)) => {
             let read = Read {
@@ -326,32 +388,23 @@ pub fn plan(
         }
         _ => Vec::new(),
     };
-    let earning = chosen
-        .as_ref()
-        .filter(|_| conversion.commission > Decimal::ZERO)
-        .map(|a| Earning {
-            affiliate_id: a.affiliate_id.clone(),
-            currency: conversion.currency,
-            amount: conversion.commission,
-            while_status: Some(AffiliateStatus::Active),
-        });
     let mut referrals = match &chosen {
-        Some(a) => referral_changes(p, &bound, a, first_payment_at.unwrap_or(p.occurred_at), now),
+        Some(a) => referral_changes(p, &bound, a, &conversion, now),
         None => Vec::new(),
     };
-    let counts = match first_payment_at {
-        None => count_in_binding(counts, &mut referrals),
-        Some(_) => counts,
+    let counts = match customer.first_payment_at {
+        None if p.conversion_type == ConversionType::Sale => {
+            count_in_binding(counts, &mut referrals)
+        }
+        _ => counts,
     };
-    let event = Event::new(
-        EventType::ConversionCreated,
-        ConversionView::from(&conversion),
-        now,
-    )?;
-    let flagged = flagged_event(&conversion, now)?;
     Ok(Plan {
-        event,
-        flagged,
+        event: Event::new(
+            EventType::ConversionCreated,
+            ConversionView::from(&conversion),
+            now,
+        )?,
+        flagged: flagged_event(&conversion, now)?,
         counts,
         quota: quota.map(|q| QuotaCharge {
             account_id: q.account_id.clone(),
@@ -359,14 +412,76 @@ pub fn plan(
             cap: q.cap,
         }),
         referrals,
-        earning,
-        conversion,
+        earning: earning(chosen.as_ref(), &conversion),
+        referred: referred_change(chosen.as_ref(), counted, &conversion, now)?,
         aliases: p.claimed_ids()[1..]
             .iter()
             .filter(|a| !s.foreign_aliases.iter().any(|f| f == *a))
             .map(|a| a.to_string())
             .collect(),
+        conversion,
     })
+}
+
+/// An attributed SALE counts for its affiliate's tiers: a new customer
+/// adds one.
+fn count_customer(
+    p: &Postback,
+    chosen: Option<&Attribution>,
+    campaign: Option<&Campaign>,
+    customer: &Customer,
+    now: DateTime<Utc>,
+) -> Option<Counted> {
+    let (a, c) = chosen.zip(campaign)?;
+    let first = customer.first_payment_at.is_none();
+    (p.conversion_type == ConversionType::Sale)
+        .then(|| tiers::count(&c.tiers, &a.referred, first, now))
+}
+
+/// The commission a conversion adds to its affiliate's `earned`.
+fn earning(chosen: Option<&Attribution>, c: &Conversion) -> Option<Earning> {
+    chosen
+        .filter(|_| c.commission > Decimal::ZERO)
+        .map(|a| Earning {
+            affiliate_id: a.affiliate_id.clone(),
+            currency: c.currency,
+            amount: c.commission,
+            while_status: Some(AffiliateStatus::Active),
+        })
+}
+
+/// The affiliate's count and tier after an attributed payment, with
+/// `affiliate.tier_changed` when the tier changes.
+fn referred_change(
+    chosen: Option<&Attribution>,
+    counted: Option<Counted>,
+    c: &Conversion,
+    now: DateTime<Utc>,
+) -> Result<Option<ReferredChange>, Error> {
+    let (Some(a), Some(counted)) = (chosen, counted) else {
+        return Ok(None);
+    };
+    let event = match &counted.change {
+        Some(tier) => Some(Event::new(
+            EventType::AffiliateTierChanged,
+            TierChangeView {
+                affiliate_id: &a.affiliate_id,
+                campaign_id: c.campaign_id.as_deref().unwrap_or(&a.campaign_id),
+                tier: tier.as_ref(),
+                previous_tier: a.referred.tier.as_ref().map(|t| t.name.as_str()),
+                customers_referred: counted.customers,
+                conversion_id: &c.id,
+            },
+            now,
+        )?),
+        None => None,
+    };
+    Ok(Some(ReferredChange {
+        affiliate_id: a.affiliate_id.clone(),
+        read: a.referred.clone(),
+        counted,
+        event,
+    }))
 }
 
 /// `conversion.flagged` for a conversion with risk flags.
@@ -523,6 +638,8 @@ pub struct LateAttribution {
     pub after: Conversion,
     pub referrals: Vec<ReferralChange>,
     pub earning: Option<Earning>,
+    /// The affiliate's count and tier after it.
+    pub referred: Option<ReferredChange>,
     /// `conversion.attributed`, recorded with the change.
     pub event: Event,
     /// `conversion.flagged`, when risk checks flagged it.
@@ -566,6 +683,7 @@ pub fn attribute_late(
         after,
         referrals,
         earning: plan.earning,
+        referred: plan.referred,
         event,
     }))
 }
@@ -577,43 +695,53 @@ pub fn conversion_id_of(external_id: &str) -> String {
     derived_id(IdKind::Conversion, external_id)
 }
 
+/// Who a payment was attributed to, and what decides its commission.
+struct Decided<'a> {
+    chosen: Option<&'a Attribution>,
+    campaign: Option<&'a Campaign>,
+    customer: Customer,
+    /// The affiliate's count after it (an attributed SALE).
+    counted: Option<&'a Counted>,
+}
+
 /// The conversion a payment makes: PENDING for its campaign's hold period
-/// when attributed, UNATTRIBUTED (commission 0) when not.
-fn new_conversion(
-    p: &Postback,
-    chosen: Option<&Attribution>,
-    campaign: Option<&Campaign>,
-    first_payment_at: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-) -> Conversion {
+/// when attributed, UNATTRIBUTED (commission 0) when not. An attributed
+/// SALE is its customer's next payment.
+fn new_conversion(p: &Postback, d: &Decided<'_>, now: DateTime<Utc>) -> Conversion {
+    let sale = p.conversion_type == ConversionType::Sale;
+    let payment_number = (sale && d.chosen.is_some()).then_some(d.customer.payments + 1);
     let facts = Facts {
         amount: p.amount,
         currency: p.currency,
         occurred_at: p.occurred_at,
-        conversion_type: ConversionType::Sale,
+        conversion_type: p.conversion_type,
         product_id: p.product_id.as_deref(),
         plan_id: p.plan_id.as_deref(),
-        first_payment_at,
+        first_payment_at: d.customer.first_payment_at.filter(|_| sale),
+        payment_number: payment_number.unwrap_or(0),
     };
-    let decision = match (chosen, campaign) {
+    let decision = match (d.chosen, d.campaign) {
         (Some(a), Some(c)) => {
             let earner = Earner {
                 active: a.affiliate_active,
                 commission_override: a.commission_override.as_ref(),
+                customers: d.counted.map_or(a.referred.customers, |n| n.customers),
+                lead_paid: d.customer.lead_paid,
             };
             commission::decide(c, &earner, &facts)
         }
         _ => commission::unattributed(&facts),
     };
-    let hold_days = campaign.map_or(0, |c| c.hold_days);
+    let hold_days = d.campaign.map_or(0, |c| c.hold_days);
+    let chosen = d.chosen;
     Conversion {
         id: conversion_id_of(&p.external_id),
         external_id: p.external_id.clone(),
-        campaign_id: campaign.map(|c| c.id.clone()),
+        campaign_id: d.campaign.map(|c| c.id.clone()),
         affiliate_id: chosen.map(|a| a.affiliate_id.clone()),
         amount: p.currency.round(p.amount),
         currency: p.currency,
-        conversion_type: ConversionType::Sale,
+        conversion_type: p.conversion_type,
         commission: decision.commission,
         commission_reason: decision.reason,
         status: if chosen.is_some() {
@@ -648,20 +776,45 @@ fn new_conversion(
         product_id: p.product_id.clone(),
         plan_id: p.plan_id.clone(),
         commission_source: Some(decision.source),
+        payment_number,
+    }
+}
+
+/// What an attributed conversion records on its customer's identities: a
+/// SALE its first payment's time (on those without one) and the payment
+/// count; a LEAD its time, once per customer.
+fn stamp(
+    c: &Conversion,
+    customer_key: CustomerKey,
+    r: Option<&Referral>,
+    first_payment_at: DateTime<Utc>,
+    lead_paid: bool,
+) -> ReferralUpdate {
+    let sale = c.conversion_type == ConversionType::Sale;
+    ReferralUpdate {
+        customer_key,
+        first_payment_at: (sale && r.is_none_or(|r| r.first_payment_at.is_none()))
+            .then_some(first_payment_at),
+        payments: c.payment_number.map(|n| (r.map_or(0, |r| r.payments), n)),
+        lead_at: (!sale && !lead_paid && r.is_none_or(|r| r.lead_at.is_none()))
+            .then_some(c.occurred_at),
+        link: None,
     }
 }
 
 /// An attributed payment binds the customer's unbound identities (to the
 /// customer's earliest binding when there is one, first touch) and records
-/// the first payment's time on every identity that lacks it.
+/// on each what [`stamp`] says.
 fn referral_changes(
     p: &Postback,
     bound: &[(CustomerKey, &Referral)],
     chosen: &Attribution,
-    first_payment_at: DateTime<Utc>,
+    c: &Conversion,
     now: DateTime<Utc>,
 ) -> Vec<ReferralChange> {
     let keys = identities(p);
+    let customer = Customer::of(bound);
+    let first_payment_at = customer.first_payment_at.unwrap_or(p.occurred_at);
     let existing: Vec<Referral> = bound.iter().map(|(_, r)| (*r).clone()).collect();
     let binding = referral::Binding {
         affiliate_id: &chosen.affiliate_id,
@@ -672,44 +825,49 @@ fn referral_changes(
         counted_click: None,
     };
     let plan = referral::plan_bindings(&keys, &binding, &existing);
-    // The identities in the postback's order: a bound one counts its first
-    // payment, an unbound one is bound (by the plan's binding of it) with it.
+    // The identities in the postback's order: a bound one records the
+    // conversion, an unbound one is bound (by the plan's binding) with it.
     let mut changes: Vec<ReferralChange> = keys
         .iter()
         .filter_map(|k| match bound.iter().find(|(bk, _)| bk == k) {
-            Some((_, r)) if r.first_payment_at.is_some() => None,
-            Some(_) => Some(ReferralChange::FirstPayment {
-                customer_key: k.clone(),
-                at: first_payment_at,
-                link: None,
-            }),
+            Some((_, r)) => Some(ReferralChange::Update(stamp(
+                c,
+                k.clone(),
+                Some(r),
+                first_payment_at,
+                customer.lead_paid,
+            )))
+            .filter(|u| matches!(u, ReferralChange::Update(u) if u.changes())),
             None => plan
                 .new
                 .iter()
                 .find(|r| r.customer_key == k.to_string())
                 .map(|r| {
+                    let s = stamp(c, k.clone(), None, first_payment_at, customer.lead_paid);
                     ReferralChange::Bind(Referral {
-                        first_payment_at: Some(first_payment_at),
+                        first_payment_at: s.first_payment_at,
+                        payments: s.payments.map_or(0, |(_, n)| n),
+                        lead_at: s.lead_at,
                         ..r.clone()
                     })
                 }),
         })
         .collect();
-    // A binding's link rides on its first payment's update when it has one
-    // (one action per item).
+    // A binding's link rides on its update when it has one (one action per item).
     for (key, email) in plan.links {
-        let first = changes.iter_mut().find_map(|c| match c {
-            ReferralChange::FirstPayment {
-                customer_key, link, ..
-            } if *customer_key == key => Some(link),
+        let update = changes.iter_mut().find_map(|c| match c {
+            ReferralChange::Update(u) if u.customer_key == key => Some(u),
             _ => None,
         });
-        match first {
-            Some(link) => *link = Some(email),
-            None => changes.push(ReferralChange::Link {
+        match update {
+            Some(u) => u.link = Some(email),
+            None => changes.push(ReferralChange::Update(ReferralUpdate {
                 customer_key: key,
-                email,
-            }),
+                first_payment_at: None,
+                payments: None,
+                lead_at: None,
+                link: Some(email),
+            })),
         }
     }
     changes
@@ -784,6 +942,8 @@ mod tests {
             linked_from: None,
             first_payment_at: first.map(at),
             first_payment_counted: false,
+            payments: 0,
+            lead_at: None,
         }
     }
 
@@ -810,6 +970,7 @@ mod tests {
 
     fn parties(recurring: serde_json::Value) -> Parties {
         let facts = |active| AffiliateFacts {
+            referred: Referred::default(),
             campaign_id: "cmp_1".into(),
             active,
             email_hash: String::new(),
@@ -1024,14 +1185,14 @@ mod tests {
             assert_eq!(c.status, ConversionStatus::Pending, "{name}");
             assert_eq!(plan.earning.is_some(), commission != "0.00", "{name}");
             // The window starts at the first payment, recorded once.
-            let want: Vec<ReferralChange> = match first {
-                Some(_) => vec![],
-                None => vec![ReferralChange::FirstPayment {
-                    customer_key: CustomerKey::CustomerId("cus_1".into()),
-                    at: p.occurred_at,
-                    link: None,
-                }],
-            };
+            // ... and the payment counted: the id's second, or its first.
+            let want = vec![ReferralChange::Update(ReferralUpdate {
+                customer_key: CustomerKey::CustomerId("cus_1".into()),
+                first_payment_at: first.is_none().then_some(p.occurred_at),
+                payments: Some((0, if first.is_some() { 2 } else { 1 })),
+                lead_at: None,
+                link: None,
+            })];
             assert_eq!(plan.referrals, want, "{name}");
         }
     }
@@ -1048,11 +1209,9 @@ mod tests {
         for first in [None, Some("2025-02-01T00:00:00Z")] {
             let plan = run(&p, &bound_id(first), serde_json::json!({}));
             let learnt = plan.referrals.iter().find_map(|c| match c {
-                ReferralChange::FirstPayment { link, .. } => link.clone(),
-                ReferralChange::Link {
-                    customer_key,
-                    email,
-                } if customer_key.to_string() == "cid:cus_1" => Some(email.clone()),
+                ReferralChange::Update(u) if u.customer_key.to_string() == "cid:cus_1" => {
+                    u.link.clone()
+                }
                 _ => None,
             });
             assert_eq!(learnt.as_deref(), Some(email.as_str()), "{first:?}");
@@ -1061,12 +1220,7 @@ mod tests {
                 .referrals
                 .iter()
                 .filter(|c| match c {
-                    ReferralChange::FirstPayment { customer_key, .. } => {
-                        customer_key.to_string() == "cid:cus_1"
-                    }
-                    ReferralChange::Link { customer_key, .. } => {
-                        customer_key.to_string() == "cid:cus_1"
-                    }
+                    ReferralChange::Update(u) => u.customer_key.to_string() == "cid:cus_1",
                     ReferralChange::Bind(r) => r.customer_key == "cid:cus_1",
                 })
                 .count();
@@ -1101,9 +1255,7 @@ mod tests {
         assert_eq!(earning.affiliate_id, "aff_code");
         assert_eq!(earning.while_status, Some(AffiliateStatus::Active));
         // ... while the customer id joins the customer's existing binding (first touch).
-        let [ReferralChange::Bind(bound), ReferralChange::FirstPayment { .. }] =
-            &plan.referrals[..]
-        else {
+        let [ReferralChange::Bind(bound), ReferralChange::Update(_)] = &plan.referrals[..] else {
             panic!("unexpected changes {:?}", plan.referrals);
         };
         assert_eq!(bound.customer_key, "cid:cus_1");
@@ -1147,7 +1299,15 @@ mod tests {
         };
         let same_hour = run(&pay("ord_2", "2026-03-01T00:59:59Z"), &bound, json!({}));
         assert_eq!(customer_cap(&same_hour), Some(Some(MAX - 1)));
-        assert!(same_hour.referrals.is_empty());
+        // ... and the customer's second payment is counted on its binding.
+        let [ReferralChange::Update(counted)] = &same_hour.referrals[..] else {
+            panic!("{:?}", same_hour.referrals);
+        };
+        assert_eq!(
+            (counted.payments, counted.first_payment_at),
+            (Some((1, 2)), None)
+        );
+        assert_eq!(same_hour.conversion.payment_number, Some(2));
         let next_hour = run(&pay("ord_3", "2026-03-01T01:00:00Z"), &bound, json!({}));
         assert_eq!(customer_cap(&next_hour), Some(Some(MAX)));
         // With a cap of one, the binding holds the hour's only place.
@@ -1181,7 +1341,7 @@ mod tests {
         assert_eq!(customer_cap(&plan), Some(Some(MAX)));
         assert!(matches!(
             plan.referrals.as_slice(),
-            [ReferralChange::FirstPayment { .. }]
+            [ReferralChange::Update(_)]
         ));
         // Past the limit already (a replan): counted on the counter, uncapped.
         let over = Sightings {
@@ -1298,10 +1458,7 @@ mod tests {
         assert_eq!(after.commission, Decimal::from(10));
         assert_eq!(late.earning.map(|e| e.amount), Some(Decimal::from(10)));
         assert_eq!(late.event.event_type, EventType::ConversionAttributed);
-        assert!(matches!(
-            &late.referrals[..],
-            [ReferralChange::FirstPayment { .. }]
-        ));
+        assert!(matches!(&late.referrals[..], [ReferralChange::Update(_)]));
         // Nothing to do: still nobody, already attributed, reversed in part, in a payout.
         let nobody = run(&p, &Sightings::default(), serde_json::json!({}));
         assert_eq!(attribute_late(&recorded, nobody, now).unwrap(), None);

@@ -165,6 +165,31 @@ pub struct Referral {
     /// customer's first attributed payment, which then writes no counter.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub first_payment_counted: bool,
+    /// The customer's attributed payments recorded so far (0 before the
+    /// first; a referral from before payments were counted reads 0 with a
+    /// `first_payment_at`: see [`Referral::payments_seen`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub payments: u32,
+    /// When the customer's first LEAD was recorded: a lead is paid once.
+    #[serde(
+        with = "serde_ts_opt",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub lead_at: Option<DateTime<Utc>>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl Referral {
+    /// The customer's attributed payments so far, as this identity knows
+    /// them: at least 1 once it has a first payment.
+    pub fn payments_seen(&self) -> u32 {
+        self.payments
+            .max(u32::from(self.first_payment_at.is_some()))
+    }
 }
 
 /// Who a binding names and where it came from.
@@ -237,6 +262,8 @@ pub fn plan_bindings(
             session_id: binding.session_id.map(str::to_string),
             first_payment_at: None,
             first_payment_counted: false,
+            payments: 0,
+            lead_at: None,
         })
         .collect();
     let links = links(keys, existing);
@@ -348,6 +375,8 @@ mod tests {
             linked_from: None,
             first_payment_at: None,
             first_payment_counted: false,
+            payments: 0,
+            lead_at: None,
         }
     }
 

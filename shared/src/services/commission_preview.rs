@@ -40,6 +40,14 @@ pub async fn preview(
         commission_override: affiliate
             .as_ref()
             .and_then(|a| a.commission_override.as_ref()),
+        // The affiliate's count, a first payment's customer added to it.
+        customers: request.customers.unwrap_or_else(|| {
+            affiliate.as_ref().map_or(0, |a| {
+                let first = u32::from(request.payment_number == 1);
+                a.referred.customers.saturating_add(first)
+            })
+        }),
+        lead_paid: false,
     };
     let facts = request.facts(now);
     let decision = commission::decide(&campaign, &earner, &facts);

@@ -680,7 +680,7 @@ fn postback_of(
     let mut metadata = crate::domain::metadata::Metadata::new();
     metadata.insert("integrationId".into(), integration.id.clone());
     let body = PostbackBody {
-        amount: p.amount,
+        amount: Some(p.amount),
         currency: p.currency.code().to_string(),
         external_id: p.external_id.clone(),
         conversion_type: ConversionType::Sale.as_str().to_string(),

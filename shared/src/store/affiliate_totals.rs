@@ -23,6 +23,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use rust_decimal::Decimal;
 
 use crate::domain::affiliate::Totals;
+use crate::domain::commission_tiers::{Referred, TierMark};
+use crate::domain::postback::ReferredChange;
 use crate::error::{Error, Result};
 use crate::money::Currency;
 use crate::store::attrs;
@@ -30,6 +32,7 @@ use crate::store::keys::TOTALS_SK;
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::{number_value, string_of, string_value, Item, Store};
+use crate::timestamp;
 
 /// ListKind of total: commission earned (the conversion flow).
 pub const EARNED: &str = "earned";
@@ -85,6 +88,90 @@ pub fn add_each<R: Copy>(
         .set(attrs::TENANT, string_value(tenant_key))
         .when_absent_or_eq(attrs::TENANT, string_value(tenant_key));
     tx.update(role, affiliate_id, TOTALS_SK, &update);
+}
+
+/// The attribute counting distinct paying customers referred.
+const CUSTOMERS: &str = "customers";
+/// The attribute naming the affiliate's tier.
+const TIER: &str = "tier";
+/// The attribute holding when the affiliate reached its tier.
+const TIER_SINCE: &str = "tierSince";
+
+/// What one conversion changes in its affiliate's TOTALS item: the
+/// commission it earns, and its count and tier, as one Update (a
+/// transaction touches an item once). Only a condition (the count's band,
+/// nothing written) is a ConditionCheck; nothing at all adds nothing.
+pub fn credit<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant_key: &str,
+    affiliate_id: &str,
+    earned: Option<(Currency, Decimal)>,
+    referred: Option<&ReferredChange>,
+) {
+    let mut update = UpdateExpr::new();
+    let mut writes = false;
+    if let Some((currency, amount)) = earned {
+        update = update.add(&attribute(EARNED, currency), number_value(amount));
+        writes = true;
+    }
+    let mut checks = false;
+    if let Some(r) = referred {
+        let counted = &r.counted;
+        if counted.adds {
+            update = update.add(CUSTOMERS, number_value(1));
+            writes = true;
+        }
+        if let Some(g) = counted.guard {
+            update = update.when_count_within(CUSTOMERS, g.low, g.high);
+            checks = true;
+        }
+        if let Some(tier) = &counted.change {
+            update = match &r.read.tier {
+                Some(t) => update.when_eq(TIER, string_value(&t.name)),
+                None => update.when_absent(TIER),
+            };
+            update = match tier {
+                Some(t) => update
+                    .set(TIER, string_value(&t.name))
+                    .set(TIER_SINCE, string_value(timestamp::format(&t.since))),
+                None => update.remove(TIER).remove(TIER_SINCE),
+            };
+            writes = true;
+        }
+    }
+    let update = update.when_absent_or_eq(attrs::TENANT, string_value(tenant_key));
+    match (writes, checks) {
+        (true, _) => {
+            let update = update.set(attrs::TENANT, string_value(tenant_key));
+            tx.update(role, affiliate_id, TOTALS_SK, &update);
+        }
+        (false, true) => {
+            tx.check(role, affiliate_id, TOTALS_SK, &update);
+        }
+        (false, false) => {}
+    }
+}
+
+/// The distinct paying customers and tier an item holds (none: nothing yet).
+pub fn read_referred(item: Option<&Item>, tenant_key: &str) -> Result<Referred> {
+    let Some(item) = item.filter(|i| string_of(i, attrs::TENANT) == Some(tenant_key)) else {
+        return Ok(Referred::default());
+    };
+    let customers = match item.get(CUSTOMERS) {
+        Some(AttributeValue::N(n)) => n.parse().map_err(|_| bad(CUSTOMERS))?,
+        Some(_) => return Err(bad(CUSTOMERS)),
+        None => 0,
+    };
+    let since = string_of(item, TIER_SINCE).and_then(timestamp::parse_datetime);
+    let tier = match (string_of(item, TIER), since) {
+        (Some(name), Some(since)) => Some(TierMark {
+            name: name.to_string(),
+            since,
+        }),
+        _ => None,
+    };
+    Ok(Referred { customers, tier })
 }
 
 fn bad(name: &str) -> Error {

@@ -98,6 +98,7 @@ pub(crate) fn from_parts(
     }
     let mut a: Affiliate = from_item(record)?;
     (a.earned, a.paid) = affiliate_totals::read(totals, tenant_key)?;
+    a.referred = affiliate_totals::read_referred(totals, tenant_key)?;
     Ok(a)
 }
 

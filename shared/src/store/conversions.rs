@@ -44,7 +44,8 @@ use crate::domain::conversion::{
 };
 use crate::domain::payout::{Payout, PayoutStatus};
 use crate::domain::postback::{
-    self, CountScope, ExternalIdClaim, HourlyCount, LateAttribution, Plan, Sightings,
+    self, CountScope, ExternalIdClaim, HourlyCount, LateAttribution, Plan, ReferredChange,
+    Sightings,
 };
 use crate::domain::referral::Referral;
 use crate::domain::risk::{OverLimit, RiskLevel};
@@ -55,13 +56,13 @@ use crate::ids::{self, IdKind};
 use crate::money::Currency;
 use crate::store::attrs::{self, CREATED_AT, METADATA, PAYOUT_ID, STATUS, UPDATED_AT};
 use crate::store::compact::Derived;
-use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
+use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{self, ListQuery, Page, PageRequest};
 use crate::store::tx::{Tx, TxError};
 use crate::store::update::UpdateExpr;
 use crate::store::{
-    affiliates, campaigns, counters, events, from_item, item_at, number_value, payout_items, pools,
-    referrals, rollups, string_of, string_value, IndexKeys, Item, Store,
+    affiliate_totals, affiliates, campaigns, counters, events, from_item, item_at, number_value,
+    payout_items, pools, referrals, rollups, string_of, string_value, IndexKeys, Item, Store,
 };
 use crate::timestamp;
 
@@ -475,19 +476,33 @@ pub async fn read_parties(
     affiliate_ids: &[&str],
     campaign_ids: &[&str],
 ) -> Result<PartyRecords> {
+    // An affiliate's totals item beside its record: its customers and tier.
     let wanted = affiliate_ids
         .iter()
         .chain(campaign_ids)
         .map(|id| key(*id, RECORD_SK))
+        .chain(affiliate_ids.iter().map(|id| key(*id, TOTALS_SK)))
         .collect();
-    let mut read = PartyRecords::default();
+    let (mut totals, mut records) = (HashMap::new(), Vec::new());
     for (k, item) in batch(store, wanted).await? {
+        match k.1.as_str() {
+            TOTALS_SK => {
+                totals.insert(k.0, item);
+            }
+            _ => records.push((k, item)),
+        }
+    }
+    let mut read = PartyRecords::default();
+    for (k, item) in records {
         let owner = string_of(&item, attrs::TENANT)
             .unwrap_or_default()
             .to_string();
         if ids::is_valid(IdKind::Affiliate, &k.0) {
-            read.affiliates
-                .push((affiliates::from_parts(item, None, &owner)?, owner));
+            let totals = totals.remove(&k.0);
+            read.affiliates.push((
+                affiliates::from_parts(item, totals.as_ref(), &owner)?,
+                owner,
+            ));
         } else {
             read.campaigns.push((from_item(item)?, owner));
         }
@@ -548,6 +563,39 @@ fn check_cached<R: Copy>(
         let when = affiliates::terms_are(tenant_key, *status, overrides.as_ref());
         tx.check(roles.1, id, RECORD_SK, &when);
     }
+}
+
+/// Credits a conversion's affiliate: its earning (under the cached terms'
+/// check while the affiliate came from the cache) and its count and tier,
+/// in one Update of its TOTALS item, with `affiliate.tier_changed`.
+fn credit(
+    tx: &mut Tx<PostbackAction>,
+    tenant: &Tenant,
+    (earning, referred): (Option<&Earning>, Option<&ReferredChange>),
+    cached: &Unchanged,
+) -> Result<()> {
+    use PostbackAction as A;
+    let tenant_key = tenant.key();
+    let earning = earning.map(|e| cached.earning(e));
+    if let Some(e) = &earning {
+        if let Some(st) = e.while_status {
+            let overrides = cached.override_of(&e.affiliate_id);
+            let when = affiliates::terms_are(&tenant_key, st, overrides);
+            tx.check(A::AffiliateStatus, &e.affiliate_id, RECORD_SK, &when);
+        }
+    }
+    let affiliate = earning
+        .as_ref()
+        .map(|e| e.affiliate_id.as_str())
+        .or(referred.map(|r| r.affiliate_id.as_str()));
+    if let Some(id) = affiliate {
+        let earned = earning.as_ref().map(|e| (e.currency, e.amount));
+        affiliate_totals::credit(tx, A::Earned, &tenant_key, id, earned, referred);
+    }
+    if let Some(tier) = referred.and_then(|r| r.event.as_ref()) {
+        events::append(tx, A::Event, tenant, tier)?;
+    }
+    Ok(())
 }
 
 /// The attribute that makes an item at a conversion's key an alias claim
@@ -808,12 +856,8 @@ async fn transact(
     for change in &plan.referrals {
         referrals::apply(&mut tx, A::Referral, tenant, change)?;
     }
-    if let Some(e) = &plan.earning {
-        let e = cached.earning(e);
-        let roles = (A::AffiliateStatus, A::Earned);
-        let overrides = cached.override_of(&e.affiliate_id);
-        affiliates::earn(&mut tx, roles, &tenant_key, &e, overrides);
-    }
+    let credited = (plan.earning.as_ref(), plan.referred.as_ref());
+    credit(&mut tx, tenant, credited, cached)?;
     for count in &plan.counts {
         hourly_count(&mut tx, tenant, count, now);
     }
@@ -887,12 +931,8 @@ pub async fn commit_late(
     for change in &late.referrals {
         referrals::apply(&mut tx, A::Referral, tenant, change)?;
     }
-    if let Some(e) = &late.earning {
-        let e = cached.earning(e);
-        let roles = (A::AffiliateStatus, A::Earned);
-        let overrides = cached.override_of(&e.affiliate_id);
-        affiliates::earn(&mut tx, roles, &tenant_key, &e, overrides);
-    }
+    let credited = (late.earning.as_ref(), late.referred.as_ref());
+    credit(&mut tx, tenant, credited, cached)?;
     events::append(&mut tx, A::Event, tenant, &late.event)?;
     if let Some(flagged) = &late.flagged {
         events::append(&mut tx, A::Event, tenant, flagged)?;

@@ -10,7 +10,7 @@ use crate::store::clicks;
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
-use crate::store::{from_item, record_item, string_value, IndexKeys, Item, Store};
+use crate::store::{from_item, number_value, record_item, string_value, IndexKeys, Item, Store};
 use crate::timestamp;
 
 /// The attribute of `Referral::first_payment_at`.
@@ -18,6 +18,12 @@ const FIRST_PAYMENT_AT: &str = "firstPaymentAt";
 
 /// The attribute of `Referral::linked_from`.
 const LINKED_FROM: &str = "linkedFrom";
+
+/// The attribute of `Referral::payments`.
+const PAYMENTS: &str = "payments";
+
+/// The attribute of `Referral::lead_at`.
+const LEAD_AT: &str = "leadAt";
 
 /// The roles of a binding's actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,8 +37,10 @@ enum Role {
 }
 
 /// Adds a referral change to a transaction: a binding is a Put that fails
-/// when the identity is bound meanwhile; a first payment is set only on a
-/// bound identity that has none yet.
+/// when the identity is bound meanwhile; an update of a bound identity sets
+/// a first payment or a lead only where none is, and the payment count only
+/// from the count the plan read (so payments are numbered in the order
+/// they commit); a link never fails it.
 pub fn apply<R: Copy>(
     tx: &mut Tx<R>,
     role: R,
@@ -43,24 +51,33 @@ pub fn apply<R: Copy>(
         ReferralChange::Bind(r) => {
             tx.put_new(role, item(tenant, r)?);
         }
-        ReferralChange::FirstPayment {
-            customer_key,
-            at,
-            link,
-        } => {
-            let mut set = UpdateExpr::new()
-                .set(FIRST_PAYMENT_AT, string_value(timestamp::format(at)))
-                .when_exists()
-                .when_absent(FIRST_PAYMENT_AT);
-            if let Some(email) = link {
+        ReferralChange::Update(u) => {
+            let mut set = UpdateExpr::new().when_exists();
+            if let Some(at) = &u.first_payment_at {
+                set = set
+                    .set(FIRST_PAYMENT_AT, string_value(timestamp::format(at)))
+                    .when_absent(FIRST_PAYMENT_AT);
+            }
+            if let Some((seen, now)) = u.payments {
+                set = set
+                    .set(PAYMENTS, number_value(now))
+                    .when_count(PAYMENTS, u64::from(seen));
+            }
+            if let Some(at) = &u.lead_at {
+                set = set
+                    .set(LEAD_AT, string_value(timestamp::format(at)))
+                    .when_absent(LEAD_AT);
+            }
+            if let Some(email) = &u.link {
                 set = set.set_if_absent(LINKED_FROM, string_value(email));
             }
-            tx.update(role, &keys::referral(tenant, customer_key), RECORD_SK, &set);
+            tx.update(
+                role,
+                &keys::referral(tenant, &u.customer_key),
+                RECORD_SK,
+                &set,
+            );
         }
-        ReferralChange::Link {
-            customer_key,
-            email,
-        } => link(tx, role, tenant, customer_key, email),
     }
     Ok(())
 }

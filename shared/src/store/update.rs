@@ -173,6 +173,25 @@ impl UpdateExpr {
         }
     }
 
+    /// Applies while the counter `attr` reads from `low` through `high`
+    /// (none: no upper bound); a counter at zero may be absent.
+    pub fn when_count_within(mut self, attr: &str, low: u32, high: Option<u32>) -> Self {
+        let a = self.name(attr);
+        let lo = self.value(number_value(low));
+        let within = match high {
+            Some(h) => {
+                let hi = self.value(number_value(h));
+                format!("{a} BETWEEN {lo} AND {hi}")
+            }
+            None => format!("{a} >= {lo}"),
+        };
+        self.conditions.push(match low {
+            0 => format!("(attribute_not_exists({a}) OR {within})"),
+            _ => within,
+        });
+        self
+    }
+
     /// Applies while the number `attr` is missing or below `value`.
     pub fn when_absent_or_below(mut self, attr: &str, v: AttributeValue) -> Self {
         let (a, v) = (self.name(attr), self.value(v));

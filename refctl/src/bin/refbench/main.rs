@@ -17,6 +17,7 @@ mod cold_start;
 mod hot_items;
 mod load;
 mod payout_job;
+mod plans;
 mod rails;
 mod webhook_latency;
 mod write_units;
@@ -636,6 +637,7 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
     let k = Some(key);
     let (campaign_ids, affiliate_ids) = conversion_parties(b, k).await;
     postback_rows(b, k, &campaign_ids[0]).await;
+    plans::plan_rows(b, k).await;
     let principal =
         shared::auth::authenticate(&b.app.signing, &b.app.store, Some(&format!("Bearer {key}")))
             .await
@@ -836,6 +838,7 @@ impl Bulk {
             product_id: None,
             plan_id: None,
             commission_source: None,
+            payment_number: None,
         }
     }
 

@@ -119,6 +119,7 @@ async fn seed(app: &App, p: &Programme, n: usize, due: bool) {
             product_id: None,
             plan_id: None,
             commission_source: None,
+            payment_number: None,
         })
         .collect();
     let mut set = tokio::task::JoinSet::new();
