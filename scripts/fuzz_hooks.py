@@ -77,6 +77,9 @@ DOCUMENTED_IN_WORDS = {
     ("listConversions", "min_amount", "invalid_number"),
     ("listConversions", "max_amount", "invalid_number"),
     ("postConversion", "amount", "invalid_value"),
+    # a SALE's amount is required and above 0; a LEAD's 0 or left out
+    ("postConversion", "amount", "required"),
+    ("postConversion", "amount", "too_small"),
     ("postConversion", "occurredAt", "too_big"),
     ("postConversion", "occurredAt", "too_small"),
     ("createCampaign", "commissionValue", "invalid_value"),
@@ -126,10 +129,11 @@ DOCUMENTED_IN_WORDS = {
     ("createPromotionCode", "code", "required"),
     # commission rules and overrides, described in words (docs/commissions.md):
     # a FIXED pay needs its currency, a PERCENTAGE none and at most 100; ranges
-    # ascend; lists of ids hold 1-50; the name is text
+    # ascend; lists of ids hold 1-50; the name is text; tiers ascend by
+    # minCustomers; a rule for leads and a lead commission pay FIXED amounts
     *[(op, field, code)
       for op in ("createCampaign", "updateCampaign", "updateAffiliate", "previewCommission")
-      for field in ("commissionRules", "commissionOverride", "amount")
+      for field in ("commissionRules", "commissionOverride", "amount", "tiers", "leadCommission")
       for code in ("required", "invalid_value", "invalid_range", "too_small", "too_big", "invalid_string")],
 }
 
