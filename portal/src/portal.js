@@ -289,6 +289,8 @@
     fact(dl, 'Status', badge(a.status));
     fact(dl, 'Campaign', c.name);
     fact(dl, 'Commission', commissionText(c));
+    var customers = plural(a.customersReferred || 0, 'paying customer', 'paying customers') + ' referred';
+    fact(dl, 'Tier', a.tier ? a.tier.name + ' (since ' + whenText(a.tier.since) + '), ' + customers : 'None yet, ' + customers);
     fact(dl, 'Recurring', recurringText(c));
     fact(dl, 'Cookie', c.cookieDays === null || c.cookieDays === undefined ? '–' : plural(c.cookieDays, 'day', 'days'));
     fact(dl, 'Hold', c.holdDays ? plural(c.holdDays, 'day', 'days') + ' before a conversion is payable' : 'None');
@@ -547,12 +549,23 @@
     };
   }
 
+  /** Why a conversion earns what it earns: the rule, tier or rate that decided. */
+  function sourceText(s) {
+    if (!s) return '';
+    var named = s.name ? ' “' + s.name + '”' : '';
+    return { OVERRIDE: 'Your own rate', RULE: 'Rule' + named, TIER: 'Tier' + named, CAMPAIGN: 'Campaign rate' }[s.kind] || '';
+  }
+
   function conversionRow(c) {
     var commission = [money(c.commission, c.currency)];
+    var why = sourceText(c.commissionSource);
+    if (why) commission.push(el('span', { class: 'note' }, why));
     if (Number(c.commissionReversed) > 0) {
       commission.push(el('span', { class: 'note' }, money(c.commissionReversed, c.currency) + ' reversed'));
     }
     var status = [badge(c.status)];
+    if (c.conversionType === 'LEAD') status.push(el('span', { class: 'note' }, 'Sign-up'));
+    else if (c.paymentNumber > 1) status.push(el('span', { class: 'note' }, 'Payment ' + c.paymentNumber));
     if (c.isRecurring) status.push(el('span', { class: 'note' }, 'Recurring'));
     if (c.payoutId) status.push(el('span', { class: 'note' }, 'In a payout'));
     return el('tr', { 'data-id': c.id }, [

@@ -312,6 +312,8 @@ describe('against refctl serve', () => {
       cookieDays: 45,
       isPublic: true,
       landingUrl: 'https://shop.example.com/spring',
+      // The 20th customer reaches Gold, at the campaign's own rate (totals unchanged).
+      tiers: [{ name: 'Gold', minCustomers: 20, pay: { type: 'PERCENTAGE', value: 10 } }],
     };
     let c = await api('POST', '/api/v1/campaigns', campaignBody);
     if (c.status === 400 && JSON.stringify(c.body).includes('landingUrl')) {
@@ -421,6 +423,10 @@ describe('against refctl serve', () => {
       for (const part of ['Portal affiliate', CODE, 'Active', '10% of each payment', 'First payment only', '45 days', 'None', 'PayPal']) {
         assert.ok(terms.includes(part), `terms show ${part}: ${terms}`);
       }
+      // Its tier: 30 sales without a customer id are 30 customers.
+      assert.match(terms, /Gold \(since [^)]+\), 30 paying customers referred/);
+      // Each conversion says what decided its commission: the newest (30th) the tier.
+      assert.match(await page.textContent('#conversions tbody tr[data-id]'), /Tier “Gold”/);
 
       // Stats for the default period (30 days), per currency and per status.
       assert.equal(await page.inputValue('#period'), '30d');

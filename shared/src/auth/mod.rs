@@ -10,8 +10,8 @@ use crate::domain::account::{Account, ApiKey};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::store::attrs;
-use crate::store::keys::RECORD_SK;
-use crate::store::{from_item, string_of, Store};
+use crate::store::keys::{RECORD_SK, TOTALS_SK};
+use crate::store::{affiliates, from_item, string_of, Store};
 use signing::SigningKeys;
 
 /// The caller behind a valid key.
@@ -198,26 +198,34 @@ pub async fn portal_principal(
     store: &Store,
     claims: &portal::PortalClaims,
 ) -> Result<PortalPrincipal> {
-    use crate::domain::affiliate::Affiliate;
     let tenant = claims.tenant();
+    let tenant_key = tenant.key();
+    // Its totals item beside it: the portal shows its tier and customers.
     let items = store
         .batch_get(&[
             (claims.aff.clone(), RECORD_SK.to_string()),
+            (claims.aff.clone(), TOTALS_SK.to_string()),
             (claims.acct.clone(), RECORD_SK.to_string()),
         ])
         .await?;
-    let (mut affiliate, mut account) = (None, None);
+    let (mut record, mut totals, mut account) = (None, None, None);
     for item in items {
-        match string_of(&item, attrs::PK) {
-            Some(pk)
-                if pk == claims.aff && string_of(&item, attrs::TENANT) == Some(&tenant.key()) =>
+        let pk = string_of(&item, attrs::PK);
+        match string_of(&item, attrs::SK) {
+            Some(TOTALS_SK) if pk == Some(claims.aff.as_str()) => totals = Some(item),
+            _ if pk == Some(claims.aff.as_str())
+                && string_of(&item, attrs::TENANT) == Some(&tenant_key) =>
             {
-                affiliate = Some(from_item::<Affiliate>(item)?)
+                record = Some(item)
             }
-            Some(pk) if pk == claims.acct => account = Some(from_item::<Account>(item)?),
+            _ if pk == Some(claims.acct.as_str()) => account = Some(from_item::<Account>(item)?),
             _ => {}
         }
     }
+    let affiliate = match record {
+        Some(r) => Some(affiliates::from_parts(r, totals.as_ref(), &tenant_key)?),
+        None => None,
+    };
     let affiliate = affiliate
         .filter(|a| a.opens_portal_to(claims.issued_at()))
         .ok_or(Error::Unauthorized)?;

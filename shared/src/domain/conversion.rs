@@ -159,6 +159,17 @@ pub struct Conversion {
 }
 
 impl Conversion {
+    /// What decided its commission (one recorded before sources were kept:
+    /// CAMPAIGN, or NONE when it earned nothing by a rule).
+    pub fn source(&self) -> CommissionSource {
+        self.commission_source.clone().unwrap_or_else(|| {
+            CommissionSource::of(match self.commission_reason {
+                Some(_) => SourceKind::None,
+                None => SourceKind::Campaign,
+            })
+        })
+    }
+
     /// When a conversion that occurred at `occurred_at` leaves its hold of
     /// `hold_days` days, and the payout job may approve it.
     pub fn payable_after(occurred_at: DateTime<Utc>, hold_days: u32) -> DateTime<Utc> {
@@ -1079,12 +1090,7 @@ impl<'a> From<&'a Conversion> for ConversionView<'a> {
             conversion_type: c.conversion_type,
             commission: c.commission,
             commission_reason: c.commission_reason,
-            commission_source: c.commission_source.clone().unwrap_or_else(|| {
-                CommissionSource::of(match c.commission_reason {
-                    Some(_) => SourceKind::None,
-                    None => SourceKind::Campaign,
-                })
-            }),
+            commission_source: c.source(),
             product_id: c.product_id.as_deref(),
             plan_id: c.plan_id.as_deref(),
             payment_number: c.payment_number,

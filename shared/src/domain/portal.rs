@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::domain::affiliate::{Affiliate, AffiliatePatch, AffiliateStatus, PayoutMethod};
 use crate::domain::asset::{Asset, AssetType};
 use crate::domain::campaign::{Campaign, CampaignTerms};
+use crate::domain::commission_plan::CommissionSource;
+use crate::domain::commission_terms::ConversionType;
+use crate::domain::commission_tiers::TierMark;
 use crate::domain::conversion::{Conversion, ConversionStatus};
 use crate::domain::payout::{InvoiceView, Payout, PayoutStatus};
 use crate::error::Error;
@@ -93,6 +96,10 @@ pub struct PortalAffiliate<'a> {
     /// payouts".
     #[schema(value_type = Option<crate::domain::payout_account::PayoutAccount>)]
     pub payout_account: Option<&'a crate::domain::payout_account::PayoutAccount>,
+    /// The campaign tier its customers reached, since when; null: none.
+    pub tier: Option<&'a TierMark>,
+    /// Distinct customers with an attributed paying conversion it referred.
+    pub customers_referred: u32,
 }
 
 /// The campaign's terms, as the affiliate earns by them.
@@ -135,6 +142,8 @@ impl<'a> PortalMe<'a> {
                 payout_method: a.payout_method,
                 payout_email: a.payout_email.as_ref().map(|e| e.as_str()),
                 payout_account: a.payout_account.as_ref(),
+                tier: a.referred.tier.as_ref(),
+                customers_referred: a.referred.customers,
             },
             campaign: PortalTerms {
                 terms: CampaignTerms::from(c),
@@ -194,6 +203,11 @@ pub struct PortalConversion<'a> {
     pub commission_reversed: Decimal,
     pub status: ConversionStatus,
     pub is_recurring: bool,
+    pub conversion_type: ConversionType,
+    /// What decided the commission (a rule's or tier's name, the campaign's rate, ...).
+    pub commission_source: CommissionSource,
+    /// The customer's n-th attributed payment (1 = the first); null for a lead.
+    pub payment_number: Option<u32>,
     #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime)]
     pub occurred_at: DateTime<Utc>,
@@ -210,6 +224,9 @@ impl<'a> From<&'a Conversion> for PortalConversion<'a> {
             commission_reversed: c.commission_reversed,
             status: c.status,
             is_recurring: c.is_recurring,
+            conversion_type: c.conversion_type,
+            commission_source: c.source(),
+            payment_number: c.payment_number,
             occurred_at: c.occurred_at,
             payout_id: c.payout_id.as_deref(),
         }
