@@ -41,7 +41,7 @@ bench() {
   mv "$file.new" "$file"
 }
 
-# One section: `scripts/bench.sh webhooks|load|hot|cold-start|connectors|payouts|rails`.
+# One section: `scripts/bench.sh webhooks|load|hot|cold-start|connectors|tracking|plans|payouts|rails`.
 if [ $# -gt 0 ]; then
   bench "$@"
   exit

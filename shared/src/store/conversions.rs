@@ -549,12 +549,7 @@ fn check_cached<R: Copy>(
         .as_ref()
         .and_then(|id| cached.campaigns.get(id))
     {
-        tx.check(
-            roles.0,
-            &seen.id,
-            RECORD_SK,
-            &campaigns::unchanged(tenant_key, seen),
-        );
+        campaigns::check_unchanged(tx, roles.0, tenant_key, seen);
     }
     let affiliate = c.affiliate_id.as_ref().filter(|_| earning.is_none());
     if let Some((id, (status, overrides))) =

@@ -29,6 +29,8 @@ pub const GUARD_SK: &str = "GUARD";
 /// Sort key of an affiliate's money totals, next to its record
 /// (`pk = aff_…`; see `store::affiliate_totals`).
 pub const TOTALS_SK: &str = "TOTALS";
+/// Sort key of a campaign's stamp: its tenant and `updatedAt` alone.
+pub const STAMP_SK: &str = "STAMP";
 
 /// A sort key in time order: `<timestamp>#<rest>` (an id, or ids joined
 /// by `#`).

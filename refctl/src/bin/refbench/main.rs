@@ -263,7 +263,7 @@ async fn main() {
     // The operation tables meter the write units DynamoDB bills.
     let mut meter = None;
     let app = match section.as_deref() {
-        None | Some("connectors") | Some("tracking") => {
+        None | Some("connectors") | Some("tracking") | Some("plans") => {
             let (noted, m) = metered(app).await;
             meter = Some(m);
             noted
@@ -274,7 +274,7 @@ async fn main() {
     b.meter = meter;
     let k = Some(key.as_str());
     // `refbench cold-start`, `load`, `hot`, `webhooks`, `connectors`,
-    // `tracking`, `payouts` and `rails` run one section alone;
+    // `tracking`, `plans`, `payouts` and `rails` run one section alone;
     // without an argument it measures every operation (scripts/bench.sh runs
     // the sections one after another, each on a fresh DynamoDB Local).
     if let Some(name) = section.as_deref() {
@@ -327,8 +327,16 @@ async fn one_section(name: &str, mut b: Bench, key: &str) {
             tracking_rows(&mut b, &id, k).await;
             print_rows(&b);
         }
+        "plans" => {
+            // The postbacks of the default section beside those on a plan.
+            let k = Some(key);
+            let (campaign_ids, _) = conversion_parties(&mut b, k).await;
+            postback_rows(&mut b, k, &campaign_ids[0]).await;
+            plans::plan_rows(&mut b, k).await;
+            print_rows(&b);
+        }
         other => {
-            eprintln!("refbench: no section {other} (cold-start, load, hot, webhooks, payouts, rails, connectors, tracking)");
+            eprintln!("refbench: no section {other} (cold-start, load, hot, webhooks, payouts, rails, connectors, tracking, plans)");
             std::process::exit(2);
         }
     }
