@@ -38,6 +38,7 @@ wire_enum! {
         PayoutRejected = "payout.rejected",
         PayoutCancelled = "payout.cancelled",
         PayoutPaymentFailed = "payout.payment_failed",
+        AdjustmentCreated = "adjustment.created",
         AssetCreated = "asset.created",
         AssetUpdated = "asset.updated",
         AssetArchived = "asset.archived",
@@ -90,7 +91,7 @@ mod tests {
         for t in EventType::ALL {
             assert_eq!(EventType::parse(t.as_str()), Some(t));
         }
-        assert_eq!(EventType::ALL.len(), 27);
+        assert_eq!(EventType::ALL.len(), 28);
         assert!(EventType::PayoutPaid.subscribed(&["*".into()]));
         assert!(EventType::PayoutPaid.subscribed(&["payout.paid".into()]));
         assert!(!EventType::PayoutPaid.subscribed(&["payout.approved".into()]));
