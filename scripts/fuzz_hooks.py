@@ -24,6 +24,8 @@ in words only:
   type;
 - a partial reversal's `amount` is at most what is left of the conversion,
   exact to its currency's minor unit;
+- a manual adjustment's `amount` is not 0 and exact to its currency's minor
+  unit;
 - an integration's Stripe `apiKey` is of the key's mode, and an update takes
   only the fields of the stored integration's provider.
 
@@ -127,6 +129,8 @@ DOCUMENTED_IN_WORDS = {
     ("createPromotionCode", "couponId", "invalid_combination"),
     ("createPromotionCode", "couponId", "required"),
     ("createPromotionCode", "code", "required"),
+    # a manual adjustment's amount: not 0, exact to its currency's minor unit
+    ("createAffiliateAdjustment", "amount", "invalid_value"),
     # commission rules and overrides, described in words (docs/commissions.md):
     # a FIXED pay needs its currency, a PERCENTAGE none and at most 100; ranges
     # ascend; lists of ids hold 1-50; the name is text; tiers ascend by

@@ -673,6 +673,17 @@
     return row;
   }
 
+  // ---------------------------------------------------------------- adjustments
+
+  function adjustmentRow(a) {
+    return el('tr', { 'data-id': a.id }, [
+      el('th', { scope: 'row' }, when(a.createdAt)),
+      el('td', null, money(a.amount, a.currency)),
+      el('td', null, a.reason),
+      el('td', null, a.payoutId ? 'In a payout' : 'With your next payout'),
+    ]);
+  }
+
   // ---------------------------------------------------------------- promotion codes
 
   function loadPromotionCodes() {
@@ -874,6 +885,14 @@
       empty: 'No payouts yet.',
       noun: 'Payouts',
     });
+    var adjustments = pager({
+      table: 'adjustments',
+      prefix: 'adj',
+      path: API + '/adjustments',
+      row: adjustmentRow,
+      empty: 'No adjustments yet.',
+      noun: 'Adjustments',
+    });
 
     $('copy-link').addEventListener('click', function () {
       copyText($('link').value).then(function (ok) {
@@ -906,6 +925,7 @@
       loadStats(false);
       conversions.first();
       payouts.first();
+      adjustments.first();
       loadPromotionCodes();
       loadAssets();
     }

@@ -657,6 +657,39 @@ describe('against refctl serve', () => {
       });
     });
 
+    test('the affiliate sees its adjustments: amount, reason and whether a payout holds it', async (t) => {
+      const address = portalAddress(t, stripeSession);
+      await withPage(async ({ page }) => {
+        await page.goto(address);
+        await seen(page, '#app:not([hidden])');
+        await seen(page, '#adjustments td.empty');
+        assert.equal(await page.textContent('#adjustments tbody'), 'No adjustments yet.');
+      });
+      const path = `/api/v1/affiliates/${m.affiliate}/adjustments`;
+      for (const body of [
+        { amount: 25, currency: 'USD', reason: 'Launch week bonus' },
+        { amount: -4.5, currency: 'USD', reason: 'Refund outside the product' },
+      ]) {
+        const r = await api('POST', path, body, m.key);
+        assert.equal(r.status, 201, show(r));
+      }
+      await withPage(async ({ page }) => {
+        await page.goto(address);
+        await seen(page, '#app:not([hidden])');
+        await seen(page, '#adjustments tbody tr[data-id]');
+        const rows = await page.$$eval('#adjustments tbody tr', (trs) =>
+          trs.map((tr) => Array.from(tr.cells).slice(1).map((c) => c.textContent))
+        );
+        assert.equal(rows.length, 2);
+        assert.deepEqual(rows.map((r) => r[1]), ['Refund outside the product', 'Launch week bonus'], 'newest first');
+        assert.match(rows[0][0], /4\.50/);
+        assert.match(rows[0][0], /-|\u2212/);
+        assert.match(rows[1][0], /25\.00/);
+        assert.deepEqual(rows.map((r) => r[2]), ['With your next payout', 'With your next payout']);
+        assert.equal(await page.isHidden('#adj-error'), true);
+      });
+    });
+
     test('Set up payouts opens Stripe onboarding; Stripe sends the affiliate back with payouts=done', async (t) => {
       const address = portalAddress(t, stripeSession);
       await withPage(

@@ -1,16 +1,19 @@
 //! Affiliate routes: list, merchant create, get and partial update, portal
-//! sessions, payout accounts and promotion codes.
+//! sessions, payout accounts, promotion codes and manual adjustments.
 
 use std::sync::Arc;
 
 use axum::extract::State;
 use shared::app::App;
+use shared::domain::adjustment::{AdjustmentView, NewAdjustment};
 use shared::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
 use shared::domain::payout_rail::OnboardingLink;
 use shared::domain::promotion_code::{NewPromotionCode, PromotionCodeView};
 use shared::error::Result;
+use shared::http::idempotency::REPLAYED;
 use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, PathIds, Reply};
 use shared::routes;
+use shared::services::adjustments::{self, Booked};
 use shared::services::enrollments;
 use shared::services::{edits, payout_accounts, portal_sessions, promotion_codes};
 use shared::store::affiliates::{self, AffiliateFilter};
@@ -26,6 +29,68 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(payout_account))
         .routes(routes!(list_promotion_codes, create_promotion_code))
         .routes(routes!(deactivate_promotion_code))
+        .routes(routes!(list_adjustments, create_adjustment))
+}
+
+/// Create an adjustment (ext)
+///
+/// Books a manual adjustment on the affiliate's balance in one currency: a positive `amount` is
+/// a bonus, a negative one a manual clawback. It waits in the affiliate's payable pool beside
+/// the clawbacks of reversed paid conversions, and the payout job nets it into the affiliate's
+/// next payout in that currency (`adjustmentTotal`); a bonus alone becomes a payout once the pool
+/// reaches the campaign's `minimumPayout`. The affiliate's `earned` moves by the amount at once
+/// (a bonus grows it, a manual clawback lowers it); event `adjustment.created`. The adjustment,
+/// its pool entry, `earned`, the event and the `externalId` guard are one transaction. Only an
+/// ACTIVE or SUSPENDED affiliate: PENDING or REJECTED is 409 INVALID_STATE. The same
+/// `externalId` with the same body again: 200 with the original (`Idempotent-Replayed: true`),
+/// nothing written; with another body: 409 ALREADY_EXISTS naming it.
+#[utoipa::path(
+    post,
+    path = "/api/v1/affiliates/{id}/adjustments",
+    operation_id = "createAffiliateAdjustment",
+    tag = "Affiliates",
+    request_body = shared::domain::adjustment::NewAdjustment,
+    responses(
+        (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = shared::domain::adjustment::AdjustmentView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated request."))),
+        (status = 201, description = "The adjustment booked.", body = shared::domain::adjustment::AdjustmentView),
+        (status = 409, description = "Conflict")
+    )
+)]
+async fn create_adjustment(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Json(body): Json<NewAdjustment>,
+) -> Result<Reply> {
+    match adjustments::create(&app.store, m.tenant(), &id, body).await? {
+        Booked::Created(a) => Reply::created(AdjustmentView::from(&a)),
+        Booked::Replayed(a) => Ok(Reply::ok(AdjustmentView::from(&a))?.header(REPLAYED, "true")),
+    }
+}
+
+/// List an affiliate's adjustments (ext)
+///
+/// The affiliate's manual adjustments (bonuses and manual clawbacks), newest first, each with
+/// the payout it was netted into (`payoutId`, null while it waits). The clawbacks of reversed
+/// conversions are not listed here: they show in their payout's `adjustmentTotal`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/affiliates/{id}/adjustments",
+    operation_id = "listAffiliateAdjustments",
+    tag = "Affiliates",
+    params(PageRequest),
+    responses(
+        (status = 200, description = "A page of the affiliate's adjustments.", body = [shared::domain::adjustment::AdjustmentView])
+    )
+)]
+async fn list_adjustments(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let found = adjustments::list(&app.store, m.tenant(), &id, &page).await?;
+    Reply::list_with(&found, AdjustmentView::from, &page)
 }
 
 /// Create a promotion code (ext)

@@ -1,7 +1,7 @@
 //! The affiliate portal's routes (contract section 13): the affiliate a
 //! portal token names reads its own terms, numbers, conversions, payouts
-//! and swipe copy and promotion codes, edits its payout details and sends a
-//! payout's invoice.
+//! and swipe copy, promotion codes and adjustments, edits its payout details
+//! and sends a payout's invoice.
 //! A merchant key is 401 on every one of them. The use cases run in
 //! `shared::services::portal`.
 
@@ -12,6 +12,7 @@ use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;
 use shared::app::App;
+use shared::domain::adjustment::PortalAdjustment;
 use shared::domain::payout_rail::OnboardingLink;
 use shared::domain::portal::{
     PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout,
@@ -23,7 +24,7 @@ use shared::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, 
 use shared::payouts::invoice::MAX_BYTES;
 use shared::routes;
 use shared::services::portal as service;
-use shared::services::{payout_accounts, promotion_codes};
+use shared::services::{adjustments, payout_accounts, promotion_codes};
 use shared::store::page::PageRequest;
 use shared::timestamp;
 
@@ -40,6 +41,30 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(invoice))
         .routes(routes!(assets))
         .routes(routes!(promotion_codes))
+        .routes(routes!(adjustments))
+}
+
+/// Your adjustments
+///
+/// What the merchant added to your balance (a bonus, positive) or took back from it (negative),
+/// newest first, with why: each is netted into your next payout in its currency (`payoutId`
+/// once it is).
+#[utoipa::path(
+    get,
+    path = "/api/v1/portal/adjustments",
+    operation_id = "listPortalAdjustments",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    params(PageRequest),
+    responses((status = 200, description = "A page of your adjustments.", body = [PortalAdjustment]))
+)]
+async fn adjustments(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    Params(page): Params<PageRequest>,
+) -> Result<Reply> {
+    let found = adjustments::of(&app.store, p.tenant(), p.affiliate(), &page).await?;
+    Reply::list_with(&found, PortalAdjustment::from, &page)
 }
 
 /// Your promotion codes

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod adjustments;
 mod affiliates;
 mod applications;
 mod assets;

@@ -489,8 +489,10 @@ pub enum PayoutStage {
     Outside,
 }
 
-/// A negative amount owed back by an affiliate (a PAID conversion that was
-/// reversed), netted against its next payout in that currency.
+/// An amount netted into an affiliate's next payout in its currency: the
+/// clawback of a PAID conversion that was reversed (negative; positive when
+/// given back), or a merchant's manual adjustment (`domain::adjustment`: a
+/// bonus or a manual clawback, with its reason).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Adjustment {
@@ -498,10 +500,17 @@ pub struct Adjustment {
     pub affiliate_id: String,
     pub campaign_id: Option<String>,
     pub currency: Currency,
-    /// Negative.
+    /// Negative to claw back, positive to pay more.
     pub amount: Decimal,
-    /// The reversed conversion it claws back.
-    pub conversion_id: String,
+    /// The reversed conversion it claws back; none for a manual adjustment.
+    #[serde(default)]
+    pub conversion_id: Option<String>,
+    /// A manual adjustment's reason, as the merchant gave it.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// A manual adjustment's `externalId`, when the merchant gave one.
+    #[serde(default)]
+    pub external_id: Option<String>,
     /// The payout it was netted into, once it was.
     #[serde(default)]
     pub payout_id: Option<String>,
@@ -535,7 +544,9 @@ impl Adjustment {
             campaign_id: c.campaign_id.clone(),
             currency: c.currency,
             amount,
-            conversion_id: c.id.clone(),
+            conversion_id: Some(c.id.clone()),
+            reason: None,
+            external_id: None,
             payout_id: None,
             created_at: now,
         }
@@ -1436,8 +1447,8 @@ mod tests {
         let r = paid.reverse(HoldingPayout::Paid, None, None, now).unwrap();
         let claw = r.clawback.expect("clawback");
         assert_eq!(
-            (claw.amount, claw.conversion_id.as_str()),
-            (-paid.commission, "cnv_1")
+            (claw.amount, claw.conversion_id.as_deref()),
+            (-paid.commission, Some("cnv_1"))
         );
         assert_eq!(claw.payout_id, None);
         assert_eq!(r.give_back.map(|e| e.amount), Some(-paid.commission));

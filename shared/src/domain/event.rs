@@ -39,6 +39,7 @@ wire_enum! {
         PayoutRejected = "payout.rejected",
         PayoutCancelled = "payout.cancelled",
         PayoutPaymentFailed = "payout.payment_failed",
+        AdjustmentCreated = "adjustment.created",
         AssetCreated = "asset.created",
         AssetUpdated = "asset.updated",
         AssetArchived = "asset.archived",
@@ -91,7 +92,7 @@ mod tests {
         for t in EventType::ALL {
             assert_eq!(EventType::parse(t.as_str()), Some(t));
         }
-        assert_eq!(EventType::ALL.len(), 28);
+        assert_eq!(EventType::ALL.len(), 29);
         assert!(EventType::PayoutPaid.subscribed(&["*".into()]));
         assert!(EventType::PayoutPaid.subscribed(&["payout.paid".into()]));
         assert!(!EventType::PayoutPaid.subscribed(&["payout.approved".into()]));

@@ -1,6 +1,7 @@
 //! Domain types and rules. Nothing here knows about HTTP.
 
 pub mod account;
+pub mod adjustment;
 pub mod affiliate;
 pub mod affiliate_code;
 pub mod application;

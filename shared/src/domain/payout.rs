@@ -131,7 +131,8 @@ pub struct Payout {
     #[serde(with = "serde_ts")]
     pub requested_at: DateTime<Utc>,
     pub conversion_count: u64,
-    /// Clawbacks netted into this payout: zero or negative.
+    /// Adjustments netted into this payout (clawbacks negative, bonuses
+    /// positive); zero when there were none.
     pub adjustment_total: Decimal,
     #[serde(default)]
     pub invoice: Option<Invoice>,
@@ -213,7 +214,7 @@ pub struct Progress {
     pub claimed: u64,
     #[serde(default)]
     pub claimed_minor: i64,
-    /// Adjustments claimed, and the sum of their (negative) amounts in minor units.
+    /// Adjustments claimed, and the sum of their amounts in minor units.
     #[serde(default)]
     pub claimed_adjustments: u64,
     #[serde(default)]
@@ -235,7 +236,7 @@ pub enum PoolEntry {
 
 impl PoolEntry {
     /// What it adds to a payout: the commission still earned, or the
-    /// (negative) adjustment.
+    /// adjustment (a clawback negative, a bonus positive).
     pub fn amount(&self) -> Decimal {
         match self {
             PoolEntry::Conversion(c) => c.net_commission(),
@@ -566,9 +567,10 @@ impl Payout {
     }
 
     /// The payout the job opens for an affiliate's pool in one currency, when
-    /// the pool's net total (commissions plus clawbacks) is positive and
-    /// reaches the campaign's `minimumPayout`; none otherwise (the balance
-    /// carries over). It starts with its claim to do.
+    /// the pool's net total (commissions plus adjustments, a bonus alone
+    /// included) is positive and reaches the campaign's `minimumPayout`;
+    /// none otherwise (the balance carries over). It starts with its claim
+    /// to do.
     pub fn open(
         affiliate: &Affiliate,
         campaign: &Campaign,
@@ -1006,10 +1008,11 @@ pub struct PayoutView<'a> {
     pub requested_at: DateTime<Utc>,
     #[schema(minimum = 0)]
     pub conversion_count: u64,
-    /// Clawbacks of reversed, already paid conversions netted into this payout: zero or
-    /// negative.
+    /// The adjustments netted into this payout: clawbacks of reversed, already paid
+    /// conversions (negative) and the merchant's manual adjustments (a bonus positive, a manual
+    /// clawback negative). Zero when there were none.
     #[serde(with = "json_number")]
-    #[schema(value_type = f64, maximum = 0)]
+    #[schema(value_type = f64)]
     pub adjustment_total: Decimal,
     #[schema(value_type = crate::domain::payout::InvoiceView)]
     pub invoice: InvoiceView<'a>,
@@ -1183,7 +1186,9 @@ mod tests {
                 campaign_id: None,
                 currency: Currency::parse("currency", "USD").unwrap(),
                 amount: Decimal::new(-100, 2),
-                conversion_id: format!("cnv_{i}"),
+                conversion_id: Some(format!("cnv_{i}")),
+                reason: None,
+                external_id: None,
                 payout_id: Some(payout.into()),
                 created_at: parse_datetime(at).unwrap(),
             })
@@ -1221,12 +1226,12 @@ mod tests {
         assert_eq!(adj, [("adj_1", None)]);
         assert_eq!(r.len(), 3);
         // Only the conversion refunds cut while held gets its clawback back.
-        let back: Vec<(&str, Decimal)> = r
+        let back: Vec<(Option<&str>, Decimal)> = r
             .given_back
             .iter()
-            .map(|g| (g.conversion_id.as_str(), g.amount))
+            .map(|g| (g.conversion_id.as_deref(), g.amount))
             .collect();
-        assert_eq!(back, [("cnv_0", Decimal::new(150, 2))]);
+        assert_eq!(back, [(Some("cnv_0"), Decimal::new(150, 2))]);
         assert_eq!(r.given_back[0].created_at, now);
         assert_eq!(r.conversions[0].1.commission_clawed_back, Decimal::ZERO);
         assert!(p.releasing(vec![], vec![], now).is_empty());

@@ -3,6 +3,7 @@
 //! report. They sit above the application context (`App`) and below the
 //! HTTP layer and the functions.
 
+pub mod adjustments;
 pub mod applications;
 pub mod commission_preview;
 pub mod creates;

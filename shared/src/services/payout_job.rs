@@ -8,9 +8,9 @@
 //! 2. PENDING conversions whose hold is over become APPROVED (their pools
 //!    are marked for a check).
 //! 3. Each marked pool (affiliate, currency) whose net total (commissions
-//!    plus clawbacks) reaches the campaign's `minimumPayout` becomes one
-//!    PENDING payout, claimed in chunks under a per-pool lock; a pool below
-//!    it stays, its balance carrying over.
+//!    plus adjustments: clawbacks, bonuses) reaches the campaign's
+//!    `minimumPayout` becomes one PENDING payout, claimed in chunks under a
+//!    per-pool lock; a pool below it stays, its balance carrying over.
 //! 4. Paid and rejected/cancelled payouts with work left are completed.
 //! 5. Payouts left PROCESSING are paid again through their provider, with
 //!    the payout id as idempotency key, so never twice.

@@ -122,6 +122,7 @@ pub enum ListKind {
     Event,
     WebhookEndpoint,
     Integration,
+    Adjustment,
 }
 
 impl ListKind {
@@ -137,6 +138,7 @@ impl ListKind {
             ListKind::Event => "EVT",
             ListKind::WebhookEndpoint => "WHE",
             ListKind::Integration => "INT",
+            ListKind::Adjustment => "ADJ",
         }
     }
 }
@@ -209,6 +211,12 @@ pub fn promotion_guard(tenant: &Tenant, provider_id: &str) -> String {
 /// within a tenant (in any letter case, as Stripe compares them).
 pub fn promotion_code_guard(tenant: &Tenant, code: &str) -> String {
     format!("PROMOCODE#{}#{}", tenant.key(), code.to_ascii_lowercase())
+}
+
+/// Guard of a manual adjustment's `externalId`, unique in a tenant: it
+/// names the adjustment, so the same request again answers it.
+pub fn adjustment_guard(tenant: &Tenant, external_id: &str) -> String {
+    format!("ADJXID#{}#{external_id}", tenant.key())
 }
 
 /// The partition of an affiliate's promotion codes.

@@ -1,6 +1,7 @@
 //! DynamoDB access: one table, typed items, conditional writes, Query-based pages.
 
 pub mod accounts;
+pub mod adjustments;
 pub mod affiliate_totals;
 pub mod affiliates;
 pub mod applications;

@@ -1,5 +1,5 @@
 //! Payable pools: per affiliate and currency, the APPROVED conversions in no
-//! payout and the clawbacks (adjustments) not netted yet, in the GSI5
+//! payout and the adjustments (clawbacks, bonuses) not netted yet, in the GSI5
 //! partition `POOL#<tenant>#<affiliate>#<currency>`; and the pool markers
 //! (`pk = <affiliate id>`, `sk = POOL#<currency>`) that put a pool on the
 //! payout job's list (`CHECK#<shard>`) whenever something joins it.
@@ -9,20 +9,26 @@ use crate::domain::tenant::Tenant;
 use crate::error::Result;
 use crate::money::Currency;
 use crate::store::attrs;
-use crate::store::keys::{self, Index};
+use crate::store::keys::{self, Index, ListKind};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::work::WorkRange;
 use crate::store::{number_value, record_item, string_of, string_value, IndexKeys, Item, Store};
 
-/// The item of an adjustment: in its affiliate's pool until a payout nets it.
+/// The item of an adjustment: in its affiliate's pool until a payout nets
+/// it; a manual one is also listed under its affiliate (GSI4), where no
+/// claim or release moves it.
 pub fn adjustment_item(tenant: &Tenant, a: &Adjustment) -> Result<Item> {
     let sk = keys::at(&a.created_at, &a.id);
     let partition = match &a.payout_id {
         Some(po) => keys::payout_members(po),
         None => keys::payable_pool(tenant, &a.affiliate_id, a.currency.code()),
     };
-    let index = IndexKeys::new().with(Index::Gsi5, partition, sk);
+    let mut index = IndexKeys::new().with(Index::Gsi5, partition, sk.clone());
+    if a.is_manual() {
+        let listed = keys::by_affiliate(tenant, ListKind::Adjustment, &a.affiliate_id);
+        index = index.with(Index::Gsi4, listed, sk);
+    }
     record_item(&a.id, Some(&tenant.key()), a, &index)
 }
 
@@ -77,7 +83,8 @@ pub fn touch_pools_joined<'a, R: Copy>(
     }
 }
 
-/// Stores a new adjustment (a clawback) and marks its pool for a check.
+/// Stores a new adjustment (a clawback, a manual one) and marks its pool
+/// for a check.
 pub fn add_adjustment<R: Copy>(
     tx: &mut Tx<R>,
     role: R,
