@@ -1,6 +1,6 @@
 //! Commission plan rows (contract section 15): the attributed postback on a
 //! campaign with 20 rules and 10 tiers (a new customer, then its recurring
-//! payment), a LEAD, and the preview. The rules are built so none holds
+//! payment), a LEAD, the preview, and a manual adjustment. The rules are built so none holds
 //! for the measured payments: every one of them is tried.
 
 use http::Method;
@@ -28,9 +28,9 @@ fn tiers() -> Value {
         .collect()
 }
 
-/// The campaign and its affiliate (`BENCHPLN`); one postback first, so
-/// the rows measure a process that has read them (warm).
-async fn programme(b: &mut Bench, k: Option<&str>) -> String {
+/// The campaign and its affiliate (`BENCHPLN`), by id; one postback
+/// first, so the rows measure a process that has read them (warm).
+async fn programme(b: &mut Bench, k: Option<&str>) -> (String, String) {
     let body = json!({"name": "Plans", "commissionType": "PERCENTAGE", "commissionValue": 10,
         "commissionRecurring": true, "commissionRules": rules(), "tiers": tiers(),
         "leadCommission": {"value": 2, "currency": "USD"}});
@@ -45,18 +45,19 @@ async fn programme(b: &mut Bench, k: Option<&str>) -> String {
         .send(Method::POST, "/api/v1/affiliates", k, Some(&aff))
         .await;
     assert_eq!(s, 201, "{v}");
+    let affiliate = v["data"]["id"].as_str().unwrap().to_string();
     let warm = json!({"amount": 10, "currency": "USD", "conversionType": "SALE",
         "externalId": "bench-plan-0", "affiliateCode": "BENCHPLN", "customerId": "bench-plan-cus-0"});
     let (s, v) = b
         .send(Method::POST, "/api/v1/conversions/postback", k, Some(&warm))
         .await;
     assert_eq!(s, 201, "{v}");
-    campaign
+    (campaign, affiliate)
 }
 
 /// The commission plan rows.
 pub async fn plan_rows(b: &mut Bench, k: Option<&str>) {
-    let campaign = programme(b, k).await;
+    let (campaign, affiliate) = programme(b, k).await;
     let by_code = |order: &str, customer: &str| json!({"externalId": order, "affiliateCode": "BENCHPLN", "customerId": customer});
     b.measure_postback(
         "POST /conversions/postback (20 rules, 10 tiers: new customer, counted)",
@@ -83,6 +84,16 @@ pub async fn plan_rows(b: &mut Bench, k: Option<&str>) {
         &format!("/api/v1/campaigns/{campaign}/commission-preview"),
         k,
         Some(&preview),
+    )
+    .await;
+    let bonus = json!({"amount": 15, "currency": "USD", "reason": "Launch bonus",
+        "externalId": "bench-bonus-1"});
+    b.measure(
+        "POST /affiliates/{id}/adjustments (a bonus, with externalId)",
+        Method::POST,
+        &format!("/api/v1/affiliates/{affiliate}/adjustments"),
+        k,
+        Some(&bonus),
     )
     .await;
 }
