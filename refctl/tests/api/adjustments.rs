@@ -274,7 +274,7 @@ async fn an_external_id_replays_the_same_body_and_refuses_another() {
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(earned(&m, &aff, "EUR").await, json!(10));
     // Another amount, reason or affiliate under the key: 409 naming it.
-    let mut changed = vec![body.clone(), body.clone()];
+    let mut changed = [body.clone(), body.clone()];
     changed[0]["amount"] = json!(11);
     changed[1]["reason"] = json!("Another contest");
     for (on, b) in [(&aff, &changed[0]), (&aff, &changed[1]), (&other, &body)] {
