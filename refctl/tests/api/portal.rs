@@ -173,7 +173,10 @@ async fn an_affiliate_reads_its_own_numbers_and_nothing_else() {
     for private in [
         "buyers.example.com",
         "cus_",
-        "customer",
+        // No customer identity (a count of customers referred is its own).
+        "\"customerRef\"",
+        "\"customerId\"",
+        "\"customerEmail",
         "secret-margin",
         "metadata",
         "email:",
