@@ -112,12 +112,15 @@ async fn payments_are_numbered_per_customer_and_rules_pay_by_the_number() {
             (json!(20), json!("CAMPAIGN"), json!(4)),
         ]
     );
-    // Two payments of one new customer at once: numbered 1 and 2, never twice.
+    // Payments of one customer at once: numbered in turn, never twice (a
+    // new customer's are held apart by its binding, a known one's by its count).
     let carl = customer();
-    let (a, b) = tokio::join!(sale(&m, &code, &carl, 10), sale(&m, &code, &carl, 10));
-    let mut numbers = [a["paymentNumber"].clone(), b["paymentNumber"].clone()];
-    numbers.sort_by_key(|n| n.as_u64());
-    assert_eq!(numbers, [json!(1), json!(2)]);
+    for first in [1, 3] {
+        let (a, b) = tokio::join!(sale(&m, &code, &carl, 10), sale(&m, &code, &carl, 10));
+        let mut numbers = [a["paymentNumber"].clone(), b["paymentNumber"].clone()];
+        numbers.sort_by_key(|n| n.as_u64());
+        assert_eq!(numbers, [json!(first), json!(first + 1)]);
+    }
 }
 
 #[tokio::test]
@@ -300,6 +303,16 @@ async fn a_lead_is_paid_once_per_customer_and_is_not_a_payment() {
     assert_eq!(
         (&unpaid["commission"], &unpaid["commissionReason"]),
         (&json!(0), &json!("NO_LEAD_COMMISSION"))
+    );
+    // A lead is reversed whole (it has no amount to reverse in part).
+    let path = format!("/api/v1/conversions/{}/reverse", id(&lead));
+    let part = call("POST", &path, Some(&m.test_key), Some(json!({"amount": 1}))).await;
+    part.assert_error(400, "VALIDATION_FAILED");
+    let whole = call("POST", &path, Some(&m.test_key), Some(json!({}))).await;
+    assert_eq!(whole.status, 200, "{:?}", whole.body);
+    assert_eq!(
+        (&whole.data()["status"], &whole.data()["commissionReversed"]),
+        (&json!("REVERSED"), &json!(4))
     );
 }
 

@@ -415,9 +415,18 @@ impl Conversion {
         now: DateTime<Utc>,
     ) -> Result<Conversion, Error> {
         let left = self.amount - self.reversed_amount;
-        let part = part.unwrap_or(left);
+        let lead = self.conversion_type == ConversionType::Lead;
         let mut issues = Issues::new();
-        if part <= Decimal::ZERO {
+        if lead && part.is_some() {
+            // A lead has no amount: it is reversed whole, its commission with it.
+            issues.add(
+                &["amount"],
+                "invalid_value",
+                "a LEAD has no amount to reverse in part: reverse it whole (no amount)",
+            );
+        }
+        let part = part.unwrap_or(left);
+        if part <= Decimal::ZERO && !lead {
             issues.add(&["amount"], "too_small", "amount must be greater than 0");
         } else if part > left {
             issues.add(
