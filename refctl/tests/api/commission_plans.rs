@@ -30,6 +30,14 @@ async fn paid(m: &Merchant, code: &str, customer: &str, amount: u32, extra: Valu
     r.data().clone()
 }
 
+/// A conversion as it is stored now.
+pub(crate) async fn stored(m: &Merchant, id: &str) -> Value {
+    let path = format!("/api/v1/conversions/{id}");
+    let r = call("GET", &path, Some(&m.test_key), None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    r.data().clone()
+}
+
 fn rules() -> Value {
     json!([
         {"name": "Yearly plan", "when": {"planIds": ["price_yearly"]},
@@ -39,7 +47,8 @@ fn rules() -> Value {
     ])
 }
 
-fn code() -> String {
+/// A fresh affiliate code.
+pub(crate) fn code() -> String {
     format!("P{}", &ulid::Ulid::new().to_string()[18..])
 }
 
@@ -101,18 +110,9 @@ async fn rules_pay_by_plan_and_tenure_and_every_conversion_says_which() {
         (none.status, &none.data()["commissionRules"]),
         (200, &json!([]))
     );
-    let again = call(
-        "GET",
-        &format!("/api/v1/conversions/{}", id(&first)),
-        Some(&m.test_key),
-        None,
-    )
-    .await;
-    assert_eq!(again.data()["commission"], json!(50));
-    assert_eq!(
-        again.data()["commissionSource"]["name"],
-        json!("First year")
-    );
+    let again = stored(&m, id(&first)).await;
+    assert_eq!(again["commission"], json!(50));
+    assert_eq!(again["commissionSource"]["name"], json!("First year"));
 }
 
 #[tokio::test]

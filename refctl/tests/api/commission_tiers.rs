@@ -4,14 +4,11 @@
 
 use serde_json::{json, Value};
 
+use crate::commission_plans::{code, stored};
 use crate::support::{affiliate_with_code, call, campaign, merchant, Merchant};
 
 fn id(v: &Value) -> String {
     v["id"].as_str().unwrap().to_string()
-}
-
-fn code() -> String {
-    format!("T{}", &ulid::Ulid::new().to_string()[18..])
 }
 
 fn customer() -> String {
@@ -167,14 +164,7 @@ async fn tiers_are_crossed_mid_stream_and_earlier_commissions_keep_their_amounts
     assert_eq!(tier(&gold), (json!(30), json!("Gold")));
     assert_eq!(crossing["commissionSource"]["kind"], "TIER");
     // Earlier conversions keep what they earned.
-    let read = call(
-        "GET",
-        &format!("/api/v1/conversions/{}", id(&first)),
-        Some(&m.test_key),
-        None,
-    )
-    .await;
-    assert_eq!(read.data()["commission"], json!(10));
+    assert_eq!(stored(&m, &id(&first)).await["commission"], json!(10));
     let now = affiliate(&m, &aff).await;
     assert_eq!(now["customersReferred"], json!(3));
     assert_eq!(now["tier"]["name"], json!("Gold"));

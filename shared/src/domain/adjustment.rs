@@ -10,12 +10,13 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use crate::domain::affiliate::{Affiliate, AffiliateStatus};
+use crate::domain::commission_terms::check_money;
 use crate::domain::conversion::{Adjustment, Earning};
 use crate::domain::event::{Event, EventType};
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::limits;
-use crate::money::{json_number, Currency, MAX_AMOUNT_DIGITS};
+use crate::money::{json_number, Currency};
 use crate::timestamp::serde_ts;
 use crate::validation::{check_no_control, Issues};
 
@@ -91,30 +92,16 @@ impl NewAdjustment {
     }
 }
 
-/// An adjustment's amount: not 0, below 10^12 either way, exact to the
-/// currency's minor unit (when the currency is known).
+/// An adjustment's amount: not 0, then any amount's rules.
 fn check_amount(amount: Decimal, currency: Option<Currency>, issues: &mut Issues) {
-    let max = Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS));
     if amount.is_zero() {
         issues.add(
             &["amount"],
             "invalid_value",
             "amount must not be 0 (positive: a bonus; negative: a clawback)",
         );
-    } else if amount.abs() >= max {
-        issues.add(
-            &["amount"],
-            if amount.is_sign_negative() {
-                "too_small"
-            } else {
-                "too_big"
-            },
-            format!("amount must be less than 10^{MAX_AMOUNT_DIGITS} in magnitude"),
-        );
     }
-    if let Some(c) = currency {
-        issues.check(c.check_fits("amount", amount));
-    }
+    check_money(amount, currency, issues);
 }
 
 /// What a request comes to, given the affiliate and the adjustment its

@@ -62,8 +62,7 @@ impl Default for ConversionType {
     }
 }
 
-/// A SALE's amount is above 0 (a LEAD's is 0), below 10^12 and exact to
-/// the currency's minor unit.
+/// A SALE's amount is above 0 (a LEAD's is 0), then [`check_money`].
 pub fn check_amount(
     kind: ConversionType,
     amount: Decimal,
@@ -81,12 +80,23 @@ pub fn check_amount(
                 "amount must be 0 or left out for a LEAD",
             );
         }
-        _ if amount >= Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS)) => issues.add(
+        _ => check_money(amount, currency, issues),
+    }
+}
+
+/// Any amount of money at `amount`: below 10^12 in magnitude and exact to
+/// the currency's minor unit (when the currency is known).
+pub fn check_money(amount: Decimal, currency: Option<Currency>, issues: &mut Issues) {
+    if amount.abs() >= Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS)) {
+        let code = match amount.is_sign_negative() {
+            true => "too_small",
+            false => "too_big",
+        };
+        issues.add(
             &["amount"],
-            "too_big",
-            format!("amount must be less than 10^{MAX_AMOUNT_DIGITS}"),
-        ),
-        _ => {}
+            code,
+            format!("amount must be less than 10^{MAX_AMOUNT_DIGITS} in magnitude"),
+        );
     }
     if let Some(c) = currency {
         issues.check(c.check_fits("amount", amount));

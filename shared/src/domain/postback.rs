@@ -389,7 +389,7 @@ pub fn plan(
         _ => Vec::new(),
     };
     let mut referrals = match &chosen {
-        Some(a) => referral_changes(p, &bound, a, &conversion, now),
+        Some(a) => referral_changes(p, (&bound, &customer), a, &conversion, now),
         None => Vec::new(),
     };
     let counts = match customer.first_payment_at {
@@ -807,13 +807,12 @@ fn stamp(
 /// on each what [`stamp`] says.
 fn referral_changes(
     p: &Postback,
-    bound: &[(CustomerKey, &Referral)],
+    (bound, customer): (&[(CustomerKey, &Referral)], &Customer),
     chosen: &Attribution,
     c: &Conversion,
     now: DateTime<Utc>,
 ) -> Vec<ReferralChange> {
     let keys = identities(p);
-    let customer = Customer::of(bound);
     let first_payment_at = customer.first_payment_at.unwrap_or(p.occurred_at);
     let existing: Vec<Referral> = bound.iter().map(|(_, r)| (*r).clone()).collect();
     let binding = referral::Binding {
@@ -830,14 +829,10 @@ fn referral_changes(
     let mut changes: Vec<ReferralChange> = keys
         .iter()
         .filter_map(|k| match bound.iter().find(|(bk, _)| bk == k) {
-            Some((_, r)) => Some(ReferralChange::Update(stamp(
-                c,
-                k.clone(),
-                Some(r),
-                first_payment_at,
-                customer.lead_paid,
-            )))
-            .filter(|u| matches!(u, ReferralChange::Update(u) if u.changes())),
+            Some((_, r)) => {
+                let u = stamp(c, k.clone(), Some(r), first_payment_at, customer.lead_paid);
+                u.changes().then_some(ReferralChange::Update(u))
+            }
             None => plan
                 .new
                 .iter()
