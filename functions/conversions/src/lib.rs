@@ -7,7 +7,7 @@ use axum::extract::State;
 use shared::app::App;
 use shared::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, ReverseBody};
 use shared::domain::postback::Quota;
-use shared::domain::summary::{self, GroupBy, Period};
+use shared::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
 use shared::domain::tenant::Mode;
 use shared::error::Result;
 use shared::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
@@ -18,6 +18,7 @@ use shared::store::conversions::{self, ConversionFilter};
 use shared::store::page::PageRequest;
 use shared::store::rollups;
 use shared::timestamp;
+use shared::validation::Issue;
 
 /// Header set on the answer to a repeated postback.
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
@@ -154,26 +155,49 @@ async fn list(
 
 /// The summary's query.
 struct SummaryQuery {
-    period: Period,
+    period: Option<Period>,
+    window: Window,
     group_by: Option<GroupBy>,
     campaign_id: Option<String>,
 }
 
 impl FromQuery for SummaryQuery {
     fn accepts(name: &str) -> bool {
-        ["period", "group_by", "campaign_id"].contains(&name)
+        ["period", "group_by", "campaign_id", "from", "to"].contains(&name)
     }
 
     fn read(q: &mut Query<'_>) -> Self {
-        let period = match q.str("period") {
-            None => Some(Period::Days30),
-            Some(_) => q.one_of("period", &Period::NAMES).and_then(Period::parse),
-        };
+        let period = q.one_of("period", &Period::NAMES).and_then(Period::parse);
         let group_by = q
             .one_of("group_by", &GroupBy::NAMES)
             .and_then(GroupBy::parse);
+        let (window, period) = match q.days() {
+            Some(_) if period.is_some() => {
+                q.issue(Issue::new(
+                    &["period"],
+                    "invalid_combination",
+                    "give either period or from/to, not both",
+                ));
+                (summary::window(Period::Days30, timestamp::now()), None)
+            }
+            Some((first, last)) => (summary::window_between(first, last), None),
+            None => {
+                let period = period.unwrap_or(Period::Days30);
+                (summary::window(period, timestamp::now()), Some(period))
+            }
+        };
+        if period == Some(Period::All) && group_by.is_some_and(GroupBy::is_series) {
+            q.issue(Issue::new(
+                &["group_by"],
+                "invalid_combination",
+                format!(
+                    "a series needs a window of at most {MAX_SERIES_DAYS} days: give another period, or from/to"
+                ),
+            ));
+        }
         SummaryQuery {
-            period: period.unwrap_or(Period::Days30),
+            period,
+            window,
             group_by,
             campaign_id: q.str("campaign_id").map(str::to_string),
         }
@@ -183,23 +207,27 @@ impl FromQuery for SummaryQuery {
 /// Summarise conversions
 ///
 /// Revenue, commission and count per currency over a period, optionally grouped by status or by
-/// campaign, read from rollups kept in the same transaction as every conversion write: the cost
-/// depends on the period and the number of (currency, status, campaign) combinations, never on
-/// the number of conversions.
+/// campaign, or as a series by day, ISO week or month, read from rollups kept in the same
+/// transaction as every conversion write: the cost depends on the window and the number of
+/// (currency, status, campaign) combinations, never on the number of conversions.
 ///
 /// Periods are whole UTC days ending today (by `occurredAt`): `7d` is today and the 6 days
 /// before, `30d` and `90d` likewise, `12m` every day since the same date 12 months ago, `24h`
 /// today and yesterday (so at least the last 24 hours, at most 48); `all` reads monthly
-/// rollups. Totals exclude REVERSED conversions; `group_by=status` shows them as their own
-/// group, `group_by=campaign` leaves them out. Sums are exact decimals.
+/// rollups. Instead of a period, `from` and `to` name the first and last UTC day (at most 366
+/// days; `to` defaults to today). Totals exclude REVERSED conversions; `group_by=status` shows
+/// them as their own group, `group_by=campaign` and the series leave them out. Sums are exact
+/// decimals.
 #[utoipa::path(
     get,
     path = "/api/v1/conversions/summary",
     operation_id = "summarizeConversions",
     tag = "Conversions",
     params(
-        ("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d`."),
-        ("group_by" = Option<shared::domain::summary::GroupBy>, Query, description = "Extra grouping (any letter case)."),
+        ("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d` (without `from`)."),
+        ("from" = Option<String>, Query, description = "The window's first UTC day (an ISO-8601 date, or a date-time whose UTC day counts), instead of `period`. With `to`, at most 366 days."),
+        ("to" = Option<String>, Query, description = "The window's last UTC day (an ISO-8601 date or date-time); default today. Needs `from`."),
+        ("group_by" = Option<shared::domain::summary::GroupBy>, Query, description = "Extra grouping (any letter case): `status` or `campaign` fill `groups`; `day`, `week` (ISO, from Monday) or `month` fill `series` (not with `period=all`)."),
         ("campaign_id" = Option<String>, Query, description = "Only this campaign's conversions (an unknown id gives zero totals).")
     ),
     responses(
@@ -211,11 +239,10 @@ async fn summary(
     State(app): State<Arc<App>>,
     Params(q): Params<SummaryQuery>,
 ) -> Result<Reply> {
-    let window = summary::window(q.period, timestamp::now());
-    let rows = rollups::read(&app.store, m.tenant(), &window, q.campaign_id.as_deref()).await?;
+    let rows = rollups::read(&app.store, m.tenant(), &q.window, q.campaign_id.as_deref()).await?;
     Reply::ok(summary::summarise(
         q.period,
-        &window,
+        &q.window,
         q.group_by,
         q.campaign_id,
         &rows,

@@ -18,7 +18,7 @@ use shared::domain::portal::{
     PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout,
 };
 use shared::domain::promotion_code::PortalPromotionCode;
-use shared::domain::summary::{Figures, Group, Period};
+use shared::domain::summary::{Day, Figures, Group, Period, SeriesBy};
 use shared::error::{Error, Result};
 use shared::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
 use shared::payouts::invoice::MAX_BYTES;
@@ -27,6 +27,7 @@ use shared::services::portal as service;
 use shared::services::{adjustments, payout_accounts, promotion_codes};
 use shared::store::page::PageRequest;
 use shared::timestamp;
+use shared::validation::Issue;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -162,12 +163,15 @@ async fn update_me(
     Reply::ok(PortalMe::of(&a, &c, p.return_url()))
 }
 
-/// The stats query.
-struct PeriodQuery(Period);
+/// The stats query: the period, and whether to add the daily series.
+struct StatsQuery {
+    period: Period,
+    daily: bool,
+}
 
-impl FromQuery for PeriodQuery {
+impl FromQuery for StatsQuery {
     fn accepts(name: &str) -> bool {
-        name == "period"
+        ["period", "series"].contains(&name)
     }
 
     fn read(q: &mut Query<'_>) -> Self {
@@ -175,7 +179,16 @@ impl FromQuery for PeriodQuery {
             None => Some(Period::Days30),
             Some(_) => q.one_of("period", &Period::NAMES).and_then(Period::parse),
         };
-        PeriodQuery(period.unwrap_or(Period::Days30))
+        let period = period.unwrap_or(Period::Days30);
+        let daily = q.one_of("series", &SeriesBy::NAMES).is_some();
+        if daily && period == Period::All {
+            q.issue(Issue::new(
+                &["series"],
+                "invalid_combination",
+                "a daily series needs a period other than all",
+            ));
+        }
+        StatsQuery { period, daily }
     }
 }
 
@@ -197,36 +210,46 @@ struct Stats {
     totals: Vec<Figures>,
     /// Per status and currency.
     by_status: Vec<Group>,
+    /// With `series=day`: every UTC day of the period, oldest first, with its clicks and
+    /// figures. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    series: Option<Vec<Day>>,
 }
 
 /// Your numbers
 ///
 /// Clicks, conversions, revenue and commission per currency and per status over a period (the
 /// summary's periods), read from the affiliate's rollups and click counts: the cost is flat
-/// in the number of conversions.
+/// in the number of conversions. `series=day` adds every day's clicks and figures (not with
+/// `period=all`).
 #[utoipa::path(
     get,
     path = "/api/v1/portal/stats",
     operation_id = "getPortalStats",
     tag = "Portal",
     security(("portalToken" = [])),
-    params(("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d`.")),
+    params(
+        ("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d`."),
+        ("series" = Option<shared::domain::summary::SeriesBy>, Query, description = "`day`: add the daily series.")
+    ),
     responses((status = 200, description = "The affiliate's figures.", body = Stats))
 )]
 async fn stats(
     p: Portal,
     State(app): State<Arc<App>>,
-    Params(PeriodQuery(period)): Params<PeriodQuery>,
+    Params(q): Params<StatsQuery>,
 ) -> Result<Reply> {
     let now = timestamp::now();
-    let (s, clicks) = service::stats(&app, p.tenant(), p.affiliate(), period, now).await?;
+    let st = service::stats(&app, p.tenant(), p.affiliate(), q.period, q.daily, now).await?;
+    let s = st.summary;
     Reply::ok(Stats {
-        period: s.period,
+        period: q.period.as_str(),
         from: s.from.map(|f| timestamp::format(&f)),
         to: timestamp::format(&s.to),
-        clicks,
+        clicks: st.clicks,
         totals: s.totals,
         by_status: s.groups,
+        series: st.days,
     })
 }
 

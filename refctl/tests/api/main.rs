@@ -30,6 +30,7 @@ mod portal;
 mod probe;
 mod provider_amounts;
 mod rate_limits;
+mod reports;
 mod risk;
 mod secrets;
 mod signup;

@@ -141,6 +141,27 @@ async fn an_affiliate_reads_its_own_numbers_and_nothing_else() {
         json!([{"currency": "USD", "revenue": 600, "commission": 60, "count": 3}])
     );
     assert_eq!(stats.data()["byStatus"][0]["status"], "PENDING");
+    assert!(stats.data().get("series").is_none(), "only when asked");
+    // The daily series: every day of the period, adding up to the totals.
+    let path = "/api/v1/portal/stats?period=7d&series=day";
+    let daily = as_portal(&fx, &token, "GET", path, None).await;
+    assert_eq!(daily.status, 200, "{:?}", daily.body);
+    let days = daily.data()["series"].as_array().unwrap().clone();
+    assert!((7..=8).contains(&days.len()), "{days:?}");
+    let clicks: i64 = days.iter().map(|d| d["clicks"].as_i64().unwrap()).sum();
+    let sales: i64 = days
+        .iter()
+        .flat_map(|d| d["totals"].as_array().unwrap().clone())
+        .map(|t| t["count"].as_i64().unwrap())
+        .sum();
+    assert_eq!((clicks, sales), (2, 3));
+    assert!(days
+        .windows(2)
+        .all(|w| w[0]["date"].as_str() < w[1]["date"].as_str()));
+    let path = "/api/v1/portal/stats?period=all&series=day";
+    as_portal(&fx, &token, "GET", path, None)
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
     let all = as_portal(&fx, &token, "GET", "/api/v1/portal/stats?period=all", None).await;
     assert_eq!(
         (&all.data()["clicks"], &all.data()["totals"][0]["count"]),

@@ -11,10 +11,16 @@
 //! revenue is not revenue, clawed-back commission not commission);
 //! `group_by=status` shows REVERSED as its own group, `group_by=campaign`
 //! leaves it out like the totals.
+//!
+//! A series (`group_by=day|week|month`) buckets the same rows by the UTC day,
+//! ISO week (from Monday) or month they fall in, each point dated by its
+//! bucket's first day; like the totals it leaves REVERSED conversions out. A
+//! series needs a window of days: a period other than `all`, or `from`/`to`
+//! spanning at most [`MAX_SERIES_DAYS`] days.
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Days, Duration, Months, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, Days, Duration, Months, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
@@ -96,12 +102,59 @@ wire_enum! {
     pub enum GroupBy [ignore_case] {
         Status = "status",
         Campaign = "campaign",
+        Day = "day",
+        Week = "week",
+        Month = "month",
     }
 }
 
-/// One rollup item's figures.
+impl GroupBy {
+    /// Whether this grouping is a series over time.
+    pub fn is_series(self) -> bool {
+        matches!(self, GroupBy::Day | GroupBy::Week | GroupBy::Month)
+    }
+
+    /// The first day of the bucket `day` falls in (the day itself for a
+    /// grouping that is no series).
+    fn bucket(self, day: NaiveDate) -> NaiveDate {
+        match self {
+            GroupBy::Week => day - Days::new(u64::from(day.weekday().num_days_from_monday())),
+            GroupBy::Month => day.with_day(1).unwrap_or(day),
+            _ => day,
+        }
+    }
+}
+
+/// The most days a window given by `from`/`to` may span.
+pub const MAX_SERIES_DAYS: i64 = 366;
+
+/// The window of the whole UTC days `first..=last` (at most
+/// [`MAX_SERIES_DAYS`], checked by the caller).
+pub fn window_between(first: NaiveDate, last: NaiveDate) -> Window {
+    let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0).expect("midnight").and_utc();
+    let end = last
+        .checked_add_days(Days::new(1))
+        .map(midnight)
+        .unwrap_or_else(|| midnight(last))
+        - Duration::milliseconds(1);
+    Window {
+        granularity: Granularity::Day,
+        first_day: Some(first),
+        last_day: last,
+        from: Some(midnight(first)),
+        to: end,
+    }
+}
+
+/// The number of days `first..=last` spans.
+pub fn days_spanned(first: NaiveDate, last: NaiveDate) -> i64 {
+    (last - first).num_days() + 1
+}
+
+/// One rollup item's figures on one day (a monthly window: the month's first day).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RollupRow {
+    pub day: NaiveDate,
     pub currency: Currency,
     pub status: ConversionStatus,
     pub campaign_id: Option<String>,
@@ -203,8 +256,9 @@ crate::described!(Group, "SummaryGroup", {
 #[serde(rename_all = "camelCase")]
 #[schema(as = ConversionSummary)]
 pub struct Summary {
-    #[schema(value_type = crate::domain::summary::Period)]
-    pub period: &'static str,
+    /// The period asked for (null when the window is given by `from`/`to`).
+    #[schema(value_type = Option<crate::domain::summary::Period>)]
+    pub period: Option<&'static str>,
     /// The rollups read: daily for every period but `all`, monthly for `all`.
     pub granularity: Granularity,
     /// Start of the first UTC day counted (null for `all`).
@@ -222,13 +276,106 @@ pub struct Summary {
     /// Per currency (sorted by code), every conversion of the window except REVERSED ones.
     /// Currencies are never mixed or converted.
     pub totals: Vec<Figures>,
-    /// Empty without `group_by`.
+    /// Empty without `group_by=status|campaign`.
     pub groups: Vec<Group>,
+    /// With `group_by=day|week|month`: per bucket and currency (by date, then
+    /// currency code), every conversion but REVERSED ones; buckets without
+    /// conversions are left out. Empty otherwise.
+    pub series: Vec<Point>,
+}
+
+/// One point of a series: a bucket's figures in one currency.
+#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = SummaryPoint)]
+pub struct Point {
+    /// The bucket's first day (UTC): the day, the Monday of the ISO week, or the month's first day.
+    #[schema(value_type = String, format = Date, example = json!("2026-11-02"))]
+    pub date: NaiveDate,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// The series of `rows` bucketed by `by`: per bucket and currency, every
+/// conversion but REVERSED ones, buckets without conversions left out.
+pub fn series(by: GroupBy, rows: &[RollupRow]) -> Vec<Point> {
+    let mut points: BTreeMap<(NaiveDate, Currency), Figures> = BTreeMap::new();
+    for r in rows
+        .iter()
+        .filter(|r| r.status != ConversionStatus::Reversed)
+    {
+        points
+            .entry((by.bucket(r.day), r.currency))
+            .or_insert_with(|| Figures::new(r.currency))
+            .add(r);
+    }
+    points
+        .into_iter()
+        .filter(|(_, f)| f.count != 0)
+        .map(|((date, _), f)| Point {
+            date,
+            figures: f.rounded(),
+        })
+        .collect()
+}
+
+wire_enum! {
+    /// The series the portal's stats add.
+    #[schema(as = PortalStatsSeries)]
+    pub enum SeriesBy [ignore_case] {
+        Day = "day",
+    }
+}
+
+/// One day of an affiliate's daily series: its clicks and its figures per
+/// currency (every conversion but REVERSED ones).
+#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = PortalStatsDay)]
+pub struct Day {
+    /// The UTC day.
+    #[schema(value_type = String, format = Date, example = json!("2026-11-02"))]
+    pub date: NaiveDate,
+    #[schema(minimum = 0)]
+    pub clicks: i64,
+    /// Per currency (sorted by code); empty on a day without conversions.
+    pub totals: Vec<Figures>,
+}
+
+/// Every day of a window of days, in order, with its clicks and figures
+/// (empty for a window without days, `all`).
+pub fn daily(window: &Window, rows: &[RollupRow], clicks: &[(NaiveDate, i64)]) -> Vec<Day> {
+    let Some(first) = window.first_day else {
+        return Vec::new();
+    };
+    let mut days: BTreeMap<NaiveDate, Day> = first
+        .iter_days()
+        .take_while(|d| *d <= window.last_day)
+        .map(|date| {
+            let day = Day {
+                date,
+                clicks: 0,
+                totals: Vec::new(),
+            };
+            (date, day)
+        })
+        .collect();
+    for (date, n) in clicks {
+        if let Some(d) = days.get_mut(date) {
+            d.clicks += n;
+        }
+    }
+    for p in series(GroupBy::Day, rows) {
+        if let Some(d) = days.get_mut(&p.date) {
+            d.totals.push(p.figures);
+        }
+    }
+    days.into_values().collect()
 }
 
 /// Adds rollup rows up exactly: totals per currency, groups per key and currency.
 pub fn summarise(
-    period: Period,
+    period: Option<Period>,
     window: &Window,
     group_by: Option<GroupBy>,
     campaign_id: Option<String>,
@@ -257,7 +404,7 @@ pub fn summarise(
             .add(r);
     }
     Summary {
-        period: period.as_str(),
+        period: period.map(Period::as_str),
         granularity: window.granularity,
         from: window.from,
         to: window.to,
@@ -276,6 +423,10 @@ pub fn summarise(
                 figures: f.rounded(),
             })
             .collect(),
+        series: group_by
+            .filter(|g| g.is_series())
+            .map(|g| series(g, rows))
+            .unwrap_or_default(),
     }
 }
 
@@ -329,6 +480,7 @@ mod tests {
         n: i64,
     ) -> RollupRow {
         RollupRow {
+            day: day("2026-03-02"),
             currency: Currency::parse("c", cur).unwrap(),
             status: st,
             campaign_id: cmp.map(str::to_string),
@@ -350,7 +502,7 @@ mod tests {
             row("JPY", Pending, Some("cmp_a"), "0", "0", 0),
         ];
         let w = window(Period::Days30, at("2026-03-31T15:00:00Z"));
-        let s = summarise(Period::Days30, &w, Some(GroupBy::Status), None, &rows);
+        let s = summarise(Some(Period::Days30), &w, Some(GroupBy::Status), None, &rows);
         let v = serde_json::to_value(&s).unwrap();
         assert_eq!(
             v["totals"],
@@ -369,7 +521,13 @@ mod tests {
                 {"status": "UNATTRIBUTED", "currency": "EUR", "revenue": 7, "commission": 0, "count": 2},
             ])
         );
-        let s = summarise(Period::Days30, &w, Some(GroupBy::Campaign), None, &rows);
+        let s = summarise(
+            Some(Period::Days30),
+            &w,
+            Some(GroupBy::Campaign),
+            None,
+            &rows,
+        );
         let v = serde_json::to_value(&s).unwrap();
         assert_eq!(v["groupBy"], "campaign");
         assert_eq!(
@@ -380,11 +538,83 @@ mod tests {
                 {"campaignId": "cmp_b", "currency": "USD", "revenue": 19.99, "commission": 2, "count": 1},
             ])
         );
-        let none = summarise(Period::All, &window(Period::All, w.to), None, None, &rows);
+        let none = summarise(
+            Some(Period::All),
+            &window(Period::All, w.to),
+            None,
+            None,
+            &rows,
+        );
         assert!(none.groups.is_empty());
         assert_eq!(
             serde_json::to_value(&none).unwrap()["from"],
             serde_json::Value::Null
         );
+    }
+
+    #[test]
+    fn series_bucket_by_day_iso_week_and_month_without_reversed() {
+        use ConversionStatus::*;
+        let on = |d: &str, r: RollupRow| RollupRow { day: day(d), ..r };
+        let rows = vec![
+            on("2026-03-01", row("USD", Pending, None, "10", "1", 1)),
+            on("2026-03-02", row("USD", Approved, None, "0.1", "0.01", 1)),
+            on("2026-03-02", row("USD", Pending, None, "0.2", "0.02", 1)),
+            on("2026-03-02", row("EUR", Pending, None, "5", "0.5", 1)),
+            on("2026-03-08", row("USD", Reversed, None, "9", "0.9", 1)),
+            on("2026-04-01", row("USD", Paid, None, "3", "0.3", 1)),
+        ];
+        let dates = |by| {
+            series(by, &rows)
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{} {} {}",
+                        p.date,
+                        p.figures.currency.code(),
+                        p.figures.revenue
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            dates(GroupBy::Day),
+            [
+                "2026-03-01 USD 10.00",
+                "2026-03-02 EUR 5.00",
+                "2026-03-02 USD 0.30",
+                "2026-04-01 USD 3.00"
+            ]
+        );
+        // 2026-03-01 is a Sunday: its ISO week starts on Monday 23 February.
+        assert_eq!(
+            dates(GroupBy::Week),
+            [
+                "2026-02-23 USD 10.00",
+                "2026-03-02 EUR 5.00",
+                "2026-03-02 USD 0.30",
+                "2026-03-30 USD 3.00"
+            ]
+        );
+        assert_eq!(
+            dates(GroupBy::Month),
+            [
+                "2026-03-01 EUR 5.00",
+                "2026-03-01 USD 10.30",
+                "2026-04-01 USD 3.00"
+            ]
+        );
+        let w = window_between(day("2026-03-01"), day("2026-04-01"));
+        let s = summarise(None, &w, Some(GroupBy::Week), None, &rows);
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["period"], serde_json::Value::Null);
+        assert_eq!(v["from"], "2026-03-01T00:00:00.000Z");
+        assert_eq!(v["to"], "2026-04-01T23:59:59.999Z");
+        assert_eq!(
+            v["series"][0],
+            serde_json::json!({"date": "2026-02-23", "currency": "USD", "revenue": 10, "commission": 1, "count": 1})
+        );
+        assert!(s.groups.is_empty());
+        assert_eq!(days_spanned(day("2025-03-02"), day("2026-03-02")), 366);
     }
 }

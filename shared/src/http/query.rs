@@ -1,12 +1,14 @@
 //! Query-string parameters: typed getters, list paging, unknown names refused.
 
 use axum::extract::FromRequestParts;
+use chrono::NaiveDate;
 use http::request::Parts;
 use rust_decimal::Decimal;
 
+use crate::domain::summary;
 use crate::error::Error;
 use crate::store::page::{PageRequest, DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
-use crate::timestamp::Bound;
+use crate::timestamp::{self, Bound};
 use crate::validation::{self, Issue, Issues};
 
 /// A route's query read as `T`: unknown names are refused and every issue
@@ -205,6 +207,32 @@ impl<'a> Query<'a> {
             }
         }
         (from, to)
+    }
+
+    /// `from` and `to` as a window of whole UTC days (`to` defaults to
+    /// today), at most `summary::MAX_SERIES_DAYS`; `None` without `from`.
+    pub fn days(&mut self) -> Option<(NaiveDate, NaiveDate)> {
+        let (from, to) = self.range();
+        let Some(from) = from else {
+            if to.is_some() {
+                self.issues
+                    .add(&["to"], "invalid_combination", "to needs from");
+            }
+            return None;
+        };
+        let first = from.start().date_naive();
+        let last = to.map_or_else(|| timestamp::now().date_naive(), |t| t.end().date_naive());
+        if summary::days_spanned(first, last) > summary::MAX_SERIES_DAYS {
+            self.issues.add(
+                &["to"],
+                "too_big",
+                format!(
+                    "from and to may span at most {} days",
+                    summary::MAX_SERIES_DAYS
+                ),
+            );
+        }
+        (first <= last).then_some((first, last))
     }
 
     /// `limit`, `offset` and `cursor` as the list rules say.

@@ -45,6 +45,14 @@ pub async fn update_me(
     Ok((updated?, campaign?))
 }
 
+/// The affiliate's figures of a period: its summary by status, its clicks
+/// and, when asked, every day's clicks and figures.
+pub struct Stats {
+    pub summary: Summary,
+    pub clicks: i64,
+    pub days: Option<Vec<summary::Day>>,
+}
+
 /// The affiliate's figures of a period: its rollups and its click counts
 /// (two Queries at once), flat in the data like the summary.
 pub async fn stats(
@@ -52,15 +60,21 @@ pub async fn stats(
     tenant: &Tenant,
     a: &Affiliate,
     period: Period,
+    daily: bool,
     now: DateTime<Utc>,
-) -> Result<(Summary, i64)> {
+) -> Result<Stats> {
     let window = summary::window(period, now);
     let (rows, clicks) = tokio::join!(
         rollups::read_affiliate(&app.store, tenant, &a.id, &window),
-        clicks::count(&app.store, tenant, &a.id, &window)
+        clicks::daily(&app.store, tenant, &a.id, &window)
     );
-    let s = summary::summarise(period, &window, Some(GroupBy::Status), None, &rows?);
-    Ok((s, clicks?))
+    let (rows, clicks) = (rows?, clicks?);
+    let s = summary::summarise(Some(period), &window, Some(GroupBy::Status), None, &rows);
+    Ok(Stats {
+        summary: s,
+        clicks: clicks.iter().map(|(_, n)| n).sum(),
+        days: daily.then(|| summary::daily(&window, &rows, &clicks)),
+    })
 }
 
 /// A page of the affiliate's conversions, newest first.

@@ -11,11 +11,11 @@ use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 use crate::domain::tracking::{self, Click};
 use crate::error::{Error, Result};
-use crate::store::attrs::COUNT;
+use crate::store::attrs::{self, COUNT};
 use crate::store::keys::{self, RECORD_SK};
 use crate::store::update::UpdateExpr;
 use crate::store::{
-    counters, from_item, months, number_value, record_item, IndexKeys, Item, Store,
+    counters, from_item, months, number_value, record_item, string_of, IndexKeys, Item, Store,
 };
 
 /// The item of a click (`ttl` is a number attribute, as DynamoDB's TTL needs).
@@ -67,26 +67,47 @@ fn month_key(day: NaiveDate) -> String {
     format!("M#{}", day.format("%Y-%m"))
 }
 
-/// An affiliate's clicks in a window (days, or months for `all`): the
-/// month items of its months and the day items written before the month
-/// items held each day's count (`D#<yyyy-mm-dd>`, see `store::months`).
+/// An affiliate's clicks in a window (see [`daily`]).
 pub async fn count(
     store: &Store,
     tenant: &crate::domain::tenant::Tenant,
     affiliate_id: &str,
     window: &crate::domain::summary::Window,
 ) -> Result<i64> {
+    let days = daily(store, tenant, affiliate_id, window).await?;
+    Ok(days.iter().map(|(_, n)| n).sum())
+}
+
+/// An affiliate's clicks in a window, per day with clicks (for `all`, per
+/// month, dated by its first day): the month items of its months and the day
+/// items written before the month items held each day's count
+/// (`D#<yyyy-mm-dd>`, see `store::months`).
+pub async fn daily(
+    store: &Store,
+    tenant: &crate::domain::tenant::Tenant,
+    affiliate_id: &str,
+    window: &crate::domain::summary::Window,
+) -> Result<Vec<(NaiveDate, i64)>> {
     let pk = keys::affiliate_clicks(tenant, affiliate_id);
     let w = months::read(store, &pk, window, None).await?;
-    let mut total: i64 = w.days.iter().map(|i| number(i, COUNT)).sum();
-    for item in &w.months {
-        total += match (&w.range, w.days_of(item)) {
-            (None, _) => number(item, COUNT),
-            (Some(_), Some(days)) => days.map(|d| number(item, &day_attribute(d.day()))).sum(),
-            (Some(_), None) => 0,
-        };
+    let mut found = Vec::new();
+    for item in &w.days {
+        let day = string_of(item, attrs::SK)
+            .and_then(|sk| NaiveDate::parse_from_str(sk.strip_prefix("D#")?, "%Y-%m-%d").ok());
+        found.extend(day.map(|d| (d, number(item, COUNT))));
     }
-    Ok(total)
+    for item in &w.months {
+        let Some(mut days) = w.days_of(item) else {
+            continue;
+        };
+        if w.range.is_none() {
+            found.extend(days.next().map(|first| (first, number(item, COUNT))));
+            continue;
+        }
+        found.extend(days.map(|d| (d, number(item, &day_attribute(d.day())))));
+    }
+    found.retain(|(_, n)| *n != 0);
+    Ok(found)
 }
 
 /// A number attribute, 0 when absent.

@@ -25,7 +25,7 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
-use chrono::Datelike;
+use chrono::{Datelike, NaiveDate};
 use rust_decimal::Decimal;
 
 use crate::domain::conversion::{Conversion, ConversionStatus};
@@ -232,32 +232,59 @@ fn add_named(f: &mut Figures, item: &Item, names: &[impl AsRef<str>; 3]) -> Resu
     Ok(())
 }
 
-/// Reads one rollup item back into the figures `w` counts: a day item's
-/// whole; a month item's days within the window (with, for `all`, the month
-/// totals written before the month item held the days).
-fn row(item: &Item, w: &WindowItems) -> Result<RollupRow> {
+/// Reads one rollup item back into the figures `w` counts, one row per day:
+/// a day item's whole on its day; a month item's days within the window, or,
+/// for `all`, its whole (with the month totals written before the month item
+/// held the days) on the month's first day.
+fn rows(item: &Item, w: &WindowItems) -> Result<Vec<RollupRow>> {
     let sk = string_of(item, attrs::SK).unwrap_or_default();
     let parts: Vec<&str> = sk.split('#').collect();
     let bad = || Error::internal(format!("malformed rollup key {sk:?}"));
-    let [kind, _, currency, status, campaign] = parts[..] else {
+    let [kind, date, currency, status, campaign] = parts[..] else {
         return Err(bad());
     };
-    let mut f = Figures::default();
-    if kind == "D" || (kind == "M" && w.range.is_none()) {
-        add_named(&mut f, item, &LEGACY_TOTALS)?;
-    }
-    if kind == "M" {
-        for day in w.days_of(item).ok_or_else(bad)? {
-            add_named(&mut f, item, &day_attributes(day.day()))?;
+    let to_row = |day, f| to_row(day, currency, status, campaign, f).ok_or_else(bad);
+    match kind {
+        "D" => {
+            let day = NaiveDate::parse_from_str(date, "%Y-%m-%d").map_err(|_| bad())?;
+            let mut f = Figures::default();
+            add_named(&mut f, item, &LEGACY_TOTALS)?;
+            Ok(vec![to_row(day, f)?])
         }
-    } else if kind != "D" {
-        return Err(bad());
+        "M" if w.range.is_none() => {
+            let first =
+                NaiveDate::parse_from_str(&format!("{date}-01"), "%Y-%m-%d").map_err(|_| bad())?;
+            let mut f = Figures::default();
+            add_named(&mut f, item, &LEGACY_TOTALS)?;
+            for day in w.days_of(item).ok_or_else(bad)? {
+                add_named(&mut f, item, &day_attributes(day.day()))?;
+            }
+            Ok(vec![to_row(first, f)?])
+        }
+        "M" => {
+            let mut found = Vec::new();
+            for day in w.days_of(item).ok_or_else(bad)? {
+                let mut f = Figures::default();
+                add_named(&mut f, item, &day_attributes(day.day()))?;
+                if !f.is_zero() {
+                    found.push(to_row(day, f)?);
+                }
+            }
+            Ok(found)
+        }
+        _ => Err(bad()),
     }
-    to_row(currency, status, campaign, f).ok_or_else(bad)
 }
 
-fn to_row(currency: &str, status: &str, campaign: &str, f: Figures) -> Option<RollupRow> {
+fn to_row(
+    day: NaiveDate,
+    currency: &str,
+    status: &str,
+    campaign: &str,
+    f: Figures,
+) -> Option<RollupRow> {
     Some(RollupRow {
+        day,
         currency: Currency::parse("currency", currency).ok()?,
         status: ConversionStatus::parse(status)?,
         campaign_id: (campaign != NO_CAMPAIGN).then(|| campaign.to_string()),
@@ -298,14 +325,16 @@ async fn read_partition(
 ) -> Result<Vec<RollupRow>> {
     let filter = campaign_id.map(|c| (attrs::CAMPAIGN_ID, string_value(c)));
     let w = months::read(store, pk, window, filter).await?;
-    w.months.iter().chain(&w.days).map(|i| row(i, &w)).collect()
+    let mut found = Vec::new();
+    for item in w.months.iter().chain(&w.days) {
+        found.extend(rows(item, &w)?);
+    }
+    Ok(found)
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
-
-    use chrono::NaiveDate;
 
     use super::*;
 
@@ -340,7 +369,10 @@ mod tests {
             &[("revenue", "20.29"), ("commission", "2.03"), ("count", "3")],
         );
         for counted in [counted(None), counted(Some(("2026-01-02", "2026-01-31")))] {
-            let r = row(&old, &counted).unwrap();
+            let [r] = &rows(&old, &counted).unwrap()[..] else {
+                panic!("one row")
+            };
+            assert_eq!(r.day, day("2026-01-31"));
             assert_eq!(r.currency.code(), "USD");
             assert_eq!(r.status, ConversionStatus::Pending);
             assert_eq!(r.campaign_id.as_deref(), Some("cmp_1"));
@@ -364,8 +396,11 @@ mod tests {
                 ("n31", "-1"),
             ],
         );
-        let all = row(&month, &counted(None)).unwrap();
+        let [all] = &rows(&month, &counted(None)).unwrap()[..] else {
+            panic!("one row")
+        };
         assert_eq!(all.campaign_id, None);
+        assert_eq!(all.day, day("2026-01-01"));
         assert_eq!(
             (
                 all.revenue.to_string(),
@@ -374,13 +409,23 @@ mod tests {
             ),
             ("103.5".into(), "10.35".into(), 4)
         );
-        let first = row(&month, &counted(Some(("2025-12-20", "2026-01-30")))).unwrap();
+        let [first] = &rows(&month, &counted(Some(("2025-12-20", "2026-01-30")))).unwrap()[..]
+        else {
+            panic!("one row")
+        };
         assert_eq!((first.revenue.to_string(), first.count), ("5.5".into(), 1));
-        let last = row(&month, &counted(Some(("2026-01-02", "2026-02-03")))).unwrap();
+        assert_eq!(first.day, day("2026-01-01"));
+        let [last] = &rows(&month, &counted(Some(("2026-01-02", "2026-02-03")))).unwrap()[..]
+        else {
+            panic!("one row")
+        };
         assert_eq!(
             (last.commission.to_string(), last.count),
             ("-0.2".into(), -1)
         );
+        assert_eq!(last.day, day("2026-01-31"));
+        let both = rows(&month, &counted(Some(("2026-01-01", "2026-01-31")))).unwrap();
+        assert_eq!(both.len(), 2);
     }
 
     #[test]
@@ -390,7 +435,7 @@ mod tests {
             "M#2026-13#EUR#PENDING#-",
             "X#2026-01#EUR#PENDING#-",
         ] {
-            assert!(row(&item(sk, &[]), &counted(None)).is_err(), "{sk}");
+            assert!(rows(&item(sk, &[]), &counted(None)).is_err(), "{sk}");
         }
     }
 }
