@@ -53,6 +53,7 @@ pub fn functions() -> Vec<(&'static str, ApiRouter)> {
         ("payouts", payouts::routes()),
         ("portal", portal::routes()),
         ("public", public::routes()),
+        ("reports", reports::routes()),
         ("webhooks", webhooks::routes()),
     ]
 }

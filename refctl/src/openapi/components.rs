@@ -16,7 +16,7 @@ pub const EXAMPLE_TIMESTAMP: &str = "2026-11-22T10:00:00.000Z";
 
 /// The tags, in the order the description lists them.
 pub fn tags() -> Value {
-    let tags: [(&str, &str); 12] = [
+    let tags: [(&str, &str); 13] = [
         ("Campaigns", "A merchant's affiliate campaigns and their commission rules."),
         ("Public", "Unauthenticated, browser-facing routes (rate-limited per client IP, CORS for any origin)."),
         ("Meta", "About the API itself."),
@@ -27,6 +27,7 @@ pub fn tags() -> Value {
         ("Conversions", "Sales reported by the merchant's server (postback), attributed to affiliates with the campaign's commission rules, listed and summarised. Amounts and commissions are exact decimals in major units of their own currency; currencies are never converted or mixed."),
         ("Payouts", "What affiliates are owed, one payout per affiliate and currency, created by the daily payout job from APPROVED conversions (never through the API), moved through invoice, approval and payment, or rejected or cancelled. Payment goes through a provider: `manual` (the merchant pays and marks the payout paid) or `sandbox` (moves no money; test mode always uses it)."),
         ("Portal", "What an affiliate sees of its own programme with a portal token (`POST /api/v1/affiliates/{id}/portal-sessions`): its terms and referral link, its numbers, conversions, payouts and swipe copy, its payout details and invoices; and the hosted page at `/portal`. Never another affiliate's record, a customer's identity or merchant metadata."),
+        ("Reports", "Switching and reporting: the referred customers, bulk import of affiliates and referrals from another platform (idempotent by `externalId`), the conversions as CSV and the yearly payments report (see docs/reports.md)."),
         ("Events", "Every change of a merchant-visible record appends an event in the same transaction (an outbox); events are kept 30 days."),
         ("Webhooks", "Endpoints that receive events by HTTPS POST, signed as the Standard Webhooks specification says (verify with its official libraries; see docs/webhooks.md). Retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h; a 410 answer, or 5 days of failures only, disables the endpoint."),
     ];

@@ -179,3 +179,207 @@ async fn the_summary_series_buckets_conversions_by_day_week_and_month() {
     let months: i64 = points(&s["series"]).values().map(|f| f.2).sum();
     assert_eq!(months, 7);
 }
+
+async fn referrals(key: &str, query: &str) -> Vec<Value> {
+    let r = call("GET", &format!("/api/v1/referrals{query}"), Some(key), None).await;
+    assert_eq!(r.status, 200, "{query}: {:?}", r.body);
+    r.data().as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn referrals_list_each_customer_once_without_its_email() {
+    let (m, c, a, code) = program().await;
+    let k = m.test_key.as_str();
+    let c2 = id(&campaign(k, json!({})).await);
+    let code2 = unique("RQ");
+    let a2 = id(&affiliate_with_code(k, &c2, &code2).await);
+    let email = format!("{}@buyers.example.com", unique("b").to_lowercase());
+    // A customer named by id and e-mail, paying twice: listed once, by its id.
+    let cus = unique("cus_");
+    for _ in 0..2 {
+        sale(
+            k,
+            json!({"affiliateCode": code, "customerId": cus, "customerEmail": email}),
+        )
+        .await;
+    }
+    // One known by e-mail only, and one of the other affiliate.
+    let other_mail = format!("{}@buyers.example.com", unique("c").to_lowercase());
+    sale(
+        k,
+        json!({"affiliateCode": code, "customerEmail": other_mail}),
+    )
+    .await;
+    let cus2 = unique("cus_");
+    sale(k, json!({"affiliateCode": code2, "customerId": cus2})).await;
+
+    let all = referrals(k, "").await;
+    assert_eq!(all.len(), 3, "{all:?}");
+    let text = serde_json::to_string(&all).unwrap();
+    for secret in [
+        email.clone(),
+        other_mail.clone(),
+        shared::domain::referral::email_hash(&email),
+    ] {
+        assert!(!text.contains(&secret), "{text}");
+    }
+    // Newest first.
+    assert_eq!(all[0]["customerId"], json!(cus2));
+    assert_eq!(all[1]["customerId"], Value::Null);
+    assert_eq!(all[2]["customerId"], json!(cus));
+    let first = &all[2];
+    assert!(first["id"].as_str().unwrap().starts_with("ref_"));
+    assert_eq!(first["affiliateId"], json!(a));
+    assert_eq!(first["campaignId"], json!(c));
+    assert_eq!(first["attribution"], "PAYMENT");
+    assert!(first["firstPaymentAt"].is_string());
+    assert!(first["createdAt"].is_string());
+
+    let mine = referrals(k, &format!("?affiliate_id={a}")).await;
+    assert_eq!(mine.len(), 2);
+    let theirs = referrals(k, &format!("?campaign_id={c2}")).await;
+    assert_eq!(theirs.len(), 1);
+    assert_eq!(theirs[0]["affiliateId"], json!(a2));
+    assert!(referrals(k, &format!("?affiliate_id={a}&campaign_id={c2}"))
+        .await
+        .is_empty());
+    // Paging, and nobody else's.
+    let r = call("GET", "/api/v1/referrals?limit=2", Some(k), None).await;
+    assert_eq!(r.data().as_array().unwrap().len(), 2);
+    let next = r.body["meta"]["nextCursor"].as_str().unwrap().to_string();
+    let rest = referrals(k, &format!("?cursor={next}")).await;
+    assert_eq!(rest.len(), 1);
+    assert!(referrals(&m.live_key, "").await.is_empty());
+    assert!(referrals(&merchant().await.test_key, "").await.is_empty());
+    call("GET", "/api/v1/referrals?email=x", Some(k), None)
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
+}
+
+/// A CSV answer's rows as maps of its header's names.
+pub fn csv_rows(bytes: &[u8]) -> Vec<BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_reader(bytes);
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            header
+                .iter()
+                .cloned()
+                .zip(rec.iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// A GET answered with bytes: (status, headers, body).
+pub async fn get_bytes(
+    key: &str,
+    path: &str,
+    accept: Option<&str>,
+) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    let mut req = crate::support::http_client()
+        .get(format!("{}{path}", crate::support::server().base))
+        .bearer_auth(key);
+    if let Some(a) = accept {
+        req = req.header("accept", a);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    (status, headers, resp.bytes().await.unwrap().to_vec())
+}
+
+#[tokio::test]
+async fn the_export_is_csv_of_the_api_fields_page_by_page() {
+    let (m, c, _, code) = program().await;
+    let k = m.test_key.as_str();
+    let now = Utc::now();
+    let email = format!("{}@buyers.example.com", unique("e").to_lowercase());
+    let mut posted = Vec::new();
+    for (i, amount) in [19.99, 0.1, 1234.5, 7.0, 250.25].iter().enumerate() {
+        let at = ts(now - Duration::days(i as i64 * 3));
+        let body = json!({"affiliateCode": code, "amount": amount, "occurredAt": at,
+            "customerEmail": email, "metadata": {"plan": "pro, yearly"}});
+        posted.push(sale(k, body).await);
+    }
+    // Outside the window.
+    sale(
+        k,
+        json!({"affiliateCode": code, "occurredAt": ts(now - Duration::days(40))}),
+    )
+    .await;
+
+    let from = (now - Duration::days(20)).date_naive();
+    let path = format!("/api/v1/conversions/export?from={from}&campaign_id={c}");
+    let (status, headers, body) = get_bytes(k, &path, None).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    assert!(headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/csv"));
+    assert!(headers.get("link").is_none());
+    let text = String::from_utf8(body.clone()).unwrap();
+    assert!(text.starts_with("id,object,externalId,"), "{text}");
+    assert!(!text.contains(&email), "no customer e-mail");
+    let rows = csv_rows(&body);
+    assert_eq!(rows.len(), 5);
+    // Newest first, every field as the API's own view says it.
+    for (row, v) in rows.iter().zip(&posted) {
+        assert_eq!(row["id"], v["id"].as_str().unwrap());
+        assert_eq!(row["amount"], v["amount"].to_string());
+        assert_eq!(row["commission"], v["commission"].to_string());
+        assert_eq!(
+            row["commissionSource.kind"],
+            v["commissionSource"]["kind"].as_str().unwrap()
+        );
+        assert_eq!(row["risk.level"], v["risk"]["level"].as_str().unwrap());
+        assert_eq!(row["occurredAt"], v["occurredAt"].as_str().unwrap());
+        assert_eq!(row["payoutId"], "");
+        let meta: Value = serde_json::from_str(&row["metadata"]).unwrap();
+        assert_eq!(meta, v["metadata"]);
+    }
+    assert_eq!(rows[2]["amount"], "1234.5");
+
+    // Page by page: the `next` links walk the same rows.
+    let mut seen = Vec::new();
+    let mut next = Some(format!("{path}&limit=2"));
+    let mut answers = 0;
+    while let Some(p) = next.take() {
+        let (status, headers, body) = get_bytes(k, &p, None).await;
+        assert_eq!(status, 200);
+        answers += 1;
+        seen.extend(csv_rows(&body).into_iter().map(|r| r["id"].clone()));
+        next = headers.get("link").map(|l| {
+            let l = l.to_str().unwrap();
+            l.strip_prefix('<')
+                .unwrap()
+                .split_once('>')
+                .unwrap()
+                .0
+                .to_string()
+        });
+    }
+    assert_eq!(answers, 3);
+    let all: Vec<String> = rows.iter().map(|r| r["id"].clone()).collect();
+    assert_eq!(seen, all);
+
+    // Bad windows: 400 in the envelope.
+    let long_ago = (now - Duration::days(400)).date_naive();
+    for q in [
+        String::new(),
+        format!("?from={long_ago}"),
+        format!("?from={from}&limit=5001"),
+        format!("?from={from}&cursor=nope"),
+        format!("?from={from}&to={long_ago}"),
+    ] {
+        call(
+            "GET",
+            &format!("/api/v1/conversions/export{q}"),
+            Some(k),
+            None,
+        )
+        .await
+        .assert_error(400, "VALIDATION_FAILED");
+    }
+}

@@ -928,6 +928,7 @@ mod tests {
 
     fn referral(key: &str, affiliate: &str, bound: &str, first: Option<&str>) -> Referral {
         Referral {
+            id: None,
             affiliate_id: affiliate.into(),
             campaign_id: "cmp_1".into(),
             customer_key: key.into(),

@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::domain::email::Email;
 use crate::enums::wire_enum;
+use crate::ids::{new_id, IdKind};
 use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::Issue;
 
@@ -25,6 +26,8 @@ wire_enum! {
         Payment = "PAYMENT",
         /// A payment provider's checkout named the affiliate (a connector).
         Checkout = "CHECKOUT",
+        /// The merchant imported it (`POST /api/v1/referrals/import`).
+        Import = "IMPORT",
     }
 }
 
@@ -90,6 +93,25 @@ impl CustomerKey {
         CustomerKey::Click(click_id.to_string())
     }
 
+    /// How well the identity names a customer (lower is better): the one a
+    /// new customer is listed under.
+    fn rank(&self) -> u8 {
+        match self {
+            CustomerKey::CustomerId(_) => 0,
+            CustomerKey::EmailHash(_) => 1,
+            CustomerKey::Session(_) => 2,
+            CustomerKey::Click(_) => 3,
+        }
+    }
+
+    /// The merchant's customer id, when the identity is one.
+    pub fn customer_id(&self) -> Option<&str> {
+        match self {
+            CustomerKey::CustomerId(id) => Some(id),
+            _ => None,
+        }
+    }
+
     /// Reads the string form back (`cid:…`, `email:…`, `session:…`, `click:…`).
     pub fn parse(s: &str) -> Option<CustomerKey> {
         let (kind, value) = s.split_once(':')?;
@@ -134,6 +156,11 @@ pub fn is_email_hash(s: &str) -> bool {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Referral {
+    /// Set on the one binding of a customer that the referrals list shows
+    /// (the first bound, by its best identity: customer id, e-mail,
+    /// session, click); the customer's other identities have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub affiliate_id: String,
     pub campaign_id: String,
     /// The string form of the `CustomerKey`.
@@ -192,6 +219,50 @@ impl Referral {
     }
 }
 
+/// A referral as the API lists it: never an e-mail or its hash.
+#[derive(utoipa::ToSchema, Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Referral)]
+pub struct ReferralView {
+    #[schema(example = json!("ref_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    pub id: String,
+    pub affiliate_id: String,
+    pub campaign_id: String,
+    /// The merchant's customer id, when the customer was listed by it (null when it was
+    /// identified by e-mail, session or click only).
+    pub customer_id: Option<String>,
+    /// The customer's first attributed payment (the start of a limited recurring window), as
+    /// this binding knows it.
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub first_payment_at: Option<DateTime<Utc>>,
+    /// How the customer was bound to the affiliate.
+    pub attribution: ReferralSource,
+    /// When the customer was bound.
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: DateTime<Utc>,
+}
+
+impl ReferralView {
+    /// The view of a listed referral (`None` for one without an id).
+    pub fn of(r: &Referral) -> Option<ReferralView> {
+        let customer = CustomerKey::parse(&r.customer_key);
+        Some(ReferralView {
+            id: r.id.clone()?,
+            affiliate_id: r.affiliate_id.clone(),
+            campaign_id: r.campaign_id.clone(),
+            customer_id: customer
+                .as_ref()
+                .and_then(CustomerKey::customer_id)
+                .map(str::to_string),
+            first_payment_at: r.first_payment_at,
+            attribution: r.source,
+            created_at: r.bound_at,
+        })
+    }
+}
+
 /// Who a binding names and where it came from.
 #[derive(Debug, Clone)]
 pub struct Binding<'a> {
@@ -245,10 +316,17 @@ pub fn plan_bindings(
         .iter()
         .filter(|k| !existing.iter().any(|r| r.customer_key == k.to_string()))
         .collect();
+    // A new customer is listed once, under its best identity.
+    let listed = unbound
+        .iter()
+        .min_by_key(|k| k.rank())
+        .filter(|_| owner.is_none())
+        .map(ToString::to_string);
     let new: Vec<Referral> = unbound
         .iter()
         .map(ToString::to_string)
         .map(|customer_key| Referral {
+            id: (listed.as_ref() == Some(&customer_key)).then(|| new_id(IdKind::Referral)),
             linked_from: linked_from(owner, keys, &customer_key),
             affiliate_id: owner
                 .map_or(binding.affiliate_id, |r| &r.affiliate_id)
@@ -366,6 +444,7 @@ mod tests {
 
     fn bound(key: &CustomerKey, affiliate: &str, at: &str) -> Referral {
         Referral {
+            id: None,
             affiliate_id: affiliate.into(),
             campaign_id: format!("cmp_{affiliate}"),
             customer_key: key.to_string(),
@@ -394,6 +473,13 @@ mod tests {
         let fresh = fresh.new;
         assert_eq!(fresh.len(), 3);
         assert!(fresh.iter().all(|r| r.affiliate_id == "aff_new"));
+        // Listed once, under the customer id.
+        let listed: Vec<&str> = fresh
+            .iter()
+            .filter(|r| r.id.as_deref().is_some_and(|i| i.starts_with("ref_")))
+            .map(|r| r.customer_key.as_str())
+            .collect();
+        assert_eq!(listed, ["cid:cus_1"]);
         // Bound together, the others are linked from the first e-mail.
         let links: Vec<Option<&str>> = fresh.iter().map(|r| r.linked_from.as_deref()).collect();
         let first_mail = mail.to_string();
@@ -411,6 +497,7 @@ mod tests {
         assert_eq!(joined.links, [(id.clone(), mail.to_string())]);
         let joined = joined.new;
         assert_eq!(joined.len(), 1);
+        assert_eq!(joined[0].id, None, "a known customer is listed already");
         assert_eq!(joined[0].customer_key, hash.to_string());
         assert_eq!(joined[0].affiliate_id, "aff_early");
         assert_eq!(joined[0].campaign_id, "cmp_aff_early");

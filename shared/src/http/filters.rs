@@ -19,6 +19,7 @@ use crate::store::assets::AssetFilter;
 use crate::store::conversions::ConversionFilter;
 use crate::store::events::EventFilter;
 use crate::store::payouts::PayoutFilter;
+use crate::store::referrals::ReferralFilter;
 use crate::store::webhooks::AttemptFilter;
 use crate::validation::Issue;
 
@@ -41,6 +42,17 @@ impl ListFilter for AffiliateFilter {
             campaign_id: q.str("campaign_id").map(str::to_string),
             status,
             email,
+        }
+    }
+}
+
+impl ListFilter for ReferralFilter {
+    const NAMES: &'static [&'static str] = &["affiliate_id", "campaign_id"];
+
+    fn read(q: &mut Query<'_>) -> Self {
+        ReferralFilter {
+            affiliate_id: q.str("affiliate_id").map(str::to_string),
+            campaign_id: q.str("campaign_id").map(str::to_string),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod body;
+pub mod csv;
 pub mod envelope;
 pub mod filters;
 pub mod idempotency;

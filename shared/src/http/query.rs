@@ -40,6 +40,19 @@ impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for Params<T> {
     }
 }
 
+/// A query string with `name` set to `value` (its other parameters kept
+/// in order): the next answer's link.
+pub fn with_param(query: Option<&str>, name: &str, value: &str) -> String {
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if k != name {
+            out.append_pair(&k, &v);
+        }
+    }
+    out.append_pair(name, value);
+    out.finish()
+}
+
 /// The paging parameters of every list.
 pub const PAGE_NAMES: [&str; 3] = ["limit", "offset", "cursor"];
 

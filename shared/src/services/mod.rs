@@ -6,6 +6,7 @@
 pub mod adjustments;
 pub mod applications;
 pub mod commission_preview;
+pub mod conversion_export;
 pub mod creates;
 pub mod edits;
 pub mod enrollments;

@@ -123,6 +123,7 @@ pub enum ListKind {
     WebhookEndpoint,
     Integration,
     Adjustment,
+    Referral,
 }
 
 impl ListKind {
@@ -139,6 +140,7 @@ impl ListKind {
             ListKind::WebhookEndpoint => "WHE",
             ListKind::Integration => "INT",
             ListKind::Adjustment => "ADJ",
+            ListKind::Referral => "REF",
         }
     }
 }

@@ -1,13 +1,16 @@
 //! Referral records (`pk = keys::referral(tenant, customerKey)`, `sk = "R"`):
 //! one per customer identity in a tenant, written once and never overwritten
-//! (first-touch).
+//! (first-touch). The one binding of a customer that carries an `id` is
+//! listed: in the tenant's list (GSI1), its campaign's (GSI2) and its
+//! affiliate's (GSI4), by `<boundAt>#<id>`.
 
 use crate::domain::postback::ReferralChange;
 use crate::domain::referral::{BindingPlan, CustomerKey, Referral};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::store::clicks;
-use crate::store::keys::{self, RECORD_SK};
+use crate::store::keys::{self, Index, ListKind, RECORD_SK};
+use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::Tx;
 use crate::store::update::UpdateExpr;
 use crate::store::{from_item, number_value, record_item, string_value, IndexKeys, Item, Store};
@@ -97,16 +100,69 @@ fn link<R: Copy>(
     tx.update(role, &keys::referral(tenant, customer_key), RECORD_SK, &set);
 }
 
-/// The item of a referral.
+/// The item of a referral, in the lists when it is the customer's listed binding.
 pub fn item(tenant: &Tenant, referral: &Referral) -> Result<Item> {
     let key = CustomerKey::parse(&referral.customer_key)
         .ok_or_else(|| Error::internal(format!("bad customer key {:?}", referral.customer_key)))?;
+    let mut index = IndexKeys::new();
+    if let Some(id) = &referral.id {
+        let sort = format!("{}#{id}", timestamp::format(&referral.bound_at));
+        index = index
+            .with(
+                Index::Gsi1,
+                keys::tenant_list(tenant, ListKind::Referral),
+                &sort,
+            )
+            .with(
+                Index::Gsi2,
+                keys::by_campaign(tenant, ListKind::Referral, &referral.campaign_id),
+                &sort,
+            )
+            .with(
+                Index::Gsi4,
+                keys::by_affiliate(tenant, ListKind::Referral, &referral.affiliate_id),
+                &sort,
+            );
+    }
     record_item(
         &keys::referral(tenant, &key),
         Some(&tenant.key()),
         referral,
-        &IndexKeys::new(),
+        &index,
     )
+}
+
+/// The referrals list's filters.
+#[derive(Debug, Clone, Default)]
+pub struct ReferralFilter {
+    pub affiliate_id: Option<String>,
+    pub campaign_id: Option<String>,
+}
+
+/// A page of the tenant's listed referrals, newest first (one Query: the
+/// affiliate's partition, else the campaign's, else the tenant's).
+pub async fn list(
+    store: &Store,
+    tenant: &Tenant,
+    f: &ReferralFilter,
+    page: &PageRequest,
+) -> Result<Page<Referral>> {
+    let by_campaign = |c: &str| keys::by_campaign(tenant, ListKind::Referral, c);
+    let q = match (&f.affiliate_id, &f.campaign_id) {
+        (Some(a), campaign) => {
+            let mut q = ListQuery::new(
+                Index::Gsi4,
+                keys::by_affiliate(tenant, ListKind::Referral, a),
+            );
+            if let Some(c) = campaign {
+                q.filter = q.filter.eq(Index::Gsi2.pk(), &by_campaign(c));
+            }
+            q
+        }
+        (None, Some(c)) => ListQuery::new(Index::Gsi2, by_campaign(c)),
+        (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Referral)),
+    };
+    store.query_page(&q, page).await?.try_map(from_item)
 }
 
 /// The referral of a customer identity in a tenant.

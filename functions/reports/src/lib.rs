@@ -1,0 +1,182 @@
+//! Report and switching routes: the referrals list, bulk import of
+//! affiliates and referrals, the conversions export and the yearly payments
+//! report.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::extract::State;
+use http::{StatusCode, Uri};
+use shared::app::App;
+use shared::domain::conversion::ConversionView;
+use shared::domain::referral::ReferralView;
+use shared::domain::summary::{self, MAX_SERIES_DAYS};
+use shared::error::{Error, Result};
+use shared::http::csv;
+use shared::http::query::with_param;
+use shared::http::{ApiRouter, FromQuery, ListFilter, Listing, Merchant, Params, Query, Reply};
+use shared::routes;
+use shared::services::conversion_export::{self, Next, Position, ROWS_PER_ANSWER};
+use shared::store::conversions::ConversionFilter;
+use shared::store::page::PageRequest;
+use shared::store::referrals::{self, ReferralFilter};
+use shared::timestamp;
+use shared::validation::Issue;
+
+/// The routes this function serves.
+pub fn routes() -> ApiRouter {
+    ApiRouter::new()
+        .routes(routes!(list_referrals))
+        .routes(routes!(export_conversions))
+}
+
+/// List referrals (ext)
+///
+/// The customers each affiliate brought, newest first: one row per customer (its first binding,
+/// under its best identity: customer id, else e-mail, session or click), never an e-mail or its
+/// hash. Customers bound before the list existed are not listed.
+#[utoipa::path(
+    get,
+    path = "/api/v1/referrals",
+    operation_id = "listReferrals",
+    tag = "Reports",
+    params(
+        PageRequest,
+        ("affiliate_id" = Option<String>, Query, description = "Only this affiliate's referrals."),
+        ("campaign_id" = Option<String>, Query, description = "Only this campaign's referrals.")
+    ),
+    responses(
+        (status = 200, description = "A page of referrals.", body = [shared::domain::referral::ReferralView])
+    )
+)]
+async fn list_referrals(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Params(Listing { page, filter }): Params<Listing<ReferralFilter>>,
+) -> Result<Reply> {
+    let found = referrals::list(&app.store, m.tenant(), &filter, &page).await?;
+    let views = found.try_map(|r| {
+        ReferralView::of(&r).ok_or_else(|| Error::internal("a listed referral without an id"))
+    })?;
+    Reply::list_with(&views, Clone::clone, &page)
+}
+
+/// The export's query: the list's filters (`from` required) and where the
+/// export continues.
+struct ExportQuery {
+    filter: ConversionFilter,
+    at: Position,
+    rows: usize,
+}
+
+impl FromQuery for ExportQuery {
+    fn accepts(name: &str) -> bool {
+        ["cursor", "limit"].contains(&name)
+            || <ConversionFilter as ListFilter>::NAMES.contains(&name)
+    }
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let filter = <ConversionFilter as ListFilter>::read(q);
+        match (filter.from, filter.to.unwrap_or_else(timestamp::now)) {
+            (None, _) => q.issue(Issue::new(&["from"], "required", "from is required")),
+            (Some(from), to)
+                if summary::days_spanned(from.date_naive(), to.date_naive()) > MAX_SERIES_DAYS =>
+            {
+                q.issue(Issue::new(
+                    &["to"],
+                    "too_big",
+                    format!("an export's window spans at most {MAX_SERIES_DAYS} days"),
+                ));
+            }
+            _ => {}
+        }
+        let at = match q.str("cursor").map(Position::decode) {
+            None => Position::start(),
+            Some(Ok(p)) => p,
+            Some(Err(_)) => {
+                q.issue(Issue::new(
+                    &["cursor"],
+                    "invalid_cursor",
+                    "cursor is not valid",
+                ));
+                Position::start()
+            }
+        };
+        let rows = match q.str("limit").map(str::parse::<usize>) {
+            None => ROWS_PER_ANSWER,
+            Some(Ok(n)) if (1..=ROWS_PER_ANSWER).contains(&n) => n,
+            Some(_) => {
+                q.issue(Issue::new(
+                    &["limit"],
+                    "invalid_number",
+                    format!("limit must be an integer 1-{ROWS_PER_ANSWER}"),
+                ));
+                ROWS_PER_ANSWER
+            }
+        };
+        ExportQuery { filter, at, rows }
+    }
+}
+
+/// Export conversions as CSV (ext)
+///
+/// The conversions of a window (`from` required, at most 366 days; the list's filters apply) as
+/// `text/csv`: a header row naming the conversion's API fields (`id` first, nested objects
+/// flattened with dots, `metadata` and lists as JSON), amounts as exact decimals, no customer
+/// e-mail; newest first, as the list. One answer holds `limit` rows (at most 5,000); when more follow, a
+/// `Link: <…&cursor=…>; rel="next"` header names the next answer. An export holds at most
+/// 100,000 rows (past them the last answer carries `Export-Truncated: true`: narrow the window).
+#[utoipa::path(
+    get,
+    path = "/api/v1/conversions/export",
+    operation_id = "exportConversions",
+    tag = "Reports",
+    params(
+        ("from" = String, Query, description = "The window's start (an ISO-8601 date or date-time), required."),
+        ("to" = Option<String>, Query, description = "The window's end (a date covers its whole day); default now. At most 366 days after `from`."),
+        ("affiliate_id" = Option<String>, Query, description = "As the list."),
+        ("campaign_id" = Option<String>, Query, description = "As the list."),
+        ("payout_id" = Option<String>, Query, description = "As the list."),
+        ("status" = Option<shared::domain::conversion::ConversionStatus>, Query, description = "As the list."),
+        ("currency" = Option<String>, Query, description = "As the list."),
+        ("min_amount" = Option<f64>, Query, description = "As the list."),
+        ("max_amount" = Option<f64>, Query, description = "As the list."),
+        ("risk_level" = Option<shared::domain::risk::RiskLevel>, Query, description = "As the list."),
+        ("limit" = Option<u32>, Query, description = "Rows per answer, 1-5000 (default 5000).", minimum = 1, maximum = 5000),
+        ("cursor" = Option<String>, Query, description = "Where the export continues: from the previous answer's `Link` header.")
+    ),
+    responses(
+        (status = 200, description = "CSV rows of conversions.", content_type = "text/csv", body = String)
+    )
+)]
+async fn export_conversions(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    uri: Uri,
+    Params(q): Params<ExportQuery>,
+) -> Result<Reply> {
+    let columns = conversion_columns();
+    let mut out = csv::Writer::new(columns)?;
+    let next = conversion_export::answer(&app, m.tenant(), &q.filter, q.at, q.rows, |c| {
+        let value = serde_json::to_value(ConversionView::from(c)).map_err(Error::internal)?;
+        out.write(&csv::row(&value, columns))
+    })
+    .await?;
+    let reply = Reply::raw(StatusCode::OK, csv::CSV, out.finish()?).header(
+        "content-disposition",
+        "attachment; filename=\"conversions.csv\"",
+    );
+    Ok(match next {
+        Next::More(at) => {
+            let query = with_param(uri.query(), "cursor", &at.encode());
+            reply.header("link", format!("<{}?{query}>; rel=\"next\"", uri.path()))
+        }
+        Next::Done => reply,
+        Next::Truncated => reply.header("export-truncated", "true"),
+    })
+}
+
+/// The export's columns, read once from the conversion's schema.
+fn conversion_columns() -> &'static [String] {
+    static COLUMNS: OnceLock<Vec<String>> = OnceLock::new();
+    COLUMNS.get_or_init(csv::columns::<ConversionView<'static>>)
+}
