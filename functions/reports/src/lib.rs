@@ -8,14 +8,17 @@ use axum::extract::State;
 use http::{StatusCode, Uri};
 use shared::app::App;
 use shared::domain::conversion::ConversionView;
+use shared::domain::import::{AffiliateRow, ReferralRow};
 use shared::domain::referral::ReferralView;
 use shared::domain::summary::{self, MAX_SERIES_DAYS};
 use shared::error::{Error, Result};
 use shared::http::csv;
+use shared::http::import::Import;
 use shared::http::query::with_param;
 use shared::http::{ApiRouter, FromQuery, ListFilter, Listing, Merchant, Params, Query, Reply};
 use shared::routes;
 use shared::services::conversion_export::{self, Next, Position, ROWS_PER_ANSWER};
+use shared::services::imports;
 use shared::store::conversions::ConversionFilter;
 use shared::store::page::PageRequest;
 use shared::store::referrals::{self, ReferralFilter};
@@ -27,6 +30,8 @@ pub fn routes() -> ApiRouter {
     ApiRouter::new()
         .routes(routes!(list_referrals))
         .routes(routes!(export_conversions))
+        .routes(routes!(import_affiliates))
+        .routes(routes!(import_referrals))
 }
 
 /// List referrals (ext)
@@ -179,4 +184,66 @@ async fn export_conversions(
 fn conversion_columns() -> &'static [String] {
     static COLUMNS: OnceLock<Vec<String>> = OnceLock::new();
     COLUMNS.get_or_init(csv::columns::<ConversionView<'static>>)
+}
+
+/// Import affiliates (ext)
+///
+/// Brings affiliates from another platform: 1-500 rows, as a JSON array or as `text/csv` with a
+/// header row naming the fields. Each row is the create's body (the same rules) with its
+/// `externalId` and an optional `status` (ACTIVE, or PENDING with an application); it is
+/// answered on its own: `created`, `existing` (its `externalId` was imported before: nothing
+/// changes, so a re-run is safe) or `failed` with the reason (a bad field, an unknown campaign,
+/// an e-mail taken in the campaign, a code taken in the account). `row` is the 0-based index of
+/// the array element, or of the CSV line after the header. A body that is no such array or CSV,
+/// has no row or more than 500, or a CSV whose header repeats a name: 400, and nothing is
+/// written.
+#[utoipa::path(
+    post,
+    path = "/api/v1/affiliates/import",
+    operation_id = "importAffiliates",
+    tag = "Reports",
+    request_body(content(
+        (Vec<shared::domain::import::AffiliateRow> = "application/json"),
+        (String = "text/csv")
+    )),
+    responses(
+        (status = 200, description = "Each row's outcome.", body = shared::domain::import::Outcome)
+    )
+)]
+async fn import_affiliates(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Import(rows): Import<AffiliateRow>,
+) -> Result<Reply> {
+    Reply::ok(imports::affiliates(&app, m.tenant(), rows).await?)
+}
+
+/// Import referrals (ext)
+///
+/// Brings which customer belongs to which affiliate since when: 1-500 rows, as a JSON array or
+/// as `text/csv`. A row names the affiliate (`affiliateCode` or `affiliateId`, in
+/// `campaignId`), the customer (`customerId`, `customerEmail` or `customerEmailHash`, as a
+/// postback does) and optionally `firstPaymentAt`: the customer's later payments earn as
+/// recurring, within the campaign's recurring window counted from then. First touch holds: a
+/// customer bound to an affiliate already fails ALREADY_EXISTS. Answered per row as the
+/// affiliates import, idempotent by `externalId`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/referrals/import",
+    operation_id = "importReferrals",
+    tag = "Reports",
+    request_body(content(
+        (Vec<shared::domain::import::ReferralRow> = "application/json"),
+        (String = "text/csv")
+    )),
+    responses(
+        (status = 200, description = "Each row's outcome.", body = shared::domain::import::Outcome)
+    )
+)]
+async fn import_referrals(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    Import(rows): Import<ReferralRow>,
+) -> Result<Reply> {
+    Reply::ok(imports::referrals(&app, m.tenant(), rows).await?)
 }

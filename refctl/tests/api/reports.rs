@@ -383,3 +383,307 @@ async fn the_export_is_csv_of_the_api_fields_page_by_page() {
         .assert_error(400, "VALIDATION_FAILED");
     }
 }
+
+/// Posts an import body (JSON rows, or CSV text); the answer.
+async fn import(key: &str, path: &str, body: ImportBody) -> crate::support::Resp {
+    let base = &crate::support::server().base;
+    let (ctype, bytes) = match body {
+        ImportBody::Json(v) => ("application/json", serde_json::to_vec(&v).unwrap()),
+        ImportBody::Csv(t) => ("text/csv", t.into_bytes()),
+    };
+    crate::support::raw(
+        base,
+        "POST",
+        path,
+        Some(key),
+        &[("content-type", ctype)],
+        Some(bytes),
+    )
+    .await
+}
+
+enum ImportBody {
+    Json(Value),
+    Csv(String),
+}
+
+const AFFILIATES_IMPORT: &str = "/api/v1/affiliates/import";
+const REFERRALS_IMPORT: &str = "/api/v1/referrals/import";
+
+/// The rows of an outcome list.
+fn rows_of(outcome: &Value, list: &str) -> Vec<u64> {
+    outcome[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["row"].as_u64().unwrap())
+        .collect()
+}
+
+async fn affiliate_count(key: &str, campaign: &str) -> usize {
+    let path = format!("/api/v1/affiliates?campaign_id={campaign}&limit=100");
+    call("GET", &path, Some(key), None)
+        .await
+        .data()
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn affiliates_import_answers_per_row_and_a_rerun_changes_nothing() {
+    let (m, c, _, code) = program().await;
+    let k = m.test_key.as_str();
+    let mail = |n: &str| format!("{n}-{}@partners.example.com", unique("m").to_lowercase());
+    let (ann, bob, cat) = (mail("ann"), mail("bob"), mail("cat"));
+    let ann_code = unique("ANN");
+    let rows = json!([
+        {"externalId": "rw_1", "campaignId": c, "email": ann, "name": "Ann", "code": ann_code},
+        {"externalId": "rw_2", "campaignId": c, "email": bob, "name": "Bob", "status": "PENDING",
+            "payoutMethod": "PAYPAL", "payoutEmail": bob},
+        {"externalId": "rw_3", "campaignId": c, "email": "not-an-email", "name": "Bad"},
+        {"externalId": "rw_4", "campaignId": "cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "email": cat, "name": "Cat"},
+        {"externalId": "rw_5", "campaignId": c, "email": ann, "name": "Ann again"},
+        {"externalId": "rw_6", "campaignId": c, "email": cat, "name": "Cat", "code": code},
+        {"externalId": "rw_7", "campaignId": c, "email": cat, "name": "Cat", "nickname": "x"},
+        {"campaignId": c, "email": cat, "name": "No id"},
+    ]);
+    let before = affiliate_count(k, &c).await;
+    let r = import(k, AFFILIATES_IMPORT, ImportBody::Json(rows.clone())).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let out = r.data().clone();
+    assert_eq!(rows_of(&out, "created"), [0, 1], "{out}");
+    assert_eq!(rows_of(&out, "failed"), [2, 3, 4, 5, 6, 7], "{out}");
+    let codes: Vec<&str> = out["failed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "VALIDATION_FAILED",
+            "NOT_FOUND",
+            "ALREADY_EXISTS",
+            "ALREADY_EXISTS",
+            "VALIDATION_FAILED",
+            "VALIDATION_FAILED"
+        ]
+    );
+    assert!(
+        out["failed"][4]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nickname"),
+        "{out}"
+    );
+    assert_eq!(affiliate_count(k, &c).await, before + 2);
+    let ann_id = out["created"][0]["id"].as_str().unwrap().to_string();
+    let got = call(
+        "GET",
+        &format!("/api/v1/affiliates/{ann_id}"),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(got.data()["code"], json!(ann_code));
+    assert_eq!(got.data()["status"], "ACTIVE");
+    let bob_id = out["created"][1]["id"].as_str().unwrap();
+    let bob_now = call(
+        "GET",
+        &format!("/api/v1/affiliates/{bob_id}"),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(bob_now.data()["status"], "PENDING");
+    let apps = call(
+        "GET",
+        &format!("/api/v1/applications?campaign_id={c}"),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(apps.each("affiliateId"), [json!(bob_id)]);
+
+    // The same rows again: the two are existing, nothing is written.
+    let again = import(k, AFFILIATES_IMPORT, ImportBody::Json(rows)).await;
+    assert_eq!(rows_of(again.data(), "existing"), [0, 1]);
+    assert_eq!(again.data()["existing"][0]["id"], json!(ann_id));
+    assert!(again.data()["created"].as_array().unwrap().is_empty());
+    assert_eq!(affiliate_count(k, &c).await, before + 2);
+
+    // CSV: a header row, quoted cells, an empty cell is an absent field.
+    let dan = mail("dan");
+    let csv_text = format!(
+        "externalId,campaignId,email,name,code\nfp_9,{c},{dan},\"Dan, Ltd\",\nfp_10,{c},bad,Eve,\n"
+    );
+    let r = import(k, AFFILIATES_IMPORT, ImportBody::Csv(csv_text)).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(rows_of(r.data(), "created"), [0]);
+    assert_eq!(rows_of(r.data(), "failed"), [1]);
+    let dan_id = r.data()["created"][0]["id"].as_str().unwrap();
+    let got = call(
+        "GET",
+        &format!("/api/v1/affiliates/{dan_id}"),
+        Some(k),
+        None,
+    )
+    .await;
+    assert_eq!(got.data()["name"], "Dan, Ltd");
+    assert_eq!(got.data()["code"].as_str().unwrap().len(), 8, "generated");
+    // A missing column: each row says so. A long row fails on its own.
+    let no_email = format!("externalId,campaignId,name\nfp_11,{c},Finn\n");
+    let r = import(k, AFFILIATES_IMPORT, ImportBody::Csv(no_email)).await;
+    assert!(
+        r.data()["failed"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("email"),
+        "{:?}",
+        r.body
+    );
+    let long = format!(
+        "externalId,campaignId,email,name\nfp_12,{c},{},{}\n",
+        mail("gus"),
+        "G".repeat(70_000)
+    );
+    let r = import(k, AFFILIATES_IMPORT, ImportBody::Csv(long)).await;
+    assert_eq!(rows_of(r.data(), "failed"), [0]);
+
+    // Refused whole, nothing written: no rows, 501 rows, a bad header, a
+    // ragged line, a wrong content type, not an array.
+    let count = affiliate_count(k, &c).await;
+    let many: Vec<Value> = (0..501)
+        .map(|i| json!({"externalId": format!("many_{i}"), "campaignId": c, "email": mail("m"), "name": "M"}))
+        .collect();
+    for body in [
+        ImportBody::Json(json!([])),
+        ImportBody::Json(Value::Array(many)),
+        ImportBody::Json(json!({"externalId": "x"})),
+        ImportBody::Csv("externalId,email,email\nx,a@b.co,c@d.co\n".into()),
+        ImportBody::Csv(format!(
+            "externalId,campaignId,email,name\nz1,{c},{},Z,extra\n",
+            mail("z")
+        )),
+        ImportBody::Csv(String::new()),
+    ] {
+        let r = import(k, AFFILIATES_IMPORT, body).await;
+        assert_eq!(r.status, 400, "{:?}", r.body);
+    }
+    let base = &crate::support::server().base;
+    let r = crate::support::raw(
+        base,
+        "POST",
+        AFFILIATES_IMPORT,
+        Some(k),
+        &[("content-type", "text/plain")],
+        Some(b"a,b".to_vec()),
+    )
+    .await;
+    r.assert_error(400, "INVALID_REQUEST");
+    assert_eq!(affiliate_count(k, &c).await, count);
+}
+
+#[tokio::test]
+async fn an_imported_referral_earns_recurring_commission_months_later() {
+    let m = merchant().await;
+    let k = m.test_key.as_str();
+    // 12 months of recurring commission; and a campaign of 3.
+    let long = id(&campaign(
+        k,
+        json!({"commissionRecurring": true, "recurringMonthsLimit": 12}),
+    )
+    .await);
+    let short = id(&campaign(
+        k,
+        json!({"commissionRecurring": true, "recurringMonthsLimit": 3}),
+    )
+    .await);
+    let (code, short_code) = (unique("IMP"), unique("IMS"));
+    let a = id(&affiliate_with_code(k, &long, &code).await);
+    affiliate_with_code(k, &short, &short_code).await;
+    let five_months_ago = ts(Utc::now() - Duration::days(152));
+    let (cus, cus_short, mail) = (
+        unique("cus_"),
+        unique("cus_"),
+        format!("{}@buyers.example.com", unique("r").to_lowercase()),
+    );
+    let taken = unique("cus_");
+    sale(k, json!({"affiliateCode": code, "customerId": taken})).await;
+    let rows = json!([
+        {"externalId": "ref_1", "campaignId": long, "affiliateCode": code.to_lowercase(), "customerId": cus, "firstPaymentAt": five_months_ago},
+        {"externalId": "ref_2", "campaignId": short, "affiliateCode": short_code, "customerId": cus_short, "firstPaymentAt": five_months_ago},
+        {"externalId": "ref_3", "campaignId": long, "affiliateId": a, "customerEmail": mail},
+        {"externalId": "ref_4", "campaignId": long, "affiliateCode": "NOSUCHCODE", "customerId": unique("cus_")},
+        {"externalId": "ref_5", "campaignId": short, "affiliateCode": code, "customerId": unique("cus_")},
+        {"externalId": "ref_6", "campaignId": long, "affiliateCode": code, "customerId": taken},
+        {"externalId": "ref_7", "campaignId": long, "affiliateCode": code, "customerId": "c", "customerEmail": mail},
+        {"externalId": "ref_8", "campaignId": long, "affiliateCode": code, "customerId": unique("cus_"), "firstPaymentAt": "2999-01-01T00:00:00Z"},
+    ]);
+    let r = import(k, REFERRALS_IMPORT, ImportBody::Json(rows.clone())).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let out = r.data().clone();
+    assert_eq!(rows_of(&out, "created"), [0, 1, 2], "{out}");
+    assert_eq!(rows_of(&out, "failed"), [3, 4, 5, 6, 7], "{out}");
+    let codes: Vec<&str> = out["failed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "NOT_FOUND",
+            "VALIDATION_FAILED",
+            "ALREADY_EXISTS",
+            "VALIDATION_FAILED",
+            "VALIDATION_FAILED"
+        ]
+    );
+    let again = import(k, REFERRALS_IMPORT, ImportBody::Json(rows)).await;
+    assert_eq!(rows_of(again.data(), "existing"), [0, 1, 2]);
+    assert_eq!(again.data()["existing"], out["created"]);
+
+    // Listed, by the customer id, as imported.
+    let listed = referrals(k, &format!("?affiliate_id={a}")).await;
+    let imported = listed
+        .iter()
+        .find(|r| r["customerId"] == json!(cus))
+        .unwrap();
+    assert_eq!(imported["attribution"], "IMPORT");
+    assert_eq!(imported["id"], out["created"][0]["id"]);
+    assert_eq!(
+        imported["firstPaymentAt"].as_str().unwrap()[..10],
+        five_months_ago[..10]
+    );
+
+    // Five months on, the customer's payment earns as recurring in the 12-month campaign...
+    let paid = sale(k, json!({"customerId": cus, "amount": 200})).await;
+    assert_eq!(paid["affiliateId"], json!(a));
+    assert_eq!(paid["isRecurring"], true);
+    assert_eq!(dec(&paid["commission"]), Decimal::from(20));
+    assert_eq!(paid["paymentNumber"], 2);
+    // ...and nothing past the 3-month window.
+    let late = sale(k, json!({"customerId": cus_short, "amount": 200})).await;
+    assert_eq!(late["isRecurring"], true);
+    assert_eq!(dec(&late["commission"]), Decimal::ZERO);
+    assert!(late["commissionReason"].is_string(), "{late}");
+    // The e-mail customer is the affiliate's too, and its first payment is a first.
+    let first = sale(
+        k,
+        json!({"customerEmail": format!(" {} ", mail.to_uppercase()), "amount": 50}),
+    )
+    .await;
+    assert_eq!(first["affiliateId"], json!(a));
+    assert_eq!(first["isRecurring"], false);
+
+    // CSV works the same way.
+    let cus3 = unique("cus_");
+    let csv_text =
+        format!("externalId,campaignId,affiliateCode,customerId\nref_9,{long},{code},{cus3}\n");
+    let r = import(k, REFERRALS_IMPORT, ImportBody::Csv(csv_text)).await;
+    assert_eq!(rows_of(r.data(), "created"), [0], "{:?}", r.body);
+}

@@ -19,6 +19,7 @@ pub mod edit;
 pub mod email;
 pub mod event;
 pub mod idempotency;
+pub mod import;
 pub mod integration;
 pub mod metadata;
 pub mod payout;

@@ -1,25 +1,19 @@
 //! CSV in and out, through the `csv` crate: the columns of a wire type (its
 //! schema's properties, nested objects flattened with dots), a record's
-//! row, and import bodies (a JSON array, or CSV with a header row) read as
-//! one JSON object per row, so each row is judged by the same type as the
-//! single-record route's body.
+//! row, and CSV documents read as one JSON object per line (see
+//! `http::import`).
 
-use axum::extract::{FromRequest, Request};
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::error::Error;
-use crate::http::body;
 
 /// The media type of CSV answers and bodies.
 pub const CSV: &str = "text/csv; charset=utf-8";
 
-/// The most rows an import takes.
-pub const MAX_IMPORT_ROWS: usize = 500;
 /// The largest row of an import (its CSV line, or its JSON element).
 pub const MAX_ROW_BYTES: usize = 64 * 1024;
-/// The largest import body.
-pub const MAX_IMPORT_BYTES: usize = 5 * 1024 * 1024;
+/// Rows read past this many are counted, not parsed.
+pub const MAX_ROWS_READ: usize = 500;
 
 /// The columns of `T`: its schema's properties in order, an object of fixed
 /// properties flattened as `parent.child`; free-form objects (metadata) and
@@ -112,65 +106,8 @@ impl Writer {
     }
 }
 
-/// One row of an import: its 0-based index and what it read as (or why not).
-pub type ImportRow<T> = (usize, Result<T, Error>);
-
-/// An import's body: 1-[`MAX_IMPORT_ROWS`] rows, as a JSON array of objects
-/// or as `text/csv` with a header row naming the fields (an empty cell is an
-/// absent field). Each row is judged on its own; a body that is none of
-/// these, or has no row or too many, is refused whole (400).
-#[derive(Debug)]
-pub struct Import<T>(pub Vec<ImportRow<T>>);
-
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Import<T> {
-    type Rejection = Error;
-
-    async fn from_request(req: Request, _: &S) -> Result<Self, Error> {
-        let (parts, raw) = req.into_parts();
-        let bytes = axum::body::to_bytes(raw, MAX_IMPORT_BYTES)
-            .await
-            .map_err(|_| {
-                Error::InvalidRequest(format!(
-                    "request body is larger than {MAX_IMPORT_BYTES} bytes"
-                ))
-            })?;
-        let content_type = parts
-            .headers
-            .get("content-type")
-            .and_then(|v| v.to_str().ok());
-        let rows = if body::is_json_content_type(content_type) {
-            json_rows(&bytes)?
-        } else if is_csv(content_type) {
-            csv_rows(&bytes)?
-        } else {
-            return Err(Error::InvalidRequest(
-                "Content-Type must be application/json (an array of rows) or text/csv (a header row, then one row per line)".into(),
-            ));
-        };
-        if rows.is_empty() || rows.len() > MAX_IMPORT_ROWS {
-            return Err(Error::invalid(
-                &[],
-                "invalid_length",
-                format!("an import takes 1-{MAX_IMPORT_ROWS} rows"),
-            ));
-        }
-        let judged = rows
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| (i, r.and_then(body::from_value)))
-            .collect();
-        Ok(Import(judged))
-    }
-}
-
-/// Whether a content type is CSV (`text/csv`, any parameters).
-fn is_csv(content_type: Option<&str>) -> bool {
-    content_type
-        .and_then(|c| c.split(';').next())
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/csv"))
-}
-
-fn too_long(i: usize) -> Error {
+/// A row over [`MAX_ROW_BYTES`].
+pub fn too_long(i: usize) -> Error {
     Error::invalid(
         &[],
         "too_big",
@@ -178,30 +115,11 @@ fn too_long(i: usize) -> Error {
     )
 }
 
-/// The rows of a JSON array (each element its own row).
-fn json_rows(bytes: &[u8]) -> Result<Vec<Result<Value, Error>>, Error> {
-    let Value::Array(all) = body::parse_json(bytes)? else {
-        return Err(Error::invalid(
-            &[],
-            "invalid_type",
-            "the body must be a JSON array of rows",
-        ));
-    };
-    Ok(all
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| match v.to_string().len() > MAX_ROW_BYTES {
-            true => Err(too_long(i)),
-            false => Ok(v),
-        })
-        .collect())
-}
-
 /// The rows of a CSV document: each line after the header as an object of
 /// the header's names (empty cells left out). A header that repeats or
 /// leaves a name empty, or a line with another number of cells, is refused
 /// whole.
-fn csv_rows(bytes: &[u8]) -> Result<Vec<Result<Value, Error>>, Error> {
+pub fn csv_rows(bytes: &[u8]) -> Result<Vec<Result<Value, Error>>, Error> {
     let bad =
         |e: csv::Error| Error::invalid(&[], "invalid_csv", format!("the CSV is not valid: {e}"));
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(bytes);
@@ -222,7 +140,7 @@ fn csv_rows(bytes: &[u8]) -> Result<Vec<Result<Value, Error>>, Error> {
     let mut rows = Vec::new();
     for (i, record) in reader.records().enumerate() {
         let record = record.map_err(bad)?;
-        if rows.len() >= MAX_IMPORT_ROWS {
+        if rows.len() >= MAX_ROWS_READ {
             // Counted, not read: the whole body is refused anyway.
             rows.push(Ok(Value::Null));
             continue;

@@ -9,6 +9,7 @@ pub mod csv;
 pub mod envelope;
 pub mod filters;
 pub mod idempotency;
+pub mod import;
 pub mod layer;
 pub mod query;
 pub mod reply;

@@ -48,11 +48,24 @@ pub async fn sign_up(store: &Store, input: SignUp, network: Option<String>) -> R
 /// A clashing generated code is replaced (`e` then carries the new one);
 /// anything else that clashes is ALREADY_EXISTS.
 pub async fn enroll(store: &Store, tenant: &Tenant, e: &mut Enrollment) -> Result<()> {
+    match enroll_once(store, tenant, e).await? {
+        true => Ok(()),
+        false => Err(Error::AlreadyExists(format!(
+            "the affiliate {} exists",
+            e.affiliate.id
+        ))),
+    }
+}
+
+/// As [`enroll`]; false when an affiliate with the enrollment's id exists
+/// (an import row's, imported before), and nothing was written.
+pub async fn enroll_once(store: &Store, tenant: &Tenant, e: &mut Enrollment) -> Result<bool> {
     let mut attempt = 1;
     loop {
         let recorded = e.events()?;
         match enrollments::commit(store, tenant, e, &recorded).await? {
-            Enrolled::Stored => return Ok(()),
+            Enrolled::Stored => return Ok(true),
+            Enrolled::Exists => return Ok(false),
             Enrolled::EmailTaken => return Err(duplicate_email()),
             Enrolled::CodeTaken => {
                 if attempt >= CODE_ATTEMPTS || !e.retry_code() {

@@ -12,6 +12,7 @@ pub mod edits;
 pub mod enrollments;
 pub mod holds;
 pub mod idempotency;
+pub mod imports;
 pub mod integrations;
 #[cfg(feature = "files")]
 pub mod invoices;

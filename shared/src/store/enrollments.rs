@@ -28,6 +28,8 @@ pub enum Enrolled {
     EmailTaken,
     /// The tenant already has an affiliate with this code.
     CodeTaken,
+    /// An affiliate with this id exists (an imported row's, imported before).
+    Exists,
 }
 
 /// Stores a new affiliate, its two guards, its application (if any) and
@@ -56,6 +58,7 @@ pub async fn commit(
         Ok(()) => Ok(Enrolled::Stored),
         Err(err) if err.failed(Write::EmailGuard) => Ok(Enrolled::EmailTaken),
         Err(err) if err.failed(Write::CodeGuard) => Ok(Enrolled::CodeTaken),
+        Err(err) if err.failed(Write::Record) => Ok(Enrolled::Exists),
         Err(err) => Err(err.into_error()),
     }
 }

@@ -215,6 +215,12 @@ pub fn promotion_code_guard(tenant: &Tenant, code: &str) -> String {
     format!("PROMOCODE#{}#{}", tenant.key(), code.to_ascii_lowercase())
 }
 
+/// Guard of an imported referral's `externalId`, unique in a tenant
+/// (`sk = GUARD`): it names the referral's customer identity.
+pub fn referral_import_guard(tenant: &Tenant, external_id: &str) -> String {
+    format!("REFXID#{}#{external_id}", tenant.key())
+}
+
 /// Guard of a manual adjustment's `externalId`, unique in a tenant: it
 /// names the adjustment, so the same request again answers it.
 pub fn adjustment_guard(tenant: &Tenant, external_id: &str) -> String {

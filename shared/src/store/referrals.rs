@@ -132,6 +132,88 @@ pub fn item(tenant: &Tenant, referral: &Referral) -> Result<Item> {
     )
 }
 
+/// How an imported referral's commit ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Imported {
+    Created,
+    /// Its `externalId` was imported before.
+    Existing,
+    /// The customer is bound to an affiliate already (first touch holds).
+    CustomerBound,
+}
+
+/// The roles of an import's actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ImportRole {
+    Referral,
+    Guard,
+}
+
+/// Writes an imported referral with the guard of its `externalId`, in one
+/// transaction (both Puts only where nothing is).
+pub async fn import(
+    store: &Store,
+    tenant: &Tenant,
+    referral: &Referral,
+    external_id: &str,
+) -> Result<Imported> {
+    let mut guard = crate::store::item_at(
+        &keys::referral_import_guard(tenant, external_id),
+        keys::GUARD_SK,
+        &serde_json::json!({"customerKey": referral.customer_key}),
+    )?;
+    guard.insert(
+        crate::store::attrs::TENANT.into(),
+        string_value(tenant.key()),
+    );
+    let mut tx = store.tx();
+    tx.put_new(ImportRole::Referral, item(tenant, referral)?)
+        .put_new(ImportRole::Guard, guard);
+    match store.transact(tx).await {
+        Ok(()) => Ok(Imported::Created),
+        Err(e) if e.failed(ImportRole::Guard) => Ok(Imported::Existing),
+        Err(e) if e.failed(ImportRole::Referral) => Ok(Imported::CustomerBound),
+        Err(e) => Err(e.into_error()),
+    }
+}
+
+/// The `externalId`s among `external_ids` imported before (BatchGetItem of
+/// their guards, each once, 100 at a time).
+pub async fn imported(
+    store: &Store,
+    tenant: &Tenant,
+    external_ids: &[&str],
+) -> Result<std::collections::HashSet<String>> {
+    let distinct: Vec<&str> = external_ids
+        .iter()
+        .copied()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut found = std::collections::HashSet::new();
+    for chunk in distinct.chunks(100) {
+        let wanted: Vec<(String, String)> = chunk
+            .iter()
+            .map(|x| {
+                (
+                    keys::referral_import_guard(tenant, x),
+                    keys::GUARD_SK.to_string(),
+                )
+            })
+            .collect();
+        for item in store.batch_get(&wanted).await? {
+            let pk = crate::store::string_of(&item, crate::store::attrs::PK).unwrap_or_default();
+            if let Some(x) = chunk
+                .iter()
+                .find(|x| keys::referral_import_guard(tenant, x) == pk)
+            {
+                found.insert(x.to_string());
+            }
+        }
+    }
+    Ok(found)
+}
+
 /// The referrals list's filters.
 #[derive(Debug, Clone, Default)]
 pub struct ReferralFilter {
