@@ -245,7 +245,8 @@ async fn payout_account(
         PageRequest,
         ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
         ("status" = Option<shared::domain::affiliate::AffiliateStatus>, Query, description = "Only affiliates in this status (any letter case)."),
-        ("email" = Option<String>, Query, description = "Only affiliates with this e-mail (any letter case), across campaigns unless `campaign_id` is given.")
+        ("email" = Option<String>, Query, description = "Only affiliates with this e-mail (any letter case), across campaigns unless `campaign_id` is given."),
+        ("tax_form" = Option<shared::domain::tax_form::TaxFormFilter>, Query, description = "`missing`: only affiliates that have sent no tax form.")
     ),
     responses(
         (status = 200, description = "A page of affiliates.", body = [shared::domain::affiliate::AffiliateView])

@@ -19,6 +19,7 @@ use shared::error::{Error, Result};
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::payouts::invoice;
 use shared::routes;
+use shared::services::tax_forms;
 use shared::services::{payout_rails, payouts};
 use shared::store::page::PageRequest;
 use shared::store::payouts::{self as store_payouts, PayoutFilter};
@@ -32,6 +33,7 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(list))
         .routes(routes!(get))
         .routes(routes!(get_invoice))
+        .routes(routes!(get_tax_form))
         .routes(routes!(approve))
         .routes(routes!(reject))
         .routes(routes!(mark_paid, settle))
@@ -118,6 +120,35 @@ async fn get_invoice(
         Reply::raw(http::StatusCode::OK, content_type, bytes).header(
             "content-disposition",
             format!("attachment; filename=\"{file_name}\""),
+        ),
+    )
+}
+
+/// Download an affiliate's tax form (ext)
+///
+/// The PDF the affiliate sent last through the portal (its type: `taxForm.formType` on the
+/// affiliate), served through the API so that no storage key is ever shown. 404 when it sent
+/// none.
+#[utoipa::path(
+    get,
+    path = "/api/v1/affiliates/{id}/tax-form",
+    operation_id = "getAffiliateTaxForm",
+    tag = "Affiliates",
+    responses(
+        (status = 200, description = "The tax form's PDF.", content_type = "application/pdf", headers(("Content-Disposition" = String, description = "`attachment; filename=\"<formType>-<affiliate id>.pdf\"`.")))
+    )
+)]
+async fn get_tax_form(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    PathId(id): PathId,
+) -> Result<Reply> {
+    let (form, bytes) = tax_forms::file(&app, m.tenant(), &id).await?;
+    let name = format!("{}-{id}.pdf", form.form_type.as_str());
+    Ok(
+        Reply::raw(http::StatusCode::OK, "application/pdf", bytes).header(
+            "content-disposition",
+            format!("attachment; filename=\"{name}\""),
         ),
     )
 }

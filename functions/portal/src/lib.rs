@@ -19,11 +19,13 @@ use shared::domain::portal::{
 };
 use shared::domain::promotion_code::PortalPromotionCode;
 use shared::domain::summary::{Day, Figures, Group, Period, SeriesBy};
+use shared::domain::tax_form::{self, TaxFormType, TaxFormView};
 use shared::error::{Error, Result};
 use shared::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
 use shared::payouts::invoice::MAX_BYTES;
 use shared::routes;
 use shared::services::portal as service;
+use shared::services::tax_forms;
 use shared::services::{adjustments, payout_accounts, promotion_codes};
 use shared::store::page::PageRequest;
 use shared::timestamp;
@@ -40,6 +42,7 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(payouts))
         .routes(routes!(payout))
         .routes(routes!(invoice))
+        .routes(routes!(tax_form))
         .routes(routes!(assets))
         .routes(routes!(promotion_codes))
         .routes(routes!(adjustments))
@@ -369,6 +372,75 @@ async fn invoice(
     let updated =
         service::upload_invoice(&app, tenant, affiliate, &id, name, bytes.to_vec(), now).await?;
     Reply::ok(PortalPayout::from(&updated))
+}
+
+/// The tax form's query: its type.
+struct TaxFormQuery(TaxFormType);
+
+impl FromQuery for TaxFormQuery {
+    fn accepts(name: &str) -> bool {
+        name == "formType"
+    }
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let found = q
+            .one_of("formType", &TaxFormType::NAMES)
+            .and_then(TaxFormType::parse);
+        if q.str("formType").is_none() {
+            q.issue(Issue::new(
+                &["formType"],
+                "required",
+                "formType is required",
+            ));
+        }
+        TaxFormQuery(found.unwrap_or(TaxFormType::W9))
+    }
+}
+
+/// A tax form file's bytes.
+#[derive(utoipa::ToSchema)]
+#[schema(value_type = String, format = Binary)]
+#[allow(dead_code)]
+struct TaxFormFile(Vec<u8>);
+
+/// Send your tax form
+///
+/// The W-9, W-8BEN or W-8BEN-E as a PDF (at most 4 MiB, known by its first bytes), its type in
+/// `formType`. It replaces the one sent before; the merchant reads it, and while the campaign
+/// requires a form, payouts wait for it.
+#[utoipa::path(
+    put,
+    path = "/api/v1/portal/tax-form",
+    operation_id = "uploadPortalTaxForm",
+    tag = "Portal",
+    security(("portalToken" = [])),
+    request_body(content = TaxFormFile, content_type = "application/pdf", description = "The PDF's bytes (its type is read from them; any `Content-Type` is accepted)."),
+    params(("formType" = shared::domain::tax_form::TaxFormType, Query, description = "The form's type (any letter case).")),
+    responses((status = 200, description = "The form as recorded.", body = shared::domain::tax_form::TaxFormView))
+)]
+async fn tax_form(
+    p: Portal,
+    State(app): State<Arc<App>>,
+    Params(TaxFormQuery(form_type)): Params<TaxFormQuery>,
+    body: Body,
+) -> Result<Reply> {
+    let bytes = axum::body::to_bytes(body, tax_form::MAX_BYTES + 1)
+        .await
+        .map_err(|_| {
+            Error::InvalidRequest(format!(
+                "a tax form is at most {} bytes",
+                tax_form::MAX_BYTES
+            ))
+        })?;
+    let now = timestamp::now();
+    let (tenant, affiliate) = (p.tenant(), p.affiliate());
+    let a = tax_forms::upload(&app, tenant, affiliate, form_type, bytes.to_vec(), now).await?;
+    let form = a
+        .tax_form
+        .as_ref()
+        .map(TaxFormView::from)
+        .ok_or_else(|| Error::internal("the tax form was not recorded"))?;
+    Reply::ok(form)
 }
 
 /// Your campaign's swipe copy

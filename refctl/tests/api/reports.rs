@@ -9,6 +9,9 @@ use chrono::{Datelike, Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
+use shared::domain::tenant::Mode;
+
+use crate::payouts::Fx;
 use crate::support::{affiliate_with_code, call, campaign, merchant, Merchant};
 
 pub fn unique(prefix: &str) -> String {
@@ -686,4 +689,155 @@ async fn an_imported_referral_earns_recurring_commission_months_later() {
         format!("externalId,campaignId,affiliateCode,customerId\nref_9,{long},{code},{cus3}\n");
     let r = import(k, REFERRALS_IMPORT, ImportBody::Csv(csv_text)).await;
     assert_eq!(rows_of(r.data(), "created"), [0], "{:?}", r.body);
+}
+
+const FORM_PDF: &[u8] = b"%PDF-1.4\n% W-9 of a partner\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n";
+
+/// Sends an affiliate's tax form through its portal session; the answer.
+async fn send_form(
+    fx: &Fx,
+    affiliate: &str,
+    form_type: &str,
+    bytes: &[u8],
+) -> crate::support::Resp {
+    let path = format!("/api/v1/affiliates/{affiliate}/portal-sessions");
+    let token = fx.call("POST", &path, Some(json!({}))).await.data()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/api/v1/portal/tax-form?formType={form_type}");
+    let headers = [("content-type", "application/pdf")];
+    crate::support::raw(
+        &fx.server.base,
+        "PUT",
+        &path,
+        Some(&token),
+        &headers,
+        Some(bytes.to_vec()),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_required_tax_form_holds_approval_and_payment_until_it_is_sent() {
+    let fx = Fx::new().await;
+    let path = format!("/api/v1/campaigns/{}", fx.test_campaign);
+    let setting = json!({"taxForm": {"required": true, "fromAmount": 5}});
+    let r = fx.call("PUT", &path, Some(setting.clone())).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(
+        r.data()["taxForm"],
+        json!({"required": true, "fromAmount": 5})
+    );
+    let ids = fx.invoiced(Mode::Test, 2).await;
+    let mut owners = Vec::new();
+    for id in &ids {
+        let p = fx.call("GET", &format!("/api/v1/payouts/{id}"), None).await;
+        owners.push(p.data()["affiliateId"].as_str().unwrap().to_string());
+    }
+    let (ann, bob) = (owners[0].clone(), owners[1].clone());
+
+    // Without a form: approve and batch-process refuse, nothing moves.
+    let approve = |id: &str| format!("/api/v1/payouts/{id}/approve");
+    fx.call("POST", &approve(&ids[0]), None)
+        .await
+        .assert_error(409, "INVALID_STATE");
+    assert_eq!(fx.status_of(Mode::Test, &ids[0]).await, "INVOICE_UPLOADED");
+    let missing = format!(
+        "/api/v1/affiliates?campaign_id={}&tax_form=MISSING",
+        fx.test_campaign
+    );
+    let listed = fx.call("GET", &missing, None).await.each("id");
+    assert!(
+        listed.contains(&json!(ann)) && listed.contains(&json!(bob)),
+        "{listed:?}"
+    );
+
+    // Ann sends hers: bad files and types first.
+    for (form_type, bytes, status) in [
+        ("W-9", b"GIF89a not a pdf".as_slice(), 400),
+        ("W-10", FORM_PDF, 400),
+        ("W-9", b"".as_slice(), 400),
+    ] {
+        assert_eq!(send_form(&fx, &ann, form_type, bytes).await.status, status);
+    }
+    let big = [FORM_PDF, &vec![b' '; 4 * 1024 * 1024]].concat();
+    assert_eq!(send_form(&fx, &ann, "W-9", &big).await.status, 400);
+    assert_eq!(
+        fx.call("GET", &format!("/api/v1/affiliates/{ann}/tax-form"), None)
+            .await
+            .status,
+        404
+    );
+    let sent = send_form(&fx, &ann, "w-8ben", FORM_PDF).await;
+    assert_eq!(sent.status, 200, "{:?}", sent.body);
+    assert_eq!(sent.data()["formType"], "W-8BEN");
+    let a = fx
+        .call("GET", &format!("/api/v1/affiliates/{ann}"), None)
+        .await;
+    assert_eq!(a.data()["taxForm"]["formType"], "W-8BEN");
+    assert!(
+        a.data()["taxForm"].get("key").is_none(),
+        "no storage key shown"
+    );
+    let (status, headers, body) = {
+        let resp = crate::support::http_client()
+            .get(format!(
+                "{}/api/v1/affiliates/{ann}/tax-form",
+                fx.server.base
+            ))
+            .bearer_auth(&fx.m.test_key)
+            .send()
+            .await
+            .unwrap();
+        (
+            resp.status().as_u16(),
+            resp.headers().clone(),
+            resp.bytes().await.unwrap(),
+        )
+    };
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-type"], "application/pdf");
+    assert_eq!(&body[..], FORM_PDF);
+    let listed = fx.call("GET", &missing, None).await.each("id");
+    assert!(
+        !listed.contains(&json!(ann)) && listed.contains(&json!(bob)),
+        "{listed:?}"
+    );
+    // Another account's affiliate: 404.
+    let other = merchant().await;
+    let r = call(
+        "GET",
+        &format!("/api/v1/affiliates/{ann}/tax-form"),
+        Some(&other.test_key),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 404);
+
+    // Ann's payout is approved and paid; Bob's still waits in the batch.
+    assert_eq!(fx.call("POST", &approve(&ids[0]), None).await.status, 200);
+    let body = json!({"payoutIds": [ids[0], ids[1]]});
+    let r = fx
+        .call("POST", "/api/v1/payouts/batch-process", Some(body))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["processed"][0]["id"], json!(ids[0]));
+    assert_eq!(r.data()["processed"][0]["status"], "PAID");
+    assert_eq!(r.data()["failed"][0]["id"], json!(ids[1]));
+    assert_eq!(r.data()["failed"][0]["code"], "INVALID_STATE");
+    assert!(r.data()["failed"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("tax form"));
+    assert_eq!(fx.status_of(Mode::Test, &ids[1]).await, "INVOICE_UPLOADED");
+
+    // The setting removed: Bob is paid without a form.
+    let r = fx.call("PUT", &path, Some(json!({"taxForm": null}))).await;
+    assert_eq!(r.data()["taxForm"], Value::Null);
+    let body = json!({"payoutIds": [ids[1]]});
+    let r = fx
+        .call("POST", "/api/v1/payouts/batch-process", Some(body))
+        .await;
+    assert_eq!(r.data()["processed"][0]["status"], "PAID", "{:?}", r.body);
 }

@@ -17,6 +17,7 @@ use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::domain::payout_account::PayoutAccount;
 use crate::domain::risk::Risk;
+use crate::domain::tax_form::{TaxForm, TaxFormView};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
@@ -114,6 +115,9 @@ pub struct Affiliate {
         with = "crate::domain::commission_plan::stored_json"
     )]
     pub commission_override: Option<Pay>,
+    /// The tax form it uploaded last (see `domain::tax_form`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tax_form: Option<TaxForm>,
     /// When it was last suspended; never shown. A portal token issued before
     /// it opens nothing, even once the affiliate is ACTIVE again.
     #[serde(
@@ -364,6 +368,7 @@ impl Affiliate {
                 risk: Risk::default(),
                 suspended_at: None,
                 commission_override: None,
+                tax_form: None,
                 earned: Totals::new(),
                 paid: Totals::new(),
                 referred: Referred::default(),
@@ -569,6 +574,9 @@ pub struct AffiliateView<'a> {
     tier: Option<&'a TierMark>,
     /// Distinct customers with an attributed paying conversion it referred.
     customers_referred: u32,
+    /// The tax form it uploaded last through the portal (the file:
+    /// `GET /api/v1/affiliates/{id}/tax-form`); null: none.
+    tax_form: Option<TaxFormView>,
     #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
     earned: TotalsJson<'a>,
     #[schema(value_type = crate::domain::affiliate::TotalsSchema)]
@@ -600,6 +608,7 @@ impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
             commission_override: a.commission_override.as_ref(),
             tier: a.referred.tier.as_ref(),
             customers_referred: a.referred.customers,
+            tax_form: a.tax_form.as_ref().map(TaxFormView::from),
             earned: TotalsJson(&a.earned),
             paid: TotalsJson(&a.paid),
             created_at: a.created_at,

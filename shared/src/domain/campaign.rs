@@ -11,6 +11,7 @@ use crate::domain::edit::{self, Stamped};
 use crate::domain::event::{Event, EventType};
 use crate::domain::metadata::{self, Metadata, MetadataPatch};
 use crate::domain::risk::{RiskSettings, RiskSettingsInput, RiskSettingsView};
+use crate::domain::tax_form::TaxFormSetting;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::limits;
@@ -68,6 +69,13 @@ pub struct Campaign {
         with = "commission_plan::stored_json"
     )]
     pub lead_commission: Option<LeadCommission>,
+    /// Whether payment waits for the affiliate's tax form (see `domain::tax_form`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "commission_plan::stored_json"
+    )]
+    pub tax_form: Option<TaxFormSetting>,
     #[serde(default)]
     pub metadata: Metadata,
     #[serde(with = "serde_ts")]
@@ -158,6 +166,9 @@ pub struct NewCampaign {
     /// What a LEAD earns when no rule for leads decides; absent: leads earn 0.
     #[serde(default)]
     pub lead_commission: Option<LeadCommission>,
+    /// Whether payment waits for the affiliate's tax form; absent: never.
+    #[serde(default)]
+    pub tax_form: Option<TaxFormSetting>,
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
@@ -238,6 +249,10 @@ pub struct CampaignPatch {
     #[serde(default)]
     #[schema(value_type = Option<LeadCommission>)]
     pub lead_commission: Patch<LeadCommission>,
+    /// Null removes it (no form is required).
+    #[serde(default)]
+    #[schema(value_type = Option<TaxFormSetting>)]
+    pub tax_form: Patch<TaxFormSetting>,
     /// Merged into the stored metadata (a key set to null is removed); null removes every key.
     #[serde(default)]
     #[schema(value_type = Option<crate::domain::metadata::MetadataPatchSchema>)]
@@ -315,6 +330,7 @@ impl Campaign {
             commission_rules: input.commission_rules,
             tiers: input.tiers,
             lead_commission: input.lead_commission,
+            tax_form: input.tax_form,
             metadata: input.metadata.unwrap_or_default(),
             created_at: now,
             updated_at: now,
@@ -393,6 +409,7 @@ impl Campaign {
         }
         let plans = (patch.commission_rules, patch.tiers, patch.lead_commission);
         c.apply_plans(plans, i);
+        c.tax_form = patch.tax_form.apply_opt(c.tax_form.take());
         match patch.metadata {
             Patch::Value(m) => c.metadata = metadata::merge(c.metadata, m),
             Patch::Null => c.metadata.clear(),
@@ -440,6 +457,9 @@ impl Campaign {
         commission_tiers::check_tiers(&self.tiers, &mut issues);
         if let Some(l) = &self.lead_commission {
             l.pay().check("leadCommission", &mut issues);
+        }
+        if let Some(t) = &self.tax_form {
+            t.check(&mut issues);
         }
         if !self.commission_recurring && self.recurring_months_limit.is_some() {
             issues.add(
@@ -587,6 +607,8 @@ pub struct CampaignView<'a> {
     pub tiers: &'a [Tier],
     /// What a LEAD earns when no rule for leads decides; null: leads earn 0.
     pub lead_commission: Option<&'a LeadCommission>,
+    /// Whether payment waits for the affiliate's tax form; null: never.
+    pub tax_form: Option<&'a TaxFormSetting>,
     #[schema(value_type = crate::domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
     /// ISO-8601 UTC with milliseconds and `Z`.
@@ -622,6 +644,7 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
             commission_rules: &c.commission_rules,
             tiers: &c.tiers,
             lead_commission: c.lead_commission.as_ref(),
+            tax_form: c.tax_form.as_ref(),
             metadata: &c.metadata,
             created_at: c.created_at,
             updated_at: c.updated_at,

@@ -35,6 +35,7 @@ pub mod risk;
 pub mod signup;
 pub mod status;
 pub mod summary;
+pub mod tax_form;
 pub mod tenant;
 pub mod tracking;
 pub mod webhook;

@@ -2,6 +2,7 @@
 //! its own programme through a portal token. Views here carry no customer
 //! identity, no merchant metadata and no merchant-only note; pure.
 
+use crate::domain::tax_form::{TaxFormSetting, TaxFormView};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -100,6 +101,8 @@ pub struct PortalAffiliate<'a> {
     pub tier: Option<&'a TierMark>,
     /// Distinct customers with an attributed paying conversion it referred.
     pub customers_referred: u32,
+    /// The tax form it sent last; null: none.
+    pub tax_form: Option<TaxFormView>,
 }
 
 /// The campaign's terms, as the affiliate earns by them.
@@ -113,6 +116,9 @@ pub struct PortalTerms<'a> {
     #[serde(with = "json_number")]
     #[schema(value_type = f64)]
     pub minimum_payout: Decimal,
+    /// Whether payment waits for the affiliate's tax form (W-9, W-8BEN or W-8BEN-E); null:
+    /// never.
+    pub tax_form: Option<&'a TaxFormSetting>,
 }
 
 /// `GET /api/v1/portal/me`.
@@ -144,11 +150,13 @@ impl<'a> PortalMe<'a> {
                 payout_account: a.payout_account.as_ref(),
                 tier: a.referred.tier.as_ref(),
                 customers_referred: a.referred.customers,
+                tax_form: a.tax_form.as_ref().map(TaxFormView::from),
             },
             campaign: PortalTerms {
                 terms: CampaignTerms::from(c),
                 hold_days: c.hold_days,
                 minimum_payout: c.minimum_payout,
+                tax_form: c.tax_form.as_ref(),
             },
             referral_link: c
                 .landing_url

@@ -10,6 +10,7 @@ use crate::domain::email::Email;
 use crate::domain::event::EventType;
 use crate::domain::payout::PayoutStatus;
 use crate::domain::risk::RiskLevel;
+use crate::domain::tax_form::TaxFormFilter;
 use crate::domain::webhook::DeliveryStatus;
 use crate::http::query::{ListFilter, Query};
 use crate::money::Currency;
@@ -24,7 +25,7 @@ use crate::store::webhooks::AttemptFilter;
 use crate::validation::Issue;
 
 impl ListFilter for AffiliateFilter {
-    const NAMES: &'static [&'static str] = &["campaign_id", "status", "email"];
+    const NAMES: &'static [&'static str] = &["campaign_id", "status", "email", "tax_form"];
 
     fn read(q: &mut Query<'_>) -> Self {
         let status = q
@@ -42,6 +43,7 @@ impl ListFilter for AffiliateFilter {
             campaign_id: q.str("campaign_id").map(str::to_string),
             status,
             email,
+            tax_form_missing: q.one_of("tax_form", &TaxFormFilter::NAMES).is_some(),
         }
     }
 }

@@ -31,5 +31,7 @@ pub mod portal_sessions;
 pub mod postback;
 pub mod promotion_codes;
 pub mod reverse;
+#[cfg(feature = "files")]
+pub mod tax_forms;
 pub mod tracking;
 pub mod webhooks;

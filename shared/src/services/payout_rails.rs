@@ -25,6 +25,7 @@ use crate::rails::paypal::PaypalPayout;
 use crate::rails::stripe::Transfer;
 use crate::retry::Attempt;
 use crate::services::payout_accounts::{paying, Paying};
+use crate::services::tax_forms;
 use crate::services::{payout_transitions, payouts};
 use crate::store::affiliates as affiliate_store;
 use crate::store::payouts as store_payouts;
@@ -226,6 +227,7 @@ async fn plan(
         RailStep::Begin => payout_rail::destination(&a, paying.rail),
     };
     let planned = async {
+        tax_forms::check_payable(app, tenant, &p, now).await?;
         let checked = payouts::invoice_presence(app, &p).await?;
         let process = Command::Process {
             checked_invoice: checked,

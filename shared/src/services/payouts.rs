@@ -16,6 +16,7 @@ use crate::services::payout_transitions::{
     commit, finish, planned, REQUEST_CHUNKS, TRANSITION_ATTEMPTS,
 };
 pub use crate::services::payout_transitions::{drive, transition, transition_from};
+use crate::services::tax_forms;
 use crate::store::payouts as store_payouts;
 use crate::store::tx::MAX_ACTIONS;
 use crate::store::Store;
@@ -23,6 +24,7 @@ use crate::store::Store;
 /// Approves a payout whose invoice is in storage.
 pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
     let (payout, checked) = with_invoice_presence(app, tenant, id).await?;
+    tax_forms::check_payable(app, tenant, &payout, now).await?;
     transition_from(
         &app.store,
         tenant,
@@ -68,6 +70,7 @@ pub(crate) async fn invoice_presence(app: &App, p: &Payout) -> Result<Option<Str
 /// which pays once (the payout id is the idempotency key).
 pub async fn process(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
     let (payout, checked) = with_invoice_presence(app, tenant, id).await?;
+    tax_forms::check_payable(app, tenant, &payout, now).await?;
     let mut read = Some(payout);
     let (checked, read) = (&checked, &mut read);
     let committed = retry_on_conflict(TRANSITION_ATTEMPTS, "payout", || {
@@ -152,6 +155,9 @@ pub async fn process_many(
                 Ok(p) => p,
                 Err(e) => return Some(Err(e)),
             };
+            if let Err(e) = tax_forms::check_payable(app, tenant, &before, now).await {
+                return Some(Err(e));
+            }
             plan_process(app, tenant, &before, now).await.transpose()
         })
         .buffered(DECIDED_AT_ONCE)

@@ -139,7 +139,7 @@ impl Filter {
     }
 
     /// `attribute_not_exists(attr)`.
-    fn absent(mut self, attr: &str) -> Self {
+    pub fn absent(mut self, attr: &str) -> Self {
         let i = self.names.len();
         self.clauses.push(format!("attribute_not_exists(#a{i})"));
         self.names.insert(format!("#a{i}"), attr.to_string());
