@@ -5,6 +5,8 @@
 use std::sync::{Arc, OnceLock};
 
 use axum::extract::State;
+use chrono::Datelike;
+use http::HeaderMap;
 use http::{StatusCode, Uri};
 use shared::app::App;
 use shared::domain::conversion::ConversionView;
@@ -18,7 +20,7 @@ use shared::http::query::with_param;
 use shared::http::{ApiRouter, FromQuery, ListFilter, Listing, Merchant, Params, Query, Reply};
 use shared::routes;
 use shared::services::conversion_export::{self, Next, Position, ROWS_PER_ANSWER};
-use shared::services::imports;
+use shared::services::{imports, payments_report};
 use shared::store::conversions::ConversionFilter;
 use shared::store::page::PageRequest;
 use shared::store::referrals::{self, ReferralFilter};
@@ -32,6 +34,7 @@ pub fn routes() -> ApiRouter {
         .routes(routes!(export_conversions))
         .routes(routes!(import_affiliates))
         .routes(routes!(import_referrals))
+        .routes(routes!(payments_report))
 }
 
 /// List referrals (ext)
@@ -246,4 +249,77 @@ async fn import_referrals(
     Import(rows): Import<ReferralRow>,
 ) -> Result<Reply> {
     Reply::ok(imports::referrals(&app, m.tenant(), rows).await?)
+}
+
+/// The report's query: its calendar year.
+struct YearQuery(i32);
+
+impl FromQuery for YearQuery {
+    fn accepts(name: &str) -> bool {
+        name == "year"
+    }
+
+    fn read(q: &mut Query<'_>) -> Self {
+        let now = timestamp::now().year();
+        match q.str("year").map(str::parse::<i32>) {
+            None => YearQuery(now),
+            Some(Ok(y)) if (2000..=9999).contains(&y) => YearQuery(y),
+            Some(_) => {
+                q.issue(Issue::new(
+                    &["year"],
+                    "invalid_number",
+                    "year must be an integer 2000-9999",
+                ));
+                YearQuery(now)
+            }
+        }
+    }
+}
+
+/// Payments report (ext)
+///
+/// What each affiliate was paid in a calendar year (UTC, by `paidAt`), per currency, from the
+/// year's PAID payouts: its total and count, the payout methods, and the tax form it sent. As
+/// JSON (the usual envelope, `data` the rows) or, with `Accept: text/csv`, as CSV (a header row
+/// of the same fields; methods joined by `;`). Sorted by affiliate id, then currency.
+#[utoipa::path(
+    get,
+    path = "/api/v1/reports/payments",
+    operation_id = "getPaymentsReport",
+    tag = "Reports",
+    params(
+        ("year" = Option<i32>, Query, description = "The calendar year (2000-9999); default this year.", minimum = 2000, maximum = 9999)
+    ),
+    responses(
+        (status = 200, description = "The rows.", content(
+            ([shared::domain::payments_report::Row] = "application/json"),
+            (String = "text/csv")
+        ))
+    )
+)]
+async fn payments_report(
+    m: Merchant,
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Params(YearQuery(year)): Params<YearQuery>,
+) -> Result<Reply> {
+    let rows = payments_report::year(&app, m.tenant(), year).await?;
+    let wants_csv = headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.to_ascii_lowercase().contains("text/csv"));
+    if !wants_csv {
+        return Reply::ok(rows);
+    }
+    let columns = csv::columns::<shared::domain::payments_report::Row>();
+    let mut out = csv::Writer::new(&columns)?;
+    for r in &rows {
+        let value = serde_json::to_value(r).map_err(Error::internal)?;
+        out.write(&csv::row(&value, &columns))?;
+    }
+    Ok(Reply::raw(StatusCode::OK, csv::CSV, out.finish()?).header(
+        "content-disposition",
+        format!("attachment; filename=\"payments-{year}.csv\""),
+    ))
 }

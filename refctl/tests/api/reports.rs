@@ -281,8 +281,18 @@ pub async fn get_bytes(
     path: &str,
     accept: Option<&str>,
 ) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    get_bytes_on(&crate::support::server().base, key, path, accept).await
+}
+
+/// As [`get_bytes`], from a given server.
+pub async fn get_bytes_on(
+    base: &str,
+    key: &str,
+    path: &str,
+    accept: Option<&str>,
+) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
     let mut req = crate::support::http_client()
-        .get(format!("{}{path}", crate::support::server().base))
+        .get(format!("{base}{path}"))
         .bearer_auth(key);
     if let Some(a) = accept {
         req = req.header("accept", a);
@@ -840,4 +850,88 @@ async fn a_required_tax_form_holds_approval_and_payment_until_it_is_sent() {
         .call("POST", "/api/v1/payouts/batch-process", Some(body))
         .await;
     assert_eq!(r.data()["processed"][0]["status"], "PAID", "{:?}", r.body);
+}
+
+#[tokio::test]
+async fn the_payments_report_adds_up_the_year_s_paid_payouts_as_json_or_csv() {
+    let fx = Fx::new().await;
+    let ids = fx.approved(Mode::Test, 2).await;
+    let body = json!({"payoutIds": ids});
+    let r = fx
+        .call("POST", "/api/v1/payouts/batch-process", Some(body))
+        .await;
+    assert_eq!(
+        r.data()["processed"].as_array().unwrap().len(),
+        2,
+        "{:?}",
+        r.body
+    );
+    let paid: Vec<Value> = r.data()["processed"].as_array().unwrap().clone();
+    // A third affiliate's payout, not paid: not in the report.
+    fx.invoiced(Mode::Test, 1).await;
+    let ann = paid[0]["affiliateId"].as_str().unwrap().to_string();
+    assert_eq!(send_form(&fx, &ann, "W-9", FORM_PDF).await.status, 200);
+
+    let year = Utc::now().year();
+    let r = fx
+        .call(
+            "GET",
+            &format!("/api/v1/reports/payments?year={year}"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let rows = r.data().as_array().unwrap().clone();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for p in &paid {
+        let row = rows
+            .iter()
+            .find(|x| x["affiliateId"] == p["affiliateId"])
+            .unwrap();
+        assert_eq!(row["total"], p["amount"]);
+        assert_eq!(row["count"], 1);
+        assert_eq!(row["currency"], "USD");
+        assert_eq!(row["methods"], json!(["PAYPAL"]));
+        let a = fx
+            .call(
+                "GET",
+                &format!("/api/v1/affiliates/{}", p["affiliateId"].as_str().unwrap()),
+                None,
+            )
+            .await;
+        assert_eq!(row["name"], a.data()["name"]);
+        let form = if p["affiliateId"] == json!(ann) {
+            json!("W-9")
+        } else {
+            Value::Null
+        };
+        assert_eq!(row["taxFormType"], form);
+    }
+    // The same rows as CSV.
+    let path = format!("/api/v1/reports/payments?year={year}");
+    let (status, headers, body) =
+        get_bytes_on(&fx.server.base, &fx.m.test_key, &path, Some("text/csv")).await;
+    assert_eq!(status, 200);
+    assert!(headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/csv"));
+    let csv_rows = csv_rows(&body);
+    assert_eq!(csv_rows.len(), 2);
+    for (c, j) in csv_rows.iter().zip(&rows) {
+        assert_eq!(c["affiliateId"], j["affiliateId"].as_str().unwrap());
+        assert_eq!(c["total"], j["total"].to_string());
+        assert_eq!(c["methods"], "PAYPAL");
+        assert_eq!(c["taxFormType"], j["taxFormType"].as_str().unwrap_or(""));
+    }
+    // Another year is empty; a bad one is 400.
+    let r = fx
+        .call("GET", "/api/v1/reports/payments?year=2001", None)
+        .await;
+    assert_eq!(r.data(), &json!([]));
+    for bad in ["1999", "20x6", "10000"] {
+        fx.call("GET", &format!("/api/v1/reports/payments?year={bad}"), None)
+            .await
+            .assert_error(400, "VALIDATION_FAILED");
+    }
 }

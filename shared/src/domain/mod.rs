@@ -22,6 +22,7 @@ pub mod idempotency;
 pub mod import;
 pub mod integration;
 pub mod metadata;
+pub mod payments_report;
 pub mod payout;
 pub mod payout_account;
 pub mod payout_commands;

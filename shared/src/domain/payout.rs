@@ -1115,7 +1115,7 @@ impl<'a> From<&'a Payout> for PayoutView<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::domain::conversion::ConversionStatus;
     use crate::timestamp::parse_datetime;
@@ -1124,7 +1124,8 @@ mod tests {
     /// The invoice key an approval found in storage.
     const CHECKED: &str = "invoices/k";
 
-    fn payout(status: PayoutStatus) -> Payout {
+    /// A payout of 123.45 USD to `aff_1` by PayPal (for other modules' tests too).
+    pub(crate) fn payout(status: PayoutStatus) -> Payout {
         let t = parse_datetime("2026-01-01T00:00:00Z").unwrap();
         Payout {
             id: "po_1".into(),

@@ -63,11 +63,17 @@ fn flatten_schema(schema: &Value, prefix: &str, named: &Map<String, Value>, out:
 }
 
 /// The cell of one value: a string as is, a number as written (exact
-/// decimals), null as empty, a list or object as compact JSON.
+/// decimals), null as empty, a list of strings as its items joined by `;`,
+/// any other list or object as compact JSON.
 fn cell(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(";"),
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Number(n)) => n.to_string(),
         Some(other) => other.to_string(),

@@ -58,26 +58,6 @@ async fn missing_campaigns(
         .collect())
 }
 
-/// The affiliates of the tenant among `ids` (each once, 100 at a time: a
-/// batch read refuses a key twice).
-async fn affiliates_by_id(
-    app: &App,
-    tenant: &Tenant,
-    ids: &[&str],
-) -> Result<HashMap<String, Affiliate>> {
-    let distinct: Vec<&str> = ids
-        .iter()
-        .copied()
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut found = HashMap::new();
-    for chunk in distinct.chunks(100) {
-        found.extend(affiliates::get_many(&app.store, tenant, chunk).await?);
-    }
-    Ok(found)
-}
-
 /// Imports affiliates: rows in a missing campaign fail NOT_FOUND, rows
 /// imported before are existing, the others are enrolled (a taken e-mail
 /// or chosen code fails ALREADY_EXISTS).
@@ -108,7 +88,7 @@ pub async fn affiliates(
         .iter()
         .map(|(_, _, e)| e.affiliate.id.as_str())
         .collect();
-    let before: HashSet<String> = affiliates_by_id(app, tenant, &ids)
+    let before: HashSet<String> = affiliates::get_each(&app.store, tenant, &ids)
         .await?
         .into_keys()
         .collect();
@@ -164,7 +144,7 @@ async fn named_affiliates(
         .into_iter()
         .collect::<Result<_>>()?;
     let ids: Vec<&str> = owners.iter().filter_map(|(_, id)| id.as_deref()).collect();
-    let found = affiliates_by_id(app, tenant, &ids).await?;
+    let found = affiliates::get_each(&app.store, tenant, &ids).await?;
     Ok(owners
         .into_iter()
         .filter_map(|(r, id)| Some((r, found.get(&id?)?.clone())))

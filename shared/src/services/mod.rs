@@ -17,6 +17,7 @@ pub mod integrations;
 #[cfg(feature = "files")]
 pub mod invoices;
 pub mod local_webhooks;
+pub mod payments_report;
 pub mod payout_accounts;
 #[cfg(feature = "files")]
 pub mod payout_job;

@@ -11,7 +11,6 @@ use crate::domain::payout::{Payout, PayoutStatus};
 use crate::domain::tax_form::{self, Payment, TaxForm, TaxFormType};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
-use crate::store::page::PageRequest;
 use crate::store::payouts::{self, PayoutFilter};
 use crate::store::{affiliates, campaigns};
 
@@ -50,39 +49,22 @@ pub async fn file(app: &App, tenant: &Tenant, affiliate_id: &str) -> Result<(Tax
     }
 }
 
-/// Pages of PAID payouts read for one affiliate's yearly total.
-const PAYOUTS_PER_READ: usize = 100;
-
 /// What the affiliate was paid in `p`'s currency in the calendar year of
-/// `now`: its PAID payouts (one Query of its partition, page by page),
-/// added up by the domain.
+/// `now`: its PAID payouts (one Query of its partition), added up by the
+/// domain.
 async fn paid_this_year(
     app: &App,
     tenant: &Tenant,
     p: &Payout,
     now: DateTime<Utc>,
 ) -> Result<rust_decimal::Decimal> {
-    let year = now.year();
     let filter = PayoutFilter {
         affiliate_id: Some(p.affiliate_id.clone()),
         status: Some(PayoutStatus::Paid),
         ..PayoutFilter::default()
     };
-    let mut page = PageRequest {
-        limit: PAYOUTS_PER_READ,
-        offset: 0,
-        cursor: None,
-    };
-    let mut paid = Vec::new();
-    loop {
-        let found = payouts::list(&app.store, tenant, &filter, &page).await?;
-        paid.extend(found.items);
-        match (found.has_more, found.next_cursor) {
-            (true, Some(c)) => page.cursor = Some(c),
-            _ => break,
-        }
-    }
-    Ok(tax_form::paid_in_year(&paid, p.currency, year))
+    let paid = payouts::all(&app.store, tenant, &filter).await?;
+    Ok(tax_form::paid_in_year(&paid, p.currency, now.year()))
 }
 
 /// Refuses (409 INVALID_STATE) to move `p` towards payment while its

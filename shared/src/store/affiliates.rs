@@ -255,6 +255,22 @@ pub async fn get_many(
     Ok(out)
 }
 
+/// The tenant's affiliates among `ids`, any number of them: each id read
+/// once (a batch read refuses a key twice), 100 at a time.
+pub async fn get_each(
+    store: &Store,
+    tenant: &Tenant,
+    ids: &[&str],
+) -> Result<std::collections::HashMap<String, Affiliate>> {
+    let distinct: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    let distinct: Vec<&str> = distinct.into_iter().collect();
+    let mut found = std::collections::HashMap::new();
+    for chunk in distinct.chunks(100) {
+        found.extend(get_many(store, tenant, chunk).await?);
+    }
+    Ok(found)
+}
+
 /// Writes a merchant's update if nobody changed the affiliate since `old` was
 /// read (false when somebody did). A changed e-mail or code swaps its guard in
 /// the same transaction; a taken one is ALREADY_EXISTS.

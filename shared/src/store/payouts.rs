@@ -160,6 +160,25 @@ pub async fn list(
         .try_map(decode)
 }
 
+/// Every payout a filter finds, newest first, read page by page (one
+/// Query, its pages of 100).
+pub async fn all(store: &Store, tenant: &Tenant, f: &PayoutFilter) -> Result<Vec<Payout>> {
+    let mut page = PageRequest {
+        limit: crate::store::page::MAX_LIMIT,
+        offset: 0,
+        cursor: None,
+    };
+    let mut found = Vec::new();
+    loop {
+        let read = list(store, tenant, f, &page).await?;
+        found.extend(read.items);
+        match (read.has_more, read.next_cursor) {
+            (true, Some(c)) => page.cursor = Some(c),
+            _ => return Ok(found),
+        }
+    }
+}
+
 /// A conditional Put of the whole payout after a transition: it applies only
 /// while the payout is the tenant's, in `from`, and without work left.
 fn put_transition(
