@@ -399,6 +399,7 @@
       renderMe(doc.data);
       fillSettings();
       renderRail();
+      renderTax();
       $('loading').hidden = true;
       $('app').hidden = false;
       $('nav').hidden = false;
@@ -432,7 +433,8 @@
     var seq = ++statsSeq;
     var box = $('stats');
     box.setAttribute('aria-busy', 'true');
-    return api('GET', API + '/stats?period=' + encodeURIComponent(select.value)).then(
+    var daily = select.value !== 'all' ? '&series=day' : '';
+    return api('GET', API + '/stats?period=' + encodeURIComponent(select.value) + daily).then(
       function (doc) {
         if (seq !== statsSeq) return;
         var d = doc.data || {};
@@ -463,6 +465,7 @@
           }),
           'No conversions in this period.'
         );
+        renderChart(d.series || null);
         showError('stats-error', '');
         box.setAttribute('aria-busy', 'false');
         if (say) announce('Stats updated: ' + select.options[select.selectedIndex].text + '.');
@@ -472,6 +475,130 @@
         box.setAttribute('aria-busy', 'false');
         showError('stats-error', 'Could not load the stats. ' + errorText(e));
       }
+    );
+  }
+
+  // ---------------------------------------------------------------- tax form
+
+  var TAX_MAX = 4194304;
+
+  /** The tax form section: shown when the campaign asks for one. */
+  function renderTax() {
+    var setting = (me.campaign || {}).taxForm;
+    $('tax').hidden = !setting;
+    if (!setting) return;
+    var from = Number(setting.fromAmount || 0);
+    $('tax-rule').textContent = setting.required
+      ? 'Your payouts wait for a tax form' + (from ? ' once you are paid ' + from.toLocaleString() + ' or more in a year (in each currency).' : '.')
+      : 'The programme collects tax forms; payouts do not wait for one.';
+    var form = (me.affiliate || {}).taxForm;
+    $('tax-state').textContent = form ? 'Sent: ' + form.formType + ', ' + whenText(form.uploadedAt) + '. A new file replaces it.' : 'No tax form sent yet.';
+  }
+
+  function wireTax() {
+    var busy = false;
+    $('tax-send').addEventListener('click', function () {
+      if (busy) return;
+      var input = $('tax-file');
+      var file = input.files && input.files[0];
+      var problem = !file ? 'Choose the PDF first.' : file.size > TAX_MAX ? 'The form must be 4 MB or smaller.' : '';
+      if (!problem && file.type && file.type !== 'application/pdf') problem = 'The form must be a PDF file.';
+      if (problem) {
+        showError('tax-error', problem);
+        input.focus();
+        return;
+      }
+      busy = true;
+      $('tax-send').setAttribute('aria-disabled', 'true');
+      var type = $('tax-type').value;
+      api('PUT', API + '/tax-form?formType=' + encodeURIComponent(type), {
+        body: file,
+        headers: { 'Content-Type': 'application/pdf' },
+      }).then(
+        function (doc) {
+          busy = false;
+          $('tax-send').removeAttribute('aria-disabled');
+          me.affiliate.taxForm = doc.data;
+          showError('tax-error', '');
+          renderTax();
+          announce('Tax form sent: ' + doc.data.formType + '.');
+        },
+        function (e) {
+          if (e === EXPIRED) return;
+          busy = false;
+          $('tax-send').removeAttribute('aria-disabled');
+          showError('tax-error', 'Could not send the tax form. ' + errorText(e));
+        }
+      );
+    });
+  }
+
+  // ---------------------------------------------------------------- daily chart
+
+  var SVG_NS = 'http://www.w3.org/2000/svg';
+
+  /** An SVG element with attributes and text. */
+  function svg(tag, attrs, text) {
+    var node = document.createElementNS(SVG_NS, tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      node.setAttribute(k, attrs[k]);
+    });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  /**
+   * Clicks (bars) and conversions (a line with dots) per day, as an inline
+   * SVG; each day's figures are also the title of its column, so a reader
+   * or a screen reader gets the numbers, not only the shape.
+   */
+  function renderChart(days) {
+    var box = $('chart');
+    box.replaceChildren();
+    box.hidden = !days || !days.length;
+    if (box.hidden) return;
+    var conversions = days.map(function (d) {
+      return (d.totals || []).reduce(function (n, t) {
+        return n + Number(t.count || 0);
+      }, 0);
+    });
+    var clicks = days.map(function (d) {
+      return Number(d.clicks || 0);
+    });
+    var top = Math.max(1, Math.max.apply(null, clicks.concat(conversions)));
+    var W = 600, H = 160, pad = 4;
+    var step = (W - 2 * pad) / days.length;
+    var y = function (v) {
+      return H - pad - (v / top) * (H - 2 * pad);
+    };
+    var totalClicks = clicks.reduce(function (a, b) { return a + b; }, 0);
+    var totalConv = conversions.reduce(function (a, b) { return a + b; }, 0);
+    var summary = plural(totalClicks, 'click', 'clicks') + ' and ' + plural(totalConv, 'conversion', 'conversions') +
+      ' over ' + plural(days.length, 'day', 'days') + ', from ' + days[0].date + ' to ' + days[days.length - 1].date + '.';
+    var chart = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-labelledby': 'chart-title chart-desc', preserveAspectRatio: 'none', class: 'chart' });
+    chart.append(svg('title', { id: 'chart-title' }, 'Clicks and conversions per day'));
+    chart.append(svg('desc', { id: 'chart-desc' }, summary));
+    var points = [];
+    days.forEach(function (d, i) {
+      var x = pad + i * step;
+      var g = svg('g', { class: 'day', 'data-date': d.date, 'data-clicks': clicks[i], 'data-conversions': conversions[i] });
+      g.append(svg('title', {}, d.date + ': ' + plural(clicks[i], 'click', 'clicks') + ', ' + plural(conversions[i], 'conversion', 'conversions')));
+      g.append(svg('rect', { class: 'clicks', x: x + step * 0.15, width: Math.max(step * 0.7, 0.5), y: y(clicks[i]), height: H - pad - y(clicks[i]) }));
+      var cx = x + step / 2;
+      points.push(cx + ',' + y(conversions[i]));
+      g.append(svg('circle', { class: 'conversions', cx: cx, cy: y(conversions[i]), r: Math.min(3, Math.max(step / 3, 1)) }));
+      chart.append(g);
+    });
+    chart.append(svg('polyline', { class: 'conversions', points: points.join(' '), fill: 'none' }));
+    box.append(
+      chart,
+      el('p', { class: 'legend' }, [
+        el('span', { class: 'key clicks' }, 'Clicks'),
+        ' ',
+        el('span', { class: 'key conversions' }, 'Conversions'),
+        ' · ',
+        summary,
+      ])
     );
   }
 
@@ -911,6 +1038,7 @@
     });
     wireSettings();
     wireRail();
+    wireTax();
 
     function all() {
       var loading = $('loading');

@@ -547,6 +547,58 @@ describe('against refctl serve', () => {
     });
   });
 
+  test('the stats draw every day of the period; the tax form is sent from the page', async (t) => {
+    // The campaign asks for a tax form from a yearly amount no payout here reaches.
+    const asked = await api('PUT', `/api/v1/campaigns/${campaign.id}`, { taxForm: { required: true, fromAmount: 1000000 } });
+    assert.equal(asked.status, 200, show(asked));
+    try {
+      await withPage(async ({ page }) => {
+        await page.goto(portalAddress(t));
+        await seen(page, '#app:not([hidden])');
+        await page.selectOption('#period', '7d');
+        await live(page, 'Stats updated: Last 7 days.');
+        await seen(page, '#chart:not([hidden]) svg[role="img"]');
+        const days = await page.$$eval('#chart g.day', (gs) =>
+          gs.map((g) => ({ date: g.dataset.date, clicks: Number(g.dataset.clicks), conversions: Number(g.dataset.conversions) }))
+        );
+        assert.ok(days.length === 7 || days.length === 8, JSON.stringify(days));
+        assert.deepEqual(days.map((d) => d.date), [...days.map((d) => d.date)].sort(), 'oldest first');
+        const sum = (k) => days.reduce((n, d) => n + d[k], 0);
+        assert.equal(sum('conversions'), CONVERSIONS);
+        assert.equal(sum('clicks'), Number(await page.textContent('#clicks')));
+        assert.match(await page.textContent('#chart desc'), new RegExp(`${CONVERSIONS} conversions over ${days.length} days`));
+        // All time has no daily series: no chart.
+        await page.selectOption('#period', 'all');
+        await live(page, 'Stats updated: All time.');
+        assert.equal(await page.isHidden('#chart'), true);
+
+        // The tax form: asked for, none sent; a PDF is sent, and the page says so.
+        await seen(page, '#tax:not([hidden])');
+        assert.match(await page.textContent('#tax-rule'), /wait for a tax form once you are paid 1,000,000 or more/);
+        assert.equal(await page.textContent('#tax-state'), 'No tax form sent yet.');
+        await page.click('#tax-send');
+        assert.equal(await page.textContent('#tax-error'), 'Choose the PDF first.');
+        await page.selectOption('#tax-type', 'W-8BEN');
+        await page.setInputFiles('#tax-file', {
+          name: 'w8ben.pdf',
+          mimeType: 'application/pdf',
+          buffer: Buffer.from('%PDF-1.4\n% W-8BEN\n%%EOF\n'),
+        });
+        await page.click('#tax-send');
+        await live(page, 'Tax form sent: W-8BEN.');
+        assert.match(await page.textContent('#tax-state'), /^Sent: W-8BEN, /);
+      });
+      const aff = await api('GET', `/api/v1/affiliates/${affiliateId}`);
+      assert.equal(aff.body.data.taxForm.formType, 'W-8BEN', show(aff));
+      const file = await fetch(`${base}/api/v1/affiliates/${affiliateId}/tax-form`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(file.status, 200);
+      assert.equal(await file.text(), '%PDF-1.4\n% W-8BEN\n%%EOF\n');
+    } finally {
+      const back = await api('PUT', `/api/v1/campaigns/${campaign.id}`, { taxForm: null });
+      assert.equal(back.status, 200, show(back));
+    }
+  });
+
   test('an invalid token, or none, shows the expired message and nothing else', async () => {
     for (const hash of ['#token=pt_test_0000000000000000000000000000', '']) {
       await withPage(async ({ page }) => {
