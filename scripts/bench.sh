@@ -41,7 +41,7 @@ bench() {
   mv "$file.new" "$file"
 }
 
-# One section: `scripts/bench.sh webhooks|load|hot|cold-start|connectors|tracking|plans|payouts|rails`.
+# One section: `scripts/bench.sh webhooks|load|hot|cold-start|connectors|tracking|plans|payouts|rails|reports`.
 if [ $# -gt 0 ]; then
   bench "$@"
   exit
@@ -60,6 +60,10 @@ bench
 echo
 # Paying through Stripe and PayPal (their stand-in), on tables of its own.
 bench rails
+echo
+# Series, import and export (contract section 17), on a fresh table.
+fresh
+bench reports
 echo
 # The default section leaves a stream backlog (its 20,000 seeded
 # conversions) that the local consumer would read before the measured

@@ -119,6 +119,25 @@ pub enum Error {
 }
 
 impl Error {
+    /// What one item of a bulk answer says of this error (`what` names the
+    /// item in the log): its own message, the issues' messages joined for a
+    /// validation error, and for an internal one a fixed text, the cause
+    /// logged instead, as the envelope does for a whole call.
+    pub fn item_message(&self, what: &str) -> String {
+        match self {
+            Error::Internal(cause) => {
+                tracing::error!(item = %what, cause = %cause, "bulk item failed");
+                "an internal error occurred; it has been logged".to_string()
+            }
+            Error::Validation(issues) => issues
+                .iter()
+                .map(|i| i.message.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+            _ => self.to_string(),
+        }
+    }
+
     /// The stable code this error carries.
     pub fn code(&self) -> ErrorCode {
         match self {

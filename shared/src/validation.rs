@@ -210,6 +210,20 @@ pub fn check_no_control(path: &str, value: &str, free_text: bool) -> Result<(), 
     Ok(())
 }
 
+/// An identifier another system gave (a customer id, an `externalId`):
+/// 1-`max` characters, not blank, without control characters (C1 included).
+pub fn check_identifier(path: &str, value: &str, max: usize) -> Result<(), Issue> {
+    let n = value.chars().count();
+    if value.trim().is_empty() || n > max || value.chars().any(char::is_control) {
+        return Err(Issue::new(
+            &[path],
+            "invalid_string",
+            format!("{path} must be 1-{max} characters, not blank, without control characters"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ use shared::domain::promotion_code::PortalPromotionCode;
 use shared::domain::summary::{Day, Figures, Group, Period, SeriesBy};
 use shared::domain::tax_form::{self, TaxFormType, TaxFormView};
 use shared::error::{Error, Result};
+use shared::http::body::file_bytes;
 use shared::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
 use shared::payouts::invoice::MAX_BYTES;
 use shared::routes;
@@ -216,6 +217,7 @@ struct Stats {
     /// With `series=day`: every UTC day of the period, oldest first, with its clicks and
     /// figures. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
     series: Option<Vec<Day>>,
 }
 
@@ -362,10 +364,8 @@ async fn invoice(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Reply> {
-    let limit = usize::try_from(MAX_BYTES).unwrap_or(usize::MAX) + 1;
-    let bytes = axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|_| Error::InvalidRequest(format!("an invoice is at most {MAX_BYTES} bytes")))?;
+    let limit = usize::try_from(MAX_BYTES).unwrap_or(usize::MAX);
+    let bytes = file_bytes(body, limit, "an invoice").await?;
     let name = headers.get("x-file-name").and_then(|v| v.to_str().ok());
     let now = timestamp::now();
     let (tenant, affiliate) = (p.tenant(), p.affiliate());
@@ -424,14 +424,7 @@ async fn tax_form(
     Params(TaxFormQuery(form_type)): Params<TaxFormQuery>,
     body: Body,
 ) -> Result<Reply> {
-    let bytes = axum::body::to_bytes(body, tax_form::MAX_BYTES + 1)
-        .await
-        .map_err(|_| {
-            Error::InvalidRequest(format!(
-                "a tax form is at most {} bytes",
-                tax_form::MAX_BYTES
-            ))
-        })?;
+    let bytes = file_bytes(body, tax_form::MAX_BYTES, "a tax form").await?;
     let now = timestamp::now();
     let (tenant, affiliate) = (p.tenant(), p.affiliate());
     let a = tax_forms::upload(&app, tenant, affiliate, form_type, bytes.to_vec(), now).await?;

@@ -531,6 +531,13 @@ impl Affiliate {
     }
 
     /// The event of the change that made it what it is: `affiliate.updated`.
+    /// The affiliate with the tax form it sent (replacing one before).
+    pub fn with_tax_form(&self, form: TaxForm, now: DateTime<Utc>) -> Affiliate {
+        let mut next = self.clone();
+        next.tax_form = Some(form);
+        crate::domain::edit::stamped(self, next, now)
+    }
+
     pub fn changed_event(&self) -> Result<Event, Error> {
         self.event(EventType::AffiliateUpdated, self.updated_at)
     }

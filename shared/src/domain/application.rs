@@ -251,13 +251,7 @@ impl BulkFailure {
     /// The failure of `id` with `err`'s code and message. An internal cause is
     /// logged and replaced, as the envelope does for a whole call.
     pub fn new(id: String, err: &Error) -> Self {
-        let message = match err {
-            Error::Internal(cause) => {
-                tracing::error!(id = %id, cause = %cause, "bulk item failed");
-                "an internal error occurred; it has been logged".to_string()
-            }
-            _ => err.to_string(),
-        };
+        let message = err.item_message(&id);
         BulkFailure {
             id,
             code: err.code(),

@@ -16,7 +16,7 @@ use crate::enums::wire_enum;
 use crate::error::{Error, ErrorCode};
 use crate::ids::{derived_id, sibling, IdKind};
 use crate::timestamp;
-use crate::validation::{Issue, Issues};
+use crate::validation::{check_identifier, Issue, Issues};
 
 /// Longest `externalId` of an import row (characters).
 pub const MAX_EXTERNAL_ID_CHARS: usize = 255;
@@ -34,35 +34,86 @@ wire_enum! {
 /// An import row's `externalId`: 1-255 characters, not blank, no control
 /// characters (C1 included, as the postback's).
 pub fn check_external_id(id: &str) -> Result<(), Issue> {
-    let n = id.chars().count();
-    if id.trim().is_empty() || n > MAX_EXTERNAL_ID_CHARS || id.chars().any(char::is_control) {
-        return Err(Issue::new(
-            &["externalId"],
-            "invalid_string",
-            format!(
-                "externalId must be 1-{MAX_EXTERNAL_ID_CHARS} characters, not blank, without control characters"
-            ),
-        ));
-    }
-    Ok(())
+    check_identifier("externalId", id, MAX_EXTERNAL_ID_CHARS)
 }
 
+/// The most rows an import takes.
+pub const MAX_ROWS: usize = 500;
+
 /// A row of `POST /api/v1/affiliates/import`: the create body's fields (the
-/// same rules), with the row's `externalId` and starting status.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = AffiliateImportRow)]
+/// same rules), with the row's `externalId` and starting status (read by
+/// `http::import`, described below).
+#[derive(Debug)]
 pub struct AffiliateRow {
-    /// The affiliate's id on the platform it comes from: a re-run with the same `externalId`
-    /// changes nothing.
-    #[schema(min_length = 1, max_length = 255)]
     pub external_id: String,
-    /// ACTIVE by default; PENDING adds an application for the merchant to accept.
-    #[serde(default)]
     pub status: Option<ImportStatus>,
-    #[serde(flatten)]
     pub affiliate: NewAffiliate,
 }
+
+/// The description of an affiliates import row: the create body's, with
+/// `externalId` (required) and `status`.
+fn affiliate_row_schema() -> serde_json::Value {
+    let create =
+        serde_json::to_value(<NewAffiliate as utoipa::PartialSchema>::schema()).unwrap_or_default();
+    let mut properties = serde_json::json!({
+        "externalId": {
+            "type": "string", "minLength": 1, "maxLength": MAX_EXTERNAL_ID_CHARS,
+            "description": "The affiliate's id on the platform it comes from: a re-run with the same `externalId` changes nothing."
+        },
+        "status": {
+            "oneOf": [{"$ref": "#/components/schemas/ImportAffiliateStatus"}, {"type": "null"}],
+            "description": "ACTIVE by default; PENDING adds an application for the merchant to accept."
+        },
+    });
+    if let (Some(all), Some(more)) = (properties.as_object_mut(), create["properties"].as_object())
+    {
+        all.extend(more.clone());
+    }
+    let mut required = vec![serde_json::json!("externalId")];
+    required.extend(create["required"].as_array().cloned().unwrap_or_default());
+    serde_json::json!({
+        "type": "object",
+        "description": "A row of `POST /api/v1/affiliates/import`: the create body's fields (the same rules), with the row's `externalId` and starting status.",
+        "required": required,
+        "properties": properties,
+        "additionalProperties": false,
+    })
+}
+
+crate::described!(AffiliateRow, "AffiliateImportRow", affiliate_row_schema());
+
+/// The rows of an import (JSON), of the row type named `row`.
+fn rows_schema(row: &str) -> serde_json::Value {
+    serde_json::json!({
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_ROWS,
+        "items": {"$ref": format!("#/components/schemas/{row}")},
+    })
+}
+
+/// The JSON body of the affiliates import (its description only).
+pub struct AffiliateRows;
+
+crate::described!(
+    AffiliateRows,
+    "AffiliateImport",
+    rows_schema("AffiliateImportRow"),
+    [("AffiliateImportRow", affiliate_row_schema())]
+);
+
+/// The JSON body of the referrals import (its description only).
+pub struct ReferralRows;
+
+crate::described!(
+    ReferralRows,
+    "ReferralImport",
+    rows_schema("ReferralImportRow"),
+    [(
+        "ReferralImportRow",
+        serde_json::to_value(<ReferralRow as utoipa::PartialSchema>::schema()).unwrap_or_default()
+    )]
+);
 
 impl AffiliateRow {
     /// The affiliate (and, when PENDING, its application) the row makes in
@@ -263,22 +314,10 @@ pub struct Failed {
 impl Failed {
     /// A row's failure, as its error says it (an internal one is logged, not shown).
     pub fn new(row: usize, err: &Error) -> Failed {
-        let message = match err {
-            Error::Internal(cause) => {
-                tracing::error!(row, cause = %cause, "import row failed");
-                "an internal error occurred; it has been logged".to_string()
-            }
-            Error::Validation(issues) => issues
-                .iter()
-                .map(|i| i.message.clone())
-                .collect::<Vec<_>>()
-                .join("; "),
-            _ => err.to_string(),
-        };
         Failed {
             row,
             code: err.code(),
-            message,
+            message: err.item_message(&format!("import row {row}")),
         }
     }
 }

@@ -49,16 +49,7 @@ pub enum CustomerKey {
 impl CustomerKey {
     /// From a `customerId`: 1-256 characters, not blank, no control characters.
     pub fn from_id(id: &str) -> Result<CustomerKey, Issue> {
-        let n = id.chars().count();
-        if id.trim().is_empty() || n > MAX_CUSTOMER_ID_CHARS || id.chars().any(char::is_control) {
-            return Err(Issue::new(
-                &["customerId"],
-                "invalid_string",
-                format!(
-                    "customerId must be 1-{MAX_CUSTOMER_ID_CHARS} characters, not blank, without control characters"
-                ),
-            ));
-        }
+        crate::validation::check_identifier("customerId", id, MAX_CUSTOMER_ID_CHARS)?;
         Ok(CustomerKey::CustomerId(id.to_string()))
     }
 

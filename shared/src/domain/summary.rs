@@ -265,7 +265,7 @@ pub struct Summary {
     #[serde(with = "timestamp::serde_ts_opt")]
     #[schema(value_type = Option<String>, format = DateTime)]
     pub from: Option<DateTime<Utc>>,
-    /// The time of the request.
+    /// The time of the request; with `from`/`to`, the end of the last day.
     #[serde(with = "timestamp::serde_ts")]
     #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub to: DateTime<Utc>,

@@ -58,6 +58,20 @@ impl<S: Send + Sync> FromRequest<S> for EventBody {
     }
 }
 
+/// A file sent as the raw body (an invoice, a tax form): at most `max`
+/// bytes, else 400 saying `what` is at most that many bytes.
+pub async fn file_bytes(
+    body: axum::body::Body,
+    max: usize,
+    what: &str,
+) -> Result<bytes::Bytes, Error> {
+    axum::body::to_bytes(body, max.saturating_add(1))
+        .await
+        .ok()
+        .filter(|b| b.len() <= max)
+        .ok_or_else(|| Error::InvalidRequest(format!("{what} is at most {max} bytes")))
+}
+
 /// Parses a body into `T`. An empty body counts as `{}` so that operations
 /// whose fields are all optional need no body; anything sent must be
 /// declared JSON.

@@ -13,7 +13,7 @@ pub const CSV: &str = "text/csv; charset=utf-8";
 /// The largest row of an import (its CSV line, or its JSON element).
 pub const MAX_ROW_BYTES: usize = 64 * 1024;
 /// Rows read past this many are counted, not parsed.
-pub const MAX_ROWS_READ: usize = 500;
+pub use crate::domain::import::MAX_ROWS as MAX_ROWS_READ;
 
 /// The columns of `T`: its schema's properties in order, an object of fixed
 /// properties flattened as `parent.child`; free-form objects (metadata) and

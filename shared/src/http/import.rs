@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::http::{body, csv};
 
 /// The most rows an import takes.
-pub const MAX_IMPORT_ROWS: usize = csv::MAX_ROWS_READ;
+pub use crate::domain::import::MAX_ROWS as MAX_IMPORT_ROWS;
 /// The largest import body.
 pub const MAX_IMPORT_BYTES: usize = 5 * 1024 * 1024;
 
@@ -41,8 +41,8 @@ impl FromRow for AffiliateRow {
     /// `externalId` and `status`, then the rest as the create's body (its
     /// type: the same fields, the same rules, unknown names refused).
     fn from_row(v: Value) -> Result<Self, Error> {
-        let Value::Object(mut fields) = v else {
-            return body::from_value(v);
+        let Value::Object(mut fields) = object(v)? else {
+            return Err(Error::internal("an object row is no object"));
         };
         let own: serde_json::Map<String, Value> = ["externalId", "status"]
             .into_iter()
@@ -110,9 +110,21 @@ impl<T: FromRow, S: Send + Sync> FromRequest<S> for Import<T> {
         let judged = rows
             .into_iter()
             .enumerate()
-            .map(|(i, r)| (i, r.and_then(T::from_row)))
+            .map(|(i, r)| (i, r.and_then(object).and_then(T::from_row)))
             .collect();
         Ok(Import(judged))
+    }
+}
+
+/// A row that is a JSON object; any other value fails alone.
+fn object(v: Value) -> Result<Value, Error> {
+    match v {
+        Value::Object(_) => Ok(v),
+        _ => Err(Error::invalid(
+            &[],
+            "invalid_type",
+            "a row must be a JSON object",
+        )),
     }
 }
 

@@ -11,11 +11,13 @@ use crate::domain::payout::{Payout, PayoutStatus};
 use crate::domain::tax_form::{self, Payment, TaxForm, TaxFormType};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
+use crate::retry;
 use crate::store::payouts::{self, PayoutFilter};
 use crate::store::{affiliates, campaigns};
 
 /// Stores the affiliate's form (its own object: a new upload never
-/// overwrites one being read) and records it on the affiliate; the
+/// overwrites one being read) and records it on the affiliate with an
+/// `affiliate.updated` event (read again when it changed meanwhile); the
 /// affiliate after.
 pub async fn upload(
     app: &App,
@@ -33,8 +35,17 @@ pub async fn upload(
         uploaded_at: now,
         key,
     };
-    affiliates::set_tax_form(&app.store, tenant, &a.id, &form).await?;
-    affiliates::get(&app.store, tenant, &a.id).await
+    let form = &form;
+    retry::edit(
+        "affiliate",
+        || affiliates::get(&app.store, tenant, &a.id),
+        |current| Ok(current.with_tax_form(form.clone(), now)),
+        |next, current| async move {
+            let written = affiliates::replace(&app.store, tenant, &next, &current).await?;
+            Ok(written.then_some(next))
+        },
+    )
+    .await
 }
 
 /// The affiliate's form: its type and the file's bytes (404 without one).

@@ -10,7 +10,6 @@ use crate::domain::affiliate::{Affiliate, AffiliateStatus};
 use crate::domain::affiliate_code::{AffiliateCode, CodeOwner};
 use crate::domain::commission_plan::{stored_json, Pay};
 use crate::domain::conversion::Earning;
-use crate::domain::tax_form::TaxForm;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::ids::{self, IdKind};
@@ -18,12 +17,11 @@ use crate::store::attrs;
 use crate::store::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK, TOTALS_SK};
 use crate::store::page::{ListQuery, Page, PageRequest};
 use crate::store::tx::Tx;
-use crate::store::update::{UpdateExpr, Updated};
+use crate::store::update::UpdateExpr;
 use crate::store::{
     affiliate_totals, events, from_item, item_at, number_value, record_item, string_of,
     string_value, IndexKeys, Item, Store,
 };
-use crate::timestamp;
 
 /// The role of each action of an affiliate's transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,10 +36,12 @@ enum Write {
 
 /// The attribute of `Affiliate::commission_override`.
 const COMMISSION_OVERRIDE: &str = "commissionOverride";
+/// The attribute of `Affiliate::tax_form`.
+const TAX_FORM: &str = "taxForm";
 
 /// Attributes a merchant's update owns. The totals are not record attributes:
 /// the conversion and payout flows keep them in the TOTALS item.
-const EDITABLE: [&str; 12] = [
+const EDITABLE: [&str; 13] = [
     attrs::NAME,
     "email",
     "code",
@@ -51,6 +51,7 @@ const EDITABLE: [&str; 12] = [
     "payoutEmail",
     "website",
     COMMISSION_OVERRIDE,
+    TAX_FORM,
     attrs::METADATA,
     attrs::VERSION,
     attrs::UPDATED_AT,
@@ -327,27 +328,6 @@ pub struct AffiliateFilter {
     pub email: Option<String>,
     /// Only those without a tax form.
     pub tax_form_missing: bool,
-}
-
-/// The attribute of `Affiliate::tax_form`.
-const TAX_FORM: &str = "taxForm";
-
-/// Records the affiliate's tax form (replacing one before), bumping its
-/// version; NOT_FOUND for another tenant's.
-pub async fn set_tax_form(store: &Store, tenant: &Tenant, id: &str, form: &TaxForm) -> Result<()> {
-    let value = serde_dynamo::to_attribute_value(form)?;
-    let update = UpdateExpr::new()
-        .set(TAX_FORM, value)
-        .set(
-            attrs::UPDATED_AT,
-            string_value(timestamp::format(&form.uploaded_at)),
-        )
-        .add(attrs::VERSION, number_value(1))
-        .when_tenant(&tenant.key());
-    match store.update(id, RECORD_SK, &update).await? {
-        Updated::Applied(_) => Ok(()),
-        Updated::Refused(_) => Err(Error::NotFound("affiliate")),
-    }
 }
 
 /// The tenant's affiliates, newest first.

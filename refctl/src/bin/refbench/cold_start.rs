@@ -32,6 +32,7 @@ const BINARIES: &[(&str, &str, bool)] = &[
     ("conversions", "conversions-list.json", true),
     ("integrations", "integrations-list.json", true),
     ("payouts", "payouts-list.json", true),
+    ("reports", "reports-referrals-list.json", true),
     ("portal", "portal-me.json", true),
     ("webhooks", "webhook-endpoints-list.json", true),
     ("public", "public-campaign-profile.json", true),
@@ -59,6 +60,7 @@ const PACKAGES: &[&str] = &[
     "conversions",
     "integrations",
     "payouts",
+    "reports",
     "portal",
     "webhooks",
     "public",
@@ -69,9 +71,9 @@ const PACKAGES: &[&str] = &[
 /// Builds each package in release for this host, one cargo call per package
 /// as `sam build` does (so a function links only what its own features ask
 /// for), and returns the executables cargo reports, by target name.
-fn build_release() -> BTreeMap<String, PathBuf> {
+pub(crate) fn build_release_of(packages: &[&str]) -> BTreeMap<String, PathBuf> {
     let mut bins = BTreeMap::new();
-    for package in PACKAGES {
+    for package in packages {
         let mut cmd = Command::new(env!("CARGO"));
         // The variables `cargo run` set for this process would change the
         // inner build's fingerprints; the build must match a plain command's.
@@ -111,7 +113,8 @@ struct Start {
     peak_kib: u64,
 }
 
-fn peak_rss_kib(child: &Child) -> u64 {
+/// A process's peak RSS (VmHWM) so far, in KiB.
+pub(crate) fn peak_rss_kib(child: &Child) -> u64 {
     let status =
         std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
     status
@@ -182,7 +185,7 @@ async fn prepare(mut config: Config) -> (std::sync::Arc<App>, Vec<(&'static str,
 /// Builds, starts every binary once uncounted and then `RUNS` times (an
 /// HTTP function `RUNS` more with a plain secret) and prints the table.
 pub async fn report(config: Config) {
-    let bins = build_release();
+    let bins = build_release_of(PACKAGES);
     let (app, swaps) = prepare(config).await;
     let mut rows = Vec::new();
     for (name, event_file, reads_secret) in BINARIES {

@@ -19,6 +19,7 @@ mod load;
 mod payout_job;
 mod plans;
 mod rails;
+mod reports;
 mod webhook_latency;
 mod write_units;
 
@@ -263,7 +264,7 @@ async fn main() {
     // The operation tables meter the write units DynamoDB bills.
     let mut meter = None;
     let app = match section.as_deref() {
-        None | Some("connectors") | Some("tracking") | Some("plans") => {
+        None | Some("connectors") | Some("tracking") | Some("plans") | Some("reports") => {
             let (noted, m) = metered(app).await;
             meter = Some(m);
             noted
@@ -274,11 +275,11 @@ async fn main() {
     b.meter = meter;
     let k = Some(key.as_str());
     // `refbench cold-start`, `load`, `hot`, `webhooks`, `connectors`,
-    // `tracking`, `plans`, `payouts` and `rails` run one section alone;
+    // `tracking`, `plans`, `payouts`, `rails` and `reports` run one section alone;
     // without an argument it measures every operation (scripts/bench.sh runs
     // the sections one after another, each on a fresh DynamoDB Local).
     if let Some(name) = section.as_deref() {
-        one_section(name, b, &key).await;
+        one_section(name, b, &key, &account.id).await;
         drop_table(&app.store).await;
         return;
     }
@@ -299,7 +300,7 @@ async fn main() {
 }
 
 /// Runs one named section of the benchmark alone.
-async fn one_section(name: &str, mut b: Bench, key: &str) {
+async fn one_section(name: &str, mut b: Bench, key: &str, account_id: &str) {
     match name {
         "cold-start" => {
             // Its own table: this one is not needed while the binaries start.
@@ -335,8 +336,12 @@ async fn one_section(name: &str, mut b: Bench, key: &str) {
             plans::plan_rows(&mut b, k).await;
             print_rows(&b);
         }
+        "reports" => {
+            reports::rows(&mut b, key, account_id).await;
+            print_rows(&b);
+        }
         other => {
-            eprintln!("refbench: no section {other} (cold-start, load, hot, webhooks, payouts, rails, connectors, tracking, plans)");
+            eprintln!("refbench: no section {other} (cold-start, load, hot, webhooks, payouts, rails, connectors, tracking, plans, reports)");
             std::process::exit(2);
         }
     }
