@@ -131,7 +131,8 @@ impl FromQuery for ExportQuery {
 /// The conversions of a window (`from` required, at most 366 days; the list's filters apply) as
 /// `text/csv`: a header row naming the conversion's API fields (`id` first, nested objects
 /// flattened with dots, `metadata` and lists as JSON), amounts as exact decimals, no customer
-/// e-mail; newest first, as the list. One answer holds `limit` rows (at most 5,000); when more follow, a
+/// e-mail nor its hash (`customerRef` is empty for a customer known by e-mail only); newest
+/// first, as the list. One answer holds `limit` rows (at most 5,000); when more follow, a
 /// `Link: <…&cursor=…>; rel="next"` header names the next answer. An export holds at most
 /// 100,000 rows (past them the last answer carries `Export-Truncated: true`: narrow the window).
 #[utoipa::path(
@@ -166,7 +167,8 @@ async fn export_conversions(
     let columns = conversion_columns();
     let mut out = csv::Writer::new(columns)?;
     let next = conversion_export::answer(&app, m.tenant(), &q.filter, q.at, q.rows, |c| {
-        let value = serde_json::to_value(ConversionView::from(c)).map_err(Error::internal)?;
+        let view = ConversionView::from(c).without_email_hash();
+        let value = serde_json::to_value(view).map_err(Error::internal)?;
         out.write(&csv::row(&value, columns))
     })
     .await?;

@@ -335,6 +335,7 @@ async fn the_export_is_csv_of_the_api_fields_page_by_page() {
     let text = String::from_utf8(body.clone()).unwrap();
     assert!(text.starts_with("id,object,externalId,"), "{text}");
     assert!(!text.contains(&email), "no customer e-mail");
+    assert!(!text.contains("email:"), "nor its hash");
     let rows = csv_rows(&body);
     assert_eq!(rows.len(), 5);
     // Newest first, every field as the API's own view says it.
@@ -934,4 +935,100 @@ async fn the_payments_report_adds_up_the_year_s_paid_payouts_as_json_or_csv() {
             .await
             .assert_error(400, "VALIDATION_FAILED");
     }
+}
+
+#[tokio::test]
+async fn an_export_answer_of_large_rows_ends_early_and_the_next_one_goes_on() {
+    let (m, c, _, code) = program().await;
+    let k = m.test_key.as_str();
+    // Metadata at its limits: 50 keys of 40 characters, values of 500.
+    let metadata: serde_json::Map<String, Value> = (0..50)
+        .map(|i| (format!("{i:0>40}"), json!("v".repeat(500))))
+        .collect();
+    let mut posted = Vec::new();
+    for _ in 0..100 {
+        let body = json!({"affiliateCode": code, "metadata": metadata});
+        posted.push(id(&sale(k, body).await));
+    }
+    let from = (Utc::now() - Duration::days(1)).date_naive();
+    let mut next = Some(format!(
+        "/api/v1/conversions/export?from={from}&campaign_id={c}"
+    ));
+    let (mut seen, mut sizes) = (Vec::new(), Vec::new());
+    while let Some(p) = next.take() {
+        let (status, headers, body) = get_bytes(k, &p, None).await;
+        assert_eq!(
+            status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&body[..200.min(body.len())])
+        );
+        sizes.push(body.len());
+        seen.extend(csv_rows(&body).into_iter().map(|r| r["id"].clone()));
+        next = headers.get("link").map(|l| {
+            let l = l.to_str().unwrap();
+            l.strip_prefix('<')
+                .unwrap()
+                .split_once('>')
+                .unwrap()
+                .0
+                .to_string()
+        });
+    }
+    // Two answers (about 2.5 MB, then the rest), every row once, newest first.
+    assert_eq!(sizes.len(), 2, "{sizes:?}");
+    let budget = shared::services::conversion_export::BYTES_PER_ANSWER;
+    assert!(
+        sizes[0] >= budget && sizes[0] < budget + 64 * 1024,
+        "{sizes:?}"
+    );
+    posted.reverse();
+    assert_eq!(seen, posted);
+}
+
+#[tokio::test]
+async fn payouts_asked_together_count_towards_the_tax_form_amount() {
+    let fx = Fx::new().await;
+    let path = format!("/api/v1/campaigns/{}", fx.test_campaign);
+    let setting = json!({"taxForm": {"required": true, "fromAmount": 15}});
+    assert_eq!(fx.call("PUT", &path, Some(setting)).await.status, 200);
+    // Two payouts of 10.00 USD for one affiliate: each under 15, together over.
+    let a = fx.earner(Mode::Test, "PAYPAL", &[100]).await;
+    fx.run_job().await;
+    let code = fx
+        .call("GET", &format!("/api/v1/affiliates/{a}"), None)
+        .await
+        .data()["code"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    {
+        let _alone = crate::payouts::JOBS.lock().await;
+        fx.sell(Mode::Test, &code, 100, "USD").await;
+    }
+    fx.run_job().await;
+    let payouts = fx.payouts_of(Mode::Test, &a).await;
+    assert_eq!(payouts.len(), 2, "{payouts:?}");
+    let (second, first) = (id(&payouts[0]), id(&payouts[1]));
+    for p in [&first, &second] {
+        fx.attach(Mode::Test, p).await;
+    }
+    // Asked together, the first goes and the second waits.
+    let body = json!({"payoutIds": [first, second]});
+    let r = fx
+        .call("POST", "/api/v1/payouts/batch-process", Some(body))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["processed"][0]["id"], json!(first), "{:?}", r.body);
+    assert_eq!(r.data()["failed"][0]["id"], json!(second));
+    assert_eq!(r.data()["failed"][0]["code"], "INVALID_STATE");
+    // Alone now, it counts the first one paid: it still waits.
+    fx.call("POST", &format!("/api/v1/payouts/{second}/approve"), None)
+        .await
+        .assert_error(409, "INVALID_STATE");
+    assert_eq!(send_form(&fx, &a, "W-9", FORM_PDF).await.status, 200);
+    let r = fx
+        .call("POST", &format!("/api/v1/payouts/{second}/approve"), None)
+        .await;
+    assert_eq!(r.data()["status"], "APPROVED", "{:?}", r.body);
 }

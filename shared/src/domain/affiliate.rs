@@ -530,7 +530,6 @@ impl Affiliate {
         Event::new(event_type, AffiliateView::from(self), now)
     }
 
-    /// The event of the change that made it what it is: `affiliate.updated`.
     /// The affiliate with the tax form it sent (replacing one before).
     pub fn with_tax_form(&self, form: TaxForm, now: DateTime<Utc>) -> Affiliate {
         let mut next = self.clone();
@@ -538,6 +537,7 @@ impl Affiliate {
         crate::domain::edit::stamped(self, next, now)
     }
 
+    /// The event of the change that made it what it is: `affiliate.updated`.
     pub fn changed_event(&self) -> Result<Event, Error> {
         self.event(EventType::AffiliateUpdated, self.updated_at)
     }

@@ -1097,6 +1097,21 @@ pub struct ConversionView<'a> {
     pub risk: &'a Risk,
 }
 
+impl ConversionView<'_> {
+    /// The view with no trace of the customer's e-mail: a `customerRef`
+    /// that is the e-mail's hash left out (an export leaves the API).
+    pub fn without_email_hash(mut self) -> Self {
+        let hashed = self
+            .customer_ref
+            .and_then(crate::domain::referral::CustomerKey::parse)
+            .is_some_and(|k| matches!(k, crate::domain::referral::CustomerKey::EmailHash(_)));
+        if hashed {
+            self.customer_ref = None;
+        }
+        self
+    }
+}
+
 impl<'a> From<&'a Conversion> for ConversionView<'a> {
     fn from(c: &'a Conversion) -> Self {
         ConversionView {

@@ -12,7 +12,6 @@ use crate::domain::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffili
 use crate::domain::application::Application;
 use crate::domain::referral::{CustomerKey, Referral, ReferralSource};
 use crate::domain::tenant::Tenant;
-use crate::enums::wire_enum;
 use crate::error::{Error, ErrorCode};
 use crate::ids::{derived_id, sibling, IdKind};
 use crate::timestamp;
@@ -20,16 +19,6 @@ use crate::validation::{check_identifier, Issue, Issues};
 
 /// Longest `externalId` of an import row (characters).
 pub const MAX_EXTERNAL_ID_CHARS: usize = 255;
-
-wire_enum! {
-    /// The status an imported affiliate starts in.
-    #[schema(as = ImportAffiliateStatus)]
-    pub enum ImportStatus {
-        Active = "ACTIVE",
-        /// With an application waiting for the merchant.
-        Pending = "PENDING",
-    }
-}
 
 /// An import row's `externalId`: 1-255 characters, not blank, no control
 /// characters (C1 included, as the postback's).
@@ -46,7 +35,7 @@ pub const MAX_ROWS: usize = 500;
 #[derive(Debug)]
 pub struct AffiliateRow {
     pub external_id: String,
-    pub status: Option<ImportStatus>,
+    pub status: Option<AffiliateStatus>,
     pub affiliate: NewAffiliate,
 }
 
@@ -61,8 +50,8 @@ fn affiliate_row_schema() -> serde_json::Value {
             "description": "The affiliate's id on the platform it comes from: a re-run with the same `externalId` changes nothing."
         },
         "status": {
-            "oneOf": [{"$ref": "#/components/schemas/ImportAffiliateStatus"}, {"type": "null"}],
-            "description": "ACTIVE by default; PENDING adds an application for the merchant to accept."
+            "oneOf": [{"$ref": "#/components/schemas/AffiliateStatus"}, {"type": "null"}],
+            "description": "ACTIVE (the default) or PENDING (with an application for the merchant to accept); another status fails the row."
         },
     });
     if let (Some(all), Some(more)) = (properties.as_object_mut(), create["properties"].as_object())
@@ -121,9 +110,18 @@ impl AffiliateRow {
     pub fn enroll(self, tenant: &Tenant, now: DateTime<Utc>) -> Result<Enrollment, Error> {
         let mut issues = Issues::new();
         issues.check(check_external_id(&self.external_id));
+        // An imported affiliate starts ACTIVE, or PENDING with an application.
         let status = match self.status {
-            Some(ImportStatus::Pending) => AffiliateStatus::Pending,
-            _ => AffiliateStatus::Active,
+            None | Some(AffiliateStatus::Active) => AffiliateStatus::Active,
+            Some(AffiliateStatus::Pending) => AffiliateStatus::Pending,
+            Some(_) => {
+                issues.add(
+                    &["status"],
+                    "invalid_enum_value",
+                    "status must be ACTIVE or PENDING",
+                );
+                AffiliateStatus::Active
+            }
         };
         let mut e = Affiliate::enroll(self.affiliate, status, now, issues)?;
         e.affiliate.id = imported_id(IdKind::Affiliate, tenant, &self.external_id);
@@ -257,6 +255,14 @@ impl ReferralRow {
 }
 
 impl ReferralImport {
+    /// What the row claims within its body: its `externalId` and its customer.
+    pub fn claims(&self) -> Vec<String> {
+        vec![
+            format!("id {}", self.external_id),
+            format!("customer {}", self.customer),
+        ]
+    }
+
     /// The listed referral the row makes for `affiliate` (checked to be in
     /// the row's campaign), bound `now`, its first payment counted.
     pub fn referral(
@@ -287,6 +293,47 @@ impl ReferralImport {
             lead_at: None,
         })
     }
+}
+
+/// For each row of a body (in row order), the earlier row that claimed one
+/// of its keys first (its `externalId`, an e-mail in a campaign, a code):
+/// rows of one body never race each other for them, the first one claims.
+pub fn earlier_claims(keys: &[(usize, Vec<String>)]) -> Vec<Option<usize>> {
+    let mut claimed: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    keys.iter()
+        .map(|(row, ks)| {
+            let first = ks.iter().find_map(|k| claimed.get(k.as_str()).copied());
+            if first.is_none() {
+                for k in ks {
+                    claimed.insert(k, *row);
+                }
+            }
+            first
+        })
+        .collect()
+}
+
+impl Enrollment {
+    /// What an imported affiliate claims within its body: its id (so its
+    /// `externalId`), its e-mail in its campaign and its code (any case).
+    pub fn claims(&self) -> Vec<String> {
+        let a = &self.affiliate;
+        let mut keys = vec![
+            format!("id {}", a.id),
+            format!("email {} {}", a.campaign_id, a.email.lower()),
+        ];
+        if !self.code_generated {
+            keys.push(format!("code {}", a.code.lower()));
+        }
+        keys
+    }
+}
+
+/// The failure of a row whose key an earlier row of the body claimed.
+pub fn claimed_by(row: usize) -> Error {
+    Error::AlreadyExists(format!(
+        "row {row} of this import claims the same externalId, e-mail (in the campaign), code or customer"
+    ))
 }
 
 /// One row's outcome: its index and the record it names.
@@ -341,5 +388,27 @@ impl Outcome {
         self.existing.sort_by_key(|r| r.row);
         self.failed.sort_by_key(|r| r.row);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_row_claims_its_keys() {
+        let k = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let rows = [
+            (0, k(&["id a", "email c x"])),
+            (1, k(&["id b", "email c x"])),
+            (2, k(&["id a", "email c y"])),
+            (3, k(&["id d", "email c y", "code q"])),
+            (4, k(&["id e", "email c z", "code q"])),
+        ];
+        // Row 2 repeats row 0's id; row 3's e-mail is free (row 2 claimed nothing).
+        assert_eq!(
+            earlier_claims(&rows),
+            [None, Some(0), Some(0), None, Some(3)]
+        );
     }
 }

@@ -36,16 +36,17 @@ pub struct Row {
     pub tax_form_type: Option<TaxFormType>,
 }
 
+/// Whether the report of `year` counts `p`: PAID in that year (UTC).
+pub fn counts(p: &Payout, year: i32) -> bool {
+    p.status == PayoutStatus::Paid && p.paid_at.is_some_and(|t| t.year() == year)
+}
+
 /// The rows of `year`: per affiliate and currency (sorted by affiliate id,
 /// then currency code), every payout PAID in the year added up.
 pub fn rows(year: i32, payouts: &[Payout], affiliates: &BTreeMap<String, Affiliate>) -> Vec<Row> {
     type Sums = (Decimal, u64, BTreeSet<&'static str>);
     let mut sums: BTreeMap<(&str, Currency), Sums> = BTreeMap::new();
-    let paid = payouts
-        .iter()
-        .filter(|p| p.status == PayoutStatus::Paid)
-        .filter(|p| p.paid_at.is_some_and(|t| t.year() == year));
-    for p in paid {
+    for p in payouts.iter().filter(|p| counts(p, year)) {
         let s = sums.entry((&p.affiliate_id, p.currency)).or_default();
         s.0 += p.amount;
         s.1 += 1;

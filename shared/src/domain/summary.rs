@@ -348,9 +348,12 @@ pub fn daily(window: &Window, rows: &[RollupRow], clicks: &[(NaiveDate, i64)]) -
     let Some(first) = window.first_day else {
         return Vec::new();
     };
+    // To today: a payment dated a few minutes ahead counts in the totals,
+    // but tomorrow is no day of the chart.
+    let last = window.to.date_naive().min(window.last_day);
     let mut days: BTreeMap<NaiveDate, Day> = first
         .iter_days()
-        .take_while(|d| *d <= window.last_day)
+        .take_while(|d| *d <= last)
         .map(|date| {
             let day = Day {
                 date,

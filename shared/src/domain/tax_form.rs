@@ -5,6 +5,8 @@
 //! in the payout's calendar year plus this payout reaches `fromAmount` (in
 //! the payout's currency; each currency counts on its own).
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Datelike, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -134,26 +136,13 @@ pub fn check_file(bytes: &[u8]) -> Result<(), Error> {
     Ok(())
 }
 
-/// What the affiliate was paid in `currency` by payouts PAID in `year`.
-pub fn paid_in_year<'a>(
-    payouts: impl IntoIterator<Item = &'a Payout>,
-    currency: Currency,
-    year: i32,
-) -> Decimal {
-    payouts
-        .into_iter()
-        .filter(|p| p.status == PayoutStatus::Paid && p.currency == currency)
-        .filter(|p| p.paid_at.is_some_and(|t| t.year() == year))
-        .map(|p| p.amount)
-        .sum()
-}
-
 /// What the rule reads about one payment.
 #[derive(Debug, Clone, Copy)]
 pub struct Payment<'a> {
     pub setting: Option<&'a TaxFormSetting>,
     pub form: Option<&'a TaxForm>,
-    /// What the affiliate was paid in the payout's currency and calendar year.
+    /// What the affiliate was paid (or will be, approved or in flight) in
+    /// the payout's currency and calendar year.
     pub paid_this_year: Decimal,
     pub amount: Decimal,
 }
@@ -166,22 +155,60 @@ pub fn missing(p: &Payment<'_>) -> bool {
     }
 }
 
+/// Which of one affiliate's payouts asked to move towards payment (`asked`,
+/// in the order asked) wait for its tax form. Each counts, in its currency,
+/// what the affiliate was paid in `year`, every other payout of its
+/// `history` approved or in flight (it may be paid without asking again),
+/// and the asked ones before it that go ahead; it waits when that total with
+/// its own amount reaches `fromAmount` while a required form is missing.
+pub fn held(
+    setting: Option<&TaxFormSetting>,
+    form: Option<&TaxForm>,
+    history: &[Payout],
+    asked: &[&Payout],
+    year: i32,
+) -> Vec<bool> {
+    let is_asked = |p: &Payout| asked.iter().any(|a| a.id == p.id);
+    let counted = |p: &&Payout| match p.status {
+        PayoutStatus::Paid => p.paid_at.is_some_and(|t| t.year() == year),
+        PayoutStatus::Approved | PayoutStatus::Processing => !is_asked(p),
+        _ => false,
+    };
+    let mut totals: BTreeMap<Currency, Decimal> = BTreeMap::new();
+    for p in history.iter().filter(counted) {
+        *totals.entry(p.currency).or_default() += p.amount;
+    }
+    asked
+        .iter()
+        .map(|p| {
+            let total = totals.entry(p.currency).or_default();
+            let waits = missing(&Payment {
+                setting,
+                form,
+                paid_this_year: *total,
+                amount: p.amount,
+            });
+            if !waits {
+                *total += p.amount;
+            }
+            waits
+        })
+        .collect()
+}
+
+/// The refusal of a payout that waits for the tax form: 409 INVALID_STATE.
+pub fn refusal(current: &str) -> Error {
+    Error::InvalidState {
+        resource: "payout",
+        current: current.to_string(),
+        action: "pay without the affiliate's tax form (tax form missing)",
+    }
+}
+
 /// Whether the rule may apply at all (a campaign that requires no form
 /// needs nothing more read).
 pub fn may_apply(setting: Option<&TaxFormSetting>) -> bool {
     setting.is_some_and(|s| s.required)
-}
-
-/// Refuses a payment that needs a missing form: 409 INVALID_STATE.
-pub fn check(p: &Payment<'_>, current: &str) -> Result<(), Error> {
-    match missing(p) {
-        true => Err(Error::InvalidState {
-            resource: "payout",
-            current: current.to_string(),
-            action: "pay without the affiliate's tax form (tax form missing)",
-        }),
-        false => Ok(()),
-    }
 }
 
 #[cfg(test)]
@@ -222,5 +249,43 @@ mod tests {
         assert!(!missing(&pay(Some(&off), None, 10_000, 100)));
         assert!(!may_apply(Some(&off)) && may_apply(Some(&setting)) && !may_apply(None));
         assert_eq!(TaxFormType::parse("w-8ben-e"), Some(TaxFormType::W8BenE));
+    }
+
+    #[test]
+    fn payouts_asked_together_or_in_flight_count_towards_the_amount() {
+        use crate::domain::payout::tests::payout;
+        let setting = TaxFormSetting {
+            required: true,
+            from_amount: Decimal::from(600),
+        };
+        let of = |id: &str, status, amount: i64, paid: Option<&str>| {
+            let mut p = payout(status);
+            p.id = id.into();
+            p.amount = Decimal::from(amount);
+            p.paid_at = paid.and_then(crate::timestamp::parse_datetime);
+            p
+        };
+        use PayoutStatus::*;
+        let history = vec![
+            of("po_old", Paid, 500, Some("2025-12-31T00:00:00Z")),
+            of("po_a", Approved, 250, None),
+            of("po_b", InvoiceUploaded, 250, None),
+            of("po_c", Approved, 200, None),
+        ];
+        let asked: Vec<&Payout> = vec![&history[1], &history[2]];
+        let s = Some(&setting);
+        // Last year's payment counts for nothing; c (approved, not asked) counts.
+        assert_eq!(held(s, None, &history, &asked, 2026), [false, true]);
+        let mut sent = history.clone();
+        sent[3].status = Rejected;
+        assert_eq!(held(s, None, &sent, &asked, 2026), [false, false]);
+        sent[0].paid_at = crate::timestamp::parse_datetime("2026-01-02T00:00:00Z");
+        assert_eq!(held(s, None, &sent, &asked, 2026), [true, true]);
+        let form = TaxForm {
+            form_type: TaxFormType::W9,
+            uploaded_at: Utc::now(),
+            key: "k".into(),
+        };
+        assert_eq!(held(s, Some(&form), &sent, &asked, 2026), [false, false]);
     }
 }

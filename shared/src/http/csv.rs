@@ -68,15 +68,28 @@ fn flatten_schema(schema: &Value, prefix: &str, named: &Map<String, Value>, out:
 fn cell(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) if items.iter().all(Value::is_string) => items
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join(";"),
+        Some(Value::String(s)) => inert(s),
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => inert(
+            &items
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(";"),
+        ),
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Number(n)) => n.to_string(),
         Some(other) => other.to_string(),
+    }
+}
+
+/// A text cell a spreadsheet would not run: one starting with `=`, `+`,
+/// `-`, `@`, a tab or a carriage return (a formula, to Excel and its
+/// kin) is written after a `'` (OWASP's advice against CSV injection).
+/// Numbers are no text and keep their sign.
+fn inert(s: &str) -> String {
+    match s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        true => format!("'{s}"),
+        false => s.to_string(),
     }
 }
 
@@ -101,9 +114,11 @@ impl Writer {
         Ok(w)
     }
 
-    /// Appends one row.
-    pub fn write(&mut self, cells: &[String]) -> Result<(), Error> {
-        self.0.write_record(cells).map_err(Error::internal)
+    /// Appends one row; the document's size so far, in bytes.
+    pub fn write(&mut self, cells: &[String]) -> Result<usize, Error> {
+        self.0.write_record(cells).map_err(Error::internal)?;
+        self.0.flush().map_err(Error::internal)?;
+        Ok(self.0.get_ref().len())
     }
 
     /// The bytes written.
@@ -215,12 +230,18 @@ mod tests {
             .map(String::from)
             .to_vec();
         let v: Value = serde_json::from_str(
-            r#"{"id":"cnv_1","risk":{"level":"LOW","flags":[{"code":"X"}]},"amount":19.990,"note":null}"#,
+            r#"{"id":"cnv_1","risk":{"level":"LOW","flags":[{"code":"X"}]},"amount":-19.990,"note":"=HYPERLINK(\"x\")"}"#,
         )
         .unwrap();
         assert_eq!(
             row(&v, &cols),
-            ["cnv_1", "LOW", r#"[{"code":"X"}]"#, "19.990", ""]
+            [
+                "cnv_1",
+                "LOW",
+                r#"[{"code":"X"}]"#,
+                "-19.990",
+                "'=HYPERLINK(\"x\")"
+            ]
         );
         let mut w = Writer::new(&cols[..2]).unwrap();
         w.write(&["a,b".into(), "c\"d".into()]).unwrap();

@@ -6,8 +6,9 @@
 use axum::extract::{FromRequest, Request};
 use serde_json::Value;
 
+use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::affiliate::NewAffiliate;
-use crate::domain::import::{AffiliateRow, ImportStatus, ReferralRow};
+use crate::domain::import::{AffiliateRow, ReferralRow};
 use crate::error::Error;
 use crate::http::{body, csv};
 
@@ -34,7 +35,7 @@ impl FromRow for ReferralRow {
 struct RowFields {
     external_id: String,
     #[serde(default)]
-    status: Option<ImportStatus>,
+    status: Option<AffiliateStatus>,
 }
 
 impl FromRow for AffiliateRow {

@@ -245,6 +245,10 @@ impl<'a> Query<'a> {
                 ),
             );
         }
+        if first > last && to.is_none() {
+            self.issues
+                .add(&["from"], "invalid_range", "from must not be after today");
+        }
         (first <= last).then_some((first, last))
     }
 

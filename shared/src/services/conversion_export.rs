@@ -15,6 +15,10 @@ use crate::store::page::PageRequest;
 pub const ROWS_PER_ANSWER: usize = 5_000;
 /// The most rows one export (all its answers) holds.
 pub const MAX_ROWS: usize = 100_000;
+/// An answer ends after the row that brings it to this many bytes, so it
+/// stays within Lambda's 6 MB whatever its rows hold (a row is at most
+/// some tens of KB; the answer travels JSON-escaped).
+pub const BYTES_PER_ANSWER: usize = 2_500_000;
 /// Rows read per Query page.
 const ROWS_PER_READ: usize = 1_000;
 
@@ -73,14 +77,17 @@ pub enum Next {
 }
 
 /// Hands the next `rows` (at most [`ROWS_PER_ANSWER`]) rows of an export to
-/// `row`, in the list's order (newest first), and says how the answer ends.
+/// `row`, which answers the answer's size so far in bytes, in the list's
+/// order (newest first), and says how the answer ends: after `rows` rows,
+/// or after the row that reaches [`BYTES_PER_ANSWER`] (the next answer then
+/// starts after that row, within its page).
 pub async fn answer(
     app: &App,
     tenant: &Tenant,
     filter: &ConversionFilter,
     at: Position,
     rows: usize,
-    mut row: impl FnMut(&Conversion) -> Result<()>,
+    mut row: impl FnMut(&Conversion) -> Result<usize>,
 ) -> Result<Next> {
     let mut pos = at;
     let stop = (pos.exported + rows.clamp(1, ROWS_PER_ANSWER)).min(MAX_ROWS);
@@ -91,10 +98,15 @@ pub async fn answer(
             cursor: pos.cursor.clone(),
         };
         let found = conversions::list(&app.store, tenant, filter, &page).await?;
-        for c in &found.items {
-            row(c)?;
+        let last = found.items.len();
+        for (i, c) in found.items.iter().enumerate() {
+            pos.exported += 1;
+            if row(c)? >= BYTES_PER_ANSWER && (i + 1 < last || found.has_more) {
+                let after = conversions::cursor_after(tenant, filter, c)?;
+                pos.cursor = Some(after.ok_or_else(|| Error::internal("no cursor after a row"))?);
+                return Ok(Next::More(pos));
+            }
         }
-        pos.exported += found.items.len();
         match (found.has_more, found.next_cursor) {
             (true, Some(next)) => pos.cursor = Some(next),
             _ => return Ok(Next::Done),

@@ -11,7 +11,8 @@ use futures::stream::{self, StreamExt};
 use crate::app::App;
 use crate::domain::affiliate::Affiliate;
 use crate::domain::import::{
-    imported_id, AffiliateRef, AffiliateRow, Failed, Imported, Outcome, ReferralImport, ReferralRow,
+    self as import, imported_id, AffiliateRef, AffiliateRow, Failed, Imported, Outcome,
+    ReferralImport, ReferralRow,
 };
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
@@ -35,26 +36,23 @@ fn imported(row: usize, external_id: &str, id: &str) -> Imported {
     }
 }
 
-/// The campaigns among `ids` that do not exist in the tenant: each read
-/// once, at once.
+/// The campaigns among `ids` that do not exist in the tenant (batch reads,
+/// 100 at a time).
 async fn missing_campaigns(
     app: &App,
     tenant: &Tenant,
     ids: BTreeSet<String>,
 ) -> Result<HashSet<String>> {
-    let reads = ids.into_iter().map(|id| async move {
-        match campaigns::get(&app.store, tenant, &id).await {
-            Ok(_) => Ok(None),
-            Err(Error::NotFound(_)) => Ok(Some(id)),
-            Err(e) => Err(e),
-        }
-    });
-    let found = futures::future::join_all(reads).await;
-    Ok(found
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let mut found = HashSet::new();
+    for chunk in ids.chunks(100) {
+        let read = campaigns::get_each(&app.store, tenant, chunk).await?;
+        found.extend(read.into_iter().map(|c| c.id));
+    }
+    Ok(ids
         .into_iter()
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
+        .filter(|id| !found.contains(*id))
+        .map(str::to_string)
         .collect())
 }
 
@@ -79,6 +77,20 @@ pub async fn affiliates(
             Err(e) => out.failed.push(Failed::new(i, &e)),
         }
     }
+    let keys: Vec<(usize, Vec<String>)> =
+        planned.iter().map(|(i, _, e)| (*i, e.claims())).collect();
+    let claims = import::earlier_claims(&keys);
+    let planned: Vec<_> = planned
+        .into_iter()
+        .zip(claims)
+        .filter_map(|(p, first)| match first {
+            Some(row) => {
+                out.failed.push(Failed::new(p.0, &import::claimed_by(row)));
+                None
+            }
+            None => Some(p),
+        })
+        .collect();
     let campaigns = planned
         .iter()
         .map(|(_, _, e)| e.affiliate.campaign_id.clone())
@@ -115,10 +127,9 @@ pub async fn affiliates(
         match r {
             Ok(true) => out.created.push(imported(i, &x, &id)),
             Ok(false) => out.existing.push(imported(i, &x, &id)),
-            Err(e @ (Error::AlreadyExists(_) | Error::Validation(_))) => {
-                out.failed.push(Failed::new(i, &e));
-            }
-            Err(e) => return Err(e),
+            // One row's failure (a clash, or storage) is that row's alone:
+            // the rows committed beside it are answered.
+            Err(e) => out.failed.push(Failed::new(i, &e)),
         }
     }
     Ok(out.sorted())
@@ -131,15 +142,18 @@ async fn named_affiliates(
     tenant: &Tenant,
     refs: BTreeSet<AffiliateRef>,
 ) -> Result<HashMap<AffiliateRef, Affiliate>> {
-    let owners = refs.iter().map(|r| async move {
-        match r {
-            AffiliateRef::Id(id) => Ok((r.clone(), Some(id.clone()))),
-            AffiliateRef::Code(code) => affiliates::resolve_code(&app.store, tenant, code)
-                .await
-                .map(|o| (r.clone(), o.map(|o| o.affiliate_id))),
-        }
-    });
-    let owners: Vec<(AffiliateRef, Option<String>)> = futures::future::join_all(owners)
+    let owners: Vec<(AffiliateRef, Option<String>)> = stream::iter(refs)
+        .map(|r| async move {
+            let owner = match &r {
+                AffiliateRef::Id(id) => Some(id.clone()),
+                AffiliateRef::Code(code) => affiliates::resolve_code(&app.store, tenant, code)
+                    .await?
+                    .map(|o| o.affiliate_id),
+            };
+            Ok((r, owner))
+        })
+        .buffer_unordered(CONCURRENT_ROWS)
+        .collect::<Vec<_>>()
         .await
         .into_iter()
         .collect::<Result<_>>()?;
@@ -164,6 +178,19 @@ pub async fn referrals(app: &App, tenant: &Tenant, rows: Vec<Row<ReferralRow>>) 
             Err(e) => out.failed.push(Failed::new(i, &e)),
         }
     }
+    let keys: Vec<(usize, Vec<String>)> = judged.iter().map(|(i, r)| (*i, r.claims())).collect();
+    let claims = import::earlier_claims(&keys);
+    let judged: Vec<(usize, ReferralImport)> = judged
+        .into_iter()
+        .zip(claims)
+        .filter_map(|((i, r), first)| match first {
+            Some(row) => {
+                out.failed.push(Failed::new(i, &import::claimed_by(row)));
+                None
+            }
+            None => Some((i, r)),
+        })
+        .collect();
     let refs = judged.iter().map(|(_, r)| r.affiliate.clone()).collect();
     let named = named_affiliates(app, tenant, refs).await?;
     let xs: Vec<&str> = judged.iter().map(|(_, r)| r.external_id.as_str()).collect();
@@ -193,13 +220,14 @@ pub async fn referrals(app: &App, tenant: &Tenant, rows: Vec<Row<ReferralRow>>) 
         .collect()
         .await;
     for (i, x, id, r) in done {
-        match r? {
-            Committed::Created => out.created.push(imported(i, &x, &id)),
-            Committed::Existing => out.existing.push(imported(i, &x, &id)),
-            Committed::CustomerBound => out.failed.push(Failed::new(
+        match r {
+            Ok(Committed::Created) => out.created.push(imported(i, &x, &id)),
+            Ok(Committed::Existing) => out.existing.push(imported(i, &x, &id)),
+            Ok(Committed::CustomerBound) => out.failed.push(Failed::new(
                 i,
                 &Error::AlreadyExists("the customer is referred by an affiliate already".into()),
             )),
+            Err(e) => out.failed.push(Failed::new(i, &e)),
         }
     }
     Ok(out.sorted())

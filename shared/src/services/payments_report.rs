@@ -1,6 +1,6 @@
 //! The yearly payments report: the tenant's PAID payouts (one Query of the
-//! status partition, up to the year's end), their affiliates (batch reads),
-//! and the domain's rows.
+//! status partition, up to the year's end: it grows with the years), the
+//! affiliates of the year's (batch reads), and the domain's rows.
 
 use std::collections::BTreeMap;
 
@@ -25,7 +25,8 @@ pub async fn year(app: &App, tenant: &Tenant, year: i32) -> Result<Vec<Row>> {
         to: Some(end),
         ..PayoutFilter::default()
     };
-    let paid = payouts::all(&app.store, tenant, &filter).await?;
+    let mut paid = payouts::all(&app.store, tenant, &filter).await?;
+    paid.retain(|p| payments_report::counts(p, year));
     let ids: Vec<&str> = paid.iter().map(|p| p.affiliate_id.as_str()).collect();
     let found: BTreeMap<_, _> = affiliates::get_each(&app.store, tenant, &ids)
         .await?

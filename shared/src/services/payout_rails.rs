@@ -48,11 +48,11 @@ pub async fn process_many(
     let paying = match paying(app, tenant).await {
         Ok(Some(p)) => p,
         Ok(None) => return payouts::process_many(app, tenant, ids, now).await,
-        Err(e) => return failed_all(ids, &e),
+        Err(e) => return failed_all(ids, "the paying integration", &e),
     };
     let on_rail = match on_rail(app, tenant, &paying, &ids).await {
         Ok(found) => found,
-        Err(e) => return failed_all(ids, &e),
+        Err(e) => return failed_all(ids, "the paying integration", &e),
     };
     let others: Vec<String> = ids
         .iter()
@@ -71,8 +71,9 @@ pub async fn process_many(
     ordered
 }
 
-fn failed_all(ids: Vec<String>, e: &Error) -> Vec<(String, Result<Payout>)> {
-    let message = format!("the paying integration could not be read: {e}");
+/// Every payout answered 503: `what` could not be read.
+fn failed_all(ids: Vec<String>, what: &str, e: &Error) -> Vec<(String, Result<Payout>)> {
+    let message = format!("{what} could not be read: {e}");
     ids.into_iter()
         .map(|id| (id, Err(Error::Unavailable(message.clone()))))
         .collect()
@@ -166,8 +167,29 @@ async fn pay_many(
     on_rail: Vec<(Payout, Affiliate)>,
     now: DateTime<Utc>,
 ) -> Vec<(String, Result<Payout>)> {
+    let asked: Vec<&Payout> = on_rail.iter().map(|(p, _)| p).collect();
+    let mut held = match tax_forms::holds(app, tenant, &asked, now).await {
+        Ok(held) => held,
+        Err(e) => {
+            let ids = on_rail.into_iter().map(|(p, _)| p.id).collect();
+            return failed_all(ids, "the affiliates' tax forms", &e);
+        }
+    };
+    let on_rail: Vec<(Payout, Affiliate, Option<Error>)> = on_rail
+        .into_iter()
+        .map(|(p, a)| {
+            let refusal = held.remove(&p.id);
+            (p, a, refusal)
+        })
+        .collect();
     let decided: Vec<(String, Planned)> = stream::iter(on_rail)
-        .map(|(p, a)| async move { (p.id.clone(), plan(app, tenant, paying, p, a, now).await) })
+        .map(|(p, a, refusal)| async move {
+            let planned = match refusal {
+                Some(e) => Planned::Done(Box::new(Err(e))),
+                None => plan(app, tenant, paying, p.clone(), a, now).await,
+            };
+            (p.id.clone(), planned)
+        })
         .buffered(CALLS_AT_ONCE)
         .collect()
         .await;
@@ -227,7 +249,6 @@ async fn plan(
         RailStep::Begin => payout_rail::destination(&a, paying.rail),
     };
     let planned = async {
-        tax_forms::check_payable(app, tenant, &p, now).await?;
         let checked = payouts::invoice_presence(app, &p).await?;
         let process = Command::Process {
             checked_invoice: checked,

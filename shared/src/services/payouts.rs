@@ -149,15 +149,13 @@ pub async fn process_many(
             Some(read.ok_or(Error::NotFound("payout")))
         })
         .collect();
+    let reads = tax_held(app, tenant, reads, now).await;
     let decided: Vec<Option<Result<TransitionPlan>>> = stream::iter(reads)
         .map(|read| async move {
             let before = match read? {
                 Ok(p) => p,
                 Err(e) => return Some(Err(e)),
             };
-            if let Err(e) = tax_forms::check_payable(app, tenant, &before, now).await {
-                return Some(Err(e));
-            }
             plan_process(app, tenant, &before, now).await.transpose()
         })
         .buffered(DECIDED_AT_ONCE)
@@ -194,6 +192,36 @@ pub async fn process_many(
         .buffered(DECIDED_AT_ONCE)
         .collect()
         .await
+}
+
+/// The batch's reads with the payouts that wait for their affiliate's tax
+/// form refused (decided together: `services::tax_forms::holds`); when that
+/// cannot be read, every payout goes alone (through [`process`], which
+/// checks its own).
+async fn tax_held(
+    app: &App,
+    tenant: &Tenant,
+    reads: Vec<Option<Result<Payout>>>,
+    now: DateTime<Utc>,
+) -> Vec<Option<Result<Payout>>> {
+    let read: Vec<&Payout> = reads
+        .iter()
+        .filter_map(|r| r.as_ref()?.as_ref().ok())
+        .collect();
+    let mut held = match tax_forms::holds(app, tenant, &read, now).await {
+        Ok(held) => held,
+        Err(e) => {
+            tracing::warn!(error = %e, "batch-process: the tax forms could not be read; each payout goes alone");
+            return reads.into_iter().map(|_| None).collect();
+        }
+    };
+    reads
+        .into_iter()
+        .map(|r| match r {
+            Some(Ok(p)) => Some(held.remove(&p.id).map_or(Ok(p), Err)),
+            other => other,
+        })
+        .collect()
 }
 
 /// Commits a plan that leaves work and drives that work; none when the

@@ -3,12 +3,14 @@
 //! campaign requires a form the affiliate has not sent (the rule is
 //! `domain::tax_form`).
 
+use std::collections::{BTreeSet, HashMap};
+
 use chrono::{DateTime, Datelike, Utc};
 
 use crate::app::App;
 use crate::domain::affiliate::Affiliate;
 use crate::domain::payout::{Payout, PayoutStatus};
-use crate::domain::tax_form::{self, Payment, TaxForm, TaxFormType};
+use crate::domain::tax_form::{self, TaxForm, TaxFormSetting, TaxFormType};
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::retry;
@@ -60,60 +62,89 @@ pub async fn file(app: &App, tenant: &Tenant, affiliate_id: &str) -> Result<(Tax
     }
 }
 
-/// What the affiliate was paid in `p`'s currency in the calendar year of
-/// `now`: its PAID payouts (one Query of its partition), added up by the
-/// domain.
-async fn paid_this_year(
+/// The payouts among `asked` that wait for their affiliate's tax form, with
+/// their refusal (409 INVALID_STATE), decided together so payouts asked at
+/// once count towards each other (`domain::tax_form::held`). Only open
+/// payouts are judged (a paid or closed one is left to its transition's own
+/// answer). Costs one BatchGetItem of their campaigns; only for a campaign
+/// that requires a form, its affiliates (batch reads) and each one's
+/// payouts (one Query of its partition each, at once).
+pub async fn holds(
     app: &App,
     tenant: &Tenant,
-    p: &Payout,
+    asked: &[&Payout],
     now: DateTime<Utc>,
-) -> Result<rust_decimal::Decimal> {
-    let filter = PayoutFilter {
-        affiliate_id: Some(p.affiliate_id.clone()),
-        status: Some(PayoutStatus::Paid),
-        ..PayoutFilter::default()
-    };
-    let paid = payouts::all(&app.store, tenant, &filter).await?;
-    Ok(tax_form::paid_in_year(&paid, p.currency, now.year()))
+) -> Result<HashMap<String, Error>> {
+    let open: Vec<&Payout> = asked
+        .iter()
+        .copied()
+        .filter(|p| {
+            matches!(
+                p.status,
+                PayoutStatus::Pending | PayoutStatus::InvoiceUploaded | PayoutStatus::Approved
+            )
+        })
+        .collect();
+    let ids: Vec<&str> = open.iter().map(|p| p.campaign_id.as_str()).collect();
+    let requiring: HashMap<String, TaxFormSetting> = campaigns::get_each(&app.store, tenant, &ids)
+        .await?
+        .into_iter()
+        .filter(|c| tax_form::may_apply(c.tax_form.as_ref()))
+        .filter_map(|c| Some((c.id, c.tax_form?)))
+        .collect();
+    let judged: Vec<&Payout> = open
+        .into_iter()
+        .filter(|p| requiring.contains_key(&p.campaign_id))
+        .collect();
+    if judged.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let affiliate_ids: BTreeSet<&str> = judged.iter().map(|p| p.affiliate_id.as_str()).collect();
+    let affiliate_ids: Vec<&str> = affiliate_ids.into_iter().collect();
+    let histories = affiliate_ids.iter().map(|a| history(app, tenant, a));
+    let (found, histories) = tokio::join!(
+        affiliates::get_each(&app.store, tenant, &affiliate_ids),
+        futures::future::try_join_all(histories)
+    );
+    let (found, histories) = (found?, histories?);
+    let mut refused = HashMap::new();
+    for (a, history) in affiliate_ids.iter().zip(&histories) {
+        let theirs: Vec<&Payout> = judged
+            .iter()
+            .copied()
+            .filter(|p| p.affiliate_id == *a)
+            .collect();
+        let form = found.get(*a).and_then(|x| x.tax_form.as_ref());
+        let setting = requiring.get(&theirs[0].campaign_id);
+        let waits = tax_form::held(setting, form, history, &theirs, now.year());
+        for (p, w) in theirs.iter().zip(waits) {
+            if w {
+                refused.insert(p.id.clone(), tax_form::refusal(p.status.as_str()));
+            }
+        }
+    }
+    Ok(refused)
 }
 
-/// Refuses (409 INVALID_STATE) to move `p` towards payment while its
-/// campaign requires the affiliate's tax form, the affiliate has none, and
-/// its yearly total with `p` reaches the campaign's `fromAmount`. A payout
-/// that is paid or closed already is left to its transition's own answer.
-/// Costs one GetItem (the campaign) unless the campaign requires a form.
+/// Every payout of an affiliate (one Query of its partition, page by page).
+async fn history(app: &App, tenant: &Tenant, affiliate_id: &str) -> Result<Vec<Payout>> {
+    let filter = PayoutFilter {
+        affiliate_id: Some(affiliate_id.to_string()),
+        ..PayoutFilter::default()
+    };
+    payouts::all(&app.store, tenant, &filter).await
+}
+
+/// Refuses (409 INVALID_STATE) to move `p` towards payment while it waits
+/// for its affiliate's tax form (see [`holds`]).
 pub async fn check_payable(
     app: &App,
     tenant: &Tenant,
     p: &Payout,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let open = matches!(
-        p.status,
-        PayoutStatus::Pending | PayoutStatus::InvoiceUploaded | PayoutStatus::Approved
-    );
-    if !open {
-        return Ok(());
+    match holds(app, tenant, &[p], now).await?.remove(&p.id) {
+        Some(refusal) => Err(refusal),
+        None => Ok(()),
     }
-    let campaign = match campaigns::get(&app.store, tenant, &p.campaign_id).await {
-        Ok(c) => c,
-        Err(Error::NotFound(_)) => return Ok(()),
-        Err(e) => return Err(e),
-    };
-    if !tax_form::may_apply(campaign.tax_form.as_ref()) {
-        return Ok(());
-    }
-    let (a, paid) = tokio::join!(
-        affiliates::get(&app.store, tenant, &p.affiliate_id),
-        paid_this_year(app, tenant, p, now)
-    );
-    let a = a?;
-    let payment = Payment {
-        setting: campaign.tax_form.as_ref(),
-        form: a.tax_form.as_ref(),
-        paid_this_year: paid?,
-        amount: p.amount,
-    };
-    tax_form::check(&payment, p.status.as_str())
 }

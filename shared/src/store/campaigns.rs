@@ -144,6 +144,17 @@ pub async fn replace(
     write(store, tenant, c, Some(&when), &updated).await
 }
 
+/// The tenant's campaigns among `ids` (each once, at most 100), in one
+/// BatchGetItem; another tenant's are left out.
+pub async fn get_each(store: &Store, tenant: &Tenant, ids: &[&str]) -> Result<Vec<Campaign>> {
+    let distinct: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    let keys: Vec<(String, String)> = distinct
+        .into_iter()
+        .map(|id| (id.to_string(), RECORD_SK.to_string()))
+        .collect();
+    store.batch_get_owned(&keys, &tenant.key()).await
+}
+
 /// The tenant's campaigns, newest first.
 pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<Page<Campaign>> {
     let q = ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Campaign));

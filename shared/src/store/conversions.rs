@@ -302,6 +302,18 @@ fn payout_members_query(tenant: &Tenant, payout_id: &str) -> ListQuery {
     q
 }
 
+/// The cursor of the list's page that starts after `c`.
+pub fn cursor_after(
+    tenant: &Tenant,
+    f: &ConversionFilter,
+    c: &Conversion,
+) -> Result<Option<String>> {
+    Ok(crate::store::page::cursor_after(
+        &list_query(tenant, f),
+        &item(tenant, c)?,
+    ))
+}
+
 /// The tenant's conversions, newest first by `occurredAt`.
 pub async fn list(
     store: &Store,

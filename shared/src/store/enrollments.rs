@@ -56,9 +56,10 @@ pub async fn commit(
     }
     match store.transact(tx).await {
         Ok(()) => Ok(Enrolled::Stored),
+        // The record first: an import row written before also holds its guards.
+        Err(err) if err.failed(Write::Record) => Ok(Enrolled::Exists),
         Err(err) if err.failed(Write::EmailGuard) => Ok(Enrolled::EmailTaken),
         Err(err) if err.failed(Write::CodeGuard) => Ok(Enrolled::CodeTaken),
-        Err(err) if err.failed(Write::Record) => Ok(Enrolled::Exists),
         Err(err) => Err(err.into_error()),
     }
 }

@@ -238,6 +238,12 @@ impl ListQuery {
     }
 }
 
+/// The cursor of the page that starts after `item`, a record of `q`'s list
+/// (for a reader that stops within a page).
+pub fn cursor_after(q: &ListQuery, item: &Item) -> Option<String> {
+    encode_cursor(q, item)
+}
+
 /// A cursor holds what the query cannot derive: the last record's table
 /// keys (through an index: its `sk`, and its `pk` unless the list names it)
 /// and its sort position, with a fingerprint of the list: its index,
