@@ -25,6 +25,7 @@ const FUNCTIONS: &[&str] = &[
     "payouts",
     "portal",
     "public",
+    "reports",
     "webhooks",
     "invoices",
     "payout-job",
