@@ -215,9 +215,7 @@ struct Stats {
     /// Per status and currency.
     by_status: Vec<Group>,
     /// With `series=day`: every UTC day of the period, oldest first, with its clicks and
-    /// figures. Absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(required = false)]
+    /// figures; null otherwise.
     series: Option<Vec<Day>>,
 }
 

@@ -147,7 +147,7 @@ impl FromQuery for ExportQuery {
         ("campaign_id" = Option<String>, Query, description = "As the list."),
         ("payout_id" = Option<String>, Query, description = "As the list."),
         ("status" = Option<shared::domain::conversion::ConversionStatus>, Query, description = "As the list."),
-        ("currency" = Option<String>, Query, description = "As the list."),
+        ("currency" = Option<shared::money::Currency>, Query, description = "As the list (ISO 4217, any letter case)."),
         ("min_amount" = Option<f64>, Query, description = "As the list."),
         ("max_amount" = Option<f64>, Query, description = "As the list."),
         ("risk_level" = Option<shared::domain::risk::RiskLevel>, Query, description = "As the list."),
@@ -295,7 +295,7 @@ impl FromQuery for YearQuery {
     ),
     responses(
         (status = 200, description = "The rows.", content(
-            ([shared::domain::payments_report::Row] = "application/json"),
+            (shared::domain::payments_report::Rows = "application/json"),
             (String = "text/csv")
         ))
     )

@@ -305,6 +305,9 @@ fn derived() -> Vec<(String, Value)> {
         of::<Issue>(),
         of::<shared::domain::webhook::WebhookPayload>(),
         of::<shared::domain::commission_tiers::TierChangeView<'static>>(),
+        // Named only by query parameters.
+        of::<shared::domain::tax_form::TaxFormFilter>(),
+        of::<shared::domain::summary::SeriesBy>(),
     ]
 }
 

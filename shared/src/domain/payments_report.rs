@@ -36,6 +36,24 @@ pub struct Row {
     pub tax_form_type: Option<TaxFormType>,
 }
 
+/// The whole report as the JSON answer's `data` holds it: every row at
+/// once (no paging: one row per affiliate and currency of the year).
+pub struct Rows;
+
+crate::described!(
+    Rows,
+    "PaymentsReport",
+    serde_json::json!({
+        "type": "array",
+        "description": "Every row of the year, sorted by affiliate id, then currency.",
+        "items": {"$ref": "#/components/schemas/PaymentsReportRow"},
+    }),
+    [(
+        "PaymentsReportRow",
+        serde_json::to_value(<Row as utoipa::PartialSchema>::schema()).unwrap_or_default()
+    )]
+);
+
 /// Whether the report of `year` counts `p`: PAID in that year (UTC).
 pub fn counts(p: &Payout, year: i32) -> bool {
     p.status == PayoutStatus::Paid && p.paid_at.is_some_and(|t| t.year() == year)

@@ -263,7 +263,12 @@ pub async fn get_each(
     tenant: &Tenant,
     ids: &[&str],
 ) -> Result<std::collections::HashMap<String, Affiliate>> {
-    let distinct: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    // An id of no affiliate's shape names none (and is no key to read).
+    let distinct: std::collections::BTreeSet<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| ids::is_valid(IdKind::Affiliate, id))
+        .collect();
     let distinct: Vec<&str> = distinct.into_iter().collect();
     let mut found = std::collections::HashMap::new();
     for chunk in distinct.chunks(100) {

@@ -145,9 +145,15 @@ pub async fn replace(
 }
 
 /// The tenant's campaigns among `ids` (each once, at most 100), in one
-/// BatchGetItem; another tenant's are left out.
+/// BatchGetItem; another tenant's, and ids of no campaign's shape, are left
+/// out.
 pub async fn get_each(store: &Store, tenant: &Tenant, ids: &[&str]) -> Result<Vec<Campaign>> {
-    let distinct: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    // An id of no campaign's shape names none (and is no key to read).
+    let distinct: std::collections::BTreeSet<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| crate::ids::is_valid(crate::ids::IdKind::Campaign, id))
+        .collect();
     let keys: Vec<(String, String)> = distinct
         .into_iter()
         .map(|id| (id.to_string(), RECORD_SK.to_string()))
