@@ -136,8 +136,11 @@ DOCUMENTED_IN_WORDS = {
     ("summarizeConversions", "to", "invalid_combination"),
     ("summarizeConversions", "to", "too_big"),
     ("getPortalStats", "series", "invalid_combination"),
-    # an export's window spans at most 366 days
+    # an export's window spans at most 366 days; its filters are the list's
     ("exportConversions", "to", "too_big"),
+    ("exportConversions", "min_amount", "invalid_range"),
+    ("exportConversions", "min_amount", "invalid_number"),
+    ("exportConversions", "max_amount", "invalid_number"),
     # a manual adjustment's amount: not 0, exact to its currency's minor unit
     ("createAffiliateAdjustment", "amount", "invalid_value"),
     # commission rules and overrides, described in words (docs/commissions.md):

@@ -412,7 +412,7 @@ struct TaxFormFile(Vec<u8>);
     operation_id = "uploadPortalTaxForm",
     tag = "Portal",
     security(("portalToken" = [])),
-    request_body(content = TaxFormFile, content_type = "application/pdf", description = "The PDF's bytes (its type is read from them; any `Content-Type` is accepted)."),
+    request_body(content = TaxFormFile, content_type = "application/octet-stream", description = "The PDF's bytes (its type is read from them, so any `Content-Type` is accepted: `application/pdf` as well)."),
     params(("formType" = shared::domain::tax_form::TaxFormType, Query, description = "The form's type (any letter case).")),
     responses((status = 200, description = "The form as recorded.", body = shared::domain::tax_form::TaxFormView))
 )]
