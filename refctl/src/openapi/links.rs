@@ -33,6 +33,20 @@ const RECORDS: [&str; 11] = [
     "session",
 ];
 
+/// Reports, imports and files: they read or bring in records in bulk (or
+/// serve a file) and give nothing to act on next, so they are neither linked
+/// to nor from; walks (a client's, the stateful fuzzer's) stay on the
+/// records' lifecycles.
+const LEAVES: [&str; 7] = [
+    "listReferrals",
+    "exportConversions",
+    "getPaymentsReport",
+    "importAffiliates",
+    "importReferrals",
+    "getAffiliateTaxForm",
+    "uploadPortalTaxForm",
+];
+
 /// Body fields that take another field's value under another name.
 const ALIASES: [(&str, &str); 2] = [("code", "affiliateCode"), ("code", "ref")];
 
@@ -52,6 +66,9 @@ pub fn complete(paths: &mut Value, schemas: &Value) {
                 continue;
             }
             let own = op["operationId"].as_str().unwrap_or_default().to_string();
+            if LEAVES.contains(&own.as_str()) {
+                continue;
+            }
             let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
                 continue;
             };
@@ -93,7 +110,8 @@ fn takers(paths: &Value, schemas: &Value) -> Vec<Taker> {
     let mut out = Vec::new();
     for (path, item) in paths.as_object().into_iter().flatten() {
         for (method, op) in item.as_object().into_iter().flatten() {
-            if method == "parameters" {
+            let id = op["operationId"].as_str().unwrap_or_default();
+            if method == "parameters" || LEAVES.contains(&id) {
                 continue;
             }
             let query = op["parameters"]
@@ -109,7 +127,7 @@ fn takers(paths: &Value, schemas: &Value) -> Vec<Taker> {
                 .map(|r| body_fields(r, schemas))
                 .unwrap_or_default();
             out.push(Taker {
-                operation_id: op["operationId"].as_str().unwrap_or_default().to_string(),
+                operation_id: id.to_string(),
                 path_resource: path.contains("{id}").then(|| resource_of(path)),
                 query,
                 body,

@@ -37,6 +37,7 @@ pub mod signup;
 pub mod status;
 pub mod summary;
 pub mod tax_form;
+pub mod tax_hold;
 pub mod tenant;
 pub mod tracking;
 pub mod webhook;

@@ -11,6 +11,7 @@ use crate::app::App;
 use crate::domain::affiliate::Affiliate;
 use crate::domain::payout::{Payout, PayoutStatus};
 use crate::domain::tax_form::{self, TaxForm, TaxFormSetting, TaxFormType};
+use crate::domain::tax_hold;
 use crate::domain::tenant::Tenant;
 use crate::error::{Error, Result};
 use crate::retry;
@@ -64,7 +65,7 @@ pub async fn file(app: &App, tenant: &Tenant, affiliate_id: &str) -> Result<(Tax
 
 /// The payouts among `asked` that wait for their affiliate's tax form, with
 /// their refusal (409 INVALID_STATE), decided together so payouts asked at
-/// once count towards each other (`domain::tax_form::held`). Only open
+/// once count towards each other (`domain::tax_hold::held`). Only open
 /// payouts are judged (a paid or closed one is left to its transition's own
 /// answer). Costs one BatchGetItem of their campaigns; only for a campaign
 /// that requires a form, its affiliates (batch reads) and each one's
@@ -116,7 +117,7 @@ pub async fn holds(
             .collect();
         let form = found.get(*a).and_then(|x| x.tax_form.as_ref());
         let setting = requiring.get(&theirs[0].campaign_id);
-        let waits = tax_form::held(setting, form, history, &theirs, now.year());
+        let waits = tax_hold::held(setting, form, history, &theirs, now.year());
         for (p, w) in theirs.iter().zip(waits) {
             if w {
                 refused.insert(p.id.clone(), tax_form::refusal(p.status.as_str()));
