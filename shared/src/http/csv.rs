@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::domain::import::MAX_ROWS;
 use crate::error::Error;
 
 /// The media type of CSV answers and bodies.
@@ -12,8 +13,6 @@ pub const CSV: &str = "text/csv; charset=utf-8";
 
 /// The largest row of an import (its CSV line, or its JSON element).
 pub const MAX_ROW_BYTES: usize = 64 * 1024;
-/// Rows read past this many are counted, not parsed.
-pub use crate::domain::import::MAX_ROWS as MAX_ROWS_READ;
 
 /// The columns of `T`: its schema's properties in order, an object of fixed
 /// properties flattened as `parent.child`; free-form objects (metadata) and
@@ -161,7 +160,8 @@ pub fn csv_rows(bytes: &[u8]) -> Result<Vec<Result<Value, Error>>, Error> {
     let mut rows = Vec::new();
     for (i, record) in reader.records().enumerate() {
         let record = record.map_err(bad)?;
-        if rows.len() >= MAX_ROWS_READ {
+        // Past an import's most, rows are counted, not parsed.
+        if rows.len() >= MAX_ROWS {
             // Counted, not read: the whole body is refused anyway.
             rows.push(Ok(Value::Null));
             continue;

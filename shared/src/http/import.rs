@@ -1,4 +1,4 @@
-//! Import bodies: 1-[`MAX_IMPORT_ROWS`] rows as a JSON array of objects, or
+//! Import bodies: 1-[`MAX_ROWS`] rows as a JSON array of objects, or
 //! as CSV with a header row (each line an object of the header's names),
 //! each row read by the same type and rules as the single-record route's
 //! body.
@@ -8,12 +8,10 @@ use serde_json::Value;
 
 use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::affiliate::NewAffiliate;
-use crate::domain::import::{AffiliateRow, ReferralRow};
+use crate::domain::import::{AffiliateRow, ReferralRow, MAX_ROWS};
 use crate::error::Error;
 use crate::http::{body, csv};
 
-/// The most rows an import takes.
-pub use crate::domain::import::MAX_ROWS as MAX_IMPORT_ROWS;
 /// The largest import body.
 pub const MAX_IMPORT_BYTES: usize = 5 * 1024 * 1024;
 
@@ -69,7 +67,7 @@ impl FromRow for AffiliateRow {
 /// One row of an import: its 0-based index and what it read as (or why not).
 pub type ImportRow<T> = (usize, Result<T, Error>);
 
-/// An import's body: 1-[`MAX_IMPORT_ROWS`] rows, as a JSON array of objects
+/// An import's body: 1-[`MAX_ROWS`] rows, as a JSON array of objects
 /// or as `text/csv` with a header row naming the fields (an empty cell is an
 /// absent field). Each row is judged on its own; a body that is none of
 /// these, or has no row or too many, is refused whole (400).
@@ -101,11 +99,11 @@ impl<T: FromRow, S: Send + Sync> FromRequest<S> for Import<T> {
                 "Content-Type must be application/json (an array of rows) or text/csv (a header row, then one row per line)".into(),
             ));
         };
-        if rows.is_empty() || rows.len() > MAX_IMPORT_ROWS {
+        if rows.is_empty() || rows.len() > MAX_ROWS {
             return Err(Error::invalid(
                 &[],
                 "invalid_length",
-                format!("an import takes 1-{MAX_IMPORT_ROWS} rows"),
+                format!("an import takes 1-{MAX_ROWS} rows"),
             ));
         }
         let judged = rows
