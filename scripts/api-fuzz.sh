@@ -16,11 +16,15 @@
 # Environment: DYNAMODB_ENDPOINT / S3_ENDPOINT (default: the test stack on
 # 127.0.0.1:18000 / 19000); FUZZ_PHASES (default examples,coverage,fuzzing,stateful);
 # FUZZ_MIN_LINKS (default 90) is the fewest described links the stateful
-# phase must follow; FUZZ_MAX_EXAMPLES (default 36) bounds the examples
-# per operation and phase; generation is derandomized (`--generation-deterministic`,
-# Hypothesis's derandomize), so a run repeats the last one; FUZZ_WORKERS
-# (default 1) runs the examples, coverage and fuzzing phases' operations that many at
-# a time (the stateful phase is one sequence); FUZZ_KEEP=1 keeps
+# runs must follow together; FUZZ_STATEFUL_RUNS (default 3) is how many
+# stateful runs there are (seeds 1..N, so each repeats itself as far as the
+# answers allow); the examples per operation (36) and the scenarios of a
+# stateful run (120) are bounded in scripts/schemathesis.toml
+# (FUZZ_MAX_EXAMPLES, when set, overrides both: schemathesis's command line
+# wins over every phase's setting); the examples, coverage and fuzzing
+# phases are derandomized there, so they repeat the last run; FUZZ_WORKERS
+# (default 1) runs those phases' operations that many at a time (a stateful
+# run is one sequence); FUZZ_KEEP=1 keeps
 # the work directory (reports, server log, generated client).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,8 +34,8 @@ export DYNAMODB_ENDPOINT=${DYNAMODB_ENDPOINT:-http://127.0.0.1:${TEST_DDB_PORT:-
 export S3_ENDPOINT=${S3_ENDPOINT:-http://127.0.0.1:${TEST_S3_PORT:-19000}}
 VENV=$ROOT/.local/venv
 REFCTL=${CARGO_TARGET_DIR:-$ROOT/target}/debug/refctl
-MAX_EXAMPLES=${FUZZ_MAX_EXAMPLES:-36}
 MIN_LINKS=${FUZZ_MIN_LINKS:-90}
+STATEFUL_RUNS=${FUZZ_STATEFUL_RUNS:-3}
 # The coverage phase walks every enum value and boundary of every operation
 # (the 170 currency codes among them): about a minute on an empty test
 # stack (on one that holds the integration tests' data, the other phases
@@ -128,31 +132,54 @@ result() { # NAME RC
 }
 
 # ------------------------------------------------------------- schemathesis
-t0=$SECONDS
-rc=0
-(cd "$WORK" && PYTHONPATH="$ROOT/scripts" SCHEMATHESIS_HOOKS=fuzz_hooks "$VENV/bin/schemathesis" \
-  --config-file "$ROOT/scripts/schemathesis.toml" run "$ROOT/docs/openapi.json" \
-  --url "$BASE" \
-  --checks all \
-  --phases "$PHASES" \
-  --max-examples "$MAX_EXAMPLES" \
-  --generation-deterministic \
-  --workers "$WORKERS" \
-  --request-timeout 90 \
-  --no-color \
-  --report junit --report-dir "$WORK/report") 2>&1 | tee "$WORK/schemathesis.log" || rc=$?
-say "schemathesis took $((SECONDS - t0))s"
-result schemathesis "$rc"
+# One schemathesis run: RUN_NAME PHASES [ARGS...]; its output goes to
+# $WORK/RUN_NAME.log, its event log to $WORK/report/RUN_NAME.ndjson.
+fuzz() {
+  local name=$1 phases=$2
+  shift 2
+  (cd "$WORK" && PYTHONPATH="$ROOT/scripts" SCHEMATHESIS_HOOKS=fuzz_hooks "$VENV/bin/schemathesis" \
+    --config-file "$ROOT/scripts/schemathesis.toml" run "$ROOT/docs/openapi.json" \
+    --url "$BASE" \
+    --checks all \
+    --phases "$phases" \
+    ${FUZZ_MAX_EXAMPLES:+--max-examples "$FUZZ_MAX_EXAMPLES"} \
+    --workers "$WORKERS" \
+    --request-timeout 90 \
+    --no-color \
+    "$@" \
+    --report junit,ndjson --report-dir "$WORK/report" \
+    --report-junit-path "$WORK/report/$name.xml" \
+    --report-ndjson-path "$WORK/report/$name.ndjson") 2>&1 | tee "$WORK/$name.log"
+}
 
-# The stateful phase must walk the described links (create -> act -> read)
-# for every kind of record, not stop after a step or two: a run that follows
-# fewer than FUZZ_MIN_LINKS of them fails. Generation is derandomized, so
-# the count is the same from run to run on one description.
-links=$(sed -n 's/.*API Links: *\([0-9]*\) covered.*/\1/p' "$WORK/schemathesis.log" | tail -1)
+t0=$SECONDS
+unit=$(tr ',' '\n' <<<"$PHASES" | grep -vx stateful | paste -sd, -)
+if [[ -n $unit ]]; then
+  rc=0
+  fuzz phases "$unit" || rc=$?
+  result "schemathesis ($unit)" "$rc"
+fi
+
+# The stateful phase walks the described links (create -> act -> read). A
+# walk ends for good at the first replay that draws differently from the
+# last time (Hypothesis's "inconsistent data generation"), and against a
+# live API that happens early and at a point that varies with the answers
+# (ids, times, what earlier runs created). So it runs STATEFUL_RUNS times,
+# each with its own seed, and the links followed are counted over all of
+# them: fewer than FUZZ_MIN_LINKS fails.
 if [[ ",$PHASES," == *,stateful,* ]]; then
-  say "stateful links followed: ${links:-none} (at least $MIN_LINKS)"
+  logs=()
+  for seed in $(seq "$STATEFUL_RUNS"); do
+    rc=0
+    fuzz "stateful-$seed" stateful --seed "$seed" || rc=$?
+    result "schemathesis (stateful, seed $seed)" "$rc"
+    logs+=("$WORK/report/stateful-$seed.ndjson")
+  done
+  links=$("$VENV/bin/python" scripts/fuzz_links.py "${logs[@]}")
+  say "stateful links followed: ${links:-none} over $STATEFUL_RUNS runs (at least $MIN_LINKS)"
   result "stateful phase follows at least $MIN_LINKS links" "$(( ${links:-0} >= MIN_LINKS ? 0 : 1 ))"
 fi
+say "schemathesis took $((SECONDS - t0))s"
 
 # ------------------------------------------------- generated Python client
 t0=$SECONDS
