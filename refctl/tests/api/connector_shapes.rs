@@ -218,6 +218,51 @@ async fn a_payment_intent_posted_back_and_its_current_invoice_count_once() {
     outcome_of(&i, &invoice_payment(&inv, &pi)).await;
     let again = postback(&pi).await;
     assert_eq!((again.status, &again.data()["id"]), (200, &recorded));
+    // The invoice, then the merchant's postback, then the link (the seconds
+    // between an invoice and its link): recorded twice until the link, which
+    // keeps the postback's conversion (it holds the payment intent refunds
+    // name) and reverses the invoice's, so the payment earns once.
+    let (inv, pi, ch) = (fresh("in_"), fresh("pi_"), fresh("ch_"));
+    let r = stripe(
+        id(&i),
+        &event(
+            "invoice.paid",
+            current_invoice(&inv, &fresh("cus_"), Some(&code)),
+        ),
+    )
+    .await;
+    let invoiced = r.data()["conversionId"].as_str().unwrap().to_string();
+    let posted = postback(&pi).await;
+    assert_eq!(posted.status, 201, "{:?}", posted.body);
+    let posted = id(posted.data()).to_string();
+    assert_ne!(posted, invoiced);
+    let linked = stripe(id(&i), &invoice_payment(&inv, &pi)).await;
+    assert_eq!(
+        (&linked.data()["outcome"], &linked.data()["conversionId"]),
+        (&json!("APPLIED"), &json!(posted)),
+        "{:?}",
+        linked.body
+    );
+    let (second, first) = (
+        conversion(&m, &invoiced).await,
+        conversion(&m, &posted).await,
+    );
+    assert_eq!(
+        (&second["status"], &first["status"]),
+        (&json!("REVERSED"), &json!("PENDING"))
+    );
+    let earned =
+        |c: &Value| c["commission"].as_f64().unwrap() - c["commissionReversed"].as_f64().unwrap();
+    assert_eq!(earned(&second) + earned(&first), 10.0);
+    // Delivered again, the link changes nothing; a refund of the charge
+    // reverses the conversion that stays.
+    outcome_of(&i, &invoice_payment(&inv, &pi)).await;
+    outcome_of(&i, &refunded_charge(&ch, &pi, 12000)).await;
+    let first = conversion(&m, &posted).await;
+    assert_eq!(
+        (&first["status"], &first["reversedAmount"]),
+        (&json!("REVERSED"), &json!(100))
+    );
 }
 
 #[tokio::test]

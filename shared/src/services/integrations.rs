@@ -14,7 +14,8 @@ use crate::auth::sealing;
 use crate::domain::account::Account;
 use crate::domain::affiliate_code::CodeOwner;
 use crate::domain::connector::{
-    self, Binding, Command, Link, Mapped, Payment, Provider, Refund, Restore, SignatureError,
+    self, Binding, Command, Link, Mapped, Payment, Provider, Refund, RefundPart, Restore,
+    SignatureError,
 };
 use crate::domain::conversion::{Conversion, ConversionType, Postback, PostbackBody};
 use crate::domain::integration::{DeliveryOutcome, Integration};
@@ -439,7 +440,11 @@ async fn apply_kept(
 /// Links a payment's other ids (a Stripe invoice's payment intent and
 /// charge) to its conversion and applies the refunds kept under them; a
 /// link of a payment not recorded yet is kept for it (IGNORED, "unknown
-/// payment"), and applied when the payment is recorded.
+/// payment"), and applied when the payment is recorded. When one of those
+/// ids holds another conversion already (the merchant posted the payment
+/// back under its payment intent between the invoice and its link), the
+/// payment was recorded twice: the postback's conversion stays (refunds and
+/// disputes name the ids it holds) and the invoice's is reversed in full.
 async fn link(
     app: &App,
     tenant: &Tenant,
@@ -456,9 +461,14 @@ async fn link(
         // this one: this links it.
         conversion = conversions::claimed_by(store, tenant, &l.payment_id).await?;
     }
-    let Some(id) = conversion else {
+    let Some(mut id) = conversion else {
         return Ok((None, Some("unknown payment".into())));
     };
+    let held = read.held.get(&l.payment_id).cloned().flatten();
+    if let Some(other) = held.filter(|other| *other != id) {
+        reverse_second_record(app, tenant, &id, &other, now).await?;
+        id = other;
+    }
     let claims: Vec<(String, String)> = l.aliases.iter().map(|a| (a.clone(), id.clone())).collect();
     let kept = claim_then_read(app, tenant, &claims, std::slice::from_ref(&l.aliases), now).await?;
     apply_kept(
@@ -471,6 +481,30 @@ async fn link(
     )
     .await?;
     Ok((Some(id), None))
+}
+
+/// Reverses in full the conversion `second` that records again the payment
+/// `first` records (nothing when it is reversed already: a link delivered
+/// again).
+async fn reverse_second_record(
+    app: &App,
+    tenant: &Tenant,
+    second: &str,
+    first: &str,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let whole = Refund {
+        payment_ids: Vec::new(),
+        part: RefundPart::Full,
+        once_key: None,
+        currency: None,
+    };
+    let reason = format!("the same payment as {first}, posted back under its payment intent");
+    retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
+        reverse_once(app, tenant, second, &whole, &reason, now)
+    })
+    .await?;
+    Ok(())
 }
 
 fn answer(
@@ -493,12 +527,16 @@ struct Prefetched {
     links: HashMap<String, Link>,
     /// The conversion each link's payment is recorded as, if it is.
     linked: HashMap<String, Option<String>>,
+    /// The conversion that holds one of each link's other ids already, if
+    /// one does (the merchant posted the payment back under it).
+    held: HashMap<String, Option<String>>,
     /// The owner of each promotion code a binding names, if active.
     promotions: HashMap<String, Option<CodeOwner>>,
 }
 
-/// Reads what `commands` read first: kept links, linked conversions and
-/// promotion-code owners (one GetItem each, all at once).
+/// Reads what `commands` read first: kept links, linked conversions, the
+/// conversions holding a link's other ids and promotion-code owners (one
+/// read each, all at once).
 async fn prefetch(app: &App, tenant: &Tenant, commands: &[Command]) -> Result<Prefetched> {
     let store = &app.store;
     let mut read = Prefetched::default();
@@ -511,7 +549,14 @@ async fn prefetch(app: &App, tenant: &Tenant, commands: &[Command]) -> Result<Pr
             _ => {}
         }
     }
-    let (l, c, o) = tokio::join!(
+    let held: Vec<&Link> = commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Link(l) => Some(l),
+            _ => None,
+        })
+        .collect();
+    let (l, c, h, o) = tokio::join!(
         futures::future::try_join_all(
             links
                 .iter()
@@ -523,6 +568,10 @@ async fn prefetch(app: &App, tenant: &Tenant, commands: &[Command]) -> Result<Pr
                 .map(|id| conversions::claimed_by(store, tenant, id))
         ),
         futures::future::try_join_all(
+            held.iter()
+                .map(|l| conversions::claimed_by_any(store, tenant, &l.aliases))
+        ),
+        futures::future::try_join_all(
             promotions
                 .iter()
                 .map(|id| promotion_codes::owner(store, tenant, id))
@@ -532,6 +581,8 @@ async fn prefetch(app: &App, tenant: &Tenant, commands: &[Command]) -> Result<Pr
         read.links.extend(link.map(|l| (id, l)));
     }
     read.linked.extend(linked.into_iter().zip(c?));
+    read.held
+        .extend(held.iter().map(|l| l.payment_id.clone()).zip(h?));
     read.promotions.extend(promotions.into_iter().zip(o?));
     Ok(read)
 }
