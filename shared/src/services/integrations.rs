@@ -604,11 +604,18 @@ async fn run(
         paid: Vec::new(),
     };
     let mut done = false;
+    let mut customer_bound = false;
     for command in commands {
         let (conversion, reason) = match command {
             Command::Record(p) => {
                 match record(app, tenant, integration, account, p, read, now).await? {
-                    Taken::Recorded { id, unclaimed, ids } => {
+                    Taken::Recorded {
+                        id,
+                        unclaimed,
+                        ids,
+                        bound,
+                    } => {
+                        customer_bound |= bound;
                         ran.aliases
                             .extend(unclaimed.into_iter().map(|a| (a, id.clone())));
                         ran.paid.push(Paid {
@@ -621,6 +628,8 @@ async fn run(
                     Taken::Skipped(reason) => (None, Some(reason)),
                 }
             }
+            // A checkout's payment recorded now bound its customer already.
+            Command::Bind(_) if customer_bound => (None, None),
             Command::Bind(b) => bind(app, tenant, integration, b, read, now).await?,
             Command::Reverse(r) => reverse(app, tenant, integration, r, now).await?,
             Command::Restore(r) => restore(app, tenant, integration, r, now).await?,
@@ -778,6 +787,9 @@ enum Taken {
         id: String,
         unclaimed: Vec<String>,
         ids: Vec<String>,
+        /// Recorded now and attributed: its customer is bound as a
+        /// payment binds it.
+        bound: bool,
     },
     /// Nothing of this tenant's to do, and why.
     Skipped(String),
@@ -828,6 +840,7 @@ async fn record(
     .await;
     match recorded {
         Ok(postback::Recorded::Created(c)) => Ok(Taken::Recorded {
+            bound: c.affiliate_id.is_some(),
             id: c.id,
             unclaimed: Vec::new(),
             ids,
@@ -843,6 +856,7 @@ async fn record(
             },
             id: c.id,
             ids,
+            bound: false,
         }),
         // Its id is another account's or mode's: nothing here to retry.
         Err(Error::AlreadyExists(_)) => Ok(Taken::Skipped(

@@ -249,13 +249,13 @@ fn checkout_completed(session: &Value, created: Option<i64>, succeeded: bool) ->
         .and_then(|d| text_at(d, "email"))
         .or_else(|| text_at(session, "customer_email"));
     let customer_id = id_at(session, "customer");
-    let mut commands = vec![Command::Bind(Binding {
+    let bind = Command::Bind(Binding {
         referral: hint,
         by_promotion,
         customer_id: customer_id.clone(),
         customer_email: customer_email.clone(),
         payment_id: id_at(session, "invoice"),
-    })];
+    });
     // Sessions before the field was sent were paid when completed.
     let paid = succeeded || text_at(session, "payment_status").is_none_or(|s| s == "paid");
     let one_off = text_at(session, "mode").as_deref() == Some("payment");
@@ -263,6 +263,7 @@ fn checkout_completed(session: &Value, created: Option<i64>, succeeded: bool) ->
         Ok(untaxed) => untaxed,
         Err(reason) => return ignored(reason),
     };
+    let mut commands = Vec::new();
     if let (true, Some(currency), Some(pi), Some(occurred_at)) = (
         paid && one_off && untaxed > 0,
         currency_at(session, "currency"),
@@ -283,6 +284,9 @@ fn checkout_completed(session: &Value, created: Option<i64>, succeeded: bool) ->
             product: metadata_product(session),
         }));
     }
+    // The binding comes after the payment: a payment recorded and
+    // attributed binds its customer itself, and the binding is then left.
+    commands.push(bind);
     Outcome::Apply(commands)
 }
 

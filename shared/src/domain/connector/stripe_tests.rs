@@ -261,11 +261,11 @@ fn delayed_checkout_payments_record_when_they_succeed() {
             "no_payment_required",
             vec!["bind"],
         ),
-        ("checkout.session.completed", "paid", vec!["bind", "record"]),
+        ("checkout.session.completed", "paid", vec!["record", "bind"]),
         (
             "checkout.session.async_payment_succeeded",
             "paid",
-            vec!["bind", "record"],
+            vec!["record", "bind"],
         ),
         (
             "checkout.session.async_payment_failed",
@@ -289,7 +289,7 @@ fn delayed_checkout_payments_record_when_they_succeed() {
     let Outcome::Apply(cmds) = m.outcome else {
         panic!()
     };
-    let Command::Record(p) = &cmds[1] else {
+    let Command::Record(p) = &cmds[0] else {
         panic!("{cmds:?}")
     };
     assert_eq!(p.amount.to_string(), "20.00");
@@ -366,7 +366,7 @@ fn checkouts_bind_the_referral_and_one_off_payments_are_recorded() {
     let Outcome::Apply(cmds) = m.outcome else {
         panic!()
     };
-    let [Command::Bind(_), Command::Record(p)] = cmds.as_slice() else {
+    let [Command::Record(p), Command::Bind(_)] = cmds.as_slice() else {
         panic!("{cmds:?}")
     };
     assert_eq!(
@@ -384,7 +384,7 @@ fn checkouts_bind_the_referral_and_one_off_payments_are_recorded() {
     none["metadata"] = json!({"referral": "AFF10"});
     let m = map(&event("checkout.session.completed", none)).unwrap();
     assert!(
-        matches!(m.outcome, Outcome::Apply(c) if matches!(&c[0], Command::Bind(b) if b.referral == "AFF10"))
+        matches!(m.outcome, Outcome::Apply(c) if matches!(c.last(), Some(Command::Bind(b)) if b.referral == "AFF10"))
     );
 }
 
