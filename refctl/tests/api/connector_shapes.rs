@@ -181,6 +181,17 @@ async fn a_current_invoice_its_payment_and_its_refund_meet_in_any_order() {
     }
 }
 
+/// A current `invoice.paid` of `inv` referred by `code`: the conversion
+/// it records.
+async fn invoice_paid(i: &Value, inv: &str, code: &str) -> String {
+    let paid = current_invoice(inv, &fresh("cus_"), Some(code));
+    let r = stripe(id(i), &event("invoice.paid", paid)).await;
+    let recorded = r.data()["conversionId"].as_str();
+    recorded
+        .unwrap_or_else(|| panic!("{:?}", r.body))
+        .to_string()
+}
+
 #[tokio::test]
 async fn a_payment_intent_posted_back_and_its_current_invoice_count_once() {
     let (m, _, code, _, i) = programme().await;
@@ -206,15 +217,7 @@ async fn a_payment_intent_posted_back_and_its_current_invoice_count_once() {
     assert_eq!(r.data()["conversionId"], first.data()["id"], "{:?}", r.body);
     // The invoice, then its link, then the merchant's postback: replayed.
     let (inv, pi) = (fresh("in_"), fresh("pi_"));
-    let r = stripe(
-        id(&i),
-        &event(
-            "invoice.paid",
-            current_invoice(&inv, &fresh("cus_"), Some(&code)),
-        ),
-    )
-    .await;
-    let recorded = r.data()["conversionId"].clone();
+    let recorded = json!(invoice_paid(&i, &inv, &code).await);
     outcome_of(&i, &invoice_payment(&inv, &pi)).await;
     let again = postback(&pi).await;
     assert_eq!((again.status, &again.data()["id"]), (200, &recorded));
@@ -223,15 +226,7 @@ async fn a_payment_intent_posted_back_and_its_current_invoice_count_once() {
     // keeps the postback's conversion (it holds the payment intent refunds
     // name) and reverses the invoice's, so the payment earns once.
     let (inv, pi, ch) = (fresh("in_"), fresh("pi_"), fresh("ch_"));
-    let r = stripe(
-        id(&i),
-        &event(
-            "invoice.paid",
-            current_invoice(&inv, &fresh("cus_"), Some(&code)),
-        ),
-    )
-    .await;
-    let invoiced = r.data()["conversionId"].as_str().unwrap().to_string();
+    let invoiced = invoice_paid(&i, &inv, &code).await;
     let posted = postback(&pi).await;
     assert_eq!(posted.status, 201, "{:?}", posted.body);
     let posted = id(posted.data()).to_string();
