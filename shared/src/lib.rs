@@ -5,31 +5,29 @@ pub mod app;
 pub mod auth;
 pub mod client_ip;
 pub mod config;
-pub mod domain;
-mod enums;
-pub mod error;
 pub mod http;
-pub mod ids;
-pub mod issue;
 pub mod lambda;
 pub mod lookups;
-pub mod money;
-pub mod patch;
 #[cfg(feature = "files")]
 pub mod payouts;
 pub mod rails;
 pub mod rate_limit;
 pub mod retry;
-pub mod schema;
 pub mod sdk;
 pub mod services;
+pub mod storage_error;
 pub mod store;
-pub mod timestamp;
 pub mod tls;
-pub mod validation;
-pub mod webhook_schedule;
 pub mod webhook_settings;
-pub mod webhook_signature;
 pub mod webhooks;
 
-pub use error::{Error, ErrorCode};
+// The domain crate, under the paths the rest of this crate has always used.
+pub use ::domain::{described, limits, Error, ErrorCode};
+pub use ::domain::{
+    error, ids, issue, money, patch, schema, timestamp, validation, webhook_schedule,
+    webhook_signature,
+};
+/// The domain's records and rules (the `domain` crate).
+pub mod domain {
+    pub use ::domain::*;
+}

@@ -9,8 +9,8 @@ use shared::domain::adjustment::{AdjustmentView, NewAdjustment};
 use shared::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
 use shared::domain::payout_rail::OnboardingLink;
 use shared::domain::promotion_code::{NewPromotionCode, PromotionCodeView};
-use shared::error::Result;
 use shared::http::idempotency::REPLAYED;
+use shared::http::Answer;
 use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, PathIds, Reply};
 use shared::routes;
 use shared::services::adjustments::{self, Booked};
@@ -61,7 +61,7 @@ async fn create_adjustment(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<NewAdjustment>,
-) -> Result<Reply> {
+) -> Answer {
     match adjustments::create(&app.store, m.tenant(), &id, body).await? {
         Booked::Created(a) => Reply::created(AdjustmentView::from(&a)),
         Booked::Replayed(a) => Ok(Reply::ok(AdjustmentView::from(&a))?.header(REPLAYED, "true")),
@@ -88,7 +88,7 @@ async fn list_adjustments(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = adjustments::list(&app.store, m.tenant(), &id, &page).await?;
     Reply::list_with(&found, AdjustmentView::from, &page)
 }
@@ -118,7 +118,7 @@ async fn create_promotion_code(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<NewPromotionCode>,
-) -> Result<Reply> {
+) -> Answer {
     let p = promotion_codes::create(&app, m.tenant(), &id, &body).await?;
     Reply::created(PromotionCodeView::from(&p))
 }
@@ -141,7 +141,7 @@ async fn list_promotion_codes(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let codes = promotion_codes::list(&app, m.tenant(), &id, &page).await?;
     Reply::list_with(&codes, PromotionCodeView::from, &page)
 }
@@ -167,7 +167,7 @@ async fn deactivate_promotion_code(
     m: Merchant,
     State(app): State<Arc<App>>,
     PathIds(id, code_id): PathIds,
-) -> Result<Reply> {
+) -> Answer {
     let p = promotion_codes::deactivate(&app, m.tenant(), &id, &code_id).await?;
     Reply::ok(PromotionCodeView::from(&p))
 }
@@ -195,7 +195,7 @@ async fn portal_session(
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
     Json(body): Json<shared::domain::portal::NewPortalSession>,
-) -> Result<Reply> {
+) -> Answer {
     let now = timestamp::now();
     let s = portal_sessions::open_session(&app, m.tenant(), &id, &body, &base, now).await?;
     Reply::created(s)
@@ -224,7 +224,7 @@ async fn payout_account(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
-) -> Result<Reply> {
+) -> Answer {
     let affiliate = affiliates::get(&app.store, m.tenant(), &id).await?;
     let back = payout_accounts::Return::portal(&base, &m.tenant().account_id);
     let link =
@@ -256,7 +256,7 @@ async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<AffiliateFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = affiliates::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, AffiliateView::from, &page)
 }
@@ -282,7 +282,7 @@ async fn create(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(input): Json<NewAffiliate>,
-) -> Result<Reply> {
+) -> Answer {
     let affiliate = enrollments::add(&app.store, m.tenant(), input).await?;
     Reply::created(AffiliateView::from(&affiliate))
 }
@@ -300,7 +300,7 @@ async fn create(
         (status = 200, description = "The affiliate.", body = shared::domain::affiliate::AffiliateView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let affiliate = affiliates::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(AffiliateView::from(&affiliate))
 }
@@ -328,7 +328,7 @@ async fn update(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(patch): Json<AffiliatePatch>,
-) -> Result<Reply> {
+) -> Answer {
     let updated = edits::affiliate(&app.store, m.tenant(), &id, &patch).await?;
     promotion_codes::follow_status(&app, m.tenant(), &updated).await?;
     Reply::ok(AffiliateView::from(&updated))

@@ -9,7 +9,7 @@ use shared::domain::application::{
     AcceptApplication, ApplicationView, BulkAccept, BulkAcceptView, BulkFailure, Decision,
     RejectApplication,
 };
-use shared::error::Result;
+use shared::http::Answer;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
 use shared::services::applications as decisions;
@@ -48,7 +48,7 @@ async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<ApplicationFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = applications::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, ApplicationView::from, &page)
 }
@@ -65,7 +65,7 @@ async fn list(
         (status = 200, description = "The application.", body = shared::domain::application::ApplicationView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let application = applications::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(ApplicationView::from(&application))
 }
@@ -91,7 +91,7 @@ async fn accept(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(AcceptApplication {}): Json<AcceptApplication>,
-) -> Result<Reply> {
+) -> Answer {
     let application = decisions::decide(&app.store, m.tenant(), &id, &Decision::Accept).await?;
     Reply::ok(ApplicationView::from(&application))
 }
@@ -116,7 +116,7 @@ async fn reject(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<RejectApplication>,
-) -> Result<Reply> {
+) -> Answer {
     let decision = body.into_decision()?;
     let application = decisions::decide(&app.store, m.tenant(), &id, &decision).await?;
     Reply::ok(ApplicationView::from(&application))
@@ -140,7 +140,7 @@ async fn bulk_accept(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(body): Json<BulkAccept>,
-) -> Result<Reply> {
+) -> Answer {
     let ids = body.ids()?;
     let results = decisions::bulk_accept(&app.store, m.tenant(), ids).await?;
     let mut view = BulkAcceptView {

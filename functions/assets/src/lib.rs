@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::extract::State;
 use shared::app::App;
 use shared::domain::asset::{AssetPatch, AssetView, NewSwipeCopy};
-use shared::error::Result;
+use shared::http::Answer;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
 use shared::services::{creates, edits};
@@ -38,7 +38,7 @@ async fn create_swipe_copy(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(input): Json<NewSwipeCopy>,
-) -> Result<Reply> {
+) -> Answer {
     let asset = creates::swipe_copy(&app.store, m.tenant(), input).await?;
     Reply::created(AssetView::from(&asset))
 }
@@ -66,7 +66,7 @@ async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<AssetFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = assets::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, AssetView::from, &page)
 }
@@ -83,7 +83,7 @@ async fn list(
         (status = 200, description = "The asset.", body = shared::domain::asset::AssetView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let asset = assets::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(AssetView::from(&asset))
 }
@@ -109,7 +109,7 @@ async fn update(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(patch): Json<AssetPatch>,
-) -> Result<Reply> {
+) -> Answer {
     let updated = edits::asset(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(AssetView::from(&updated))
 }
@@ -129,7 +129,7 @@ async fn update(
         (status = 409, description = "Conflict")
     )
 )]
-async fn archive(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn archive(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let asset = edits::archive_asset(&app.store, m.tenant(), &id).await?;
     Reply::ok(AssetView::from(&asset))
 }

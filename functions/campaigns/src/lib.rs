@@ -6,7 +6,7 @@ use axum::extract::State;
 use shared::app::App;
 use shared::domain::campaign::{CampaignPatch, CampaignView, NewCampaign};
 use shared::domain::commission_plan::{PreviewBody, PreviewView};
-use shared::error::Result;
+use shared::http::Answer;
 use shared::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
 use shared::routes;
 use shared::services::{commission_preview, creates, edits};
@@ -42,7 +42,7 @@ async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = campaigns::list(&app.store, m.tenant(), &page).await?;
     Reply::list_with(&found, CampaignView::from, &page)
 }
@@ -64,7 +64,7 @@ async fn create(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(input): Json<NewCampaign>,
-) -> Result<Reply> {
+) -> Answer {
     let campaign = creates::campaign(&app.store, m.tenant(), input).await?;
     Reply::created(CampaignView::from(&campaign))
 }
@@ -82,7 +82,7 @@ async fn create(
         (status = 200, description = "The campaign.", body = shared::domain::campaign::CampaignView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let campaign = campaigns::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(CampaignView::from(&campaign))
 }
@@ -108,7 +108,7 @@ async fn update(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(patch): Json<CampaignPatch>,
-) -> Result<Reply> {
+) -> Answer {
     let updated = edits::campaign(&app.store, m.tenant(), &id, &patch).await?;
     Reply::ok(CampaignView::from(&updated))
 }
@@ -135,7 +135,7 @@ async fn preview(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<PreviewBody>,
-) -> Result<Reply> {
+) -> Answer {
     let request = body.validate()?;
     let now = timestamp::now();
     let view = commission_preview::preview(&app.store, m.tenant(), &id, &request, now).await?;

@@ -9,7 +9,7 @@ use shared::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, Reve
 use shared::domain::postback::Quota;
 use shared::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
 use shared::domain::tenant::Mode;
-use shared::error::Result;
+use shared::http::Answer;
 use shared::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
 use shared::routes;
 use shared::services::postback::{self, Recorded};
@@ -86,7 +86,7 @@ async fn postback(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(body): Json<PostbackBody>,
-) -> Result<Reply> {
+) -> Answer {
     let now = timestamp::now();
     let input = body.validate(now)?;
     let principal = m.principal();
@@ -148,7 +148,7 @@ async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<ConversionFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = conversions::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, ConversionView::from, &page)
 }
@@ -238,7 +238,7 @@ async fn summary(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(q): Params<SummaryQuery>,
-) -> Result<Reply> {
+) -> Answer {
     let rows = rollups::read(&app.store, m.tenant(), &q.window, q.campaign_id.as_deref()).await?;
     Reply::ok(summary::summarise(
         q.period,
@@ -261,7 +261,7 @@ async fn summary(
         (status = 200, description = "The conversion.", body = shared::domain::conversion::ConversionView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let c = conversions::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(ConversionView::from(&c))
 }
@@ -299,7 +299,7 @@ async fn reverse(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<ReverseBody>,
-) -> Result<Reply> {
+) -> Answer {
     let request = body.validate()?;
     let c = reverse::reverse(&app.store, m.tenant(), &id, &request, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
@@ -329,7 +329,7 @@ async fn release(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(_): Json<ReleaseBody>,
-) -> Result<Reply> {
+) -> Answer {
     let c = holds::release(&app.store, m.tenant(), &id, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }

@@ -13,7 +13,7 @@ use shared::domain::connector::Provider;
 use shared::domain::integration::{
     DeliveryOutcome, IntegrationPatch, IntegrationView, NewIntegration,
 };
-use shared::error::Result;
+use shared::http::Answer;
 use shared::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
 use shared::rails::paypal::Transmission;
 use shared::routes;
@@ -49,7 +49,7 @@ async fn list(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = store::list(&app.store, m.tenant(), &page).await?;
     Reply::list_with(&found, |i| IntegrationView::of(i, &base), &page)
 }
@@ -78,7 +78,7 @@ async fn create(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     Json(input): Json<NewIntegration>,
-) -> Result<Reply> {
+) -> Answer {
     let integration = creates::integration(&app.store, &app.signing, m.tenant(), input).await?;
     Reply::created(IntegrationView::of(&integration, &base))
 }
@@ -100,7 +100,7 @@ async fn get(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
-) -> Result<Reply> {
+) -> Answer {
     let i = store::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
@@ -127,7 +127,7 @@ async fn update(
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
     Json(patch): Json<IntegrationPatch>,
-) -> Result<Reply> {
+) -> Answer {
     let i = edits::integration(&app.store, &app.signing, m.tenant(), &id, &patch).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
@@ -150,7 +150,7 @@ async fn delete(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
-) -> Result<Reply> {
+) -> Answer {
     let i = edits::delete_integration(&app.store, m.tenant(), &id).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
@@ -211,7 +211,7 @@ async fn receive(
     PathId(id): PathId,
     headers: HeaderMap,
     EventBody(body): EventBody,
-) -> Result<Reply> {
+) -> Answer {
     // Each provider's headers, as sent; the integration's provider picks its own.
     let delivery = receiving::Delivery {
         signatures: Provider::ALL
@@ -281,7 +281,7 @@ async fn deliveries(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let i = store::get(&app.store, m.tenant(), &id).await?;
     let found = store::deliveries(&app.store, &i.id, &page).await?;
     Reply::list_with(&found, DeliveryView::from, &page)

@@ -15,7 +15,8 @@ use shared::domain::payout_commands::{
     ApprovePayout, BatchProcess, BulkCancel, MarkPaid, RejectPayout, SettlePayout,
 };
 use shared::domain::tenant::Tenant;
-use shared::error::{Error, Result};
+use shared::error::Error;
+use shared::http::Answer;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::payouts::invoice;
 use shared::routes;
@@ -66,7 +67,7 @@ async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<PayoutFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = store_payouts::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, PayoutView::from, &page)
 }
@@ -84,7 +85,7 @@ async fn list(
         (status = 200, description = "The payout.", body = shared::domain::payout::PayoutView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let p = store_payouts::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(PayoutView::from(&p))
 }
@@ -102,17 +103,13 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
         (status = 200, description = "The invoice file, as uploaded.", headers(("Content-Disposition" = String, description = "`attachment; filename=\"…\"` (the file name with anything but `[A-Za-z0-9._-]` replaced by `_`).")))
     )
 )]
-async fn get_invoice(
-    m: Merchant,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
+async fn get_invoice(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let p = store_payouts::get(&app.store, m.tenant(), &id).await?;
     let (Some(key), Some(meta)) = (&p.invoice_key, &p.invoice) else {
-        return Err(Error::NotFound("invoice"));
+        return Err(Error::NotFound("invoice").into());
     };
     let Some((bytes, _)) = app.files().get(key).await? else {
-        return Err(Error::NotFound("invoice"));
+        return Err(Error::NotFound("invoice").into());
     };
     let content_type = invoice_content_type(&meta.content_type);
     let file_name = safe_file_name(&meta.file_name);
@@ -138,11 +135,7 @@ async fn get_invoice(
         (status = 200, description = "The tax form's PDF.", content_type = "application/pdf", headers(("Content-Disposition" = String, description = "`attachment; filename=\"<formType>-<affiliate id>.pdf\"`.")))
     )
 )]
-async fn get_tax_form(
-    m: Merchant,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
+async fn get_tax_form(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let (form, bytes) = tax_forms::file(&app, m.tenant(), &id).await?;
     let name = format!("{}-{id}.pdf", form.form_type.as_str());
     Ok(
@@ -197,7 +190,7 @@ async fn approve(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(ApprovePayout {}): Json<ApprovePayout>,
-) -> Result<Reply> {
+) -> Answer {
     let p = payouts::approve(&app, m.tenant(), &id, timestamp::now()).await?;
     Reply::ok(PayoutView::from(&p))
 }
@@ -223,7 +216,7 @@ async fn reject(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<RejectPayout>,
-) -> Result<Reply> {
+) -> Answer {
     transition(&app, m.tenant(), &id, body.into_command()?).await
 }
 
@@ -249,7 +242,7 @@ async fn mark_paid(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<MarkPaid>,
-) -> Result<Reply> {
+) -> Answer {
     transition(&app, m.tenant(), &id, body.into_command()?).await
 }
 
@@ -274,12 +267,12 @@ async fn settle(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<SettlePayout>,
-) -> Result<Reply> {
+) -> Answer {
     transition(&app, m.tenant(), &id, body.into_command()?).await
 }
 
 /// Applies one merchant command to the payout the path names.
-async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> Result<Reply> {
+async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> Answer {
     let now = timestamp::now();
     let p = payouts::transition(&app.store, tenant, id, |_| command.clone(), now).await?;
     Reply::ok(PayoutView::from(&p))
@@ -307,7 +300,7 @@ async fn batch_process(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(body): Json<BatchProcess>,
-) -> Result<Reply> {
+) -> Answer {
     let ids = body.ids()?;
     let results = payout_rails::process_many(&app, m.tenant(), ids, timestamp::now()).await;
     Reply::ok(BulkView::new("processed", &results))
@@ -332,7 +325,7 @@ async fn bulk_cancel(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(body): Json<BulkCancel>,
-) -> Result<Reply> {
+) -> Answer {
     let (ids, command) = body.into_parts()?;
     let tenant = m.tenant().clone();
     let results = each_id(ids, move |id| {

@@ -20,8 +20,9 @@ use shared::domain::portal::{
 use shared::domain::promotion_code::PortalPromotionCode;
 use shared::domain::summary::{Day, Figures, Group, Period, SeriesBy};
 use shared::domain::tax_form::{self, TaxFormType, TaxFormView};
-use shared::error::{Error, Result};
+use shared::error::Error;
 use shared::http::body::file_bytes;
+use shared::http::Answer;
 use shared::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
 use shared::payouts::invoice::MAX_BYTES;
 use shared::routes;
@@ -67,7 +68,7 @@ async fn adjustments(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = adjustments::of(&app.store, p.tenant(), p.affiliate(), &page).await?;
     Reply::list_with(&found, PortalAdjustment::from, &page)
 }
@@ -89,7 +90,7 @@ async fn promotion_codes(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let codes = promotion_codes::list(&app, p.tenant(), &p.affiliate().id, &page).await?;
     Reply::list_with(&codes, PortalPromotionCode::from, &page)
 }
@@ -105,7 +106,7 @@ async fn promotion_codes(
     security(("portalToken" = [])),
     responses((status = 200, description = "The affiliate and its terms.", body = PortalMe))
 )]
-async fn me(p: Portal, State(app): State<Arc<App>>) -> Result<Reply> {
+async fn me(p: Portal, State(app): State<Arc<App>>) -> Answer {
     let campaign = service::campaign(&app, p.tenant(), p.affiliate()).await?;
     Reply::ok(PortalMe::of(p.affiliate(), &campaign, p.return_url()))
 }
@@ -128,11 +129,7 @@ async fn me(p: Portal, State(app): State<Arc<App>>) -> Result<Reply> {
         (status = 503, description = "ServiceUnavailable")
     )
 )]
-async fn payout_account(
-    p: Portal,
-    State(app): State<Arc<App>>,
-    BaseUrl(base): BaseUrl,
-) -> Result<Reply> {
+async fn payout_account(p: Portal, State(app): State<Arc<App>>, BaseUrl(base): BaseUrl) -> Answer {
     let back = payout_accounts::Return::portal(&base, &p.tenant().account_id);
     let link = payout_accounts::onboard(
         &app,
@@ -162,7 +159,7 @@ async fn update_me(
     p: Portal,
     State(app): State<Arc<App>>,
     Json(patch): Json<PortalMePatch>,
-) -> Result<Reply> {
+) -> Answer {
     let (a, c) = service::update_me(&app, p.tenant(), p.affiliate(), &patch).await?;
     Reply::ok(PortalMe::of(&a, &c, p.return_url()))
 }
@@ -237,11 +234,7 @@ struct Stats {
     ),
     responses((status = 200, description = "The affiliate's figures.", body = Stats))
 )]
-async fn stats(
-    p: Portal,
-    State(app): State<Arc<App>>,
-    Params(q): Params<StatsQuery>,
-) -> Result<Reply> {
+async fn stats(p: Portal, State(app): State<Arc<App>>, Params(q): Params<StatsQuery>) -> Answer {
     let now = timestamp::now();
     let st = service::stats(&app, p.tenant(), p.affiliate(), q.period, q.daily, now).await?;
     let s = st.summary;
@@ -272,7 +265,7 @@ async fn conversions(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = service::conversions(&app, p.tenant(), p.affiliate(), &page).await?;
     Reply::list_with(&found, PortalConversion::from, &page)
 }
@@ -288,7 +281,7 @@ async fn conversions(
     security(("portalToken" = [])),
     responses((status = 200, description = "The conversion.", body = PortalConversion))
 )]
-async fn conversion(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn conversion(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let c = service::conversion(&app, p.tenant(), p.affiliate(), &id).await?;
     Reply::ok(PortalConversion::from(&c))
 }
@@ -309,7 +302,7 @@ async fn payouts(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = service::payouts(&app, p.tenant(), p.affiliate(), &page).await?;
     Reply::list_with(&found, PortalPayout::from, &page)
 }
@@ -325,7 +318,7 @@ async fn payouts(
     security(("portalToken" = [])),
     responses((status = 200, description = "The payout.", body = PortalPayout))
 )]
-async fn payout(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn payout(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let found = service::payout(&app, p.tenant(), p.affiliate(), &id).await?;
     Reply::ok(PortalPayout::from(&found))
 }
@@ -361,7 +354,7 @@ async fn invoice(
     PathId(id): PathId,
     headers: HeaderMap,
     body: Body,
-) -> Result<Reply> {
+) -> Answer {
     let limit = usize::try_from(MAX_BYTES).unwrap_or(usize::MAX);
     let bytes = file_bytes(body, limit, "an invoice").await?;
     let name = headers.get("x-file-name").and_then(|v| v.to_str().ok());
@@ -421,7 +414,7 @@ async fn tax_form(
     State(app): State<Arc<App>>,
     Params(TaxFormQuery(form_type)): Params<TaxFormQuery>,
     body: Body,
-) -> Result<Reply> {
+) -> Answer {
     let bytes = file_bytes(body, tax_form::MAX_BYTES, "a tax form").await?;
     let now = timestamp::now();
     let (tenant, affiliate) = (p.tenant(), p.affiliate());
@@ -450,7 +443,7 @@ async fn assets(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = service::assets(&app, p.tenant(), p.affiliate(), &page).await?;
     Reply::list_with(&found, PortalAsset::from, &page)
 }

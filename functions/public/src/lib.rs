@@ -8,8 +8,8 @@ use axum::extract::State;
 use axum::response::Response;
 use shared::app::App;
 use shared::domain::campaign::PublicCampaignView;
-use shared::error::Result;
 use shared::http::router::document;
+use shared::http::Answer;
 use shared::http::{with_cors, ApiRouter, PathId, Public, Reply};
 use shared::routes;
 use shared::store::campaigns;
@@ -57,14 +57,10 @@ pub fn routes() -> ApiRouter {
         (status = 200, description = "The public profile.", body = shared::domain::campaign::PublicCampaignView)
     )
 )]
-async fn public_campaign(
-    _: Public,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
+async fn public_campaign(_: Public, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     match campaigns::get_with_tenant(&app.store, &id).await? {
         Some((c, _)) if c.is_public => Reply::ok(PublicCampaignView::from(&c)),
-        _ => Err(Error::NotFound("campaign")),
+        _ => Err(Error::NotFound("campaign").into()),
     }
 }
 

@@ -11,8 +11,9 @@ use axum::http::header::IF_NONE_MATCH;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use shared::app::App;
-use shared::error::{Error, Result};
+use shared::error::Error;
 use shared::http::router::{document, varying_document};
+use shared::http::Answer;
 use shared::http::{FromQuery, Params, PublicCount, Query};
 use shared::ids::{self, IdKind};
 use shared::store::accounts;
@@ -94,7 +95,7 @@ pub async fn page(
     State(app): State<Arc<App>>,
     Params(q): Params<PageQuery>,
     headers: HeaderMap,
-) -> Result<Response> {
+) -> Answer<Response> {
     let known = q.account.filter(|a| ids::is_valid(IdKind::Account, a));
     // A page that reads an account is counted per client address, at once
     // with its read; one that names none reads nothing and is a document.
@@ -111,7 +112,7 @@ pub async fn page(
             // Only a used-up limit refuses it: while the store is down the
             // page still opens, framed by its own origin alone (as its read).
             if let Err(e @ Error::RateLimited { .. }) = admitted {
-                return Err(e);
+                return Err(e.into());
             }
             ancestors
         }

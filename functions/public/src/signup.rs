@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::extract::State;
 use shared::app::App;
 use shared::domain::signup::{SignUp, SignUpView};
-use shared::error::Result;
+use shared::http::Answer;
 use shared::http::{Json, Public, Reply};
 use shared::services::enrollments;
 
@@ -35,7 +35,7 @@ pub(crate) async fn sign_up(
     caller: Public,
     State(app): State<Arc<App>>,
     Json(input): Json<SignUp>,
-) -> Result<Reply> {
+) -> Answer {
     let new = enrollments::sign_up(&app.store, input, caller.network).await?;
     Reply::created(SignUpView::from(&new))
 }

@@ -6,7 +6,7 @@ use axum::extract::State;
 use serde::Serialize;
 use shared::app::App;
 use shared::domain::tracking::{ClickRequest, IdentifyRequest};
-use shared::error::Result;
+use shared::http::Answer;
 use shared::http::{Json, Public, PublicCount, Reply};
 use shared::services::tracking;
 use shared::timestamp;
@@ -70,15 +70,18 @@ struct IdentifyView {
 pub(crate) async fn click(
     caller: PublicCount,
     State(app): State<Arc<App>>,
-    body: Result<Json<ClickRequest>>,
-) -> Result<Reply> {
+    body: Answer<Json<ClickRequest>>,
+) -> Answer {
     let (network, admission) = caller.split();
     // A refused body counts against the limit too.
-    let body = match body.and_then(|Json(b)| b.validate().map(|()| b)) {
+    let body = match body
+        .map_err(|f| f.0)
+        .and_then(|Json(b)| b.validate().map(|()| b))
+    {
         Ok(body) => body,
         Err(e) => {
             admission.admit().await?;
-            return Err(e);
+            return Err(e.into());
         }
     };
     let now = timestamp::now();
@@ -122,7 +125,7 @@ pub(crate) async fn identify(
     _: Public,
     State(app): State<Arc<App>>,
     Json(body): Json<IdentifyRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let customer_keys = body.customer_keys()?;
     let bound = tracking::identify(
         &app.store,

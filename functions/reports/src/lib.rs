@@ -13,10 +13,11 @@ use shared::domain::conversion::ConversionView;
 use shared::domain::import::{AffiliateRow, ReferralRow};
 use shared::domain::referral::ReferralView;
 use shared::domain::summary::{self, MAX_SERIES_DAYS};
-use shared::error::{Error, Result};
+use shared::error::Error;
 use shared::http::csv;
 use shared::http::import::Import;
 use shared::http::query::with_param;
+use shared::http::Answer;
 use shared::http::{ApiRouter, FromQuery, ListFilter, Listing, Merchant, Params, Query, Reply};
 use shared::routes;
 use shared::services::conversion_export::{self, Next, Position, ROWS_PER_ANSWER};
@@ -60,7 +61,7 @@ async fn list_referrals(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<ReferralFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = referrals::list(&app.store, m.tenant(), &filter, &page).await?;
     let views = found.try_map(|r| {
         ReferralView::of(&r).ok_or_else(|| Error::internal("a listed referral without an id"))
@@ -163,7 +164,7 @@ async fn export_conversions(
     State(app): State<Arc<App>>,
     uri: Uri,
     Params(q): Params<ExportQuery>,
-) -> Result<Reply> {
+) -> Answer {
     let columns = conversion_columns();
     let mut out = csv::Writer::new(columns)?;
     let next = conversion_export::answer(&app, m.tenant(), &q.filter, q.at, q.rows, |c| {
@@ -220,7 +221,7 @@ async fn import_affiliates(
     m: Merchant,
     State(app): State<Arc<App>>,
     Import(rows): Import<AffiliateRow>,
-) -> Result<Reply> {
+) -> Answer {
     Reply::ok(imports::affiliates(&app, m.tenant(), rows).await?)
 }
 
@@ -250,7 +251,7 @@ async fn import_referrals(
     m: Merchant,
     State(app): State<Arc<App>>,
     Import(rows): Import<ReferralRow>,
-) -> Result<Reply> {
+) -> Answer {
     Reply::ok(imports::referrals(&app, m.tenant(), rows).await?)
 }
 
@@ -305,7 +306,7 @@ async fn payments_report(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
     Params(YearQuery(year)): Params<YearQuery>,
-) -> Result<Reply> {
+) -> Answer {
     let rows = payments_report::year(&app, m.tenant(), year).await?;
     let wants_csv = headers
         .get_all(http::header::ACCEPT)

@@ -11,7 +11,7 @@ use shared::domain::webhook::{
     DeletedEndpoint, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret, EventView,
     NewEndpoint, RedeliverRequest, ReplayRequest,
 };
-use shared::error::Result;
+use shared::http::Answer;
 use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use shared::routes;
 use shared::services::edits;
@@ -62,7 +62,7 @@ async fn list_events(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<EventFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = events::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, EventView::from, &page)
 }
@@ -79,7 +79,7 @@ async fn list_events(
         (status = 200, description = "The event.", body = shared::domain::webhook::EventView)
     )
 )]
-async fn get_event(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get_event(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let event = events::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(EventView::from(&event))
 }
@@ -113,7 +113,7 @@ async fn redeliver(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<RedeliverRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let endpoint = body.endpoint_id.as_deref();
     let attempts = dispatch::redeliver(&app, m.tenant(), &id, endpoint).await?;
     Reply::ok(Redelivered {
@@ -141,7 +141,7 @@ async fn list_endpoints(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = store::list_endpoints(&app.store, m.tenant(), &page).await?;
     Reply::list_with(&found, EndpointView::from, &page)
 }
@@ -165,7 +165,7 @@ async fn create_endpoint(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(input): Json<NewEndpoint>,
-) -> Result<Reply> {
+) -> Answer {
     let endpoint = dispatch::create_endpoint(&app, m.tenant(), input).await?;
     Reply::created(EndpointWithSecret::from(&endpoint))
 }
@@ -182,11 +182,7 @@ async fn create_endpoint(
         (status = 200, description = "The endpoint.", body = shared::domain::webhook::EndpointView)
     )
 )]
-async fn get_endpoint(
-    m: Merchant,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
+async fn get_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let e = store::get_endpoint(&app.store, m.tenant(), &id).await?;
     Reply::ok(EndpointView::from(&e))
 }
@@ -210,7 +206,7 @@ async fn update_endpoint(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(patch): Json<EndpointPatch>,
-) -> Result<Reply> {
+) -> Answer {
     let e = dispatch::update_endpoint(&app, m.tenant(), &id, patch).await?;
     Reply::ok(EndpointView::from(&e))
 }
@@ -229,11 +225,7 @@ async fn update_endpoint(
         (status = 200, description = "The deleted endpoint.", body = DeletedEndpoint)
     )
 )]
-async fn delete_endpoint(
-    m: Merchant,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
+async fn delete_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let e = edits::delete_endpoint(&app.store, m.tenant(), &id).await?;
     Reply::ok(DeletedEndpoint::from(&e))
 }
@@ -256,7 +248,7 @@ async fn rotate_secret(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(NoFields {}): Json<NoFields>,
-) -> Result<Reply> {
+) -> Answer {
     let e = dispatch::rotate_secret(&app, m.tenant(), &id).await?;
     Reply::ok(EndpointWithSecret::from(&e))
 }
@@ -279,7 +271,7 @@ async fn test(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(NoFields {}): Json<NoFields>,
-) -> Result<Reply> {
+) -> Answer {
     let attempt = dispatch::test(&app, m.tenant(), &id).await?;
     Reply::ok(DeliveryView::from(&attempt))
 }
@@ -306,7 +298,7 @@ async fn deliveries(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Params(Listing { page, filter }): Params<Listing<AttemptFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let endpoint = store::get_endpoint(&app.store, m.tenant(), &id).await?;
     let found = store::list_attempts(&app.store, &endpoint, &filter, &page).await?;
     Reply::list_with(&found, DeliveryView::from, &page)
@@ -332,7 +324,7 @@ async fn replay(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<ReplayRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let window = body.window(timestamp::now())?;
     let report = dispatch::replay(&app, m.tenant(), &id, window).await?;
     Reply::ok(report)

@@ -34,11 +34,14 @@ impl Merchant {
 }
 
 impl FromRequestParts<Arc<App>> for Merchant {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
     /// The signature names the account: its key record and its rate-limit
     /// counter are read and written at once (one round trip).
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        app: &Arc<App>,
+    ) -> Result<Self, Self::Rejection> {
         // Authenticated (and counted) once, by the idempotency layer.
         if let Some(m) = parts.extensions.get::<Merchant>() {
             return Ok(m.clone());
@@ -108,9 +111,12 @@ pub struct Public {
 }
 
 impl FromRequestParts<Arc<App>> for Public {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        app: &Arc<App>,
+    ) -> Result<Self, Self::Rejection> {
         let (network, admission) = PublicCount::from_request_parts(parts, app).await?.split();
         admission.admit().await?;
         Ok(Public { network })
@@ -153,9 +159,12 @@ impl Admission {
 }
 
 impl FromRequestParts<Arc<App>> for PublicCount {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        app: &Arc<App>,
+    ) -> Result<Self, Self::Rejection> {
         let client_ip = client_ip(parts);
         let route = parts
             .extensions
@@ -197,15 +206,15 @@ pub fn client_ip(parts: &Parts) -> Option<String> {
 pub struct PathId(pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for PathId {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let params = path_params(parts, state).await?;
         params
             .iter()
             .find(|(name, _)| name == "id")
             .map(|(_, v)| PathId(v.clone()))
-            .ok_or_else(|| Error::internal("the route has no {id} parameter"))
+            .ok_or_else(|| Error::internal("the route has no {id} parameter").into())
     }
 }
 
@@ -215,17 +224,15 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
 pub struct PathIds(pub String, pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for PathIds {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let params = path_params(parts, state).await?;
         let id = params.iter().find(|(name, _)| name == "id");
         let other = params.iter().find(|(name, _)| name != "id");
         match (id, other) {
             (Some((_, id)), Some((_, other))) => Ok(PathIds(id.clone(), other.clone())),
-            _ => Err(Error::internal(
-                "the route has no {id} and second parameter",
-            )),
+            _ => Err(Error::internal("the route has no {id} and second parameter").into()),
         }
     }
 }
@@ -253,9 +260,9 @@ async fn path_params<S: Send + Sync>(
 pub struct BaseUrl(pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for BaseUrl {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         if let Some(RequestContext::ApiGatewayV2(ctx)) = parts.extensions.get::<RequestContext>() {
             if let Some(domain) = ctx.domain_name.as_deref().filter(|d| !d.is_empty()) {
                 return Ok(BaseUrl(format!("https://{domain}")));
@@ -294,10 +301,13 @@ impl Portal {
 }
 
 impl FromRequestParts<Arc<App>> for Portal {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
     /// The affiliate and account are read while the request is counted.
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        app: &Arc<App>,
+    ) -> Result<Self, Self::Rejection> {
         let slot = authenticated(parts);
         let header = authorization(parts);
         let now = chrono::Utc::now();

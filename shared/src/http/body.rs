@@ -7,7 +7,6 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::validation::{self, Issue};
 
 /// Largest accepted body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -18,9 +17,9 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub struct Json<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
-    async fn from_request(req: Request, _: &S) -> Result<Self, Error> {
+    async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         let (parts, body) = req.into_parts();
         let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
             .await
@@ -29,7 +28,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
                     "request body is larger than {MAX_BODY_BYTES} bytes"
                 ))
             })?;
-        parse(&parts.headers, &bytes).map(Json)
+        Ok(parse(&parts.headers, &bytes).map(Json)?)
     }
 }
 
@@ -44,9 +43,9 @@ pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
 pub struct EventBody(pub bytes::Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for EventBody {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
-    async fn from_request(req: Request, _: &S) -> Result<Self, Error> {
+    async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         axum::body::to_bytes(req.into_body(), MAX_EVENT_BYTES)
             .await
             .map(EventBody)
@@ -54,6 +53,7 @@ impl<S: Send + Sync> FromRequest<S> for EventBody {
                 Error::InvalidRequest(format!(
                     "request body is larger than {MAX_EVENT_BYTES} bytes"
                 ))
+                .into()
             })
     }
 }
@@ -107,7 +107,10 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value, Error> {
     let parsed = NoDuplicateKeys::deserialize(&mut de).and_then(|v| de.end().map(|()| v.0));
     parsed.map_err(|e| {
         if e.is_data() {
-            Error::InvalidRequest(format!("request body {}", strip_position(&e.to_string())))
+            Error::InvalidRequest(format!(
+                "request body {}",
+                ::domain::json_body::strip_position(&e.to_string())
+            ))
         } else {
             Error::InvalidRequest(format!("request body is not valid JSON: {e}"))
         }
@@ -215,81 +218,7 @@ fn number(text: String) -> Result<Value, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Deserialises a JSON value, reporting the failing field's path. Every
-/// string in it, keys included, is first checked for control characters.
-pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, Error> {
-    if !value.is_object() {
-        return Err(Error::Validation(vec![Issue {
-            path: vec![],
-            code: "invalid_type".into(),
-            message: "request body must be a JSON object".into(),
-        }]));
-    }
-    let control = validation::control_issues(&value);
-    if !control.is_empty() {
-        return Err(Error::Validation(control));
-    }
-    serde_path_to_error::deserialize(value).map_err(|e| Error::Validation(vec![issue_from(&e)]))
-}
-
-fn issue_from(err: &serde_path_to_error::Error<serde_json::Error>) -> Issue {
-    use serde_path_to_error::Segment;
-    let mut path: Vec<Value> = err
-        .path()
-        .iter()
-        .filter_map(|seg| match seg {
-            Segment::Map { key } => Some(Value::String(key.clone())),
-            Segment::Seq { index } => Some(Value::from(*index)),
-            _ => None,
-        })
-        .collect();
-    let msg = err.inner().to_string();
-    // serde reports these at the parent; point at the field itself.
-    let quoted = msg.split('`').nth(1).map(str::to_string);
-    let mut point_at = |field: &Option<String>| {
-        if let Some(f) = field {
-            if path.last().and_then(Value::as_str) != Some(f.as_str()) {
-                path.push(Value::String(f.clone()));
-            }
-        }
-    };
-    let (code, message) = if msg.starts_with("unknown field") {
-        point_at(&quoted);
-        (
-            "unrecognized_keys",
-            format!("unknown field {}", quoted.unwrap_or_default()),
-        )
-    } else if msg.starts_with("missing field") {
-        point_at(&quoted);
-        (
-            "required",
-            format!("{} is required", quoted.unwrap_or_default()),
-        )
-    } else if msg.starts_with("invalid type") {
-        ("invalid_type", strip_position(&msg))
-    } else if msg.starts_with("invalid number") {
-        // A number kept as sent that a whole-number field cannot take
-        // (`1.5`, `1e2`, or one past the field's range).
-        (
-            "invalid_type",
-            "expected a whole number in range".to_string(),
-        )
-    } else {
-        ("invalid_value", strip_position(&msg))
-    };
-    Issue {
-        path,
-        code: code.to_string(),
-        message,
-    }
-}
-
-fn strip_position(msg: &str) -> String {
-    match msg.find(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
-    }
-}
+pub use ::domain::json_body::from_value;
 
 /// `application/json`, with parameters such as `; charset=utf-8` allowed.
 pub fn is_json_content_type(v: Option<&str>) -> bool {
@@ -300,6 +229,7 @@ pub fn is_json_content_type(v: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validation::Issue;
     use serde::Deserialize;
 
     #[derive(Debug, Deserialize)]

@@ -44,13 +44,15 @@ pub async fn idempotent(State(app): State<Arc<App>>, req: Request, next: Next) -
     }
     match under_key(&app, req, next).await {
         Ok(resp) => resp,
-        Err(e) => e.into_response(),
+        Err(e) => crate::http::Failure(e).into_response(),
     }
 }
 
 async fn under_key(app: &Arc<App>, req: Request, next: Next) -> Result<Response> {
     let (mut parts, body) = req.into_parts();
-    let merchant = Merchant::from_request_parts(&mut parts, app).await?;
+    let merchant = Merchant::from_request_parts(&mut parts, app)
+        .await
+        .map_err(|f| f.0)?;
     parts.extensions.insert(merchant.clone());
     let raw = parts.headers.get(HEADER).map(HeaderValue::as_bytes);
     let key = IdempotencyKey::parse(raw.unwrap_or_default())?;

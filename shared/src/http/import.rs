@@ -75,9 +75,9 @@ pub type ImportRow<T> = (usize, Result<T, Error>);
 pub struct Import<T>(pub Vec<ImportRow<T>>);
 
 impl<T: FromRow, S: Send + Sync> FromRequest<S> for Import<T> {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
-    async fn from_request(req: Request, _: &S) -> Result<Self, Error> {
+    async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         let (parts, raw) = req.into_parts();
         let bytes = axum::body::to_bytes(raw, MAX_IMPORT_BYTES)
             .await
@@ -97,14 +97,16 @@ impl<T: FromRow, S: Send + Sync> FromRequest<S> for Import<T> {
         } else {
             return Err(Error::InvalidRequest(
                 "Content-Type must be application/json (an array of rows) or text/csv (a header row, then one row per line)".into(),
-            ));
+            )
+            .into());
         };
         if rows.is_empty() || rows.len() > MAX_ROWS {
             return Err(Error::invalid(
                 &[],
                 "invalid_length",
                 format!("an import takes 1-{MAX_ROWS} rows"),
-            ));
+            )
+            .into());
         }
         let judged = rows
             .into_iter()

@@ -19,5 +19,5 @@ pub mod router;
 pub use access::{Admission, BaseUrl, Merchant, PathId, PathIds, Portal, Public, PublicCount};
 pub use body::{EventBody, Json};
 pub use query::{FromQuery, ListFilter, Listing, Params, Query};
-pub use reply::Reply;
+pub use reply::{Answer, Failure, Reply};
 pub use router::{service, with_cors, ApiRouter};

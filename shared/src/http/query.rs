@@ -25,9 +25,9 @@ pub trait FromQuery: Sized {
 }
 
 impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for Params<T> {
-    type Rejection = Error;
+    type Rejection = crate::http::Failure;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         let pairs: Vec<(String, String)> = parts
             .uri
             .query()

@@ -10,7 +10,7 @@ use http::{HeaderName, HeaderValue, StatusCode};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::Error;
 use crate::http::envelope::ListMeta;
 use crate::store::page::{Page, PageRequest};
 
@@ -44,16 +44,16 @@ pub struct RawBody;
 
 impl Reply {
     /// 200 with `data`.
-    pub fn ok<T: Serialize>(data: T) -> Result<Reply> {
+    pub fn ok<T: Serialize>(data: T) -> Answer {
         Self::with_status(StatusCode::OK, data)
     }
 
     /// 201 with `data`.
-    pub fn created<T: Serialize>(data: T) -> Result<Reply> {
+    pub fn created<T: Serialize>(data: T) -> Answer {
         Self::with_status(StatusCode::CREATED, data)
     }
 
-    fn with_status<T: Serialize>(status: StatusCode, data: T) -> Result<Reply> {
+    fn with_status<T: Serialize>(status: StatusCode, data: T) -> Answer {
         Ok(Reply {
             status,
             body: ReplyBody::Data(serde_json::to_value(data).map_err(Error::internal)?, None),
@@ -71,7 +71,7 @@ impl Reply {
     }
 
     /// 200 with a page of records.
-    pub fn list<T: Serialize>(page: Page<T>, req: &PageRequest) -> Result<Reply> {
+    pub fn list<T: Serialize>(page: Page<T>, req: &PageRequest) -> Answer {
         let meta = ListMeta {
             limit: req.limit,
             offset: req.offset,
@@ -93,7 +93,7 @@ impl Reply {
         page: &'a Page<T>,
         view: impl Fn(&'a T) -> V,
         req: &PageRequest,
-    ) -> Result<Reply> {
+    ) -> Answer {
         let items: Vec<V> = page.items.iter().map(view).collect();
         Self::list(
             Page {
@@ -150,14 +150,35 @@ impl IntoResponse for Reply {
     }
 }
 
-/// Every failure, whether a handler's or an extractor's, reaches the outer
-/// layer as itself and is rendered there.
-impl IntoResponse for Error {
+/// An API error on its way out: every failure, whether a handler's or an
+/// extractor's, reaches the outer layer as itself and is rendered there.
+#[derive(Debug)]
+pub struct Failure(pub Error);
+
+/// What a handler or an extractor answers: a reply, or the failure.
+pub type Answer<T = Reply> = std::result::Result<T, Failure>;
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure(e)
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+impl IntoResponse for Failure {
     fn into_response(self) -> Response {
+        let e = self.0;
         let mut r = Response::new(Body::empty());
         *r.status_mut() =
-            StatusCode::from_u16(self.code().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        r.extensions_mut().insert(Pending::Failure(Arc::new(self)));
+            StatusCode::from_u16(e.code().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        r.extensions_mut().insert(Pending::Failure(Arc::new(e)));
         r
     }
 }

@@ -84,8 +84,8 @@ pub fn service(routes: ApiRouter, app: Arc<App>) -> Router {
     Router::new().fallback_service(svc)
 }
 
-async fn not_found(method: Method, uri: Uri) -> Error {
-    Error::RouteNotFound(format!("{method} {}", uri.path()))
+async fn not_found(method: Method, uri: Uri) -> crate::http::Failure {
+    Error::RouteNotFound(format!("{method} {}", uri.path())).into()
 }
 
 /// `/a/b/` is `/a/b`.

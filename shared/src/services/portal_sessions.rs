@@ -21,7 +21,7 @@ pub async fn open_session(
     now: DateTime<Utc>,
 ) -> Result<PortalSession> {
     if let Some(u) = &body.return_url {
-        let limits = crate::limits!(NewPortalSession, "returnUrl");
+        let limits = ::domain::limits!(NewPortalSession, "returnUrl");
         crate::validation::check_http_url("returnUrl", u)
             .and_then(|()| limits.check_len("returnUrl", u))
             .and_then(|()| ascii_url(u))

@@ -166,3 +166,28 @@ pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<
     let q = ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Campaign));
     store.query_page(&q, page).await?.try_map(from_item)
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use serde_json::json;
+
+    #[test]
+    fn stored_plans_are_one_json_text_with_exact_amounts() {
+        let input = json!({"name": "C", "commissionType": "PERCENTAGE", "commissionValue": 10,
+            "commissionRules": [{"name": "R", "pay": {"type": "FIXED", "value": 12.5, "currency": "USD"}}]});
+        let campaign = crate::domain::campaign::Campaign::create(
+            serde_json::from_value(input).unwrap(),
+            Utc::now(),
+        )
+        .unwrap();
+        let item: std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue> =
+            serde_dynamo::to_item(&campaign).unwrap();
+        let stored = item["commissionRules"]
+            .as_s()
+            .expect("one string attribute");
+        assert!(stored.contains(r#""value":12.5"#), "{stored}");
+        let back: crate::domain::campaign::Campaign = serde_dynamo::from_item(item).unwrap();
+        assert_eq!(back.commission_rules, campaign.commission_rules);
+    }
+}

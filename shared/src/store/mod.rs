@@ -103,7 +103,7 @@ pub fn string_of<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
 
 /// Serialises a value into the item at `pk`, `sk`.
 pub fn item_at<T: Serialize>(pk: &str, sk: &str, value: &T) -> Result<Item> {
-    let mut item: Item = serde_dynamo::to_item(value)?;
+    let mut item: Item = serde_dynamo::to_item(value).map_err(crate::storage_error::item)?;
     // Absent optional fields are stored as missing attributes, not NULLs.
     item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
     item.insert(attrs::PK.into(), string_value(pk));
@@ -131,7 +131,7 @@ pub fn record_item<T: Serialize>(
 
 /// Deserialises a record, ignoring the key attributes.
 pub fn from_item<T: DeserializeOwned>(item: Item) -> Result<T> {
-    Ok(serde_dynamo::from_item(item)?)
+    serde_dynamo::from_item(item).map_err(crate::storage_error::item)
 }
 
 impl Store {
@@ -180,7 +180,8 @@ impl Store {
             .consistent_read(true)
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
-            .await?;
+            .await
+            .map_err(crate::storage_error::sdk)?;
         self.metrics.record_read_total(out.consumed_capacity());
         Ok(out.item)
     }
@@ -240,7 +241,7 @@ impl Store {
                     .expression_attribute_names("#f", *name)
                     .expression_attribute_values(":f", value.clone());
             }
-            let out = q.send().await?;
+            let out = q.send().await.map_err(crate::storage_error::sdk)?;
             self.metrics.record_read_total(out.consumed_capacity());
             items.extend(out.items.unwrap_or_default());
             start = out.last_evaluated_key;
@@ -303,7 +304,8 @@ impl Store {
                 .request_items(&self.table, ka)
                 .return_consumed_capacity(ReturnConsumedCapacity::Total)
                 .send()
-                .await?;
+                .await
+                .map_err(crate::storage_error::sdk)?;
             for cc in out.consumed_capacity() {
                 self.metrics.record_read_total(Some(cc));
             }
@@ -344,9 +346,9 @@ impl Store {
             }
             Err(SdkError::ServiceError(e)) => match e.err() {
                 PutItemError::ConditionalCheckFailedException(c) => Ok(c.item() == Some(&item)),
-                _ => Err(SdkError::ServiceError(e).into()),
+                _ => Err(crate::storage_error::sdk(SdkError::ServiceError(e))),
             },
-            Err(e) => Err(e.into()),
+            Err(e) => Err(crate::storage_error::sdk(e)),
         }
     }
 
@@ -359,7 +361,8 @@ impl Store {
             .set_item(Some(item))
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
-            .await?;
+            .await
+            .map_err(crate::storage_error::sdk)?;
         self.metrics.record_write_total(out.consumed_capacity());
         Ok(())
     }
@@ -374,7 +377,8 @@ impl Store {
             .key(attrs::SK, string_value(sk))
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
-            .await?;
+            .await
+            .map_err(crate::storage_error::sdk)?;
         self.metrics.record_write_total(out.consumed_capacity());
         Ok(())
     }

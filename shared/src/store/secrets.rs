@@ -64,7 +64,8 @@ impl Secrets {
             .get_secret_value()
             .secret_id(&self.id)
             .send()
-            .await?;
+            .await
+            .map_err(crate::storage_error::sdk)?;
         version_of(out.version_id(), out.secret_string())
             .ok_or_else(|| Error::internal("the signing secret has no string value"))
     }
@@ -86,7 +87,7 @@ impl Secrets {
             {
                 Ok(None)
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(crate::storage_error::sdk(e)),
         }
     }
 
@@ -111,7 +112,7 @@ impl Secrets {
             {
                 Ok(false)
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(crate::storage_error::sdk(e)),
         }
     }
 
@@ -123,7 +124,8 @@ impl Secrets {
             .secret_id(&self.id)
             .secret_string(value)
             .send()
-            .await?;
+            .await
+            .map_err(crate::storage_error::sdk)?;
         out.version_id()
             .map(str::to_string)
             .ok_or_else(|| Error::internal("the new secret version has no id"))

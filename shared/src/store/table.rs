@@ -92,7 +92,7 @@ impl Store {
                 )
                 .send()
                 .await
-                .map_err(Error::from)?;
+                .map_err(crate::storage_error::sdk)?;
         }
         Ok(())
     }
@@ -129,7 +129,7 @@ impl Store {
                     .stream_specification(stream()?)
                     .send()
                     .await
-                    .map_err(Error::from)?;
+                    .map_err(crate::storage_error::sdk)?;
             }
             return Ok(false);
         }
@@ -147,7 +147,7 @@ impl Store {
         for idx in Index::ALL {
             req = req.global_secondary_indexes(index(idx)?);
         }
-        req.send().await.map_err(Error::from)?;
+        req.send().await.map_err(crate::storage_error::sdk)?;
         self.client()
             .update_time_to_live()
             .table_name(self.table())
@@ -160,7 +160,7 @@ impl Store {
             )
             .send()
             .await
-            .map_err(Error::from)?;
+            .map_err(crate::storage_error::sdk)?;
         Ok(true)
     }
 
@@ -171,7 +171,7 @@ impl Store {
             .table_name(self.table())
             .send()
             .await
-            .map_err(Error::from)?;
+            .map_err(crate::storage_error::sdk)?;
         Ok(())
     }
 }

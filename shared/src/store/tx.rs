@@ -249,7 +249,7 @@ impl Store {
                     return Ok(());
                 }
                 Err(SdkError::ServiceError(ctx)) => ctx,
-                Err(e) => return Err(TxError::Failed(e.into())),
+                Err(e) => return Err(TxError::Failed(crate::storage_error::sdk(e))),
             };
             let conflict = match ctx.err() {
                 TransactWriteItemsError::TransactionCanceledException(c) => {
@@ -270,7 +270,9 @@ impl Store {
             };
             tries += 1;
             if !conflict || tries >= CONFLICT_ATTEMPTS {
-                return Err(TxError::Failed(SdkError::ServiceError(ctx).into()));
+                return Err(TxError::Failed(crate::storage_error::sdk(
+                    SdkError::ServiceError(ctx),
+                )));
             }
             let jitter = rand::random::<u64>() % 20;
             tokio::time::sleep(Duration::from_millis(10 * u64::from(tries) + jitter)).await;

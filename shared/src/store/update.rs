@@ -284,7 +284,7 @@ impl Store {
                 };
                 Ok(Updated::Refused(old))
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(crate::storage_error::sdk(e)),
         }
     }
 }

@@ -58,7 +58,8 @@ impl Store {
                 .set_exclusive_start_key(start.take())
                 .return_consumed_capacity(ReturnConsumedCapacity::Total)
                 .send()
-                .await?;
+                .await
+                .map_err(crate::storage_error::sdk)?;
             self.metrics().record_read_total(out.consumed_capacity());
             items.extend(out.items.unwrap_or_default());
             start = out.last_evaluated_key;
