@@ -4,7 +4,6 @@
 pub mod app;
 pub mod auth;
 pub mod client_ip;
-pub mod config;
 pub mod http;
 pub mod lambda;
 pub mod lookups;
@@ -13,12 +12,7 @@ pub mod payouts;
 pub mod rails;
 pub mod rate_limit;
 pub mod retry;
-pub mod sdk;
 pub mod services;
-pub mod storage_error;
-pub mod store;
-pub mod tls;
-pub mod webhook_settings;
 pub mod webhooks;
 
 // The domain crate, under the paths the rest of this crate has always used.
@@ -27,6 +21,12 @@ pub use ::domain::{
     error, ids, issue, money, patch, schema, timestamp, validation, webhook_schedule,
     webhook_signature,
 };
+// The store crate, likewise.
+pub use ::store::{config, sdk, storage_error, tls, webhook_settings};
+/// DynamoDB and S3 over the domain's types (the `store` crate).
+pub mod store {
+    pub use ::store::*;
+}
 /// The domain's records and rules (the `domain` crate).
 pub mod domain {
     pub use ::domain::*;

@@ -54,7 +54,7 @@ pub fn with_param(query: Option<&str>, name: &str, value: &str) -> String {
 }
 
 /// The paging parameters of every list.
-pub const PAGE_NAMES: [&str; 3] = ["limit", "offset", "cursor"];
+pub use store::page::PAGE_NAMES;
 
 impl FromQuery for PageRequest {
     fn accepts(name: &str) -> bool {
@@ -63,25 +63,6 @@ impl FromQuery for PageRequest {
 
     fn read(q: &mut Query<'_>) -> Self {
         q.page()
-    }
-}
-
-/// The paging parameters in a route's description (`params(PageRequest,
-/// ...)`): the description refers them to its shared `Limit`, `Offset` and
-/// `Cursor` parameters.
-impl utoipa::IntoParams for PageRequest {
-    fn into_params(
-        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
-    ) -> Vec<utoipa::openapi::path::Parameter> {
-        PAGE_NAMES
-            .iter()
-            .map(|name| {
-                utoipa::openapi::path::ParameterBuilder::new()
-                    .name(*name)
-                    .parameter_in(utoipa::openapi::path::ParameterIn::Query)
-                    .build()
-            })
-            .collect()
     }
 }
 
