@@ -1,19 +1,9 @@
 //! The one common crate: configuration, authentication, errors, validation,
 //! the domain rules and DynamoDB/S3 access shared by every function.
 
-pub mod app;
-pub mod auth;
 pub mod client_ip;
 pub mod http;
 pub mod lambda;
-pub mod lookups;
-#[cfg(feature = "files")]
-pub mod payouts;
-pub mod rails;
-pub mod rate_limit;
-pub mod retry;
-pub mod services;
-pub mod webhooks;
 
 // The domain crate, under the paths the rest of this crate has always used.
 pub use ::domain::{described, limits, Error, ErrorCode};
@@ -26,6 +16,15 @@ pub use ::store::{config, sdk, storage_error, tls, webhook_settings};
 /// DynamoDB and S3 over the domain's types (the `store` crate).
 pub mod store {
     pub use ::store::*;
+}
+// The services crate, likewise.
+#[cfg(feature = "files")]
+pub use ::services::paying as payouts;
+pub use ::services::webhook_delivery as webhooks;
+pub use ::services::{app, auth, lookups, rails, rate_limit, retry};
+/// The use cases (the `services` crate).
+pub mod services {
+    pub use ::services::*;
 }
 /// The domain's records and rules (the `domain` crate).
 pub mod domain {

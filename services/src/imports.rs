@@ -1,0 +1,234 @@
+//! Bulk import of affiliates and referrals: each row judged by the
+//! single-record rules, what the rows name read once (campaigns,
+//! affiliates, the rows imported before), then each new row committed in
+//! its own small transaction, several at once. Every row lands in exactly
+//! one of created, existing and failed; a re-run changes nothing.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use futures::stream::{self, StreamExt};
+
+use crate::app::App;
+use crate::enrollments;
+use domain::affiliate::Affiliate;
+use domain::error::{Error, Result};
+use domain::ids::IdKind;
+use domain::import::{
+    self as import, imported_id, AffiliateRef, AffiliateRow, Failed, Imported, Outcome,
+    ReferralImport, ReferralRow,
+};
+use domain::tenant::Tenant;
+use domain::timestamp;
+use store::referrals::{self, Imported as Committed};
+use store::{affiliates, campaigns};
+
+/// Rows committed at once.
+const CONCURRENT_ROWS: usize = 8;
+
+/// One row of an import as read: its index, and its fields or why not.
+pub type Row<T> = (usize, Result<T>);
+
+fn imported(row: usize, external_id: &str, id: &str) -> Imported {
+    Imported {
+        row,
+        external_id: external_id.to_string(),
+        id: id.to_string(),
+    }
+}
+
+/// The campaigns among `ids` that do not exist in the tenant (batch reads,
+/// 100 at a time).
+async fn missing_campaigns(
+    app: &App,
+    tenant: &Tenant,
+    ids: BTreeSet<String>,
+) -> Result<HashSet<String>> {
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let mut found = HashSet::new();
+    for chunk in ids.chunks(100) {
+        let read = campaigns::get_each(&app.store, tenant, chunk).await?;
+        found.extend(read.into_iter().map(|c| c.id));
+    }
+    Ok(ids
+        .into_iter()
+        .filter(|id| !found.contains(*id))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Imports affiliates: rows in a missing campaign fail NOT_FOUND, rows
+/// imported before are existing, the others are enrolled (a taken e-mail
+/// or chosen code fails ALREADY_EXISTS).
+pub async fn affiliates(
+    app: &App,
+    tenant: &Tenant,
+    rows: Vec<Row<AffiliateRow>>,
+) -> Result<Outcome> {
+    let now = timestamp::now();
+    let mut out = Outcome::default();
+    let mut planned = Vec::new();
+    for (i, row) in rows {
+        let judged = row.and_then(|r| {
+            let x = r.external_id.clone();
+            r.enroll(tenant, now).map(|e| (x, e))
+        });
+        match judged {
+            Ok((x, e)) => planned.push((i, x, e)),
+            Err(e) => out.failed.push(Failed::new(i, &e)),
+        }
+    }
+    let keys: Vec<(usize, Vec<String>)> =
+        planned.iter().map(|(i, _, e)| (*i, e.claims())).collect();
+    let claims = import::earlier_claims(&keys);
+    let planned: Vec<_> = planned
+        .into_iter()
+        .zip(claims)
+        .filter_map(|(p, first)| match first {
+            Some(row) => {
+                out.failed.push(Failed::new(p.0, &import::claimed_by(row)));
+                None
+            }
+            None => Some(p),
+        })
+        .collect();
+    let campaigns = planned
+        .iter()
+        .map(|(_, _, e)| e.affiliate.campaign_id.clone())
+        .collect();
+    let missing = missing_campaigns(app, tenant, campaigns).await?;
+    let ids: Vec<&str> = planned
+        .iter()
+        .map(|(_, _, e)| e.affiliate.id.as_str())
+        .collect();
+    let before: HashSet<String> = affiliates::get_each(&app.store, tenant, &ids)
+        .await?
+        .into_keys()
+        .collect();
+    let mut todo = Vec::new();
+    for (i, x, e) in planned {
+        if missing.contains(&e.affiliate.campaign_id) {
+            out.failed
+                .push(Failed::new(i, &Error::NotFound("campaign")));
+        } else if before.contains(&e.affiliate.id) {
+            out.existing.push(imported(i, &x, &e.affiliate.id));
+        } else {
+            todo.push((i, x, e));
+        }
+    }
+    let done: Vec<_> = stream::iter(todo)
+        .map(|(i, x, mut e)| async move {
+            let r = enrollments::enroll_once(&app.store, tenant, &mut e).await;
+            (i, x, e.affiliate.id, r)
+        })
+        .buffer_unordered(CONCURRENT_ROWS)
+        .collect()
+        .await;
+    for (i, x, id, r) in done {
+        match r {
+            Ok(true) => out.created.push(imported(i, &x, &id)),
+            Ok(false) => out.existing.push(imported(i, &x, &id)),
+            // One row's failure (a clash, or storage) is that row's alone:
+            // the rows committed beside it are answered.
+            Err(e) => out.failed.push(Failed::new(i, &e)),
+        }
+    }
+    Ok(out.sorted())
+}
+
+/// The affiliates the rows name, by code (one GetItem of each code's guard)
+/// or by id, read once each.
+async fn named_affiliates(
+    app: &App,
+    tenant: &Tenant,
+    refs: BTreeSet<AffiliateRef>,
+) -> Result<HashMap<AffiliateRef, Affiliate>> {
+    let owners: Vec<(AffiliateRef, Option<String>)> = stream::iter(refs)
+        .map(|r| async move {
+            let owner = match &r {
+                AffiliateRef::Id(id) => Some(id.clone()),
+                AffiliateRef::Code(code) => affiliates::resolve_code(&app.store, tenant, code)
+                    .await?
+                    .map(|o| o.affiliate_id),
+            };
+            Ok((r, owner))
+        })
+        .buffer_unordered(CONCURRENT_ROWS)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect::<Result<_>>()?;
+    let ids: Vec<&str> = owners.iter().filter_map(|(_, id)| id.as_deref()).collect();
+    let found = affiliates::get_each(&app.store, tenant, &ids).await?;
+    Ok(owners
+        .into_iter()
+        .filter_map(|(r, id)| Some((r, found.get(&id?)?.clone())))
+        .collect())
+}
+
+/// Imports referrals: rows imported before are existing; a row whose
+/// affiliate is unknown fails NOT_FOUND, one in another campaign 400, one
+/// whose customer is bound already ALREADY_EXISTS (first touch holds).
+pub async fn referrals(app: &App, tenant: &Tenant, rows: Vec<Row<ReferralRow>>) -> Result<Outcome> {
+    let now = timestamp::now();
+    let mut out = Outcome::default();
+    let mut judged: Vec<(usize, ReferralImport)> = Vec::new();
+    for (i, row) in rows {
+        match row.and_then(|r| r.validate(now)) {
+            Ok(r) => judged.push((i, r)),
+            Err(e) => out.failed.push(Failed::new(i, &e)),
+        }
+    }
+    let keys: Vec<(usize, Vec<String>)> = judged.iter().map(|(i, r)| (*i, r.claims())).collect();
+    let claims = import::earlier_claims(&keys);
+    let judged: Vec<(usize, ReferralImport)> = judged
+        .into_iter()
+        .zip(claims)
+        .filter_map(|((i, r), first)| match first {
+            Some(row) => {
+                out.failed.push(Failed::new(i, &import::claimed_by(row)));
+                None
+            }
+            None => Some((i, r)),
+        })
+        .collect();
+    let refs = judged.iter().map(|(_, r)| r.affiliate.clone()).collect();
+    let named = named_affiliates(app, tenant, refs).await?;
+    let xs: Vec<&str> = judged.iter().map(|(_, r)| r.external_id.as_str()).collect();
+    let before = referrals::imported(&app.store, tenant, &xs).await?;
+    let mut todo = Vec::new();
+    for (i, r) in &judged {
+        let id = imported_id(IdKind::Referral, tenant, &r.external_id);
+        if before.contains(&r.external_id) {
+            out.existing.push(imported(*i, &r.external_id, &id));
+            continue;
+        }
+        let planned = named
+            .get(&r.affiliate)
+            .ok_or(Error::NotFound("affiliate"))
+            .and_then(|a| r.referral(tenant, a, now));
+        match planned {
+            Ok(referral) => todo.push((*i, r.external_id.clone(), referral)),
+            Err(e) => out.failed.push(Failed::new(*i, &e)),
+        }
+    }
+    let done: Vec<_> = stream::iter(todo)
+        .map(|(i, x, referral)| async move {
+            let r = referrals::import(&app.store, tenant, &referral, &x).await;
+            (i, x, referral.id.unwrap_or_default(), r)
+        })
+        .buffer_unordered(CONCURRENT_ROWS)
+        .collect()
+        .await;
+    for (i, x, id, r) in done {
+        match r {
+            Ok(Committed::Created) => out.created.push(imported(i, &x, &id)),
+            Ok(Committed::Existing) => out.existing.push(imported(i, &x, &id)),
+            Ok(Committed::CustomerBound) => out.failed.push(Failed::new(
+                i,
+                &Error::AlreadyExists("the customer is referred by an affiliate already".into()),
+            )),
+            Err(e) => out.failed.push(Failed::new(i, &e)),
+        }
+    }
+    Ok(out.sorted())
+}
