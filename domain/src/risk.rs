@@ -386,7 +386,7 @@ pub fn assess_signup(email: &str, at: DateTime<Utc>) -> Vec<Flag> {
 }
 
 /// Whether a domain (or a parent domain of it) is on the shipped list of
-/// disposable-address providers (`shared/data/disposable_email_domains.txt`).
+/// disposable-address providers (`domain/data/disposable_email_domains.txt`).
 pub fn is_disposable(domain: &str) -> bool {
     static LIST: OnceLock<HashSet<&'static str>> = OnceLock::new();
     let list = LIST.get_or_init(|| {

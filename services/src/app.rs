@@ -114,7 +114,7 @@ impl App {
 }
 
 /// Installs the JSON log subscriber once. `RUST_LOG` filters it by level and
-/// target (`warn`, `info,shared=debug`); a value that does not parse, or
+/// target (`warn`, `info,services=debug`); a value that does not parse, or
 /// none, means `info`.
 pub fn init_tracing() {
     use tracing_subscriber::layer::SubscriberExt;

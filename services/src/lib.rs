@@ -3,6 +3,10 @@
 //! report. They sit above the application context (`App`) and below the
 //! HTTP layer and the functions.
 
+// The layers below, for the functions that depend on this crate alone.
+pub use domain;
+pub use store;
+
 pub mod app;
 pub mod auth;
 pub mod lookups;

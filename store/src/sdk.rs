@@ -1,5 +1,5 @@
 //! The settings every AWS SDK client of a process starts from: the region,
-//! the one HTTP client (`shared::tls`), credentials, and the configured
+//! the one HTTP client (`store::tls`), credentials, and the configured
 //! timeouts and retry bound, so a stalled store fails a call instead of
 //! holding it until the Lambda dies.
 //!

@@ -3,22 +3,22 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::adjustment::{AdjustmentView, NewAdjustment};
+use api::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
+use api::domain::payout_rail::OnboardingLink;
+use api::domain::promotion_code::{NewPromotionCode, PromotionCodeView};
+use api::http::idempotency::REPLAYED;
+use api::http::Answer;
+use api::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, PathIds, Reply};
+use api::routes;
+use api::services::adjustments::{self, Booked};
+use api::services::enrollments;
+use api::services::{edits, payout_accounts, portal_sessions, promotion_codes};
+use api::store::affiliates::{self, AffiliateFilter};
+use api::store::page::PageRequest;
+use api::timestamp;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::adjustment::{AdjustmentView, NewAdjustment};
-use shared::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
-use shared::domain::payout_rail::OnboardingLink;
-use shared::domain::promotion_code::{NewPromotionCode, PromotionCodeView};
-use shared::http::idempotency::REPLAYED;
-use shared::http::Answer;
-use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, PathIds, Reply};
-use shared::routes;
-use shared::services::adjustments::{self, Booked};
-use shared::services::enrollments;
-use shared::services::{edits, payout_accounts, portal_sessions, promotion_codes};
-use shared::store::affiliates::{self, AffiliateFilter};
-use shared::store::page::PageRequest;
-use shared::timestamp;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -49,10 +49,10 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/affiliates/{id}/adjustments",
     operation_id = "createAffiliateAdjustment",
     tag = "Affiliates",
-    request_body = shared::domain::adjustment::NewAdjustment,
+    request_body = api::domain::adjustment::NewAdjustment,
     responses(
-        (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = shared::domain::adjustment::AdjustmentView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated request."))),
-        (status = 201, description = "The adjustment booked.", body = shared::domain::adjustment::AdjustmentView),
+        (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = api::domain::adjustment::AdjustmentView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated request."))),
+        (status = 201, description = "The adjustment booked.", body = api::domain::adjustment::AdjustmentView),
         (status = 409, description = "Conflict")
     )
 )]
@@ -80,7 +80,7 @@ async fn create_adjustment(
     tag = "Affiliates",
     params(PageRequest),
     responses(
-        (status = 200, description = "A page of the affiliate's adjustments.", body = [shared::domain::adjustment::AdjustmentView])
+        (status = 200, description = "A page of the affiliate's adjustments.", body = [api::domain::adjustment::AdjustmentView])
     )
 )]
 async fn list_adjustments(
@@ -106,9 +106,9 @@ async fn list_adjustments(
     path = "/api/v1/affiliates/{id}/promotion-codes",
     operation_id = "createPromotionCode",
     tag = "Affiliates",
-    request_body = shared::domain::promotion_code::NewPromotionCode,
+    request_body = api::domain::promotion_code::NewPromotionCode,
     responses(
-        (status = 201, description = "The promotion code.", body = shared::domain::promotion_code::PromotionCodeView),
+        (status = 201, description = "The promotion code.", body = api::domain::promotion_code::PromotionCodeView),
         (status = 409, description = "Conflict"),
         (status = 503, description = "ServiceUnavailable")
     )
@@ -133,7 +133,7 @@ async fn create_promotion_code(
     tag = "Affiliates",
     params(PageRequest),
     responses(
-        (status = 200, description = "A page of the affiliate's promotion codes.", body = [shared::domain::promotion_code::PromotionCodeView])
+        (status = 200, description = "A page of the affiliate's promotion codes.", body = [api::domain::promotion_code::PromotionCodeView])
     )
 )]
 async fn list_promotion_codes(
@@ -158,7 +158,7 @@ async fn list_promotion_codes(
     tag = "Affiliates",
     params(("codeId" = String, Path, description = "The promotion code's id (`prc_…`).")),
     responses(
-        (status = 200, description = "The promotion code, inactive.", body = shared::domain::promotion_code::PromotionCodeView),
+        (status = 200, description = "The promotion code, inactive.", body = api::domain::promotion_code::PromotionCodeView),
         (status = 409, description = "Conflict"),
         (status = 503, description = "ServiceUnavailable")
     )
@@ -183,9 +183,9 @@ async fn deactivate_promotion_code(
     path = "/api/v1/affiliates/{id}/portal-sessions",
     operation_id = "createPortalSession",
     tag = "Affiliates",
-    request_body = Option<shared::domain::portal::NewPortalSession>,
+    request_body = Option<api::domain::portal::NewPortalSession>,
     responses(
-        (status = 201, description = "The session.", body = shared::domain::portal::PortalSession),
+        (status = 201, description = "The session.", body = api::domain::portal::PortalSession),
         (status = 409, description = "Conflict")
     )
 )]
@@ -194,7 +194,7 @@ async fn portal_session(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
-    Json(body): Json<shared::domain::portal::NewPortalSession>,
+    Json(body): Json<api::domain::portal::NewPortalSession>,
 ) -> Answer {
     let now = timestamp::now();
     let s = portal_sessions::open_session(&app, m.tenant(), &id, &body, &base, now).await?;
@@ -214,7 +214,7 @@ async fn portal_session(
     operation_id = "createAffiliatePayoutAccountLink",
     tag = "Affiliates",
     responses(
-        (status = 201, description = "The onboarding link.", body = shared::domain::payout_rail::OnboardingLink),
+        (status = 201, description = "The onboarding link.", body = api::domain::payout_rail::OnboardingLink),
         (status = 409, description = "Conflict"),
         (status = 503, description = "ServiceUnavailable")
     )
@@ -244,12 +244,12 @@ async fn payout_account(
     params(
         PageRequest,
         ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
-        ("status" = Option<shared::domain::affiliate::AffiliateStatus>, Query, description = "Only affiliates in this status (any letter case)."),
+        ("status" = Option<api::domain::affiliate::AffiliateStatus>, Query, description = "Only affiliates in this status (any letter case)."),
         ("email" = Option<String>, Query, description = "Only affiliates with this e-mail (any letter case), across campaigns unless `campaign_id` is given."),
-        ("tax_form" = Option<shared::domain::tax_form::TaxFormFilter>, Query, description = "`missing`: only affiliates that have sent no tax form.")
+        ("tax_form" = Option<api::domain::tax_form::TaxFormFilter>, Query, description = "`missing`: only affiliates that have sent no tax form.")
     ),
     responses(
-        (status = 200, description = "A page of affiliates.", body = [shared::domain::affiliate::AffiliateView])
+        (status = 200, description = "A page of affiliates.", body = [api::domain::affiliate::AffiliateView])
     )
 )]
 async fn list(
@@ -271,9 +271,9 @@ async fn list(
     path = "/api/v1/affiliates",
     operation_id = "createAffiliate",
     tag = "Affiliates",
-    request_body = shared::domain::affiliate::NewAffiliate,
+    request_body = api::domain::affiliate::NewAffiliate,
     responses(
-        (status = 201, description = "The affiliate created.", body = shared::domain::affiliate::AffiliateView),
+        (status = 201, description = "The affiliate created.", body = api::domain::affiliate::AffiliateView),
         (status = 404, description = "NotFound"),
         (status = 409, description = "Conflict")
     )
@@ -297,7 +297,7 @@ async fn create(
     operation_id = "getAffiliate",
     tag = "Affiliates",
     responses(
-        (status = 200, description = "The affiliate.", body = shared::domain::affiliate::AffiliateView)
+        (status = 200, description = "The affiliate.", body = api::domain::affiliate::AffiliateView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -317,9 +317,9 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/affiliates/{id}",
     operation_id = "updateAffiliate",
     tag = "Affiliates",
-    request_body = Option<shared::domain::affiliate::AffiliatePatch>,
+    request_body = Option<api::domain::affiliate::AffiliatePatch>,
     responses(
-        (status = 200, description = "The updated affiliate.", body = shared::domain::affiliate::AffiliateView),
+        (status = 200, description = "The updated affiliate.", body = api::domain::affiliate::AffiliateView),
         (status = 409, description = "Conflict")
     )
 )]

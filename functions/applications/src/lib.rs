@@ -3,18 +3,18 @@
 
 use std::sync::Arc;
 
-use axum::extract::State;
-use shared::app::App;
-use shared::domain::application::{
+use api::app::App;
+use api::domain::application::{
     AcceptApplication, ApplicationView, BulkAccept, BulkAcceptView, BulkFailure, Decision,
     RejectApplication,
 };
-use shared::http::Answer;
-use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
-use shared::routes;
-use shared::services::applications as decisions;
-use shared::store::applications::{self, ApplicationFilter};
-use shared::store::page::PageRequest;
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use api::routes;
+use api::services::applications as decisions;
+use api::store::applications::{self, ApplicationFilter};
+use api::store::page::PageRequest;
+use axum::extract::State;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -37,11 +37,11 @@ pub fn routes() -> ApiRouter {
     params(
         PageRequest,
         ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
-        ("status" = Option<shared::domain::application::ApplicationStatus>, Query, description = "Only applications in this status (any letter case)."),
-        ("risk_level" = Option<shared::domain::risk::RiskLevel>, Query, description = "Only applications of this risk level (any letter case; NONE: unflagged).")
+        ("status" = Option<api::domain::application::ApplicationStatus>, Query, description = "Only applications in this status (any letter case)."),
+        ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "Only applications of this risk level (any letter case; NONE: unflagged).")
     ),
     responses(
-        (status = 200, description = "A page of applications.", body = [shared::domain::application::ApplicationView])
+        (status = 200, description = "A page of applications.", body = [api::domain::application::ApplicationView])
     )
 )]
 async fn list(
@@ -62,7 +62,7 @@ async fn list(
     operation_id = "getApplication",
     tag = "Applications",
     responses(
-        (status = 200, description = "The application.", body = shared::domain::application::ApplicationView)
+        (status = 200, description = "The application.", body = api::domain::application::ApplicationView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -80,9 +80,9 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/applications/{id}/accept",
     operation_id = "acceptApplication",
     tag = "Applications",
-    request_body = Option<shared::domain::application::AcceptApplication>,
+    request_body = Option<api::domain::application::AcceptApplication>,
     responses(
-        (status = 200, description = "The accepted application.", body = shared::domain::application::ApplicationView),
+        (status = 200, description = "The accepted application.", body = api::domain::application::ApplicationView),
         (status = 409, description = "Conflict")
     )
 )]
@@ -105,9 +105,9 @@ async fn accept(
     path = "/api/v1/applications/{id}/reject",
     operation_id = "rejectApplication",
     tag = "Applications",
-    request_body = Option<shared::domain::application::RejectApplication>,
+    request_body = Option<api::domain::application::RejectApplication>,
     responses(
-        (status = 200, description = "The rejected application.", body = shared::domain::application::ApplicationView),
+        (status = 200, description = "The rejected application.", body = api::domain::application::ApplicationView),
         (status = 409, description = "Conflict")
     )
 )]
@@ -131,9 +131,9 @@ async fn reject(
     path = "/api/v1/applications/bulk-accept",
     operation_id = "bulkAcceptApplications",
     tag = "Applications",
-    request_body = shared::domain::application::BulkAccept,
+    request_body = api::domain::application::BulkAccept,
     responses(
-        (status = 200, description = "Per-id results.", body = shared::domain::application::BulkAcceptView)
+        (status = 200, description = "Per-id results.", body = api::domain::application::BulkAcceptView)
     )
 )]
 async fn bulk_accept(

@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::asset::{AssetPatch, AssetView, NewSwipeCopy};
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use api::routes;
+use api::services::{creates, edits};
+use api::store::assets::{self, AssetFilter};
+use api::store::page::PageRequest;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::asset::{AssetPatch, AssetView, NewSwipeCopy};
-use shared::http::Answer;
-use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
-use shared::routes;
-use shared::services::{creates, edits};
-use shared::store::assets::{self, AssetFilter};
-use shared::store::page::PageRequest;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -28,9 +28,9 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/assets/swipe-copy",
     operation_id = "createSwipeCopy",
     tag = "Assets",
-    request_body = shared::domain::asset::NewSwipeCopy,
+    request_body = api::domain::asset::NewSwipeCopy,
     responses(
-        (status = 201, description = "The asset created.", body = shared::domain::asset::AssetView),
+        (status = 201, description = "The asset created.", body = api::domain::asset::AssetView),
         (status = 404, description = "NotFound")
     )
 )]
@@ -55,11 +55,11 @@ async fn create_swipe_copy(
     params(
         PageRequest,
         ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
-        ("status" = Option<shared::domain::asset::AssetStatus>, Query, description = "Only assets in this status (any letter case); `archived` is the only way to list archived assets."),
-        ("type" = Option<shared::domain::asset::AssetType>, Query, description = "Only assets of this type (any letter case).")
+        ("status" = Option<api::domain::asset::AssetStatus>, Query, description = "Only assets in this status (any letter case); `archived` is the only way to list archived assets."),
+        ("type" = Option<api::domain::asset::AssetType>, Query, description = "Only assets of this type (any letter case).")
     ),
     responses(
-        (status = 200, description = "A page of assets.", body = [shared::domain::asset::AssetView])
+        (status = 200, description = "A page of assets.", body = [api::domain::asset::AssetView])
     )
 )]
 async fn list(
@@ -80,7 +80,7 @@ async fn list(
     operation_id = "getAsset",
     tag = "Assets",
     responses(
-        (status = 200, description = "The asset.", body = shared::domain::asset::AssetView)
+        (status = 200, description = "The asset.", body = api::domain::asset::AssetView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -98,9 +98,9 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/assets/{id}",
     operation_id = "updateAsset",
     tag = "Assets",
-    request_body = Option<shared::domain::asset::AssetPatch>,
+    request_body = Option<api::domain::asset::AssetPatch>,
     responses(
-        (status = 200, description = "The updated asset.", body = shared::domain::asset::AssetView),
+        (status = 200, description = "The updated asset.", body = api::domain::asset::AssetView),
         (status = 409, description = "Conflict")
     )
 )]
@@ -125,7 +125,7 @@ async fn update(
     operation_id = "archiveAsset",
     tag = "Assets",
     responses(
-        (status = 200, description = "The archived asset.", body = shared::domain::asset::AssetView),
+        (status = 200, description = "The archived asset.", body = api::domain::asset::AssetView),
         (status = 409, description = "Conflict")
     )
 )]

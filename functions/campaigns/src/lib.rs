@@ -2,17 +2,17 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::campaign::{CampaignPatch, CampaignView, NewCampaign};
+use api::domain::commission_plan::{PreviewBody, PreviewView};
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
+use api::routes;
+use api::services::{commission_preview, creates, edits};
+use api::store::campaigns;
+use api::store::page::PageRequest;
+use api::timestamp;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::campaign::{CampaignPatch, CampaignView, NewCampaign};
-use shared::domain::commission_plan::{PreviewBody, PreviewView};
-use shared::http::Answer;
-use shared::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
-use shared::routes;
-use shared::services::{commission_preview, creates, edits};
-use shared::store::campaigns;
-use shared::store::page::PageRequest;
-use shared::timestamp;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -35,7 +35,7 @@ pub fn routes() -> ApiRouter {
         PageRequest
     ),
     responses(
-        (status = 200, description = "A page of campaigns.", body = [shared::domain::campaign::CampaignView])
+        (status = 200, description = "A page of campaigns.", body = [api::domain::campaign::CampaignView])
     )
 )]
 async fn list(
@@ -55,9 +55,9 @@ async fn list(
     path = "/api/v1/campaigns",
     operation_id = "createCampaign",
     tag = "Campaigns",
-    request_body = shared::domain::campaign::NewCampaign,
+    request_body = api::domain::campaign::NewCampaign,
     responses(
-        (status = 201, description = "The campaign created.", body = shared::domain::campaign::CampaignView)
+        (status = 201, description = "The campaign created.", body = api::domain::campaign::CampaignView)
     )
 )]
 async fn create(
@@ -79,7 +79,7 @@ async fn create(
     operation_id = "getCampaign",
     tag = "Campaigns",
     responses(
-        (status = 200, description = "The campaign.", body = shared::domain::campaign::CampaignView)
+        (status = 200, description = "The campaign.", body = api::domain::campaign::CampaignView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -98,9 +98,9 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/campaigns/{id}",
     operation_id = "updateCampaign",
     tag = "Campaigns",
-    request_body = Option<shared::domain::campaign::CampaignPatch>,
+    request_body = Option<api::domain::campaign::CampaignPatch>,
     responses(
-        (status = 200, description = "The updated campaign.", body = shared::domain::campaign::CampaignView)
+        (status = 200, description = "The updated campaign.", body = api::domain::campaign::CampaignView)
     )
 )]
 async fn update(
@@ -125,7 +125,7 @@ async fn update(
     path = "/api/v1/campaigns/{id}/commission-preview",
     operation_id = "previewCommission",
     tag = "Campaigns",
-    request_body = shared::domain::commission_plan::PreviewBody,
+    request_body = api::domain::commission_plan::PreviewBody,
     responses(
         (status = 200, description = "What the payment would earn.", body = PreviewView)
     )

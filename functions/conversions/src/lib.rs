@@ -3,22 +3,22 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, ReverseBody};
+use api::domain::postback::Quota;
+use api::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
+use api::domain::tenant::Mode;
+use api::http::Answer;
+use api::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
+use api::routes;
+use api::services::postback::{self, Recorded};
+use api::services::{holds, reverse};
+use api::store::conversions::{self, ConversionFilter};
+use api::store::page::PageRequest;
+use api::store::rollups;
+use api::timestamp;
+use api::validation::Issue;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, ReverseBody};
-use shared::domain::postback::Quota;
-use shared::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
-use shared::domain::tenant::Mode;
-use shared::http::Answer;
-use shared::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
-use shared::routes;
-use shared::services::postback::{self, Recorded};
-use shared::services::{holds, reverse};
-use shared::store::conversions::{self, ConversionFilter};
-use shared::store::page::PageRequest;
-use shared::store::rollups;
-use shared::timestamp;
-use shared::validation::Issue;
 
 /// Header set on the answer to a repeated postback.
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
@@ -74,10 +74,10 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/conversions/postback",
     operation_id = "postConversion",
     tag = "Conversions",
-    request_body = shared::domain::conversion::PostbackBody,
+    request_body = api::domain::conversion::PostbackBody,
     responses(
-        (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = shared::domain::conversion::ConversionView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated postback (ext)."))),
-        (status = 201, description = "The conversion recorded.", body = shared::domain::conversion::ConversionView),
+        (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = api::domain::conversion::ConversionView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated postback (ext)."))),
+        (status = 201, description = "The conversion recorded.", body = api::domain::conversion::ConversionView),
         (status = 404, description = "NotFound"),
         (status = 409, description = "Conflict")
     )
@@ -132,16 +132,16 @@ async fn postback(
         ("payout_id" = Option<String>, Query, description = "(ext) Only the conversions a payout holds (`po_…`): while it is open, and once it is PAID. Another account's or mode's payout gives an empty list."),
         ("affiliate_id" = Option<String>, Query, description = "Only conversions of this affiliate."),
         ("campaign_id" = Option<String>, Query, description = "Only conversions of this campaign."),
-        ("status" = Option<shared::domain::conversion::ConversionStatus>, Query, description = "Only conversions in this status (any letter case)."),
-        ("risk_level" = Option<shared::domain::risk::RiskLevel>, Query, description = "Only conversions of this risk level (any letter case; NONE: unflagged)."),
-        ("currency" = Option<shared::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
+        ("status" = Option<api::domain::conversion::ConversionStatus>, Query, description = "Only conversions in this status (any letter case)."),
+        ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "Only conversions of this risk level (any letter case; NONE: unflagged)."),
+        ("currency" = Option<api::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
         ("from" = Option<String>, Query, description = "Lower bound on `occurredAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
         ("to" = Option<String>, Query, description = "Upper bound on `occurredAt`: a date (the whole UTC day) or a date-time, inclusive."),
         ("min_amount" = Option<f64>, Query, description = "Amount at least this (major units, any currency; combine with `currency` to compare like with like). A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400."),
         ("max_amount" = Option<f64>, Query, description = "Amount at most this. Below `min_amount`: 400. A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400.")
     ),
     responses(
-        (status = 200, description = "A page of conversions.", body = [shared::domain::conversion::ConversionView])
+        (status = 200, description = "A page of conversions.", body = [api::domain::conversion::ConversionView])
     )
 )]
 async fn list(
@@ -224,14 +224,14 @@ impl FromQuery for SummaryQuery {
     operation_id = "summarizeConversions",
     tag = "Conversions",
     params(
-        ("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d` (without `from`)."),
+        ("period" = Option<api::domain::summary::Period>, Query, description = "Default `30d` (without `from`)."),
         ("from" = Option<String>, Query, description = "The window's first UTC day (an ISO-8601 date, or a date-time whose UTC day counts), instead of `period`. With `to`, at most 366 days."),
         ("to" = Option<String>, Query, description = "The window's last UTC day (an ISO-8601 date or date-time); default today. Needs `from`."),
-        ("group_by" = Option<shared::domain::summary::GroupBy>, Query, description = "Extra grouping (any letter case): `status` or `campaign` fill `groups`; `day`, `week` (ISO, from Monday) or `month` fill `series` (not with `period=all`)."),
+        ("group_by" = Option<api::domain::summary::GroupBy>, Query, description = "Extra grouping (any letter case): `status` or `campaign` fill `groups`; `day`, `week` (ISO, from Monday) or `month` fill `series` (not with `period=all`)."),
         ("campaign_id" = Option<String>, Query, description = "Only this campaign's conversions (an unknown id gives zero totals).")
     ),
     responses(
-        (status = 200, description = "The summary.", body = shared::domain::summary::Summary)
+        (status = 200, description = "The summary.", body = api::domain::summary::Summary)
     )
 )]
 async fn summary(
@@ -258,7 +258,7 @@ async fn summary(
     operation_id = "getConversion",
     tag = "Conversions",
     responses(
-        (status = 200, description = "The conversion.", body = shared::domain::conversion::ConversionView)
+        (status = 200, description = "The conversion.", body = api::domain::conversion::ConversionView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -288,9 +288,9 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/conversions/{id}/reverse",
     operation_id = "reverseConversion",
     tag = "Conversions",
-    request_body = Option<shared::domain::conversion::ReverseBody>,
+    request_body = Option<api::domain::conversion::ReverseBody>,
     responses(
-        (status = 200, description = "The reversed conversion.", body = shared::domain::conversion::ConversionView),
+        (status = 200, description = "The reversed conversion.", body = api::domain::conversion::ConversionView),
         (status = 409, description = "Conflict")
     )
 )]
@@ -318,9 +318,9 @@ async fn reverse(
     path = "/api/v1/conversions/{id}/release",
     operation_id = "releaseConversion",
     tag = "Conversions",
-    request_body = Option<shared::domain::conversion::ReleaseBody>,
+    request_body = Option<api::domain::conversion::ReleaseBody>,
     responses(
-        (status = 200, description = "The released conversion.", body = shared::domain::conversion::ConversionView),
+        (status = 200, description = "The released conversion.", body = api::domain::conversion::ConversionView),
         (status = 409, description = "Conflict")
     )
 )]

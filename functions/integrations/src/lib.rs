@@ -1,26 +1,26 @@
 //! Payment-provider integration routes: the merchant's integrations (Stripe,
 //! Paddle Billing), the public receiver their events are sent to, and the
 //! log of what was received. Receiving runs in
-//! `shared::services::integrations`.
+//! `api::services::integrations`.
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::connector::Provider;
+use api::domain::integration::{
+    DeliveryOutcome, IntegrationPatch, IntegrationView, NewIntegration,
+};
+use api::http::Answer;
+use api::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
+use api::rails::paypal::Transmission;
+use api::routes;
+use api::services::{creates, edits, integrations as receiving};
+use api::store::integrations::{self as store, DeliveryRow};
+use api::store::page::PageRequest;
+use api::timestamp;
 use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;
-use shared::app::App;
-use shared::domain::connector::Provider;
-use shared::domain::integration::{
-    DeliveryOutcome, IntegrationPatch, IntegrationView, NewIntegration,
-};
-use shared::http::Answer;
-use shared::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
-use shared::rails::paypal::Transmission;
-use shared::routes;
-use shared::services::{creates, edits, integrations as receiving};
-use shared::store::integrations::{self as store, DeliveryRow};
-use shared::store::page::PageRequest;
-use shared::timestamp;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -66,7 +66,7 @@ async fn list(
     path = "/api/v1/integrations",
     operation_id = "createIntegration",
     tag = "Integrations",
-    request_body = shared::domain::integration::IntegrationCreate,
+    request_body = api::domain::integration::IntegrationCreate,
     responses(
         (status = 201, description = "The integration.", body = IntegrationView),
         (status = 404, description = "NotFound"),

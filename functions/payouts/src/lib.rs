@@ -8,23 +8,23 @@ mod bulk;
 
 use std::sync::Arc;
 
-use axum::extract::State;
-use shared::app::App;
-use shared::domain::payout::{Command, PayoutView};
-use shared::domain::payout_commands::{
+use api::app::App;
+use api::domain::payout::{Command, PayoutView};
+use api::domain::payout_commands::{
     ApprovePayout, BatchProcess, BulkCancel, MarkPaid, RejectPayout, SettlePayout,
 };
-use shared::domain::tenant::Tenant;
-use shared::error::Error;
-use shared::http::Answer;
-use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
-use shared::payouts::invoice;
-use shared::routes;
-use shared::services::tax_forms;
-use shared::services::{payout_rails, payouts};
-use shared::store::page::PageRequest;
-use shared::store::payouts::{self as store_payouts, PayoutFilter};
-use shared::timestamp;
+use api::domain::tenant::Tenant;
+use api::error::Error;
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use api::payouts::invoice;
+use api::routes;
+use api::services::tax_forms;
+use api::services::{payout_rails, payouts};
+use api::store::page::PageRequest;
+use api::store::payouts::{self as store_payouts, PayoutFilter};
+use api::timestamp;
+use axum::extract::State;
 
 use crate::bulk::{each_id, BulkView};
 
@@ -54,13 +54,13 @@ pub fn routes() -> ApiRouter {
     params(
         PageRequest,
         ("affiliate_id" = Option<String>, Query, description = "Only payouts of this affiliate."),
-        ("status" = Option<shared::domain::payout::PayoutStatus>, Query, description = "Only payouts in this status (any letter case)."),
-        ("method" = Option<shared::domain::affiliate::PayoutMethod>, Query, description = "Only payouts with this payout method (any letter case)."),
+        ("status" = Option<api::domain::payout::PayoutStatus>, Query, description = "Only payouts in this status (any letter case)."),
+        ("method" = Option<api::domain::affiliate::PayoutMethod>, Query, description = "Only payouts with this payout method (any letter case)."),
         ("from" = Option<String>, Query, description = "Lower bound on `requestedAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
         ("to" = Option<String>, Query, description = "Upper bound on `requestedAt`: a date (the whole UTC day) or a date-time, inclusive.")
     ),
     responses(
-        (status = 200, description = "A page of payouts.", body = [shared::domain::payout::PayoutView])
+        (status = 200, description = "A page of payouts.", body = [api::domain::payout::PayoutView])
     )
 )]
 async fn list(
@@ -82,7 +82,7 @@ async fn list(
     operation_id = "getPayout",
     tag = "Payouts",
     responses(
-        (status = 200, description = "The payout.", body = shared::domain::payout::PayoutView)
+        (status = 200, description = "The payout.", body = api::domain::payout::PayoutView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -179,9 +179,9 @@ fn safe_file_name(name: &str) -> String {
     path = "/api/v1/payouts/{id}/approve",
     operation_id = "approvePayout",
     tag = "Payouts",
-    request_body = Option<shared::domain::payout_commands::ApprovePayout>,
+    request_body = Option<api::domain::payout_commands::ApprovePayout>,
     responses(
-        (status = 200, description = "The approved payout.", body = shared::domain::payout::PayoutView),
+        (status = 200, description = "The approved payout.", body = api::domain::payout::PayoutView),
         (status = 409, description = "Conflict")
     )
 )]
@@ -205,9 +205,9 @@ async fn approve(
     path = "/api/v1/payouts/{id}/reject",
     operation_id = "rejectPayout",
     tag = "Payouts",
-    request_body = shared::domain::payout_commands::RejectPayout,
+    request_body = api::domain::payout_commands::RejectPayout,
     responses(
-        (status = 200, description = "The rejected payout.", body = shared::domain::payout::PayoutView),
+        (status = 200, description = "The rejected payout.", body = api::domain::payout::PayoutView),
         (status = 409, description = "Conflict")
     )
 )]
@@ -231,9 +231,9 @@ async fn reject(
     path = "/api/v1/payouts/{id}/mark-paid",
     operation_id = "markPayoutPaid",
     tag = "Payouts",
-    request_body = shared::domain::payout_commands::MarkPaid,
+    request_body = api::domain::payout_commands::MarkPaid,
     responses(
-        (status = 200, description = "The paid payout.", body = shared::domain::payout::PayoutView),
+        (status = 200, description = "The paid payout.", body = api::domain::payout::PayoutView),
         (status = 409, description = "Conflict")
     )
 )]
@@ -256,9 +256,9 @@ async fn mark_paid(
     path = "/api/v1/payouts/{id}/mark-paid",
     operation_id = "settlePayout",
     tag = "Payouts",
-    request_body = Option<shared::domain::payout_commands::SettlePayout>,
+    request_body = Option<api::domain::payout_commands::SettlePayout>,
     responses(
-        (status = 200, description = "The paid payout.", body = shared::domain::payout::PayoutView),
+        (status = 200, description = "The paid payout.", body = api::domain::payout::PayoutView),
         (status = 409, description = "Conflict")
     )
 )]
@@ -291,7 +291,7 @@ async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> A
     path = "/api/v1/payouts/batch-process",
     operation_id = "batchProcessPayouts",
     tag = "Payouts",
-    request_body = shared::domain::payout_commands::BatchProcess,
+    request_body = api::domain::payout_commands::BatchProcess,
     responses(
         (status = 200, description = "Per-id results.", body = crate::bulk::BatchProcessResult)
     )
@@ -316,7 +316,7 @@ async fn batch_process(
     path = "/api/v1/payouts/bulk-cancel",
     operation_id = "bulkCancelPayouts",
     tag = "Payouts",
-    request_body = shared::domain::payout_commands::BulkCancel,
+    request_body = api::domain::payout_commands::BulkCancel,
     responses(
         (status = 200, description = "Per-id results.", body = crate::bulk::BulkCancelResult)
     )

@@ -3,35 +3,33 @@
 //! and swipe copy, promotion codes and adjustments, edits its payout details
 //! and sends a payout's invoice.
 //! A merchant key is 401 on every one of them. The use cases run in
-//! `shared::services::portal`.
+//! `api::services::portal`.
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::adjustment::PortalAdjustment;
+use api::domain::payout_rail::OnboardingLink;
+use api::domain::portal::{PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout};
+use api::domain::promotion_code::PortalPromotionCode;
+use api::domain::summary::{Day, Figures, Group, Period, SeriesBy};
+use api::domain::tax_form::{self, TaxFormType, TaxFormView};
+use api::error::Error;
+use api::http::body::file_bytes;
+use api::http::Answer;
+use api::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
+use api::payouts::invoice::MAX_BYTES;
+use api::routes;
+use api::services::portal as service;
+use api::services::tax_forms;
+use api::services::{adjustments, payout_accounts, promotion_codes};
+use api::store::page::PageRequest;
+use api::timestamp;
+use api::validation::Issue;
 use axum::body::Body;
 use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;
-use shared::app::App;
-use shared::domain::adjustment::PortalAdjustment;
-use shared::domain::payout_rail::OnboardingLink;
-use shared::domain::portal::{
-    PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout,
-};
-use shared::domain::promotion_code::PortalPromotionCode;
-use shared::domain::summary::{Day, Figures, Group, Period, SeriesBy};
-use shared::domain::tax_form::{self, TaxFormType, TaxFormView};
-use shared::error::Error;
-use shared::http::body::file_bytes;
-use shared::http::Answer;
-use shared::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
-use shared::payouts::invoice::MAX_BYTES;
-use shared::routes;
-use shared::services::portal as service;
-use shared::services::tax_forms;
-use shared::services::{adjustments, payout_accounts, promotion_codes};
-use shared::store::page::PageRequest;
-use shared::timestamp;
-use shared::validation::Issue;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -124,7 +122,7 @@ async fn me(p: Portal, State(app): State<Arc<App>>) -> Answer {
     tag = "Portal",
     security(("portalToken" = [])),
     responses(
-        (status = 201, description = "The onboarding link.", body = shared::domain::payout_rail::OnboardingLink),
+        (status = 201, description = "The onboarding link.", body = api::domain::payout_rail::OnboardingLink),
         (status = 409, description = "Conflict"),
         (status = 503, description = "ServiceUnavailable")
     )
@@ -198,7 +196,7 @@ impl FromQuery for StatsQuery {
 #[serde(rename_all = "camelCase")]
 #[schema(as = PortalStats)]
 struct Stats {
-    #[schema(value_type = shared::domain::summary::Period)]
+    #[schema(value_type = api::domain::summary::Period)]
     period: &'static str,
     #[schema(value_type = Option<String>, format = DateTime)]
     from: Option<String>,
@@ -229,8 +227,8 @@ struct Stats {
     tag = "Portal",
     security(("portalToken" = [])),
     params(
-        ("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d`."),
-        ("series" = Option<shared::domain::summary::SeriesBy>, Query, description = "`day`: add the daily series.")
+        ("period" = Option<api::domain::summary::Period>, Query, description = "Default `30d`."),
+        ("series" = Option<api::domain::summary::SeriesBy>, Query, description = "`day`: add the daily series.")
     ),
     responses((status = 200, description = "The affiliate's figures.", body = Stats))
 )]
@@ -406,8 +404,8 @@ struct TaxFormFile(Vec<u8>);
     tag = "Portal",
     security(("portalToken" = [])),
     request_body(content = TaxFormFile, content_type = "application/octet-stream", description = "The PDF's bytes (its type is read from them, so any `Content-Type` is accepted: `application/pdf` as well)."),
-    params(("formType" = shared::domain::tax_form::TaxFormType, Query, description = "The form's type (any letter case).")),
-    responses((status = 200, description = "The form as recorded.", body = shared::domain::tax_form::TaxFormView))
+    params(("formType" = api::domain::tax_form::TaxFormType, Query, description = "The form's type (any letter case).")),
+    responses((status = 200, description = "The form as recorded.", body = api::domain::tax_form::TaxFormView))
 )]
 async fn tax_form(
     p: Portal,

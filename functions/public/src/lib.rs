@@ -4,16 +4,16 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::campaign::PublicCampaignView;
+use api::http::router::document;
+use api::http::Answer;
+use api::http::{with_cors, ApiRouter, PathId, Public, Reply};
+use api::routes;
+use api::store::campaigns;
+use api::Error;
 use axum::extract::State;
 use axum::response::Response;
-use shared::app::App;
-use shared::domain::campaign::PublicCampaignView;
-use shared::http::router::document;
-use shared::http::Answer;
-use shared::http::{with_cors, ApiRouter, PathId, Public, Reply};
-use shared::routes;
-use shared::store::campaigns;
-use shared::Error;
 
 mod portal;
 mod signup;
@@ -54,7 +54,7 @@ pub fn routes() -> ApiRouter {
     operation_id = "getPublicCampaign",
     tag = "Public", security(()),
     responses(
-        (status = 200, description = "The public profile.", body = shared::domain::campaign::PublicCampaignView)
+        (status = 200, description = "The public profile.", body = api::domain::campaign::PublicCampaignView)
     )
 )]
 async fn public_campaign(_: Public, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {

@@ -6,17 +6,17 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::error::Error;
+use api::http::router::{document, varying_document};
+use api::http::Answer;
+use api::http::{FromQuery, Params, PublicCount, Query};
+use api::ids::{self, IdKind};
+use api::store::accounts;
 use axum::extract::State;
 use axum::http::header::IF_NONE_MATCH;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
-use shared::app::App;
-use shared::error::Error;
-use shared::http::router::{document, varying_document};
-use shared::http::Answer;
-use shared::http::{FromQuery, Params, PublicCount, Query};
-use shared::ids::{self, IdKind};
-use shared::store::accounts;
 
 const PAGE: &str = include_str!("../../../portal/src/index.html");
 const SCRIPT: &str = include_str!("../../../portal/src/portal.js");

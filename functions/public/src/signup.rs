@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::signup::{SignUp, SignUpView};
+use api::http::Answer;
+use api::http::{Json, Public, Reply};
+use api::services::enrollments;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::signup::{SignUp, SignUpView};
-use shared::http::Answer;
-use shared::http::{Json, Public, Reply};
-use shared::services::enrollments;
 
 /// Sign up as an affiliate
 ///
@@ -25,9 +25,9 @@ use shared::services::enrollments;
     path = "/api/v1/affiliates/signup",
     operation_id = "signupAffiliate",
     tags = ["Affiliates", "Public"], security(()),
-    request_body = shared::domain::signup::SignUp,
+    request_body = api::domain::signup::SignUp,
     responses(
-        (status = 201, description = "The affiliate created.", body = shared::domain::signup::SignUpView),
+        (status = 201, description = "The affiliate created.", body = api::domain::signup::SignUpView),
         (status = 409, description = "Conflict")
     )
 )]

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::tracking::{ClickRequest, IdentifyRequest};
+use api::http::Answer;
+use api::http::{Json, Public, PublicCount, Reply};
+use api::services::tracking;
+use api::timestamp;
 use axum::extract::State;
 use serde::Serialize;
-use shared::app::App;
-use shared::domain::tracking::{ClickRequest, IdentifyRequest};
-use shared::http::Answer;
-use shared::http::{Json, Public, PublicCount, Reply};
-use shared::services::tracking;
-use shared::timestamp;
 
 #[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -62,7 +62,7 @@ struct IdentifyView {
     path = "/api/v1/track/click",
     operation_id = "trackClick",
     tags = ["Tracking", "Public"], security(()),
-    request_body = shared::domain::tracking::ClickRequest,
+    request_body = api::domain::tracking::ClickRequest,
     responses(
         (status = 201, description = "The click recorded.", body = ClickView)
     )
@@ -116,7 +116,7 @@ pub(crate) async fn click(
     path = "/api/v1/track/identify",
     operation_id = "trackIdentify",
     tags = ["Tracking", "Public"], security(()),
-    request_body = shared::domain::tracking::IdentifyRequest,
+    request_body = api::domain::tracking::IdentifyRequest,
     responses(
         (status = 200, description = "The session identified.", body = IdentifyView)
     )

@@ -1,25 +1,25 @@
 //! Event and webhook endpoint routes: the event log, endpoints and their
 //! secrets, delivery attempts, test deliveries, redelivery and replay.
-//! Delivery itself runs in `shared::services::webhooks`.
+//! Delivery itself runs in `api::services::webhooks`.
 
 use std::sync::Arc;
 
-use axum::extract::State;
-use serde::{Deserialize, Serialize};
-use shared::app::App;
-use shared::domain::webhook::{
+use api::app::App;
+use api::domain::webhook::{
     DeletedEndpoint, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret, EventView,
     NewEndpoint, RedeliverRequest, ReplayRequest,
 };
-use shared::http::Answer;
-use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
-use shared::routes;
-use shared::services::edits;
-use shared::services::webhooks as dispatch;
-use shared::store::events::{self, EventFilter};
-use shared::store::page::PageRequest;
-use shared::store::webhooks::{self as store, AttemptFilter};
-use shared::timestamp;
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use api::routes;
+use api::services::edits;
+use api::services::webhooks as dispatch;
+use api::store::events::{self, EventFilter};
+use api::store::page::PageRequest;
+use api::store::webhooks::{self as store, AttemptFilter};
+use api::timestamp;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -50,12 +50,12 @@ struct NoFields {}
     tag = "Events",
     params(
         PageRequest,
-        ("type" = Option<shared::domain::event::EventType>, Query, description = ""),
+        ("type" = Option<api::domain::event::EventType>, Query, description = ""),
         ("from" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time."),
         ("to" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time.")
     ),
     responses(
-        (status = 200, description = "A page of events.", body = [shared::domain::webhook::EventView])
+        (status = 200, description = "A page of events.", body = [api::domain::webhook::EventView])
     )
 )]
 async fn list_events(
@@ -76,7 +76,7 @@ async fn list_events(
     operation_id = "getEvent",
     tag = "Events",
     responses(
-        (status = 200, description = "The event.", body = shared::domain::webhook::EventView)
+        (status = 200, description = "The event.", body = api::domain::webhook::EventView)
     )
 )]
 async fn get_event(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -102,7 +102,7 @@ struct Redelivered<'a> {
     path = "/api/v1/events/{id}/redeliver",
     operation_id = "redeliverEvent",
     tag = "Events",
-    request_body = Option<shared::domain::webhook::RedeliverRequest>,
+    request_body = Option<api::domain::webhook::RedeliverRequest>,
     responses(
         (status = 200, description = "The attempts made.", body = Redelivered),
         (status = 409, description = "Conflict")
@@ -134,7 +134,7 @@ async fn redeliver(
         PageRequest
     ),
     responses(
-        (status = 200, description = "A page of endpoints.", body = [shared::domain::webhook::EndpointView])
+        (status = 200, description = "A page of endpoints.", body = [api::domain::webhook::EndpointView])
     )
 )]
 async fn list_endpoints(
@@ -156,7 +156,7 @@ async fn list_endpoints(
     path = "/api/v1/webhook-endpoints",
     operation_id = "createWebhookEndpoint",
     tag = "Webhooks",
-    request_body = shared::domain::webhook::NewEndpoint,
+    request_body = api::domain::webhook::NewEndpoint,
     responses(
         (status = 201, description = "The endpoint and its secret.", body = EndpointWithSecret)
     )
@@ -179,7 +179,7 @@ async fn create_endpoint(
     operation_id = "getWebhookEndpoint",
     tag = "Webhooks",
     responses(
-        (status = 200, description = "The endpoint.", body = shared::domain::webhook::EndpointView)
+        (status = 200, description = "The endpoint.", body = api::domain::webhook::EndpointView)
     )
 )]
 async fn get_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -196,9 +196,9 @@ async fn get_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): Path
     path = "/api/v1/webhook-endpoints/{id}",
     operation_id = "updateWebhookEndpoint",
     tag = "Webhooks",
-    request_body = Option<shared::domain::webhook::EndpointPatch>,
+    request_body = Option<api::domain::webhook::EndpointPatch>,
     responses(
-        (status = 200, description = "The endpoint.", body = shared::domain::webhook::EndpointView)
+        (status = 200, description = "The endpoint.", body = api::domain::webhook::EndpointView)
     )
 )]
 async fn update_endpoint(
@@ -263,7 +263,7 @@ async fn rotate_secret(
     operation_id = "testWebhookEndpoint",
     tag = "Webhooks",
     responses(
-        (status = 200, description = "The attempt.", body = shared::domain::webhook::DeliveryView)
+        (status = 200, description = "The attempt.", body = api::domain::webhook::DeliveryView)
     )
 )]
 async fn test(
@@ -287,10 +287,10 @@ async fn test(
     params(
         PageRequest,
         ("event_id" = Option<String>, Query, description = ""),
-        ("status" = Option<shared::domain::webhook::DeliveryStatus>, Query, description = "Any letter case.")
+        ("status" = Option<api::domain::webhook::DeliveryStatus>, Query, description = "Any letter case.")
     ),
     responses(
-        (status = 200, description = "A page of attempts.", body = [shared::domain::webhook::DeliveryView])
+        (status = 200, description = "A page of attempts.", body = [api::domain::webhook::DeliveryView])
     )
 )]
 async fn deliveries(
@@ -313,9 +313,9 @@ async fn deliveries(
     path = "/api/v1/webhook-endpoints/{id}/replay",
     operation_id = "replayWebhookEvents",
     tag = "Webhooks",
-    request_body = shared::domain::webhook::ReplayRequest,
+    request_body = api::domain::webhook::ReplayRequest,
     responses(
-        (status = 200, description = "What was scheduled.", body = shared::services::webhooks::ReplayReport),
+        (status = 200, description = "What was scheduled.", body = api::services::webhooks::ReplayReport),
         (status = 409, description = "Conflict")
     )
 )]
@@ -335,14 +335,14 @@ async fn replay(
 /// to `on_events`' number at once. A failure names the first record that
 /// failed, so Lambda retries from there (records before it are done; a
 /// record seen again starts no second first attempt).
-pub async fn deliver_batch(app: &shared::app::App, batch: &serde_json::Value) -> serde_json::Value {
+pub async fn deliver_batch(app: &api::app::App, batch: &serde_json::Value) -> serde_json::Value {
     let records = batch["Records"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
     let events = records
         .iter()
-        .map(shared::store::stream::event_of_lambda_record)
+        .map(api::store::stream::event_of_lambda_record)
         .collect();
     // Side by side (a slow endpoint holds one place); a failure is reported
     // at the first record, in stream order, that did not finish: the ones

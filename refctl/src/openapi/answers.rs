@@ -3,14 +3,14 @@
 //! the postback's quota answer and replay header, the endpoint cap's
 //! answer, amount bounds and the summary's default period.
 
+use api::domain::payout::INVOICE_CONTENT_TYPES;
+use api::domain::postback::Quota;
+use api::domain::summary::Period;
+use api::domain::webhook::{room_for_endpoint, MAX_ENDPOINTS};
+use api::error::Error;
+use api::http::router::STATIC_CACHE_CONTROL;
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
-use shared::domain::payout::INVOICE_CONTENT_TYPES;
-use shared::domain::postback::Quota;
-use shared::domain::summary::Period;
-use shared::domain::webhook::{room_for_endpoint, MAX_ENDPOINTS};
-use shared::error::Error;
-use shared::http::router::STATIC_CACHE_CONTROL;
 
 use super::components::error_response;
 
@@ -118,7 +118,7 @@ pub fn query_rules(name: &str, p: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::http::query::Query;
+    use api::http::query::Query;
 
     /// The described maximum is accepted as the description writes it and as
     /// a client renders it with an exponent; the next `f64` up is refused.

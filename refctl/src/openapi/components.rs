@@ -2,12 +2,12 @@
 //! paging parameters, the error answers (their examples rendered by the
 //! envelope code itself), the envelope schemas and the webhook payload.
 
+use api::domain::idempotency::{KEEP_HOURS, MAX_KEY_LEN};
+use api::error::{Error, ErrorCode};
+use api::ids::IdKind;
+use api::issue::Issue;
+use api::store::page::{DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
 use serde_json::{json, Map, Value};
-use shared::domain::idempotency::{KEEP_HOURS, MAX_KEY_LEN};
-use shared::error::{Error, ErrorCode};
-use shared::ids::IdKind;
-use shared::issue::Issue;
-use shared::store::page::{DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
 
 /// The request id every example shows.
 pub const EXAMPLE_REQUEST_ID: &str = "req_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
@@ -199,7 +199,7 @@ fn parameters() -> Value {
 
 /// The envelope the API answers `err` with, as an example.
 pub fn example(err: &Error) -> Value {
-    let (_, mut body, _) = shared::http::envelope::failure(err, EXAMPLE_REQUEST_ID);
+    let (_, mut body, _) = api::http::envelope::failure(err, EXAMPLE_REQUEST_ID);
     body["meta"]["timestamp"] = json!(EXAMPLE_TIMESTAMP);
     body
 }
@@ -303,11 +303,11 @@ fn derived() -> Vec<(String, Value)> {
     vec![
         of::<ErrorCode>(),
         of::<Issue>(),
-        of::<shared::domain::webhook::WebhookPayload>(),
-        of::<shared::domain::commission_tiers::TierChangeView<'static>>(),
+        of::<api::domain::webhook::WebhookPayload>(),
+        of::<api::domain::commission_tiers::TierChangeView<'static>>(),
         // Named only by query parameters.
-        of::<shared::domain::tax_form::TaxFormFilter>(),
-        of::<shared::domain::summary::SeriesBy>(),
+        of::<api::domain::tax_form::TaxFormFilter>(),
+        of::<api::domain::summary::SeriesBy>(),
     ]
 }
 

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 /// The description of the whole API.
 pub fn document() -> Value {
-    shared::http::router::describe_routes();
+    api::http::router::describe_routes();
     let api = crate::serve::routes().into_openapi();
     let mut doc = serde_json::to_value(&api).unwrap_or_else(|_| json!({}));
     let generated = doc.as_object_mut().map(std::mem::take).unwrap_or_default();
@@ -37,14 +37,14 @@ pub fn document() -> Value {
     components::add_derived(&mut schemas);
     if let Some(period) = schemas.get_mut("SummaryPeriod") {
         // Its wire names are not identifiers: clients name the members after the code's.
-        let names: Vec<String> = shared::domain::summary::Period::ALL
+        let names: Vec<String> = api::domain::summary::Period::ALL
             .iter()
             .map(|p| format!("{p:?}").to_uppercase())
             .collect();
         period["x-enum-varnames"] = json!(names);
     }
     if let Some(create) = schemas.get_mut("CampaignCreate") {
-        create["allOf"] = shared::domain::campaign::combination_rules();
+        create["allOf"] = api::domain::campaign::combination_rules();
     }
     schemas::merge_flattened(&mut schemas, &paths);
     operations::complete(&mut paths, &mut schemas);

@@ -332,7 +332,7 @@ fn query_parameter(p: &mut Value) {
         *schema = json!({"type": "string"});
     }
     if schema["type"] == "string" && schema.get("pattern").is_none() {
-        schema["pattern"] = json!(shared::schema::LINE_PATTERN);
+        schema["pattern"] = json!(api::schema::LINE_PATTERN);
     }
     if matches!(schema["type"].as_array().map(Vec::len), Some(2)) {
         schema["type"] = schema["type"][0].clone();

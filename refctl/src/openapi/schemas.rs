@@ -3,8 +3,8 @@
 //! and times are written one way, numbers are decimals (no binary format),
 //! and the prose of doc comments is one line per paragraph.
 
+use api::ids::IdKind;
 use serde_json::{json, Map, Value};
-use shared::ids::IdKind;
 
 use super::operations::unwrap_lines;
 
@@ -128,7 +128,7 @@ fn body_strings(schema: &mut Value) {
             && prop["items"].get("pattern").is_none()
             && prop["items"].get("enum").is_none()
         {
-            prop["items"]["pattern"] = json!(shared::schema::LINE_PATTERN);
+            prop["items"]["pattern"] = json!(api::schema::LINE_PATTERN);
         }
         let text = prop["type"] == "string"
             || prop["type"]

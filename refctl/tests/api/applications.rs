@@ -1,13 +1,13 @@
 //! Applications: accept and reject move the affiliate in the same transaction,
 //! racing decisions have exactly one winner, bulk accept answers per id.
 
+use api::app::App;
+use api::domain::signup::{self, SignUp};
+use api::domain::tenant::{Mode, Tenant};
+use api::services::enrollments;
+use api::store::campaigns;
+use api::timestamp;
 use serde_json::{json, Value};
-use shared::app::App;
-use shared::domain::signup::{self, SignUp};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::services::enrollments;
-use shared::store::campaigns;
-use shared::timestamp;
 
 use crate::support::{app_for, call, campaign, merchant, server, Merchant};
 
@@ -432,10 +432,10 @@ async fn decision_bodies_refuse_unknown_fields() {
 /// BatchGetItem for the key and account.
 #[tokio::test]
 async fn dynamodb_calls_per_operation() {
-    use shared::domain::application::Decision;
-    use shared::domain::asset::{Asset, NewSwipeCopy};
-    use shared::services::applications;
-    use shared::store::assets;
+    use api::domain::application::Decision;
+    use api::domain::asset::{Asset, NewSwipeCopy};
+    use api::services::applications;
+    use api::store::assets;
 
     // Its own clients, so its counters see only this test's calls.
     let app = app_for(server()).await;

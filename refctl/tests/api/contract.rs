@@ -62,7 +62,7 @@ fn the_checked_in_description_is_the_generated_one() {
 }
 
 /// A limit is written once, on the create body's field, and the validation
-/// reads it from there (`shared::limits!`); a PATCH body restates it for
+/// reads it from there (`api::limits!`); a PATCH body restates it for
 /// the description, so it must state the very same limits.
 #[test]
 fn update_bodies_state_the_limits_of_their_create_bodies() {
@@ -186,7 +186,7 @@ async fn openapi_is_served_and_matches_the_routes() {
         .iter()
         .map(|c| c.as_str().unwrap().to_string())
         .collect();
-    let expected: BTreeSet<_> = shared::ErrorCode::ALL
+    let expected: BTreeSet<_> = api::ErrorCode::ALL
         .iter()
         .map(|c| c.as_str().to_string())
         .collect();
@@ -198,7 +198,7 @@ fn routes() -> BTreeSet<(String, String, String)> {
     let mut out = BTreeSet::new();
     for (function, routes) in refctl::serve::functions() {
         for (path, item) in &routes.get_openapi().paths.paths {
-            for method in shared::http::router::operations(item) {
+            for method in api::http::router::operations(item) {
                 out.insert((method.to_string(), path.clone(), function.to_string()));
             }
         }
@@ -372,7 +372,7 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
     assert_eq!(table["BillingMode"].as_str(), Some("PAY_PER_REQUEST"));
     assert_eq!(
         table["TimeToLiveSpecification"]["AttributeName"].as_str(),
-        Some(shared::store::attrs::TTL)
+        Some(api::store::attrs::TTL)
     );
     // The stream the webhook consumer reads: on, with the same view.
     let stream = d.stream_specification().expect("the table has a stream");
@@ -383,7 +383,7 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
     );
     assert_eq!(
         table["StreamSpecification"]["StreamViewType"].as_str(),
-        Some(shared::store::table::STREAM_VIEW.as_str())
+        Some(api::store::table::STREAM_VIEW.as_str())
     );
     let ttl = app
         .store
@@ -396,7 +396,7 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
     assert_eq!(
         ttl.time_to_live_description()
             .and_then(|t| t.attribute_name()),
-        Some(shared::store::attrs::TTL)
+        Some(api::store::attrs::TTL)
     );
 }
 
@@ -409,7 +409,7 @@ fn check_s3_event(path: &std::path::Path, text: &str) {
     assert!(!keys.is_empty(), "{}", path.display());
     for key in keys {
         assert!(
-            shared::payouts::invoice::parse_key(&key).is_some(),
+            api::payouts::invoice::parse_key(&key).is_some(),
             "{}: {key} names no payout",
             path.display()
         );
@@ -427,7 +427,7 @@ fn background_event(path: &std::path::Path, text: &str, raw: &Value) -> Option<&
         // DynamoDB Stream: every record is an inserted event item.
         assert!(!records.is_empty());
         for record in records {
-            let found = shared::store::stream::event_of_lambda_record(record).unwrap();
+            let found = api::store::stream::event_of_lambda_record(record).unwrap();
             assert!(found.is_some(), "{record}");
         }
         return Some("webhook-delivery");
@@ -551,7 +551,7 @@ fn filter_matches(pattern: &Value, record: &Value) -> bool {
 
 /// A stream record (`INSERT`) of an item, its string attributes as the
 /// stream writes them.
-fn inserted(item: &shared::store::Item) -> Value {
+fn inserted(item: &api::store::Item) -> Value {
     let image: serde_json::Map<String, Value> = item
         .iter()
         .filter_map(|(k, v)| Some((k.clone(), serde_json::json!({"S": v.as_s().ok()?}))))
@@ -561,8 +561,8 @@ fn inserted(item: &shared::store::Item) -> Value {
 
 #[test]
 fn the_webhook_streams_filter_lets_every_event_through() {
-    use shared::domain::event::{Event, EventType};
-    use shared::domain::tenant::{Mode, Tenant};
+    use api::domain::event::{Event, EventType};
+    use api::domain::tenant::{Mode, Tenant};
     let t = template();
     let filters = &t["Resources"]["WebhookDeliveryFunction"]["Properties"]["Events"]
         ["NewEventItems"]["Properties"]["FilterCriteria"]["Filters"];
@@ -572,7 +572,7 @@ fn the_webhook_streams_filter_lets_every_event_through() {
         .iter()
         .map(|f| serde_json::from_str(f["Pattern"].as_str().unwrap()).unwrap())
         .collect();
-    let passes = |item: &shared::store::Item| {
+    let passes = |item: &api::store::Item| {
         let record = inserted(item);
         patterns.iter().any(|p| filter_matches(p, &record))
     };
@@ -583,26 +583,26 @@ fn the_webhook_streams_filter_lets_every_event_through() {
         chrono::Utc::now(),
     )
     .unwrap();
-    let item = shared::store::events::item(&tenant, &event).unwrap();
+    let item = api::store::events::item(&tenant, &event).unwrap();
     assert!(passes(&item), "an event as the code writes it");
     // An event of the older layout: keyed by its id, no id attribute.
     let mut older = item.clone();
     older.remove("id");
-    older.insert("pk".into(), shared::store::string_value(&event.id));
-    older.insert("sk".into(), shared::store::string_value("R"));
+    older.insert("pk".into(), api::store::string_value(&event.id));
+    older.insert("sk".into(), api::store::string_value("R"));
     assert!(passes(&older), "an event of the older layout");
     // What the delivery writes about the event stays out.
-    let task = shared::domain::webhook::Task::start(
+    let task = api::domain::webhook::Task::start(
         None,
         "whe_01JD3Q5W6X7Y8Z9A0B1C2D3E4F",
         (&event.id, event.event_type),
         chrono::Utc::now(),
         chrono::Duration::seconds(60),
     );
-    let task = shared::store::webhooks::task_item(&tenant, &task).unwrap();
+    let task = api::store::webhooks::task_item(&tenant, &task).unwrap();
     assert!(!passes(&task), "a delivery task");
     let mut campaign = item.clone();
-    campaign.insert("id".into(), shared::store::string_value("cmp_1"));
-    campaign.insert("pk".into(), shared::store::string_value("cmp_1"));
+    campaign.insert("id".into(), api::store::string_value("cmp_1"));
+    campaign.insert("pk".into(), api::store::string_value("cmp_1"));
     assert!(!passes(&campaign), "a record keyed by its own id");
 }

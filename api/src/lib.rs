@@ -1,5 +1,7 @@
-//! The one common crate: configuration, authentication, errors, validation,
-//! the domain rules and DynamoDB/S3 access shared by every function.
+//! The HTTP API: axum routes and extractors, the envelope, request ids and
+//! the generated description, over the use cases (`services`), which sit on
+//! the store (`store`) and the domain (`domain`). Those crates are
+//! re-exported under the paths the functions use.
 
 pub mod client_ip;
 pub mod http;
