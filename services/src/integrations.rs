@@ -14,8 +14,7 @@ use crate::auth::sealing;
 use crate::payout_accounts::{self, Updated};
 use crate::rails::paypal::Transmission;
 use crate::rate_limit;
-use crate::retry::{retry_on_conflict, Attempt};
-use crate::reverse::{self, Restored};
+use crate::reverse::{self, Refunded, Restored};
 use crate::{payout_transitions, postback, tracking};
 use domain::account::Account;
 use domain::affiliate_code::CodeOwner;
@@ -23,11 +22,10 @@ use domain::connector::{
     self, Binding, Command, Link, Mapped, Payment, Provider, Refund, RefundPart, Restore,
     SignatureError,
 };
-use domain::conversion::{Conversion, ConversionType, Postback, PostbackBody};
+use domain::conversion::{ConversionType, Postback, PostbackBody};
 use domain::error::{Error, Result};
 use domain::ids::{self, IdKind};
 use domain::integration::{DeliveryOutcome, Integration};
-use domain::money::Currency;
 use domain::payout_rail::AccountUpdate;
 use domain::payout_rail::PayoutResult;
 use domain::postback::Quota;
@@ -37,9 +35,6 @@ use domain::timestamp;
 use store::integrations::{self, DeliveryRow, Marked};
 use store::payouts as store_payouts;
 use store::{accounts, clicks, conversions, parked_links, parked_refunds, promotion_codes};
-
-/// Times a provider's reversal is planned again after a concurrent change.
-const REVERSE_ATTEMPTS: usize = 4;
 
 /// The answer to the provider.
 #[derive(Debug, Clone)]
@@ -500,10 +495,7 @@ async fn reverse_second_record(
         currency: None,
     };
     let reason = format!("the same payment as {first}, posted back under its payment intent");
-    retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
-        reverse_once(app, tenant, second, &whole, &reason, now)
-    })
-    .await?;
+    reverse::refund(&app.store, tenant, second, &whole, &reason, now).await?;
     Ok(())
 }
 
@@ -1080,14 +1072,11 @@ async fn apply_refund(
         }
     }
     let reason = format!("{} refund", integration.provider.as_str().to_lowercase());
-    let done = retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
-        reverse_once(app, tenant, &conversion_id, r, &reason, now)
-    })
-    .await;
+    let done = reverse::refund(&app.store, tenant, &conversion_id, r, &reason, now).await;
     let done = match (done, &r.once_key) {
-        (Ok(Reversed::Applied), _) => None,
-        (Ok(Reversed::NothingDue), _) => Some("nothing more to reverse".to_string()),
-        (Ok(Reversed::OtherCurrency(own, payment)), key) => {
+        (Ok(Refunded::Applied), _) => None,
+        (Ok(Refunded::NothingDue), _) => Some("nothing more to reverse".to_string()),
+        (Ok(Refunded::OtherCurrency(own, payment)), key) => {
             // Not this payment's: a key claimed for it is given back.
             if let Some(key) = key {
                 integrations::release_once(&app.store, tenant, key).await?;
@@ -1106,45 +1095,6 @@ async fn apply_refund(
         (Err(e), None) => return Err(e),
     };
     Ok((Some(conversion_id), done))
-}
-
-/// What a provider's reversal came to.
-enum Reversed {
-    Applied,
-    /// Reversed as far as the refund asks already.
-    NothingDue,
-    /// The refund's currency, and the payment's: not this payment's refund.
-    OtherCurrency(Currency, Currency),
-}
-
-/// One read -> decide -> commit of a provider's reversal.
-async fn reverse_once(
-    app: &App,
-    tenant: &Tenant,
-    id: &str,
-    r: &Refund,
-    reason: &str,
-    now: DateTime<Utc>,
-) -> Result<Attempt<Reversed>> {
-    let facts = conversions::read_reversal(&app.store, tenant, id).await?;
-    let c: &Conversion = &facts.conversion;
-    let part = match r.reversal(c.amount, c.reversed_amount, c.currency) {
-        Ok(Some(part)) => part,
-        Ok(None) => return Ok(Attempt::Done(Reversed::NothingDue)),
-        Err(own) => return Ok(Attempt::Done(Reversed::OtherCurrency(own, c.currency))),
-    };
-    let reversal = c.refund(
-        facts.payout_status.into(),
-        Some(part),
-        Some(reason.to_string()),
-        now,
-    )?;
-    Ok(
-        match conversions::commit_reversal(&app.store, tenant, c, &reversal).await? {
-            true => Attempt::Done(Reversed::Applied),
-            false => Attempt::Conflict,
-        },
-    )
 }
 
 /// A delivery's log row.

@@ -1,12 +1,12 @@
-//! Reversing (refunding) a conversion, and giving a provider's reversal
-//! back: read the conversion and the payout holding it, decide in
+//! Reversing (refunding) a conversion, for the merchant or for a payment
+//! provider, and giving a provider's reversal back: read the conversion and the payout holding it, decide in
 //! `Conversion::reverse` (or `restore`), commit the change with its
 //! rollups, totals, clawback and event; a concurrent change reads again.
 
 use chrono::{DateTime, Utc};
 
 use crate::retry::{retry_on_conflict, Attempt};
-use domain::connector::Restore;
+use domain::connector::{Refund, Restore};
 use domain::conversion::{Conversion, ReverseRequest};
 use domain::error::Result;
 use domain::money::Currency;
@@ -15,7 +15,7 @@ use store::conversions;
 use store::Store;
 
 /// Times a reversal is planned again after a concurrent write to the conversion.
-const REVERSE_ATTEMPTS: usize = 3;
+const REVERSE_ATTEMPTS: usize = 4;
 
 /// Reverses a conversion, in full or in part, as `Conversion::reverse`
 /// decides; the conversion as reversed.
@@ -43,6 +43,49 @@ pub async fn reverse(
                 },
             )
         }
+    })
+    .await
+}
+
+/// What a provider's reversal came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refunded {
+    Applied,
+    /// Reversed as far as the refund asks already.
+    NothingDue,
+    /// The refund's currency, and the payment's: not this payment's refund.
+    OtherCurrency(Currency, Currency),
+}
+
+/// Reverses a conversion for a provider's refund, lost dispute or second
+/// record of one payment, by what the refund says is due now (a running
+/// total is compared with what is reversed already), as
+/// `Conversion::refund` decides (it cannot be refused); a concurrent change
+/// reads again.
+pub async fn refund(
+    store: &Store,
+    tenant: &Tenant,
+    id: &str,
+    r: &Refund,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<Refunded> {
+    retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || async move {
+        let facts = conversions::read_reversal(store, tenant, id).await?;
+        let c = &facts.conversion;
+        let part = match r.reversal(c.amount, c.reversed_amount, c.currency) {
+            Ok(Some(part)) => part,
+            Ok(None) => return Ok(Attempt::Done(Refunded::NothingDue)),
+            Err(own) => return Ok(Attempt::Done(Refunded::OtherCurrency(own, c.currency))),
+        };
+        let payout = facts.payout_status.into();
+        let reversal = c.refund(payout, Some(part), Some(reason.to_string()), now)?;
+        Ok(
+            match conversions::commit_reversal(store, tenant, c, &reversal).await? {
+                true => Attempt::Done(Refunded::Applied),
+                false => Attempt::Conflict,
+            },
+        )
     })
     .await
 }
