@@ -28,9 +28,8 @@ use domain::ids::{self, IdKind};
 use domain::integration::{DeliveryOutcome, Integration};
 use domain::payout_rail::AccountUpdate;
 use domain::payout_rail::PayoutResult;
-use domain::postback::Quota;
 use domain::referral::{self, CustomerKey, ReferralSource};
-use domain::tenant::{Mode, Tenant};
+use domain::tenant::Tenant;
 use domain::timestamp;
 use store::integrations::{self, DeliveryRow, Marked};
 use store::payouts as store_payouts;
@@ -799,14 +798,6 @@ async fn record(
     read: &Prefetched,
     now: DateTime<Utc>,
 ) -> Result<Taken> {
-    let quota = match tenant.mode {
-        Mode::Live => Some(Quota {
-            cap: app.config.conversion_quota(&account.plan),
-            account_id: account.id.clone(),
-            plan: account.plan.clone(),
-        }),
-        Mode::Test => None,
-    };
     let mut ids = p.ids();
     let linked = read.links.get(&p.external_id).map(|l| l.aliases.clone());
     for alias in linked.unwrap_or_default() {
@@ -821,15 +812,7 @@ async fn record(
         },
         Err(reason) => return Ok(Taken::Skipped(reason)),
     };
-    let recorded = postback::record(
-        &app.store,
-        &app.lookups,
-        tenant,
-        &input,
-        quota.as_ref(),
-        now,
-    )
-    .await;
+    let recorded = postback::record_for(app, tenant, account, &input, now).await;
     match recorded {
         Ok(postback::Recorded::Created(c)) => Ok(Taken::Recorded {
             bound: c.affiliate_id.is_some(),

@@ -13,15 +13,17 @@ use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 
+use crate::app::App;
 use crate::lookups::Lookups;
 use crate::retry::{retry_on_conflict, Attempt};
+use domain::account::Account;
 use domain::attribution::{AffiliateFacts, Signal};
 use domain::campaign::Campaign;
 use domain::conversion::{Conversion, Postback};
 use domain::error::Result;
 use domain::postback::{self, Opening, Parties, Quota};
 use domain::risk::OverLimit;
-use domain::tenant::Tenant;
+use domain::tenant::{Mode, Tenant};
 use store::conversions::{self, Attributed, Committed, Unchanged};
 use store::Store;
 
@@ -39,6 +41,25 @@ pub enum Recorded {
 }
 
 /// Records a postback: attribution, commission, referral, quota and rollups
+/// Records a payment of `account` in `tenant`, as [`record`] does, under the
+/// account's plan quota: live conversions count against it, test-mode ones
+/// never do. The quota rule's one home (the merchant's postback and the
+/// payment providers' events both come through here).
+pub async fn record_for(
+    app: &App,
+    tenant: &Tenant,
+    account: &Account,
+    p: &Postback,
+    now: DateTime<Utc>,
+) -> Result<Recorded> {
+    let quota = (tenant.mode == Mode::Live).then(|| Quota {
+        account_id: account.id.clone(),
+        plan: account.plan.clone(),
+        cap: app.config.conversion_quota(&account.plan),
+    });
+    record(&app.store, &app.lookups, tenant, p, quota.as_ref(), now).await
+}
+
 /// in one transaction, exactly once per `externalId`.
 pub async fn record(
     store: &Store,

@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use api::app::App;
 use api::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, ReverseBody};
-use api::domain::postback::Quota;
 use api::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
-use api::domain::tenant::Mode;
 use api::http::Answer;
 use api::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
 use api::routes;
@@ -90,23 +88,7 @@ async fn postback(
     let now = timestamp::now();
     let input = body.validate(now)?;
     let principal = m.principal();
-    // Test-mode conversions never count against the live quota.
-    let quota = (principal.tenant.mode == Mode::Live).then(|| Quota {
-        account_id: principal.account.id.clone(),
-        plan: principal.account.plan.clone(),
-        cap: app.config.conversion_quota(&principal.account.plan),
-    });
-    let tenant = m.tenant();
-    match postback::record(
-        &app.store,
-        &app.lookups,
-        tenant,
-        &input,
-        quota.as_ref(),
-        now,
-    )
-    .await?
-    {
+    match postback::record_for(&app, m.tenant(), &principal.account, &input, now).await? {
         Recorded::Created(c) => Reply::created(ConversionView::from(&c)),
         Recorded::Replayed(c) => {
             Ok(Reply::ok(ConversionView::from(&c))?.header(REPLAYED_HEADER, "true"))
