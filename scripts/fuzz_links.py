@@ -3,7 +3,7 @@ event logs of one or more schemathesis runs (each one's --report ndjson).
 
 A link counts when a scenario applied it (its step was generated from the
 linked answer), as schemathesis's own "API Links: N covered" counts within
-one run. Prints the count, then one link per line when asked with -v.
+one run. Prints the count.
 """
 
 import json
@@ -25,15 +25,11 @@ def followed(path):
     return links
 
 
-def main(args):
-    verbose = "-v" in args
+def main(paths):
     links = set()
-    for path in (a for a in args if a != "-v"):
+    for path in paths:
         links |= followed(path)
     print(len(links))
-    if verbose:
-        for link in sorted(links):
-            print(link, file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 //! Tax forms (W-9, W-8BEN, W-8BEN-E): the campaign's setting, the form an
-//! affiliate uploaded, and the rule that holds a payment while a required
-//! form is missing (over payouts: `domain::tax_hold`): a payout is not approved or processed when the
-//! campaign requires a form, the affiliate has none, and what it was paid
-//! in the payout's calendar year plus this payout reaches `fromAmount` (in
-//! the payout's currency; each currency counts on its own).
+//! affiliate uploaded, and the rule that holds one payment while a required
+//! form is missing (over several payouts: `domain::tax_hold`): a payout is
+//! not approved or processed when the campaign requires a form, the
+//! affiliate has none, and what it was paid in the payout's calendar year
+//! plus this payout reaches `fromAmount` (in the payout's currency; each
+//! currency counts on its own).
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -11,8 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::money::json_number;
-use crate::money::MAX_AMOUNT_DIGITS;
+use crate::money::{json_number, MAX_AMOUNT_DIGITS};
 use crate::tenant::Tenant;
 use crate::timestamp::serde_ts;
 use crate::validation::Issues;

@@ -531,35 +531,29 @@ struct Prefetched {
 async fn prefetch(app: &App, tenant: &Tenant, commands: &[Command]) -> Result<Prefetched> {
     let store = &app.store;
     let mut read = Prefetched::default();
-    let (mut links, mut linked, mut promotions) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut links, mut linking, mut promotions) = (Vec::new(), Vec::new(), Vec::new());
     for c in commands {
         match c {
             Command::Record(p) if p.linked_later => links.push(p.external_id.clone()),
-            Command::Link(l) => linked.push(l.payment_id.clone()),
+            Command::Link(l) => linking.push(l),
             Command::Bind(b) if b.by_promotion => promotions.push(b.referral.clone()),
             _ => {}
         }
     }
-    let held: Vec<&Link> = commands
-        .iter()
-        .filter_map(|c| match c {
-            Command::Link(l) => Some(l),
-            _ => None,
-        })
-        .collect();
     let (l, c, h, o) = tokio::join!(
         futures::future::try_join_all(
             links
                 .iter()
                 .map(|id| parked_links::of_payment(store, tenant, id))
         ),
+        futures::future::try_join_all(linking.iter().map(|l| conversions::claimed_by(
+            store,
+            tenant,
+            &l.payment_id
+        ))),
         futures::future::try_join_all(
-            linked
+            linking
                 .iter()
-                .map(|id| conversions::claimed_by(store, tenant, id))
-        ),
-        futures::future::try_join_all(
-            held.iter()
                 .map(|l| conversions::claimed_by_any(store, tenant, &l.aliases))
         ),
         futures::future::try_join_all(
@@ -571,9 +565,9 @@ async fn prefetch(app: &App, tenant: &Tenant, commands: &[Command]) -> Result<Pr
     for (id, link) in links.into_iter().zip(l?) {
         read.links.extend(link.map(|l| (id, l)));
     }
-    read.linked.extend(linked.into_iter().zip(c?));
-    read.held
-        .extend(held.iter().map(|l| l.payment_id.clone()).zip(h?));
+    let paid_ids = || linking.iter().map(|l| l.payment_id.clone());
+    read.linked.extend(paid_ids().zip(c?));
+    read.held.extend(paid_ids().zip(h?));
     read.promotions.extend(promotions.into_iter().zip(o?));
     Ok(read)
 }

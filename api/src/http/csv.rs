@@ -160,9 +160,9 @@ pub fn csv_rows(bytes: &[u8]) -> Result<Vec<Result<Value, Error>>, Error> {
     let mut rows = Vec::new();
     for (i, record) in reader.records().enumerate() {
         let record = record.map_err(bad)?;
-        // Past an import's most, rows are counted, not parsed.
         if rows.len() >= MAX_ROWS {
-            // Counted, not read: the whole body is refused anyway.
+            // Past an import's most, rows are counted, not parsed: the
+            // whole body is refused anyway.
             rows.push(Ok(Value::Null));
             continue;
         }
