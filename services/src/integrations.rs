@@ -120,36 +120,59 @@ async fn verified(
     body: &[u8],
     now: DateTime<Utc>,
 ) -> Result<std::result::Result<(), &'static str>> {
-    if integration.provider != Provider::Paypal {
-        let mut sent = delivery
-            .signatures
-            .iter()
-            .filter(|(p, _)| *p == integration.provider)
-            .map(|(_, s)| *s);
-        let signature = sent.next();
-        // Two headers: which one the provider meant is unknowable.
-        if sent.next().is_some() {
-            return Ok(Err(SignatureError::Repeated.reason()));
-        }
-        // The endpoint's secret, then Stripe's Connect endpoint's (the same
-        // URL may receive both): the first refusal is the reason.
-        let mut refused = None;
-        let secrets = [
-            Some(&integration.signing_secret),
-            integration.connect_signing_secret.as_ref(),
-        ];
-        for sealed in secrets.into_iter().flatten() {
-            let secret = sealing::open(&app.signing, sealed).await?;
-            match integration
-                .provider
-                .verify(signature, body, &secret, now.timestamp())
-            {
-                Ok(()) => return Ok(Ok(())),
-                Err(e) => refused = refused.or(Some(e.reason())),
-            }
-        }
-        return Ok(Err(refused.unwrap_or("no signing secret")));
+    match integration.provider {
+        Provider::Paypal => verified_by_paypal(app, tenant, integration, delivery, body).await,
+        _ => verified_by_hmac(app, integration, delivery, body, now).await,
     }
+}
+
+/// Stripe's and Paddle's HMAC signature on the raw body, against the
+/// endpoint's secret and then Stripe's Connect endpoint's (the same URL may
+/// receive both): the first refusal is the reason.
+async fn verified_by_hmac(
+    app: &App,
+    integration: &Integration,
+    delivery: &Delivery<'_>,
+    body: &[u8],
+    now: DateTime<Utc>,
+) -> Result<std::result::Result<(), &'static str>> {
+    let mut sent = delivery
+        .signatures
+        .iter()
+        .filter(|(p, _)| *p == integration.provider)
+        .map(|(_, s)| *s);
+    let signature = sent.next();
+    // Two headers: which one the provider meant is unknowable.
+    if sent.next().is_some() {
+        return Ok(Err(SignatureError::Repeated.reason()));
+    }
+    let mut refused = None;
+    let secrets = [
+        Some(&integration.signing_secret),
+        integration.connect_signing_secret.as_ref(),
+    ];
+    for sealed in secrets.into_iter().flatten() {
+        let secret = sealing::open(&app.signing, sealed).await?;
+        match integration
+            .provider
+            .verify(signature, body, &secret, now.timestamp())
+        {
+            Ok(()) => return Ok(Ok(())),
+            Err(e) => refused = refused.or(Some(e.reason())),
+        }
+    }
+    Ok(Err(refused.unwrap_or("no signing secret")))
+}
+
+/// PayPal's own verification through its API, asked only when every
+/// transmission header is there and the body is a JSON event.
+async fn verified_by_paypal(
+    app: &App,
+    tenant: &Tenant,
+    integration: &Integration,
+    delivery: &Delivery<'_>,
+    body: &[u8],
+) -> Result<std::result::Result<(), &'static str>> {
     let t = &delivery.transmission;
     let complete = [&t.id, &t.time, &t.sig, &t.cert_url, &t.auth_algo]
         .iter()
@@ -687,6 +710,7 @@ async fn payout_result(
 
 /// What a provider's referral hint names, by its id prefix (a promotion
 /// code is said so by the binding).
+#[derive(Clone, Copy)]
 enum Referral {
     Click,
     Session,
@@ -851,46 +875,11 @@ async fn bind(
         true => Referral::Promotion,
         false => Referral::of(r),
     };
-    let click = match kind {
-        Referral::Session => clicks::get_live_by_session(&app.store, r, now).await?,
-        Referral::Click => clicks::get_live(&app.store, r, now).await?,
-        Referral::Code | Referral::Promotion => None,
+    let (affiliate_id, campaign_id) = match referral_owner(app, tenant, kind, r, read, now).await? {
+        Ok(owner) => owner,
+        Err(reason) => return Ok((None, Some(reason.into()))),
     };
-    // Another tenant's click is as if unknown; a flooded one binds nothing.
-    let click = click.and_then(|c| Some((c.binds_for(&tenant.key())?, c)));
-    if let Some((false, _)) = click {
-        let reason = "the referral's click is beyond its campaign's click limit (CLICK_FLOOD)";
-        return Ok((None, Some(reason.into())));
-    }
-    let owner = match kind {
-        Referral::Session | Referral::Click => click.map(|(_, c)| (c.affiliate_id, c.campaign_id)),
-        Referral::Code => app
-            .lookups
-            .code_owner(&app.store, tenant, r)
-            .await?
-            .map(|o| (o.affiliate_id, o.campaign_id)),
-        Referral::Promotion => read
-            .promotions
-            .get(r)
-            .cloned()
-            .flatten()
-            .map(|o| (o.affiliate_id, o.campaign_id)),
-    };
-    let Some((affiliate_id, campaign_id)) = owner else {
-        let reason = "the referral names no live session, click or code";
-        return Ok((None, Some(reason.into())));
-    };
-    let mut keys = Vec::new();
-    keys.extend(
-        b.customer_id
-            .as_deref()
-            .and_then(|c| CustomerKey::from_id(c).ok()),
-    );
-    keys.extend(
-        b.customer_email
-            .as_deref()
-            .and_then(|e| CustomerKey::from_email(e).ok()),
-    );
+    let keys = customer_keys(b.customer_id.as_deref(), b.customer_email.as_deref());
     if keys.is_empty() {
         return Ok((None, Some("the checkout names no customer".into())));
     }
@@ -910,6 +899,54 @@ async fn bind(
         )),
         None => Ok((None, None)),
     }
+}
+
+/// The affiliate and campaign a checkout's referral names: a live click
+/// (by its id or its session's), an affiliate code or a promotion code;
+/// why nothing binds otherwise.
+async fn referral_owner(
+    app: &App,
+    tenant: &Tenant,
+    kind: Referral,
+    r: &str,
+    read: &Prefetched,
+    now: DateTime<Utc>,
+) -> Result<std::result::Result<(String, String), &'static str>> {
+    let click = match kind {
+        Referral::Session => clicks::get_live_by_session(&app.store, r, now).await?,
+        Referral::Click => clicks::get_live(&app.store, r, now).await?,
+        Referral::Code | Referral::Promotion => None,
+    };
+    // Another tenant's click is as if unknown; a flooded one binds nothing.
+    let click = click.and_then(|c| Some((c.binds_for(&tenant.key())?, c)));
+    if let Some((false, _)) = click {
+        return Ok(Err(
+            "the referral's click is beyond its campaign's click limit (CLICK_FLOOD)",
+        ));
+    }
+    let owner = match kind {
+        Referral::Session | Referral::Click => click.map(|(_, c)| (c.affiliate_id, c.campaign_id)),
+        Referral::Code => app
+            .lookups
+            .code_owner(&app.store, tenant, r)
+            .await?
+            .map(|o| (o.affiliate_id, o.campaign_id)),
+        Referral::Promotion => read
+            .promotions
+            .get(r)
+            .cloned()
+            .flatten()
+            .map(|o| (o.affiliate_id, o.campaign_id)),
+    };
+    Ok(owner.ok_or("the referral names no live session, click or code"))
+}
+
+/// The customer's keys a checkout names (its id, its e-mail), the malformed
+/// left out.
+fn customer_keys(id: Option<&str>, email: Option<&str>) -> Vec<CustomerKey> {
+    let by_id = id.and_then(|c| CustomerKey::from_id(c).ok());
+    let by_email = email.and_then(|e| CustomerKey::from_email(e).ok());
+    by_id.into_iter().chain(by_email).collect()
 }
 
 /// Attributes a checkout's payment recorded UNATTRIBUTED before the
