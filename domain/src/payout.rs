@@ -414,6 +414,27 @@ impl Command {
             | Command::PaymentUnclaimed { .. } => &[Processing],
         }
     }
+
+    /// The state the command moves a payout to, with its event; `None` for
+    /// a provider's answer that leaves it PROCESSING.
+    fn moves_to(&self) -> Option<(PayoutStatus, EventType)> {
+        use PayoutStatus::*;
+        let to = match self {
+            Command::AttachInvoice(_) | Command::ReplaceInvoice(_) => {
+                (InvoiceUploaded, EventType::PayoutInvoiceUploaded)
+            }
+            Command::Approve { .. } => (Approved, EventType::PayoutApproved),
+            Command::Process { .. } => (Processing, EventType::PayoutProcessing),
+            Command::MarkPaid { .. } | Command::Settle { .. } | Command::ConfirmPayment { .. } => {
+                (Paid, EventType::PayoutPaid)
+            }
+            Command::PaymentAccepted { .. } | Command::PaymentUnclaimed { .. } => return None,
+            Command::PaymentFailed { .. } => (Approved, EventType::PayoutPaymentFailed),
+            Command::Reject { .. } => (Rejected, EventType::PayoutRejected),
+            Command::Cancel { .. } => (Cancelled, EventType::PayoutCancelled),
+        };
+        Some(to)
+    }
 }
 
 /// What one claim chunk writes: each conversion as read and as it joins the
@@ -878,7 +899,20 @@ impl Payout {
 
     /// Records what a (permitted) command says and moves to its state.
     fn record(&mut self, command: Command, now: DateTime<Utc>) -> Option<EventType> {
-        let (to, event) = match command {
+        let moves = command.moves_to();
+        self.record_details(command, now);
+        let (to, event) = moves?;
+        if to == PayoutStatus::Paid {
+            self.paid_at = Some(now);
+        }
+        self.status = to;
+        Some(event)
+    }
+
+    /// Keeps what a command carries: the invoice, the payment's details and
+    /// attempts, the provider's answer, the reason the payout ends.
+    fn record_details(&mut self, command: Command, now: DateTime<Utc>) {
+        match command {
             Command::AttachInvoice(upload) | Command::ReplaceInvoice(upload) => {
                 self.invoice = Some(Invoice {
                     file_name: upload.file_name,
@@ -887,20 +921,12 @@ impl Payout {
                     uploaded_at: now,
                 });
                 self.invoice_key = Some(upload.key);
-                (
-                    PayoutStatus::InvoiceUploaded,
-                    EventType::PayoutInvoiceUploaded,
-                )
             }
-            Command::Approve { .. } => {
-                self.approved_at = Some(now);
-                (PayoutStatus::Approved, EventType::PayoutApproved)
-            }
+            Command::Approve { .. } => self.approved_at = Some(now),
             Command::Process { .. } => {
                 self.approved_at.get_or_insert(now);
                 self.payment_error = None;
                 self.payment_attempt += 1;
-                (PayoutStatus::Processing, EventType::PayoutProcessing)
             }
             Command::MarkPaid {
                 payment_date,
@@ -908,7 +934,6 @@ impl Payout {
             } => {
                 self.payment_date = Some(payment_date);
                 self.payment_method = Some(payment_method);
-                (PayoutStatus::Paid, EventType::PayoutPaid)
             }
             Command::Settle {
                 payment_reference,
@@ -916,39 +941,21 @@ impl Payout {
             } => {
                 self.payment_reference = payment_reference.or(self.payment_reference.take());
                 self.note = note.or(self.note.take());
-                (PayoutStatus::Paid, EventType::PayoutPaid)
             }
             Command::ConfirmPayment { reference } => {
                 self.payment_reference = reference.or(self.payment_reference.take());
-                (PayoutStatus::Paid, EventType::PayoutPaid)
             }
-            Command::PaymentAccepted { reference } => {
-                self.payment_reference = Some(reference);
-                return None;
-            }
+            Command::PaymentAccepted { reference } => self.payment_reference = Some(reference),
             Command::PaymentUnclaimed { code, message } => {
                 self.last_payment_error = Some(PaymentError::new(code, message, now));
-                return None;
             }
             Command::PaymentFailed { code, message } => {
                 self.payment_error = Some(message.clone());
                 self.last_payment_error = Some(PaymentError::new(code, message, now));
-                (PayoutStatus::Approved, EventType::PayoutPaymentFailed)
             }
-            Command::Reject { reason } => {
-                self.rejection_reason = Some(reason);
-                (PayoutStatus::Rejected, EventType::PayoutRejected)
-            }
-            Command::Cancel { reason } => {
-                self.cancellation_reason = Some(reason);
-                (PayoutStatus::Cancelled, EventType::PayoutCancelled)
-            }
-        };
-        if to == PayoutStatus::Paid {
-            self.paid_at = Some(now);
+            Command::Reject { reason } => self.rejection_reason = Some(reason),
+            Command::Cancel { reason } => self.cancellation_reason = Some(reason),
         }
-        self.status = to;
-        Some(event)
     }
 }
 

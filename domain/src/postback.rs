@@ -76,6 +76,15 @@ impl Quota {
             self.cap.unwrap_or_default()
         ))
     }
+
+    /// One more conversion, recorded at `now`, on its monthly counter.
+    fn charge(&self, now: DateTime<Utc>) -> QuotaCharge {
+        QuotaCharge {
+            account_id: self.account_id.clone(),
+            month: now.format("%Y-%m").to_string(),
+            cap: self.cap,
+        }
+    }
 }
 
 /// One more conversion on an account's monthly counter, refused past `cap`.
@@ -128,6 +137,20 @@ pub enum Opening {
 pub struct Parties {
     pub affiliates: HashMap<String, AffiliateFacts>,
     pub campaigns: HashMap<String, Campaign>,
+}
+
+impl Parties {
+    /// The attribution of the first signal that names one of their
+    /// affiliates in one of their campaigns (`only_campaign`, when the
+    /// postback names one).
+    fn attribute(&self, signals: &[Signal], only_campaign: Option<&str>) -> Option<Attribution> {
+        attribution::attribute(
+            signals,
+            |id| self.affiliates.get(id),
+            |c| self.campaigns.contains_key(c),
+            only_campaign,
+        )
+    }
 }
 
 /// A change to a customer's referrals.
@@ -355,19 +378,10 @@ pub fn plan(
     quota: Option<&Quota>,
     now: DateTime<Utc>,
 ) -> Result<Plan, Error> {
-    let chosen = attribution::attribute(
-        signals,
-        |id| parties.affiliates.get(id),
-        |c| parties.campaigns.contains_key(c),
-        p.campaign_id.as_deref(),
-    );
+    let chosen = parties.attribute(signals, p.campaign_id.as_deref());
     let bound = bound(p, s);
     let customer = Customer::of(&bound);
-    let campaign = chosen
-        .as_ref()
-        .map(|a| &a.campaign_id)
-        .or(p.campaign_id.as_ref())
-        .and_then(|c| parties.campaigns.get(c));
+    let campaign = deciding_campaign(p, chosen.as_ref(), parties);
     let counted = count_customer(p, chosen.as_ref(), campaign, &customer, now);
     let decided = Decided {
         chosen: chosen.as_ref(),
@@ -399,28 +413,39 @@ pub fn plan(
         _ => counts,
     };
     Ok(Plan {
-        event: Event::new(
-            EventType::ConversionCreated,
-            ConversionView::from(&conversion),
-            now,
-        )?,
+        event: created_event(&conversion, now)?,
         flagged: flagged_event(&conversion, now)?,
         counts,
-        quota: quota.map(|q| QuotaCharge {
-            account_id: q.account_id.clone(),
-            month: now.format("%Y-%m").to_string(),
-            cap: q.cap,
-        }),
+        quota: quota.map(|q| q.charge(now)),
         referrals,
         earning: earning(chosen.as_ref(), &conversion),
         referred: referred_change(chosen.as_ref(), counted, &conversion, now)?,
-        aliases: p.claimed_ids()[1..]
-            .iter()
-            .filter(|a| !s.foreign_aliases.iter().any(|f| f == *a))
-            .map(|a| a.to_string())
-            .collect(),
+        aliases: aliases_to_claim(p, s),
         conversion,
     })
+}
+
+/// The campaign whose terms decide the payment: the attributed one's, else
+/// the one the postback names.
+fn deciding_campaign<'a>(
+    p: &Postback,
+    chosen: Option<&Attribution>,
+    parties: &'a Parties,
+) -> Option<&'a Campaign> {
+    chosen
+        .map(|a| &a.campaign_id)
+        .or(p.campaign_id.as_ref())
+        .and_then(|c| parties.campaigns.get(c))
+}
+
+/// The payment's other ids, claimed with its conversion: those another
+/// tenant claimed are left to it.
+fn aliases_to_claim(p: &Postback, s: &Sightings) -> Vec<String> {
+    p.claimed_ids()[1..]
+        .iter()
+        .filter(|a| !s.foreign_aliases.iter().any(|f| f == *a))
+        .map(|a| a.to_string())
+        .collect()
 }
 
 /// An attributed SALE counts for its affiliate's tiers: a new customer
@@ -484,6 +509,11 @@ fn referred_change(
     }))
 }
 
+/// `conversion.created` for a new conversion.
+fn created_event(c: &Conversion, now: DateTime<Utc>) -> Result<Event, Error> {
+    Event::new(EventType::ConversionCreated, ConversionView::from(c), now)
+}
+
 /// `conversion.flagged` for a conversion with risk flags.
 fn flagged_event(c: &Conversion, now: DateTime<Utc>) -> Result<Option<Event>, Error> {
     match c.risk.is_clear() {
@@ -518,63 +548,101 @@ fn assess(
         bound,
     } = *read;
     let affiliate = parties.affiliates.get(&chosen.affiliate_id);
-    let click = match chosen.method {
-        AttributionMethod::Click => s.click.as_ref(),
-        AttributionMethod::Session => s.session_click.as_ref(),
-        _ => None,
-    };
-    let network = click.and_then(|c| c.ip_hash.as_deref());
-    let max = campaign.risk.max_conversions_per_hour;
-    let held = c.customer_ref.as_deref().map_or(0, |customer| {
-        held_first_count(bound, customer, &chosen.affiliate_id, p.occurred_at)
-    });
-    // The binding holds the hour's only place: this one is beyond it.
-    let over = OverLimit {
-        customer: s.over.customer || (held > 0 && max <= held),
-        ..s.over
-    };
-    // The payment's e-mail identities, and those its referrals were linked from.
-    let keys: Vec<String> = identities(p)
-        .iter()
-        .map(CustomerKey::to_string)
-        .chain(bound.iter().filter_map(|(_, r)| r.linked_from.clone()))
-        .chain(bound.iter().map(|(_, r)| r.customer_key.clone()))
-        .collect();
+    let network = attributing_click(chosen, s).and_then(|c| c.ip_hash.as_deref());
+    let limit = HourLimit::of(c, chosen, read, campaign.risk.max_conversions_per_hour);
+    let emails = customer_email_hashes(p, bound);
     let facts = risk::ConversionFacts {
         amount: c.amount,
         currency: Some(c.currency),
-        customer_email_hashes: keys
-            .iter()
-            .filter_map(|k| k.strip_prefix("email:"))
-            .collect(),
+        customer_email_hashes: emails.iter().map(String::as_str).collect(),
         affiliate_email_hash: affiliate.map(|a| a.email_hash.as_str()),
         click_network: network,
         signup_network: affiliate.and_then(|a| a.signup_network.as_deref()),
         flooded_click: [&s.click, &s.session_click]
             .iter()
             .any(|c| c.as_ref().is_some_and(|c| c.flooded)),
-        over,
+        over: limit.over,
     };
     c.risk = Risk::of(risk::assess_conversion(&facts, &campaign.risk, now));
     if c.risk.holds(&campaign.risk) {
         c.status = ConversionStatus::OnHold;
     }
+    hourly_counts(c, &chosen.affiliate_id, network, &limit, now)
+}
+
+/// The hourly conversion limit as a conversion meets it: the campaign's
+/// `max`, the places of its hour its customer's binding holds, and the
+/// limits it is past.
+struct HourLimit {
+    max: u32,
+    held: u32,
+    over: OverLimit,
+}
+
+impl HourLimit {
+    /// The limit `max` as `c` meets it, by its customer's bindings and by
+    /// the limits an earlier commit found passed.
+    fn of(c: &Conversion, chosen: &Attribution, read: &Read<'_>, max: u32) -> HourLimit {
+        let held = c.customer_ref.as_deref().map_or(0, |customer| {
+            held_first_count(read.bound, customer, &chosen.affiliate_id, c.occurred_at)
+        });
+        // The binding holds the hour's only place: this one is beyond it.
+        let over = OverLimit {
+            customer: read.s.over.customer || (held > 0 && max <= held),
+            ..read.s.over
+        };
+        HourLimit { max, held, over }
+    }
+}
+
+/// The hourly counters a conversion adds to: its customer's with its
+/// affiliate, in the hour it occurred (the places the binding holds
+/// taken), and its click network's, in the hour it is recorded; a counter
+/// it is past counts it without a cap.
+fn hourly_counts(
+    c: &Conversion,
+    affiliate_id: &str,
+    network: Option<&str>,
+    limit: &HourLimit,
+    now: DateTime<Utc>,
+) -> Vec<HourlyCount> {
     let customer = c.customer_ref.clone().map(|customer| HourlyCount {
         scope: CountScope::Customer {
-            affiliate_id: chosen.affiliate_id.clone(),
+            affiliate_id: affiliate_id.to_string(),
             customer,
         },
-        hour: p.occurred_at,
-        cap: (!over.customer).then_some(max - held),
+        hour: c.occurred_at,
+        cap: (!limit.over.customer).then_some(limit.max - limit.held),
     });
     let network = network.map(|n| HourlyCount {
         scope: CountScope::Network {
             network: n.to_string(),
         },
         hour: now,
-        cap: (!s.over.network).then_some(max),
+        cap: (!limit.over.network).then_some(limit.max),
     });
     customer.into_iter().chain(network).collect()
+}
+
+/// The click (or the session's click) that attributed the payment.
+fn attributing_click<'a>(chosen: &Attribution, s: &'a Sightings) -> Option<&'a Click> {
+    match chosen.method {
+        AttributionMethod::Click => s.click.as_ref(),
+        AttributionMethod::Session => s.session_click.as_ref(),
+        _ => None,
+    }
+}
+
+/// The e-mail hashes of the payment's identities, of those its referrals
+/// were linked from, and of its bound identities.
+fn customer_email_hashes(p: &Postback, bound: &[(CustomerKey, &Referral)]) -> Vec<String> {
+    identities(p)
+        .iter()
+        .map(CustomerKey::to_string)
+        .chain(bound.iter().filter_map(|(_, r)| r.linked_from.clone()))
+        .chain(bound.iter().map(|(_, r)| r.customer_key.clone()))
+        .filter_map(|k| k.strip_prefix("email:").map(str::to_string))
+        .collect()
 }
 
 /// The customer's first attributed payment is counted by the binding it
@@ -710,28 +778,7 @@ struct Decided<'a> {
 fn new_conversion(p: &Postback, d: &Decided<'_>, now: DateTime<Utc>) -> Conversion {
     let sale = p.conversion_type == ConversionType::Sale;
     let payment_number = (sale && d.chosen.is_some()).then_some(d.customer.payments + 1);
-    let facts = Facts {
-        amount: p.amount,
-        currency: p.currency,
-        occurred_at: p.occurred_at,
-        conversion_type: p.conversion_type,
-        product_id: p.product_id.as_deref(),
-        plan_id: p.plan_id.as_deref(),
-        first_payment_at: d.customer.first_payment_at.filter(|_| sale),
-        payment_number: payment_number.unwrap_or(0),
-    };
-    let decision = match (d.chosen, d.campaign) {
-        (Some(a), Some(c)) => {
-            let earner = Earner {
-                active: a.affiliate_active,
-                commission_override: a.commission_override.as_ref(),
-                customers: d.counted.map_or(a.referred.customers, |n| n.customers),
-                lead_paid: d.customer.lead_paid,
-            };
-            commission::decide(c, &earner, &facts)
-        }
-        _ => commission::unattributed(&facts),
-    };
+    let decision = decide_commission(p, d, payment_number);
     let hold_days = d.campaign.map_or(0, |c| c.hold_days);
     let chosen = d.chosen;
     Conversion {
@@ -777,6 +824,38 @@ fn new_conversion(p: &Postback, d: &Decided<'_>, now: DateTime<Utc>) -> Conversi
         plan_id: p.plan_id.clone(),
         commission_source: Some(decision.source),
         payment_number,
+    }
+}
+
+/// The commission rules' decision on the payment: the campaign's terms for
+/// its affiliate, nothing when it is unattributed.
+fn decide_commission(
+    p: &Postback,
+    d: &Decided<'_>,
+    payment_number: Option<u32>,
+) -> commission::Decision {
+    let sale = p.conversion_type == ConversionType::Sale;
+    let facts = Facts {
+        amount: p.amount,
+        currency: p.currency,
+        occurred_at: p.occurred_at,
+        conversion_type: p.conversion_type,
+        product_id: p.product_id.as_deref(),
+        plan_id: p.plan_id.as_deref(),
+        first_payment_at: d.customer.first_payment_at.filter(|_| sale),
+        payment_number: payment_number.unwrap_or(0),
+    };
+    match (d.chosen, d.campaign) {
+        (Some(a), Some(c)) => {
+            let earner = Earner {
+                active: a.affiliate_active,
+                commission_override: a.commission_override.as_ref(),
+                customers: d.counted.map_or(a.referred.customers, |n| n.customers),
+                lead_paid: d.customer.lead_paid,
+            };
+            commission::decide(c, &earner, &facts)
+        }
+        _ => commission::unattributed(&facts),
     }
 }
 
@@ -848,8 +927,14 @@ fn referral_changes(
                 }),
         })
         .collect();
-    // A binding's link rides on its update when it has one (one action per item).
-    for (key, email) in plan.links {
+    add_links(&mut changes, plan.links);
+    changes
+}
+
+/// Adds the e-mail each binding learns (`linkedFrom`): on the binding's
+/// update when it has one (one action per item), else as an update of its own.
+fn add_links(changes: &mut Vec<ReferralChange>, links: Vec<(CustomerKey, String)>) {
+    for (key, email) in links {
         let update = changes.iter_mut().find_map(|c| match c {
             ReferralChange::Update(u) if u.customer_key == key => Some(u),
             _ => None,
@@ -865,7 +950,6 @@ fn referral_changes(
             })),
         }
     }
-    changes
 }
 
 #[cfg(test)]

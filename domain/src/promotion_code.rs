@@ -151,20 +151,7 @@ impl NewPromotionCode {
     ) -> Option<Making> {
         match (&self.provider_id, &self.code, &self.coupon_id) {
             (Some(id), _, None) => {
-                if !id.starts_with(prefix)
-                    || !id[prefix.len()..]
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric())
-                {
-                    issues.add(
-                        &["providerId"],
-                        "invalid_string",
-                        format!(
-                            "providerId must be a {} id ({prefix}…)",
-                            integration.provider.as_str()
-                        ),
-                    );
-                }
+                check_provider_id(id, integration.provider, prefix, issues);
                 Some(Making::Register {
                     provider_id: id.clone(),
                 })
@@ -192,17 +179,35 @@ impl NewPromotionCode {
                 None
             }
             (None, code, coupon) => {
-                for (field, missing) in [("code", code.is_none()), ("couponId", coupon.is_none())] {
-                    if missing {
-                        issues.add(
-                            &[field],
-                            "required",
-                            format!("{field} is required without providerId"),
-                        );
-                    }
-                }
+                require_code_and_coupon(code.as_deref(), coupon.as_deref(), issues);
                 None
             }
+        }
+    }
+}
+
+/// Records an issue when `id` is not one of `provider`'s: its `prefix`,
+/// then letters and digits.
+fn check_provider_id(id: &str, provider: Provider, prefix: &str, issues: &mut Issues) {
+    let rest = id.strip_prefix(prefix);
+    if !rest.is_some_and(|r| r.bytes().all(|b| b.is_ascii_alphanumeric())) {
+        issues.add(
+            &["providerId"],
+            "invalid_string",
+            format!("providerId must be a {} id ({prefix}…)", provider.as_str()),
+        );
+    }
+}
+
+/// Records what a code created at Stripe lacks of its `code` and `couponId`.
+fn require_code_and_coupon(code: Option<&str>, coupon: Option<&str>, issues: &mut Issues) {
+    for (field, value) in [("code", code), ("couponId", coupon)] {
+        if value.is_none() {
+            issues.add(
+                &[field],
+                "required",
+                format!("{field} is required without providerId"),
+            );
         }
     }
 }
