@@ -2,6 +2,7 @@
 //! read its campaign, plan it and its events, commit, and replace a
 //! generated code that clashes.
 
+use crate::retry::{retry_at_once, Attempt};
 use domain::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffiliate};
 use domain::error::{Error, Result};
 use domain::signup::{self, SignUp};
@@ -60,19 +61,20 @@ pub async fn enroll(store: &Store, tenant: &Tenant, e: &mut Enrollment) -> Resul
 /// As [`enroll`]; false when an affiliate with the enrollment's id exists
 /// (an import row's, imported before), and nothing was written.
 pub async fn enroll_once(store: &Store, tenant: &Tenant, e: &mut Enrollment) -> Result<bool> {
-    let mut attempt = 1;
-    loop {
-        let recorded = e.events()?;
-        match enrollments::commit(store, tenant, e, &recorded).await? {
-            Enrolled::Stored => return Ok(true),
-            Enrolled::Exists => return Ok(false),
-            Enrolled::EmailTaken => return Err(duplicate_email()),
-            Enrolled::CodeTaken => {
-                if attempt >= CODE_ATTEMPTS || !e.retry_code() {
-                    return Err(duplicate_code(&e.affiliate.code));
-                }
-                attempt += 1;
-            }
+    let ((e, _), stored) = retry_at_once(CODE_ATTEMPTS, (e, false), |(e, clashed)| async move {
+        // The try after a clash takes a fresh code (a chosen one is kept: refused).
+        if clashed && !e.retry_code() {
+            return Err(duplicate_code(&e.affiliate.code));
         }
-    }
+        let recorded = e.events()?;
+        let stored = match enrollments::commit(store, tenant, e, &recorded).await? {
+            Enrolled::Stored => true,
+            Enrolled::Exists => false,
+            Enrolled::EmailTaken => return Err(duplicate_email()),
+            Enrolled::CodeTaken => return Ok(((e, true), Attempt::Conflict)),
+        };
+        Ok(((e, false), Attempt::Done(stored)))
+    })
+    .await?;
+    stored.ok_or_else(|| duplicate_code(&e.affiliate.code))
 }

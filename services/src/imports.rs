@@ -5,18 +5,21 @@
 //! one of created, existing and failed; a re-run changes nothing.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::future::Future;
 
+use chrono::{DateTime, Utc};
 use futures::stream::{self, StreamExt};
 
 use crate::app::App;
 use crate::enrollments;
-use domain::affiliate::Affiliate;
+use domain::affiliate::{Affiliate, Enrollment};
 use domain::error::{Error, Result};
 use domain::ids::IdKind;
 use domain::import::{
     self as import, imported_id, AffiliateRef, AffiliateRow, Failed, Imported, Outcome,
     ReferralImport, ReferralRow,
 };
+use domain::referral::Referral;
 use domain::tenant::Tenant;
 use domain::timestamp;
 use store::referrals::{self, Imported as Committed};
@@ -56,6 +59,65 @@ async fn missing_campaigns(
         .collect())
 }
 
+/// Judges each row (`judge`), then fails the rows that claim a key an
+/// earlier row of the body claimed (`claims`); what passes, with its index.
+fn judged<T, P>(
+    rows: Vec<Row<T>>,
+    out: &mut Outcome,
+    judge: impl Fn(T) -> Result<P>,
+    claims: impl Fn(&P) -> Vec<String>,
+) -> Vec<(usize, P)> {
+    let mut passed = Vec::new();
+    for (i, row) in rows {
+        match row.and_then(&judge) {
+            Ok(p) => passed.push((i, p)),
+            Err(e) => out.failed.push(Failed::new(i, &e)),
+        }
+    }
+    let keys: Vec<(usize, Vec<String>)> = passed.iter().map(|(i, p)| (*i, claims(p))).collect();
+    let firsts = import::earlier_claims(&keys);
+    passed
+        .into_iter()
+        .zip(firsts)
+        .filter_map(|((i, p), first)| match first {
+            Some(row) => {
+                out.failed.push(Failed::new(i, &import::claimed_by(row)));
+                None
+            }
+            None => Some((i, p)),
+        })
+        .collect()
+}
+
+/// Where a committed row lands (a refusal is the row's error).
+enum Landed {
+    Created,
+    Existing,
+}
+
+/// Commits each row (`commit` answers its externalId, the record's id and
+/// where it landed), several at once. One row's failure (a clash, or
+/// storage) is that row's alone: the rows committed beside it are answered.
+async fn commit_rows<P, F, Fut>(todo: Vec<(usize, P)>, out: &mut Outcome, commit: F)
+where
+    F: Fn(P) -> Fut,
+    Fut: Future<Output = (String, String, Result<Landed>)>,
+{
+    let commit = &commit;
+    let done: Vec<_> = stream::iter(todo)
+        .map(|(i, p)| async move { (i, commit(p).await) })
+        .buffer_unordered(CONCURRENT_ROWS)
+        .collect()
+        .await;
+    for (i, (x, id, landed)) in done {
+        match landed {
+            Ok(Landed::Created) => out.created.push(imported(i, &x, &id)),
+            Ok(Landed::Existing) => out.existing.push(imported(i, &x, &id)),
+            Err(e) => out.failed.push(Failed::new(i, &e)),
+        }
+    }
+}
+
 /// Imports affiliates: rows in a missing campaign fail NOT_FOUND, rows
 /// imported before are existing, the others are enrolled (a taken e-mail
 /// or chosen code fails ALREADY_EXISTS).
@@ -66,73 +128,68 @@ pub async fn affiliates(
 ) -> Result<Outcome> {
     let now = timestamp::now();
     let mut out = Outcome::default();
-    let mut planned = Vec::new();
-    for (i, row) in rows {
-        let judged = row.and_then(|r| {
-            let x = r.external_id.clone();
-            r.enroll(tenant, now).map(|e| (x, e))
-        });
-        match judged {
-            Ok((x, e)) => planned.push((i, x, e)),
-            Err(e) => out.failed.push(Failed::new(i, &e)),
-        }
-    }
-    let keys: Vec<(usize, Vec<String>)> =
-        planned.iter().map(|(i, _, e)| (*i, e.claims())).collect();
-    let claims = import::earlier_claims(&keys);
-    let planned: Vec<_> = planned
-        .into_iter()
-        .zip(claims)
-        .filter_map(|(p, first)| match first {
-            Some(row) => {
-                out.failed.push(Failed::new(p.0, &import::claimed_by(row)));
-                None
-            }
-            None => Some(p),
-        })
-        .collect();
+    let enroll = |r: AffiliateRow| {
+        let x = r.external_id.clone();
+        r.enroll(tenant, now).map(|e| (x, e))
+    };
+    let planned = judged(rows, &mut out, enroll, |(_, e)| e.claims());
+    let (missing, before) = affiliate_facts(app, tenant, &planned).await?;
+    let todo = new_affiliates(planned, &missing, &before, &mut out);
+    commit_rows(todo, &mut out, |(x, mut e)| async move {
+        let landed = match enrollments::enroll_once(&app.store, tenant, &mut e).await {
+            Ok(true) => Ok(Landed::Created),
+            Ok(false) => Ok(Landed::Existing),
+            Err(err) => Err(err),
+        };
+        (x, e.affiliate.id, landed)
+    })
+    .await;
+    Ok(out.sorted())
+}
+
+/// What the planned affiliates name: the campaigns missing from the tenant,
+/// and the ids of the affiliates imported before.
+async fn affiliate_facts(
+    app: &App,
+    tenant: &Tenant,
+    planned: &[(usize, (String, Enrollment))],
+) -> Result<(HashSet<String>, HashSet<String>)> {
     let campaigns = planned
         .iter()
-        .map(|(_, _, e)| e.affiliate.campaign_id.clone())
+        .map(|(_, (_, e))| e.affiliate.campaign_id.clone())
         .collect();
     let missing = missing_campaigns(app, tenant, campaigns).await?;
     let ids: Vec<&str> = planned
         .iter()
-        .map(|(_, _, e)| e.affiliate.id.as_str())
+        .map(|(_, (_, e))| e.affiliate.id.as_str())
         .collect();
-    let before: HashSet<String> = affiliates::get_each(&app.store, tenant, &ids)
+    let before = affiliates::get_each(&app.store, tenant, &ids)
         .await?
         .into_keys()
         .collect();
+    Ok((missing, before))
+}
+
+/// The planned affiliates to enroll; one in a `missing` campaign fails, one
+/// imported `before` is existing.
+fn new_affiliates(
+    planned: Vec<(usize, (String, Enrollment))>,
+    missing: &HashSet<String>,
+    before: &HashSet<String>,
+    out: &mut Outcome,
+) -> Vec<(usize, (String, Enrollment))> {
     let mut todo = Vec::new();
-    for (i, x, e) in planned {
+    for (i, (x, e)) in planned {
         if missing.contains(&e.affiliate.campaign_id) {
             out.failed
                 .push(Failed::new(i, &Error::NotFound("campaign")));
         } else if before.contains(&e.affiliate.id) {
             out.existing.push(imported(i, &x, &e.affiliate.id));
         } else {
-            todo.push((i, x, e));
+            todo.push((i, (x, e)));
         }
     }
-    let done: Vec<_> = stream::iter(todo)
-        .map(|(i, x, mut e)| async move {
-            let r = enrollments::enroll_once(&app.store, tenant, &mut e).await;
-            (i, x, e.affiliate.id, r)
-        })
-        .buffer_unordered(CONCURRENT_ROWS)
-        .collect()
-        .await;
-    for (i, x, id, r) in done {
-        match r {
-            Ok(true) => out.created.push(imported(i, &x, &id)),
-            Ok(false) => out.existing.push(imported(i, &x, &id)),
-            // One row's failure (a clash, or storage) is that row's alone:
-            // the rows committed beside it are answered.
-            Err(e) => out.failed.push(Failed::new(i, &e)),
-        }
-    }
-    Ok(out.sorted())
+    todo
 }
 
 /// The affiliates the rows name, by code (one GetItem of each code's guard)
@@ -171,32 +228,39 @@ async fn named_affiliates(
 pub async fn referrals(app: &App, tenant: &Tenant, rows: Vec<Row<ReferralRow>>) -> Result<Outcome> {
     let now = timestamp::now();
     let mut out = Outcome::default();
-    let mut judged: Vec<(usize, ReferralImport)> = Vec::new();
-    for (i, row) in rows {
-        match row.and_then(|r| r.validate(now)) {
-            Ok(r) => judged.push((i, r)),
-            Err(e) => out.failed.push(Failed::new(i, &e)),
-        }
-    }
-    let keys: Vec<(usize, Vec<String>)> = judged.iter().map(|(i, r)| (*i, r.claims())).collect();
-    let claims = import::earlier_claims(&keys);
-    let judged: Vec<(usize, ReferralImport)> = judged
-        .into_iter()
-        .zip(claims)
-        .filter_map(|((i, r), first)| match first {
-            Some(row) => {
-                out.failed.push(Failed::new(i, &import::claimed_by(row)));
-                None
-            }
-            None => Some((i, r)),
-        })
-        .collect();
+    let judged = judged(rows, &mut out, |r| r.validate(now), ReferralImport::claims);
     let refs = judged.iter().map(|(_, r)| r.affiliate.clone()).collect();
     let named = named_affiliates(app, tenant, refs).await?;
     let xs: Vec<&str> = judged.iter().map(|(_, r)| r.external_id.as_str()).collect();
     let before = referrals::imported(&app.store, tenant, &xs).await?;
+    let todo = new_referrals(tenant, &judged, &named, &before, now, &mut out);
+    commit_rows(todo, &mut out, |(x, referral)| async move {
+        let landed = match referrals::import(&app.store, tenant, &referral, &x).await {
+            Ok(Committed::Created) => Ok(Landed::Created),
+            Ok(Committed::Existing) => Ok(Landed::Existing),
+            Ok(Committed::CustomerBound) => Err(Error::AlreadyExists(
+                "the customer is referred by an affiliate already".into(),
+            )),
+            Err(e) => Err(e),
+        };
+        (x, referral.id.unwrap_or_default(), landed)
+    })
+    .await;
+    Ok(out.sorted())
+}
+
+/// The judged referrals to import, each planned on its affiliate; one
+/// imported `before` is existing, one whose plan fails is failed.
+fn new_referrals(
+    tenant: &Tenant,
+    judged: &[(usize, ReferralImport)],
+    named: &HashMap<AffiliateRef, Affiliate>,
+    before: &HashSet<String>,
+    now: DateTime<Utc>,
+    out: &mut Outcome,
+) -> Vec<(usize, (String, Referral))> {
     let mut todo = Vec::new();
-    for (i, r) in &judged {
+    for (i, r) in judged {
         let id = imported_id(IdKind::Referral, tenant, &r.external_id);
         if before.contains(&r.external_id) {
             out.existing.push(imported(*i, &r.external_id, &id));
@@ -207,28 +271,9 @@ pub async fn referrals(app: &App, tenant: &Tenant, rows: Vec<Row<ReferralRow>>) 
             .ok_or(Error::NotFound("affiliate"))
             .and_then(|a| r.referral(tenant, a, now));
         match planned {
-            Ok(referral) => todo.push((*i, r.external_id.clone(), referral)),
+            Ok(referral) => todo.push((*i, (r.external_id.clone(), referral))),
             Err(e) => out.failed.push(Failed::new(*i, &e)),
         }
     }
-    let done: Vec<_> = stream::iter(todo)
-        .map(|(i, x, referral)| async move {
-            let r = referrals::import(&app.store, tenant, &referral, &x).await;
-            (i, x, referral.id.unwrap_or_default(), r)
-        })
-        .buffer_unordered(CONCURRENT_ROWS)
-        .collect()
-        .await;
-    for (i, x, id, r) in done {
-        match r {
-            Ok(Committed::Created) => out.created.push(imported(i, &x, &id)),
-            Ok(Committed::Existing) => out.existing.push(imported(i, &x, &id)),
-            Ok(Committed::CustomerBound) => out.failed.push(Failed::new(
-                i,
-                &Error::AlreadyExists("the customer is referred by an affiliate already".into()),
-            )),
-            Err(e) => out.failed.push(Failed::new(i, &e)),
-        }
-    }
-    Ok(out.sorted())
+    todo
 }

@@ -167,21 +167,65 @@ async fn pay_many(
     on_rail: Vec<(Payout, Affiliate)>,
     now: DateTime<Utc>,
 ) -> Vec<(String, Result<Payout>)> {
+    let on_rail = match tax_held(app, tenant, on_rail, now).await {
+        Ok(on_rail) => on_rail,
+        Err(failed) => return failed,
+    };
+    let mut batch = plan_all(app, tenant, paying, on_rail, now).await;
+    let alone = commit_moves(app, tenant, &mut batch).await;
+    let answers = call_all(app, tenant, paying, batch.to_call).await;
+    let mut done = batch.done;
+    done.extend(commit_answers(app, tenant, answers, now).await);
+    done.extend(pay_alone(app, tenant, paying, alone, now).await);
+    done
+}
+
+/// Each payout with the refusal of its affiliate's missing tax form, if
+/// any (`tax_forms::holds`); every payout answered 503 when the forms
+/// cannot be read.
+async fn tax_held(
+    app: &App,
+    tenant: &Tenant,
+    on_rail: Vec<(Payout, Affiliate)>,
+    now: DateTime<Utc>,
+) -> std::result::Result<Vec<(Payout, Affiliate, Option<Error>)>, Vec<(String, Result<Payout>)>> {
     let asked: Vec<&Payout> = on_rail.iter().map(|(p, _)| p).collect();
     let mut held = match tax_forms::holds(app, tenant, &asked, now).await {
         Ok(held) => held,
         Err(e) => {
             let ids = on_rail.into_iter().map(|(p, _)| p.id).collect();
-            return failed_all(ids, "the affiliates' tax forms", &e);
+            return Err(failed_all(ids, "the affiliates' tax forms", &e));
         }
     };
-    let on_rail: Vec<(Payout, Affiliate, Option<Error>)> = on_rail
+    Ok(on_rail
         .into_iter()
         .map(|(p, a)| {
             let refusal = held.remove(&p.id);
             (p, a, refusal)
         })
-        .collect();
+        .collect())
+}
+
+/// batch-process's payouts on the rail, by what comes next for each.
+#[derive(Default)]
+struct Batch {
+    /// Answered.
+    done: Vec<(String, Result<Payout>)>,
+    /// PROCESSING: the provider is asked (again).
+    to_call: Vec<(Payout, Affiliate)>,
+    /// A plan to commit, with the payout's affiliate and the payout as read.
+    to_commit: Vec<(TransitionPlan, Affiliate, Payout)>,
+}
+
+/// Decides each payout as read (a few at once); a held one is answered
+/// with its refusal.
+async fn plan_all(
+    app: &App,
+    tenant: &Tenant,
+    paying: &Paying,
+    on_rail: Vec<(Payout, Affiliate, Option<Error>)>,
+    now: DateTime<Utc>,
+) -> Batch {
     let decided: Vec<(String, Planned)> = stream::iter(on_rail)
         .map(|(p, a, refusal)| async move {
             let planned = match refusal {
@@ -193,45 +237,69 @@ async fn pay_many(
         .buffered(CALLS_AT_ONCE)
         .collect()
         .await;
-    let mut done = Vec::new();
-    let mut to_call = Vec::new();
-    let mut to_commit = Vec::new();
+    let mut batch = Batch::default();
     for (id, planned) in decided {
         match planned {
-            Planned::Done(r) => done.push((id, *r)),
-            Planned::Redrive(r) => to_call.push(*r),
-            Planned::Commit(c) => to_commit.push(*c),
+            Planned::Done(r) => batch.done.push((id, *r)),
+            Planned::Redrive(r) => batch.to_call.push(*r),
+            Planned::Commit(c) => batch.to_commit.push(*c),
         }
     }
-    let (plans, kept): (Vec<TransitionPlan>, Vec<(Affiliate, Payout)>) = to_commit
-        .into_iter()
-        .map(|(plan, a, read)| (plan, (a, read)))
-        .unzip();
+    batch
+}
+
+/// Commits the batch's plans several a transaction: a payout now
+/// PROCESSING is to call, one refused before any call is done; those whose
+/// transaction was refused are returned, as read, to go alone.
+async fn commit_moves(app: &App, tenant: &Tenant, batch: &mut Batch) -> Vec<(Payout, Affiliate)> {
+    let (plans, kept): (Vec<TransitionPlan>, Vec<(Affiliate, Payout)>) =
+        std::mem::take(&mut batch.to_commit)
+            .into_iter()
+            .map(|(plan, a, read)| (plan, (a, read)))
+            .unzip();
     let committed = payouts::commit_plans(&app.store, tenant, plans).await;
     let mut alone = Vec::new();
     for ((a, read), written) in kept.into_iter().zip(committed) {
         match written {
-            Some(p) if p.status == PayoutStatus::Processing => to_call.push((p, a)),
-            Some(p) => done.push((p.id.clone(), refused(p))),
+            Some(p) if p.status == PayoutStatus::Processing => batch.to_call.push((p, a)),
+            Some(p) => batch.done.push((p.id.clone(), refused(p))),
             None => alone.push((read, a)),
         }
     }
-    let answers: Vec<(Payout, Affiliate, ProviderAnswer)> = stream::iter(to_call)
+    alone
+}
+
+/// Asks the provider for each payout's current attempt, at most
+/// [`CALLS_AT_ONCE`] at a time.
+async fn call_all(
+    app: &App,
+    tenant: &Tenant,
+    paying: &Paying,
+    to_call: Vec<(Payout, Affiliate)>,
+) -> Vec<(Payout, Affiliate, ProviderAnswer)> {
+    stream::iter(to_call)
         .map(|(p, a)| async move {
             let answer = call_again(app, tenant.mode, paying, &p, &a).await;
             (p, a, answer)
         })
         .buffer_unordered(CALLS_AT_ONCE)
         .collect()
-        .await;
-    done.extend(commit_answers(app, tenant, answers, now).await);
-    let paid_alone: Vec<(String, Result<Payout>)> = stream::iter(alone)
+        .await
+}
+
+/// Pays each payout alone through [`pay`], a few at once.
+async fn pay_alone(
+    app: &App,
+    tenant: &Tenant,
+    paying: &Paying,
+    alone: Vec<(Payout, Affiliate)>,
+    now: DateTime<Utc>,
+) -> Vec<(String, Result<Payout>)> {
+    stream::iter(alone)
         .map(|(p, a)| async move { (p.id.clone(), pay(app, tenant, paying, p, &a, now).await) })
         .buffer_unordered(CALLS_AT_ONCE)
         .collect()
-        .await;
-    done.extend(paid_alone);
-    done
+        .await
 }
 
 /// The step of one payout, decided on it as read.

@@ -132,23 +132,50 @@ pub async fn process_many(
     ids: Vec<String>,
     now: DateTime<Utc>,
 ) -> Vec<(String, Result<Payout>)> {
-    // A failed batch read leaves every payout to be read alone.
-    let mut found = match store_payouts::get_many(&app.store, tenant, &ids).await {
+    let reads = batch_read(&app.store, tenant, &ids).await;
+    let reads = tax_held(app, tenant, reads, now).await;
+    let decided = decide_all(app, tenant, reads, now).await;
+    let mut sorted = by_commit(decided);
+    commit_together(&app.store, tenant, sorted.together, &mut sorted.results).await;
+    for (i, plan) in sorted.apart {
+        sorted.results[i] = commit_apart(&app.store, tenant, plan, now).await;
+    }
+    process_rest(
+        app,
+        tenant,
+        ids.into_iter().zip(sorted.results).collect(),
+        now,
+    )
+    .await
+}
+
+/// Each payout of `ids` from one batch read (NOT_FOUND when missing);
+/// none when that read failed, so each is read alone.
+async fn batch_read(store: &Store, tenant: &Tenant, ids: &[String]) -> Vec<Option<Result<Payout>>> {
+    let mut found = match store_payouts::get_many(store, tenant, ids).await {
         Ok(found) => Some(found),
         Err(e) => {
             tracing::warn!(error = %e, "batch-process: the batch read failed; each payout is read alone");
             None
         }
     };
-    let reads: Vec<Option<Result<Payout>>> = ids
-        .iter()
+    ids.iter()
         .map(|id| {
             let read = found.as_mut()?.remove(id);
             Some(read.ok_or(Error::NotFound("payout")))
         })
-        .collect();
-    let reads = tax_held(app, tenant, reads, now).await;
-    let decided: Vec<Option<Result<TransitionPlan>>> = stream::iter(reads)
+        .collect()
+}
+
+/// Each read payout's plan (or why not), a few decided at once; none for a
+/// payout not read, or with nothing to write.
+async fn decide_all(
+    app: &App,
+    tenant: &Tenant,
+    reads: Vec<Option<Result<Payout>>>,
+    now: DateTime<Utc>,
+) -> Vec<Option<Result<TransitionPlan>>> {
+    stream::iter(reads)
         .map(|read| async move {
             let before = match read? {
                 Ok(p) => p,
@@ -158,28 +185,52 @@ pub async fn process_many(
         })
         .buffered(DECIDED_AT_ONCE)
         .collect()
-        .await;
-    let mut results: Vec<Option<Result<Payout>>> = Vec::with_capacity(ids.len());
-    let (mut together, mut apart) = (Vec::new(), Vec::new());
+        .await
+}
+
+/// A batch's plans by how they are committed, each with its index.
+struct ByCommit {
+    /// Each payout's answer so far: its refusal, or none until committed.
+    results: Vec<Option<Result<Payout>>>,
+    /// Plans that leave no work: several a transaction.
+    together: Vec<(usize, TransitionPlan)>,
+    /// Plans that leave work: each its own transaction, then its chunks.
+    apart: Vec<(usize, TransitionPlan)>,
+}
+
+/// Sorts the batch's decisions by how they are committed.
+fn by_commit(decided: Vec<Option<Result<TransitionPlan>>>) -> ByCommit {
+    let mut sorted = ByCommit {
+        results: Vec::with_capacity(decided.len()),
+        together: Vec::new(),
+        apart: Vec::new(),
+    };
     for (i, d) in decided.into_iter().enumerate() {
         match d {
-            Some(Ok(plan)) if plan.payout.work.is_none() => together.push((i, plan)),
+            Some(Ok(plan)) if plan.payout.work.is_none() => sorted.together.push((i, plan)),
             // Work left in chunks: its own transaction, then the chunks.
-            Some(Ok(plan)) => apart.push((i, plan)),
+            Some(Ok(plan)) => sorted.apart.push((i, plan)),
             Some(Err(e)) => {
-                results.push(Some(Err(e)));
+                sorted.results.push(Some(Err(e)));
                 continue;
             }
             // Not read, or nothing to write: alone.
             None => {}
         }
-        results.push(None);
+        sorted.results.push(None);
     }
-    commit_together(&app.store, tenant, together, &mut results).await;
-    for (i, plan) in apart {
-        results[i] = commit_apart(&app.store, tenant, plan, now).await;
-    }
-    stream::iter(ids.into_iter().zip(results))
+    sorted
+}
+
+/// The answers in the ids' order: a payout without one yet goes through
+/// [`process`] (a few at once).
+async fn process_rest(
+    app: &App,
+    tenant: &Tenant,
+    results: Vec<(String, Option<Result<Payout>>)>,
+    now: DateTime<Utc>,
+) -> Vec<(String, Result<Payout>)> {
+    stream::iter(results)
         .map(|(id, r)| async move {
             let r = match r {
                 Some(r) => r,

@@ -1,5 +1,6 @@
 //! The optimistic-concurrency loop: read, decide, write conditionally, and on
-//! a lost race read again after a short, jittered pause.
+//! a lost race read again after a short, jittered pause; and its form
+//! without a pause, for a refusal that says what the next try changes.
 
 use std::future::Future;
 use std::time::Duration;
@@ -27,15 +28,57 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<Attempt<T>>>,
 {
+    let tried = tries(attempts, Pause::Backoff, (), |()| {
+        let attempt = f();
+        async move { Ok(((), attempt.await?)) }
+    });
+    Ok(tried.await?.1)
+}
+
+/// [`retry`] without a pause between tries, for a refusal that says what
+/// the next try changes (a fresh generated code, the records a cancelled
+/// transaction found): waiting would change nothing. Each try takes `state`
+/// and gives it back with its outcome, keeping what it learnt for the next
+/// one; the state the last try left comes back with the result.
+pub async fn retry_at_once<S, T, F, Fut>(attempts: usize, state: S, f: F) -> Result<(S, Option<T>)>
+where
+    F: FnMut(S) -> Fut,
+    Fut: Future<Output = Result<(S, Attempt<T>)>>,
+{
+    tries(attempts, Pause::None, state, f).await
+}
+
+/// What comes between two tries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pause {
+    /// A jittered wait ([`backoff`]): the writer that won gets done first.
+    Backoff,
+    /// None: the next try goes at once.
+    None,
+}
+
+/// The loop of [`retry`] and [`retry_at_once`].
+async fn tries<S, T, F, Fut>(
+    attempts: usize,
+    pause: Pause,
+    mut state: S,
+    mut f: F,
+) -> Result<(S, Option<T>)>
+where
+    F: FnMut(S) -> Fut,
+    Fut: Future<Output = Result<(S, Attempt<T>)>>,
+{
     for attempt in 0..attempts {
-        if let Attempt::Done(v) = f().await? {
-            return Ok(Some(v));
+        let (after, outcome) = f(state).await?;
+        if let Attempt::Done(v) = outcome {
+            return Ok((after, Some(v)));
         }
-        if attempt + 1 < attempts {
+        state = after;
+        if pause == Pause::Backoff && attempt + 1 < attempts {
             tokio::time::sleep(backoff(attempt)).await;
         }
     }
-    Ok(None)
+    Ok((state, None))
 }
 
 /// [`retry`], with running out of tries reported as UNAVAILABLE naming `what`.
@@ -117,6 +160,30 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(calls.get(), 4);
+    }
+
+    #[tokio::test]
+    async fn at_once_each_try_gets_what_the_last_one_kept() {
+        let got = retry_at_once(3, Vec::new(), |mut seen: Vec<usize>| async move {
+            seen.push(seen.len());
+            Ok((seen, Attempt::<()>::Conflict))
+        })
+        .await;
+        let (seen, done) = got.unwrap();
+        assert_eq!(seen, vec![0, 1, 2]);
+        assert_eq!(done, None);
+        let got = retry_at_once(3, 0, |n| async move {
+            Ok((
+                n + 1,
+                if n == 1 {
+                    Attempt::Done(n)
+                } else {
+                    Attempt::Conflict
+                },
+            ))
+        })
+        .await;
+        assert_eq!(got.unwrap(), (2, Some(1)));
     }
 
     #[tokio::test]

@@ -3,15 +3,15 @@
 
 use std::future::Future;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
-use crate::retry::{retry, Attempt};
+use crate::retry::{retry, retry_at_once, Attempt};
 use domain::campaign::Campaign;
 use domain::error::{Error, Result};
-use domain::referral::{plan_bindings, Binding, CustomerKey, ReferralSource};
+use domain::referral::{plan_bindings, Binding, CustomerKey, Referral, ReferralSource};
 use domain::risk;
 use domain::tenant::Tenant;
 use domain::tracking::{Click, ClickIds, ClickRequest};
@@ -20,6 +20,9 @@ use store::{clicks, Store};
 
 /// Times a multi-identity binding is planned again after a concurrent writer won a race.
 const BIND_ATTEMPTS: usize = 3;
+/// Commits of one read's bindings: each after the first is planned from
+/// what the cancellation before it found.
+const REPLANS: usize = 3;
 
 /// A recorded click: its ids and when it stops counting.
 #[derive(Debug, Clone)]
@@ -183,32 +186,55 @@ async fn bind_in(
     // A full session's plan has links only, which come from what is bound:
     // it reads first.
     let mut known = (!full).then(Vec::new);
-    let full = &std::sync::atomic::AtomicBool::new(full);
+    let full = &AtomicBool::new(full);
     let bound = retry(BIND_ATTEMPTS, || {
         let known = known.take();
         async move {
-            let mut existing = match known {
+            let existing = match known {
                 Some(known) => known,
                 None => referrals::get_many(store, tenant, keys).await?,
             };
-            for _ in 0..3 {
-                let plan = plan_bindings(keys, binding, &existing);
-                let plan = match full.load(Ordering::Relaxed) {
-                    true => plan.links_only(),
-                    false => plan,
-                };
-                match referrals::commit_bindings(store, tenant, &plan).await? {
-                    Bound::Done(bound) => return Ok(Attempt::Done(bound)),
-                    Bound::Found(found) => existing.extend(found),
-                    Bound::SessionFull => full.store(true, Ordering::Relaxed),
-                    // One identity, bound already: first touch kept.
-                    Bound::Raced if keys.len() == 1 => return Ok(Attempt::Done(false)),
-                    Bound::Raced => break,
-                }
-            }
-            Ok(Attempt::Conflict)
+            commit_planned(store, tenant, keys, binding, existing, full).await
         }
     })
     .await?;
     Ok(bound.unwrap_or(false))
+}
+
+/// Plans the bindings on what is bound (`existing`) and commits the plan;
+/// a cancellation that found bindings, or the session full, is planned
+/// again at once from what it said. `Conflict` when another writer won a
+/// race: the caller reads again.
+async fn commit_planned(
+    store: &Store,
+    tenant: &Tenant,
+    keys: &[CustomerKey],
+    binding: &Binding<'_>,
+    existing: Vec<Referral>,
+    full: &AtomicBool,
+) -> Result<Attempt<bool>> {
+    let (_, committed) = retry_at_once(REPLANS, existing, |mut existing| async move {
+        let plan = plan_bindings(keys, binding, &existing);
+        let plan = match full.load(Ordering::Relaxed) {
+            true => plan.links_only(),
+            false => plan,
+        };
+        let outcome = match referrals::commit_bindings(store, tenant, &plan).await? {
+            Bound::Done(bound) => Attempt::Done(Attempt::Done(bound)),
+            Bound::Found(found) => {
+                existing.extend(found);
+                Attempt::Conflict
+            }
+            Bound::SessionFull => {
+                full.store(true, Ordering::Relaxed);
+                Attempt::Conflict
+            }
+            // One identity, bound already: first touch kept.
+            Bound::Raced if keys.len() == 1 => Attempt::Done(Attempt::Done(false)),
+            Bound::Raced => Attempt::Done(Attempt::Conflict),
+        };
+        Ok((existing, outcome))
+    })
+    .await?;
+    Ok(committed.unwrap_or(Attempt::Conflict))
 }

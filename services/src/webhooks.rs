@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::app::App;
 use crate::edits::{self, Edited};
-use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
+use crate::retry::{retry, retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::webhook_delivery::{check_url, AttemptResult, Verdict};
 use domain::error::{Error, Result};
 use domain::event::Event;
@@ -360,14 +360,8 @@ pub async fn replay(
     let now = timestamp::now();
     let mut scheduled = 0;
     for event in &chosen {
-        let key = (event.id.as_str(), event.event_type);
-        for _ in 0..crate::retry::UPDATE_ATTEMPTS {
-            let previous = endpoint_store::get_task(&app.store, &endpoint.id, &event.id).await?;
-            let task = Task::schedule(previous.as_ref(), &endpoint.id, key, now);
-            if endpoint_store::put_task(&app.store, tenant, &task, previous.as_ref()).await? {
-                scheduled += 1;
-                break;
-            }
+        if schedule_now(app, tenant, &endpoint, event, now).await? {
+            scheduled += 1;
         }
     }
     Ok(ReplayReport {
@@ -376,6 +370,30 @@ pub async fn replay(
         to,
         scheduled,
     })
+}
+
+/// Schedules the event's task at the endpoint for delivery `now`, read
+/// again while another writer changes it; false when every try lost.
+async fn schedule_now(
+    app: &App,
+    tenant: &Tenant,
+    endpoint: &Endpoint,
+    event: &Event,
+    now: DateTime<Utc>,
+) -> Result<bool> {
+    let key = (event.id.as_str(), event.event_type);
+    let scheduled = retry(UPDATE_ATTEMPTS, || async move {
+        let previous = endpoint_store::get_task(&app.store, &endpoint.id, &event.id).await?;
+        let task = Task::schedule(previous.as_ref(), &endpoint.id, key, now);
+        let put = endpoint_store::put_task(&app.store, tenant, &task, previous.as_ref()).await?;
+        Ok(if put {
+            Attempt::Done(())
+        } else {
+            Attempt::Conflict
+        })
+    })
+    .await?;
+    Ok(scheduled.is_some())
 }
 
 /// The events of the window the endpoint subscribes to.

@@ -93,50 +93,9 @@ pub async fn record_route(req: Request, next: Next) -> Response {
 /// Puts the answer in the envelope and adds the contract's headers.
 fn finish(resp: Response, request_id: &str, sent_key: bool, facts: &Facts) -> Response {
     let (mut parts, body) = resp.into_parts();
-    let raw = parts.extensions.get::<RawBody>().is_some();
-    let failed = parts.status.is_client_error() || parts.status.is_server_error();
-    let pending = parts
-        .extensions
-        .remove::<Pending>()
-        .or_else(|| (failed && !raw).then(|| Pending::Failure(Arc::new(foreign(&parts)))));
-    let body = match pending {
-        Some(Pending::Data(data)) => {
-            let (value, list) = Arc::unwrap_or_clone(data);
-            json_body(
-                &mut parts,
-                envelope::success(value, list.as_ref(), request_id),
-            )
-        }
-        Some(Pending::Failure(err)) => {
-            let (status, value, headers) = envelope::failure(&err, request_id);
-            parts.status =
-                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            parts.headers.remove(ALLOW);
-            for (name, v) in headers {
-                set(&mut parts, HeaderName::from_static(name), &v);
-            }
-            json_body(&mut parts, value)
-        }
-        None => body,
-    };
-    if let Some(r) = facts.rate {
-        set(
-            &mut parts,
-            HeaderName::from_static("ratelimit-limit"),
-            &r.limit.to_string(),
-        );
-        let remaining = r.remaining.to_string();
-        set(
-            &mut parts,
-            HeaderName::from_static("ratelimit-remaining"),
-            &remaining,
-        );
-        let reset = r.reset_seconds.to_string();
-        set(
-            &mut parts,
-            HeaderName::from_static("ratelimit-reset"),
-            &reset,
-        );
+    let body = enveloped(&mut parts, body, request_id);
+    if let Some(rate) = facts.rate {
+        rate_headers(&mut parts, rate);
     }
     // Anything a key could unlock stays out of shared and browser caches.
     if facts.merchant || sent_key {
@@ -153,6 +112,54 @@ fn finish(resp: Response, request_id: &str, sent_key: bool, facts: &Facts) -> Re
         request_id,
     );
     Response::from_parts(parts, body)
+}
+
+/// The answer's body in the envelope: a handler's pending data or failure,
+/// or the error behind a failure the framework answered itself; a raw body
+/// or another success as it is.
+fn enveloped(parts: &mut Parts, body: Body, request_id: &str) -> Body {
+    let raw = parts.extensions.get::<RawBody>().is_some();
+    let failed = parts.status.is_client_error() || parts.status.is_server_error();
+    let pending = parts
+        .extensions
+        .remove::<Pending>()
+        .or_else(|| (failed && !raw).then(|| Pending::Failure(Arc::new(foreign(parts)))));
+    match pending {
+        Some(Pending::Data(data)) => {
+            let (value, list) = Arc::unwrap_or_clone(data);
+            json_body(parts, envelope::success(value, list.as_ref(), request_id))
+        }
+        Some(Pending::Failure(err)) => {
+            let (status, value, headers) = envelope::failure(&err, request_id);
+            parts.status =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            parts.headers.remove(ALLOW);
+            for (name, v) in headers {
+                set(parts, HeaderName::from_static(name), &v);
+            }
+            json_body(parts, value)
+        }
+        None => body,
+    }
+}
+
+/// The `RateLimit-*` headers of the window the request was counted in.
+fn rate_headers(parts: &mut Parts, r: RateState) {
+    set(
+        parts,
+        HeaderName::from_static("ratelimit-limit"),
+        &r.limit.to_string(),
+    );
+    set(
+        parts,
+        HeaderName::from_static("ratelimit-remaining"),
+        &r.remaining.to_string(),
+    );
+    set(
+        parts,
+        HeaderName::from_static("ratelimit-reset"),
+        &r.reset_seconds.to_string(),
+    );
 }
 
 fn json_body(parts: &mut Parts, value: serde_json::Value) -> Body {
