@@ -51,65 +51,97 @@ fn tenant_click(
 
 /// Read 1: everything the postback names, as typed facts.
 pub async fn read_sightings(store: &Store, tenant: &Tenant, p: &Postback) -> Result<Sightings> {
-    let tenant_key = tenant.key();
-    let claims: Vec<(Key, Key)> = p.claimed_ids().into_iter().map(claim_keys).collect();
-    let click_key = p
-        .click_id
-        .as_deref()
-        .filter(|c| ids::is_valid(IdKind::Click, c))
-        .map(|c| key(c, RECORD_SK));
-    let session_key = p
-        .session_id
-        .as_deref()
-        .and_then(tracking::click_id_of_session)
-        .map(|c| key(c, RECORD_SK));
-    let code_key = p
-        .affiliate_code
-        .as_deref()
-        .filter(|c| AffiliateCode::parse("affiliateCode", c).is_ok())
-        .map(|c| key(keys::code_guard(tenant, c), GUARD_SK));
-    let promotion_key = p
-        .promotion_code
-        .as_deref()
-        .map(|c| key(keys::promotion_guard(tenant, c), GUARD_SK));
-    let referral_keys: Vec<Key> = postback::identities(p)
-        .iter()
-        .map(|k| key(keys::referral(tenant, k), RECORD_SK))
-        .collect();
-    let campaign_key = p
-        .campaign_id
-        .as_deref()
-        .filter(|c| ids::is_valid(IdKind::Campaign, c))
-        .map(|c| key(c, RECORD_SK));
-    let mut wanted: Vec<Key> = claims
-        .iter()
-        .flat_map(|(a, b)| [a.clone(), b.clone()])
-        .collect();
-    wanted.extend(click_key.iter().cloned());
-    wanted.extend(session_key.iter().cloned());
-    wanted.extend(code_key.iter().cloned());
-    wanted.extend(promotion_key.iter().cloned());
-    wanted.extend(referral_keys.iter().cloned());
-    wanted.extend(campaign_key.iter().cloned());
-    let found = batch(store, wanted).await?;
-    let (found_claim, foreign_aliases) = payment_claims(&found, p, &claims, &tenant_key)?;
-    let (claim, claimed) = found_claim.map_or((None, None), |(c, v)| (Some(c), v));
-    let mut referrals = Vec::new();
-    for k in &referral_keys {
-        referrals.extend(tenant_record::<Referral>(&found, Some(k), &tenant_key)?);
+    let keys = NamedKeys::of(tenant, p);
+    let found = batch(store, keys.all()).await?;
+    keys.sightings(&found, p, &tenant.key())
+}
+
+/// The keys of what a postback names: its ids' claims, the click (by id and
+/// by session), the code's and the promotion code's guards, the customer's
+/// referrals and the campaign. A malformed id names no key.
+struct NamedKeys {
+    claims: Vec<(Key, Key)>,
+    click: Option<Key>,
+    session: Option<Key>,
+    code: Option<Key>,
+    promotion: Option<Key>,
+    referrals: Vec<Key>,
+    campaign: Option<Key>,
+}
+
+impl NamedKeys {
+    fn of(tenant: &Tenant, p: &Postback) -> Self {
+        let record = |id: Option<&str>, kind: IdKind| {
+            id.filter(|c| ids::is_valid(kind, c))
+                .map(|c| key(c, RECORD_SK))
+        };
+        NamedKeys {
+            claims: p.claimed_ids().into_iter().map(claim_keys).collect(),
+            click: record(p.click_id.as_deref(), IdKind::Click),
+            session: p
+                .session_id
+                .as_deref()
+                .and_then(tracking::click_id_of_session)
+                .map(|c| key(c, RECORD_SK)),
+            code: p
+                .affiliate_code
+                .as_deref()
+                .filter(|c| AffiliateCode::parse("affiliateCode", c).is_ok())
+                .map(|c| key(keys::code_guard(tenant, c), GUARD_SK)),
+            promotion: p
+                .promotion_code
+                .as_deref()
+                .map(|c| key(keys::promotion_guard(tenant, c), GUARD_SK)),
+            referrals: postback::identities(p)
+                .iter()
+                .map(|k| key(keys::referral(tenant, k), RECORD_SK))
+                .collect(),
+            campaign: record(p.campaign_id.as_deref(), IdKind::Campaign),
+        }
     }
-    Ok(Sightings {
-        claim,
-        claimed,
-        click: tenant_click(&found, click_key.as_ref(), &tenant_key)?,
-        session_click: tenant_click(&found, session_key.as_ref(), &tenant_key)?,
-        code_owner: tenant_record(&found, code_key.as_ref(), &tenant_key)?,
-        promotion_owner: tenant_record(&found, promotion_key.as_ref(), &tenant_key)?,
-        referrals,
-        campaign: tenant_record(&found, campaign_key.as_ref(), &tenant_key)?,
-        over: OverLimit::default(),
-        foreign_aliases,
-    })
+
+    /// Every key, in one list for one read.
+    fn all(&self) -> Vec<Key> {
+        let mut wanted: Vec<Key> = self
+            .claims
+            .iter()
+            .flat_map(|(a, b)| [a.clone(), b.clone()])
+            .collect();
+        wanted.extend(self.click.iter().cloned());
+        wanted.extend(self.session.iter().cloned());
+        wanted.extend(self.code.iter().cloned());
+        wanted.extend(self.promotion.iter().cloned());
+        wanted.extend(self.referrals.iter().cloned());
+        wanted.extend(self.campaign.iter().cloned());
+        wanted
+    }
+
+    /// The tenant's records among the items read at these keys.
+    fn sightings(
+        &self,
+        found: &HashMap<Key, Item>,
+        p: &Postback,
+        tenant_key: &str,
+    ) -> Result<Sightings> {
+        let (found_claim, foreign_aliases) = payment_claims(found, p, &self.claims, tenant_key)?;
+        let (claim, claimed) = found_claim.map_or((None, None), |(c, v)| (Some(c), v));
+        let mut referrals = Vec::new();
+        for k in &self.referrals {
+            referrals.extend(tenant_record::<Referral>(found, Some(k), tenant_key)?);
+        }
+        Ok(Sightings {
+            claim,
+            claimed,
+            click: tenant_click(found, self.click.as_ref(), tenant_key)?,
+            session_click: tenant_click(found, self.session.as_ref(), tenant_key)?,
+            code_owner: tenant_record(found, self.code.as_ref(), tenant_key)?,
+            promotion_owner: tenant_record(found, self.promotion.as_ref(), tenant_key)?,
+            referrals,
+            campaign: tenant_record(found, self.campaign.as_ref(), tenant_key)?,
+            over: OverLimit::default(),
+            foreign_aliases,
+        })
+    }
 }
 
 /// The parties of a postback's signals as read: each record with the
