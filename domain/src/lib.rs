@@ -29,6 +29,7 @@ pub mod payout;
 pub mod payout_account;
 pub mod payout_commands;
 pub mod payout_rail;
+pub mod payout_totals;
 pub mod portal;
 pub mod postback;
 pub mod promotion_code;

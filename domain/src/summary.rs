@@ -18,13 +18,14 @@
 //! series needs a window of days: a period other than `all`, or `from`/`to`
 //! spanning at most [`MAX_SERIES_DAYS`] days.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Datelike, Days, Duration, Months, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
-use crate::conversion::{ConversionStatus, FUTURE_TOLERANCE_MINUTES};
+use crate::conversion::{Conversion, ConversionStatus, FUTURE_TOLERANCE_MINUTES};
 use crate::enums::wire_enum;
 use crate::money::{json_number, Currency};
 use crate::timestamp;
@@ -151,7 +152,9 @@ pub fn days_spanned(first: NaiveDate, last: NaiveDate) -> i64 {
     (last - first).num_days() + 1
 }
 
-/// One rollup item's figures on one day (a monthly window: the month's first day).
+/// Figures of one day of the rollups (a monthly window: dated the month's
+/// first day), in one currency, status and campaign. Rows of the same key
+/// add up: a summary sums them, [`net`] nets a write's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RollupRow {
     pub day: NaiveDate,
@@ -161,6 +164,68 @@ pub struct RollupRow {
     pub revenue: Decimal,
     pub commission: Decimal,
     pub count: i64,
+}
+
+impl RollupRow {
+    /// What `c` counts in the rollups: one conversion with its figures
+    /// (`Conversion::rollup_figures`), under its status on its UTC day.
+    pub fn of(c: &Conversion) -> RollupRow {
+        let (revenue, commission) = c.rollup_figures();
+        RollupRow {
+            day: c.occurred_at.date_naive(),
+            currency: c.currency,
+            status: c.status,
+            campaign_id: c.campaign_id.clone(),
+            revenue,
+            commission,
+            count: 1,
+        }
+    }
+
+    /// The same row taken out: every figure negated.
+    pub fn taken_out(self) -> RollupRow {
+        RollupRow {
+            revenue: -self.revenue,
+            commission: -self.commission,
+            count: -self.count,
+            ..self
+        }
+    }
+
+    /// Whether it counts nothing: no conversion, no revenue, no commission.
+    pub fn is_zero(&self) -> bool {
+        self.count == 0 && self.revenue.is_zero() && self.commission.is_zero()
+    }
+
+    /// The key rows add up under.
+    fn key(&self) -> (NaiveDate, Currency, ConversionStatus, Option<String>) {
+        (
+            self.day,
+            self.currency,
+            self.status,
+            self.campaign_id.clone(),
+        )
+    }
+}
+
+/// Rows added up exactly per day, currency, status and campaign (in that
+/// order), those that cancel out left out: what one write changes.
+pub fn net(rows: impl IntoIterator<Item = RollupRow>) -> Vec<RollupRow> {
+    let mut sums: BTreeMap<_, RollupRow> = BTreeMap::new();
+    for r in rows {
+        match sums.entry(r.key()) {
+            Entry::Vacant(v) => {
+                v.insert(r);
+            }
+            Entry::Occupied(mut o) => {
+                let sum = o.get_mut();
+                sum.revenue += r.revenue;
+                sum.commission += r.commission;
+                sum.count += r.count;
+            }
+        }
+    }
+    sums.into_values().filter(|r| !r.is_zero()).collect()
 }
 
 /// Revenue, commission and count in one currency.
@@ -553,6 +618,70 @@ mod tests {
             serde_json::to_value(&none).unwrap()["from"],
             serde_json::Value::Null
         );
+    }
+
+    /// A conversion of 49.99 USD earning 5.00 on 2 March, partly reversed.
+    fn conversion(status: ConversionStatus, campaign: Option<&str>) -> Conversion {
+        serde_json::from_value(serde_json::json!({
+            "id": "cnv_1", "externalId": "order-1", "campaignId": campaign,
+            "affiliateId": "aff_1", "amount": "49.99", "currency": "USD",
+            "commission": "5.00", "commissionReason": null, "status": status,
+            "attribution": "CODE", "customerRef": null, "clickId": null,
+            "sessionId": null, "customerId": null, "holdDays": 30,
+            "payableAt": "2026-04-01T23:30:00.000Z", "payoutId": null,
+            "occurredAt": "2026-03-02T23:30:00.000Z",
+            "createdAt": "2026-03-02T23:30:00.000Z",
+            "updatedAt": "2026-03-02T23:30:00.000Z",
+            "reversedAmount": "9.99", "commissionReversed": "1.00",
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_conversion_counts_its_rollup_figures_on_its_utc_day() {
+        use ConversionStatus::*;
+        let r = RollupRow::of(&conversion(Pending, Some("cmp_a")));
+        assert_eq!(r, row("USD", Pending, Some("cmp_a"), "40.00", "4.00", 1));
+        let out = r.clone().taken_out();
+        assert_eq!(
+            out,
+            row("USD", Pending, Some("cmp_a"), "-40.00", "-4.00", -1)
+        );
+        assert!(!out.is_zero());
+        // A REVERSED conversion counts what it recorded, under REVERSED.
+        let r = RollupRow::of(&conversion(Reversed, None));
+        assert_eq!(
+            (r.revenue.to_string(), r.campaign_id),
+            ("49.99".into(), None)
+        );
+    }
+
+    #[test]
+    fn net_adds_rows_up_per_key_and_leaves_out_what_cancels() {
+        use ConversionStatus::*;
+        let on = |d: &str, r: RollupRow| RollupRow { day: day(d), ..r };
+        let pending = row("USD", Pending, Some("cmp_a"), "0.1", "0.01", 1);
+        let rows = vec![
+            on("2026-03-03", pending.clone()),
+            pending.clone(),
+            pending.clone(),
+            pending.clone().taken_out(),
+            row("USD", Approved, Some("cmp_a"), "0.2", "0.02", 1),
+            row("USD", Approved, Some("cmp_a"), "0.2", "0.02", 1).taken_out(),
+            row("EUR", Pending, Some("cmp_a"), "7", "0.7", 1),
+            row("USD", Pending, None, "0", "0", 0),
+        ];
+        let netted = net(rows);
+        assert_eq!(
+            netted,
+            vec![
+                row("EUR", Pending, Some("cmp_a"), "7", "0.7", 1),
+                row("USD", Pending, Some("cmp_a"), "0.1", "0.01", 1),
+                on("2026-03-03", pending),
+            ],
+            "by day, currency, status and campaign; APPROVED cancels out"
+        );
+        assert!(net(Vec::new()).is_empty());
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub mod defaults {
     /// fixed, with a fixed value, so keys issued before the (in-memory)
     /// emulator restarted keep their version.
     pub const LOCAL_API_KEY_SECRET_VERSION: &str = "00000000-0000-4000-8000-00000000a11e";
+    /// Monthly live-mode conversion caps per plan when
+    /// `PLAN_CONVERSION_QUOTAS` is not set.
+    pub const PLAN_CONVERSION_QUOTAS: &str =
+        "free=1000,starter=10000,growth=100000,enterprise=unlimited";
     /// Region used when none is configured.
     pub const REGION: &str = "us-east-1";
     /// Longest wait for a TCP/TLS connection to DynamoDB or S3, in milliseconds.
@@ -223,40 +227,9 @@ impl Config {
     /// secret is required; elsewhere everything defaults to the local stack.
     pub fn from_env() -> Result<Config, ConfigError> {
         let in_lambda = env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some();
-        let endpoint = |name: &str, local: &str| match env::var(name) {
-            Ok(v) if !v.trim().is_empty() => Some(v),
-            _ if in_lambda => None,
-            _ => Some(local.to_string()),
-        };
-        let mut api_key_secret_arn = env::var("API_KEY_SECRET_ARN")
-            .ok()
-            .filter(|v| !v.trim().is_empty());
-        let api_key_secret = match env::var("API_KEY_SECRET") {
-            Ok(v) if v.len() >= 32 => {
-                api_key_secret_arn = None;
-                v
-            }
-            Ok(_) => {
-                return Err(ConfigError(
-                    "API_KEY_SECRET must be at least 32 bytes".into(),
-                ))
-            }
-            Err(_) if in_lambda && api_key_secret_arn.is_none() => {
-                return Err(ConfigError("API_KEY_SECRET_ARN is not set".into()))
-            }
-            Err(_) => defaults::LOCAL_API_KEY_SECRET.to_string(),
-        };
-        let client_ip_salt = match env::var("CLIENT_IP_SALT") {
-            Ok(v) if v.len() >= 32 => v,
-            Ok(_) => {
-                return Err(ConfigError(
-                    "CLIENT_IP_SALT must be at least 32 bytes".into(),
-                ))
-            }
-            Err(_) if in_lambda => return Err(ConfigError("CLIENT_IP_SALT is not set".into())),
-            Err(_) => defaults::LOCAL_CLIENT_IP_SALT.to_string(),
-        };
-        let s3_endpoint = endpoint("S3_ENDPOINT", defaults::S3_ENDPOINT);
+        let (api_key_secret, api_key_secret_arn) = signing_secret(in_lambda)?;
+        let client_ip_salt = client_ip_salt(in_lambda)?;
+        let s3_endpoint = endpoint(in_lambda, "S3_ENDPOINT", defaults::S3_ENDPOINT);
         let secrets_endpoint = env::var("SECRETS_ENDPOINT")
             .ok()
             .filter(|v| !v.trim().is_empty())
@@ -264,7 +237,11 @@ impl Config {
         let table_name = required_or(in_lambda, "TABLE_NAME", defaults::TABLE_NAME)?;
         let bucket_name = required_or(in_lambda, "BUCKET_NAME", defaults::BUCKET_NAME)?;
         Ok(Config {
-            dynamodb_endpoint: endpoint("DYNAMODB_ENDPOINT", defaults::DYNAMODB_ENDPOINT),
+            dynamodb_endpoint: endpoint(
+                in_lambda,
+                "DYNAMODB_ENDPOINT",
+                defaults::DYNAMODB_ENDPOINT,
+            ),
             s3_endpoint,
             region: env::var("AWS_REGION")
                 .or_else(|_| env::var("AWS_DEFAULT_REGION"))
@@ -277,9 +254,10 @@ impl Config {
             secrets_endpoint,
             public_rate_per_minute: number("RATE_LIMIT_PUBLIC_PER_MINUTE", 120)?,
             account_rate_per_minute: number("RATE_LIMIT_ACCOUNT_PER_MINUTE", 1200)?,
-            plan_quotas: parse_quotas(&env::var("PLAN_CONVERSION_QUOTAS").unwrap_or_else(|_| {
-                "free=1000,starter=10000,growth=100000,enterprise=unlimited".into()
-            }))?,
+            plan_quotas: parse_quotas(
+                &env::var("PLAN_CONVERSION_QUOTAS")
+                    .unwrap_or_else(|_| defaults::PLAN_CONVERSION_QUOTAS.into()),
+            )?,
             sdk_timeouts: SdkTimeouts::from_env()?,
             payment_provider: ProviderKind::parse(
                 &env::var("PAYMENT_PROVIDER").unwrap_or_else(|_| "manual".into()),
@@ -310,7 +288,7 @@ impl Config {
             secrets_endpoint: Some(s3_endpoint.to_string()),
             public_rate_per_minute: 120,
             account_rate_per_minute: 1200,
-            plan_quotas: parse_quotas("free=1000,starter=10000,growth=100000,enterprise=unlimited")
+            plan_quotas: parse_quotas(defaults::PLAN_CONVERSION_QUOTAS)
                 .expect("default quotas parse"),
             sdk_timeouts: SdkTimeouts::default(),
             payment_provider: ProviderKind::Manual,
@@ -326,6 +304,49 @@ impl Config {
             Some(q) => *q,
             None => self.plan_quotas.values().flatten().min().copied(),
         }
+    }
+}
+
+/// An endpoint override: the variable when set, else AWS's inside Lambda
+/// and the local stack's elsewhere.
+fn endpoint(in_lambda: bool, name: &str, local: &str) -> Option<String> {
+    match env::var(name) {
+        Ok(v) if !v.trim().is_empty() => Some(v),
+        _ if in_lambda => None,
+        _ => Some(local.to_string()),
+    }
+}
+
+/// The API keys' signing secret and the Secrets Manager secret naming its
+/// versions: `API_KEY_SECRET` (at least 32 bytes) overrides
+/// `API_KEY_SECRET_ARN`; inside Lambda one of them is required, elsewhere
+/// the local secret serves.
+fn signing_secret(in_lambda: bool) -> Result<(String, Option<String>), ConfigError> {
+    let arn = env::var("API_KEY_SECRET_ARN")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    match env::var("API_KEY_SECRET") {
+        Ok(v) if v.len() >= 32 => Ok((v, None)),
+        Ok(_) => Err(ConfigError(
+            "API_KEY_SECRET must be at least 32 bytes".into(),
+        )),
+        Err(_) if in_lambda && arn.is_none() => {
+            Err(ConfigError("API_KEY_SECRET_ARN is not set".into()))
+        }
+        Err(_) => Ok((defaults::LOCAL_API_KEY_SECRET.to_string(), arn)),
+    }
+}
+
+/// `CLIENT_IP_SALT` (at least 32 bytes): required inside Lambda, the local
+/// salt elsewhere.
+fn client_ip_salt(in_lambda: bool) -> Result<String, ConfigError> {
+    match env::var("CLIENT_IP_SALT") {
+        Ok(v) if v.len() >= 32 => Ok(v),
+        Ok(_) => Err(ConfigError(
+            "CLIENT_IP_SALT must be at least 32 bytes".into(),
+        )),
+        Err(_) if in_lambda => Err(ConfigError("CLIENT_IP_SALT is not set".into())),
+        Err(_) => Ok(defaults::LOCAL_CLIENT_IP_SALT.to_string()),
     }
 }
 

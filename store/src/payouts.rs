@@ -14,7 +14,7 @@
 //! pool, or in their payout's `PO#<id>` partition. Each chunk re-derives a
 //! member's GSI5 entry from the record after the change.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -43,6 +43,7 @@ use domain::payout::{
     AtOnce, Claiming, Payout, PayoutQueue, PayoutStatus, PayoutWork, Releasing, TransitionPlan,
     WorkChunk,
 };
+use domain::payout_totals;
 use domain::tenant::Tenant;
 
 /// Conversions claimed per transaction (one update each, plus the payout's counters).
@@ -259,7 +260,8 @@ fn transitions_tx(store: &Store, tenant: &Tenant, plans: &[TransitionPlan]) -> R
 
 /// What the plans move besides their payouts and events: their members,
 /// the rollups of the conversions they pay and the affiliates' `paid`
-/// totals, summed per item.
+/// totals, summed per item by the domain (`payout_totals::paid_totals`,
+/// and `summary::net` in `rollups`).
 fn shared_moves<'t>(
     tx: &'t mut Tx<Write>,
     tenant: &Tenant,
@@ -269,8 +271,6 @@ fn shared_moves<'t>(
         return Err(Error::internal("a release commits alone"));
     }
     let mut paid_members = Vec::new();
-    // Per affiliate (one TOTALS item), per currency (one attribute each).
-    let mut paid_totals: BTreeMap<&str, BTreeMap<Currency, Decimal>> = BTreeMap::new();
     for plan in plans {
         let after = &plan.payout;
         match &plan.moves {
@@ -281,16 +281,10 @@ fn shared_moves<'t>(
             }
             AtOnce::Release(released) => release_members(tx, tenant, after, released)?,
         }
-        if let Some(amount) = plan.paid() {
-            *paid_totals
-                .entry(after.affiliate_id.as_str())
-                .or_default()
-                .entry(after.currency)
-                .or_default() += amount;
-        }
     }
     rollups::moved_many(tx, Write::Rollup, tenant, &paid_members);
-    for (affiliate_id, sums) in paid_totals {
+    // Per affiliate (one TOTALS item), per currency (one attribute each).
+    for (affiliate_id, sums) in payout_totals::paid_totals(plans) {
         let deltas: Vec<(Currency, Decimal)> = sums.into_iter().collect();
         affiliate_totals::add_each(
             tx,

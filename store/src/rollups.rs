@@ -21,6 +21,11 @@
 //! A status change (reverse here; approval and payment in the payout flow)
 //! moves the figures between status items with [`moved_many`] in the same
 //! transaction as the change.
+//!
+//! The store adds no money up: what a write counts is the domain's
+//! (`RollupRow::of`, netted per day by `summary::net`, as a transaction may
+//! touch an item once), and the rows read come back one per figures stored,
+//! for the summary to add up (`summary::summarise`).
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -38,7 +43,7 @@ use domain::conversion::{Conversion, ConversionStatus};
 use domain::error::{Error, Result};
 use domain::money::Currency;
 use domain::status::Status;
-use domain::summary::{RollupRow, Window};
+use domain::summary::{self, RollupRow, Window};
 use domain::tenant::Tenant;
 
 /// Placeholder of the campaign segment for conversions without a campaign.
@@ -46,14 +51,14 @@ const NO_CAMPAIGN: &str = "-";
 /// The month totals of items written before the month item held the days.
 const LEGACY_TOTALS: [&str; 3] = ["revenue", "commission", attrs::COUNT];
 
-/// The sort key of the month item counting `c` under `status`.
-fn month_key(c: &Conversion, status: ConversionStatus) -> String {
+/// The sort key of the month item counting `row`.
+fn month_key(row: &RollupRow) -> String {
     format!(
         "M#{}#{}#{}#{}",
-        c.occurred_at.format("%Y-%m"),
-        c.currency.code(),
-        status.name(),
-        c.campaign_id.as_deref().unwrap_or(NO_CAMPAIGN)
+        row.day.format("%Y-%m"),
+        row.currency.code(),
+        row.status.name(),
+        row.campaign_id.as_deref().unwrap_or(NO_CAMPAIGN)
     )
 }
 
@@ -66,109 +71,61 @@ fn day_attributes(day: u32) -> [String; 3] {
     ]
 }
 
-fn negate(d: Decimal, sign: i64) -> Decimal {
-    if sign < 0 {
-        -d
-    } else {
-        d
-    }
-}
-
-/// Revenue, commission and count added to a rollup.
-#[derive(Default)]
-struct Figures {
-    revenue: Decimal,
-    commission: Decimal,
-    count: i64,
-}
-
-impl Figures {
-    /// `c`'s figures, added (`sign` 1) or removed (`sign` -1).
-    fn of(c: &Conversion, sign: i64) -> Self {
-        let (revenue, commission) = c.rollup_figures();
-        Figures {
-            revenue: negate(revenue, sign),
-            commission: negate(commission, sign),
-            count: sign,
-        }
-    }
-
-    fn plus(&mut self, f: &Figures) {
-        self.revenue += f.revenue;
-        self.commission += f.commission;
-        self.count += f.count;
-    }
-
-    fn is_zero(&self) -> bool {
-        self.count == 0 && self.revenue.is_zero() && self.commission.is_zero()
-    }
-}
-
 /// The partitions a conversion is counted in: its tenant's, and its
 /// affiliate's when it has one.
-fn partitions(tenant: &Tenant, c: &Conversion) -> Vec<String> {
+fn partitions(tenant: &Tenant, affiliate_id: Option<&str>) -> Vec<String> {
     let mut pks = vec![keys::rollups(tenant)];
-    pks.extend(
-        c.affiliate_id
-            .as_deref()
-            .map(|a| keys::affiliate_rollups(tenant, a)),
-    );
+    pks.extend(affiliate_id.map(|a| keys::affiliate_rollups(tenant, a)));
     pks
 }
 
 /// A rollup item's key: partition and sort key.
 type ItemKey = (String, String);
 
-/// What a transaction adds to one month item: its campaign, and the
-/// figures per day of the month.
-type MonthSums = (Option<String>, BTreeMap<u32, Figures>);
-
-/// What a transaction adds to rollup items.
-#[derive(Default)]
-struct Sums(BTreeMap<ItemKey, MonthSums>);
-
-impl Sums {
-    /// Counts `f` for `c`'s day under `status`, in each of its partitions.
-    fn add(&mut self, tenant: &Tenant, c: &Conversion, status: ConversionStatus, f: &Figures) {
-        for pk in partitions(tenant, c) {
-            let (_, days) = self
-                .0
-                .entry((pk, month_key(c, status)))
-                .or_insert_with(|| (c.campaign_id.clone(), BTreeMap::new()));
-            days.entry(c.occurred_at.day()).or_default().plus(f);
+/// Writes what `counted` (each row with its conversion's affiliate) changes
+/// in the rollups: the rows of each partition netted by the domain
+/// (`summary::net`: a transaction may touch an item once, so the changes of
+/// one item's day are one figure), then one ADD update per month item with
+/// a day that changed, none for an item whose figures cancel out.
+fn write<R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant: &Tenant,
+    counted: Vec<(Option<&str>, RollupRow)>,
+) {
+    let mut by_partition: BTreeMap<String, Vec<RollupRow>> = BTreeMap::new();
+    for (affiliate_id, row) in counted {
+        for pk in partitions(tenant, affiliate_id) {
+            by_partition.entry(pk).or_default().push(row.clone());
         }
     }
-
-    /// One update per item (a transaction may not touch an item twice),
-    /// none for an item whose figures cancel out.
-    fn write<R: Copy>(self, tx: &mut Tx<R>, role: R) {
-        for ((pk, sk), (campaign, days)) in self.0 {
-            let mut update = UpdateExpr::new();
-            let mut changed = false;
-            for (day, f) in days.iter().filter(|(_, f)| !f.is_zero()) {
-                let [r, c, n] = day_attributes(*day);
-                update = update
-                    .add(&r, number_value(f.revenue))
-                    .add(&c, number_value(f.commission))
-                    .add(&n, number_value(f.count));
-                changed = true;
-            }
-            if !changed {
-                continue;
-            }
-            if let Some(cmp) = campaign {
-                update = update.set(attrs::CAMPAIGN_ID, string_value(cmp));
-            }
-            tx.update(role, &pk, &sk, &update);
+    let mut by_item: BTreeMap<ItemKey, Vec<RollupRow>> = BTreeMap::new();
+    for (pk, rows) in by_partition {
+        for row in summary::net(rows) {
+            let sk = month_key(&row);
+            by_item.entry((pk.clone(), sk)).or_default().push(row);
         }
+    }
+    for ((pk, sk), days) in by_item {
+        let mut update = UpdateExpr::new();
+        for row in &days {
+            let [r, c, n] = day_attributes(row.day.day());
+            update = update
+                .add(&r, number_value(row.revenue))
+                .add(&c, number_value(row.commission))
+                .add(&n, number_value(row.count));
+        }
+        if let Some(cmp) = days.first().and_then(|row| row.campaign_id.as_deref()) {
+            update = update.set(attrs::CAMPAIGN_ID, string_value(cmp));
+        }
+        tx.update(role, &pk, &sk, &update);
     }
 }
 
 /// Counts a new conversion in its rollups (one action, two when attributed).
 pub fn record<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, c: &Conversion) {
-    let mut sums = Sums::default();
-    sums.add(tenant, c, c.status, &Figures::of(c, 1));
-    sums.write(tx, role);
+    let counted = vec![(c.affiliate_id.as_deref(), RollupRow::of(c))];
+    write(tx, role, tenant, counted);
 }
 
 /// Backfills (seeding, rebuilds): counts `count` conversions of `sample`'s
@@ -183,30 +140,41 @@ pub fn backfill<R: Copy>(
     commission: Decimal,
     count: i64,
 ) {
-    let figures = Figures {
+    let row = RollupRow {
         revenue,
         commission,
         count,
+        ..RollupRow::of(sample)
     };
-    let mut sums = Sums::default();
-    sums.add(tenant, sample, sample.status, &figures);
-    sums.write(tx, role);
+    write(
+        tx,
+        role,
+        tenant,
+        vec![(sample.affiliate_id.as_deref(), row)],
+    );
 }
 
 /// Moves the figures of many status changes `(before, after)` at once, one
-/// update per rollup item.
+/// update per rollup item: each `before` taken out, each `after` counted.
 pub fn moved_many<R: Copy>(
     tx: &mut Tx<R>,
     role: R,
     tenant: &Tenant,
     changes: &[(Conversion, Conversion)],
 ) {
-    let mut sums = Sums::default();
-    for (before, after) in changes {
-        sums.add(tenant, before, before.status, &Figures::of(before, -1));
-        sums.add(tenant, after, after.status, &Figures::of(after, 1));
-    }
-    sums.write(tx, role);
+    let counted = changes
+        .iter()
+        .flat_map(|(before, after)| {
+            [
+                (
+                    before.affiliate_id.as_deref(),
+                    RollupRow::of(before).taken_out(),
+                ),
+                (after.affiliate_id.as_deref(), RollupRow::of(after)),
+            ]
+        })
+        .collect();
+    write(tx, role, tenant, counted);
 }
 
 /// A number attribute as a decimal, zero when absent.
@@ -219,23 +187,12 @@ fn decimal(item: &Item, name: &str) -> Result<Decimal> {
         .map_err(|e| Error::internal(format!("rollup {name} {raw:?}: {e}")))
 }
 
-/// Adds the figures named `[revenue, commission, count]` of an item.
-fn add_named(f: &mut Figures, item: &Item, names: &[impl AsRef<str>; 3]) -> Result<()> {
-    let count = decimal(item, names[2].as_ref())?;
-    f.plus(&Figures {
-        revenue: decimal(item, names[0].as_ref())?,
-        commission: decimal(item, names[1].as_ref())?,
-        count: count
-            .try_into()
-            .map_err(|_| Error::internal("rollup count is not an integer"))?,
-    });
-    Ok(())
-}
-
-/// Reads one rollup item back into the figures `w` counts, one row per day:
-/// a day item's whole on its day; a month item's days within the window, or,
-/// for `all`, its whole (with the month totals written before the month item
-/// held the days) on the month's first day.
+/// Reads one rollup item back into the rows `w` counts, one per figures it
+/// holds, not added up (the summary adds rows up, in the domain): a day
+/// item's on its day; a month item's days within the window or, for `all`,
+/// each of its days and the month totals written before the month item held
+/// the days, all dated the month's first day. A month item's figures that
+/// count nothing give no row.
 fn rows(item: &Item, w: &WindowItems) -> Result<Vec<RollupRow>> {
     let sk = string_of(item, attrs::SK).unwrap_or_default();
     let parts: Vec<&str> = sk.split('#').collect();
@@ -243,59 +200,50 @@ fn rows(item: &Item, w: &WindowItems) -> Result<Vec<RollupRow>> {
     let [kind, date, currency, status, campaign] = parts[..] else {
         return Err(bad());
     };
-    let to_row = |day, f| to_row(day, currency, status, campaign, f).ok_or_else(bad);
+    let row = |day, names: &[&str; 3]| -> Result<RollupRow> {
+        Ok(RollupRow {
+            day,
+            currency: Currency::parse("currency", currency).map_err(|_| bad())?,
+            status: ConversionStatus::parse(status).ok_or_else(bad)?,
+            campaign_id: (campaign != NO_CAMPAIGN).then(|| campaign.to_string()),
+            revenue: decimal(item, names[0])?,
+            commission: decimal(item, names[1])?,
+            count: decimal(item, names[2])?
+                .try_into()
+                .map_err(|_| Error::internal("rollup count is not an integer"))?,
+        })
+    };
     match kind {
         "D" => {
             let day = NaiveDate::parse_from_str(date, "%Y-%m-%d").map_err(|_| bad())?;
-            let mut f = Figures::default();
-            add_named(&mut f, item, &LEGACY_TOTALS)?;
-            Ok(vec![to_row(day, f)?])
-        }
-        "M" if w.range.is_none() => {
-            let first =
-                NaiveDate::parse_from_str(&format!("{date}-01"), "%Y-%m-%d").map_err(|_| bad())?;
-            let mut f = Figures::default();
-            add_named(&mut f, item, &LEGACY_TOTALS)?;
-            for day in w.days_of(item).ok_or_else(bad)? {
-                add_named(&mut f, item, &day_attributes(day.day()))?;
-            }
-            Ok(vec![to_row(first, f)?])
+            Ok(vec![row(day, &LEGACY_TOTALS)?])
         }
         "M" => {
+            let all = w.range.is_none();
             let mut found = Vec::new();
-            for day in w.days_of(item).ok_or_else(bad)? {
-                let mut f = Figures::default();
-                add_named(&mut f, item, &day_attributes(day.day()))?;
-                if !f.is_zero() {
-                    found.push(to_row(day, f)?);
-                }
+            if all {
+                let first = NaiveDate::parse_from_str(&format!("{date}-01"), "%Y-%m-%d")
+                    .map_err(|_| bad())?;
+                found.push(row(first, &LEGACY_TOTALS)?);
             }
+            for day in w.days_of(item).ok_or_else(bad)? {
+                let names = day_attributes(day.day());
+                let dated = if all {
+                    day.with_day(1).unwrap_or(day)
+                } else {
+                    day
+                };
+                found.push(row(dated, &names.each_ref().map(String::as_str))?);
+            }
+            found.retain(|r| !r.is_zero());
             Ok(found)
         }
         _ => Err(bad()),
     }
 }
 
-fn to_row(
-    day: NaiveDate,
-    currency: &str,
-    status: &str,
-    campaign: &str,
-    f: Figures,
-) -> Option<RollupRow> {
-    Some(RollupRow {
-        day,
-        currency: Currency::parse("currency", currency).ok()?,
-        status: ConversionStatus::parse(status)?,
-        campaign_id: (campaign != NO_CAMPAIGN).then(|| campaign.to_string()),
-        revenue: f.revenue,
-        commission: f.commission,
-        count: f.count,
-    })
-}
-
 /// The rollup rows of a window, optionally of one campaign (see
-/// [`read_partition`]).
+/// `read_partition`).
 pub async fn read(
     store: &Store,
     tenant: &Tenant,
@@ -396,16 +344,21 @@ mod tests {
                 ("n31", "-1"),
             ],
         );
-        let [all] = &rows(&month, &counted(None)).unwrap()[..] else {
-            panic!("one row")
+        // For `all`: the old totals and each day, dated the month's first
+        // day, for the summary to add up.
+        let all = rows(&month, &counted(None)).unwrap();
+        assert_eq!(all.len(), 3);
+        assert!(all
+            .iter()
+            .all(|r| r.day == day("2026-01-01") && r.campaign_id.is_none()));
+        let [sum] = &summary::net(all)[..] else {
+            panic!("one key")
         };
-        assert_eq!(all.campaign_id, None);
-        assert_eq!(all.day, day("2026-01-01"));
         assert_eq!(
             (
-                all.revenue.to_string(),
-                all.commission.to_string(),
-                all.count
+                sum.revenue.to_string(),
+                sum.commission.to_string(),
+                sum.count
             ),
             ("103.5".into(), "10.35".into(), 4)
         );
@@ -426,6 +379,114 @@ mod tests {
         assert_eq!(last.day, day("2026-01-31"));
         let both = rows(&month, &counted(Some(("2026-01-01", "2026-01-31")))).unwrap();
         assert_eq!(both.len(), 2);
+    }
+
+    /// A conversion of 49.99 USD earning 5.00 on 2 January.
+    fn conversion(id: &str, status: &str, affiliate: Option<&str>) -> Conversion {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "externalId": id, "campaignId": "cmp_1",
+            "affiliateId": affiliate, "amount": "49.99", "currency": "USD",
+            "commission": "5.00", "commissionReason": null, "status": status,
+            "attribution": "CODE", "customerRef": null, "clickId": null,
+            "sessionId": null, "customerId": null, "holdDays": 30,
+            "payableAt": "2026-02-01T10:00:00.000Z", "payoutId": null,
+            "occurredAt": "2026-01-02T10:00:00.000Z",
+            "createdAt": "2026-01-02T10:00:00.000Z",
+            "updatedAt": "2026-01-02T10:00:00.000Z",
+        }))
+        .unwrap()
+    }
+
+    /// Each update's key and the numbers it adds, in order.
+    fn updates(tx: &Tx<()>) -> Vec<(String, String, Vec<String>)> {
+        tx.actions()
+            .iter()
+            .map(|(_, a)| {
+                let u = a.update().expect("an update");
+                let key = |name| u.key()[name].as_s().unwrap().clone();
+                let mut added: Vec<String> = u
+                    .expression_attribute_values()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(_, v)| v.as_n().ok().cloned())
+                    .collect();
+                added.sort();
+                (key("pk"), key("sk"), added)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_write_touches_each_item_once_with_the_netted_figures() {
+        let t = Tenant::new("acct_1", domain::tenant::Mode::Test);
+        let approved = |c: &Conversion| Conversion {
+            status: ConversionStatus::Approved,
+            ..c.clone()
+        };
+        let (a, b) = (
+            conversion("cnv_a", "PENDING", Some("aff_1")),
+            conversion("cnv_b", "PENDING", Some("aff_1")),
+        );
+        let mut tx = Tx::on("t");
+        moved_many(
+            &mut tx,
+            (),
+            &t,
+            &[(a.clone(), approved(&a)), (b.clone(), approved(&b))],
+        );
+        let sum = |n: &str, r: &str, c: &str| {
+            let mut v = vec![n.to_string(), r.to_string(), c.to_string()];
+            v.sort();
+            v
+        };
+        let (tenant_pk, affiliate_pk) = (keys::rollups(&t), keys::affiliate_rollups(&t, "aff_1"));
+        let mut expected = vec![
+            (
+                tenant_pk.clone(),
+                "M#2026-01#USD#APPROVED#cmp_1",
+                sum("2", "99.98", "10.00"),
+            ),
+            (
+                tenant_pk,
+                "M#2026-01#USD#PENDING#cmp_1",
+                sum("-2", "-99.98", "-10.00"),
+            ),
+            (
+                affiliate_pk.clone(),
+                "M#2026-01#USD#APPROVED#cmp_1",
+                sum("2", "99.98", "10.00"),
+            ),
+            (
+                affiliate_pk,
+                "M#2026-01#USD#PENDING#cmp_1",
+                sum("-2", "-99.98", "-10.00"),
+            ),
+        ]
+        .into_iter()
+        .map(|(pk, sk, n)| (pk, sk.to_string(), n))
+        .collect::<Vec<_>>();
+        expected.sort();
+        let mut got = updates(&tx);
+        got.sort();
+        assert_eq!(got, expected);
+
+        // A late attribution: out of the tenant's UNATTRIBUTED item, into
+        // the tenant's and the affiliate's PENDING items.
+        let before = Conversion {
+            status: ConversionStatus::Unattributed,
+            affiliate_id: None,
+            ..a.clone()
+        };
+        let mut tx = Tx::on("t");
+        moved_many(&mut tx, (), &t, &[(before, a.clone())]);
+        assert_eq!(updates(&tx).len(), 3);
+
+        // Figures that cancel out write nothing.
+        let mut tx = Tx::on("t");
+        moved_many(&mut tx, (), &t, &[(a.clone(), a.clone())]);
+        assert!(tx.is_empty());
+        record(&mut tx, (), &t, &a);
+        assert_eq!(updates(&tx).len(), 2);
     }
 
     #[test]

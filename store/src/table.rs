@@ -3,7 +3,8 @@
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
     GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType, StreamSpecification, StreamViewType, TimeToLiveSpecification,
+    ScalarAttributeType, StreamSpecification, StreamViewType, TableDescription,
+    TimeToLiveSpecification,
 };
 
 use crate::attrs;
@@ -107,32 +108,43 @@ impl Store {
             .send()
             .await;
         if let Ok(out) = exists {
-            let have: Vec<String> = out
-                .table()
-                .map(|t| {
-                    t.global_secondary_indexes()
-                        .iter()
-                        .filter_map(|i| i.index_name().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default();
-            self.add_missing_indexes(&have).await?;
-            let streaming = out
-                .table()
-                .and_then(|t| t.stream_specification())
-                .is_some_and(|s| s.stream_enabled());
-            if !streaming {
-                // A table made before webhooks: turn its stream on.
-                self.client()
-                    .update_table()
-                    .table_name(self.table())
-                    .stream_specification(stream()?)
-                    .send()
-                    .await
-                    .map_err(crate::storage_error::sdk)?;
-            }
+            self.bring_up_to_date(out.table()).await?;
             return Ok(false);
         }
+        self.create_new_table().await?;
+        Ok(true)
+    }
+
+    /// Adds what an existing table made by an earlier version lacks: its
+    /// missing indexes, then its stream.
+    async fn bring_up_to_date(&self, table: Option<&TableDescription>) -> Result<()> {
+        let have: Vec<String> = table
+            .map(|t| {
+                t.global_secondary_indexes()
+                    .iter()
+                    .filter_map(|i| i.index_name().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.add_missing_indexes(&have).await?;
+        let streaming = table
+            .and_then(|t| t.stream_specification())
+            .is_some_and(|s| s.stream_enabled());
+        if !streaming {
+            // A table made before webhooks: turn its stream on.
+            self.client()
+                .update_table()
+                .table_name(self.table())
+                .stream_specification(stream()?)
+                .send()
+                .await
+                .map_err(crate::storage_error::sdk)?;
+        }
+        Ok(())
+    }
+
+    /// Creates the table with its indexes and stream, then turns on its TTL.
+    async fn create_new_table(&self) -> Result<()> {
         let mut req = self
             .client()
             .create_table()
@@ -161,7 +173,7 @@ impl Store {
             .send()
             .await
             .map_err(crate::storage_error::sdk)?;
-        Ok(true)
+        Ok(())
     }
 
     /// Deletes the table (test clean-up).

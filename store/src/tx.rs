@@ -213,6 +213,23 @@ fn cancellation<R: Copy>(
         .collect()
 }
 
+#[cfg(test)]
+impl<R> Tx<R> {
+    /// An empty transaction on `table`, without a store (tests).
+    pub(crate) fn on(table: &str) -> Tx<R> {
+        Tx {
+            table: table.to_string(),
+            actions: Vec::new(),
+            broken: None,
+        }
+    }
+
+    /// Its actions, in order (tests).
+    pub(crate) fn actions(&self) -> &[(R, TransactWriteItem)] {
+        &self.actions
+    }
+}
+
 impl Store {
     /// An empty transaction on this table.
     pub fn tx<R>(&self) -> Tx<R> {
