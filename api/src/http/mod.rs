@@ -11,6 +11,7 @@ pub mod filters;
 pub mod idempotency;
 pub mod import;
 pub mod layer;
+pub mod openapi;
 pub mod query;
 pub mod reply;
 pub mod request;
