@@ -77,6 +77,7 @@ async fn public_campaign(_: Public, State(app): State<Arc<App>>, PathId(id): Pat
     operation_id = "getOpenApi",
     tag = "Meta", security(),
     responses(
+        // Served outside the access layer: every answer is stated here.
         (status = 200, response = inline(api::http::openapi::OpenApiDocument)),
         (status = 500, response = api::http::openapi::ServerError)
     )

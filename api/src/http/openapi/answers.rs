@@ -19,9 +19,9 @@ use crate::http::router::STATIC_CACHE_CONTROL;
 use crate::issue::Issue;
 
 /// The request id every example shows.
-pub const EXAMPLE_REQUEST_ID: &str = "req_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+pub(super) const EXAMPLE_REQUEST_ID: &str = "req_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
 /// The time every example shows.
-pub const EXAMPLE_TIMESTAMP: &str = "2026-11-22T10:00:00.000Z";
+pub(super) const EXAMPLE_TIMESTAMP: &str = "2026-11-22T10:00:00.000Z";
 
 /// The envelope the API answers `err` with, as an example.
 fn example(err: &Error) -> Value {

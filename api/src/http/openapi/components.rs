@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -66,9 +67,9 @@ pub(super) fn constant(kind: Type, value: Value) -> Schema {
     Schema::Object(of_type(kind).extensions(Some(keyword)).build())
 }
 
-fn header(description: &str, schema: impl Into<RefOr<Schema>>) -> RefOr<Header> {
+fn header(description: &str, schema: impl Into<RefOr<Schema>>) -> HeaderBuilder {
     let header = Header::builder().description(Some(description));
-    RefOr::T(header.schema(Some(schema)).build())
+    header.schema(Some(schema))
 }
 
 fn count(minimum: i64) -> ObjectBuilder {
@@ -76,24 +77,25 @@ fn count(minimum: i64) -> ObjectBuilder {
 }
 
 fn headers() -> Vec<(String, RefOr<Header>)> {
-    let line = of_type(Type::String).pattern(Some("^[A-Za-z0-9._-]{1,128}$"));
-    let mut allow = header(
+    let id = of_type(Type::String).pattern(Some("^[A-Za-z0-9._-]{1,128}$"));
+    let methods = header(
         "The methods the path accepts, comma-separated.",
         of_type(Type::String),
     );
-    if let RefOr::T(h) = &mut allow {
-        h.example = Some(json!("GET, POST"));
-    }
-    vec![
-        ("XRequestId".into(), header("The request id; equals `meta.requestId`. A well-formed incoming `X-Request-Id` is echoed, otherwise a `req_…` id is generated.", line)),
-        ("RateLimitLimit".into(), header("Requests allowed in the current window (per account, or per client IP and route for public routes).", count(0))),
-        ("RateLimitRemaining".into(), header("Requests left in the current window.", count(0))),
-        ("RateLimitReset".into(), header("Seconds until the current window resets.", count(0))),
-        ("RetryAfter".into(), header("Whole seconds to wait before retrying.", count(1))),
-        ("Allow".into(), allow),
-        ("IdempotentReplayed".into(), header("`true` when the answer is the one kept for this `Idempotency-Key`: the request was not run again.", constant(Type::String, json!("true")))),
-        ("AccessControlAllowOrigin".into(), header("CORS: any origin may call this public route (no credentials).", constant(Type::String, json!("*")))),
-    ]
+    let headers = [
+        ("XRequestId", header("The request id; equals `meta.requestId`. A well-formed incoming `X-Request-Id` is echoed, otherwise a `req_…` id is generated.", id)),
+        ("RateLimitLimit", header("Requests allowed in the current window (per account, or per client IP and route for public routes).", count(0))),
+        ("RateLimitRemaining", header("Requests left in the current window.", count(0))),
+        ("RateLimitReset", header("Seconds until the current window resets.", count(0))),
+        ("RetryAfter", header("Whole seconds to wait before retrying.", count(1))),
+        ("Allow", methods.example(Some(json!("GET, POST")))),
+        ("IdempotentReplayed", header("`true` when the answer is the one kept for this `Idempotency-Key`: the request was not run again.", constant(Type::String, json!("true")))),
+        ("AccessControlAllowOrigin", header("CORS: any origin may call this public route (no credentials).", constant(Type::String, json!("*")))),
+    ];
+    headers
+        .into_iter()
+        .map(|(name, h)| (name.to_string(), RefOr::T(h.build())))
+        .collect()
 }
 
 /// The records whose ids appear as `{id}` in paths: (the paths' first

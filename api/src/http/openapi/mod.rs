@@ -4,7 +4,7 @@
 //! here what they share: the tags and servers, the components every
 //! operation refers to (error answers, headers, parameters, envelopes), the
 //! webhook, and the rules of the layers every operation passes
-//! ([`operations`]). `refctl openapi` adds what utoipa cannot say and
+//! (`operations.rs`). `refctl openapi` adds what utoipa cannot say and
 //! prints it as `docs/openapi.json`.
 
 mod answers;
@@ -16,10 +16,10 @@ mod params;
 pub use answers::{
     BadRequest, Conflict, EndpointCapReached, InvalidRequest, InvoiceFile, MethodNotAllowed,
     NotFound, OpenApiDocument, PermissionDenied, QuotaReached, ServerError, ServiceUnavailable,
-    TooManyRequests, Unauthorized, ValidationFailed, EXAMPLE_REQUEST_ID, EXAMPLE_TIMESTAMP,
+    TooManyRequests, Unauthorized, ValidationFailed,
 };
 pub use envelopes::{ErrorEnvelope, Meta};
-pub use params::{largest_amount, Amount, DateOrTime, EmailLine, Line, PeriodParam};
+pub use params::{Amount, DateOrTime, EmailLine, Line, PeriodParam};
 
 use utoipa::openapi::OpenApi as Description;
 use utoipa::{Modify, OpenApi};

@@ -27,16 +27,16 @@ impl Modify for Operations {
                 item.parameters = Some(vec![parameter_ref(name)]);
             }
             let ops = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.patch,
-                &mut item.delete,
+                (&mut item.get, false),
+                (&mut item.post, true),
+                (&mut item.put, false),
+                (&mut item.patch, false),
+                (&mut item.delete, false),
             ];
-            for op in ops.into_iter().flatten() {
-                complete(op, id.is_some(), false, &mut envelopes);
-            }
-            if let Some(op) = &mut item.post {
-                complete(op, id.is_some(), true, &mut envelopes);
+            for (op, post) in ops {
+                if let Some(op) = op {
+                    complete(op, id.is_some(), post, &mut envelopes);
+                }
             }
         }
         let components = doc.components.get_or_insert_with(Default::default);
@@ -88,6 +88,7 @@ impl Access {
     }
 }
 
+/// Adds to `op` what its access and shape give it.
 fn complete(
     op: &mut Operation,
     has_id: bool,

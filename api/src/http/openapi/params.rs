@@ -61,7 +61,7 @@ value_schemas! {
 /// The largest number a client may send as an amount filter: `Decimal::MAX`
 /// as an `f64` is 2^96, one above it, which the API refuses; so the `f64`
 /// just below, whose every decimal form fits.
-pub fn largest_amount() -> f64 {
+fn largest_amount() -> f64 {
     let mut x: f64 = Decimal::MAX.to_string().parse().unwrap_or(f64::MAX);
     while x.to_string().parse::<Decimal>().is_err() {
         x = f64::from_bits(x.to_bits() - 1);
