@@ -1,10 +1,10 @@
 //! The OpenAPI 3.1 description: what utoipa states (`api::http::openapi`:
 //! the handlers' statements, the types' schemas, the shared components and
-//! the rules of the API's layers), completed here with what it cannot say:
-//! the schema conventions the domain types do not state yet, prose as one
-//! line per paragraph, a stable key order, and the links between
-//! operations. `refctl openapi` prints it; `docs/openapi.json` is its
-//! output, checked in, and served as is.
+//! the rules every operation and schema follows), completed here with what
+//! it cannot say: keywords its model or its derive lacks (`schemas`), prose
+//! as one line per paragraph and a stable key order (`layout`), and the
+//! links between operations (`links`). `refctl openapi` prints it;
+//! `docs/openapi.json` is its output, checked in, and served as is.
 
 mod layout;
 mod links;

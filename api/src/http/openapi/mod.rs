@@ -3,15 +3,17 @@
 //! function's `routes()`), the schemas from the types (`ToSchema`), and
 //! here what they share: the tags and servers, the components every
 //! operation refers to (error answers, headers, parameters, envelopes), the
-//! webhook, and the rules of the layers every operation passes
-//! (`operations.rs`). `refctl openapi` adds what utoipa cannot say and
-//! prints it as `docs/openapi.json`.
+//! webhook, the rules of the layers every operation passes
+//! (`operations.rs`) and the conventions every schema follows
+//! (`schemas.rs`). `refctl openapi` adds what utoipa cannot say and prints
+//! it as `docs/openapi.json`.
 
 mod answers;
 mod components;
 mod envelopes;
 mod operations;
 mod params;
+mod schemas;
 
 pub use answers::{
     BadRequest, Conflict, EndpointCapReached, InvalidRequest, InvoiceFile, MethodNotAllowed,
@@ -83,5 +85,6 @@ pub fn describe(routes: Description) -> Description {
     let mut doc = ApiDoc::openapi();
     doc.merge(routes);
     operations::Operations.modify(&mut doc);
+    schemas::Conventions.modify(&mut doc);
     doc
 }
