@@ -20,13 +20,13 @@ pub use answers::{
     NotFound, OpenApiDocument, PermissionDenied, QuotaReached, ServerError, ServiceUnavailable,
     TooManyRequests, Unauthorized, ValidationFailed,
 };
-pub use envelopes::{ErrorEnvelope, Meta};
 pub use params::{Amount, DateOrTime, EmailLine, Line, PeriodParam};
 
 use utoipa::openapi::OpenApi as Description;
 use utoipa::{Modify, OpenApi};
 
 use components::Shared;
+use envelopes::{ErrorEnvelope, Meta};
 
 /// What every operation shares, stated once.
 #[derive(OpenApi)]
