@@ -1,7 +1,8 @@
 //! The HTTP surface shared by every function, on axum: extractors for who
 //! may call (`access`), bodies, queries and path ids; replies; the router
-//! and the outer layer that gives every answer its envelope and headers.
-//! The domain modules never import from here.
+//! and the outer layer that gives every answer its envelope and headers;
+//! the OpenAPI description of it all (`openapi`). The domain modules never
+//! import from here.
 
 pub mod access;
 pub mod body;
@@ -11,6 +12,7 @@ pub mod filters;
 pub mod idempotency;
 pub mod import;
 pub mod layer;
+pub mod openapi;
 pub mod query;
 pub mod reply;
 pub mod request;

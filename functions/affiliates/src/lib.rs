@@ -51,9 +51,9 @@ pub fn routes() -> ApiRouter {
     tag = "Affiliates",
     request_body = api::domain::adjustment::NewAdjustment,
     responses(
-        (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = api::domain::adjustment::AdjustmentView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated request."))),
+        (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = api::domain::adjustment::AdjustmentView),
         (status = 201, description = "The adjustment booked.", body = api::domain::adjustment::AdjustmentView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn create_adjustment(
@@ -109,8 +109,8 @@ async fn list_adjustments(
     request_body = api::domain::promotion_code::NewPromotionCode,
     responses(
         (status = 201, description = "The promotion code.", body = api::domain::promotion_code::PromotionCodeView),
-        (status = 409, description = "Conflict"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
 async fn create_promotion_code(
@@ -159,8 +159,8 @@ async fn list_promotion_codes(
     params(("codeId" = String, Path, description = "The promotion code's id (`prc_…`).")),
     responses(
         (status = 200, description = "The promotion code, inactive.", body = api::domain::promotion_code::PromotionCodeView),
-        (status = 409, description = "Conflict"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
 async fn deactivate_promotion_code(
@@ -186,7 +186,7 @@ async fn deactivate_promotion_code(
     request_body = Option<api::domain::portal::NewPortalSession>,
     responses(
         (status = 201, description = "The session.", body = api::domain::portal::PortalSession),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn portal_session(
@@ -215,8 +215,8 @@ async fn portal_session(
     tag = "Affiliates",
     responses(
         (status = 201, description = "The onboarding link.", body = api::domain::payout_rail::OnboardingLink),
-        (status = 409, description = "Conflict"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
 async fn payout_account(
@@ -243,9 +243,9 @@ async fn payout_account(
     tag = "Affiliates",
     params(
         PageRequest,
-        ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only records of this campaign."),
         ("status" = Option<api::domain::affiliate::AffiliateStatus>, Query, description = "Only affiliates in this status (any letter case)."),
-        ("email" = Option<String>, Query, description = "Only affiliates with this e-mail (any letter case), across campaigns unless `campaign_id` is given."),
+        ("email" = inline(Option<api::http::openapi::EmailLine>), Query, description = "Only affiliates with this e-mail (any letter case), across campaigns unless `campaign_id` is given."),
         ("tax_form" = Option<api::domain::tax_form::TaxFormFilter>, Query, description = "`missing`: only affiliates that have sent no tax form.")
     ),
     responses(
@@ -274,8 +274,8 @@ async fn list(
     request_body = api::domain::affiliate::NewAffiliate,
     responses(
         (status = 201, description = "The affiliate created.", body = api::domain::affiliate::AffiliateView),
-        (status = 404, description = "NotFound"),
-        (status = 409, description = "Conflict")
+        (status = 404, response = api::http::openapi::NotFound),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn create(
@@ -320,7 +320,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     request_body = Option<api::domain::affiliate::AffiliatePatch>,
     responses(
         (status = 200, description = "The updated affiliate.", body = api::domain::affiliate::AffiliateView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn update(

@@ -36,7 +36,7 @@ pub fn routes() -> ApiRouter {
     tag = "Applications",
     params(
         PageRequest,
-        ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only records of this campaign."),
         ("status" = Option<api::domain::application::ApplicationStatus>, Query, description = "Only applications in this status (any letter case)."),
         ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "Only applications of this risk level (any letter case; NONE: unflagged).")
     ),
@@ -83,7 +83,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     request_body = Option<api::domain::application::AcceptApplication>,
     responses(
         (status = 200, description = "The accepted application.", body = api::domain::application::ApplicationView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn accept(
@@ -108,7 +108,7 @@ async fn accept(
     request_body = Option<api::domain::application::RejectApplication>,
     responses(
         (status = 200, description = "The rejected application.", body = api::domain::application::ApplicationView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn reject(

@@ -31,7 +31,7 @@ pub fn routes() -> ApiRouter {
     request_body = api::domain::asset::NewSwipeCopy,
     responses(
         (status = 201, description = "The asset created.", body = api::domain::asset::AssetView),
-        (status = 404, description = "NotFound")
+        (status = 404, response = api::http::openapi::NotFound)
     )
 )]
 async fn create_swipe_copy(
@@ -54,7 +54,7 @@ async fn create_swipe_copy(
     tag = "Assets",
     params(
         PageRequest,
-        ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only records of this campaign."),
         ("status" = Option<api::domain::asset::AssetStatus>, Query, description = "Only assets in this status (any letter case); `archived` is the only way to list archived assets."),
         ("type" = Option<api::domain::asset::AssetType>, Query, description = "Only assets of this type (any letter case).")
     ),
@@ -101,7 +101,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     request_body = Option<api::domain::asset::AssetPatch>,
     responses(
         (status = 200, description = "The updated asset.", body = api::domain::asset::AssetView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn update(
@@ -126,7 +126,7 @@ async fn update(
     tag = "Assets",
     responses(
         (status = 200, description = "The archived asset.", body = api::domain::asset::AssetView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn archive(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {

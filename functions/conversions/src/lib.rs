@@ -74,10 +74,11 @@ pub fn routes() -> ApiRouter {
     tag = "Conversions",
     request_body = api::domain::conversion::PostbackBody,
     responses(
-        (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = api::domain::conversion::ConversionView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated postback (ext)."))),
+        (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = api::domain::conversion::ConversionView),
         (status = 201, description = "The conversion recorded.", body = api::domain::conversion::ConversionView),
-        (status = 404, description = "NotFound"),
-        (status = 409, description = "Conflict")
+        (status = 404, response = api::http::openapi::NotFound),
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 429, response = inline(api::http::openapi::QuotaReached))
     )
 )]
 async fn postback(
@@ -111,16 +112,16 @@ async fn postback(
     tag = "Conversions",
     params(
         PageRequest,
-        ("payout_id" = Option<String>, Query, description = "(ext) Only the conversions a payout holds (`po_…`): while it is open, and once it is PAID. Another account's or mode's payout gives an empty list."),
-        ("affiliate_id" = Option<String>, Query, description = "Only conversions of this affiliate."),
-        ("campaign_id" = Option<String>, Query, description = "Only conversions of this campaign."),
+        ("payout_id" = inline(Option<api::http::openapi::Line>), Query, description = "(ext) Only the conversions a payout holds (`po_…`): while it is open, and once it is PAID. Another account's or mode's payout gives an empty list."),
+        ("affiliate_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only conversions of this affiliate."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only conversions of this campaign."),
         ("status" = Option<api::domain::conversion::ConversionStatus>, Query, description = "Only conversions in this status (any letter case)."),
         ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "Only conversions of this risk level (any letter case; NONE: unflagged)."),
         ("currency" = Option<api::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
-        ("from" = Option<String>, Query, description = "Lower bound on `occurredAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
-        ("to" = Option<String>, Query, description = "Upper bound on `occurredAt`: a date (the whole UTC day) or a date-time, inclusive."),
-        ("min_amount" = Option<f64>, Query, description = "Amount at least this (major units, any currency; combine with `currency` to compare like with like). A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400."),
-        ("max_amount" = Option<f64>, Query, description = "Amount at most this. Below `min_amount`: 400. A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400.")
+        ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Lower bound on `occurredAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Upper bound on `occurredAt`: a date (the whole UTC day) or a date-time, inclusive."),
+        ("min_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "Amount at least this (major units, any currency; combine with `currency` to compare like with like). A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400."),
+        ("max_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "Amount at most this. Below `min_amount`: 400. A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400.")
     ),
     responses(
         (status = 200, description = "A page of conversions.", body = [api::domain::conversion::ConversionView])
@@ -206,11 +207,11 @@ impl FromQuery for SummaryQuery {
     operation_id = "summarizeConversions",
     tag = "Conversions",
     params(
-        ("period" = Option<api::domain::summary::Period>, Query, description = "Default `30d` (without `from`)."),
-        ("from" = Option<String>, Query, description = "The window's first UTC day (an ISO-8601 date, or a date-time whose UTC day counts), instead of `period`. With `to`, at most 366 days."),
-        ("to" = Option<String>, Query, description = "The window's last UTC day (an ISO-8601 date or date-time); default today. Needs `from`."),
+        ("period" = inline(Option<api::http::openapi::PeriodParam>), Query, description = "Default `30d` (without `from`)."),
+        ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "The window's first UTC day (an ISO-8601 date, or a date-time whose UTC day counts), instead of `period`. With `to`, at most 366 days."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "The window's last UTC day (an ISO-8601 date or date-time); default today. Needs `from`."),
         ("group_by" = Option<api::domain::summary::GroupBy>, Query, description = "Extra grouping (any letter case): `status` or `campaign` fill `groups`; `day`, `week` (ISO, from Monday) or `month` fill `series` (not with `period=all`)."),
-        ("campaign_id" = Option<String>, Query, description = "Only this campaign's conversions (an unknown id gives zero totals).")
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only this campaign's conversions (an unknown id gives zero totals).")
     ),
     responses(
         (status = 200, description = "The summary.", body = api::domain::summary::Summary)
@@ -273,7 +274,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     request_body = Option<api::domain::conversion::ReverseBody>,
     responses(
         (status = 200, description = "The reversed conversion.", body = api::domain::conversion::ConversionView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn reverse(
@@ -303,7 +304,7 @@ async fn reverse(
     request_body = Option<api::domain::conversion::ReleaseBody>,
     responses(
         (status = 200, description = "The released conversion.", body = api::domain::conversion::ConversionView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn release(

@@ -69,7 +69,7 @@ async fn list(
     request_body = api::domain::integration::IntegrationCreate,
     responses(
         (status = 201, description = "The integration.", body = IntegrationView),
-        (status = 404, description = "NotFound"),
+        (status = 404, response = api::http::openapi::NotFound),
         (status = 409, description = "Conflict: another integration of the account and mode already pays")
     )
 )]
@@ -189,7 +189,7 @@ struct ReceivedView {
     post,
     path = "/api/v1/integrations/{id}/events",
     operation_id = "receiveIntegrationEvent",
-    tags = ["Integrations", "Public"], security(()),
+    tags = ["Integrations", "Public"], security(),
     params(
         ("Stripe-Signature" = Option<String>, Header, description = "Stripe's signature (`t=…,v1=…`), for a STRIPE integration."),
         ("Paddle-Signature" = Option<String>, Header, description = "Paddle's signature (`ts=…;h1=…`), for a PADDLE integration."),
@@ -202,8 +202,8 @@ struct ReceivedView {
     request_body(content = serde_json::Value, description = "The provider's event, as it sends it."),
     responses(
         (status = 200, description = "Received.", body = ReceivedView),
-        (status = 403, description = "PermissionDenied"),
-        (status = 409, description = "Conflict")
+        (status = 403, response = api::http::openapi::PermissionDenied),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn receive(

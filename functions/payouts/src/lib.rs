@@ -53,11 +53,11 @@ pub fn routes() -> ApiRouter {
     tag = "Payouts",
     params(
         PageRequest,
-        ("affiliate_id" = Option<String>, Query, description = "Only payouts of this affiliate."),
+        ("affiliate_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only payouts of this affiliate."),
         ("status" = Option<api::domain::payout::PayoutStatus>, Query, description = "Only payouts in this status (any letter case)."),
         ("method" = Option<api::domain::affiliate::PayoutMethod>, Query, description = "Only payouts with this payout method (any letter case)."),
-        ("from" = Option<String>, Query, description = "Lower bound on `requestedAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
-        ("to" = Option<String>, Query, description = "Upper bound on `requestedAt`: a date (the whole UTC day) or a date-time, inclusive.")
+        ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Lower bound on `requestedAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Upper bound on `requestedAt`: a date (the whole UTC day) or a date-time, inclusive.")
     ),
     responses(
         (status = 200, description = "A page of payouts.", body = [api::domain::payout::PayoutView])
@@ -100,7 +100,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     operation_id = "getPayoutInvoice",
     tag = "Payouts",
     responses(
-        (status = 200, description = "The invoice file, as uploaded.", headers(("Content-Disposition" = String, description = "`attachment; filename=\"…\"` (the file name with anything but `[A-Za-z0-9._-]` replaced by `_`).")))
+        (status = 200, response = inline(api::http::openapi::InvoiceFile))
     )
 )]
 async fn get_invoice(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -182,7 +182,7 @@ fn safe_file_name(name: &str) -> String {
     request_body = Option<api::domain::payout_commands::ApprovePayout>,
     responses(
         (status = 200, description = "The approved payout.", body = api::domain::payout::PayoutView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn approve(
@@ -208,7 +208,7 @@ async fn approve(
     request_body = api::domain::payout_commands::RejectPayout,
     responses(
         (status = 200, description = "The rejected payout.", body = api::domain::payout::PayoutView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn reject(
@@ -234,7 +234,7 @@ async fn reject(
     request_body = api::domain::payout_commands::MarkPaid,
     responses(
         (status = 200, description = "The paid payout.", body = api::domain::payout::PayoutView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn mark_paid(
@@ -259,7 +259,7 @@ async fn mark_paid(
     request_body = Option<api::domain::payout_commands::SettlePayout>,
     responses(
         (status = 200, description = "The paid payout.", body = api::domain::payout::PayoutView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn settle(

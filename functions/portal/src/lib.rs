@@ -123,8 +123,8 @@ async fn me(p: Portal, State(app): State<Arc<App>>) -> Answer {
     security(("portalToken" = [])),
     responses(
         (status = 201, description = "The onboarding link.", body = api::domain::payout_rail::OnboardingLink),
-        (status = 409, description = "Conflict"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
 async fn payout_account(p: Portal, State(app): State<Arc<App>>, BaseUrl(base): BaseUrl) -> Answer {
@@ -227,7 +227,7 @@ struct Stats {
     tag = "Portal",
     security(("portalToken" = [])),
     params(
-        ("period" = Option<api::domain::summary::Period>, Query, description = "Default `30d`."),
+        ("period" = inline(Option<api::http::openapi::PeriodParam>), Query, description = "Default `30d`."),
         ("series" = Option<api::domain::summary::SeriesBy>, Query, description = "`day`: add the daily series.")
     ),
     responses((status = 200, description = "The affiliate's figures.", body = Stats))
@@ -343,7 +343,7 @@ struct InvoiceFile(Vec<u8>);
     params(("X-File-Name" = Option<String>, Header, description = "The file's name (letters, digits, `.`, `-`, `_` are kept).")),
     responses(
         (status = 200, description = "The payout, INVOICE_UPLOADED.", body = PortalPayout),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn invoice(

@@ -52,7 +52,7 @@ pub fn routes() -> ApiRouter {
     get,
     path = "/api/v1/campaigns/{id}/public",
     operation_id = "getPublicCampaign",
-    tag = "Public", security(()),
+    tag = "Public", security(),
     responses(
         (status = 200, description = "The public profile.", body = api::domain::campaign::PublicCampaignView)
     )
@@ -75,9 +75,11 @@ async fn public_campaign(_: Public, State(app): State<Arc<App>>, PathId(id): Pat
     get,
     path = "/api/v1/openapi.json",
     operation_id = "getOpenApi",
-    tag = "Meta", security(()),
+    tag = "Meta", security(),
     responses(
-        (status = 200, description = "The OpenAPI document.", headers(("Cache-Control" = String, description = "Shared caches may keep the document for five minutes; an answer to a request that carried `Authorization` is `no-store`, like every authenticated answer.")))
+        // Served outside the access layer: every answer is stated here.
+        (status = 200, response = inline(api::http::openapi::OpenApiDocument)),
+        (status = 500, response = api::http::openapi::ServerError)
     )
 )]
 async fn openapi() -> Response {

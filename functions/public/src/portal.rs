@@ -77,17 +77,17 @@ impl FromQuery for PageQuery {
     get,
     path = "/portal",
     operation_id = "getPortalPage",
-    tag = "Portal", security(()),
+    tag = "Portal", security(),
     params(
-        ("account" = Option<String>, Query, description = "The account whose framing origins apply."),
+        ("account" = inline(Option<api::http::openapi::Line>), Query, description = "The account whose framing origins apply."),
         ("If-None-Match" = Option<String>, Header, description = "The `ETag` of a copy the browser keeps (a page naming an account)."),
-        ("payouts" = Option<String>, Query, description = "`done` or `refresh`: Stripe's onboarding sent the affiliate back (the page reads it and says so; the server serves the page whatever it is).")
+        ("payouts" = inline(Option<api::http::openapi::Line>), Query, description = "`done` or `refresh`: Stripe's onboarding sent the affiliate back (the page reads it and says so; the server serves the page whatever it is).")
     ),
     responses(
         (status = 200, description = "The page.", content_type = "text/html"),
         (status = 304, description = "Not modified (`If-None-Match` names its `ETag`)."),
-        (status = 429, description = "TooManyRequests"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 429, response = api::http::openapi::TooManyRequests),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
 pub async fn page(
@@ -136,7 +136,7 @@ pub async fn page(
     get,
     path = "/portal/portal.js",
     operation_id = "getPortalScript",
-    tag = "Portal", security(()),
+    tag = "Portal", security(),
     responses((status = 200, description = "The page's script.", content_type = "text/javascript"))
 )]
 pub async fn script() -> Response {
@@ -148,7 +148,7 @@ pub async fn script() -> Response {
     get,
     path = "/portal/portal.css",
     operation_id = "getPortalStyle",
-    tag = "Portal", security(()),
+    tag = "Portal", security(),
     responses((status = 200, description = "The page's style.", content_type = "text/css"))
 )]
 pub async fn style() -> Response {

@@ -24,11 +24,11 @@ use axum::extract::State;
     post,
     path = "/api/v1/affiliates/signup",
     operation_id = "signupAffiliate",
-    tags = ["Affiliates", "Public"], security(()),
+    tags = ["Affiliates", "Public"], security(),
     request_body = api::domain::signup::SignUp,
     responses(
         (status = 201, description = "The affiliate created.", body = api::domain::signup::SignUpView),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 pub(crate) async fn sign_up(

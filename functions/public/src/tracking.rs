@@ -61,7 +61,7 @@ struct IdentifyView {
     post,
     path = "/api/v1/track/click",
     operation_id = "trackClick",
-    tags = ["Tracking", "Public"], security(()),
+    tags = ["Tracking", "Public"], security(),
     request_body = api::domain::tracking::ClickRequest,
     responses(
         (status = 201, description = "The click recorded.", body = ClickView)
@@ -115,7 +115,7 @@ pub(crate) async fn click(
     post,
     path = "/api/v1/track/identify",
     operation_id = "trackIdentify",
-    tags = ["Tracking", "Public"], security(()),
+    tags = ["Tracking", "Public"], security(),
     request_body = api::domain::tracking::IdentifyRequest,
     responses(
         (status = 200, description = "The session identified.", body = IdentifyView)

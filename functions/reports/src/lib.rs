@@ -50,8 +50,8 @@ pub fn routes() -> ApiRouter {
     tag = "Reports",
     params(
         PageRequest,
-        ("affiliate_id" = Option<String>, Query, description = "Only this affiliate's referrals."),
-        ("campaign_id" = Option<String>, Query, description = "Only this campaign's referrals.")
+        ("affiliate_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only this affiliate's referrals."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only this campaign's referrals.")
     ),
     responses(
         (status = 200, description = "A page of referrals.", body = [api::domain::referral::ReferralView])
@@ -142,15 +142,15 @@ impl FromQuery for ExportQuery {
     operation_id = "exportConversions",
     tag = "Reports",
     params(
-        ("from" = String, Query, description = "The window's start (an ISO-8601 date or date-time), required."),
-        ("to" = Option<String>, Query, description = "The window's end (a date covers its whole day); default now. At most 366 days after `from`."),
-        ("affiliate_id" = Option<String>, Query, description = "As the list."),
-        ("campaign_id" = Option<String>, Query, description = "As the list."),
-        ("payout_id" = Option<String>, Query, description = "As the list."),
+        ("from" = inline(api::http::openapi::DateOrTime), Query, description = "The window's start (an ISO-8601 date or date-time), required."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "The window's end (a date covers its whole day); default now. At most 366 days after `from`."),
+        ("affiliate_id" = inline(Option<api::http::openapi::Line>), Query, description = "As the list."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "As the list."),
+        ("payout_id" = inline(Option<api::http::openapi::Line>), Query, description = "As the list."),
         ("status" = Option<api::domain::conversion::ConversionStatus>, Query, description = "As the list."),
         ("currency" = Option<api::money::Currency>, Query, description = "As the list (ISO 4217, any letter case)."),
-        ("min_amount" = Option<f64>, Query, description = "As the list."),
-        ("max_amount" = Option<f64>, Query, description = "As the list."),
+        ("min_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "As the list."),
+        ("max_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "As the list."),
         ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "As the list."),
         ("limit" = Option<u32>, Query, description = "Rows per answer, at least 1 (default and most 5000; more counts as 5000).", minimum = 1),
         ("cursor" = Option<String>, Query, description = "Where the export continues: from the previous answer's `Link` header.")

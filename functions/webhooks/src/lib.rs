@@ -51,8 +51,8 @@ struct NoFields {}
     params(
         PageRequest,
         ("type" = Option<api::domain::event::EventType>, Query, description = ""),
-        ("from" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time."),
-        ("to" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time.")
+        ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "ISO-8601 date (whole UTC day) or date-time."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "ISO-8601 date (whole UTC day) or date-time.")
     ),
     responses(
         (status = 200, description = "A page of events.", body = [api::domain::webhook::EventView])
@@ -105,7 +105,7 @@ struct Redelivered<'a> {
     request_body = Option<api::domain::webhook::RedeliverRequest>,
     responses(
         (status = 200, description = "The attempts made.", body = Redelivered),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn redeliver(
@@ -158,7 +158,8 @@ async fn list_endpoints(
     tag = "Webhooks",
     request_body = api::domain::webhook::NewEndpoint,
     responses(
-        (status = 201, description = "The endpoint and its secret.", body = EndpointWithSecret)
+        (status = 201, description = "The endpoint and its secret.", body = EndpointWithSecret),
+        (status = 429, response = inline(api::http::openapi::EndpointCapReached))
     )
 )]
 async fn create_endpoint(
@@ -286,7 +287,7 @@ async fn test(
     tag = "Webhooks",
     params(
         PageRequest,
-        ("event_id" = Option<String>, Query, description = ""),
+        ("event_id" = inline(Option<api::http::openapi::Line>), Query, description = ""),
         ("status" = Option<api::domain::webhook::DeliveryStatus>, Query, description = "Any letter case.")
     ),
     responses(
@@ -316,7 +317,7 @@ async fn deliveries(
     request_body = api::domain::webhook::ReplayRequest,
     responses(
         (status = 200, description = "What was scheduled.", body = api::services::webhooks::ReplayReport),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn replay(
