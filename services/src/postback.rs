@@ -226,36 +226,15 @@ async fn parties(
     let (mut affiliates, mut campaigns) = (Vec::new(), Vec::new());
     for sig in signals {
         let aff = sig.affiliate_id.as_str();
-        match cache
-            .read
-            .then(|| cache.lookups.cached_affiliate(aff))
-            .flatten()
-        {
-            Some((facts, status, t)) if t == tenant_key => {
-                let overrides = facts.commission_override.clone();
-                parties.affiliates.insert(aff.to_string(), facts);
-                unchanged
-                    .affiliates
-                    .insert(aff.to_string(), (status, overrides));
-            }
-            Some(_) => {}
-            None => affiliates.push(aff),
+        if !cached_affiliate(cache, tenant_key, aff, &mut parties, &mut unchanged) {
+            affiliates.push(aff);
         }
         let cmp = sig.campaign_id.as_str();
         if named.is_some_and(|c| c.id == cmp) {
             continue;
         }
-        match cache
-            .read
-            .then(|| cache.lookups.cached_campaign(cmp))
-            .flatten()
-        {
-            Some((c, t)) if t == tenant_key => {
-                parties.campaigns.insert(cmp.to_string(), c.clone());
-                unchanged.campaigns.insert(cmp.to_string(), c);
-            }
-            Some(_) => {}
-            None => campaigns.push(cmp),
+        if !cached_campaign(cache, tenant_key, cmp, &mut parties, &mut unchanged) {
+            campaigns.push(cmp);
         }
     }
     let read = conversions::read_parties(store, &affiliates, &campaigns).await?;
@@ -279,4 +258,55 @@ async fn parties(
         parties.campaigns.insert(c.id.clone(), c.clone());
     }
     Ok((parties, unchanged))
+}
+
+/// Takes an affiliate from the cache when it may serve it (another
+/// tenant's is as if unknown); false when it is to be read.
+fn cached_affiliate(
+    cache: Cache<'_>,
+    tenant_key: &str,
+    id: &str,
+    parties: &mut Parties,
+    unchanged: &mut Unchanged,
+) -> bool {
+    match cache
+        .read
+        .then(|| cache.lookups.cached_affiliate(id))
+        .flatten()
+    {
+        Some((facts, status, t)) if t == tenant_key => {
+            let overrides = facts.commission_override.clone();
+            parties.affiliates.insert(id.to_string(), facts);
+            unchanged
+                .affiliates
+                .insert(id.to_string(), (status, overrides));
+            true
+        }
+        Some(_) => true,
+        None => false,
+    }
+}
+
+/// Takes a campaign from the cache when it may serve it (another tenant's
+/// is as if unknown); false when it is to be read.
+fn cached_campaign(
+    cache: Cache<'_>,
+    tenant_key: &str,
+    id: &str,
+    parties: &mut Parties,
+    unchanged: &mut Unchanged,
+) -> bool {
+    match cache
+        .read
+        .then(|| cache.lookups.cached_campaign(id))
+        .flatten()
+    {
+        Some((c, t)) if t == tenant_key => {
+            parties.campaigns.insert(id.to_string(), c.clone());
+            unchanged.campaigns.insert(id.to_string(), c);
+            true
+        }
+        Some(_) => true,
+        None => false,
+    }
 }
