@@ -370,8 +370,7 @@ async fn seed_stripe(app: &App, tenant: &Tenant) -> Result<Value, Error> {
         "description": "Demo Stripe account (local only)",
     }))
     .map_err(Error::internal)?;
-    let integration =
-        api::services::creates::integration(&app.store, &app.signing, tenant, input).await?;
+    let integration = api::services::integrations::create(&app, tenant, input).await?;
     Ok(json!({"id": integration.id, "signingSecret": DEMO_STRIPE_SECRET}))
 }
 

@@ -18,11 +18,13 @@ pub mod retry;
 pub mod webhook_delivery;
 
 pub mod adjustments;
+pub mod affiliates;
 pub mod applications;
+pub mod assets;
+pub mod campaigns;
 pub mod commission_preview;
 pub mod conversion_export;
-pub mod creates;
-pub mod edits;
+pub mod edited;
 pub mod enrollments;
 pub mod holds;
 pub mod idempotency;
@@ -45,6 +47,7 @@ pub mod portal;
 pub mod portal_sessions;
 pub mod postback;
 pub mod promotion_codes;
+pub mod provider_events;
 pub mod reverse;
 #[cfg(feature = "files")]
 pub mod tax_forms;

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::app::App;
 use crate::paying::invoice;
-use crate::{edits, payouts as payout_service};
+use crate::{affiliates, payouts as payout_service};
 use domain::affiliate::Affiliate;
 use domain::asset::{Asset, AssetStatus};
 use domain::campaign::Campaign;
@@ -39,7 +39,7 @@ pub async fn update_me(
 ) -> Result<(Affiliate, Campaign)> {
     let patch = patch.as_affiliate_patch();
     let (updated, campaign) = tokio::join!(
-        edits::affiliate(&app.store, tenant, &a.id, &patch),
+        affiliates::update(app, tenant, &a.id, &patch),
         campaign(app, tenant, a)
     );
     Ok((updated?, campaign?))

@@ -15,7 +15,7 @@ use futures::future::join_all;
 use serde::Serialize;
 
 use crate::app::App;
-use crate::edits::{self, Edited};
+use crate::edited::{self, Edited};
 use crate::retry::{retry, retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::webhook_delivery::{check_url, AttemptResult, Verdict};
 use domain::error::{Error, Result};
@@ -504,7 +504,7 @@ pub async fn update_endpoint(
         domain::patch::Patch::Value(url) => url_verdict(app, tenant, url).await,
         _ => Ok(()),
     };
-    edits::edit(&app.store, tenant, id, |current: &Endpoint| {
+    edited::edit(&app.store, tenant, id, |current: &Endpoint| {
         current.apply(patch.clone(), verdict.clone(), timestamp::now())
     })
     .await
@@ -512,8 +512,27 @@ pub async fn update_endpoint(
 
 /// Rotates the endpoint's secret.
 pub async fn rotate_secret(app: &App, tenant: &Tenant, id: &str) -> Result<Endpoint> {
-    edits::edit(&app.store, tenant, id, |current: &Endpoint| {
+    edited::edit(&app.store, tenant, id, |current: &Endpoint| {
         Ok(current.rotate(timestamp::now()))
+    })
+    .await
+}
+
+/// Deletes a webhook endpoint for good; the endpoint as it was.
+pub async fn delete_endpoint(app: &App, tenant: &Tenant, id: &str) -> Result<Endpoint> {
+    let store = &app.store;
+    retry_on_conflict(UPDATE_ATTEMPTS, Endpoint::WHAT, || async move {
+        let (current, count) = tokio::join!(
+            endpoint_store::get_endpoint(store, tenant, id),
+            endpoint_store::endpoint_count(store, tenant)
+        );
+        let current = current?;
+        Ok(
+            match endpoint_store::delete_endpoint(store, tenant, &current, count?).await? {
+                true => Attempt::Done(current),
+                false => Attempt::Conflict,
+            },
+        )
     })
     .await
 }

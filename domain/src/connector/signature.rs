@@ -36,7 +36,7 @@ impl Provider {
     ) -> Result<(), SignatureError> {
         if *self == Provider::Paypal {
             // PayPal's events are verified by PayPal's own API
-            // (`services::integrations`), never with a shared secret.
+            // (`services::provider_events`), never with a shared secret.
             return Err(SignatureError::Mismatch);
         }
         let header = header.ok_or(SignatureError::Missing)?;

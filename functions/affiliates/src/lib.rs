@@ -14,7 +14,7 @@ use api::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, Pat
 use api::routes;
 use api::services::adjustments::{self, Booked};
 use api::services::enrollments;
-use api::services::{edits, payout_accounts, portal_sessions, promotion_codes};
+use api::services::{self, payout_accounts, portal_sessions, promotion_codes};
 use api::store::affiliates::{self, AffiliateFilter};
 use api::store::page::PageRequest;
 use api::timestamp;
@@ -329,7 +329,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<AffiliatePatch>,
 ) -> Answer {
-    let updated = edits::affiliate(&app.store, m.tenant(), &id, &patch).await?;
+    let updated = services::affiliates::update(&app, m.tenant(), &id, &patch).await?;
     promotion_codes::follow_status(&app, m.tenant(), &updated).await?;
     Reply::ok(AffiliateView::from(&updated))
 }

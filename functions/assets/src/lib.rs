@@ -7,7 +7,7 @@ use api::domain::asset::{AssetPatch, AssetView, NewSwipeCopy};
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
-use api::services::{creates, edits};
+use api::services;
 use api::store::assets::{self, AssetFilter};
 use api::store::page::PageRequest;
 use axum::extract::State;
@@ -39,7 +39,7 @@ async fn create_swipe_copy(
     State(app): State<Arc<App>>,
     Json(input): Json<NewSwipeCopy>,
 ) -> Answer {
-    let asset = creates::swipe_copy(&app.store, m.tenant(), input).await?;
+    let asset = services::assets::create_swipe_copy(&app, m.tenant(), input).await?;
     Reply::created(AssetView::from(&asset))
 }
 
@@ -110,7 +110,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<AssetPatch>,
 ) -> Answer {
-    let updated = edits::asset(&app.store, m.tenant(), &id, &patch).await?;
+    let updated = services::assets::update(&app, m.tenant(), &id, &patch).await?;
     Reply::ok(AssetView::from(&updated))
 }
 
@@ -130,6 +130,6 @@ async fn update(
     )
 )]
 async fn archive(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
-    let asset = edits::archive_asset(&app.store, m.tenant(), &id).await?;
+    let asset = services::assets::archive(&app, m.tenant(), &id).await?;
     Reply::ok(AssetView::from(&asset))
 }

@@ -8,7 +8,7 @@ use api::domain::commission_plan::{PreviewBody, PreviewView};
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
 use api::routes;
-use api::services::{commission_preview, creates, edits};
+use api::services::{self, commission_preview};
 use api::store::campaigns;
 use api::store::page::PageRequest;
 use api::timestamp;
@@ -65,7 +65,7 @@ async fn create(
     State(app): State<Arc<App>>,
     Json(input): Json<NewCampaign>,
 ) -> Answer {
-    let campaign = creates::campaign(&app.store, m.tenant(), input).await?;
+    let campaign = services::campaigns::create(&app, m.tenant(), input).await?;
     Reply::created(CampaignView::from(&campaign))
 }
 
@@ -109,7 +109,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<CampaignPatch>,
 ) -> Answer {
-    let updated = edits::campaign(&app.store, m.tenant(), &id, &patch).await?;
+    let updated = services::campaigns::update(&app, m.tenant(), &id, &patch).await?;
     Reply::ok(CampaignView::from(&updated))
 }
 

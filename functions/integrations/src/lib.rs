@@ -1,7 +1,7 @@
 //! Payment-provider integration routes: the merchant's integrations (Stripe,
 //! Paddle Billing), the public receiver their events are sent to, and the
 //! log of what was received. Receiving runs in
-//! `api::services::integrations`.
+//! `api::services::provider_events`.
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use api::http::Answer;
 use api::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
 use api::rails::paypal::Transmission;
 use api::routes;
-use api::services::{creates, edits, integrations as receiving};
+use api::services::{integrations, provider_events as receiving};
 use api::store::integrations::{self as store, DeliveryRow};
 use api::store::page::PageRequest;
 use api::timestamp;
@@ -79,7 +79,7 @@ async fn create(
     BaseUrl(base): BaseUrl,
     Json(input): Json<NewIntegration>,
 ) -> Answer {
-    let integration = creates::integration(&app.store, &app.signing, m.tenant(), input).await?;
+    let integration = integrations::create(&app, m.tenant(), input).await?;
     Reply::created(IntegrationView::of(&integration, &base))
 }
 
@@ -128,7 +128,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<IntegrationPatch>,
 ) -> Answer {
-    let i = edits::integration(&app.store, &app.signing, m.tenant(), &id, &patch).await?;
+    let i = integrations::update(&app, m.tenant(), &id, &patch).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
 
@@ -151,7 +151,7 @@ async fn delete(
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
 ) -> Answer {
-    let i = edits::delete_integration(&app.store, m.tenant(), &id).await?;
+    let i = integrations::delete(&app, m.tenant(), &id).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
 

@@ -12,7 +12,6 @@ use api::domain::webhook::{
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
-use api::services::edits;
 use api::services::webhooks as dispatch;
 use api::store::events::{self, EventFilter};
 use api::store::page::PageRequest;
@@ -227,7 +226,7 @@ async fn update_endpoint(
     )
 )]
 async fn delete_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
-    let e = edits::delete_endpoint(&app.store, m.tenant(), &id).await?;
+    let e = dispatch::delete_endpoint(&app, m.tenant(), &id).await?;
     Reply::ok(DeletedEndpoint::from(&e))
 }
 
