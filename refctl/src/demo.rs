@@ -143,7 +143,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
     }))
     .map_err(Error::internal)?;
     let mut active = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
-    enrollments::enroll(&app.store, tenant, &mut active).await?;
+    enrollments::enroll(app, tenant, &mut active).await?;
     let input: SignUp = serde_json::from_value(json!({
         "campaignId": campaign.id, "email": "bob@reviews.example.net",
         "name": "Bob Reviewer", "website": "https://reviews.example.net",
@@ -151,7 +151,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
     }))
     .map_err(Error::internal)?;
     let mut pending = signup::enroll(input, campaign, None, now)?;
-    enrollments::enroll(&app.store, tenant, &mut pending).await?;
+    enrollments::enroll(app, tenant, &mut pending).await?;
     let input: NewSwipeCopy = serde_json::from_value(json!({
         "name": "Launch week e-mail", "campaignId": campaign.id,
         "body": "Tired of spreadsheets? Try Demo SaaS free for 30 days: https://demo.example.com/?ref=DEMO10",
@@ -251,7 +251,7 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
         }))
         .map_err(Error::internal)?;
         let mut e = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
-        enrollments::enroll(&app.store, tenant, &mut e).await?;
+        enrollments::enroll(app, tenant, &mut e).await?;
         for (i, days) in [60, 45, 30].into_iter().enumerate() {
             let body = json!({"amount": 150 + 50 * i, "currency": "USD", "affiliateCode": code,
                 "externalId": format!("demo-{}-{code}-{i}", tenant.account_id), "conversionType": "SALE",
@@ -290,7 +290,7 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
                 payment_date: now.date_naive(),
                 payment_method: "bank transfer".into(),
             };
-            api::services::payouts::transition(&app.store, tenant, &p.id, paid, now).await?
+            api::services::payouts::transition(app, tenant, &p.id, paid, now).await?
         } else {
             api::store::payouts::get(&app.store, tenant, &p.id).await?
         };
@@ -370,7 +370,7 @@ async fn seed_stripe(app: &App, tenant: &Tenant) -> Result<Value, Error> {
         "description": "Demo Stripe account (local only)",
     }))
     .map_err(Error::internal)?;
-    let integration = api::services::integrations::create(&app, tenant, input).await?;
+    let integration = api::services::integrations::create(app, tenant, input).await?;
     Ok(json!({"id": integration.id, "signingSecret": DEMO_STRIPE_SECRET}))
 }
 

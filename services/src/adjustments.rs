@@ -3,6 +3,7 @@
 //! `store::adjustments`; a lost race (the `externalId` taken meanwhile, the
 //! affiliate's status changed) reads and decides again.
 
+use crate::app::App;
 use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use domain::adjustment::{Decision, NewAdjustment};
 use domain::affiliate::Affiliate;
@@ -11,8 +12,8 @@ use domain::error::Result;
 use domain::tenant::Tenant;
 use domain::timestamp;
 use store::adjustments::{self, Committed};
+use store::affiliates;
 use store::page::{Page, PageRequest};
-use store::{affiliates, Store};
 
 /// What a request for an adjustment did.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,11 +26,12 @@ pub enum Booked {
 /// Books a manual adjustment on the tenant's affiliate `affiliate_id` (404
 /// for any other), or answers the one its `externalId` names.
 pub async fn create(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     affiliate_id: &str,
     input: NewAdjustment,
 ) -> Result<Booked> {
+    let store = &app.store;
     let request = input.validate()?;
     let request = &request;
     retry_on_conflict(UPDATE_ATTEMPTS, "affiliate", || async move {
@@ -53,11 +55,12 @@ pub async fn create(
 /// A page of the affiliate's manual adjustments, newest first (404 for an
 /// affiliate not the tenant's).
 pub async fn list(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     affiliate_id: &str,
     page: &PageRequest,
 ) -> Result<Page<Adjustment>> {
+    let store = &app.store;
     let (affiliate, found) = tokio::join!(
         affiliates::get(store, tenant, affiliate_id),
         adjustments::list(store, tenant, affiliate_id, page)
@@ -69,10 +72,11 @@ pub async fn list(
 /// A page of the manual adjustments of an affiliate already read (the
 /// portal's own affiliate), newest first.
 pub async fn of(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     affiliate: &Affiliate,
     page: &PageRequest,
 ) -> Result<Page<Adjustment>> {
+    let store = &app.store;
     adjustments::list(store, tenant, &affiliate.id, page).await
 }

@@ -2,6 +2,7 @@
 //! decision in the domain, commit it conditioned on the application still
 //! being PENDING, so of two racing decisions exactly one applies.
 
+use crate::app::App;
 use domain::affiliate::Affiliate;
 use domain::application::{Application, Decision};
 use domain::decision::DecisionPlan;
@@ -17,11 +18,12 @@ use store::{affiliates, Store};
 /// that does not costs one more read), then change in one transaction with
 /// their events.
 pub async fn decide(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     id: &str,
     decision: &Decision,
 ) -> Result<Application> {
+    let store = &app.store;
     let guess = ids::sibling(id, IdKind::Affiliate);
     let (app, guessed) = tokio::join!(applications::get(store, tenant, id), async {
         match &guess {
@@ -74,10 +76,11 @@ async fn decide_with(
 /// a conflict) is retried one application per transaction, so each id still
 /// succeeds or fails on its own.
 pub async fn bulk_accept(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     ids: Vec<String>,
 ) -> Result<Vec<(String, Result<Application>)>> {
+    let store = &app.store;
     let mut found = applications::get_many(store, tenant, &ids).await?;
     let affiliate_ids: Vec<&str> = found.values().map(|a| a.affiliate_id.as_str()).collect();
     let people = affiliates::get_many(store, tenant, &affiliate_ids).await?;

@@ -2,23 +2,25 @@
 //! (and the affiliate, when named) read at once, then `commission::decide`,
 //! the postback's own function. Nothing is written.
 
+use crate::app::App;
 use chrono::{DateTime, Utc};
 
 use domain::commission::{self, CommissionReason, Earner};
 use domain::commission_plan::{PreviewRequest, PreviewView};
 use domain::error::{Error, Result};
 use domain::tenant::Tenant;
-use store::{affiliates, campaigns, Store};
+use store::{affiliates, campaigns};
 
 /// The preview of `request` on campaign `campaign_id` (404 when unknown; an
 /// affiliate of another campaign is 404 too).
 pub async fn preview(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     campaign_id: &str,
     request: &PreviewRequest,
     now: DateTime<Utc>,
 ) -> Result<PreviewView> {
+    let store = &app.store;
     let affiliate = async {
         match &request.affiliate_id {
             Some(id) => affiliates::get(store, tenant, id).await.map(Some),

@@ -136,7 +136,7 @@ pub async fn affiliates(
     let (missing, before) = affiliate_facts(app, tenant, &planned).await?;
     let todo = new_affiliates(planned, &missing, &before, &mut out);
     commit_rows(todo, &mut out, |(x, mut e)| async move {
-        let landed = match enrollments::enroll_once(&app.store, tenant, &mut e).await {
+        let landed = match enrollments::enroll_once(app, tenant, &mut e).await {
             Ok(true) => Ok(Landed::Created),
             Ok(false) => Ok(Landed::Existing),
             Err(err) => Err(err),

@@ -50,7 +50,7 @@ pub async fn on_object_created(app: &App, key: &str, now: DateTime<Utc>) -> Resu
         size: facts.size,
     };
     let attach = |_: &Payout| Command::AttachInvoice(upload.clone());
-    match transition(&app.store, &tenant, &payout_id, attach, now).await {
+    match transition(app, &tenant, &payout_id, attach, now).await {
         Ok(p) => {
             tracing::info!(payout = %p.id, "invoice attached");
             Ok(Handled::Applied(Box::new(p)))

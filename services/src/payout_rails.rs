@@ -427,7 +427,7 @@ pub async fn begin(
     let process = |_: &Payout| Command::Process {
         checked_invoice: checked.clone(),
     };
-    match payouts::transition_from(&app.store, tenant, &id, Some(payout), process, now).await {
+    match payouts::transition_from(app, tenant, &id, Some(payout), process, now).await {
         Ok(p) => Ok(Some(p)),
         Err(Error::InvalidState { current, .. })
             if current == PayoutStatus::Processing.as_str() =>
@@ -532,8 +532,7 @@ async fn answered(
     };
     let id = p.id.clone();
     let after =
-        payouts::transition_from(&app.store, tenant, &id, Some(p), |_| command.clone(), now)
-            .await?;
+        payouts::transition_from(app, tenant, &id, Some(p), |_| command.clone(), now).await?;
     refused(after)
 }
 

@@ -4,6 +4,7 @@
 //! storage file is read here, so every function may move a payout (a
 //! provider's event included).
 
+use crate::app::App;
 use chrono::{DateTime, Utc};
 
 use crate::retry::{retry_on_conflict, Attempt};
@@ -22,26 +23,27 @@ pub(crate) const REQUEST_CHUNKS: usize = 200;
 /// Applies a command to the tenant's payout and drives the work it leaves.
 /// `command` is built from the payout as read (it may need facts about it).
 pub async fn transition(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     id: &str,
     command: impl Fn(&Payout) -> Command,
     now: DateTime<Utc>,
 ) -> Result<Payout> {
-    transition_from(store, tenant, id, None, command, now).await
+    transition_from(app, tenant, id, None, command, now).await
 }
 
 /// [`transition`], deciding first on `read` (the payout as the caller just
 /// read it, which saves a round trip); a retry after a concurrent change
 /// reads it again.
 pub async fn transition_from(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     id: &str,
     read: Option<Payout>,
     command: impl Fn(&Payout) -> Command,
     now: DateTime<Utc>,
 ) -> Result<Payout> {
+    let store = &app.store;
     let command = &command;
     let mut read = read;
     let committed = retry_on_conflict(TRANSITION_ATTEMPTS, "payout", || {

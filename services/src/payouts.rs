@@ -24,7 +24,7 @@ pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -
     let (payout, checked) = with_invoice_presence(app, tenant, id).await?;
     tax_forms::check_payable(app, tenant, &payout, now).await?;
     transition_from(
-        &app.store,
+        app,
         tenant,
         id,
         Some(payout),
@@ -436,6 +436,6 @@ pub async fn pay(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> R
     let Some(command) = answer(app.payments.pay(tenant.mode, &p).await) else {
         return Ok(p);
     };
-    let after = transition(&app.store, tenant, &p.id, |_| command.clone(), now).await?;
+    let after = transition(app, tenant, &p.id, |_| command.clone(), now).await?;
     failed_payment(after)
 }

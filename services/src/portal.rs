@@ -161,7 +161,7 @@ pub async fn upload_invoice(
     let attach = |_: &Payout| Command::ReplaceInvoice(upload.clone());
     // Decided first on the payout as read above (no second read).
     let id = p.id.clone();
-    payout_service::transition_from(&app.store, tenant, &id, Some(p), attach, now).await
+    payout_service::transition_from(app, tenant, &id, Some(p), attach, now).await
 }
 
 /// A page of the finalized assets of the affiliate's campaign.

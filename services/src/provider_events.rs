@@ -517,7 +517,7 @@ async fn reverse_second_record(
         currency: None,
     };
     let reason = format!("the same payment as {first}, posted back under its payment intent");
-    reverse::refund(&app.store, tenant, second, &whole, &reason, now).await?;
+    reverse::refund(app, tenant, second, &whole, &reason, now).await?;
     Ok(())
 }
 
@@ -689,15 +689,8 @@ async fn payout_result(
         Err(reason) => return Ok((None, Some(reason))),
     };
     let id = r.payout_id.clone();
-    match payout_transitions::transition_from(
-        &app.store,
-        tenant,
-        &id,
-        Some(p),
-        |_| command.clone(),
-        now,
-    )
-    .await
+    match payout_transitions::transition_from(app, tenant, &id, Some(p), |_| command.clone(), now)
+        .await
     {
         Ok(_) => Ok((None, None)),
         // Moved meanwhile (paid by an earlier delivery, say): left as it is.
@@ -891,7 +884,7 @@ async fn bind(
         at: now,
         counted_click: None,
     };
-    tracking::bind(&app.store, tenant, &keys, &binding).await?;
+    tracking::bind(app, tenant, &keys, &binding).await?;
     match &b.payment_id {
         Some(payment) => Ok((
             attribute_waiting(app, tenant, integration, b, payment, now).await?,
@@ -1043,7 +1036,7 @@ async fn restore(
         "{} reversal given back",
         integration.provider.as_str().to_lowercase()
     );
-    let reason = match reverse::restore(store, tenant, &id, r, &reason, now).await {
+    let reason = match reverse::restore(app, tenant, &id, r, &reason, now).await {
         Ok(Restored::Applied) => None,
         Ok(Restored::NothingDue) => Some("nothing reversed to give back".to_string()),
         Ok(Restored::OtherCurrency(own, payment)) => Some(format!(
@@ -1086,7 +1079,7 @@ async fn apply_refund(
         }
     }
     let reason = format!("{} refund", integration.provider.as_str().to_lowercase());
-    let done = reverse::refund(&app.store, tenant, &conversion_id, r, &reason, now).await;
+    let done = reverse::refund(app, tenant, &conversion_id, r, &reason, now).await;
     let done = match (done, &r.once_key) {
         (Ok(Refunded::Applied), _) => None,
         (Ok(Refunded::NothingDue), _) => Some("nothing more to reverse".to_string()),

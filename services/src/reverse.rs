@@ -3,6 +3,7 @@
 //! `Conversion::reverse` (or `restore`), commit the change with its
 //! rollups, totals, clawback and event; a concurrent change reads again.
 
+use crate::app::App;
 use chrono::{DateTime, Utc};
 
 use crate::retry::{retry_on_conflict, Attempt};
@@ -12,7 +13,6 @@ use domain::error::Result;
 use domain::money::Currency;
 use domain::tenant::Tenant;
 use store::conversions;
-use store::Store;
 
 /// Times a reversal is planned again after a concurrent write to the conversion.
 const REVERSE_ATTEMPTS: usize = 4;
@@ -20,12 +20,13 @@ const REVERSE_ATTEMPTS: usize = 4;
 /// Reverses a conversion, in full or in part, as `Conversion::reverse`
 /// decides; the conversion as reversed.
 pub async fn reverse(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     id: &str,
     request: &ReverseRequest,
     now: DateTime<Utc>,
 ) -> Result<Conversion> {
+    let store = &app.store;
     retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || {
         let reason = request.reason.clone();
         async move {
@@ -63,13 +64,14 @@ pub enum Refunded {
 /// `Conversion::refund` decides (it cannot be refused); a concurrent change
 /// reads again.
 pub async fn refund(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     id: &str,
     r: &Refund,
     reason: &str,
     now: DateTime<Utc>,
 ) -> Result<Refunded> {
+    let store = &app.store;
     retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || async move {
         let facts = conversions::read_reversal(store, tenant, id).await?;
         let c = &facts.conversion;
@@ -104,13 +106,14 @@ pub enum Restored {
 /// won chargeback), as `Conversion::restore` decides; a concurrent change
 /// reads again.
 pub async fn restore(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     id: &str,
     r: &Restore,
     reason: &str,
     now: DateTime<Utc>,
 ) -> Result<Restored> {
+    let store = &app.store;
     retry_on_conflict(REVERSE_ATTEMPTS, "conversion", || async move {
         let facts = conversions::read_reversal(store, tenant, id).await?;
         let c = &facts.conversion;

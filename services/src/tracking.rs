@@ -132,11 +132,12 @@ async fn found(
 /// customer, first touch winning; true when at least one identity was newly
 /// bound. 404 when the session is unknown or expired.
 pub async fn identify(
-    store: &Store,
+    app: &App,
     session_id: &str,
     keys: &[CustomerKey],
     now: DateTime<Utc>,
 ) -> Result<bool> {
+    let store = &app.store;
     let click = clicks::get_live_by_session(store, session_id, now)
         .await?
         .ok_or(Error::NotFound("session"))?;
@@ -166,11 +167,12 @@ pub async fn identify(
 /// cancelled transaction returns the bindings that exist, so the next plan
 /// needs no read either. Only a lost race reads again.
 pub async fn bind(
-    store: &Store,
+    app: &App,
     tenant: &Tenant,
     keys: &[CustomerKey],
     binding: &Binding<'_>,
 ) -> Result<bool> {
+    let store = &app.store;
     bind_in(store, tenant, keys, binding, false).await
 }
 

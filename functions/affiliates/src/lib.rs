@@ -62,7 +62,7 @@ async fn create_adjustment(
     PathId(id): PathId,
     Json(body): Json<NewAdjustment>,
 ) -> Answer {
-    match adjustments::create(&app.store, m.tenant(), &id, body).await? {
+    match adjustments::create(&app, m.tenant(), &id, body).await? {
         Booked::Created(a) => Reply::created(AdjustmentView::from(&a)),
         Booked::Replayed(a) => Ok(Reply::ok(AdjustmentView::from(&a))?.header(REPLAYED, "true")),
     }
@@ -89,7 +89,7 @@ async fn list_adjustments(
     PathId(id): PathId,
     Params(page): Params<PageRequest>,
 ) -> Answer {
-    let found = adjustments::list(&app.store, m.tenant(), &id, &page).await?;
+    let found = adjustments::list(&app, m.tenant(), &id, &page).await?;
     Reply::list_with(&found, AdjustmentView::from, &page)
 }
 
@@ -283,7 +283,7 @@ async fn create(
     State(app): State<Arc<App>>,
     Json(input): Json<NewAffiliate>,
 ) -> Answer {
-    let affiliate = enrollments::add(&app.store, m.tenant(), input).await?;
+    let affiliate = enrollments::add(&app, m.tenant(), input).await?;
     Reply::created(AffiliateView::from(&affiliate))
 }
 

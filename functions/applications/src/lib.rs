@@ -92,7 +92,7 @@ async fn accept(
     PathId(id): PathId,
     Json(AcceptApplication {}): Json<AcceptApplication>,
 ) -> Answer {
-    let application = decisions::decide(&app.store, m.tenant(), &id, &Decision::Accept).await?;
+    let application = decisions::decide(&app, m.tenant(), &id, &Decision::Accept).await?;
     Reply::ok(ApplicationView::from(&application))
 }
 
@@ -118,7 +118,7 @@ async fn reject(
     Json(body): Json<RejectApplication>,
 ) -> Answer {
     let decision = body.into_decision()?;
-    let application = decisions::decide(&app.store, m.tenant(), &id, &decision).await?;
+    let application = decisions::decide(&app, m.tenant(), &id, &decision).await?;
     Reply::ok(ApplicationView::from(&application))
 }
 
@@ -142,7 +142,7 @@ async fn bulk_accept(
     Json(body): Json<BulkAccept>,
 ) -> Answer {
     let ids = body.ids()?;
-    let results = decisions::bulk_accept(&app.store, m.tenant(), ids).await?;
+    let results = decisions::bulk_accept(&app, m.tenant(), ids).await?;
     let mut view = BulkAcceptView {
         accepted: Vec::new(),
         failed: Vec::new(),

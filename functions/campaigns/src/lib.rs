@@ -138,6 +138,6 @@ async fn preview(
 ) -> Answer {
     let request = body.validate()?;
     let now = timestamp::now();
-    let view = commission_preview::preview(&app.store, m.tenant(), &id, &request, now).await?;
+    let view = commission_preview::preview(&app, m.tenant(), &id, &request, now).await?;
     Reply::ok(view)
 }

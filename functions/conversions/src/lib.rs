@@ -284,7 +284,7 @@ async fn reverse(
     Json(body): Json<ReverseBody>,
 ) -> Answer {
     let request = body.validate()?;
-    let c = reverse::reverse(&app.store, m.tenant(), &id, &request, timestamp::now()).await?;
+    let c = reverse::reverse(&app, m.tenant(), &id, &request, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }
 
@@ -313,6 +313,6 @@ async fn release(
     PathId(id): PathId,
     Json(_): Json<ReleaseBody>,
 ) -> Answer {
-    let c = holds::release(&app.store, m.tenant(), &id, timestamp::now()).await?;
+    let c = holds::release(&app, m.tenant(), &id, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }

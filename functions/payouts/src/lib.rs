@@ -274,7 +274,7 @@ async fn settle(
 /// Applies one merchant command to the payout the path names.
 async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> Answer {
     let now = timestamp::now();
-    let p = payouts::transition(&app.store, tenant, id, |_| command.clone(), now).await?;
+    let p = payouts::transition(app, tenant, id, |_| command.clone(), now).await?;
     Reply::ok(PayoutView::from(&p))
 }
 
@@ -332,7 +332,7 @@ async fn bulk_cancel(
         let (app, tenant, command) = (app.clone(), tenant.clone(), command.clone());
         async move {
             let cancel = |_: &_| command.clone();
-            payouts::transition(&app.store, &tenant, &id, cancel, timestamp::now()).await
+            payouts::transition(&app, &tenant, &id, cancel, timestamp::now()).await
         }
     })
     .await;

@@ -67,7 +67,7 @@ async fn adjustments(
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
 ) -> Answer {
-    let found = adjustments::of(&app.store, p.tenant(), p.affiliate(), &page).await?;
+    let found = adjustments::of(&app, p.tenant(), p.affiliate(), &page).await?;
     Reply::list_with(&found, PortalAdjustment::from, &page)
 }
 

@@ -36,6 +36,6 @@ pub(crate) async fn sign_up(
     State(app): State<Arc<App>>,
     Json(input): Json<SignUp>,
 ) -> Answer {
-    let new = enrollments::sign_up(&app.store, input, caller.network).await?;
+    let new = enrollments::sign_up(&app, input, caller.network).await?;
     Reply::created(SignUpView::from(&new))
 }

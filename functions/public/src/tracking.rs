@@ -127,13 +127,8 @@ pub(crate) async fn identify(
     Json(body): Json<IdentifyRequest>,
 ) -> Answer {
     let customer_keys = body.customer_keys()?;
-    let bound = tracking::identify(
-        &app.store,
-        &body.session_id,
-        &customer_keys,
-        timestamp::now(),
-    )
-    .await?;
+    let bound =
+        tracking::identify(&app, &body.session_id, &customer_keys, timestamp::now()).await?;
     Reply::ok(IdentifyView {
         session_id: body.session_id,
         bound,

@@ -26,9 +26,7 @@ pub async fn pending(app: &App, m: &Merchant, campaign_id: &str) -> (String, Str
     }))
     .unwrap();
     let mut e = signup::enroll(input, &c, None, timestamp::now()).unwrap();
-    enrollments::enroll(&app.store, &tenant, &mut e)
-        .await
-        .unwrap();
+    enrollments::enroll(app, &tenant, &mut e).await.unwrap();
     (e.affiliate.id, e.application.unwrap().id)
 }
 
@@ -454,15 +452,13 @@ async fn dynamodb_calls_per_operation() {
     )
     .unwrap();
     let mut e = signup::enroll(input, &found, None, timestamp::now()).unwrap();
-    enrollments::enroll(&app.store, &tenant, &mut e)
-        .await
-        .unwrap();
+    enrollments::enroll(&app, &tenant, &mut e).await.unwrap();
     let signup_cost = metrics().since(&before);
     assert_eq!(signup_cost.calls, 2, "campaign GetItem + one transaction");
 
     let before = metrics();
     let application = e.application.unwrap().id;
-    applications::decide(&app.store, &tenant, &application, &Decision::Accept)
+    applications::decide(&app, &tenant, &application, &Decision::Accept)
         .await
         .unwrap();
     let accept_cost = metrics().since(&before);
@@ -477,9 +473,7 @@ async fn dynamodb_calls_per_operation() {
         ids.push(pending(&app, &m, &c).await.1);
     }
     let before = metrics();
-    let results = applications::bulk_accept(&app.store, &tenant, ids)
-        .await
-        .unwrap();
+    let results = applications::bulk_accept(&app, &tenant, ids).await.unwrap();
     let bulk_cost = metrics().since(&before);
     assert!(results.iter().all(|(_, r)| r.is_ok()));
     assert_eq!(

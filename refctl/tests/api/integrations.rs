@@ -1184,7 +1184,7 @@ async fn provider_refunds_in_a_payout_are_clawed_back_never_refused() {
         payment_reference: None,
         note: None,
     };
-    api::services::payouts::transition(&fx.app.store, &t, &open[0], settle, now)
+    api::services::payouts::transition(&fx.app, &t, &open[0], settle, now)
         .await
         .unwrap();
     assert_eq!(fx.status_of(Mode::Test, &open[0]).await, "PAID");

@@ -493,7 +493,7 @@ async fn a_reversed_paid_conversion_is_clawed_back_from_the_next_payout() {
         payment_reference: None,
         note: None,
     };
-    let paid = payouts::transition(&app.store, &t, &first[0].id, settle, now)
+    let paid = payouts::transition(&app, &t, &first[0].id, settle, now)
         .await
         .unwrap();
     assert_eq!((paid.status, paid.work), (PayoutStatus::Paid, None));
@@ -569,7 +569,7 @@ async fn partial_reversals_are_paid_net_and_clawed_back_by_the_cut() {
         payment_reference: None,
         note: None,
     };
-    payouts::transition(&app.store, &t, &payouts[0].id, settle, now)
+    payouts::transition(&app, &t, &payouts[0].id, settle, now)
         .await
         .unwrap();
     // Paid: a quarter of what is left (100.00 of 400.00) claws back 10.00.
@@ -655,7 +655,7 @@ async fn a_held_conversion_is_never_paid_until_released_and_can_be_reversed() {
         payment_reference: None,
         note: None,
     };
-    let paid_out = payouts::transition(&app.store, &t, &payout, settle, now)
+    let paid_out = payouts::transition(&app, &t, &payout, settle, now)
         .await
         .unwrap();
     assert_eq!((paid_out.status, paid_out.work), (PayoutStatus::Paid, None));

@@ -895,7 +895,7 @@ async fn a_payout_left_processing_is_paid_once_by_the_payout_job() {
     let process = |_: &api::domain::payout::Payout| api::domain::payout::Command::Process {
         checked_invoice: None,
     };
-    let left = api::services::payouts::transition(&fx.app.store, &tenant, &id, process, now)
+    let left = api::services::payouts::transition(&fx.app, &tenant, &id, process, now)
         .await
         .unwrap();
     assert_eq!(left.status.as_str(), "PROCESSING");

@@ -62,7 +62,7 @@ pub(crate) async fn enroll(app: &App, tenant: &Tenant, campaign: &str, n: usize)
             api::validation::Issues::new(),
         )
         .unwrap();
-        api::services::enrollments::enroll(&app.store, tenant, &mut e)
+        api::services::enrollments::enroll(app, tenant, &mut e)
             .await
             .unwrap();
         affiliates.push(e.affiliate.id);
