@@ -32,7 +32,7 @@ pub const TEXT_PATTERN: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F
 /// argument, `[("Other", json!({...})), ...]`, adds schemas it refers to.
 #[macro_export]
 macro_rules! described {
-    ($ty:ty, $name:literal, $schema:expr $(, [$(($dep:literal, $dep_schema:expr)),* $(,)?])? $(,)?) => {
+    ($ty:ty, $name:literal, $schema:expr $(, [$(($dep:expr, $dep_schema:expr)),* $(,)?])? $(,)?) => {
         impl ::utoipa::PartialSchema for $ty {
             fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema> {
                 $crate::schema::from_json($schema)
