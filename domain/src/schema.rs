@@ -22,10 +22,9 @@ pub fn from_json(value: serde_json::Value) -> RefOr<Schema> {
     RefOr::T(Schema::Object(object))
 }
 
-/// The pattern of a one-line string: no control characters.
-pub const LINE_PATTERN: &str = r"^[^\u0000-\u001F\u007F]*$";
-/// The pattern of free text: tab, line feed and carriage return allowed.
-pub const TEXT_PATTERN: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$";
+/// The pattern of a one-line string (the description's generator gives it
+/// to query parameters and array items); the rule is [`crate::field`]'s.
+pub use crate::field::LINE_PATTERN;
 
 /// Describes a type by JSON Schema written in code: `described!(Type,
 /// "Name", json!({...}))` implements `ToSchema` with that name; a fourth
