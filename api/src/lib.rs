@@ -10,7 +10,7 @@ pub mod lambda;
 // The domain crate, under the paths the rest of this crate has always used.
 pub use ::domain::{described, limits, Error, ErrorCode};
 pub use ::domain::{
-    error, ids, issue, money, patch, schema, timestamp, validation, webhook_schedule,
+    error, field, ids, issue, money, patch, schema, timestamp, validation, webhook_schedule,
     webhook_signature,
 };
 // The store crate, likewise.

@@ -14,11 +14,11 @@ use crate::commission_terms::check_money;
 use crate::conversion::{Adjustment, Earning};
 use crate::error::Error;
 use crate::event::{Event, EventType};
+use crate::field;
 use crate::ids::{new_id, IdKind};
-use crate::limits;
 use crate::money::{json_number, Currency};
 use crate::timestamp::serde_ts;
-use crate::validation::{check_no_control, Issues};
+use crate::validation::Issues;
 
 /// `POST /api/v1/affiliates/{id}/adjustments`: a bonus or a manual clawback.
 #[derive(utoipa::ToSchema, Debug, Clone, Deserialize)]
@@ -28,25 +28,20 @@ pub struct NewAdjustment {
     /// Positive: a bonus; negative: a manual clawback; never 0. Below 10^12 in magnitude, with at
     /// most as many decimals as the currency's minor unit (USD 2, JPY 0, KWD 3).
     #[serde(with = "json_number")]
-    #[schema(value_type = f64, exclusive_minimum = -1000000000000.0, exclusive_maximum = 1000000000000.0, example = json!(25.5))]
+    #[schema(value_type = field::SignedAmount)]
     pub amount: Decimal,
     /// ISO 4217, any letter case (see `CurrencyCode`): the pool, and so the payout, it joins.
     #[schema(value_type = crate::money::Currency)]
     pub currency: String,
     /// Why, as the affiliate sees it in the portal: 1-500 characters, not blank, one line.
-    #[schema(
-        min_length = 1,
-        max_length = 500,
-        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#,
-        example = json!("Launch week bonus")
-    )]
+    #[schema(value_type = field::AdjustmentReason)]
     pub reason: String,
     /// The merchant's idempotency key, unique in the account and mode: the same key with the
     /// same affiliate, amount, currency and reason answers 200 with the original adjustment
     /// (header `Idempotent-Replayed: true`) and writes nothing; with anything else, 409
     /// ALREADY_EXISTS.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 255, pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#, example = json!("bonus-2026-07-anna"))]
+    #[schema(value_type = Option<field::Key>)]
     pub external_id: Option<String>,
 }
 
@@ -68,18 +63,9 @@ impl NewAdjustment {
         let mut issues = Issues::new();
         let currency = issues.check(Currency::parse("currency", &self.currency));
         check_amount(self.amount, currency, &mut issues);
-        issues.check(limits!(NewAdjustment, "reason").check_text("reason", &self.reason));
-        issues.check(check_no_control("reason", &self.reason, false));
+        issues.check(field::AdjustmentReason::parse("reason", &self.reason));
         if let Some(x) = &self.external_id {
-            issues.check(limits!(NewAdjustment, "externalId").check_len("externalId", x));
-            // C1 controls too, as the postback's `externalId`.
-            if x.chars().any(char::is_control) {
-                issues.add(
-                    &["externalId"],
-                    "invalid_string",
-                    "externalId must not contain control characters",
-                );
-            }
+            issues.check(field::Key::parse("externalId", x));
         }
         issues.finish()?;
         let currency = currency.ok_or_else(|| Error::internal("a currency issue not recorded"))?;

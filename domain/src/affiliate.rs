@@ -16,8 +16,8 @@ use crate::email::Email;
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::event::{Event, EventType};
+use crate::field;
 use crate::ids::{new_id, IdKind};
-use crate::limits;
 use crate::metadata::{self, Metadata, MetadataPatch};
 use crate::money::{json_number, Currency};
 use crate::patch::Patch;
@@ -25,7 +25,7 @@ use crate::payout_account::PayoutAccount;
 use crate::risk::Risk;
 use crate::tax_form::{TaxForm, TaxFormView};
 use crate::timestamp::{serde_ts, serde_ts_opt};
-use crate::validation::{Issue, Issues};
+use crate::validation::Issues;
 
 wire_enum! {
     /// PENDING: signed up, application not decided. ACTIVE: earns commission. SUSPENDED: paused
@@ -153,31 +153,27 @@ pub struct Affiliate {
 #[schema(as = AffiliateCreate)]
 pub struct NewAffiliate {
     /// A campaign of the key's account and mode; another one is 404.
-    #[schema(pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = field::IdRef)]
     pub campaign_id: String,
     /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[schema(format = Email, max_length = 254)]
+    #[schema(value_type = field::Email)]
     pub email: String,
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = field::Name)]
     pub name: String,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case. Generated (8 characters) when absent.
     #[serde(default)]
-    #[schema(pattern = "^[A-Za-z0-9_-]{3,32}$")]
+    #[schema(value_type = Option<field::AffiliateCode>)]
     pub code: Option<String>,
     #[serde(default)]
     pub payout_method: Option<PayoutMethod>,
     #[serde(default)]
-    #[schema(format = Email)]
+    #[schema(value_type = Option<field::Email>)]
     pub payout_email: Option<String>,
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
     #[serde(default)]
-    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#, example = json!("https://blog.example.org"))]
+    #[schema(value_type = Option<field::Url>)]
     pub website: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<crate::metadata::MetadataSchema>)]
@@ -196,16 +192,16 @@ pub struct NewAffiliate {
 #[schema(as = AffiliateUpdate)]
 pub struct AffiliatePatch {
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = field::Name)]
     pub name: Patch<String>,
     /// Kept as given (trimmed); compared and looked up in lowercase.
     #[serde(default)]
-    #[schema(value_type = String, format = Email, max_length = 254)]
+    #[schema(value_type = field::Email)]
     pub email: Patch<String>,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case.
     #[serde(default)]
-    #[schema(value_type = String, pattern = "^[A-Za-z0-9_-]{3,32}$")]
+    #[schema(value_type = field::AffiliateCode)]
     pub code: Patch<String>,
     #[serde(default)]
     #[schema(schema_with = <SettableStatus as utoipa::PartialSchema>::schema)]
@@ -214,12 +210,12 @@ pub struct AffiliatePatch {
     #[schema(value_type = Option<PayoutMethod>)]
     pub payout_method: Patch<PayoutMethod>,
     #[serde(default)]
-    #[schema(value_type = Option<String>, format = Email)]
+    #[schema(value_type = Option<field::Email>)]
     pub payout_email: Patch<String>,
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#)]
+    #[schema(value_type = Option<field::Url>)]
     pub website: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<crate::metadata::MetadataPatchSchema>)]
@@ -313,11 +309,6 @@ impl Enrollment {
     }
 }
 
-fn check_website(path: &str, v: &str) -> Result<(), Issue> {
-    crate::validation::check_http_url(path, v)?;
-    limits!(NewAffiliate, "website").check_len(path, v)
-}
-
 fn required(path: &str, issues: &mut Issues) {
     issues.add(&[path], "invalid_type", format!("{path} cannot be null"));
 }
@@ -342,9 +333,9 @@ impl Affiliate {
             .as_deref()
             .and_then(|e| issues.check(Email::parse("payoutEmail", e)));
         if let Some(w) = &input.website {
-            issues.check(check_website("website", w));
+            issues.check(field::Url::parse("website", w));
         }
-        issues.check(limits!(NewAffiliate, "name").check_text("name", &input.name));
+        issues.check(field::Name::parse("name", &input.name));
         let metadata = input.metadata.unwrap_or_default();
         metadata::validate(&metadata, &mut issues);
         issues.finish()?;
@@ -385,45 +376,30 @@ impl Affiliate {
     /// change the current state forbids comes next (409).
     pub fn apply(&self, patch: AffiliatePatch, now: DateTime<Utc>) -> Result<Affiliate, Error> {
         let mut issues = Issues::new();
+        let i = &mut issues;
         let mut a = self.clone();
-        match patch.name {
-            Patch::Value(v) => {
-                issues.check(limits!(NewAffiliate, "name").check_text("name", &v));
-                a.name = v;
-            }
-            Patch::Null => required("name", &mut issues),
-            Patch::Absent => {}
+        if let Some(v) = patch.name.required("name", i) {
+            i.check(field::Name::parse("name", &v));
+            a.name = v;
         }
-        match patch.email {
-            Patch::Value(v) => {
-                if let Some(e) = issues.check(Email::parse("email", &v)) {
-                    a.email = e;
-                }
-            }
-            Patch::Null => required("email", &mut issues),
-            Patch::Absent => {}
+        let email = patch.email.required("email", i);
+        if let Some(e) = email.and_then(|v| i.check(Email::parse("email", &v))) {
+            a.email = e;
         }
-        match patch.code {
-            Patch::Value(v) => {
-                if let Some(c) = issues.check(AffiliateCode::parse("code", &v)) {
-                    a.code = c;
-                }
-            }
-            Patch::Null => required("code", &mut issues),
-            Patch::Absent => {}
+        let code = patch.code.required("code", i);
+        if let Some(c) = code.and_then(|v| i.check(AffiliateCode::parse("code", &v))) {
+            a.code = c;
         }
-        let state_error = a.apply_status(patch.status, now, &mut issues);
+        let state_error = a.apply_status(patch.status, now, i);
         a.payout_method = patch.payout_method.apply_opt(a.payout_method);
         match patch.payout_email {
-            Patch::Value(v) => {
-                a.payout_email = issues.check(Email::parse("payoutEmail", &v));
-            }
+            Patch::Value(v) => a.payout_email = i.check(Email::parse("payoutEmail", &v)),
             Patch::Null => a.payout_email = None,
             Patch::Absent => {}
         }
         match patch.website {
             Patch::Value(v) => {
-                issues.check(check_website("website", &v));
+                i.check(field::Url::parse("website", &v));
                 a.website = Some(v);
             }
             Patch::Null => a.website = None,
@@ -436,13 +412,13 @@ impl Affiliate {
         }
         match patch.commission_override {
             Patch::Value(pay) => {
-                pay.check("commissionOverride", &mut issues);
+                pay.check("commissionOverride", i);
                 a.commission_override = Some(pay);
             }
             Patch::Null => a.commission_override = None,
             Patch::Absent => {}
         }
-        metadata::validate(&a.metadata, &mut issues);
+        metadata::validate(&a.metadata, i);
         issues.finish()?;
         if let Some(e) = state_error {
             return Err(e);
@@ -554,13 +530,13 @@ pub struct AffiliateView<'a> {
     #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
     campaign_id: &'a str,
     /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[schema(format = Email, max_length = 254)]
+    #[schema(value_type = field::Email)]
     email: &'a str,
     #[schema(min_length = 1, max_length = 200)]
     name: &'a str,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case.
-    #[schema(pattern = "^[A-Za-z0-9_-]{3,32}$")]
+    #[schema(value_type = field::AffiliateCode)]
     code: &'a str,
     status: AffiliateStatus,
     payout_method: Option<PayoutMethod>,

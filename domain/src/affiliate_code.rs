@@ -14,6 +14,10 @@ pub struct CodeOwner {
     pub campaign_id: String,
 }
 
+/// Shortest code.
+pub const MIN_LEN: usize = 3;
+/// Longest code.
+pub const MAX_LEN: usize = 32;
 /// Length of a generated code.
 pub const GENERATED_LEN: usize = 8;
 /// Letters and digits that cannot be mistaken for one another when read aloud
@@ -27,7 +31,7 @@ pub struct AffiliateCode(String);
 impl AffiliateCode {
     /// Checks the pattern; `path` names the field in the issue.
     pub fn parse(path: &str, raw: &str) -> Result<AffiliateCode, Issue> {
-        let ok = (3..=32).contains(&raw.len())
+        let ok = (MIN_LEN..=MAX_LEN).contains(&raw.len())
             && raw
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
@@ -37,7 +41,7 @@ impl AffiliateCode {
             Err(Issue::new(
                 &[path],
                 "invalid_string",
-                format!("{path} must be 3-32 characters of A-Z, a-z, 0-9, _ and -"),
+                format!("{path} must be {MIN_LEN}-{MAX_LEN} characters of A-Z, a-z, 0-9, _ and -"),
             ))
         }
     }
@@ -62,6 +66,17 @@ impl AffiliateCode {
         self.0.to_ascii_lowercase()
     }
 }
+
+// `AffiliateCode` in the description: the rule `AffiliateCode::parse` checks.
+crate::described!(
+    AffiliateCode,
+    "AffiliateCode",
+    serde_json::json!({
+        "type": "string",
+        "description": format!("An affiliate code: {MIN_LEN}-{MAX_LEN} characters of A-Z, a-z, 0-9, _ and -, unique per account and mode in any letter case."),
+        "pattern": format!("^[A-Za-z0-9_-]{{{MIN_LEN},{MAX_LEN}}}$"),
+    })
+);
 
 impl Serialize for AffiliateCode {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::enums::wire_enum;
 use crate::error::{Error, ErrorCode};
 use crate::event::{Event, EventType};
+use crate::field;
 use crate::ids::{new_id, sibling, IdKind};
 use crate::limits;
 use crate::risk::Risk;
@@ -142,7 +143,7 @@ pub struct AcceptApplication {}
 pub struct RejectApplication {
     /// Optional; a blank reason counts as none.
     #[serde(default)]
-    #[schema(max_length = 1000, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<field::RejectReason>)]
     pub reason: Option<String>,
 }
 
@@ -152,7 +153,7 @@ impl RejectApplication {
         let mut issues = Issues::new();
         let reason = self.reason.filter(|r| !r.trim().is_empty());
         if let Some(r) = &reason {
-            issues.check(limits!(RejectApplication, "reason").check_len("reason", r));
+            issues.check(field::RejectReason::parse("reason", r));
         }
         issues.finish()?;
         Ok(Decision::Reject { reason })

@@ -7,8 +7,8 @@ use crate::edit::{self, Stamped};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::event::{Event, EventType};
+use crate::field;
 use crate::ids::{new_id, IdKind};
-use crate::limits;
 use crate::metadata::{self, Metadata, MetadataPatch};
 use crate::patch::Patch;
 use crate::timestamp::{serde_ts, serde_ts_opt};
@@ -69,21 +69,13 @@ pub struct Asset {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = SwipeCopyCreate)]
 pub struct NewSwipeCopy {
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = field::Name)]
     pub name: String,
-    #[schema(
-        min_length = 1,
-        max_length = 20000,
-        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = field::SwipeBody)]
     pub body: String,
     /// A campaign of the key's account and mode; another one is 404.
     #[serde(default)]
-    #[schema(pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<field::IdRef>)]
     pub campaign_id: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<crate::metadata::MetadataSchema>)]
@@ -99,10 +91,10 @@ pub struct NewSwipeCopy {
 #[schema(as = AssetUpdate)]
 pub struct AssetPatch {
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = field::Name)]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 20000, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
+    #[schema(value_type = field::SwipeBody)]
     pub body: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<crate::metadata::MetadataPatchSchema>)]
@@ -130,8 +122,8 @@ impl Asset {
     /// A swipe-copy asset, FINALIZED at once (text needs no upload step).
     pub fn swipe_copy(input: NewSwipeCopy, now: DateTime<Utc>) -> Result<Asset, Error> {
         let mut issues = Issues::new();
-        issues.check(limits!(NewSwipeCopy, "name").check_text("name", &input.name));
-        issues.check(limits!(NewSwipeCopy, "body").check_text("body", &input.body));
+        issues.check(field::Name::parse("name", &input.name));
+        issues.check(field::SwipeBody::parse("body", &input.body));
         let metadata = input.metadata.unwrap_or_default();
         metadata::validate(&metadata, &mut issues);
         issues.finish()?;
@@ -157,7 +149,7 @@ impl Asset {
         let mut a = self.clone();
         match patch.name {
             Patch::Value(v) => {
-                issues.check(limits!(NewSwipeCopy, "name").check_text("name", &v));
+                issues.check(field::Name::parse("name", &v));
                 a.name = v;
             }
             Patch::Null => required("name", &mut issues),
@@ -170,7 +162,7 @@ impl Asset {
                 "body can be changed on SWIPE_COPY assets only",
             ),
             Patch::Value(v) => {
-                issues.check(limits!(NewSwipeCopy, "body").check_text("body", &v));
+                issues.check(field::SwipeBody::parse("body", &v));
                 a.body = Some(v);
             }
             Patch::Null => required("body", &mut issues),

@@ -10,10 +10,10 @@ use crate::commission_tiers::{self, Tier};
 use crate::edit::{self, Stamped};
 use crate::error::Error;
 use crate::event::{Event, EventType};
+use crate::field;
 use crate::ids::{new_id, IdKind};
 use crate::limits;
 use crate::metadata::{self, Metadata, MetadataPatch};
-use crate::money::MAX_AMOUNT_DIGITS;
 use crate::money::{json_number, json_number_opt, Currency, JsonDecimal, NotDecimal};
 use crate::patch::Patch;
 use crate::risk::{RiskSettings, RiskSettingsInput, RiskSettingsView};
@@ -90,29 +90,22 @@ pub struct Campaign {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = CampaignCreate, example = json!({"name": "Spring partners", "commissionType": "PERCENTAGE", "commissionValue": 20, "commissionRecurring": true, "recurringMonthsLimit": 12, "isPublic": true}))]
 pub struct NewCampaign {
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = field::Name)]
     pub name: String,
     #[serde(default)]
-    #[schema(
-        max_length = 2000,
-        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = Option<field::LongText>)]
     pub description: Option<String>,
     /// Where affiliates send visitors: an `http` or `https` URL with a host, without white
     /// space; the affiliate portal's referral link is it with `?ref=<code>`.
     #[serde(default)]
-    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#, example = json!("https://shop.example.com/pricing"))]
+    #[schema(value_type = Option<field::Url>)]
     pub landing_url: Option<String>,
     pub commission_type: CommissionType,
     /// PERCENTAGE: 0-100 with at most 4 decimals. FIXED: greater than 0 and below 10^12, in
     /// major units, with no more decimals than the currency's minor unit allows (see
     /// `CurrencyCode`).
     #[serde(with = "json_number")]
-    #[schema(value_type = f64, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = field::CommissionValue)]
     pub commission_value: Decimal,
     /// ISO 4217 code, any letter case (returned uppercase). Required for FIXED; must be absent
     /// or null for PERCENTAGE.
@@ -137,7 +130,7 @@ pub struct NewCampaign {
     /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency. Null or
     /// absent: 0.
     #[serde(default, with = "json_number_opt")]
-    #[schema(value_type = Option<f64>, minimum = 0, exclusive_maximum = 1000000000000.0, default = json!(0))]
+    #[schema(value_type = Option<field::AmountOrZero>, default = json!(0))]
     pub minimum_payout: Option<Decimal>,
     #[serde(default)]
     #[schema(default = json!(false))]
@@ -186,14 +179,14 @@ pub struct NewCampaign {
 #[schema(as = CampaignUpdate, example = json!({"commissionValue": 25, "recurringMonthsLimit": null}))]
 pub struct CampaignPatch {
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = field::Name)]
     pub name: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<field::LongText>)]
     pub description: Patch<String>,
     /// Null removes it.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#, example = json!("https://shop.example.com/pricing"))]
+    #[schema(value_type = Option<field::Url>)]
     pub landing_url: Patch<String>,
     #[serde(default)]
     #[schema(value_type = CommissionType)]
@@ -202,7 +195,7 @@ pub struct CampaignPatch {
     /// major units, with no more decimals than the currency's minor unit allows (see
     /// `CurrencyCode`).
     #[serde(default)]
-    #[schema(value_type = f64, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = field::CommissionValue)]
     pub commission_value: Patch<JsonDecimal>,
     #[serde(default)]
     #[schema(value_type = Option<crate::money::Currency>)]
@@ -221,7 +214,7 @@ pub struct CampaignPatch {
     pub hold_days: Patch<i64>,
     /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency.
     #[serde(default)]
-    #[schema(value_type = f64, minimum = 0, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = field::AmountOrZero)]
     pub minimum_payout: Patch<JsonDecimal>,
     #[serde(default)]
     #[schema(value_type = bool)]
@@ -349,45 +342,24 @@ impl Campaign {
         }
         c.description = patch.description.apply_opt(c.description);
         c.landing_url = patch.landing_url.apply_opt(c.landing_url);
-        if let Some(t) = patch.commission_type.required("commissionType", i) {
-            // Switching to a percentage drops a currency the caller did not restate.
-            if t == CommissionType::Percentage && !patch.currency.is_present() {
-                c.currency = None;
-            }
-            c.commission_type = t;
-        }
-        if let Some(v) = patch.commission_value.required("commissionValue", i) {
-            decimal_into("commissionValue", v, &mut c.commission_value, i);
-        }
-        match patch.currency {
-            Patch::Value(code) => c.currency = i.check(Currency::parse("currency", &code)),
-            Patch::Null => c.currency = None,
-            Patch::Absent => {}
-        }
+        let commission = (
+            patch.commission_type,
+            patch.commission_value,
+            patch.currency,
+        );
+        c.apply_commission(commission, i);
         if let Some(v) = patch
             .commission_recurring
             .required("commissionRecurring", i)
         {
             c.commission_recurring = v;
         }
-        match patch.recurring_months_limit {
-            Patch::Value(v) => {
-                c.recurring_months_limit = Some(to_u32(
-                    "recurringMonthsLimit",
-                    v,
-                    limits!(NewCampaign, "recurringMonthsLimit"),
-                    i,
-                ))
-            }
-            Patch::Null => c.recurring_months_limit = None,
-            Patch::Absent => {}
-        }
-        if let Some(v) = patch.cookie_days.required("cookieDays", i) {
-            c.cookie_days = to_u32("cookieDays", v, limits!(NewCampaign, "cookieDays"), i);
-        }
-        if let Some(v) = patch.hold_days.required("holdDays", i) {
-            c.hold_days = to_u32("holdDays", v, limits!(NewCampaign, "holdDays"), i);
-        }
+        let periods = (
+            patch.recurring_months_limit,
+            patch.cookie_days,
+            patch.hold_days,
+        );
+        c.apply_periods(periods, i);
         if let Some(v) = patch.minimum_payout.required("minimumPayout", i) {
             decimal_into("minimumPayout", v, &mut c.minimum_payout, i);
         }
@@ -419,6 +391,56 @@ impl Campaign {
         Ok(edit::stamped(self, c, now))
     }
 
+    /// A patch's own commission: its type (a switch to a percentage drops a
+    /// currency the patch does not restate), value and currency.
+    fn apply_commission(
+        &mut self,
+        (kind, value, currency): (Patch<CommissionType>, Patch<JsonDecimal>, Patch<String>),
+        i: &mut Issues,
+    ) {
+        if let Some(t) = kind.required("commissionType", i) {
+            if t == CommissionType::Percentage && !currency.is_present() {
+                self.currency = None;
+            }
+            self.commission_type = t;
+        }
+        if let Some(v) = value.required("commissionValue", i) {
+            decimal_into("commissionValue", v, &mut self.commission_value, i);
+        }
+        match currency {
+            Patch::Value(code) => self.currency = i.check(Currency::parse("currency", &code)),
+            Patch::Null => self.currency = None,
+            Patch::Absent => {}
+        }
+    }
+
+    /// A patch's periods: the recurring months limit (null: lifetime), the
+    /// cookie and the hold days, each within its limits.
+    fn apply_periods(
+        &mut self,
+        (months, cookie, hold): (Patch<i64>, Patch<i64>, Patch<i64>),
+        i: &mut Issues,
+    ) {
+        match months {
+            Patch::Value(v) => {
+                self.recurring_months_limit = Some(to_u32(
+                    "recurringMonthsLimit",
+                    v,
+                    limits!(NewCampaign, "recurringMonthsLimit"),
+                    i,
+                ))
+            }
+            Patch::Null => self.recurring_months_limit = None,
+            Patch::Absent => {}
+        }
+        if let Some(v) = cookie.required("cookieDays", i) {
+            self.cookie_days = to_u32("cookieDays", v, limits!(NewCampaign, "cookieDays"), i);
+        }
+        if let Some(v) = hold.required("holdDays", i) {
+            self.hold_days = to_u32("holdDays", v, limits!(NewCampaign, "holdDays"), i);
+        }
+    }
+
     /// A patch's commission plan: its rules and tiers replace the stored
     /// ones, its lead commission is set or cleared.
     fn apply_plans(
@@ -441,16 +463,12 @@ impl Campaign {
 
     /// The rules that hold for every stored campaign.
     fn validate(&self, mut issues: Issues) -> Result<(), Error> {
-        issues.check(limits!(NewCampaign, "name").check_text("name", &self.name));
+        issues.check(field::Name::parse("name", &self.name));
         if let Some(d) = &self.description {
-            issues.check(limits!(NewCampaign, "description").check_len("description", d));
+            issues.check(field::LongText::parse("description", d));
         }
         if let Some(u) = &self.landing_url {
-            let limit = limits!(NewCampaign, "landingUrl");
-            issues.check(
-                crate::validation::check_http_url("landingUrl", u)
-                    .and_then(|()| limit.check_len("landingUrl", u)),
-            );
+            issues.check(field::Url::parse("landingUrl", u));
         }
         self.own_pay().check("", &mut issues);
         commission_plan::check_rules(&self.commission_rules, &mut issues);
@@ -468,29 +486,12 @@ impl Campaign {
                 "recurringMonthsLimit must be null when commissionRecurring is false",
             );
         }
-        self.check_money_bounds(&mut issues);
+        issues.check(field::AmountOrZero::parse(
+            "minimumPayout",
+            self.minimum_payout,
+        ));
         metadata::validate(&self.metadata, &mut issues);
         issues.finish()
-    }
-
-    /// Money values stay below 10^12 major units, as conversion amounts do;
-    /// `minimumPayout` is not negative.
-    fn check_money_bounds(&self, issues: &mut Issues) {
-        let max = Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS));
-        if self.minimum_payout < Decimal::ZERO {
-            issues.add(
-                &["minimumPayout"],
-                "too_small",
-                "minimumPayout must be >= 0",
-            );
-        }
-        if self.minimum_payout >= max {
-            issues.add(
-                &["minimumPayout"],
-                "too_big",
-                format!("minimumPayout must be less than 10^{MAX_AMOUNT_DIGITS}"),
-            );
-        }
     }
 
     /// The campaign's own rate, as a rule's pay: what a payment earns when

@@ -15,15 +15,14 @@ use serde_json::Value;
 use crate::commission_terms::{check_amount, CommissionReason, CommissionType, ConversionType};
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::money::{json_number, json_number_opt, Currency, MAX_AMOUNT_DIGITS};
-use crate::validation::{check_len, Issues};
+use crate::field;
+use crate::money::{json_number, json_number_opt, Currency};
+use crate::validation::Issues;
 
 /// Most rules a campaign has.
 pub const MAX_RULES: usize = 20;
 /// Most product or plan ids a rule names.
 pub const MAX_IDS: usize = 50;
-/// Longest product or plan id (as the postback's `productId` and `planId`).
-pub const MAX_ID_LEN: usize = 255;
 
 /// How much a rule or an override pays: a percentage of the payment (0-100,
 /// at most 4 decimals), or a fixed amount (above 0, below 10^12, in
@@ -35,7 +34,7 @@ pub struct Pay {
     #[serde(rename = "type")]
     pub kind: CommissionType,
     #[serde(with = "json_number")]
-    #[schema(value_type = f64, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = field::CommissionValue)]
     pub value: Decimal,
     /// Required for FIXED, absent for PERCENTAGE.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,7 +52,7 @@ pub struct AmountRange {
         with = "json_number_opt",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schema(value_type = Option<f64>, minimum = 0, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = Option<field::AmountOrZero>)]
     pub min: Option<Decimal>,
     /// Below this (exclusive).
     #[serde(
@@ -61,7 +60,7 @@ pub struct AmountRange {
         with = "json_number_opt",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schema(value_type = Option<f64>, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = Option<field::Amount>)]
     pub max: Option<Decimal>,
 }
 
@@ -99,7 +98,7 @@ pub struct CountRange {
 pub struct LeadCommission {
     /// Above 0, below 10^12, in `currency`'s minor unit.
     #[serde(with = "json_number")]
-    #[schema(value_type = f64, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = field::Amount)]
     pub value: Decimal,
     #[schema(value_type = crate::money::Currency)]
     pub currency: Currency,
@@ -129,11 +128,11 @@ pub struct When {
     pub payment_number: Option<CountRange>,
     /// The conversion's `productId` is one of these (1-50 ids of 1-255 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_items = 1, max_items = 50)]
+    #[schema(value_type = Option<Vec<field::Key>>, min_items = 1, max_items = 50)]
     pub product_ids: Option<Vec<String>>,
     /// The conversion's `planId` is one of these (1-50 ids of 1-255 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_items = 1, max_items = 50)]
+    #[schema(value_type = Option<Vec<field::Key>>, min_items = 1, max_items = 50)]
     pub plan_ids: Option<Vec<String>>,
     /// Calendar months from the referral's `firstPaymentAt` to the payment (0 for the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -149,7 +148,7 @@ pub struct When {
 #[schema(example = json!({"name": "First year", "when": {"monthsSinceFirstPayment": {"to": 12}}, "pay": {"type": "PERCENTAGE", "value": 50}}))]
 pub struct CommissionRule {
     /// 1-100 characters, named in each conversion it decides.
-    #[schema(min_length = 1, max_length = 100)]
+    #[schema(value_type = field::Label)]
     pub name: String,
     #[serde(default)]
     pub when: When,
@@ -273,19 +272,10 @@ impl Pay {
                 }
             }
             CommissionType::Fixed => {
-                let max = Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS));
-                if self.value <= Decimal::ZERO {
-                    issues.add_at(
-                        at(&value),
-                        "too_small",
-                        format!("a FIXED {value} must be greater than 0"),
-                    );
-                } else if self.value >= max {
-                    issues.add_at(
-                        at(&value),
-                        "too_big",
-                        format!("a FIXED {value} must be less than 10^{MAX_AMOUNT_DIGITS}"),
-                    );
+                if let Err(mut issue) = field::Amount::parse(&value, self.value) {
+                    issue.path = at(&value);
+                    issue.message = format!("a FIXED {}", issue.message);
+                    issues.push(issue);
                 }
                 match &self.currency {
                     None => issues.add_at(
@@ -352,25 +342,12 @@ impl When {
     }
 
     fn check(&self, path: &str, issues: &mut Issues) {
-        for (field, ids) in [
+        for (name, ids) in [
             ("productIds", &self.product_ids),
             ("planIds", &self.plan_ids),
         ] {
-            let Some(ids) = ids else { continue };
-            let at = format!("{path}.{field}");
-            if ids.is_empty() || ids.len() > MAX_IDS {
-                issues.add_at(
-                    split_path(&at),
-                    "invalid_value",
-                    format!("{at} must list 1-{MAX_IDS} ids"),
-                );
-            }
-            for (n, id) in ids.iter().enumerate() {
-                let item = format!("{at}[{n}]");
-                if let Err(mut issue) = check_len(&item, id, 1, MAX_ID_LEN) {
-                    issue.path = split_path(&item);
-                    issues.push(issue);
-                }
+            if let Some(ids) = ids {
+                check_ids(&format!("{path}.{name}"), ids, issues);
             }
         }
         if let Some(CountRange { from, to }) = &self.payment_number {
@@ -405,24 +382,49 @@ impl When {
                 );
             }
         }
-        if let Some(AmountRange { min, max }) = &self.amount {
-            let at = format!("{path}.amount");
-            if min.is_some_and(|m| m < Decimal::ZERO) {
+        if let Some(range) = &self.amount {
+            range.check(&format!("{path}.amount"), issues);
+        }
+    }
+}
+
+impl AmountRange {
+    /// `min` not negative, `max` above it; `at` is the range's path.
+    fn check(&self, at: &str, issues: &mut Issues) {
+        if self.min.is_some_and(|m| m < Decimal::ZERO) {
+            issues.add_at(
+                split_path(&format!("{at}.min")),
+                "too_small",
+                format!("{at}.min must be >= 0"),
+            );
+        }
+        if let (Some(lo), Some(hi)) = (self.min, self.max) {
+            if hi <= lo {
                 issues.add_at(
-                    split_path(&format!("{at}.min")),
-                    "too_small",
-                    format!("{at}.min must be >= 0"),
+                    split_path(&format!("{at}.max")),
+                    "invalid_range",
+                    format!("{at}.max must be greater than min"),
                 );
             }
-            if let (Some(lo), Some(hi)) = (min, max) {
-                if hi <= lo {
-                    issues.add_at(
-                        split_path(&format!("{at}.max")),
-                        "invalid_range",
-                        format!("{at}.max must be greater than min"),
-                    );
-                }
-            }
+        }
+    }
+}
+
+/// A rule's product or plan ids at `at`: 1-[`MAX_IDS`], each a
+/// [`field::Key`] as the postback's `productId` and `planId`.
+fn check_ids(at: &str, ids: &[String], issues: &mut Issues) {
+    if ids.is_empty() || ids.len() > MAX_IDS {
+        issues.add_at(
+            split_path(at),
+            "invalid_value",
+            format!("{at} must list 1-{MAX_IDS} ids"),
+        );
+    }
+    for (n, id) in ids.iter().enumerate() {
+        let item = format!("{at}[{n}]");
+        if let Err(mut issue) = field::Key::parse(&item, id) {
+            issue.path = split_path(&item);
+            issues.push(issue);
         }
     }
 }
@@ -440,8 +442,7 @@ pub fn check_rules(rules: &[CommissionRule], issues: &mut Issues) {
     for (n, rule) in rules.iter().enumerate() {
         let path = format!("commissionRules[{n}]");
         let name = format!("{path}.name");
-        if let Err(mut issue) = crate::limits!(CommissionRule, "name").check_text(&name, &rule.name)
-        {
+        if let Err(mut issue) = field::Label::parse(&name, &rule.name) {
             issue.path = split_path(&name);
             issues.push(issue);
         }
@@ -562,25 +563,17 @@ pub struct PreviewBody {
     /// SALE: greater than 0 (required), below 10^12, in the currency's minor unit. LEAD: 0 or
     /// left out.
     #[serde(default, with = "json_number_opt")]
-    #[schema(value_type = Option<f64>, minimum = 0, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = Option<field::AmountOrZero>)]
     pub amount: Option<Decimal>,
     #[schema(value_type = crate::money::Currency)]
     pub currency: String,
     #[serde(default)]
     pub conversion_type: Option<ConversionType>,
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
-    )]
+    #[schema(value_type = Option<field::Key>)]
     pub product_id: Option<String>,
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
-    )]
+    #[schema(value_type = Option<field::Key>)]
     pub plan_id: Option<String>,
     /// Whole calendar months since the customer's first payment; 0 or absent: the first
     /// payment.
@@ -628,9 +621,9 @@ impl PreviewBody {
         let conversion_type = self.conversion_type.unwrap_or_default();
         let amount = self.amount.unwrap_or_default();
         check_amount(conversion_type, amount, currency, &mut issues);
-        for (field, id) in [("productId", &self.product_id), ("planId", &self.plan_id)] {
+        for (name, id) in [("productId", &self.product_id), ("planId", &self.plan_id)] {
             if let Some(id) = id {
-                issues.check(check_len(field, id, 1, MAX_ID_LEN));
+                issues.check(field::Key::parse(name, id));
             }
         }
         let months = self.months_since_first_payment.unwrap_or(0);

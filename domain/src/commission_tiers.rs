@@ -28,7 +28,7 @@ pub const MAX_TIERS: usize = 10;
 #[schema(example = json!({"name": "Gold", "minCustomers": 10, "pay": {"type": "PERCENTAGE", "value": 30}}))]
 pub struct Tier {
     /// 1-100 characters, named in each conversion it decides and on the affiliate.
-    #[schema(min_length = 1, max_length = 100)]
+    #[schema(value_type = crate::field::Label)]
     pub name: String,
     /// At least 1; strictly increasing from tier to tier.
     #[schema(minimum = 1, maximum = 1000000000)]
@@ -98,7 +98,7 @@ pub fn check_tiers(tiers: &[Tier], issues: &mut Issues) {
     for (n, tier) in tiers.iter().enumerate() {
         let path = format!("tiers[{n}]");
         let name = format!("{path}.name");
-        if let Err(mut issue) = crate::limits!(Tier, "name").check_text(&name, &tier.name) {
+        if let Err(mut issue) = crate::field::Label::parse(&name, &tier.name) {
             issue.path = split_path(&name);
             issues.push(issue);
         }

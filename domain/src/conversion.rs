@@ -11,12 +11,11 @@ pub use crate::commission_terms::ConversionType;
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::event::{Event, EventType};
-use crate::limits;
+use crate::field;
 use crate::metadata::{self, Metadata};
 use crate::money::{json_number, json_number_opt, Currency};
 use crate::referral::CustomerKey;
 use crate::risk::Risk;
-use crate::schema::Limits;
 use crate::timestamp::{self, serde_ts, serde_ts_opt};
 use crate::validation::Issues;
 
@@ -612,7 +611,7 @@ pub struct PostbackBody {
     /// A SALE's amount (required): greater than 0, below 10^12, with at most as many decimals
     /// as the currency's minor unit (USD 2, JPY 0, KWD 3). A LEAD's: 0 or left out.
     #[serde(default, with = "json_number_opt")]
-    #[schema(value_type = Option<f64>, minimum = 0, exclusive_maximum = 1000000000000.0, example = json!(49.99))]
+    #[schema(value_type = Option<field::AmountOrZero>)]
     pub amount: Option<Decimal>,
     /// ISO 4217, any letter case (see `CurrencyCode`); `amount` may have at most its minor
     /// unit's decimals.
@@ -622,70 +621,50 @@ pub struct PostbackBody {
     /// account and mode answers 200 with the original conversion (header `Idempotent-Replayed:
     /// true`) and writes nothing; from another account, or from the other mode of this one, 409
     /// ALREADY_EXISTS.
-    #[schema(min_length = 1, max_length = 255, pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#, example = json!("order_10001"))]
+    #[schema(value_type = field::Key)]
     pub external_id: String,
     #[schema(value_type = ConversionType)]
     pub conversion_type: String,
     /// Explicit code attribution (any letter case).
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
-    )]
+    #[schema(value_type = Option<field::Key>)]
     pub affiliate_code: Option<String>,
     /// `ses_…` from the browser script (after consent). Counts when the payment's `occurredAt`
     /// falls inside its click's window: from 5 minutes before the click until `expiresAt`
     /// (`cookieDays` after the click).
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
-    )]
+    #[schema(value_type = Option<field::Key>)]
     pub session_id: Option<String>,
     /// `clk_…`, same window rule as `sessionId`.
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
-    )]
+    #[schema(value_type = Option<field::Key>)]
     pub click_id: Option<String>,
     /// Hex SHA-256 of the trimmed, lowercased e-mail (stored lowercase).
     #[serde(default)]
-    #[schema(pattern = "^[0-9a-fA-F]{64}$")]
+    #[schema(value_type = Option<field::EmailHash>)]
     pub customer_email_hash: Option<String>,
     /// Hashed on arrival; the address itself is never stored. With `customerEmailHash` too,
     /// both must denote the same address.
     #[serde(default)]
-    #[schema(format = Email)]
+    #[schema(value_type = Option<field::Email>)]
     pub customer_email: Option<String>,
     /// Restricts attribution to this campaign (signals of other campaigns are skipped) and
     /// files an unattributed conversion under it. Unknown: 404 NOT_FOUND.
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 255,
-        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#
-    )]
+    #[schema(value_type = Option<field::Key>)]
     pub campaign_id: Option<String>,
     /// The merchant's customer id. Send it (or the e-mail) on every payment of a customer so
     /// later payments are recognised and the recurring rules apply.
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 256,
-        pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"#
-    )]
+    #[schema(value_type = Option<field::CustomerRef>)]
     pub customer_id: Option<String>,
     /// The product paid for (1-255 characters): `commissionRules` may pay by it.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 255, pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#, example = json!("prod_pro"))]
+    #[schema(value_type = Option<field::Key>)]
     pub product_id: Option<String>,
     /// The plan or price paid (1-255 characters): `commissionRules` may pay by it.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 255, pattern = r#"^[^\u0000-\u001F\u007F-\u009F]*$"#, example = json!("price_pro_yearly"))]
+    #[schema(value_type = Option<field::Key>)]
     pub plan_id: Option<String>,
     /// When the payment happened; default now. At most 5 minutes in the future; may be
     /// back-dated. Stored at millisecond precision. Not before 1970-01-01T00:00:00Z.
@@ -729,22 +708,46 @@ pub struct Postback {
 /// How far in the future `occurredAt` may be (clock skew).
 pub const FUTURE_TOLERANCE_MINUTES: i64 = 5;
 
-fn no_control(path: &str, v: &str, issues: &mut Issues) {
-    if v.chars().any(char::is_control) {
-        issues.add(
-            &[path],
-            "invalid_string",
-            format!("{path} must not contain control characters"),
-        );
+/// The postback's optional keys (attribution signals, product and plan),
+/// each by [`field::Key`]'s rule.
+struct Keys {
+    affiliate_code: Option<String>,
+    session_id: Option<String>,
+    click_id: Option<String>,
+    campaign_id: Option<String>,
+    product_id: Option<String>,
+    plan_id: Option<String>,
+}
+
+impl Keys {
+    /// Checks every key given, recording each issue.
+    fn checked(self, issues: &mut Issues) -> Keys {
+        for (path, v) in [
+            ("affiliateCode", &self.affiliate_code),
+            ("sessionId", &self.session_id),
+            ("clickId", &self.click_id),
+            ("campaignId", &self.campaign_id),
+            ("productId", &self.product_id),
+            ("planId", &self.plan_id),
+        ] {
+            if let Some(v) = v {
+                issues.check(field::Key::parse(path, v));
+            }
+        }
+        self
     }
 }
 
-/// An optional token: as long as its `limits` allow, without control characters.
-fn token(path: &str, v: Option<String>, limits: Limits, issues: &mut Issues) -> Option<String> {
-    let v = v?;
-    issues.check(limits.check_len(path, &v));
-    no_control(path, &v, issues);
-    Some(v)
+/// The issue of a `conversionType` that is none of the types.
+fn unknown_type(issues: &mut Issues) {
+    issues.add(
+        &["conversionType"],
+        "invalid_enum_value",
+        format!(
+            "conversionType must be one of {}",
+            ConversionType::ALL.map(ConversionType::as_str).join(", ")
+        ),
+    );
 }
 
 /// A postback's amount: required for a SALE (an unknown type is checked
@@ -832,44 +835,19 @@ impl PostbackBody {
         let currency = issues.check(Currency::parse("currency", &self.currency));
         let kind = ConversionType::parse(&self.conversion_type);
         let amount = amount_of(self.amount, kind, currency, &mut issues);
-        issues
-            .check(limits!(PostbackBody, "externalId").check_len("externalId", &self.external_id));
-        no_control("externalId", &self.external_id, &mut issues);
+        issues.check(field::Key::parse("externalId", &self.external_id));
         if kind.is_none() {
-            issues.add(
-                &["conversionType"],
-                "invalid_enum_value",
-                format!(
-                    "conversionType must be one of {}",
-                    ConversionType::ALL.map(ConversionType::as_str).join(", ")
-                ),
-            );
+            unknown_type(&mut issues);
         }
-        let [affiliate_code, session_id, click_id, campaign_id, product_id, plan_id] = [
-            (
-                "affiliateCode",
-                self.affiliate_code,
-                limits!(PostbackBody, "affiliateCode"),
-            ),
-            (
-                "sessionId",
-                self.session_id,
-                limits!(PostbackBody, "sessionId"),
-            ),
-            ("clickId", self.click_id, limits!(PostbackBody, "clickId")),
-            (
-                "campaignId",
-                self.campaign_id,
-                limits!(PostbackBody, "campaignId"),
-            ),
-            (
-                "productId",
-                self.product_id,
-                limits!(PostbackBody, "productId"),
-            ),
-            ("planId", self.plan_id, limits!(PostbackBody, "planId")),
-        ]
-        .map(|(path, v, limits)| token(path, v, limits, &mut issues));
+        let keys = Keys {
+            affiliate_code: self.affiliate_code,
+            session_id: self.session_id,
+            click_id: self.click_id,
+            campaign_id: self.campaign_id,
+            product_id: self.product_id,
+            plan_id: self.plan_id,
+        }
+        .checked(&mut issues);
         let customer_id = self
             .customer_id
             .as_deref()
@@ -879,7 +857,6 @@ impl PostbackBody {
             self.customer_email_hash.as_deref(),
             &mut issues,
         );
-
         let occurred_at = occurred_at(self.occurred_at.as_deref(), now, &mut issues);
         let metadata = self.metadata.unwrap_or_default();
         metadata::validate(&metadata, &mut issues);
@@ -889,19 +866,19 @@ impl PostbackBody {
             conversion_type: kind.unwrap_or_default(),
             currency: currency.expect("checked above"),
             external_id: self.external_id,
-            affiliate_code,
-            session_id,
-            click_id,
+            affiliate_code: keys.affiliate_code,
+            session_id: keys.session_id,
+            click_id: keys.click_id,
             customer_id,
             email,
-            campaign_id,
+            campaign_id: keys.campaign_id,
             // Stored and compared at the API's millisecond precision.
             occurred_at: truncate_millis(occurred_at),
             metadata,
             aliases: Vec::new(),
             promotion_code: None,
-            product_id,
-            plan_id,
+            product_id: keys.product_id,
+            plan_id: keys.plan_id,
         })
     }
 }
@@ -963,14 +940,10 @@ pub struct ReverseBody {
     /// conversion's currency: above 0, at most what is left to reverse (`amount -
     /// reversedAmount`), exact to the currency's minor unit. Absent: everything left.
     #[serde(default, with = "json_number_opt")]
-    #[schema(value_type = Option<f64>, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0, example = json!(19.99))]
+    #[schema(value_type = Option<field::Amount>)]
     pub amount: Option<Decimal>,
     #[serde(default)]
-    #[schema(
-        min_length = 1,
-        max_length = 1000,
-        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = Option<field::Reason>)]
     pub reason: Option<String>,
 }
 
@@ -988,7 +961,7 @@ impl ReverseBody {
     pub fn validate(self) -> Result<ReverseRequest, Error> {
         let mut issues = Issues::new();
         if let Some(r) = &self.reason {
-            issues.check(limits!(ReverseBody, "reason").check_text("reason", r));
+            issues.check(field::Reason::parse("reason", r));
         }
         issues.finish()?;
         Ok(ReverseRequest {

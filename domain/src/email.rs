@@ -22,7 +22,8 @@ impl Email {
                 format!("{path} must be a valid e-mail address"),
             )
         };
-        if v.chars().count() > MAX_LEN || v.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        let refused = |c: char| c.is_whitespace() || crate::field::is_refused_control(c, false);
+        if v.chars().count() > MAX_LEN || v.chars().any(refused) {
             return Err(bad());
         }
         let (local, domain) = v.rsplit_once('@').ok_or_else(bad)?;
@@ -54,6 +55,18 @@ impl Email {
         self.0.to_lowercase()
     }
 }
+
+// `Email` in the description: the rule `Email::parse` checks.
+crate::described!(
+    Email,
+    "Email",
+    serde_json::json!({
+        "type": "string",
+        "format": "email",
+        "description": format!("An e-mail address, `local@domain.tld`, at most {MAX_LEN} characters (surrounding spaces trimmed); compared in lowercase."),
+        "maxLength": MAX_LEN,
+    })
+);
 
 impl Serialize for Email {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -11,20 +11,15 @@ use serde::{Deserialize, Serialize};
 use crate::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffiliate};
 use crate::application::Application;
 use crate::error::{Error, ErrorCode};
+use crate::field;
 use crate::ids::{derived_id, sibling, IdKind};
 use crate::referral::{CustomerKey, Referral, ReferralSource};
 use crate::tenant::Tenant;
 use crate::timestamp;
-use crate::validation::{check_identifier, Issue, Issues};
+use crate::validation::Issues;
 
 /// Longest `externalId` of an import row (characters).
 pub const MAX_EXTERNAL_ID_CHARS: usize = 255;
-
-/// An import row's `externalId`: 1-255 characters, not blank, no control
-/// characters (C1 included, as the postback's).
-pub fn check_external_id(id: &str) -> Result<(), Issue> {
-    check_identifier("externalId", id, MAX_EXTERNAL_ID_CHARS)
-}
 
 /// The most rows an import takes.
 pub const MAX_ROWS: usize = 500;
@@ -46,7 +41,7 @@ fn affiliate_row_schema() -> serde_json::Value {
         serde_json::to_value(<NewAffiliate as utoipa::PartialSchema>::schema()).unwrap_or_default();
     let mut properties = serde_json::json!({
         "externalId": {
-            "type": "string", "minLength": 1, "maxLength": MAX_EXTERNAL_ID_CHARS,
+            "$ref": format!("#/components/schemas/{}", import_id_name()),
             "description": "The affiliate's id on the platform it comes from: a re-run with the same `externalId` changes nothing."
         },
         "status": {
@@ -84,11 +79,19 @@ fn rows_schema(row: &str) -> serde_json::Value {
 /// The JSON body of the affiliates import (its description only).
 pub struct AffiliateRows;
 
+/// The name of the `externalId` rule the rows refer to.
+fn import_id_name() -> String {
+    <field::ImportId as utoipa::ToSchema>::name().into_owned()
+}
+
 crate::described!(
     AffiliateRows,
     "AffiliateImport",
     rows_schema("AffiliateImportRow"),
-    [("AffiliateImportRow", affiliate_row_schema())]
+    [
+        ("AffiliateImportRow", affiliate_row_schema()),
+        (import_id_name(), field::keywords::<field::ImportId>()),
+    ]
 );
 
 /// The JSON body of the referrals import (its description only).
@@ -98,10 +101,14 @@ crate::described!(
     ReferralRows,
     "ReferralImport",
     rows_schema("ReferralImportRow"),
-    [(
-        "ReferralImportRow",
-        serde_json::to_value(<ReferralRow as utoipa::PartialSchema>::schema()).unwrap_or_default()
-    )]
+    [
+        (
+            "ReferralImportRow",
+            serde_json::to_value(<ReferralRow as utoipa::PartialSchema>::schema())
+                .unwrap_or_default()
+        ),
+        (import_id_name(), field::keywords::<field::ImportId>()),
+    ]
 );
 
 impl AffiliateRow {
@@ -109,7 +116,7 @@ impl AffiliateRow {
     /// `tenant`, with the id its `externalId` derives.
     pub fn enroll(self, tenant: &Tenant, now: DateTime<Utc>) -> Result<Enrollment, Error> {
         let mut issues = Issues::new();
-        issues.check(check_external_id(&self.external_id));
+        issues.check(field::ImportId::parse("externalId", &self.external_id));
         // An imported affiliate starts ACTIVE, or PENDING with an application.
         let status = match self.status {
             None | Some(AffiliateStatus::Active) => AffiliateStatus::Active,
@@ -149,7 +156,7 @@ pub fn imported_id(kind: IdKind, tenant: &Tenant, external_id: &str) -> String {
 pub struct ReferralRow {
     /// The referral's id on the platform it comes from: a re-run with the same `externalId`
     /// changes nothing.
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(value_type = field::ImportId)]
     pub external_id: String,
     /// The affiliate's campaign.
     pub campaign_id: String,
@@ -161,11 +168,13 @@ pub struct ReferralRow {
     /// The customer, as a postback names it: exactly one of `customerId`, `customerEmail` (hashed
     /// at once, never stored) and `customerEmailHash`.
     #[serde(default)]
+    #[schema(value_type = Option<field::CustomerRef>)]
     pub customer_id: Option<String>,
     #[serde(default)]
-    #[schema(format = Email)]
+    #[schema(value_type = Option<field::Email>)]
     pub customer_email: Option<String>,
     #[serde(default)]
+    #[schema(value_type = Option<field::EmailHash>)]
     pub customer_email_hash: Option<String>,
     /// The customer's first payment (ISO-8601 date-time, not in the future): its recurring window
     /// continues from there.
@@ -197,7 +206,7 @@ impl ReferralRow {
     /// than `now`.
     pub fn validate(self, now: DateTime<Utc>) -> Result<ReferralImport, Error> {
         let mut issues = Issues::new();
-        issues.check(check_external_id(&self.external_id));
+        issues.check(field::ImportId::parse("externalId", &self.external_id));
         let affiliate = match (self.affiliate_code, self.affiliate_id) {
             (Some(code), None) => Some(AffiliateRef::Code(code)),
             (None, Some(id)) => Some(AffiliateRef::Id(id)),

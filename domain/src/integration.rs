@@ -10,6 +10,7 @@ use crate::connector::Provider;
 use crate::edit::{self, Stamped};
 use crate::enums::wire_enum;
 use crate::error::Error;
+use crate::field;
 use crate::ids::{new_id, IdKind};
 use crate::limits;
 use crate::patch::Patch;
@@ -144,10 +145,7 @@ pub struct NewIntegration {
     #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
     pub campaign_id: Option<String>,
     #[serde(default)]
-    #[schema(
-        max_length = 500,
-        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = Option<field::ShortText>)]
     pub description: Option<String>,
 }
 
@@ -237,7 +235,7 @@ pub struct IntegrationPatch {
     #[schema(value_type = Option<String>, pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
     pub campaign_id: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 500, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<field::ShortText>)]
     pub description: Patch<String>,
     #[serde(default)]
     #[schema(value_type = IntegrationStatus)]
@@ -410,7 +408,7 @@ fn check_new_credentials(input: &NewIntegration, mode: Mode, issues: &mut Issues
 }
 
 fn check_description(d: &str, issues: &mut Issues) {
-    issues.check(limits!(NewIntegration, "description").check_len("description", d));
+    issues.check(field::ShortText::parse("description", d));
 }
 
 impl Stamped for Integration {

@@ -46,6 +46,7 @@ pub mod tracking;
 pub mod webhook;
 
 pub mod error;
+pub mod field;
 pub mod ids;
 pub mod issue;
 pub mod json_body;

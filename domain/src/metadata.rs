@@ -26,8 +26,8 @@ crate::described!(
         "type": "object",
         "description": format!("Merchant metadata: string keys (1-{MAX_KEY_LEN} characters) to string values (at most {MAX_VALUE_LEN} characters), at most {MAX_KEYS} keys."),
         "maxProperties": MAX_KEYS,
-        "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_LEN, "pattern": crate::schema::LINE_PATTERN},
-        "additionalProperties": {"type": "string", "maxLength": MAX_VALUE_LEN, "pattern": crate::schema::LINE_PATTERN},
+        "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_LEN, "pattern": crate::field::LINE_PATTERN},
+        "additionalProperties": {"type": "string", "maxLength": MAX_VALUE_LEN, "pattern": crate::field::LINE_PATTERN},
     })
 );
 
@@ -40,8 +40,8 @@ crate::described!(
     serde_json::json!({
         "type": "object",
         "description": "A metadata update, merged into the stored map: a key set to a string is set, a key set to null is removed, keys not sent are kept. The merged map must satisfy `Metadata`'s limits.",
-        "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_LEN, "pattern": crate::schema::LINE_PATTERN},
-        "additionalProperties": {"type": ["string", "null"], "maxLength": MAX_VALUE_LEN, "pattern": crate::schema::LINE_PATTERN},
+        "propertyNames": {"minLength": 1, "maxLength": MAX_KEY_LEN, "pattern": crate::field::LINE_PATTERN},
+        "additionalProperties": {"type": ["string", "null"], "maxLength": MAX_VALUE_LEN, "pattern": crate::field::LINE_PATTERN},
     })
 );
 

@@ -5,9 +5,10 @@ use chrono::{Datelike, NaiveDate};
 use serde::Deserialize;
 
 use crate::error::Error;
+use crate::field;
 use crate::limits;
 use crate::payout::Command;
-use crate::validation::{check_no_control, distinct_ids, Issues};
+use crate::validation::{distinct_ids, Issues};
 
 /// Body of approve: an empty object (or no body). Any field is rejected.
 #[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
@@ -21,11 +22,7 @@ pub struct ApprovePayout {}
 #[schema(as = PayoutReject)]
 pub struct RejectPayout {
     /// Required; trimmed, then 1-1000 characters, no control characters.
-    #[schema(
-        min_length = 1,
-        max_length = 1000,
-        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = field::Reason)]
     pub reason: String,
 }
 
@@ -48,7 +45,7 @@ pub struct MarkPaid {
     #[schema(format = Date, pattern = r#"^(19[7-9]\d|[2-9]\d{3})-\d{2}-\d{2}$"#, example = json!("2026-11-20"))]
     pub payment_date: String,
     /// How it was paid; trimmed, 1-100 characters.
-    #[schema(min_length = 1, max_length = 100, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#, example = json!("SEPA transfer"))]
+    #[schema(value_type = field::Label)]
     pub payment_method: String,
 }
 
@@ -67,8 +64,7 @@ impl MarkPaid {
             );
         }
         let method = self.payment_method.trim();
-        issues.check(limits!(MarkPaid, "paymentMethod").check_len("paymentMethod", method));
-        issues.check(check_no_control("paymentMethod", method, false));
+        issues.check(field::Label::parse("paymentMethod", method));
         issues.finish()?;
         Ok(Command::MarkPaid {
             payment_date: payment_date.unwrap_or_default(),
@@ -84,14 +80,11 @@ impl MarkPaid {
 pub struct SettlePayout {
     /// Optional; blank counts as none.
     #[serde(default)]
-    #[schema(max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<field::PaymentReference>)]
     pub payment_reference: Option<String>,
     /// Optional; blank counts as none; may hold line breaks.
     #[serde(default)]
-    #[schema(
-        max_length = 1000,
-        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = Option<field::Note>)]
     pub note: Option<String>,
 }
 
@@ -101,14 +94,11 @@ impl SettlePayout {
         let mut issues = Issues::new();
         let reference = non_blank(self.payment_reference);
         if let Some(r) = &reference {
-            issues
-                .check(limits!(SettlePayout, "paymentReference").check_len("paymentReference", r));
-            issues.check(check_no_control("paymentReference", r, false));
+            issues.check(field::PaymentReference::parse("paymentReference", r));
         }
         let note = non_blank(self.note);
         if let Some(n) = &note {
-            issues.check(limits!(SettlePayout, "note").check_len("note", n));
-            issues.check(check_no_control("note", n, true));
+            issues.check(field::Note::parse("note", n));
         }
         issues.finish()?;
         Ok(Command::Settle {
@@ -149,11 +139,7 @@ pub struct BulkCancel {
     #[schema(min_items = 1, max_items = 100)]
     pub payout_ids: Vec<String>,
     /// Required; trimmed, 1-1000 characters.
-    #[schema(
-        min_length = 1,
-        max_length = 1000,
-        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = field::Reason)]
     pub reason: String,
 }
 
@@ -172,11 +158,11 @@ impl BulkCancel {
     }
 }
 
-/// A required reason: trimmed, 1-1000 characters, no control characters.
+/// A required reason: trimmed, then [`field::Reason`] (so an empty one is
+/// too short, not blank).
 fn reason(raw: &str, issues: &mut Issues) -> String {
     let reason = raw.trim();
-    issues.check(limits!(RejectPayout, "reason").check_len("reason", reason));
-    issues.check(check_no_control("reason", reason, false));
+    issues.check(field::Reason::parse("reason", reason));
     reason.to_string()
 }
 

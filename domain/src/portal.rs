@@ -15,6 +15,7 @@ use crate::commission_terms::ConversionType;
 use crate::commission_tiers::TierMark;
 use crate::conversion::{Conversion, ConversionStatus};
 use crate::error::Error;
+use crate::field;
 use crate::money::{json_number, Currency};
 use crate::patch::Patch;
 use crate::payout::{InvoiceView, Payout, PayoutStatus};
@@ -59,13 +60,13 @@ pub struct PortalSession {
 #[schema(as = PortalMeUpdate)]
 pub struct PortalMePatch {
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 200, pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = field::Name)]
     pub name: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<PayoutMethod>)]
     pub payout_method: Patch<PayoutMethod>,
     #[serde(default)]
-    #[schema(value_type = Option<String>, format = Email, max_length = 254)]
+    #[schema(value_type = Option<field::Email>)]
     pub payout_email: Patch<String>,
 }
 

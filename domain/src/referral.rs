@@ -49,7 +49,7 @@ pub enum CustomerKey {
 impl CustomerKey {
     /// From a `customerId`: 1-256 characters, not blank, no control characters.
     pub fn from_id(id: &str) -> Result<CustomerKey, Issue> {
-        crate::validation::check_identifier("customerId", id, MAX_CUSTOMER_ID_CHARS)?;
+        crate::field::CustomerRef::parse("customerId", id)?;
         Ok(CustomerKey::CustomerId(id.to_string()))
     }
 
@@ -62,16 +62,7 @@ impl CustomerKey {
     /// From a `customerEmailHash`: 64 hex characters in either letter case
     /// (surrounding spaces aside), kept lowercase.
     pub fn from_email_hash(hash: &str) -> Result<CustomerKey, Issue> {
-        // Hex in any letter case names the same hash; it is kept lowercase.
-        let hash = hash.trim().to_ascii_lowercase();
-        if !is_email_hash(&hash) {
-            return Err(Issue::new(
-                &["customerEmailHash"],
-                "invalid_string",
-                "customerEmailHash must be the hex SHA-256 of the trimmed, lowercased e-mail (64 characters)",
-            ));
-        }
-        Ok(CustomerKey::EmailHash(hash))
+        crate::field::EmailHash::parse(hash).map(CustomerKey::EmailHash)
     }
 
     /// From a session id (`ses_…`).
@@ -137,7 +128,7 @@ pub fn email_hash(email: &str) -> String {
 
 /// 64 lowercase hex characters.
 pub fn is_email_hash(s: &str) -> bool {
-    s.len() == 64
+    s.len() == crate::field::EmailHash::LEN
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }

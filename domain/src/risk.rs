@@ -160,7 +160,7 @@ pub struct RiskSettingsInput {
     /// Payments above this amount (in the payment's currency, major units, at most 28
     /// decimals) are flagged LARGE_AMOUNT; null turns the rule off (the default).
     #[serde(default)]
-    #[schema(value_type = Option<f64>, exclusive_minimum = 0, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = Option<crate::field::Amount>)]
     pub review_above: Patch<crate::money::JsonDecimal>,
     /// Clicks per hour for one code from one network before CLICK_FLOOD (default 30).
     #[serde(default)]
@@ -182,7 +182,7 @@ impl RiskSettings {
         }
         match input.review_above {
             Patch::Value(v) => match v.0 {
-                Ok(d) if d > Decimal::ZERO && d < Decimal::from(1_000_000_000_000_i64) => {
+                Ok(d) if crate::field::Amount::parse("risk.reviewAbove", d).is_ok() => {
                     s.review_above = Some(d)
                 }
                 _ => issues.add(

@@ -22,17 +22,16 @@ pub fn from_json(value: serde_json::Value) -> RefOr<Schema> {
     RefOr::T(Schema::Object(object))
 }
 
-/// The pattern of a one-line string: no control characters.
-pub const LINE_PATTERN: &str = r"^[^\u0000-\u001F\u007F]*$";
-/// The pattern of free text: tab, line feed and carriage return allowed.
-pub const TEXT_PATTERN: &str = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$";
+/// The pattern of a one-line string (the description's generator gives it
+/// to query parameters and array items); the rule is [`crate::field`]'s.
+pub use crate::field::LINE_PATTERN;
 
 /// Describes a type by JSON Schema written in code: `described!(Type,
 /// "Name", json!({...}))` implements `ToSchema` with that name; a fourth
 /// argument, `[("Other", json!({...})), ...]`, adds schemas it refers to.
 #[macro_export]
 macro_rules! described {
-    ($ty:ty, $name:literal, $schema:expr $(, [$(($dep:literal, $dep_schema:expr)),* $(,)?])? $(,)?) => {
+    ($ty:ty, $name:literal, $schema:expr $(, [$(($dep:expr, $dep_schema:expr)),* $(,)?])? $(,)?) => {
         impl ::utoipa::PartialSchema for $ty {
             fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema> {
                 $crate::schema::from_json($schema)
@@ -55,10 +54,12 @@ macro_rules! described {
     };
 }
 
-/// The limits a type's description states for one of its properties. A
-/// limit is written once, in the `#[schema(...)]` attribute of the body's
-/// field; the validation reads it from there (through [`limits!`](crate::limits)),
-/// so the description and the check cannot drift apart.
+/// The limits a type's description states for one of its properties: the
+/// rules of a single body (integer ranges, item counts, a provider's
+/// formats), written once in the `#[schema(...)]` attribute of its field;
+/// the validation reads them from there (through [`limits!`](crate::limits)),
+/// so the description and the check cannot drift apart. Rules fields share
+/// are types of [`crate::field`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     /// `minLength` (0 when not stated).
@@ -106,19 +107,6 @@ impl Limits {
     /// A string's length against `minLength` and `maxLength`.
     pub fn check_len(&self, path: &str, value: &str) -> Result<(), Issue> {
         crate::validation::check_len(path, value, self.min_length, self.max_length)
-    }
-
-    /// A required text (`minLength` of at least 1): its length, and that it
-    /// is not made of white space only.
-    pub fn check_text(&self, path: &str, value: &str) -> Result<(), Issue> {
-        if self.min_length > 0 && value.trim().is_empty() && !value.is_empty() {
-            return Err(Issue::new(
-                &[path],
-                "too_small",
-                format!("{path} must not be blank (white space only)"),
-            ));
-        }
-        self.check_len(path, value)
     }
 
     /// An integer against `minimum` and `maximum`.
@@ -184,13 +172,7 @@ mod tests {
         assert_eq!(days.clamp(40), 9);
         assert!(days.check_range("days", 1).is_err());
         assert_eq!(Limits::of::<Body>("ids").max_items, 3);
-        assert_eq!(
-            name.check_text("shortName", " \t ").unwrap_err().code,
-            "too_small"
-        );
-        assert!(name.check_text("shortName", " a ").is_ok());
         let free = Limits::of::<Body>("free");
-        assert!(free.check_text("free", "  ").is_ok());
         assert_eq!((free.min_length, free.max_length), (0, usize::MAX));
     }
 }

@@ -7,7 +7,7 @@ use crate::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffiliate};
 use crate::application::Application;
 use crate::campaign::Campaign;
 use crate::error::Error;
-use crate::limits;
+use crate::field;
 use crate::risk::{self, Risk};
 use crate::validation::Issues;
 
@@ -17,32 +17,25 @@ use crate::validation::Issues;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = SignupRequest)]
 pub struct SignUp {
-    #[schema(pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = field::IdRef)]
     pub campaign_id: String,
     /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[schema(format = Email, max_length = 254)]
+    #[schema(value_type = field::Email)]
     pub email: String,
-    #[schema(
-        min_length = 1,
-        max_length = 200,
-        pattern = r#"^[^\u0000-\u001F\u007F]*[^\s\u0000-\u001F\u007F][^\u0000-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = field::Name)]
     pub name: String,
     /// The code the applicant would like; generated when absent. Taken: 409 ALREADY_EXISTS.
     #[serde(default)]
-    #[schema(pattern = "^[A-Za-z0-9_-]{3,32}$")]
+    #[schema(value_type = Option<field::AffiliateCode>)]
     pub code: Option<String>,
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
     #[serde(default)]
-    #[schema(max_length = 2000, pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/\u0000-\u001F\u007F-\u009F][^\s\u0000-\u001F\u007F-\u009F]*$"#, example = json!("https://blog.example.org"))]
+    #[schema(value_type = Option<field::Url>)]
     pub website: Option<String>,
     /// A note to the merchant, kept on the application.
     #[serde(default)]
-    #[schema(
-        max_length = 2000,
-        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = Option<field::LongText>)]
     pub message: Option<String>,
 }
 
@@ -59,7 +52,7 @@ pub fn enroll(
     let mut issues = Issues::new();
     let message = input.message.filter(|m| !m.trim().is_empty());
     if let Some(m) = &message {
-        issues.check(limits!(SignUp, "message").check_len("message", m));
+        issues.check(field::LongText::parse("message", m));
     }
     let status = if campaign.auto_approve_affiliates {
         AffiliateStatus::Active
@@ -97,7 +90,7 @@ pub struct SignUpAffiliate<'a> {
     id: &'a str,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case.
-    #[schema(pattern = "^[A-Za-z0-9_-]{3,32}$")]
+    #[schema(value_type = field::AffiliateCode)]
     code: &'a str,
     status: AffiliateStatus,
 }

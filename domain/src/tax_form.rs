@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::money::{json_number, MAX_AMOUNT_DIGITS};
+use crate::money::json_number;
 use crate::tenant::Tenant;
 use crate::timestamp::serde_ts;
 use crate::validation::Issues;
@@ -49,26 +49,17 @@ pub struct TaxFormSetting {
     pub required: bool,
     /// The yearly paid total (per currency) from which the form is required; 0: always.
     #[serde(with = "json_number")]
-    #[schema(value_type = f64, minimum = 0, exclusive_maximum = 1000000000000.0)]
+    #[schema(value_type = crate::field::AmountOrZero)]
     pub from_amount: Decimal,
 }
 
 impl TaxFormSetting {
     /// `fromAmount` is not negative, below 10^12.
     pub fn check(&self, issues: &mut Issues) {
-        if self.from_amount < Decimal::ZERO {
-            issues.add(
-                &["taxForm", "fromAmount"],
-                "too_small",
-                "taxForm.fromAmount must be >= 0",
-            );
-        }
-        if self.from_amount >= Decimal::from(10_i64.pow(MAX_AMOUNT_DIGITS)) {
-            issues.add(
-                &["taxForm", "fromAmount"],
-                "too_big",
-                format!("taxForm.fromAmount must be less than 10^{MAX_AMOUNT_DIGITS}"),
-            );
+        let path = "taxForm.fromAmount";
+        if let Err(mut issue) = crate::field::AmountOrZero::parse(path, self.from_amount) {
+            issue.path = vec!["taxForm".into(), "fromAmount".into()];
+            issues.push(issue);
         }
     }
 }

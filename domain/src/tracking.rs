@@ -15,8 +15,8 @@ use ulid::Ulid;
 use crate::affiliate_code::AffiliateCode;
 use crate::campaign::Campaign;
 use crate::error::Error;
+use crate::field;
 use crate::ids::{self, IdKind};
-use crate::limits;
 use crate::referral::CustomerKey;
 use crate::timestamp::serde_ts;
 use crate::validation::Issues;
@@ -176,20 +176,20 @@ impl Click {
 #[schema(as = TrackClickRequest)]
 pub struct ClickRequest {
     /// A public campaign (`cmp_…`).
-    #[schema(min_length = 1, max_length = 64, pattern = r#"^[^\u0000-\u001F\u007F]*$"#, example = json!("cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = field::ClickKey)]
     pub campaign_id: String,
     /// The affiliate code from the link, any letter case. Codes are `[A-Za-z0-9_-]{3,32}`;
     /// anything else is answered 404 like an unknown code.
     #[serde(rename = "ref")]
-    #[schema(min_length = 1, max_length = 64, pattern = r#"^[^\u0000-\u001F\u007F]*$"#, example = json!("ALICE10"))]
+    #[schema(value_type = field::ClickKey)]
     pub code: String,
     /// The landing page URL (stored as `landingUrl`).
     #[serde(default)]
-    #[schema(max_length = 2048, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<field::PageUrl>)]
     pub url: Option<String>,
     /// `document.referrer` of the landing page.
     #[serde(default)]
-    #[schema(max_length = 2048, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<field::PageUrl>)]
     pub referrer: Option<String>,
     /// A session the browser already holds; kept on the new click for reference (a new click
     /// always starts a new session).
@@ -203,20 +203,11 @@ impl ClickRequest {
     /// a validation error: the caller answers 404 for it, as for unknown ones.
     pub fn validate(&self) -> Result<(), Error> {
         let mut issues = Issues::new();
-        issues
-            .check(limits!(ClickRequest, "campaignId").check_len("campaignId", &self.campaign_id));
-        issues.check(limits!(ClickRequest, "ref").check_len("ref", &self.code));
-        let urls = [
-            ("url", &self.url, limits!(ClickRequest, "url")),
-            (
-                "referrer",
-                &self.referrer,
-                limits!(ClickRequest, "referrer"),
-            ),
-        ];
-        for (name, v, limits) in urls {
+        issues.check(field::ClickKey::parse("campaignId", &self.campaign_id));
+        issues.check(field::ClickKey::parse("ref", &self.code));
+        for (name, v) in [("url", &self.url), ("referrer", &self.referrer)] {
             if let Some(v) = v {
-                issues.check(limits.check_len(name, v));
+                issues.check(field::PageUrl::parse(name, v));
             }
         }
         if let Some(s) = &self.session_id {
@@ -286,19 +277,53 @@ impl utoipa::ToSchema for IdentifyRequest {
 /// The three forms of the identify body, by name.
 type IdentifyForm = (&'static str, fn() -> serde_json::Value);
 const IDENTIFY_FORMS: [IdentifyForm; 3] = [
-    (
-        "IdentifyByCustomerId",
-        || serde_json::json!({"type": "object", "additionalProperties": false, "description": "Binds the session to the merchant's customer id.", "required": ["sessionId", "customerId"], "properties": {"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}, "customerId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "The merchant's own customer id (case-sensitive, not blank, no control characters).", "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"}, "customerEmail": {"type": "null"}, "customerEmailHash": {"type": "null"}}}),
-    ),
-    (
-        "IdentifyByEmail",
-        || serde_json::json!({"type": "object", "additionalProperties": false, "description": "Binds the session to an e-mail address (hashed at once, never stored), and to a customer id when one is given.", "required": ["sessionId", "customerEmail"], "properties": {"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}, "customerEmail": {"type": "string", "format": "email", "maxLength": 254, "description": "Validated and hashed; never stored."}, "customerId": {"type": ["string", "null"], "minLength": 1, "maxLength": 256, "description": "The merchant's own customer id (case-sensitive, not blank, no control characters).", "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"}, "customerEmailHash": {"type": "null"}}}),
-    ),
-    (
-        "IdentifyByEmailHash",
-        || serde_json::json!({"type": "object", "additionalProperties": false, "description": "Binds the session to the hash of an e-mail address, and to a customer id when one is given.", "required": ["sessionId", "customerEmailHash"], "properties": {"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}, "customerEmailHash": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$", "description": "Hex SHA-256 (either letter case; stored lowercase) of the trimmed, lowercased e-mail (what the browser script sends when the page can hash)."}, "customerId": {"type": ["string", "null"], "minLength": 1, "maxLength": 256, "description": "The merchant's own customer id (case-sensitive, not blank, no control characters).", "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"}, "customerEmail": {"type": "null"}}}),
-    ),
+    ("IdentifyByCustomerId", || {
+        identify_form(
+            "Binds the session to the merchant's customer id.",
+            "customerId",
+            serde_json::json!({"customerId": customer_id(false), "customerEmail": {"type": "null"}, "customerEmailHash": {"type": "null"}}),
+        )
+    }),
+    ("IdentifyByEmail", || {
+        identify_form("Binds the session to an e-mail address (hashed at once, never stored), and to a customer id when one is given.", "customerEmail", serde_json::json!({"customerEmail": described::<field::Email>("Validated and hashed; never stored.", false), "customerId": customer_id(true), "customerEmailHash": {"type": "null"}}))
+    }),
+    ("IdentifyByEmailHash", || {
+        identify_form("Binds the session to the hash of an e-mail address, and to a customer id when one is given.", "customerEmailHash", serde_json::json!({"customerEmailHash": described::<field::EmailHash>("Hex SHA-256 (either letter case; stored lowercase) of the trimmed, lowercased e-mail (what the browser script sends when the page can hash).", false), "customerId": customer_id(true), "customerEmail": {"type": "null"}}))
+    }),
 ];
+
+/// An identify form: the session, the identity it is named by
+/// (`required`), and the other identities (`identities`, in order).
+fn identify_form(
+    description: &str,
+    required: &str,
+    identities: serde_json::Value,
+) -> serde_json::Value {
+    let mut properties = serde_json::json!({"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}});
+    if let (Some(all), Some(more)) = (properties.as_object_mut(), identities.as_object()) {
+        all.extend(more.clone());
+    }
+    serde_json::json!({"type": "object", "additionalProperties": false, "description": description, "required": ["sessionId", required], "properties": properties})
+}
+
+/// `T`'s rule as a property with its own description (null allowed too
+/// when `nullable`).
+fn described<T: utoipa::PartialSchema>(description: &str, nullable: bool) -> serde_json::Value {
+    let mut property = field::keywords::<T>();
+    property["description"] = serde_json::json!(description);
+    if nullable {
+        property["type"] = serde_json::json!(["string", "null"]);
+    }
+    property
+}
+
+/// The `customerId` of an identify form.
+fn customer_id(nullable: bool) -> serde_json::Value {
+    described::<field::CustomerRef>(
+        "The merchant's own customer id (case-sensitive, not blank, no control characters).",
+        nullable,
+    )
+}
 
 impl IdentifyRequest {
     /// The customer identities named, validated: the customer id first, then

@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::field::is_refused_control;
 pub use crate::issue::Issue;
 
 /// Collects issues so a caller hears about every bad field at once.
@@ -119,12 +120,6 @@ pub fn check_range(path: &str, value: i64, min: i64, max: i64) -> Result<(), Iss
 /// Long free-text fields, where tab, line feed and carriage return are allowed.
 pub const FREE_TEXT_FIELDS: &[&str] = &["body", "description", "message", "note"];
 
-/// True when `c` is a control character (U+0000-U+001F, U+007F) that a field
-/// may not hold; free text may hold tab, line feed and carriage return.
-pub fn is_refused_control(c: char, free_text: bool) -> bool {
-    matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}') && !(free_text && matches!(c, '\t' | '\n' | '\r'))
-}
-
 /// The issue of a string holding a refused control character, if it does.
 pub fn check_control(path: &[Value], value: &str, free_text: bool) -> Option<Issue> {
     if !value.chars().any(|c| is_refused_control(c, free_text)) {
@@ -197,52 +192,10 @@ pub fn distinct_ids(path: &str, ids: Vec<String>, max: usize) -> Result<Vec<Stri
         .collect())
 }
 
-/// Refuses control characters (U+0000-U+001F, U+007F); long free text may
-/// keep tab, line feed and carriage return.
-pub fn check_no_control(path: &str, value: &str, free_text: bool) -> Result<(), Issue> {
-    if value.chars().any(|c| is_refused_control(c, free_text)) {
-        return Err(Issue::new(
-            &[path],
-            "invalid_string",
-            format!("{path} must not contain control characters"),
-        ));
-    }
-    Ok(())
-}
-
-/// An identifier another system gave (a customer id, an `externalId`):
-/// 1-`max` characters, not blank, without control characters (C1 included).
-pub fn check_identifier(path: &str, value: &str, max: usize) -> Result<(), Issue> {
-    let n = value.chars().count();
-    if value.trim().is_empty() || n > max || value.chars().any(char::is_control) {
-        return Err(Issue::new(
-            &[path],
-            "invalid_string",
-            format!("{path} must be 1-{max} characters, not blank, without control characters"),
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn control_characters_are_refused_except_whitespace_in_free_text() {
-        for c in ['\u{0}', '\u{1}', '\u{1b}', '\u{1f}', '\u{7f}'] {
-            assert!(is_refused_control(c, false), "{c:?}");
-            assert!(is_refused_control(c, true), "{c:?}");
-        }
-        for c in ['\t', '\n', '\r'] {
-            assert!(is_refused_control(c, false), "{c:?}");
-            assert!(!is_refused_control(c, true), "{c:?}");
-        }
-        for c in [' ', 'a', '\u{80}', '\u{a0}', 'é', '\u{2028}'] {
-            assert!(!is_refused_control(c, false), "{c:?}");
-        }
-    }
 
     #[test]
     fn every_body_string_is_checked_with_its_path() {
@@ -268,5 +221,12 @@ mod tests {
             ]
         );
         assert!(control_issues(&json!({"name": "plain", "body": "a\tb"})).is_empty());
+        // C1 controls (U+0080-U+009F) too, in one-line strings and free text alike.
+        let c1 = json!({"externalId": "a\u{85}", "note": "b\u{9b}", "name": "c\u{a0}"});
+        let paths: Vec<Value> = control_issues(&c1)
+            .into_iter()
+            .map(|i| json!(i.path))
+            .collect();
+        assert_eq!(paths, vec![json!(["externalId"]), json!(["note"])]);
     }
 }

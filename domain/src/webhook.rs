@@ -12,9 +12,9 @@ use crate::edit::{self, Stamped};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::event::{Event, EventType};
+use crate::field;
 use crate::ids::{new_id, IdKind};
 use crate::issue::Issue;
-use crate::limits;
 use crate::patch::Patch;
 use crate::status::Transition;
 use crate::timestamp::{self, serde_ts, serde_ts_opt, Bound};
@@ -122,16 +122,13 @@ pub struct Endpoint {
 pub struct NewEndpoint {
     /// An `https` URL whose host resolves to public addresses only (no loopback, private,
     /// link-local, unique-local or multicast address).
-    #[schema(max_length = 2000, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = field::WebhookUrl)]
     pub url: String,
     #[serde(default)]
     #[schema(value_type = Option<crate::webhook::EventTypesSchema>)]
     pub event_types: Option<Vec<String>>,
     #[serde(default)]
-    #[schema(
-        max_length = 500,
-        pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#
-    )]
+    #[schema(value_type = Option<field::ShortText>)]
     pub description: Option<String>,
 }
 
@@ -141,13 +138,13 @@ pub struct NewEndpoint {
 #[schema(as = WebhookEndpointUpdate)]
 pub struct EndpointPatch {
     #[serde(default)]
-    #[schema(value_type = String, max_length = 2000, pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = field::WebhookUrl)]
     pub url: Patch<String>,
     #[serde(default)]
     #[schema(value_type = crate::webhook::EventTypesSchema)]
     pub event_types: Patch<Vec<String>>,
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 500, pattern = r#"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<field::ShortText>)]
     pub description: Patch<String>,
     #[serde(default)]
     #[schema(value_type = crate::webhook::EndpointStatus)]
@@ -214,7 +211,7 @@ fn event_types(types: Vec<String>, issues: &mut Issues) -> Vec<String> {
 }
 
 fn description(text: String, issues: &mut Issues) -> Option<String> {
-    issues.check(limits!(NewEndpoint, "description").check_len("description", &text));
+    issues.check(field::ShortText::parse("description", &text));
     Some(text)
 }
 
@@ -702,7 +699,7 @@ pub struct RedeliverRequest {
     /// Only this endpoint (ENABLED, subscribed to the event's type). Without it: every ENABLED
     /// endpoint that received the event.
     #[serde(default)]
-    #[schema(pattern = r#"^[^\u0000-\u001F\u007F]*$"#)]
+    #[schema(value_type = Option<field::IdRef>)]
     pub endpoint_id: Option<String>,
 }
 

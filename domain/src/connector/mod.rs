@@ -360,9 +360,7 @@ impl SignatureError {
 /// built from it holds), no control character. Any other is read as
 /// absent, so a forged or broken body is ignored instead of failing a write.
 fn usable(s: &str) -> Option<String> {
-    let max = crate::limits!(crate::conversion::PostbackBody, "externalId").max_length;
-    let fits = !s.is_empty() && s.chars().count() <= max;
-    (fits && !s.chars().any(char::is_control)).then(|| s.to_string())
+    crate::field::Key::parse("", s).ok().map(|()| s.to_string())
 }
 
 /// A string field of a JSON object, or the `id` of an expanded object there.

@@ -387,6 +387,12 @@ async fn control_characters_are_refused_except_whitespace_in_free_text() {
     let r = crate::support::call("POST", "/api/v1/campaigns", Some(k), Some(nul)).await;
     r.assert_error(400, "VALIDATION_FAILED");
     assert_eq!(r.body["error"]["details"][0]["path"], json!(["name"]));
+    // C1 controls (U+0080-U+009F) are control characters too.
+    let mut nel = base.clone();
+    nel["name"] = json!("bad\u{85}name");
+    let r = crate::support::call("POST", "/api/v1/campaigns", Some(k), Some(nel)).await;
+    r.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(r.body["error"]["details"][0]["path"], json!(["name"]));
 
     let mut meta = base.clone();
     meta["metadata"] = json!({"plan\u{7f}": "gold", "tier": "a\tb"});
