@@ -18,7 +18,8 @@ const BASE_BACKOFF_MS: u64 = 10;
 pub enum Attempt<T> {
     /// The conditional write went through (or nothing needed writing).
     Done(T),
-    /// Another writer got there first; read again and retry.
+    /// Another writer got there first, or (for [`retry_at_once`]) the write
+    /// was refused for what the next try changes; try again.
     Conflict,
 }
 
