@@ -22,7 +22,7 @@ use domain::connector::{
     self, Binding, Command, Link, Mapped, Payment, Provider, Refund, RefundPart, Restore,
     SignatureError,
 };
-use domain::conversion::{ConversionType, Postback, PostbackBody};
+use domain::conversion::{Postback, Sale};
 use domain::error::{Error, Result};
 use domain::ids::{self, IdKind};
 use domain::integration::{DeliveryOutcome, Integration};
@@ -30,7 +30,6 @@ use domain::payout_rail::AccountUpdate;
 use domain::payout_rail::PayoutResult;
 use domain::referral::{self, CustomerKey, ReferralSource};
 use domain::tenant::Tenant;
-use domain::timestamp;
 use store::integrations::{self, DeliveryRow, Marked};
 use store::payouts as store_payouts;
 use store::{accounts, clicks, conversions, parked_links, parked_refunds, promotion_codes};
@@ -723,11 +722,12 @@ impl Referral {
     }
 }
 
-/// The postback a payment makes, judged by the postback's own rules (an
-/// amount or id it would refuse is a reason to ignore the payment): the
-/// referral hint is a click id, a session id or an affiliate code; the
-/// customer's id and e-mail (hashed) find the customer's referral, and are
-/// left out when malformed, as a signal the postback would skip.
+/// The postback a payment makes, judged by the postback's own rules on its
+/// typed facts (an amount or id it would refuse is a reason to ignore the
+/// payment): the referral hint is a click id, a session id or an affiliate
+/// code; the customer's id and e-mail (hashed) find the customer's
+/// referral, and are left out when malformed, as a signal the postback
+/// would skip.
 fn postback_of(
     integration: &Integration,
     p: &Payment,
@@ -741,35 +741,29 @@ fn postback_of(
     };
     let mut metadata = domain::metadata::Metadata::new();
     metadata.insert("integrationId".into(), integration.id.clone());
-    let body = PostbackBody {
-        amount: Some(p.amount),
-        currency: p.currency.code().to_string(),
+    let sale = Sale {
+        amount: p.amount,
+        currency: p.currency,
         external_id: p.external_id.clone(),
-        conversion_type: ConversionType::Sale.as_str().to_string(),
         campaign_id: code.as_ref().and(integration.campaign_id.clone()),
         affiliate_code: code,
         session_id,
         click_id,
-        customer_email_hash: None,
-        customer_email: p
-            .customer_email
-            .clone()
-            .filter(|e| CustomerKey::from_email(e).is_ok()),
         customer_id: p
             .customer_id
-            .clone()
-            .filter(|c| CustomerKey::from_id(c).is_ok()),
-        occurred_at: Some(timestamp::format(&p.occurred_at.min(now))),
-        metadata: Some(metadata),
+            .as_deref()
+            .and_then(|c| CustomerKey::from_id(c).ok()),
+        email: p
+            .customer_email
+            .as_deref()
+            .and_then(|e| CustomerKey::from_email(e).ok()),
+        occurred_at: p.occurred_at.min(now),
+        metadata,
+        promotion_code: p.promotion_code.clone(),
         product_id: p.product.product_id.clone(),
         plan_id: p.product.plan_id.clone(),
     };
-    let promotion_code = p.promotion_code.clone();
-    let valid = body.validate(now).map(|v| Postback {
-        promotion_code,
-        ..v
-    });
-    valid.map_err(|e| match e {
+    Postback::sale(sale).map_err(|e| match e {
         Error::Validation(issues) => {
             let said: Vec<String> = issues.into_iter().map(|i| i.message).collect();
             format!("the postback would refuse the payment: {}", said.join("; "))

@@ -520,7 +520,7 @@ mod view;
 
 pub use ledger::{Adjustment, Earning};
 pub use requests::{
-    truncate_millis, Postback, PostbackBody, ReleaseBody, ReverseBody, ReverseRequest,
+    truncate_millis, Postback, PostbackBody, ReleaseBody, ReverseBody, ReverseRequest, Sale,
     FUTURE_TOLERANCE_MINUTES,
 };
 pub use view::ConversionView;

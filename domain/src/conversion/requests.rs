@@ -322,6 +322,76 @@ impl Postback {
     }
 }
 
+/// A payment a provider reported, as typed facts: what a provider's event
+/// makes the postback of (`Postback::sale`).
+#[derive(Debug, Clone)]
+pub struct Sale {
+    pub amount: Decimal,
+    pub currency: Currency,
+    pub external_id: String,
+    /// The referral the payment carried, by what it names.
+    pub affiliate_code: Option<String>,
+    pub session_id: Option<String>,
+    pub click_id: Option<String>,
+    pub campaign_id: Option<String>,
+    pub customer_id: Option<CustomerKey>,
+    pub email: Option<CustomerKey>,
+    /// No later than now (a provider's clock may run ahead).
+    pub occurred_at: DateTime<Utc>,
+    pub metadata: Metadata,
+    pub promotion_code: Option<String>,
+    pub product_id: Option<String>,
+    pub plan_id: Option<String>,
+}
+
+impl Postback {
+    /// A provider's payment judged by the postback's own rules, on its typed
+    /// facts: an amount, id, referral or metadata the postback would refuse
+    /// is VALIDATION_FAILED with every issue, named by the postback's fields.
+    pub fn sale(s: Sale) -> Result<Postback, Error> {
+        let mut issues = Issues::new();
+        let kind = Some(ConversionType::Sale);
+        let amount = amount_of(Some(s.amount), kind, Some(s.currency), &mut issues);
+        issues.check(field::Key::parse("externalId", &s.external_id));
+        let keys = Keys {
+            affiliate_code: s.affiliate_code,
+            session_id: s.session_id,
+            click_id: s.click_id,
+            campaign_id: s.campaign_id,
+            product_id: s.product_id,
+            plan_id: s.plan_id,
+        }
+        .checked(&mut issues);
+        if s.occurred_at.timestamp() < 0 {
+            issues.add(
+                &["occurredAt"],
+                "too_small",
+                "occurredAt must not be before 1970",
+            );
+        }
+        metadata::validate(&s.metadata, &mut issues);
+        issues.finish()?;
+        Ok(Postback {
+            amount,
+            conversion_type: ConversionType::Sale,
+            currency: s.currency,
+            external_id: s.external_id,
+            affiliate_code: keys.affiliate_code,
+            session_id: keys.session_id,
+            click_id: keys.click_id,
+            customer_id: s.customer_id,
+            email: s.email,
+            campaign_id: keys.campaign_id,
+            occurred_at: truncate_millis(s.occurred_at),
+            metadata: s.metadata,
+            aliases: Vec::new(),
+            promotion_code: s.promotion_code,
+            product_id: keys.product_id,
+            plan_id: keys.plan_id,
+        })
+    }
+}
+
 /// Drops sub-millisecond digits, so stored and compared times agree.
 pub fn truncate_millis(t: DateTime<Utc>) -> DateTime<Utc> {
     timestamp::parse_datetime(&timestamp::format(&t)).unwrap_or(t)
