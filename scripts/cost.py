@@ -107,7 +107,7 @@ COMPETITORS = [
 # --------------------------------------------------------------------------
 # The webhook delivery's DynamoDB work, which refbench does not measure
 # (no row): modelled from the code, and said so in the document.
-# shared/src/services/webhooks.rs first_attempt -> attempt:
+# services/src/webhooks.rs first_attempt -> attempt:
 #   store::put_task        TransactWriteItems: the task (PENDING, with its
 #                          GSI5 retry entry until the attempt is recorded)
 #   (the signed POST)
@@ -397,7 +397,7 @@ def work_shards(path):
 
 # --------------------------------------------------------------------------
 # Log lines, in the shapes the functions write them: tracing-subscriber's
-# JSON format as shared::app::init_tracing sets it up (current span, no span
+# JSON format as services::app::init_tracing sets it up (current span, no span
 # list, no target), and Lambda's JSON system log lines (LogFormat: JSON; at
 # the default INFO system level, platform.start and platform.report per
 # invocation). Ids have their real lengths; numbers their usual widths.
@@ -420,7 +420,7 @@ def app_line(message, fields, span):
 
 
 def request_line(method, route, status, keyed, duration_ms):
-    """shared::http::layer::envelope's line, in its `request` span."""
+    """api::http::layer::envelope's line, in its `request` span."""
     return app_line("request", {
         "method": method, "route": route, "status": status,
         "account": f"acct_{ULID}" if keyed else "-",
@@ -435,7 +435,7 @@ def runtime_span():
 
 
 def webhook_attempt_line(duration_ms):
-    """shared::services::webhooks::attempt's line."""
+    """services::webhooks::attempt's line."""
     return app_line("webhook attempt", {
         "event_id": f"evt_{ULID}", "endpoint_id": f"whe_{ULID}", "attempt": 1,
         "status": "SUCCEEDED", "response_status": 200, "duration_ms": int(duration_ms)},
@@ -979,7 +979,7 @@ def render(model, args, inputs):
     w(f"- **S3**: none of these operations' functions is allowed an S3 action in "
       f"`template.yaml` (only {', '.join(with_s3) or 'none'}).")
     w(f"- **Logs**: each operation's lines as the code writes them (one JSON line per "
-      f"request from `shared::http::layer`, one per webhook attempt) beside Lambda's "
+      f"request from `api::http::layer`, one per webhook attempt) beside Lambda's "
       f"own `platform.start` and `platform.report` lines (`LogFormat: {t.log_format}`), "
       f"built here with real id lengths, plus {CLOUDWATCH_EVENT_OVERHEAD_BYTES} bytes "
       f"per log event. Errors and warnings add lines; none are counted.")
@@ -1082,7 +1082,7 @@ def render(model, args, inputs):
     w("## The log lines counted")
     w("")
     w("A warm postback's, as the script builds them (the request line from "
-      "`shared::http::layer::envelope`, Lambda's two per invocation, and the stream "
+      "`api::http::layer::envelope`, Lambda's two per invocation, and the stream "
       "consumer's two), then a webhook attempt's; CloudWatch adds "
       f"{CLOUDWATCH_EVENT_OVERHEAD_BYTES} bytes to each:")
     w("")
@@ -1092,7 +1092,7 @@ def render(model, args, inputs):
     w("```")
     w("")
     w("Inputs: " + ", ".join(f"`{os.path.relpath(p, ROOT)}`" for p in inputs)
-      + ", `template.yaml`, `shared/src/store/keys.rs` (`WORK_SHARDS`).")
+      + ", `template.yaml`, `store/src/keys.rs` (`WORK_SHARDS`).")
     w("")
     return "\n".join(out)
 
@@ -1104,7 +1104,7 @@ def main(argv=None):
                         "load.txt and rails.txt)")
     p.add_argument("--output", default=os.path.join(ROOT, "docs", "cost.md"))
     p.add_argument("--template", default=os.path.join(ROOT, "template.yaml"))
-    p.add_argument("--keys", default=os.path.join(ROOT, "shared", "src", "store", "keys.rs"))
+    p.add_argument("--keys", default=os.path.join(ROOT, "store", "src", "keys.rs"))
     p.add_argument("--clicks", type=int, default=100_000)
     p.add_argument("--conversions", type=int, default=10_000)
     p.add_argument("--api-reads", type=int, default=30_000)

@@ -1,5 +1,5 @@
 """Reads or makes an HS256 JWT with PyJWT, the reference JWT library, so
-the API keys' tokens (built by hand in shared/src/auth/api_key.rs) are
+the API keys' tokens (built by hand in services/src/auth/api_key.rs) are
 checked against it both ways (used by refctl's auth tests).
 
     jwt_reference.py decode SECRET TOKEN           -> {"header": ..., "claims": ...}; exit 1 if invalid

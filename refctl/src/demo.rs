@@ -2,22 +2,22 @@
 
 use std::path::Path;
 
+use api::app::App;
+use api::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
+use api::domain::asset::{Asset, NewSwipeCopy};
+use api::domain::campaign::{Campaign, NewCampaign};
+use api::domain::conversion::PostbackBody;
+use api::domain::integration::NewIntegration;
+use api::domain::signup::{self, SignUp};
+use api::domain::tenant::{Mode, Tenant};
+use api::services::enrollments;
+use api::services::postback::{self, Recorded};
+use api::store::attrs;
+use api::store::keys::{DEMO_MARKER, RECORD_SK};
+use api::store::{accounts, assets, campaigns, string_value, Item};
+use api::validation::Issues;
+use api::{timestamp, Error};
 use serde_json::{json, Value};
-use shared::app::App;
-use shared::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
-use shared::domain::asset::{Asset, NewSwipeCopy};
-use shared::domain::campaign::{Campaign, NewCampaign};
-use shared::domain::conversion::PostbackBody;
-use shared::domain::integration::NewIntegration;
-use shared::domain::signup::{self, SignUp};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::services::enrollments;
-use shared::services::postback::{self, Recorded};
-use shared::store::attrs;
-use shared::store::keys::{DEMO_MARKER, RECORD_SK};
-use shared::store::{accounts, assets, campaigns, string_value, Item};
-use shared::validation::Issues;
-use shared::{timestamp, Error};
 
 /// Seeds the demo data unless a previous run did; the key values are kept in
 /// `keys_file` (git-ignored) because the store keeps only their hashes.
@@ -27,22 +27,12 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
     }
     let account = accounts::create_account(&app.store, "Demo Store", "growth").await?;
     let secret = &app.signing;
-    let (_, test_key) = shared::auth::keys::create_key(
-        &app.store,
-        secret,
-        &account.id,
-        "demo test key",
-        Mode::Test,
-    )
-    .await?;
-    let (_, live_key) = shared::auth::keys::create_key(
-        &app.store,
-        secret,
-        &account.id,
-        "demo live key",
-        Mode::Live,
-    )
-    .await?;
+    let (_, test_key) =
+        api::auth::keys::create_key(&app.store, secret, &account.id, "demo test key", Mode::Test)
+            .await?;
+    let (_, live_key) =
+        api::auth::keys::create_key(&app.store, secret, &account.id, "demo live key", Mode::Live)
+            .await?;
     let mut campaign_ids = Vec::new();
     let mut programme = Value::Null;
     let mut conversions = Value::Null;
@@ -98,7 +88,7 @@ async fn seeded_before(
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_else(|| json!({ "note": format!("key values were shown at first seed; {} is missing", keys_file.display()) }));
-    let account = shared::store::string_of(marker, ACCOUNT_ID)
+    let account = api::store::string_of(marker, ACCOUNT_ID)
         .unwrap_or_default()
         .to_string();
     let saved = with_stripe(app, keys_file, &account, saved).await?;
@@ -153,7 +143,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
     }))
     .map_err(Error::internal)?;
     let mut active = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
-    enrollments::enroll(&app.store, tenant, &mut active).await?;
+    enrollments::enroll(app, tenant, &mut active).await?;
     let input: SignUp = serde_json::from_value(json!({
         "campaignId": campaign.id, "email": "bob@reviews.example.net",
         "name": "Bob Reviewer", "website": "https://reviews.example.net",
@@ -161,7 +151,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
     }))
     .map_err(Error::internal)?;
     let mut pending = signup::enroll(input, campaign, None, now)?;
-    enrollments::enroll(&app.store, tenant, &mut pending).await?;
+    enrollments::enroll(app, tenant, &mut pending).await?;
     let input: NewSwipeCopy = serde_json::from_value(json!({
         "name": "Launch week e-mail", "campaignId": campaign.id,
         "body": "Tired of spreadsheets? Try Demo SaaS free for 30 days: https://demo.example.com/?ref=DEMO10",
@@ -227,8 +217,8 @@ async fn postback(
     tenant: &Tenant,
     body: Value,
     now: chrono::DateTime<chrono::Utc>,
-) -> Result<shared::domain::conversion::Conversion, Error> {
-    let input: PostbackBody = shared::http::body::from_value(body)?;
+) -> Result<api::domain::conversion::Conversion, Error> {
+    let input: PostbackBody = api::http::body::from_value(body)?;
     let p = input.validate(now)?;
     match postback::record(&app.store, &app.lookups, tenant, &p, None, now).await? {
         Recorded::Created(c) | Recorded::Replayed(c) => Ok(c),
@@ -261,7 +251,7 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
         }))
         .map_err(Error::internal)?;
         let mut e = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
-        enrollments::enroll(&app.store, tenant, &mut e).await?;
+        enrollments::enroll(app, tenant, &mut e).await?;
         for (i, days) in [60, 45, 30].into_iter().enumerate() {
             let body = json!({"amount": 150 + 50 * i, "currency": "USD", "affiliateCode": code,
                 "externalId": format!("demo-{}-{code}-{i}", tenant.account_id), "conversionType": "SALE",
@@ -270,16 +260,15 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
         }
         codes.push(e.affiliate.id);
     }
-    shared::services::payout_job::run(app, now, shared::services::payout_job::Budget::default())
-        .await?;
+    api::services::payout_job::run(app, now, api::services::payout_job::Budget::default()).await?;
     let mut out = Vec::new();
     for (i, aff) in codes.iter().enumerate() {
-        let filter = shared::store::payouts::PayoutFilter {
+        let filter = api::store::payouts::PayoutFilter {
             affiliate_id: Some(aff.clone()),
             ..Default::default()
         };
-        let page = shared::store::page::PageRequest::default();
-        let Some(p) = shared::store::payouts::list(&app.store, tenant, &filter, &page)
+        let page = api::store::page::PageRequest::default();
+        let Some(p) = api::store::payouts::list(&app.store, tenant, &filter, &page)
             .await?
             .items
             .pop()
@@ -287,24 +276,23 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
             continue;
         };
         if i >= 1 {
-            let key = shared::payouts::invoice::key(tenant, &p.id, "invoice-2026-001.pdf");
+            let key = api::payouts::invoice::key(tenant, &p.id, "invoice-2026-001.pdf");
             app.files()
                 .put(&key, DEMO_INVOICE.to_vec(), "application/pdf")
                 .await?;
-            shared::services::invoices::on_object_created(app, &key, now).await?;
+            api::services::invoices::on_object_created(app, &key, now).await?;
         }
         if i >= 2 {
-            shared::services::payouts::approve(app, tenant, &p.id, now).await?;
+            api::services::payouts::approve(app, tenant, &p.id, now).await?;
         }
         let p = if i >= 3 {
-            let paid =
-                |_: &shared::domain::payout::Payout| shared::domain::payout::Command::MarkPaid {
-                    payment_date: now.date_naive(),
-                    payment_method: "bank transfer".into(),
-                };
-            shared::services::payouts::transition(&app.store, tenant, &p.id, paid, now).await?
+            let paid = |_: &api::domain::payout::Payout| api::domain::payout::Command::MarkPaid {
+                payment_date: now.date_naive(),
+                payment_method: "bank transfer".into(),
+            };
+            api::services::payouts::transition(app, tenant, &p.id, paid, now).await?
         } else {
-            shared::store::payouts::get(&app.store, tenant, &p.id).await?
+            api::store::payouts::get(&app.store, tenant, &p.id).await?
         };
         out.push(json!({"id": p.id, "affiliateId": aff, "status": p.status, "amount": p.amount.to_string()}));
     }
@@ -345,8 +333,8 @@ async fn portal_url(app: &App, account: &str, base_url: &str) -> Result<Value, E
         return Ok(Value::Null);
     };
     let claims =
-        shared::auth::portal::PortalClaims::new(&tenant, &owner.affiliate_id, timestamp::now());
-    let token = shared::auth::portal::issue(&app.signing.current().await?.secret, &claims);
+        api::auth::portal::PortalClaims::new(&tenant, &owner.affiliate_id, timestamp::now());
+    let token = api::auth::portal::issue(&app.signing.current().await?.secret, &claims);
     Ok(json!(format!(
         "{base_url}/portal?account={account}#token={token}"
     )))
@@ -382,8 +370,7 @@ async fn seed_stripe(app: &App, tenant: &Tenant) -> Result<Value, Error> {
         "description": "Demo Stripe account (local only)",
     }))
     .map_err(Error::internal)?;
-    let integration =
-        shared::services::creates::integration(&app.store, &app.signing, tenant, input).await?;
+    let integration = api::services::integrations::create(app, tenant, input).await?;
     Ok(json!({"id": integration.id, "signingSecret": DEMO_STRIPE_SECRET}))
 }
 

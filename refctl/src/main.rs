@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use api::app::App;
+use api::config::Config;
+use api::domain::tenant::Mode;
+use api::timestamp;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
-use shared::app::App;
-use shared::config::Config;
-use shared::domain::tenant::Mode;
-use shared::timestamp;
 
 #[derive(Parser)]
 #[command(
@@ -190,7 +190,7 @@ async fn main() {
         }
     };
     if matches!(cli.command, Command::Serve { .. }) {
-        shared::app::init_tracing();
+        api::app::init_tracing();
     }
     // `tables create` makes the local signing secret, so it must not need it yet.
     let app = if matches!(cli.command, Command::Tables { .. }) {
@@ -214,7 +214,7 @@ async fn main() {
     }
 }
 
-async fn run(command: Command, app: Arc<App>) -> Result<Option<Value>, shared::Error> {
+async fn run(command: Command, app: Arc<App>) -> Result<Option<Value>, api::Error> {
     use refctl::setup;
     Ok(Some(match command {
         Command::Openapi => refctl::openapi::document(),
@@ -222,12 +222,12 @@ async fn run(command: Command, app: Arc<App>) -> Result<Option<Value>, shared::E
             let listener = tokio::net::TcpListener::bind((host.as_str(), port))
                 .await
                 .map_err(|e| {
-                    shared::Error::internal(format!("cannot listen on {host}:{port}: {e}"))
+                    api::Error::internal(format!("cannot listen on {host}:{port}: {e}"))
                 })?;
             eprintln!("refctl: serving the API on http://{host}:{port}");
             refctl::serve::serve(listener, app)
                 .await
-                .map_err(shared::Error::internal)?;
+                .map_err(api::Error::internal)?;
             return Ok(None);
         }
         Command::Tables {
@@ -246,7 +246,7 @@ async fn run(command: Command, app: Arc<App>) -> Result<Option<Value>, shared::E
                     None
                 } else {
                     Some(timestamp::parse_datetime(&expires).ok_or_else(|| {
-                        shared::Error::invalid(
+                        api::Error::invalid(
                             &["expires"],
                             "invalid_date",
                             "expires must be an ISO-8601 date-time or never",

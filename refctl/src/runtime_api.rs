@@ -11,6 +11,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use api::config::Config;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -18,7 +19,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
-use shared::config::Config;
 use tokio::sync::{mpsc, oneshot};
 
 const PREFIX: &str = "/2018-06-01/runtime";

@@ -4,15 +4,15 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use api::app::App;
+use api::http::router::STATIC_CACHE_CONTROL;
+use api::http::ApiRouter;
 use axum::extract::Request;
 use axum::middleware::{from_fn, Next};
 use axum::response::{IntoResponse, Response};
 use http::header;
 use lambda_http::aws_lambda_events::apigw::ApiGatewayV2httpRequestContext;
 use lambda_http::request::RequestContext;
-use shared::app::App;
-use shared::http::router::STATIC_CACHE_CONTROL;
-use shared::http::ApiRouter;
 use tokio::net::TcpListener;
 use tower::ServiceExt as _;
 
@@ -68,7 +68,7 @@ pub fn routes() -> ApiRouter {
 /// The local host's service: the whole API, and the browser script and its
 /// demo pages for GET and HEAD (other methods fall through to the API).
 pub fn service(app: Arc<App>) -> axum::Router {
-    shared::http::service(routes(), app).layer(from_fn(static_files))
+    api::http::service(routes(), app).layer(from_fn(static_files))
 }
 
 async fn static_files(req: Request, next: Next) -> Response {
@@ -78,7 +78,7 @@ async fn static_files(req: Request, next: Next) -> Response {
         return next.run(req).await;
     };
     // Every answer of the host names its request, as the API's do.
-    let request_id = shared::http::request::request_id(req.headers());
+    let request_id = api::http::request::request_id(req.headers());
     (
         [
             (header::CONTENT_TYPE, content_type),
@@ -95,7 +95,7 @@ async fn static_files(req: Request, next: Next) -> Response {
 /// consumer and the retry sweep) running beside the routes, as the stream
 /// event source and the scheduled sweep do on AWS.
 pub async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> {
-    shared::services::local_webhooks::spawn(app.clone());
+    api::services::local_webhooks::spawn(app.clone());
     app.signing.prefetch();
     let router = service(app);
     // A header line the parser cannot take (a control character in its

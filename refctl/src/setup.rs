@@ -1,12 +1,12 @@
 //! Operator operations: tables, accounts and keys.
 
+use api::app::App;
+use api::config::{defaults, Config, ProviderBases};
+use api::domain::tenant::Mode;
+use api::store::accounts;
+use api::Error;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use shared::app::App;
-use shared::config::{defaults, Config, ProviderBases};
-use shared::domain::tenant::Mode;
-use shared::store::accounts;
-use shared::Error;
 
 /// Creates the table and the private bucket as template.yaml declares them,
 /// A configuration on the test stack (`DYNAMODB_ENDPOINT`, `S3_ENDPOINT`,
@@ -88,7 +88,7 @@ pub async fn account_frame_ancestors(
 /// `key create`: the value is printed once and never again.
 pub async fn key_create(app: &App, account: &str, name: &str, mode: Mode) -> Result<Value, Error> {
     let (k, value) =
-        shared::auth::keys::create_key(&app.store, &app.signing, account, name, mode).await?;
+        api::auth::keys::create_key(&app.store, &app.signing, account, name, mode).await?;
     Ok(json!({ "keyId": k.id, "key": value, "mode": mode, "name": k.name }))
 }
 

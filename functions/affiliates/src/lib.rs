@@ -3,22 +3,22 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::adjustment::{AdjustmentView, NewAdjustment};
+use api::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
+use api::domain::payout_rail::OnboardingLink;
+use api::domain::promotion_code::{NewPromotionCode, PromotionCodeView};
+use api::http::idempotency::REPLAYED;
+use api::http::Answer;
+use api::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, PathIds, Reply};
+use api::routes;
+use api::services::adjustments::{self, Booked};
+use api::services::enrollments;
+use api::services::{self, payout_accounts, portal_sessions, promotion_codes};
+use api::store::affiliates::{self, AffiliateFilter};
+use api::store::page::PageRequest;
+use api::timestamp;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::adjustment::{AdjustmentView, NewAdjustment};
-use shared::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
-use shared::domain::payout_rail::OnboardingLink;
-use shared::domain::promotion_code::{NewPromotionCode, PromotionCodeView};
-use shared::error::Result;
-use shared::http::idempotency::REPLAYED;
-use shared::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, PathIds, Reply};
-use shared::routes;
-use shared::services::adjustments::{self, Booked};
-use shared::services::enrollments;
-use shared::services::{edits, payout_accounts, portal_sessions, promotion_codes};
-use shared::store::affiliates::{self, AffiliateFilter};
-use shared::store::page::PageRequest;
-use shared::timestamp;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -49,11 +49,11 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/affiliates/{id}/adjustments",
     operation_id = "createAffiliateAdjustment",
     tag = "Affiliates",
-    request_body = shared::domain::adjustment::NewAdjustment,
+    request_body = api::domain::adjustment::NewAdjustment,
     responses(
-        (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = shared::domain::adjustment::AdjustmentView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated request."))),
-        (status = 201, description = "The adjustment booked.", body = shared::domain::adjustment::AdjustmentView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = api::domain::adjustment::AdjustmentView),
+        (status = 201, description = "The adjustment booked.", body = api::domain::adjustment::AdjustmentView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn create_adjustment(
@@ -61,8 +61,8 @@ async fn create_adjustment(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<NewAdjustment>,
-) -> Result<Reply> {
-    match adjustments::create(&app.store, m.tenant(), &id, body).await? {
+) -> Answer {
+    match adjustments::create(&app, m.tenant(), &id, body).await? {
         Booked::Created(a) => Reply::created(AdjustmentView::from(&a)),
         Booked::Replayed(a) => Ok(Reply::ok(AdjustmentView::from(&a))?.header(REPLAYED, "true")),
     }
@@ -80,7 +80,7 @@ async fn create_adjustment(
     tag = "Affiliates",
     params(PageRequest),
     responses(
-        (status = 200, description = "A page of the affiliate's adjustments.", body = [shared::domain::adjustment::AdjustmentView])
+        (status = 200, description = "A page of the affiliate's adjustments.", body = [api::domain::adjustment::AdjustmentView])
     )
 )]
 async fn list_adjustments(
@@ -88,8 +88,8 @@ async fn list_adjustments(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
-    let found = adjustments::list(&app.store, m.tenant(), &id, &page).await?;
+) -> Answer {
+    let found = adjustments::list(&app, m.tenant(), &id, &page).await?;
     Reply::list_with(&found, AdjustmentView::from, &page)
 }
 
@@ -106,11 +106,11 @@ async fn list_adjustments(
     path = "/api/v1/affiliates/{id}/promotion-codes",
     operation_id = "createPromotionCode",
     tag = "Affiliates",
-    request_body = shared::domain::promotion_code::NewPromotionCode,
+    request_body = api::domain::promotion_code::NewPromotionCode,
     responses(
-        (status = 201, description = "The promotion code.", body = shared::domain::promotion_code::PromotionCodeView),
-        (status = 409, description = "Conflict"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 201, description = "The promotion code.", body = api::domain::promotion_code::PromotionCodeView),
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
 async fn create_promotion_code(
@@ -118,7 +118,7 @@ async fn create_promotion_code(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<NewPromotionCode>,
-) -> Result<Reply> {
+) -> Answer {
     let p = promotion_codes::create(&app, m.tenant(), &id, &body).await?;
     Reply::created(PromotionCodeView::from(&p))
 }
@@ -133,7 +133,7 @@ async fn create_promotion_code(
     tag = "Affiliates",
     params(PageRequest),
     responses(
-        (status = 200, description = "A page of the affiliate's promotion codes.", body = [shared::domain::promotion_code::PromotionCodeView])
+        (status = 200, description = "A page of the affiliate's promotion codes.", body = [api::domain::promotion_code::PromotionCodeView])
     )
 )]
 async fn list_promotion_codes(
@@ -141,7 +141,7 @@ async fn list_promotion_codes(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let codes = promotion_codes::list(&app, m.tenant(), &id, &page).await?;
     Reply::list_with(&codes, PromotionCodeView::from, &page)
 }
@@ -158,16 +158,16 @@ async fn list_promotion_codes(
     tag = "Affiliates",
     params(("codeId" = String, Path, description = "The promotion code's id (`prc_…`).")),
     responses(
-        (status = 200, description = "The promotion code, inactive.", body = shared::domain::promotion_code::PromotionCodeView),
-        (status = 409, description = "Conflict"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 200, description = "The promotion code, inactive.", body = api::domain::promotion_code::PromotionCodeView),
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
 async fn deactivate_promotion_code(
     m: Merchant,
     State(app): State<Arc<App>>,
     PathIds(id, code_id): PathIds,
-) -> Result<Reply> {
+) -> Answer {
     let p = promotion_codes::deactivate(&app, m.tenant(), &id, &code_id).await?;
     Reply::ok(PromotionCodeView::from(&p))
 }
@@ -183,10 +183,10 @@ async fn deactivate_promotion_code(
     path = "/api/v1/affiliates/{id}/portal-sessions",
     operation_id = "createPortalSession",
     tag = "Affiliates",
-    request_body = Option<shared::domain::portal::NewPortalSession>,
+    request_body = Option<api::domain::portal::NewPortalSession>,
     responses(
-        (status = 201, description = "The session.", body = shared::domain::portal::PortalSession),
-        (status = 409, description = "Conflict")
+        (status = 201, description = "The session.", body = api::domain::portal::PortalSession),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn portal_session(
@@ -194,8 +194,8 @@ async fn portal_session(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
-    Json(body): Json<shared::domain::portal::NewPortalSession>,
-) -> Result<Reply> {
+    Json(body): Json<api::domain::portal::NewPortalSession>,
+) -> Answer {
     let now = timestamp::now();
     let s = portal_sessions::open_session(&app, m.tenant(), &id, &body, &base, now).await?;
     Reply::created(s)
@@ -214,9 +214,9 @@ async fn portal_session(
     operation_id = "createAffiliatePayoutAccountLink",
     tag = "Affiliates",
     responses(
-        (status = 201, description = "The onboarding link.", body = shared::domain::payout_rail::OnboardingLink),
-        (status = 409, description = "Conflict"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 201, description = "The onboarding link.", body = api::domain::payout_rail::OnboardingLink),
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
 async fn payout_account(
@@ -224,7 +224,7 @@ async fn payout_account(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
-) -> Result<Reply> {
+) -> Answer {
     let affiliate = affiliates::get(&app.store, m.tenant(), &id).await?;
     let back = payout_accounts::Return::portal(&base, &m.tenant().account_id);
     let link =
@@ -243,20 +243,20 @@ async fn payout_account(
     tag = "Affiliates",
     params(
         PageRequest,
-        ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
-        ("status" = Option<shared::domain::affiliate::AffiliateStatus>, Query, description = "Only affiliates in this status (any letter case)."),
-        ("email" = Option<String>, Query, description = "Only affiliates with this e-mail (any letter case), across campaigns unless `campaign_id` is given."),
-        ("tax_form" = Option<shared::domain::tax_form::TaxFormFilter>, Query, description = "`missing`: only affiliates that have sent no tax form.")
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only records of this campaign."),
+        ("status" = Option<api::domain::affiliate::AffiliateStatus>, Query, description = "Only affiliates in this status (any letter case)."),
+        ("email" = inline(Option<api::http::openapi::EmailLine>), Query, description = "Only affiliates with this e-mail (any letter case), across campaigns unless `campaign_id` is given."),
+        ("tax_form" = Option<api::domain::tax_form::TaxFormFilter>, Query, description = "`missing`: only affiliates that have sent no tax form.")
     ),
     responses(
-        (status = 200, description = "A page of affiliates.", body = [shared::domain::affiliate::AffiliateView])
+        (status = 200, description = "A page of affiliates.", body = [api::domain::affiliate::AffiliateView])
     )
 )]
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<AffiliateFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = affiliates::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, AffiliateView::from, &page)
 }
@@ -271,19 +271,19 @@ async fn list(
     path = "/api/v1/affiliates",
     operation_id = "createAffiliate",
     tag = "Affiliates",
-    request_body = shared::domain::affiliate::NewAffiliate,
+    request_body = api::domain::affiliate::NewAffiliate,
     responses(
-        (status = 201, description = "The affiliate created.", body = shared::domain::affiliate::AffiliateView),
-        (status = 404, description = "NotFound"),
-        (status = 409, description = "Conflict")
+        (status = 201, description = "The affiliate created.", body = api::domain::affiliate::AffiliateView),
+        (status = 404, response = api::http::openapi::NotFound),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn create(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(input): Json<NewAffiliate>,
-) -> Result<Reply> {
-    let affiliate = enrollments::add(&app.store, m.tenant(), input).await?;
+) -> Answer {
+    let affiliate = enrollments::add(&app, m.tenant(), input).await?;
     Reply::created(AffiliateView::from(&affiliate))
 }
 
@@ -297,10 +297,10 @@ async fn create(
     operation_id = "getAffiliate",
     tag = "Affiliates",
     responses(
-        (status = 200, description = "The affiliate.", body = shared::domain::affiliate::AffiliateView)
+        (status = 200, description = "The affiliate.", body = api::domain::affiliate::AffiliateView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let affiliate = affiliates::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(AffiliateView::from(&affiliate))
 }
@@ -317,10 +317,10 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     path = "/api/v1/affiliates/{id}",
     operation_id = "updateAffiliate",
     tag = "Affiliates",
-    request_body = Option<shared::domain::affiliate::AffiliatePatch>,
+    request_body = Option<api::domain::affiliate::AffiliatePatch>,
     responses(
-        (status = 200, description = "The updated affiliate.", body = shared::domain::affiliate::AffiliateView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The updated affiliate.", body = api::domain::affiliate::AffiliateView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn update(
@@ -328,8 +328,8 @@ async fn update(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(patch): Json<AffiliatePatch>,
-) -> Result<Reply> {
-    let updated = edits::affiliate(&app.store, m.tenant(), &id, &patch).await?;
+) -> Answer {
+    let updated = services::affiliates::update(&app, m.tenant(), &id, &patch).await?;
     promotion_codes::follow_status(&app, m.tenant(), &updated).await?;
     Reply::ok(AffiliateView::from(&updated))
 }

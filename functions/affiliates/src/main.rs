@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::lambda::run(affiliates::routes()).await
+    api::lambda::run(affiliates::routes()).await
 }

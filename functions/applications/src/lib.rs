@@ -3,18 +3,18 @@
 
 use std::sync::Arc;
 
-use axum::extract::State;
-use shared::app::App;
-use shared::domain::application::{
+use api::app::App;
+use api::domain::application::{
     AcceptApplication, ApplicationView, BulkAccept, BulkAcceptView, BulkFailure, Decision,
     RejectApplication,
 };
-use shared::error::Result;
-use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
-use shared::routes;
-use shared::services::applications as decisions;
-use shared::store::applications::{self, ApplicationFilter};
-use shared::store::page::PageRequest;
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use api::routes;
+use api::services::applications as decisions;
+use api::store::applications::{self, ApplicationFilter};
+use api::store::page::PageRequest;
+use axum::extract::State;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -36,19 +36,19 @@ pub fn routes() -> ApiRouter {
     tag = "Applications",
     params(
         PageRequest,
-        ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
-        ("status" = Option<shared::domain::application::ApplicationStatus>, Query, description = "Only applications in this status (any letter case)."),
-        ("risk_level" = Option<shared::domain::risk::RiskLevel>, Query, description = "Only applications of this risk level (any letter case; NONE: unflagged).")
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only records of this campaign."),
+        ("status" = Option<api::domain::application::ApplicationStatus>, Query, description = "Only applications in this status (any letter case)."),
+        ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "Only applications of this risk level (any letter case; NONE: unflagged).")
     ),
     responses(
-        (status = 200, description = "A page of applications.", body = [shared::domain::application::ApplicationView])
+        (status = 200, description = "A page of applications.", body = [api::domain::application::ApplicationView])
     )
 )]
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<ApplicationFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = applications::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, ApplicationView::from, &page)
 }
@@ -62,10 +62,10 @@ async fn list(
     operation_id = "getApplication",
     tag = "Applications",
     responses(
-        (status = 200, description = "The application.", body = shared::domain::application::ApplicationView)
+        (status = 200, description = "The application.", body = api::domain::application::ApplicationView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let application = applications::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(ApplicationView::from(&application))
 }
@@ -80,10 +80,10 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     path = "/api/v1/applications/{id}/accept",
     operation_id = "acceptApplication",
     tag = "Applications",
-    request_body = Option<shared::domain::application::AcceptApplication>,
+    request_body = Option<api::domain::application::AcceptApplication>,
     responses(
-        (status = 200, description = "The accepted application.", body = shared::domain::application::ApplicationView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The accepted application.", body = api::domain::application::ApplicationView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn accept(
@@ -91,8 +91,8 @@ async fn accept(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(AcceptApplication {}): Json<AcceptApplication>,
-) -> Result<Reply> {
-    let application = decisions::decide(&app.store, m.tenant(), &id, &Decision::Accept).await?;
+) -> Answer {
+    let application = decisions::decide(&app, m.tenant(), &id, &Decision::Accept).await?;
     Reply::ok(ApplicationView::from(&application))
 }
 
@@ -105,10 +105,10 @@ async fn accept(
     path = "/api/v1/applications/{id}/reject",
     operation_id = "rejectApplication",
     tag = "Applications",
-    request_body = Option<shared::domain::application::RejectApplication>,
+    request_body = Option<api::domain::application::RejectApplication>,
     responses(
-        (status = 200, description = "The rejected application.", body = shared::domain::application::ApplicationView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The rejected application.", body = api::domain::application::ApplicationView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn reject(
@@ -116,9 +116,9 @@ async fn reject(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<RejectApplication>,
-) -> Result<Reply> {
+) -> Answer {
     let decision = body.into_decision()?;
-    let application = decisions::decide(&app.store, m.tenant(), &id, &decision).await?;
+    let application = decisions::decide(&app, m.tenant(), &id, &decision).await?;
     Reply::ok(ApplicationView::from(&application))
 }
 
@@ -131,18 +131,18 @@ async fn reject(
     path = "/api/v1/applications/bulk-accept",
     operation_id = "bulkAcceptApplications",
     tag = "Applications",
-    request_body = shared::domain::application::BulkAccept,
+    request_body = api::domain::application::BulkAccept,
     responses(
-        (status = 200, description = "Per-id results.", body = shared::domain::application::BulkAcceptView)
+        (status = 200, description = "Per-id results.", body = api::domain::application::BulkAcceptView)
     )
 )]
 async fn bulk_accept(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(body): Json<BulkAccept>,
-) -> Result<Reply> {
+) -> Answer {
     let ids = body.ids()?;
-    let results = decisions::bulk_accept(&app.store, m.tenant(), ids).await?;
+    let results = decisions::bulk_accept(&app, m.tenant(), ids).await?;
     let mut view = BulkAcceptView {
         accepted: Vec::new(),
         failed: Vec::new(),

@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::asset::{AssetPatch, AssetView, NewSwipeCopy};
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use api::routes;
+use api::services;
+use api::store::assets::{self, AssetFilter};
+use api::store::page::PageRequest;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::asset::{AssetPatch, AssetView, NewSwipeCopy};
-use shared::error::Result;
-use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
-use shared::routes;
-use shared::services::{creates, edits};
-use shared::store::assets::{self, AssetFilter};
-use shared::store::page::PageRequest;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -28,18 +28,18 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/assets/swipe-copy",
     operation_id = "createSwipeCopy",
     tag = "Assets",
-    request_body = shared::domain::asset::NewSwipeCopy,
+    request_body = api::domain::asset::NewSwipeCopy,
     responses(
-        (status = 201, description = "The asset created.", body = shared::domain::asset::AssetView),
-        (status = 404, description = "NotFound")
+        (status = 201, description = "The asset created.", body = api::domain::asset::AssetView),
+        (status = 404, response = api::http::openapi::NotFound)
     )
 )]
 async fn create_swipe_copy(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(input): Json<NewSwipeCopy>,
-) -> Result<Reply> {
-    let asset = creates::swipe_copy(&app.store, m.tenant(), input).await?;
+) -> Answer {
+    let asset = services::assets::create_swipe_copy(&app, m.tenant(), input).await?;
     Reply::created(AssetView::from(&asset))
 }
 
@@ -54,19 +54,19 @@ async fn create_swipe_copy(
     tag = "Assets",
     params(
         PageRequest,
-        ("campaign_id" = Option<String>, Query, description = "Only records of this campaign."),
-        ("status" = Option<shared::domain::asset::AssetStatus>, Query, description = "Only assets in this status (any letter case); `archived` is the only way to list archived assets."),
-        ("type" = Option<shared::domain::asset::AssetType>, Query, description = "Only assets of this type (any letter case).")
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only records of this campaign."),
+        ("status" = Option<api::domain::asset::AssetStatus>, Query, description = "Only assets in this status (any letter case); `archived` is the only way to list archived assets."),
+        ("type" = Option<api::domain::asset::AssetType>, Query, description = "Only assets of this type (any letter case).")
     ),
     responses(
-        (status = 200, description = "A page of assets.", body = [shared::domain::asset::AssetView])
+        (status = 200, description = "A page of assets.", body = [api::domain::asset::AssetView])
     )
 )]
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<AssetFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = assets::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, AssetView::from, &page)
 }
@@ -80,10 +80,10 @@ async fn list(
     operation_id = "getAsset",
     tag = "Assets",
     responses(
-        (status = 200, description = "The asset.", body = shared::domain::asset::AssetView)
+        (status = 200, description = "The asset.", body = api::domain::asset::AssetView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let asset = assets::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(AssetView::from(&asset))
 }
@@ -98,10 +98,10 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     path = "/api/v1/assets/{id}",
     operation_id = "updateAsset",
     tag = "Assets",
-    request_body = Option<shared::domain::asset::AssetPatch>,
+    request_body = Option<api::domain::asset::AssetPatch>,
     responses(
-        (status = 200, description = "The updated asset.", body = shared::domain::asset::AssetView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The updated asset.", body = api::domain::asset::AssetView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn update(
@@ -109,8 +109,8 @@ async fn update(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(patch): Json<AssetPatch>,
-) -> Result<Reply> {
-    let updated = edits::asset(&app.store, m.tenant(), &id, &patch).await?;
+) -> Answer {
+    let updated = services::assets::update(&app, m.tenant(), &id, &patch).await?;
     Reply::ok(AssetView::from(&updated))
 }
 
@@ -125,11 +125,11 @@ async fn update(
     operation_id = "archiveAsset",
     tag = "Assets",
     responses(
-        (status = 200, description = "The archived asset.", body = shared::domain::asset::AssetView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The archived asset.", body = api::domain::asset::AssetView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
-async fn archive(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
-    let asset = edits::archive_asset(&app.store, m.tenant(), &id).await?;
+async fn archive(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
+    let asset = services::assets::archive(&app, m.tenant(), &id).await?;
     Reply::ok(AssetView::from(&asset))
 }

@@ -2,17 +2,17 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::campaign::{CampaignPatch, CampaignView, NewCampaign};
+use api::domain::commission_plan::{PreviewBody, PreviewView};
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
+use api::routes;
+use api::services::{self, commission_preview};
+use api::store::campaigns;
+use api::store::page::PageRequest;
+use api::timestamp;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::campaign::{CampaignPatch, CampaignView, NewCampaign};
-use shared::domain::commission_plan::{PreviewBody, PreviewView};
-use shared::error::Result;
-use shared::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
-use shared::routes;
-use shared::services::{commission_preview, creates, edits};
-use shared::store::campaigns;
-use shared::store::page::PageRequest;
-use shared::timestamp;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -35,14 +35,14 @@ pub fn routes() -> ApiRouter {
         PageRequest
     ),
     responses(
-        (status = 200, description = "A page of campaigns.", body = [shared::domain::campaign::CampaignView])
+        (status = 200, description = "A page of campaigns.", body = [api::domain::campaign::CampaignView])
     )
 )]
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = campaigns::list(&app.store, m.tenant(), &page).await?;
     Reply::list_with(&found, CampaignView::from, &page)
 }
@@ -55,17 +55,17 @@ async fn list(
     path = "/api/v1/campaigns",
     operation_id = "createCampaign",
     tag = "Campaigns",
-    request_body = shared::domain::campaign::NewCampaign,
+    request_body = api::domain::campaign::NewCampaign,
     responses(
-        (status = 201, description = "The campaign created.", body = shared::domain::campaign::CampaignView)
+        (status = 201, description = "The campaign created.", body = api::domain::campaign::CampaignView)
     )
 )]
 async fn create(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(input): Json<NewCampaign>,
-) -> Result<Reply> {
-    let campaign = creates::campaign(&app.store, m.tenant(), input).await?;
+) -> Answer {
+    let campaign = services::campaigns::create(&app, m.tenant(), input).await?;
     Reply::created(CampaignView::from(&campaign))
 }
 
@@ -79,10 +79,10 @@ async fn create(
     operation_id = "getCampaign",
     tag = "Campaigns",
     responses(
-        (status = 200, description = "The campaign.", body = shared::domain::campaign::CampaignView)
+        (status = 200, description = "The campaign.", body = api::domain::campaign::CampaignView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let campaign = campaigns::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(CampaignView::from(&campaign))
 }
@@ -98,9 +98,9 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     path = "/api/v1/campaigns/{id}",
     operation_id = "updateCampaign",
     tag = "Campaigns",
-    request_body = Option<shared::domain::campaign::CampaignPatch>,
+    request_body = Option<api::domain::campaign::CampaignPatch>,
     responses(
-        (status = 200, description = "The updated campaign.", body = shared::domain::campaign::CampaignView)
+        (status = 200, description = "The updated campaign.", body = api::domain::campaign::CampaignView)
     )
 )]
 async fn update(
@@ -108,8 +108,8 @@ async fn update(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(patch): Json<CampaignPatch>,
-) -> Result<Reply> {
-    let updated = edits::campaign(&app.store, m.tenant(), &id, &patch).await?;
+) -> Answer {
+    let updated = services::campaigns::update(&app, m.tenant(), &id, &patch).await?;
     Reply::ok(CampaignView::from(&updated))
 }
 
@@ -125,7 +125,7 @@ async fn update(
     path = "/api/v1/campaigns/{id}/commission-preview",
     operation_id = "previewCommission",
     tag = "Campaigns",
-    request_body = shared::domain::commission_plan::PreviewBody,
+    request_body = api::domain::commission_plan::PreviewBody,
     responses(
         (status = 200, description = "What the payment would earn.", body = PreviewView)
     )
@@ -135,9 +135,9 @@ async fn preview(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<PreviewBody>,
-) -> Result<Reply> {
+) -> Answer {
     let request = body.validate()?;
     let now = timestamp::now();
-    let view = commission_preview::preview(&app.store, m.tenant(), &id, &request, now).await?;
+    let view = commission_preview::preview(&app, m.tenant(), &id, &request, now).await?;
     Reply::ok(view)
 }

@@ -3,22 +3,20 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, ReverseBody};
+use api::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
+use api::http::Answer;
+use api::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
+use api::routes;
+use api::services::postback::{self, Recorded};
+use api::services::{holds, reverse};
+use api::store::conversions::{self, ConversionFilter};
+use api::store::page::PageRequest;
+use api::store::rollups;
+use api::timestamp;
+use api::validation::Issue;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, ReverseBody};
-use shared::domain::postback::Quota;
-use shared::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
-use shared::domain::tenant::Mode;
-use shared::error::Result;
-use shared::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
-use shared::routes;
-use shared::services::postback::{self, Recorded};
-use shared::services::{holds, reverse};
-use shared::store::conversions::{self, ConversionFilter};
-use shared::store::page::PageRequest;
-use shared::store::rollups;
-use shared::timestamp;
-use shared::validation::Issue;
 
 /// Header set on the answer to a repeated postback.
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
@@ -74,39 +72,24 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/conversions/postback",
     operation_id = "postConversion",
     tag = "Conversions",
-    request_body = shared::domain::conversion::PostbackBody,
+    request_body = api::domain::conversion::PostbackBody,
     responses(
-        (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = shared::domain::conversion::ConversionView, headers(("Idempotent-Replayed" = String, description = "`true` on the answer to a repeated postback (ext)."))),
-        (status = 201, description = "The conversion recorded.", body = shared::domain::conversion::ConversionView),
-        (status = 404, description = "NotFound"),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = api::domain::conversion::ConversionView),
+        (status = 201, description = "The conversion recorded.", body = api::domain::conversion::ConversionView),
+        (status = 404, response = api::http::openapi::NotFound),
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 429, response = inline(api::http::openapi::QuotaReached))
     )
 )]
 async fn postback(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(body): Json<PostbackBody>,
-) -> Result<Reply> {
+) -> Answer {
     let now = timestamp::now();
     let input = body.validate(now)?;
     let principal = m.principal();
-    // Test-mode conversions never count against the live quota.
-    let quota = (principal.tenant.mode == Mode::Live).then(|| Quota {
-        account_id: principal.account.id.clone(),
-        plan: principal.account.plan.clone(),
-        cap: app.config.conversion_quota(&principal.account.plan),
-    });
-    let tenant = m.tenant();
-    match postback::record(
-        &app.store,
-        &app.lookups,
-        tenant,
-        &input,
-        quota.as_ref(),
-        now,
-    )
-    .await?
-    {
+    match postback::record_for(&app, m.tenant(), &principal.account, &input, now).await? {
         Recorded::Created(c) => Reply::created(ConversionView::from(&c)),
         Recorded::Replayed(c) => {
             Ok(Reply::ok(ConversionView::from(&c))?.header(REPLAYED_HEADER, "true"))
@@ -129,26 +112,26 @@ async fn postback(
     tag = "Conversions",
     params(
         PageRequest,
-        ("payout_id" = Option<String>, Query, description = "(ext) Only the conversions a payout holds (`po_…`): while it is open, and once it is PAID. Another account's or mode's payout gives an empty list."),
-        ("affiliate_id" = Option<String>, Query, description = "Only conversions of this affiliate."),
-        ("campaign_id" = Option<String>, Query, description = "Only conversions of this campaign."),
-        ("status" = Option<shared::domain::conversion::ConversionStatus>, Query, description = "Only conversions in this status (any letter case)."),
-        ("risk_level" = Option<shared::domain::risk::RiskLevel>, Query, description = "Only conversions of this risk level (any letter case; NONE: unflagged)."),
-        ("currency" = Option<shared::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
-        ("from" = Option<String>, Query, description = "Lower bound on `occurredAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
-        ("to" = Option<String>, Query, description = "Upper bound on `occurredAt`: a date (the whole UTC day) or a date-time, inclusive."),
-        ("min_amount" = Option<f64>, Query, description = "Amount at least this (major units, any currency; combine with `currency` to compare like with like). A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400."),
-        ("max_amount" = Option<f64>, Query, description = "Amount at most this. Below `min_amount`: 400. A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400.")
+        ("payout_id" = inline(Option<api::http::openapi::Line>), Query, description = "(ext) Only the conversions a payout holds (`po_…`): while it is open, and once it is PAID. Another account's or mode's payout gives an empty list."),
+        ("affiliate_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only conversions of this affiliate."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only conversions of this campaign."),
+        ("status" = Option<api::domain::conversion::ConversionStatus>, Query, description = "Only conversions in this status (any letter case)."),
+        ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "Only conversions of this risk level (any letter case; NONE: unflagged)."),
+        ("currency" = Option<api::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
+        ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Lower bound on `occurredAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Upper bound on `occurredAt`: a date (the whole UTC day) or a date-time, inclusive."),
+        ("min_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "Amount at least this (major units, any currency; combine with `currency` to compare like with like). A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400."),
+        ("max_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "Amount at most this. Below `min_amount`: 400. A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400.")
     ),
     responses(
-        (status = 200, description = "A page of conversions.", body = [shared::domain::conversion::ConversionView])
+        (status = 200, description = "A page of conversions.", body = [api::domain::conversion::ConversionView])
     )
 )]
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<ConversionFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = conversions::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, ConversionView::from, &page)
 }
@@ -224,21 +207,21 @@ impl FromQuery for SummaryQuery {
     operation_id = "summarizeConversions",
     tag = "Conversions",
     params(
-        ("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d` (without `from`)."),
-        ("from" = Option<String>, Query, description = "The window's first UTC day (an ISO-8601 date, or a date-time whose UTC day counts), instead of `period`. With `to`, at most 366 days."),
-        ("to" = Option<String>, Query, description = "The window's last UTC day (an ISO-8601 date or date-time); default today. Needs `from`."),
-        ("group_by" = Option<shared::domain::summary::GroupBy>, Query, description = "Extra grouping (any letter case): `status` or `campaign` fill `groups`; `day`, `week` (ISO, from Monday) or `month` fill `series` (not with `period=all`)."),
-        ("campaign_id" = Option<String>, Query, description = "Only this campaign's conversions (an unknown id gives zero totals).")
+        ("period" = inline(Option<api::http::openapi::PeriodParam>), Query, description = "Default `30d` (without `from`)."),
+        ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "The window's first UTC day (an ISO-8601 date, or a date-time whose UTC day counts), instead of `period`. With `to`, at most 366 days."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "The window's last UTC day (an ISO-8601 date or date-time); default today. Needs `from`."),
+        ("group_by" = Option<api::domain::summary::GroupBy>, Query, description = "Extra grouping (any letter case): `status` or `campaign` fill `groups`; `day`, `week` (ISO, from Monday) or `month` fill `series` (not with `period=all`)."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only this campaign's conversions (an unknown id gives zero totals).")
     ),
     responses(
-        (status = 200, description = "The summary.", body = shared::domain::summary::Summary)
+        (status = 200, description = "The summary.", body = api::domain::summary::Summary)
     )
 )]
 async fn summary(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(q): Params<SummaryQuery>,
-) -> Result<Reply> {
+) -> Answer {
     let rows = rollups::read(&app.store, m.tenant(), &q.window, q.campaign_id.as_deref()).await?;
     Reply::ok(summary::summarise(
         q.period,
@@ -258,10 +241,10 @@ async fn summary(
     operation_id = "getConversion",
     tag = "Conversions",
     responses(
-        (status = 200, description = "The conversion.", body = shared::domain::conversion::ConversionView)
+        (status = 200, description = "The conversion.", body = api::domain::conversion::ConversionView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let c = conversions::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(ConversionView::from(&c))
 }
@@ -288,10 +271,10 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     path = "/api/v1/conversions/{id}/reverse",
     operation_id = "reverseConversion",
     tag = "Conversions",
-    request_body = Option<shared::domain::conversion::ReverseBody>,
+    request_body = Option<api::domain::conversion::ReverseBody>,
     responses(
-        (status = 200, description = "The reversed conversion.", body = shared::domain::conversion::ConversionView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The reversed conversion.", body = api::domain::conversion::ConversionView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn reverse(
@@ -299,9 +282,9 @@ async fn reverse(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<ReverseBody>,
-) -> Result<Reply> {
+) -> Answer {
     let request = body.validate()?;
-    let c = reverse::reverse(&app.store, m.tenant(), &id, &request, timestamp::now()).await?;
+    let c = reverse::reverse(&app, m.tenant(), &id, &request, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }
 
@@ -318,10 +301,10 @@ async fn reverse(
     path = "/api/v1/conversions/{id}/release",
     operation_id = "releaseConversion",
     tag = "Conversions",
-    request_body = Option<shared::domain::conversion::ReleaseBody>,
+    request_body = Option<api::domain::conversion::ReleaseBody>,
     responses(
-        (status = 200, description = "The released conversion.", body = shared::domain::conversion::ConversionView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The released conversion.", body = api::domain::conversion::ConversionView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn release(
@@ -329,7 +312,7 @@ async fn release(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(_): Json<ReleaseBody>,
-) -> Result<Reply> {
-    let c = holds::release(&app.store, m.tenant(), &id, timestamp::now()).await?;
+) -> Answer {
+    let c = holds::release(&app, m.tenant(), &id, timestamp::now()).await?;
     Reply::ok(ConversionView::from(&c))
 }

@@ -1,26 +1,26 @@
 //! Payment-provider integration routes: the merchant's integrations (Stripe,
 //! Paddle Billing), the public receiver their events are sent to, and the
 //! log of what was received. Receiving runs in
-//! `shared::services::integrations`.
+//! `api::services::provider_events`.
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::connector::Provider;
+use api::domain::integration::{
+    DeliveryOutcome, IntegrationPatch, IntegrationView, NewIntegration,
+};
+use api::http::Answer;
+use api::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
+use api::rails::paypal::Transmission;
+use api::routes;
+use api::services::{integrations, provider_events as receiving};
+use api::store::integrations::{self as store, DeliveryRow};
+use api::store::page::PageRequest;
+use api::timestamp;
 use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;
-use shared::app::App;
-use shared::domain::connector::Provider;
-use shared::domain::integration::{
-    DeliveryOutcome, IntegrationPatch, IntegrationView, NewIntegration,
-};
-use shared::error::Result;
-use shared::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
-use shared::rails::paypal::Transmission;
-use shared::routes;
-use shared::services::{creates, edits, integrations as receiving};
-use shared::store::integrations::{self as store, DeliveryRow};
-use shared::store::page::PageRequest;
-use shared::timestamp;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -49,7 +49,7 @@ async fn list(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = store::list(&app.store, m.tenant(), &page).await?;
     Reply::list_with(&found, |i| IntegrationView::of(i, &base), &page)
 }
@@ -66,10 +66,10 @@ async fn list(
     path = "/api/v1/integrations",
     operation_id = "createIntegration",
     tag = "Integrations",
-    request_body = shared::domain::integration::IntegrationCreate,
+    request_body = api::domain::integration::IntegrationCreate,
     responses(
         (status = 201, description = "The integration.", body = IntegrationView),
-        (status = 404, description = "NotFound"),
+        (status = 404, response = api::http::openapi::NotFound),
         (status = 409, description = "Conflict: another integration of the account and mode already pays")
     )
 )]
@@ -78,8 +78,8 @@ async fn create(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     Json(input): Json<NewIntegration>,
-) -> Result<Reply> {
-    let integration = creates::integration(&app.store, &app.signing, m.tenant(), input).await?;
+) -> Answer {
+    let integration = integrations::create(&app, m.tenant(), input).await?;
     Reply::created(IntegrationView::of(&integration, &base))
 }
 
@@ -100,7 +100,7 @@ async fn get(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
-) -> Result<Reply> {
+) -> Answer {
     let i = store::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
@@ -127,8 +127,8 @@ async fn update(
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
     Json(patch): Json<IntegrationPatch>,
-) -> Result<Reply> {
-    let i = edits::integration(&app.store, &app.signing, m.tenant(), &id, &patch).await?;
+) -> Answer {
+    let i = integrations::update(&app, m.tenant(), &id, &patch).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
 
@@ -150,8 +150,8 @@ async fn delete(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
-) -> Result<Reply> {
-    let i = edits::delete_integration(&app.store, m.tenant(), &id).await?;
+) -> Answer {
+    let i = integrations::delete(&app, m.tenant(), &id).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
 
@@ -189,7 +189,7 @@ struct ReceivedView {
     post,
     path = "/api/v1/integrations/{id}/events",
     operation_id = "receiveIntegrationEvent",
-    tags = ["Integrations", "Public"], security(()),
+    tags = ["Integrations", "Public"], security(),
     params(
         ("Stripe-Signature" = Option<String>, Header, description = "Stripe's signature (`t=…,v1=…`), for a STRIPE integration."),
         ("Paddle-Signature" = Option<String>, Header, description = "Paddle's signature (`ts=…;h1=…`), for a PADDLE integration."),
@@ -202,8 +202,8 @@ struct ReceivedView {
     request_body(content = serde_json::Value, description = "The provider's event, as it sends it."),
     responses(
         (status = 200, description = "Received.", body = ReceivedView),
-        (status = 403, description = "PermissionDenied"),
-        (status = 409, description = "Conflict")
+        (status = 403, response = api::http::openapi::PermissionDenied),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn receive(
@@ -211,7 +211,7 @@ async fn receive(
     PathId(id): PathId,
     headers: HeaderMap,
     EventBody(body): EventBody,
-) -> Result<Reply> {
+) -> Answer {
     // Each provider's headers, as sent; the integration's provider picks its own.
     let delivery = receiving::Delivery {
         signatures: Provider::ALL
@@ -281,7 +281,7 @@ async fn deliveries(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let i = store::get(&app.store, m.tenant(), &id).await?;
     let found = store::deliveries(&app.store, &i.id, &page).await?;
     Reply::list_with(&found, DeliveryView::from, &page)

@@ -1,15 +1,15 @@
 //! Invoice events: the S3 `ObjectCreated` notifications of the bucket's
 //! `invoices/` prefix, each object handed to
-//! [`on_object_created`](shared::services::invoices::on_object_created),
+//! [`on_object_created`](services::invoices::on_object_created),
 //! which moves the payout its key names to INVOICE_UPLOADED. Keys are never
 //! logged (they name the tenant); the shared handler logs the payout id.
 
 use chrono::{DateTime, Utc};
 use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
-use shared::app::App;
-use shared::error::Result;
-use shared::services::invoices::{self, Handled};
+use services::app::App;
+use services::domain::error::Result;
+use services::invoices::{self, Handled};
 
 /// An S3 event notification: only the fields this function reads.
 #[derive(Debug, Clone, Deserialize)]

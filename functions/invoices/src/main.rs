@@ -1,13 +1,13 @@
 //! Lambda entry point for the invoice events (S3 `ObjectCreated` under `invoices/`).
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
-use shared::app::App;
-use shared::config::Config;
-use shared::timestamp;
+use services::app::App;
+use services::domain::timestamp;
+use services::store::config::Config;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    shared::app::init_tracing();
+    services::app::init_tracing();
     // Configuration and clients are built once, before the first event.
     let app = App::new(Config::from_env()?).await;
     lambda_runtime::run(service_fn(|event: LambdaEvent<invoices::S3Event>| {

@@ -4,14 +4,14 @@
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::Value;
-use shared::app::App;
-use shared::config::Config;
-use shared::services::payout_job::{self as job, Budget};
-use shared::timestamp;
+use services::app::App;
+use services::domain::timestamp;
+use services::payout_job::{self as job, Budget};
+use services::store::config::Config;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    shared::app::init_tracing();
+    services::app::init_tracing();
     let app = App::new(Config::from_env()?).await;
     // The scheduled event carries nothing the job needs: it runs at "now".
     lambda_runtime::run(service_fn(|_: LambdaEvent<Value>| {

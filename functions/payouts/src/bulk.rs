@@ -3,10 +3,10 @@
 
 use std::future::Future;
 
+use api::domain::application::BulkFailure;
+use api::domain::payout::{Payout, PayoutView};
+use api::error::{Error, Result};
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use shared::domain::application::BulkFailure;
-use shared::domain::payout::{Payout, PayoutView};
-use shared::error::{Error, Result};
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
@@ -96,7 +96,7 @@ fn failure_schema() -> serde_json::Value {
 /// `BatchProcessResult` in the description.
 pub struct BatchProcessResult;
 
-shared::described!(
+api::described!(
     BatchProcessResult,
     "BatchProcessResult",
     serde_json::json!({"type": "object", "required": ["processed", "failed"], "properties": {"processed": {"type": "array", "items": {"$ref": "#/components/schemas/Payout"}}, "failed": {"type": "array", "items": {"$ref": "#/components/schemas/PayoutBulkFailure"}}}, "description": "Every distinct id lands in exactly one list, in request order. A processed payout is PAID (sandbox) or PROCESSING (manual provider)."}),
@@ -106,7 +106,7 @@ shared::described!(
 /// `BulkCancelResult` in the description.
 pub struct BulkCancelResult;
 
-shared::described!(
+api::described!(
     BulkCancelResult,
     "BulkCancelResult",
     serde_json::json!({"type": "object", "required": ["cancelled", "failed"], "properties": {"cancelled": {"type": "array", "items": {"$ref": "#/components/schemas/Payout"}}, "failed": {"type": "array", "items": {"$ref": "#/components/schemas/PayoutBulkFailure"}}}, "description": "Every distinct id lands in exactly one list, in request order."}),

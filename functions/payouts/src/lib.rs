@@ -8,22 +8,23 @@ mod bulk;
 
 use std::sync::Arc;
 
-use axum::extract::State;
-use shared::app::App;
-use shared::domain::payout::{Command, PayoutView};
-use shared::domain::payout_commands::{
+use api::app::App;
+use api::domain::payout::{Command, PayoutView};
+use api::domain::payout_commands::{
     ApprovePayout, BatchProcess, BulkCancel, MarkPaid, RejectPayout, SettlePayout,
 };
-use shared::domain::tenant::Tenant;
-use shared::error::{Error, Result};
-use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
-use shared::payouts::invoice;
-use shared::routes;
-use shared::services::tax_forms;
-use shared::services::{payout_rails, payouts};
-use shared::store::page::PageRequest;
-use shared::store::payouts::{self as store_payouts, PayoutFilter};
-use shared::timestamp;
+use api::domain::tenant::Tenant;
+use api::error::Error;
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use api::payouts::invoice;
+use api::routes;
+use api::services::tax_forms;
+use api::services::{payout_rails, payouts};
+use api::store::page::PageRequest;
+use api::store::payouts::{self as store_payouts, PayoutFilter};
+use api::timestamp;
+use axum::extract::State;
 
 use crate::bulk::{each_id, BulkView};
 
@@ -52,21 +53,21 @@ pub fn routes() -> ApiRouter {
     tag = "Payouts",
     params(
         PageRequest,
-        ("affiliate_id" = Option<String>, Query, description = "Only payouts of this affiliate."),
-        ("status" = Option<shared::domain::payout::PayoutStatus>, Query, description = "Only payouts in this status (any letter case)."),
-        ("method" = Option<shared::domain::affiliate::PayoutMethod>, Query, description = "Only payouts with this payout method (any letter case)."),
-        ("from" = Option<String>, Query, description = "Lower bound on `requestedAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
-        ("to" = Option<String>, Query, description = "Upper bound on `requestedAt`: a date (the whole UTC day) or a date-time, inclusive.")
+        ("affiliate_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only payouts of this affiliate."),
+        ("status" = Option<api::domain::payout::PayoutStatus>, Query, description = "Only payouts in this status (any letter case)."),
+        ("method" = Option<api::domain::affiliate::PayoutMethod>, Query, description = "Only payouts with this payout method (any letter case)."),
+        ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Lower bound on `requestedAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Upper bound on `requestedAt`: a date (the whole UTC day) or a date-time, inclusive.")
     ),
     responses(
-        (status = 200, description = "A page of payouts.", body = [shared::domain::payout::PayoutView])
+        (status = 200, description = "A page of payouts.", body = [api::domain::payout::PayoutView])
     )
 )]
 async fn list(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<PayoutFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = store_payouts::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, PayoutView::from, &page)
 }
@@ -81,10 +82,10 @@ async fn list(
     operation_id = "getPayout",
     tag = "Payouts",
     responses(
-        (status = 200, description = "The payout.", body = shared::domain::payout::PayoutView)
+        (status = 200, description = "The payout.", body = api::domain::payout::PayoutView)
     )
 )]
-async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let p = store_payouts::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(PayoutView::from(&p))
 }
@@ -99,20 +100,16 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Re
     operation_id = "getPayoutInvoice",
     tag = "Payouts",
     responses(
-        (status = 200, description = "The invoice file, as uploaded.", headers(("Content-Disposition" = String, description = "`attachment; filename=\"…\"` (the file name with anything but `[A-Za-z0-9._-]` replaced by `_`).")))
+        (status = 200, response = inline(api::http::openapi::InvoiceFile))
     )
 )]
-async fn get_invoice(
-    m: Merchant,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
+async fn get_invoice(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let p = store_payouts::get(&app.store, m.tenant(), &id).await?;
     let (Some(key), Some(meta)) = (&p.invoice_key, &p.invoice) else {
-        return Err(Error::NotFound("invoice"));
+        return Err(Error::NotFound("invoice").into());
     };
     let Some((bytes, _)) = app.files().get(key).await? else {
-        return Err(Error::NotFound("invoice"));
+        return Err(Error::NotFound("invoice").into());
     };
     let content_type = invoice_content_type(&meta.content_type);
     let file_name = safe_file_name(&meta.file_name);
@@ -138,11 +135,7 @@ async fn get_invoice(
         (status = 200, description = "The tax form's PDF.", content_type = "application/pdf", headers(("Content-Disposition" = String, description = "`attachment; filename=\"<formType>-<affiliate id>.pdf\"`.")))
     )
 )]
-async fn get_tax_form(
-    m: Merchant,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
+async fn get_tax_form(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let (form, bytes) = tax_forms::file(&app, m.tenant(), &id).await?;
     let name = format!("{}-{id}.pdf", form.form_type.as_str());
     Ok(
@@ -186,10 +179,10 @@ fn safe_file_name(name: &str) -> String {
     path = "/api/v1/payouts/{id}/approve",
     operation_id = "approvePayout",
     tag = "Payouts",
-    request_body = Option<shared::domain::payout_commands::ApprovePayout>,
+    request_body = Option<api::domain::payout_commands::ApprovePayout>,
     responses(
-        (status = 200, description = "The approved payout.", body = shared::domain::payout::PayoutView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The approved payout.", body = api::domain::payout::PayoutView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn approve(
@@ -197,7 +190,7 @@ async fn approve(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(ApprovePayout {}): Json<ApprovePayout>,
-) -> Result<Reply> {
+) -> Answer {
     let p = payouts::approve(&app, m.tenant(), &id, timestamp::now()).await?;
     Reply::ok(PayoutView::from(&p))
 }
@@ -212,10 +205,10 @@ async fn approve(
     path = "/api/v1/payouts/{id}/reject",
     operation_id = "rejectPayout",
     tag = "Payouts",
-    request_body = shared::domain::payout_commands::RejectPayout,
+    request_body = api::domain::payout_commands::RejectPayout,
     responses(
-        (status = 200, description = "The rejected payout.", body = shared::domain::payout::PayoutView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The rejected payout.", body = api::domain::payout::PayoutView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn reject(
@@ -223,7 +216,7 @@ async fn reject(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<RejectPayout>,
-) -> Result<Reply> {
+) -> Answer {
     transition(&app, m.tenant(), &id, body.into_command()?).await
 }
 
@@ -238,10 +231,10 @@ async fn reject(
     path = "/api/v1/payouts/{id}/mark-paid",
     operation_id = "markPayoutPaid",
     tag = "Payouts",
-    request_body = shared::domain::payout_commands::MarkPaid,
+    request_body = api::domain::payout_commands::MarkPaid,
     responses(
-        (status = 200, description = "The paid payout.", body = shared::domain::payout::PayoutView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The paid payout.", body = api::domain::payout::PayoutView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn mark_paid(
@@ -249,7 +242,7 @@ async fn mark_paid(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<MarkPaid>,
-) -> Result<Reply> {
+) -> Answer {
     transition(&app, m.tenant(), &id, body.into_command()?).await
 }
 
@@ -263,10 +256,10 @@ async fn mark_paid(
     path = "/api/v1/payouts/{id}/mark-paid",
     operation_id = "settlePayout",
     tag = "Payouts",
-    request_body = Option<shared::domain::payout_commands::SettlePayout>,
+    request_body = Option<api::domain::payout_commands::SettlePayout>,
     responses(
-        (status = 200, description = "The paid payout.", body = shared::domain::payout::PayoutView),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "The paid payout.", body = api::domain::payout::PayoutView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn settle(
@@ -274,14 +267,14 @@ async fn settle(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<SettlePayout>,
-) -> Result<Reply> {
+) -> Answer {
     transition(&app, m.tenant(), &id, body.into_command()?).await
 }
 
 /// Applies one merchant command to the payout the path names.
-async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> Result<Reply> {
+async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> Answer {
     let now = timestamp::now();
-    let p = payouts::transition(&app.store, tenant, id, |_| command.clone(), now).await?;
+    let p = payouts::transition(app, tenant, id, |_| command.clone(), now).await?;
     Reply::ok(PayoutView::from(&p))
 }
 
@@ -298,7 +291,7 @@ async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> R
     path = "/api/v1/payouts/batch-process",
     operation_id = "batchProcessPayouts",
     tag = "Payouts",
-    request_body = shared::domain::payout_commands::BatchProcess,
+    request_body = api::domain::payout_commands::BatchProcess,
     responses(
         (status = 200, description = "Per-id results.", body = crate::bulk::BatchProcessResult)
     )
@@ -307,7 +300,7 @@ async fn batch_process(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(body): Json<BatchProcess>,
-) -> Result<Reply> {
+) -> Answer {
     let ids = body.ids()?;
     let results = payout_rails::process_many(&app, m.tenant(), ids, timestamp::now()).await;
     Reply::ok(BulkView::new("processed", &results))
@@ -323,7 +316,7 @@ async fn batch_process(
     path = "/api/v1/payouts/bulk-cancel",
     operation_id = "bulkCancelPayouts",
     tag = "Payouts",
-    request_body = shared::domain::payout_commands::BulkCancel,
+    request_body = api::domain::payout_commands::BulkCancel,
     responses(
         (status = 200, description = "Per-id results.", body = crate::bulk::BulkCancelResult)
     )
@@ -332,14 +325,14 @@ async fn bulk_cancel(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(body): Json<BulkCancel>,
-) -> Result<Reply> {
+) -> Answer {
     let (ids, command) = body.into_parts()?;
     let tenant = m.tenant().clone();
     let results = each_id(ids, move |id| {
         let (app, tenant, command) = (app.clone(), tenant.clone(), command.clone());
         async move {
             let cancel = |_: &_| command.clone();
-            payouts::transition(&app.store, &tenant, &id, cancel, timestamp::now()).await
+            payouts::transition(&app, &tenant, &id, cancel, timestamp::now()).await
         }
     })
     .await;

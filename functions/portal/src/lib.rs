@@ -3,34 +3,33 @@
 //! and swipe copy, promotion codes and adjustments, edits its payout details
 //! and sends a payout's invoice.
 //! A merchant key is 401 on every one of them. The use cases run in
-//! `shared::services::portal`.
+//! `api::services::portal`.
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::adjustment::PortalAdjustment;
+use api::domain::payout_rail::OnboardingLink;
+use api::domain::portal::{PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout};
+use api::domain::promotion_code::PortalPromotionCode;
+use api::domain::summary::{Day, Figures, Group, Period, SeriesBy};
+use api::domain::tax_form::{self, TaxFormType, TaxFormView};
+use api::error::Error;
+use api::http::body::file_bytes;
+use api::http::Answer;
+use api::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
+use api::payouts::invoice::MAX_BYTES;
+use api::routes;
+use api::services::portal as service;
+use api::services::tax_forms;
+use api::services::{adjustments, payout_accounts, promotion_codes};
+use api::store::page::PageRequest;
+use api::timestamp;
+use api::validation::Issue;
 use axum::body::Body;
 use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;
-use shared::app::App;
-use shared::domain::adjustment::PortalAdjustment;
-use shared::domain::payout_rail::OnboardingLink;
-use shared::domain::portal::{
-    PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout,
-};
-use shared::domain::promotion_code::PortalPromotionCode;
-use shared::domain::summary::{Day, Figures, Group, Period, SeriesBy};
-use shared::domain::tax_form::{self, TaxFormType, TaxFormView};
-use shared::error::{Error, Result};
-use shared::http::body::file_bytes;
-use shared::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
-use shared::payouts::invoice::MAX_BYTES;
-use shared::routes;
-use shared::services::portal as service;
-use shared::services::tax_forms;
-use shared::services::{adjustments, payout_accounts, promotion_codes};
-use shared::store::page::PageRequest;
-use shared::timestamp;
-use shared::validation::Issue;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -67,8 +66,8 @@ async fn adjustments(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
-    let found = adjustments::of(&app.store, p.tenant(), p.affiliate(), &page).await?;
+) -> Answer {
+    let found = adjustments::of(&app, p.tenant(), p.affiliate(), &page).await?;
     Reply::list_with(&found, PortalAdjustment::from, &page)
 }
 
@@ -89,7 +88,7 @@ async fn promotion_codes(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let codes = promotion_codes::list(&app, p.tenant(), &p.affiliate().id, &page).await?;
     Reply::list_with(&codes, PortalPromotionCode::from, &page)
 }
@@ -105,7 +104,7 @@ async fn promotion_codes(
     security(("portalToken" = [])),
     responses((status = 200, description = "The affiliate and its terms.", body = PortalMe))
 )]
-async fn me(p: Portal, State(app): State<Arc<App>>) -> Result<Reply> {
+async fn me(p: Portal, State(app): State<Arc<App>>) -> Answer {
     let campaign = service::campaign(&app, p.tenant(), p.affiliate()).await?;
     Reply::ok(PortalMe::of(p.affiliate(), &campaign, p.return_url()))
 }
@@ -123,16 +122,12 @@ async fn me(p: Portal, State(app): State<Arc<App>>) -> Result<Reply> {
     tag = "Portal",
     security(("portalToken" = [])),
     responses(
-        (status = 201, description = "The onboarding link.", body = shared::domain::payout_rail::OnboardingLink),
-        (status = 409, description = "Conflict"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 201, description = "The onboarding link.", body = api::domain::payout_rail::OnboardingLink),
+        (status = 409, response = api::http::openapi::Conflict),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
-async fn payout_account(
-    p: Portal,
-    State(app): State<Arc<App>>,
-    BaseUrl(base): BaseUrl,
-) -> Result<Reply> {
+async fn payout_account(p: Portal, State(app): State<Arc<App>>, BaseUrl(base): BaseUrl) -> Answer {
     let back = payout_accounts::Return::portal(&base, &p.tenant().account_id);
     let link = payout_accounts::onboard(
         &app,
@@ -162,7 +157,7 @@ async fn update_me(
     p: Portal,
     State(app): State<Arc<App>>,
     Json(patch): Json<PortalMePatch>,
-) -> Result<Reply> {
+) -> Answer {
     let (a, c) = service::update_me(&app, p.tenant(), p.affiliate(), &patch).await?;
     Reply::ok(PortalMe::of(&a, &c, p.return_url()))
 }
@@ -201,7 +196,7 @@ impl FromQuery for StatsQuery {
 #[serde(rename_all = "camelCase")]
 #[schema(as = PortalStats)]
 struct Stats {
-    #[schema(value_type = shared::domain::summary::Period)]
+    #[schema(value_type = api::domain::summary::Period)]
     period: &'static str,
     #[schema(value_type = Option<String>, format = DateTime)]
     from: Option<String>,
@@ -232,16 +227,12 @@ struct Stats {
     tag = "Portal",
     security(("portalToken" = [])),
     params(
-        ("period" = Option<shared::domain::summary::Period>, Query, description = "Default `30d`."),
-        ("series" = Option<shared::domain::summary::SeriesBy>, Query, description = "`day`: add the daily series.")
+        ("period" = inline(Option<api::http::openapi::PeriodParam>), Query, description = "Default `30d`."),
+        ("series" = Option<api::domain::summary::SeriesBy>, Query, description = "`day`: add the daily series.")
     ),
     responses((status = 200, description = "The affiliate's figures.", body = Stats))
 )]
-async fn stats(
-    p: Portal,
-    State(app): State<Arc<App>>,
-    Params(q): Params<StatsQuery>,
-) -> Result<Reply> {
+async fn stats(p: Portal, State(app): State<Arc<App>>, Params(q): Params<StatsQuery>) -> Answer {
     let now = timestamp::now();
     let st = service::stats(&app, p.tenant(), p.affiliate(), q.period, q.daily, now).await?;
     let s = st.summary;
@@ -272,7 +263,7 @@ async fn conversions(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = service::conversions(&app, p.tenant(), p.affiliate(), &page).await?;
     Reply::list_with(&found, PortalConversion::from, &page)
 }
@@ -288,7 +279,7 @@ async fn conversions(
     security(("portalToken" = [])),
     responses((status = 200, description = "The conversion.", body = PortalConversion))
 )]
-async fn conversion(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn conversion(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let c = service::conversion(&app, p.tenant(), p.affiliate(), &id).await?;
     Reply::ok(PortalConversion::from(&c))
 }
@@ -309,7 +300,7 @@ async fn payouts(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = service::payouts(&app, p.tenant(), p.affiliate(), &page).await?;
     Reply::list_with(&found, PortalPayout::from, &page)
 }
@@ -325,7 +316,7 @@ async fn payouts(
     security(("portalToken" = [])),
     responses((status = 200, description = "The payout.", body = PortalPayout))
 )]
-async fn payout(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn payout(p: Portal, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let found = service::payout(&app, p.tenant(), p.affiliate(), &id).await?;
     Reply::ok(PortalPayout::from(&found))
 }
@@ -352,7 +343,7 @@ struct InvoiceFile(Vec<u8>);
     params(("X-File-Name" = Option<String>, Header, description = "The file's name (letters, digits, `.`, `-`, `_` are kept).")),
     responses(
         (status = 200, description = "The payout, INVOICE_UPLOADED.", body = PortalPayout),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn invoice(
@@ -361,7 +352,7 @@ async fn invoice(
     PathId(id): PathId,
     headers: HeaderMap,
     body: Body,
-) -> Result<Reply> {
+) -> Answer {
     let limit = usize::try_from(MAX_BYTES).unwrap_or(usize::MAX);
     let bytes = file_bytes(body, limit, "an invoice").await?;
     let name = headers.get("x-file-name").and_then(|v| v.to_str().ok());
@@ -413,15 +404,15 @@ struct TaxFormFile(Vec<u8>);
     tag = "Portal",
     security(("portalToken" = [])),
     request_body(content = TaxFormFile, content_type = "application/octet-stream", description = "The PDF's bytes (its type is read from them, so any `Content-Type` is accepted: `application/pdf` as well)."),
-    params(("formType" = shared::domain::tax_form::TaxFormType, Query, description = "The form's type (any letter case).")),
-    responses((status = 200, description = "The form as recorded.", body = shared::domain::tax_form::TaxFormView))
+    params(("formType" = api::domain::tax_form::TaxFormType, Query, description = "The form's type (any letter case).")),
+    responses((status = 200, description = "The form as recorded.", body = api::domain::tax_form::TaxFormView))
 )]
 async fn tax_form(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(TaxFormQuery(form_type)): Params<TaxFormQuery>,
     body: Body,
-) -> Result<Reply> {
+) -> Answer {
     let bytes = file_bytes(body, tax_form::MAX_BYTES, "a tax form").await?;
     let now = timestamp::now();
     let (tenant, affiliate) = (p.tenant(), p.affiliate());
@@ -450,7 +441,7 @@ async fn assets(
     p: Portal,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = service::assets(&app, p.tenant(), p.affiliate(), &page).await?;
     Reply::list_with(&found, PortalAsset::from, &page)
 }

@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::lambda::run(portal::routes()).await
+    api::lambda::run(portal::routes()).await
 }

@@ -4,16 +4,16 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::campaign::PublicCampaignView;
+use api::http::router::document;
+use api::http::Answer;
+use api::http::{with_cors, ApiRouter, PathId, Public, Reply};
+use api::routes;
+use api::store::campaigns;
+use api::Error;
 use axum::extract::State;
 use axum::response::Response;
-use shared::app::App;
-use shared::domain::campaign::PublicCampaignView;
-use shared::error::Result;
-use shared::http::router::document;
-use shared::http::{with_cors, ApiRouter, PathId, Public, Reply};
-use shared::routes;
-use shared::store::campaigns;
-use shared::Error;
 
 mod portal;
 mod signup;
@@ -52,19 +52,15 @@ pub fn routes() -> ApiRouter {
     get,
     path = "/api/v1/campaigns/{id}/public",
     operation_id = "getPublicCampaign",
-    tag = "Public", security(()),
+    tag = "Public", security(),
     responses(
-        (status = 200, description = "The public profile.", body = shared::domain::campaign::PublicCampaignView)
+        (status = 200, description = "The public profile.", body = api::domain::campaign::PublicCampaignView)
     )
 )]
-async fn public_campaign(
-    _: Public,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
+async fn public_campaign(_: Public, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     match campaigns::get_with_tenant(&app.store, &id).await? {
         Some((c, _)) if c.is_public => Reply::ok(PublicCampaignView::from(&c)),
-        _ => Err(Error::NotFound("campaign")),
+        _ => Err(Error::NotFound("campaign").into()),
     }
 }
 
@@ -79,9 +75,11 @@ async fn public_campaign(
     get,
     path = "/api/v1/openapi.json",
     operation_id = "getOpenApi",
-    tag = "Meta", security(()),
+    tag = "Meta", security(),
     responses(
-        (status = 200, description = "The OpenAPI document.", headers(("Cache-Control" = String, description = "Shared caches may keep the document for five minutes; an answer to a request that carried `Authorization` is `no-store`, like every authenticated answer.")))
+        // Served outside the access layer: every answer is stated here.
+        (status = 200, response = inline(api::http::openapi::OpenApiDocument)),
+        (status = 500, response = api::http::openapi::ServerError)
     )
 )]
 async fn openapi() -> Response {

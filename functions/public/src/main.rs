@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::lambda::run(public::routes()).await
+    api::lambda::run(public::routes()).await
 }

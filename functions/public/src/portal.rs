@@ -6,16 +6,17 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::error::Error;
+use api::http::router::{document, varying_document};
+use api::http::Answer;
+use api::http::{FromQuery, Params, PublicCount, Query};
+use api::ids::{self, IdKind};
+use api::store::accounts;
 use axum::extract::State;
 use axum::http::header::IF_NONE_MATCH;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
-use shared::app::App;
-use shared::error::{Error, Result};
-use shared::http::router::{document, varying_document};
-use shared::http::{FromQuery, Params, PublicCount, Query};
-use shared::ids::{self, IdKind};
-use shared::store::accounts;
 
 const PAGE: &str = include_str!("../../../portal/src/index.html");
 const SCRIPT: &str = include_str!("../../../portal/src/portal.js");
@@ -76,17 +77,17 @@ impl FromQuery for PageQuery {
     get,
     path = "/portal",
     operation_id = "getPortalPage",
-    tag = "Portal", security(()),
+    tag = "Portal", security(),
     params(
-        ("account" = Option<String>, Query, description = "The account whose framing origins apply."),
+        ("account" = inline(Option<api::http::openapi::Line>), Query, description = "The account whose framing origins apply."),
         ("If-None-Match" = Option<String>, Header, description = "The `ETag` of a copy the browser keeps (a page naming an account)."),
-        ("payouts" = Option<String>, Query, description = "`done` or `refresh`: Stripe's onboarding sent the affiliate back (the page reads it and says so; the server serves the page whatever it is).")
+        ("payouts" = inline(Option<api::http::openapi::Line>), Query, description = "`done` or `refresh`: Stripe's onboarding sent the affiliate back (the page reads it and says so; the server serves the page whatever it is).")
     ),
     responses(
         (status = 200, description = "The page.", content_type = "text/html"),
         (status = 304, description = "Not modified (`If-None-Match` names its `ETag`)."),
-        (status = 429, description = "TooManyRequests"),
-        (status = 503, description = "ServiceUnavailable")
+        (status = 429, response = api::http::openapi::TooManyRequests),
+        (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
 )]
 pub async fn page(
@@ -94,7 +95,7 @@ pub async fn page(
     State(app): State<Arc<App>>,
     Params(q): Params<PageQuery>,
     headers: HeaderMap,
-) -> Result<Response> {
+) -> Answer<Response> {
     let known = q.account.filter(|a| ids::is_valid(IdKind::Account, a));
     // A page that reads an account is counted per client address, at once
     // with its read; one that names none reads nothing and is a document.
@@ -111,7 +112,7 @@ pub async fn page(
             // Only a used-up limit refuses it: while the store is down the
             // page still opens, framed by its own origin alone (as its read).
             if let Err(e @ Error::RateLimited { .. }) = admitted {
-                return Err(e);
+                return Err(e.into());
             }
             ancestors
         }
@@ -135,7 +136,7 @@ pub async fn page(
     get,
     path = "/portal/portal.js",
     operation_id = "getPortalScript",
-    tag = "Portal", security(()),
+    tag = "Portal", security(),
     responses((status = 200, description = "The page's script.", content_type = "text/javascript"))
 )]
 pub async fn script() -> Response {
@@ -147,7 +148,7 @@ pub async fn script() -> Response {
     get,
     path = "/portal/portal.css",
     operation_id = "getPortalStyle",
-    tag = "Portal", security(()),
+    tag = "Portal", security(),
     responses((status = 200, description = "The page's style.", content_type = "text/css"))
 )]
 pub async fn style() -> Response {

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::signup::{SignUp, SignUpView};
+use api::http::Answer;
+use api::http::{Json, Public, Reply};
+use api::services::enrollments;
 use axum::extract::State;
-use shared::app::App;
-use shared::domain::signup::{SignUp, SignUpView};
-use shared::error::Result;
-use shared::http::{Json, Public, Reply};
-use shared::services::enrollments;
 
 /// Sign up as an affiliate
 ///
@@ -24,18 +24,18 @@ use shared::services::enrollments;
     post,
     path = "/api/v1/affiliates/signup",
     operation_id = "signupAffiliate",
-    tags = ["Affiliates", "Public"], security(()),
-    request_body = shared::domain::signup::SignUp,
+    tags = ["Affiliates", "Public"], security(),
+    request_body = api::domain::signup::SignUp,
     responses(
-        (status = 201, description = "The affiliate created.", body = shared::domain::signup::SignUpView),
-        (status = 409, description = "Conflict")
+        (status = 201, description = "The affiliate created.", body = api::domain::signup::SignUpView),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 pub(crate) async fn sign_up(
     caller: Public,
     State(app): State<Arc<App>>,
     Json(input): Json<SignUp>,
-) -> Result<Reply> {
-    let new = enrollments::sign_up(&app.store, input, caller.network).await?;
+) -> Answer {
+    let new = enrollments::sign_up(&app, input, caller.network).await?;
     Reply::created(SignUpView::from(&new))
 }

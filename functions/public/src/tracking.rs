@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
+use api::app::App;
+use api::domain::tracking::{ClickRequest, IdentifyRequest};
+use api::http::Answer;
+use api::http::{Json, Public, PublicCount, Reply};
+use api::services::tracking;
+use api::timestamp;
 use axum::extract::State;
 use serde::Serialize;
-use shared::app::App;
-use shared::domain::tracking::{ClickRequest, IdentifyRequest};
-use shared::error::Result;
-use shared::http::{Json, Public, PublicCount, Reply};
-use shared::services::tracking;
-use shared::timestamp;
 
 #[derive(utoipa::ToSchema, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -61,8 +61,8 @@ struct IdentifyView {
     post,
     path = "/api/v1/track/click",
     operation_id = "trackClick",
-    tags = ["Tracking", "Public"], security(()),
-    request_body = shared::domain::tracking::ClickRequest,
+    tags = ["Tracking", "Public"], security(),
+    request_body = api::domain::tracking::ClickRequest,
     responses(
         (status = 201, description = "The click recorded.", body = ClickView)
     )
@@ -70,15 +70,18 @@ struct IdentifyView {
 pub(crate) async fn click(
     caller: PublicCount,
     State(app): State<Arc<App>>,
-    body: Result<Json<ClickRequest>>,
-) -> Result<Reply> {
+    body: Answer<Json<ClickRequest>>,
+) -> Answer {
     let (network, admission) = caller.split();
     // A refused body counts against the limit too.
-    let body = match body.and_then(|Json(b)| b.validate().map(|()| b)) {
+    let body = match body
+        .map_err(|f| f.0)
+        .and_then(|Json(b)| b.validate().map(|()| b))
+    {
         Ok(body) => body,
         Err(e) => {
             admission.admit().await?;
-            return Err(e);
+            return Err(e.into());
         }
     };
     let now = timestamp::now();
@@ -112,8 +115,8 @@ pub(crate) async fn click(
     post,
     path = "/api/v1/track/identify",
     operation_id = "trackIdentify",
-    tags = ["Tracking", "Public"], security(()),
-    request_body = shared::domain::tracking::IdentifyRequest,
+    tags = ["Tracking", "Public"], security(),
+    request_body = api::domain::tracking::IdentifyRequest,
     responses(
         (status = 200, description = "The session identified.", body = IdentifyView)
     )
@@ -122,15 +125,10 @@ pub(crate) async fn identify(
     _: Public,
     State(app): State<Arc<App>>,
     Json(body): Json<IdentifyRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let customer_keys = body.customer_keys()?;
-    let bound = tracking::identify(
-        &app.store,
-        &body.session_id,
-        &customer_keys,
-        timestamp::now(),
-    )
-    .await?;
+    let bound =
+        tracking::identify(&app, &body.session_id, &customer_keys, timestamp::now()).await?;
     Reply::ok(IdentifyView {
         session_id: body.session_id,
         bound,

@@ -4,28 +4,29 @@
 
 use std::sync::{Arc, OnceLock};
 
+use api::app::App;
+use api::domain::conversion::ConversionView;
+use api::domain::import::{AffiliateRow, ReferralRow};
+use api::domain::referral::ReferralView;
+use api::domain::summary::{self, MAX_SERIES_DAYS};
+use api::error::Error;
+use api::http::csv;
+use api::http::import::Import;
+use api::http::query::with_param;
+use api::http::Answer;
+use api::http::{ApiRouter, FromQuery, ListFilter, Listing, Merchant, Params, Query, Reply};
+use api::routes;
+use api::services::conversion_export::{self, Next, Position, ROWS_PER_ANSWER};
+use api::services::{imports, payments_report};
+use api::store::conversions::ConversionFilter;
+use api::store::page::PageRequest;
+use api::store::referrals::{self, ReferralFilter};
+use api::timestamp;
+use api::validation::Issue;
 use axum::extract::State;
 use chrono::Datelike;
 use http::HeaderMap;
 use http::{StatusCode, Uri};
-use shared::app::App;
-use shared::domain::conversion::ConversionView;
-use shared::domain::import::{AffiliateRow, ReferralRow};
-use shared::domain::referral::ReferralView;
-use shared::domain::summary::{self, MAX_SERIES_DAYS};
-use shared::error::{Error, Result};
-use shared::http::csv;
-use shared::http::import::Import;
-use shared::http::query::with_param;
-use shared::http::{ApiRouter, FromQuery, ListFilter, Listing, Merchant, Params, Query, Reply};
-use shared::routes;
-use shared::services::conversion_export::{self, Next, Position, ROWS_PER_ANSWER};
-use shared::services::{imports, payments_report};
-use shared::store::conversions::ConversionFilter;
-use shared::store::page::PageRequest;
-use shared::store::referrals::{self, ReferralFilter};
-use shared::timestamp;
-use shared::validation::Issue;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -49,18 +50,18 @@ pub fn routes() -> ApiRouter {
     tag = "Reports",
     params(
         PageRequest,
-        ("affiliate_id" = Option<String>, Query, description = "Only this affiliate's referrals."),
-        ("campaign_id" = Option<String>, Query, description = "Only this campaign's referrals.")
+        ("affiliate_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only this affiliate's referrals."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only this campaign's referrals.")
     ),
     responses(
-        (status = 200, description = "A page of referrals.", body = [shared::domain::referral::ReferralView])
+        (status = 200, description = "A page of referrals.", body = [api::domain::referral::ReferralView])
     )
 )]
 async fn list_referrals(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<ReferralFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = referrals::list(&app.store, m.tenant(), &filter, &page).await?;
     let views = found.try_map(|r| {
         ReferralView::of(&r).ok_or_else(|| Error::internal("a listed referral without an id"))
@@ -141,16 +142,16 @@ impl FromQuery for ExportQuery {
     operation_id = "exportConversions",
     tag = "Reports",
     params(
-        ("from" = String, Query, description = "The window's start (an ISO-8601 date or date-time), required."),
-        ("to" = Option<String>, Query, description = "The window's end (a date covers its whole day); default now. At most 366 days after `from`."),
-        ("affiliate_id" = Option<String>, Query, description = "As the list."),
-        ("campaign_id" = Option<String>, Query, description = "As the list."),
-        ("payout_id" = Option<String>, Query, description = "As the list."),
-        ("status" = Option<shared::domain::conversion::ConversionStatus>, Query, description = "As the list."),
-        ("currency" = Option<shared::money::Currency>, Query, description = "As the list (ISO 4217, any letter case)."),
-        ("min_amount" = Option<f64>, Query, description = "As the list."),
-        ("max_amount" = Option<f64>, Query, description = "As the list."),
-        ("risk_level" = Option<shared::domain::risk::RiskLevel>, Query, description = "As the list."),
+        ("from" = inline(api::http::openapi::DateOrTime), Query, description = "The window's start (an ISO-8601 date or date-time), required."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "The window's end (a date covers its whole day); default now. At most 366 days after `from`."),
+        ("affiliate_id" = inline(Option<api::http::openapi::Line>), Query, description = "As the list."),
+        ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "As the list."),
+        ("payout_id" = inline(Option<api::http::openapi::Line>), Query, description = "As the list."),
+        ("status" = Option<api::domain::conversion::ConversionStatus>, Query, description = "As the list."),
+        ("currency" = Option<api::money::Currency>, Query, description = "As the list (ISO 4217, any letter case)."),
+        ("min_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "As the list."),
+        ("max_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "As the list."),
+        ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "As the list."),
         ("limit" = Option<u32>, Query, description = "Rows per answer, at least 1 (default and most 5000; more counts as 5000).", minimum = 1),
         ("cursor" = Option<String>, Query, description = "Where the export continues: from the previous answer's `Link` header.")
     ),
@@ -163,7 +164,7 @@ async fn export_conversions(
     State(app): State<Arc<App>>,
     uri: Uri,
     Params(q): Params<ExportQuery>,
-) -> Result<Reply> {
+) -> Answer {
     let columns = conversion_columns();
     let mut out = csv::Writer::new(columns)?;
     let next = conversion_export::answer(&app, m.tenant(), &q.filter, q.at, q.rows, |c| {
@@ -209,18 +210,18 @@ fn conversion_columns() -> &'static [String] {
     operation_id = "importAffiliates",
     tag = "Reports",
     request_body(content(
-        (shared::domain::import::AffiliateRows = "application/json"),
+        (api::domain::import::AffiliateRows = "application/json"),
         (String = "text/csv")
     )),
     responses(
-        (status = 200, description = "Each row's outcome.", body = shared::domain::import::Outcome)
+        (status = 200, description = "Each row's outcome.", body = api::domain::import::Outcome)
     )
 )]
 async fn import_affiliates(
     m: Merchant,
     State(app): State<Arc<App>>,
     Import(rows): Import<AffiliateRow>,
-) -> Result<Reply> {
+) -> Answer {
     Reply::ok(imports::affiliates(&app, m.tenant(), rows).await?)
 }
 
@@ -239,18 +240,18 @@ async fn import_affiliates(
     operation_id = "importReferrals",
     tag = "Reports",
     request_body(content(
-        (shared::domain::import::ReferralRows = "application/json"),
+        (api::domain::import::ReferralRows = "application/json"),
         (String = "text/csv")
     )),
     responses(
-        (status = 200, description = "Each row's outcome.", body = shared::domain::import::Outcome)
+        (status = 200, description = "Each row's outcome.", body = api::domain::import::Outcome)
     )
 )]
 async fn import_referrals(
     m: Merchant,
     State(app): State<Arc<App>>,
     Import(rows): Import<ReferralRow>,
-) -> Result<Reply> {
+) -> Answer {
     Reply::ok(imports::referrals(&app, m.tenant(), rows).await?)
 }
 
@@ -295,7 +296,7 @@ impl FromQuery for YearQuery {
     ),
     responses(
         (status = 200, description = "The rows.", content(
-            (shared::domain::payments_report::Rows = "application/json"),
+            (api::domain::payments_report::Rows = "application/json"),
             (String = "text/csv")
         ))
     )
@@ -305,7 +306,7 @@ async fn payments_report(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
     Params(YearQuery(year)): Params<YearQuery>,
-) -> Result<Reply> {
+) -> Answer {
     let rows = payments_report::year(&app, m.tenant(), year).await?;
     let wants_csv = headers
         .get_all(http::header::ACCEPT)
@@ -315,7 +316,7 @@ async fn payments_report(
     if !wants_csv {
         return Reply::ok(rows);
     }
-    let columns = csv::columns::<shared::domain::payments_report::Row>();
+    let columns = csv::columns::<api::domain::payments_report::Row>();
     let mut out = csv::Writer::new(&columns)?;
     for r in &rows {
         let value = serde_json::to_value(r).map_err(Error::internal)?;

@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    shared::lambda::run(reports::routes()).await
+    api::lambda::run(reports::routes()).await
 }

@@ -1,25 +1,24 @@
 //! Event and webhook endpoint routes: the event log, endpoints and their
 //! secrets, delivery attempts, test deliveries, redelivery and replay.
-//! Delivery itself runs in `shared::services::webhooks`.
+//! Delivery itself runs in `api::services::webhooks`.
 
 use std::sync::Arc;
 
-use axum::extract::State;
-use serde::{Deserialize, Serialize};
-use shared::app::App;
-use shared::domain::webhook::{
+use api::app::App;
+use api::domain::webhook::{
     DeletedEndpoint, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret, EventView,
     NewEndpoint, RedeliverRequest, ReplayRequest,
 };
-use shared::error::Result;
-use shared::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
-use shared::routes;
-use shared::services::edits;
-use shared::services::webhooks as dispatch;
-use shared::store::events::{self, EventFilter};
-use shared::store::page::PageRequest;
-use shared::store::webhooks::{self as store, AttemptFilter};
-use shared::timestamp;
+use api::http::Answer;
+use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
+use api::routes;
+use api::services::webhooks as dispatch;
+use api::store::events::{self, EventFilter};
+use api::store::page::PageRequest;
+use api::store::webhooks::{self as store, AttemptFilter};
+use api::timestamp;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -50,19 +49,19 @@ struct NoFields {}
     tag = "Events",
     params(
         PageRequest,
-        ("type" = Option<shared::domain::event::EventType>, Query, description = ""),
-        ("from" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time."),
-        ("to" = Option<String>, Query, description = "ISO-8601 date (whole UTC day) or date-time.")
+        ("type" = Option<api::domain::event::EventType>, Query, description = ""),
+        ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "ISO-8601 date (whole UTC day) or date-time."),
+        ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "ISO-8601 date (whole UTC day) or date-time.")
     ),
     responses(
-        (status = 200, description = "A page of events.", body = [shared::domain::webhook::EventView])
+        (status = 200, description = "A page of events.", body = [api::domain::webhook::EventView])
     )
 )]
 async fn list_events(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(Listing { page, filter }): Params<Listing<EventFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let found = events::list(&app.store, m.tenant(), &filter, &page).await?;
     Reply::list_with(&found, EventView::from, &page)
 }
@@ -76,10 +75,10 @@ async fn list_events(
     operation_id = "getEvent",
     tag = "Events",
     responses(
-        (status = 200, description = "The event.", body = shared::domain::webhook::EventView)
+        (status = 200, description = "The event.", body = api::domain::webhook::EventView)
     )
 )]
-async fn get_event(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Result<Reply> {
+async fn get_event(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let event = events::get(&app.store, m.tenant(), &id).await?;
     Reply::ok(EventView::from(&event))
 }
@@ -102,10 +101,10 @@ struct Redelivered<'a> {
     path = "/api/v1/events/{id}/redeliver",
     operation_id = "redeliverEvent",
     tag = "Events",
-    request_body = Option<shared::domain::webhook::RedeliverRequest>,
+    request_body = Option<api::domain::webhook::RedeliverRequest>,
     responses(
         (status = 200, description = "The attempts made.", body = Redelivered),
-        (status = 409, description = "Conflict")
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn redeliver(
@@ -113,7 +112,7 @@ async fn redeliver(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<RedeliverRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let endpoint = body.endpoint_id.as_deref();
     let attempts = dispatch::redeliver(&app, m.tenant(), &id, endpoint).await?;
     Reply::ok(Redelivered {
@@ -134,14 +133,14 @@ async fn redeliver(
         PageRequest
     ),
     responses(
-        (status = 200, description = "A page of endpoints.", body = [shared::domain::webhook::EndpointView])
+        (status = 200, description = "A page of endpoints.", body = [api::domain::webhook::EndpointView])
     )
 )]
 async fn list_endpoints(
     m: Merchant,
     State(app): State<Arc<App>>,
     Params(page): Params<PageRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let found = store::list_endpoints(&app.store, m.tenant(), &page).await?;
     Reply::list_with(&found, EndpointView::from, &page)
 }
@@ -156,16 +155,17 @@ async fn list_endpoints(
     path = "/api/v1/webhook-endpoints",
     operation_id = "createWebhookEndpoint",
     tag = "Webhooks",
-    request_body = shared::domain::webhook::NewEndpoint,
+    request_body = api::domain::webhook::NewEndpoint,
     responses(
-        (status = 201, description = "The endpoint and its secret.", body = EndpointWithSecret)
+        (status = 201, description = "The endpoint and its secret.", body = EndpointWithSecret),
+        (status = 429, response = inline(api::http::openapi::EndpointCapReached))
     )
 )]
 async fn create_endpoint(
     m: Merchant,
     State(app): State<Arc<App>>,
     Json(input): Json<NewEndpoint>,
-) -> Result<Reply> {
+) -> Answer {
     let endpoint = dispatch::create_endpoint(&app, m.tenant(), input).await?;
     Reply::created(EndpointWithSecret::from(&endpoint))
 }
@@ -179,14 +179,10 @@ async fn create_endpoint(
     operation_id = "getWebhookEndpoint",
     tag = "Webhooks",
     responses(
-        (status = 200, description = "The endpoint.", body = shared::domain::webhook::EndpointView)
+        (status = 200, description = "The endpoint.", body = api::domain::webhook::EndpointView)
     )
 )]
-async fn get_endpoint(
-    m: Merchant,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
+async fn get_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
     let e = store::get_endpoint(&app.store, m.tenant(), &id).await?;
     Reply::ok(EndpointView::from(&e))
 }
@@ -200,9 +196,9 @@ async fn get_endpoint(
     path = "/api/v1/webhook-endpoints/{id}",
     operation_id = "updateWebhookEndpoint",
     tag = "Webhooks",
-    request_body = Option<shared::domain::webhook::EndpointPatch>,
+    request_body = Option<api::domain::webhook::EndpointPatch>,
     responses(
-        (status = 200, description = "The endpoint.", body = shared::domain::webhook::EndpointView)
+        (status = 200, description = "The endpoint.", body = api::domain::webhook::EndpointView)
     )
 )]
 async fn update_endpoint(
@@ -210,7 +206,7 @@ async fn update_endpoint(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(patch): Json<EndpointPatch>,
-) -> Result<Reply> {
+) -> Answer {
     let e = dispatch::update_endpoint(&app, m.tenant(), &id, patch).await?;
     Reply::ok(EndpointView::from(&e))
 }
@@ -229,12 +225,8 @@ async fn update_endpoint(
         (status = 200, description = "The deleted endpoint.", body = DeletedEndpoint)
     )
 )]
-async fn delete_endpoint(
-    m: Merchant,
-    State(app): State<Arc<App>>,
-    PathId(id): PathId,
-) -> Result<Reply> {
-    let e = edits::delete_endpoint(&app.store, m.tenant(), &id).await?;
+async fn delete_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
+    let e = dispatch::delete_endpoint(&app, m.tenant(), &id).await?;
     Reply::ok(DeletedEndpoint::from(&e))
 }
 
@@ -256,7 +248,7 @@ async fn rotate_secret(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(NoFields {}): Json<NoFields>,
-) -> Result<Reply> {
+) -> Answer {
     let e = dispatch::rotate_secret(&app, m.tenant(), &id).await?;
     Reply::ok(EndpointWithSecret::from(&e))
 }
@@ -271,7 +263,7 @@ async fn rotate_secret(
     operation_id = "testWebhookEndpoint",
     tag = "Webhooks",
     responses(
-        (status = 200, description = "The attempt.", body = shared::domain::webhook::DeliveryView)
+        (status = 200, description = "The attempt.", body = api::domain::webhook::DeliveryView)
     )
 )]
 async fn test(
@@ -279,7 +271,7 @@ async fn test(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(NoFields {}): Json<NoFields>,
-) -> Result<Reply> {
+) -> Answer {
     let attempt = dispatch::test(&app, m.tenant(), &id).await?;
     Reply::ok(DeliveryView::from(&attempt))
 }
@@ -294,11 +286,11 @@ async fn test(
     tag = "Webhooks",
     params(
         PageRequest,
-        ("event_id" = Option<String>, Query, description = ""),
-        ("status" = Option<shared::domain::webhook::DeliveryStatus>, Query, description = "Any letter case.")
+        ("event_id" = inline(Option<api::http::openapi::Line>), Query, description = ""),
+        ("status" = Option<api::domain::webhook::DeliveryStatus>, Query, description = "Any letter case.")
     ),
     responses(
-        (status = 200, description = "A page of attempts.", body = [shared::domain::webhook::DeliveryView])
+        (status = 200, description = "A page of attempts.", body = [api::domain::webhook::DeliveryView])
     )
 )]
 async fn deliveries(
@@ -306,7 +298,7 @@ async fn deliveries(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Params(Listing { page, filter }): Params<Listing<AttemptFilter>>,
-) -> Result<Reply> {
+) -> Answer {
     let endpoint = store::get_endpoint(&app.store, m.tenant(), &id).await?;
     let found = store::list_attempts(&app.store, &endpoint, &filter, &page).await?;
     Reply::list_with(&found, DeliveryView::from, &page)
@@ -321,10 +313,10 @@ async fn deliveries(
     path = "/api/v1/webhook-endpoints/{id}/replay",
     operation_id = "replayWebhookEvents",
     tag = "Webhooks",
-    request_body = shared::domain::webhook::ReplayRequest,
+    request_body = api::domain::webhook::ReplayRequest,
     responses(
-        (status = 200, description = "What was scheduled.", body = shared::services::webhooks::ReplayReport),
-        (status = 409, description = "Conflict")
+        (status = 200, description = "What was scheduled.", body = api::services::webhooks::ReplayReport),
+        (status = 409, response = api::http::openapi::Conflict)
     )
 )]
 async fn replay(
@@ -332,7 +324,7 @@ async fn replay(
     State(app): State<Arc<App>>,
     PathId(id): PathId,
     Json(body): Json<ReplayRequest>,
-) -> Result<Reply> {
+) -> Answer {
     let window = body.window(timestamp::now())?;
     let report = dispatch::replay(&app, m.tenant(), &id, window).await?;
     Reply::ok(report)
@@ -343,14 +335,14 @@ async fn replay(
 /// to `on_events`' number at once. A failure names the first record that
 /// failed, so Lambda retries from there (records before it are done; a
 /// record seen again starts no second first attempt).
-pub async fn deliver_batch(app: &shared::app::App, batch: &serde_json::Value) -> serde_json::Value {
+pub async fn deliver_batch(app: &api::app::App, batch: &serde_json::Value) -> serde_json::Value {
     let records = batch["Records"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
     let events = records
         .iter()
-        .map(shared::store::stream::event_of_lambda_record)
+        .map(api::store::stream::event_of_lambda_record)
         .collect();
     // Side by side (a slow endpoint holds one place); a failure is reported
     // at the first record, in stream order, that did not finish: the ones

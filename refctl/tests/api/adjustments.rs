@@ -4,11 +4,11 @@
 //! issue, another tenant's affiliate 404, `externalId` replays and
 //! conflicts (a concurrent pair too), and the payout job netting them.
 
+use api::domain::tenant::{Mode, Tenant};
+use api::services::payout_job::{self as job, Budget};
+use api::timestamp;
 use chrono::{Duration, Utc};
 use serde_json::{json, Value};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::services::payout_job::{self as job, Budget};
-use shared::timestamp;
 
 use crate::support::{
     affiliate_with_code, app_for, call, call_on, campaign, events_about, merchant, merchant_on,
@@ -468,10 +468,10 @@ async fn the_payout_job_nets_bonuses_and_manual_clawbacks_into_the_next_payout()
     assert_eq!(listed.each("payoutId"), held);
     // earned: 15 + 10 + 30 - 8; nothing paid yet.
     let t = Tenant::new(&m.account_id, Mode::Test);
-    let a = shared::store::affiliates::get(&app.store, &t, &aff)
+    let a = api::store::affiliates::get(&app.store, &t, &aff)
         .await
         .unwrap();
-    let usd = shared::money::Currency::parse("currency", "USD").unwrap();
+    let usd = api::money::Currency::parse("currency", "USD").unwrap();
     assert_eq!(
         a.earned.get(&usd).map(|d| d.normalize().to_string()),
         Some("47".into())

@@ -1,10 +1,10 @@
 //! Affiliates: merchant create, get, list filters, partial update with the
 //! e-mail and code guards, tenant isolation and the demo seed.
 
+use api::domain::tenant::{Mode, Tenant};
+use api::store::keys::{self, GUARD_SK};
+use api::store::string_of;
 use serde_json::{json, Value};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::store::keys::{self, GUARD_SK};
-use shared::store::string_of;
 
 use crate::applications::pending;
 use crate::support::{app_for, call, call_on, campaign, fresh_server, merchant, server};

@@ -1,13 +1,13 @@
 //! Applications: accept and reject move the affiliate in the same transaction,
 //! racing decisions have exactly one winner, bulk accept answers per id.
 
+use api::app::App;
+use api::domain::signup::{self, SignUp};
+use api::domain::tenant::{Mode, Tenant};
+use api::services::enrollments;
+use api::store::campaigns;
+use api::timestamp;
 use serde_json::{json, Value};
-use shared::app::App;
-use shared::domain::signup::{self, SignUp};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::services::enrollments;
-use shared::store::campaigns;
-use shared::timestamp;
 
 use crate::support::{app_for, call, campaign, merchant, server, Merchant};
 
@@ -26,9 +26,7 @@ pub async fn pending(app: &App, m: &Merchant, campaign_id: &str) -> (String, Str
     }))
     .unwrap();
     let mut e = signup::enroll(input, &c, None, timestamp::now()).unwrap();
-    enrollments::enroll(&app.store, &tenant, &mut e)
-        .await
-        .unwrap();
+    enrollments::enroll(app, &tenant, &mut e).await.unwrap();
     (e.affiliate.id, e.application.unwrap().id)
 }
 
@@ -432,10 +430,10 @@ async fn decision_bodies_refuse_unknown_fields() {
 /// BatchGetItem for the key and account.
 #[tokio::test]
 async fn dynamodb_calls_per_operation() {
-    use shared::domain::application::Decision;
-    use shared::domain::asset::{Asset, NewSwipeCopy};
-    use shared::services::applications;
-    use shared::store::assets;
+    use api::domain::application::Decision;
+    use api::domain::asset::{Asset, NewSwipeCopy};
+    use api::services::applications;
+    use api::store::assets;
 
     // Its own clients, so its counters see only this test's calls.
     let app = app_for(server()).await;
@@ -454,15 +452,13 @@ async fn dynamodb_calls_per_operation() {
     )
     .unwrap();
     let mut e = signup::enroll(input, &found, None, timestamp::now()).unwrap();
-    enrollments::enroll(&app.store, &tenant, &mut e)
-        .await
-        .unwrap();
+    enrollments::enroll(&app, &tenant, &mut e).await.unwrap();
     let signup_cost = metrics().since(&before);
     assert_eq!(signup_cost.calls, 2, "campaign GetItem + one transaction");
 
     let before = metrics();
     let application = e.application.unwrap().id;
-    applications::decide(&app.store, &tenant, &application, &Decision::Accept)
+    applications::decide(&app, &tenant, &application, &Decision::Accept)
         .await
         .unwrap();
     let accept_cost = metrics().since(&before);
@@ -477,9 +473,7 @@ async fn dynamodb_calls_per_operation() {
         ids.push(pending(&app, &m, &c).await.1);
     }
     let before = metrics();
-    let results = applications::bulk_accept(&app.store, &tenant, ids)
-        .await
-        .unwrap();
+    let results = applications::bulk_accept(&app, &tenant, ids).await.unwrap();
     let bulk_cost = metrics().since(&before);
     assert!(results.iter().all(|(_, r)| r.is_ok()));
     assert_eq!(

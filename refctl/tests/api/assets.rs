@@ -1,11 +1,11 @@
 //! Assets: swipe-copy create, PATCH with metadata merge, soft delete to
 //! ARCHIVED, lists that hide archived assets, state and type rules.
 
+use api::domain::asset::{Asset, AssetStatus, AssetType};
+use api::domain::tenant::{Mode, Tenant};
+use api::store::assets;
+use api::timestamp;
 use serde_json::{json, Map, Value};
-use shared::domain::asset::{Asset, AssetStatus, AssetType};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::store::assets;
-use shared::timestamp;
 
 use crate::support::{app_for, call, campaign, merchant, server, Merchant};
 
@@ -179,7 +179,7 @@ async fn stored(m: &Merchant, kind: AssetType, status: AssetStatus) -> String {
     let app = app_for(server()).await;
     let now = timestamp::now();
     let a = Asset {
-        id: shared::ids::new_id(shared::ids::IdKind::Asset),
+        id: api::ids::new_id(api::ids::IdKind::Asset),
         kind,
         name: "Banner".into(),
         body: None,

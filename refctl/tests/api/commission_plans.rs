@@ -319,7 +319,7 @@ async fn a_stripe_invoice_and_a_paddle_transaction_pay_by_their_product() {
         {"id": "il_1", "amount": 12000, "pricing": {"type": "price_details",
             "price_details": {"price": "price_pro_m", "product": "prod_pro"}}}]});
     outcome_of(&stripe, &event("invoice.paid", invoice)).await;
-    let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&inv)).await;
+    let cnv = conversion(&m, &api::domain::postback::conversion_id_of(&inv)).await;
     assert_eq!(
         (&cnv["productId"], &cnv["planId"], &cnv["commission"]),
         (&json!("prod_pro"), &json!("price_pro_m"), &json!(40))
@@ -331,7 +331,7 @@ async fn a_stripe_invoice_and_a_paddle_transaction_pay_by_their_product() {
     invoice["lines"] = json!({"object": "list", "has_more": false, "data": [
         {"id": "il_2", "amount": 12000, "price": {"id": "price_basic", "product": {"id": "prod_basic"}}}]});
     outcome_of(&stripe, &event("invoice.paid", invoice)).await;
-    let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&inv)).await;
+    let cnv = conversion(&m, &api::domain::postback::conversion_id_of(&inv)).await;
     assert_eq!(
         (&cnv["productId"], &cnv["commission"]),
         (&json!("prod_basic"), &json!(10))

@@ -43,7 +43,7 @@ async fn a_failed_stripe_refund_gives_the_commission_back_once() {
     let invoice = current_invoice(&inv, &fresh("cus_"), Some(&code));
     outcome_of(&i, &event("invoice.paid", invoice)).await;
     outcome_of(&i, &invoice_payment(&inv, &pi)).await;
-    let cnv_id = shared::domain::postback::conversion_id_of(&inv);
+    let cnv_id = api::domain::postback::conversion_id_of(&inv);
     assert_eq!(earned(&m, aff, "USD").await, Decimal::from(10));
     let refunded = outcome_of(&i, &refunded_charge(&ch, &pi, 12000)).await;
     assert_eq!(refunded.0, "APPLIED");
@@ -101,7 +101,7 @@ async fn a_failed_partial_refund_restores_what_it_reversed_and_no_more() {
     // Two refunds of 30.00 each, the charge's running total 60.00 of 120.00.
     outcome_of(&i, &refunded_charge(&ch, &pi, 3000)).await;
     outcome_of(&i, &refunded_charge(&ch, &pi, 6000)).await;
-    let cnv_id = shared::domain::postback::conversion_id_of(&inv);
+    let cnv_id = api::domain::postback::conversion_id_of(&inv);
     assert_eq!(conversion(&m, &cnv_id).await["reversedAmount"], json!(50));
     // One of them fails: 30.00 comes back, tax included in Stripe's amount.
     outcome_of(&i, &failed_refund(&fresh("re_"), &ch, &pi, 3000)).await;

@@ -155,7 +155,7 @@ async fn a_current_invoice_its_payment_and_its_refund_meet_in_any_order() {
         for n in order {
             outcome_of(&i, &events[n]).await;
         }
-        let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&inv)).await;
+        let cnv = conversion(&m, &api::domain::postback::conversion_id_of(&inv)).await;
         assert_eq!(
             (
                 &cnv["affiliateId"],
@@ -284,7 +284,7 @@ async fn a_delayed_checkout_payment_earns_only_once_it_succeeds() {
             "bound, nothing recorded: {:?}",
             r.body
         );
-        let cnv_id = shared::domain::postback::conversion_id_of(&pi);
+        let cnv_id = api::domain::postback::conversion_id_of(&pi);
         let path = format!("/api/v1/conversions/{cnv_id}");
         call("GET", &path, Some(&m.test_key), None)
             .await
@@ -394,7 +394,7 @@ async fn a_partly_captured_charge_refunded_in_full_reverses_all_of_it() {
                "captured": true, "refunded": true}),
     );
     outcome_of(&i, &event("charge.refunded", charge)).await;
-    let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&pi)).await;
+    let cnv = conversion(&m, &api::domain::postback::conversion_id_of(&pi)).await;
     assert_eq!(
         (&cnv["status"], &cnv["reversedAmount"]),
         (&json!("REVERSED"), &json!(60))
@@ -420,7 +420,7 @@ async fn a_connected_accounts_payment_is_not_the_merchants() {
     );
     let path = format!(
         "/api/v1/conversions/{}",
-        shared::domain::postback::conversion_id_of(&inv)
+        api::domain::postback::conversion_id_of(&inv)
     );
     call("GET", &path, Some(&m.test_key), None)
         .await
@@ -574,7 +574,7 @@ async fn a_registered_promotion_code_attributes_the_payments_that_carry_it() {
     let (pi, customer) = (fresh("pi_"), fresh("cus_"));
     let r = stripe(id(&i), &promoted_checkout(&pi, &customer, &promo, None)).await;
     assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
-    let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&pi)).await;
+    let cnv = conversion(&m, &api::domain::postback::conversion_id_of(&pi)).await;
     assert_eq!(
         (&cnv["affiliateId"], &cnv["attribution"], &cnv["amount"]),
         (&a["id"], &json!("PROMOTION_CODE"), &json!(50))
@@ -599,7 +599,7 @@ async fn a_registered_promotion_code_attributes_the_payments_that_carry_it() {
         &promoted_checkout(&pi, &fresh("cus_"), &promo, Some(&session)),
     )
     .await;
-    let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&pi)).await;
+    let cnv = conversion(&m, &api::domain::postback::conversion_id_of(&pi)).await;
     assert_eq!(
         (&cnv["affiliateId"], &cnv["attribution"]),
         (&b["id"], &json!("SESSION"))
@@ -621,7 +621,7 @@ async fn a_registered_promotion_code_attributes_the_payments_that_carry_it() {
         &promoted_checkout(&pi, &fresh("cus_"), &promo, None),
     )
     .await;
-    let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&pi)).await;
+    let cnv = conversion(&m, &api::domain::postback::conversion_id_of(&pi)).await;
     assert_eq!(
         (&cnv["affiliateId"], &cnv["attribution"]),
         (&Value::Null, &json!("NONE"))

@@ -55,15 +55,33 @@ fn the_checked_in_description_is_the_generated_one() {
     );
     // The routes and the schemas both come from the code.
     assert!(generated["paths"].as_object().unwrap().len() >= 39);
-    assert!(
-        generated["components"]["schemas"]["CampaignCreate"]["properties"]["name"]["maxLength"]
-            .is_number()
-    );
+    let schemas = &generated["components"]["schemas"];
+    let name = rule_of(schemas, &schemas["CampaignCreate"]["properties"]["name"]);
+    assert!(name["maxLength"].is_number(), "{name}");
 }
 
-/// A limit is written once, on the create body's field, and the validation
-/// reads it from there (`shared::limits!`); a PATCH body restates it for
-/// the description, so it must state the very same limits.
+/// A property's rule: the field rule's schema it refers to (also as the
+/// non-null option of a nullable one), or the property itself.
+pub fn rule_of<'a>(schemas: &'a Value, property: &'a Value) -> &'a Value {
+    let named = property.get("$ref").or_else(|| {
+        property["oneOf"]
+            .as_array()?
+            .iter()
+            .find_map(|option| option.get("$ref"))
+    });
+    match named
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+    {
+        Some(name) => &schemas[name],
+        None => property,
+    }
+}
+
+/// A limit is written once, as a field rule's type or on the create body's
+/// field (the validation reads it from there, `api::limits!`); a PATCH body
+/// names the same rule or restates the limit for the description, so it
+/// must state the very same limits.
 #[test]
 fn update_bodies_state_the_limits_of_their_create_bodies() {
     const LIMITS: [&str; 8] = [
@@ -94,8 +112,12 @@ fn update_bodies_state_the_limits_of_their_create_bodies() {
                 continue;
             }
             compared += 1;
+            let (field, created) = (
+                rule_of(&doc["components"]["schemas"], field),
+                rule_of(&doc["components"]["schemas"], &created[name]),
+            );
             for limit in LIMITS {
-                if field.get(limit) != created[name].get(limit) {
+                if field.get(limit) != created.get(limit) {
                     differ.push(format!("{update}.{name} {limit} vs {create}"));
                 }
             }
@@ -186,7 +208,7 @@ async fn openapi_is_served_and_matches_the_routes() {
         .iter()
         .map(|c| c.as_str().unwrap().to_string())
         .collect();
-    let expected: BTreeSet<_> = shared::ErrorCode::ALL
+    let expected: BTreeSet<_> = api::ErrorCode::ALL
         .iter()
         .map(|c| c.as_str().to_string())
         .collect();
@@ -198,7 +220,7 @@ fn routes() -> BTreeSet<(String, String, String)> {
     let mut out = BTreeSet::new();
     for (function, routes) in refctl::serve::functions() {
         for (path, item) in &routes.get_openapi().paths.paths {
-            for method in shared::http::router::operations(item) {
+            for method in api::http::router::operations(item) {
                 out.insert((method.to_string(), path.clone(), function.to_string()));
             }
         }
@@ -372,7 +394,7 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
     assert_eq!(table["BillingMode"].as_str(), Some("PAY_PER_REQUEST"));
     assert_eq!(
         table["TimeToLiveSpecification"]["AttributeName"].as_str(),
-        Some(shared::store::attrs::TTL)
+        Some(api::store::attrs::TTL)
     );
     // The stream the webhook consumer reads: on, with the same view.
     let stream = d.stream_specification().expect("the table has a stream");
@@ -383,7 +405,7 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
     );
     assert_eq!(
         table["StreamSpecification"]["StreamViewType"].as_str(),
-        Some(shared::store::table::STREAM_VIEW.as_str())
+        Some(api::store::table::STREAM_VIEW.as_str())
     );
     let ttl = app
         .store
@@ -396,7 +418,7 @@ async fn the_table_refctl_creates_is_the_one_the_template_declares() {
     assert_eq!(
         ttl.time_to_live_description()
             .and_then(|t| t.attribute_name()),
-        Some(shared::store::attrs::TTL)
+        Some(api::store::attrs::TTL)
     );
 }
 
@@ -409,7 +431,7 @@ fn check_s3_event(path: &std::path::Path, text: &str) {
     assert!(!keys.is_empty(), "{}", path.display());
     for key in keys {
         assert!(
-            shared::payouts::invoice::parse_key(&key).is_some(),
+            api::payouts::invoice::parse_key(&key).is_some(),
             "{}: {key} names no payout",
             path.display()
         );
@@ -427,7 +449,7 @@ fn background_event(path: &std::path::Path, text: &str, raw: &Value) -> Option<&
         // DynamoDB Stream: every record is an inserted event item.
         assert!(!records.is_empty());
         for record in records {
-            let found = shared::store::stream::event_of_lambda_record(record).unwrap();
+            let found = api::store::stream::event_of_lambda_record(record).unwrap();
             assert!(found.is_some(), "{record}");
         }
         return Some("webhook-delivery");
@@ -551,7 +573,7 @@ fn filter_matches(pattern: &Value, record: &Value) -> bool {
 
 /// A stream record (`INSERT`) of an item, its string attributes as the
 /// stream writes them.
-fn inserted(item: &shared::store::Item) -> Value {
+fn inserted(item: &api::store::Item) -> Value {
     let image: serde_json::Map<String, Value> = item
         .iter()
         .filter_map(|(k, v)| Some((k.clone(), serde_json::json!({"S": v.as_s().ok()?}))))
@@ -561,8 +583,8 @@ fn inserted(item: &shared::store::Item) -> Value {
 
 #[test]
 fn the_webhook_streams_filter_lets_every_event_through() {
-    use shared::domain::event::{Event, EventType};
-    use shared::domain::tenant::{Mode, Tenant};
+    use api::domain::event::{Event, EventType};
+    use api::domain::tenant::{Mode, Tenant};
     let t = template();
     let filters = &t["Resources"]["WebhookDeliveryFunction"]["Properties"]["Events"]
         ["NewEventItems"]["Properties"]["FilterCriteria"]["Filters"];
@@ -572,7 +594,7 @@ fn the_webhook_streams_filter_lets_every_event_through() {
         .iter()
         .map(|f| serde_json::from_str(f["Pattern"].as_str().unwrap()).unwrap())
         .collect();
-    let passes = |item: &shared::store::Item| {
+    let passes = |item: &api::store::Item| {
         let record = inserted(item);
         patterns.iter().any(|p| filter_matches(p, &record))
     };
@@ -583,26 +605,26 @@ fn the_webhook_streams_filter_lets_every_event_through() {
         chrono::Utc::now(),
     )
     .unwrap();
-    let item = shared::store::events::item(&tenant, &event).unwrap();
+    let item = api::store::events::item(&tenant, &event).unwrap();
     assert!(passes(&item), "an event as the code writes it");
     // An event of the older layout: keyed by its id, no id attribute.
     let mut older = item.clone();
     older.remove("id");
-    older.insert("pk".into(), shared::store::string_value(&event.id));
-    older.insert("sk".into(), shared::store::string_value("R"));
+    older.insert("pk".into(), api::store::string_value(&event.id));
+    older.insert("sk".into(), api::store::string_value("R"));
     assert!(passes(&older), "an event of the older layout");
     // What the delivery writes about the event stays out.
-    let task = shared::domain::webhook::Task::start(
+    let task = api::domain::webhook::Task::start(
         None,
         "whe_01JD3Q5W6X7Y8Z9A0B1C2D3E4F",
         (&event.id, event.event_type),
         chrono::Utc::now(),
         chrono::Duration::seconds(60),
     );
-    let task = shared::store::webhooks::task_item(&tenant, &task).unwrap();
+    let task = api::store::webhooks::task_item(&tenant, &task).unwrap();
     assert!(!passes(&task), "a delivery task");
     let mut campaign = item.clone();
-    campaign.insert("id".into(), shared::store::string_value("cmp_1"));
-    campaign.insert("pk".into(), shared::store::string_value("cmp_1"));
+    campaign.insert("id".into(), api::store::string_value("cmp_1"));
+    campaign.insert("pk".into(), api::store::string_value("cmp_1"));
     assert!(!passes(&campaign), "a record keyed by its own id");
 }

@@ -4,16 +4,16 @@
 use std::collections::BTreeMap;
 use std::str::FromStr;
 
+use api::domain::referral::{email_hash, CustomerKey};
+use api::domain::tenant::{Mode, Tenant};
+use api::domain::tracking::{Click, ClickIds};
+use api::store::keys::{self, GUARD_SK, RECORD_SK, TOTALS_SK};
+use api::store::{accounts, clicks, string_value as attr};
+use api::timestamp;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Months, Utc};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
-use shared::domain::referral::{email_hash, CustomerKey};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::domain::tracking::{Click, ClickIds};
-use shared::store::keys::{self, GUARD_SK, RECORD_SK, TOTALS_SK};
-use shared::store::{accounts, clicks, string_value as attr};
-use shared::timestamp;
 
 use crate::support::{
     affiliate_with_code, app_for, call, campaign, merchant, server, Merchant, Resp, TINY_PLAN,
@@ -769,15 +769,15 @@ async fn an_externalid_claimed_by_an_older_claim_item_still_replays() {
     let first = convert(k, json!({"affiliateCode": code})).await;
     assert_eq!(
         id(&first),
-        shared::domain::postback::conversion_id_of(first["externalId"].as_str().unwrap())
+        api::domain::postback::conversion_id_of(first["externalId"].as_str().unwrap())
     );
     let older = unique("older");
-    let claim = shared::domain::postback::ExternalIdClaim {
+    let claim = api::domain::postback::ExternalIdClaim {
         tenant: Tenant::new(m.account_id.clone(), Mode::Test).key(),
         conversion_id: id(&first),
         created_at: Utc::now(),
     };
-    let item = shared::store::item_at(&keys::external_id_guard(&older), GUARD_SK, &claim).unwrap();
+    let item = api::store::item_at(&keys::external_id_guard(&older), GUARD_SK, &claim).unwrap();
     assert!(server().app.store.put_new(item).await.unwrap());
 
     let body = json!({
@@ -788,7 +788,7 @@ async fn an_externalid_claimed_by_an_older_claim_item_still_replays() {
     assert_eq!((r.status, id(r.data())), (200, id(&first)), "{:?}", r.body);
     assert_eq!(r.header("idempotent-replayed"), Some("true"));
     // Nothing was written at the key the older externalId derives.
-    let derived = shared::domain::postback::conversion_id_of(&older);
+    let derived = api::domain::postback::conversion_id_of(&older);
     assert!(server()
         .app
         .store
@@ -959,10 +959,10 @@ async fn rollups_stored_before_the_month_items_held_the_days_still_count() {
     let tenant = Tenant::new(m.account_id.clone(), Mode::Test);
     let day = (now - Duration::days(1)).date_naive();
     let tail = format!("USD#{status}#{c1}");
-    let old = shared::store::update::UpdateExpr::new()
-        .add("revenue", shared::store::number_value("12.5"))
-        .add("commission", shared::store::number_value("1.25"))
-        .add("count", shared::store::number_value(3))
+    let old = api::store::update::UpdateExpr::new()
+        .add("revenue", api::store::number_value("12.5"))
+        .add("commission", api::store::number_value("1.25"))
+        .add("count", api::store::number_value(3))
         .set("campaignId", attr(c1.clone()));
     for sk in [
         format!("D#{}#{tail}", day.format("%Y-%m-%d")),
@@ -1001,14 +1001,12 @@ async fn the_quota_refuses_at_the_cap_and_records_nothing() {
         .await
         .unwrap();
     let secret = &app.signing;
-    let (_, live) =
-        shared::auth::keys::create_key(&app.store, secret, &acct.id, "live", Mode::Live)
-            .await
-            .unwrap();
-    let (_, test) =
-        shared::auth::keys::create_key(&app.store, secret, &acct.id, "test", Mode::Test)
-            .await
-            .unwrap();
+    let (_, live) = api::auth::keys::create_key(&app.store, secret, &acct.id, "live", Mode::Live)
+        .await
+        .unwrap();
+    let (_, test) = api::auth::keys::create_key(&app.store, secret, &acct.id, "test", Mode::Test)
+        .await
+        .unwrap();
     let mut first = None;
     for _ in 0..TINY_QUOTA {
         let v = convert(&live, json!({})).await;
@@ -1028,7 +1026,7 @@ async fn the_quota_refuses_at_the_cap_and_records_nothing() {
     assert!(app
         .store
         .get_item(
-            &shared::domain::postback::conversion_id_of(&refused),
+            &api::domain::postback::conversion_id_of(&refused),
             RECORD_SK
         )
         .await
@@ -1508,7 +1506,7 @@ async fn the_demo_seed_records_a_referral_and_conversions_in_two_currencies() {
     .await;
     let app = app_for(server()).await;
     let tenant = Tenant::new(m.account_id.clone(), Mode::Test);
-    let cmp = shared::store::campaigns::get(&app.store, &tenant, &c)
+    let cmp = api::store::campaigns::get(&app.store, &tenant, &c)
         .await
         .unwrap();
     let out = refctl::demo::seed_conversions(&app, &tenant, &cmp, Some(&code))

@@ -63,7 +63,7 @@ async fn twenty_copies_of_a_stripe_refund_log_the_one_that_applied_it() {
         async move { stripe(&iid, &refund).await }
     })
     .await;
-    let cnv = conversion(&m, &shared::domain::postback::conversion_id_of(&inv)).await;
+    let cnv = conversion(&m, &api::domain::postback::conversion_id_of(&inv)).await;
     assert_eq!(
         (&cnv["status"], &cnv["reversedAmount"]),
         (&json!("REVERSED"), &json!(100))

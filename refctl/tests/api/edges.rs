@@ -56,7 +56,7 @@ async fn a_signature_header_sent_twice_is_refused() {
 #[tokio::test]
 async fn a_provider_event_over_one_mebibyte_is_refused_in_the_envelope() {
     let (_, _, _, _, i) = programme().await;
-    let limit = shared::http::body::MAX_EVENT_BYTES;
+    let limit = api::http::body::MAX_EVENT_BYTES;
     let path = format!("/api/v1/integrations/{}/events", id(&i));
     let padded = |size: usize| {
         let mut ev = event(

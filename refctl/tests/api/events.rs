@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use api::domain::event::{Event, EventType};
+use api::domain::tenant::Mode;
+use api::store::events::{self, EventFilter};
+use api::store::page::PageRequest;
 use serde_json::{json, Value};
-use shared::domain::event::{Event, EventType};
-use shared::domain::tenant::Mode;
-use shared::store::events::{self, EventFilter};
-use shared::store::page::PageRequest;
 
 use crate::payouts::Fx;
 
@@ -271,14 +271,14 @@ async fn events_written_keyed_by_id_are_listed_in_order_and_found() {
     for at in [between, first - chrono::Duration::hours(1)] {
         let e = Event::new(EventType::ConversionCreated, json!({"id": "cnv_older"}), at).unwrap();
         let mut item = events::item(&tenant, &e).unwrap();
-        let sk = shared::store::string_of(&item, "sk").unwrap().to_string();
+        let sk = api::store::string_of(&item, "sk").unwrap().to_string();
         for (name, value) in [
             ("pk", e.id.clone()),
             ("sk", "R".to_string()),
             ("gsi1pk", format!("{}#test#EVT", fx.m.account_id)),
             ("gsi1sk", sk),
         ] {
-            item.insert(name.into(), shared::store::string_value(value));
+            item.insert(name.into(), api::store::string_value(value));
         }
         fx.app.store.put(item).await.unwrap();
         older.push(e.id);
@@ -340,7 +340,7 @@ async fn events_written_keyed_by_id_are_listed_in_order_and_found() {
             "{shown}"
         );
     }
-    let from = shared::timestamp::format(&(first - chrono::Duration::minutes(1)));
+    let from = api::timestamp::format(&(first - chrono::Duration::minutes(1)));
     let elsewhere = format!(
         "/api/v1/events?type=conversion.created&limit=2&from={from}&cursor={}",
         cursors[0]

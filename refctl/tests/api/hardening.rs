@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use api::app::App;
+use api::config::{Config, SdkTimeouts};
 use serde_json::json;
-use shared::app::App;
-use shared::config::{Config, SdkTimeouts};
 
 use crate::support::{call_on, merchant_in, start, test_config, Merchant, Resp, Server};
 
@@ -131,12 +131,12 @@ fn stalled_server() -> &'static Server {
 
 /// A well-signed key whose ids are well formed but name nothing.
 fn signed_key(config: &Config) -> String {
-    use shared::ids::{new_id, IdKind};
-    shared::auth::api_key::issue(
+    use api::ids::{new_id, IdKind};
+    api::auth::api_key::issue(
         &config.api_key_secret,
         &new_id(IdKind::Key),
         &new_id(IdKind::Account),
-        shared::domain::tenant::Mode::Test,
+        api::domain::tenant::Mode::Test,
     )
 }
 
@@ -338,7 +338,7 @@ async fn offsets_past_ten_thousand_are_400_pointing_at_cursor() {
 
 #[tokio::test]
 async fn validly_signed_tokens_with_odd_claims_get_the_common_401() {
-    use shared::domain::tenant::Mode;
+    use api::domain::tenant::Mode;
     let m = crate::support::merchant().await;
     let secret = &crate::support::server().app.config.api_key_secret;
     let kid = &m.test_key_id;
@@ -351,7 +351,7 @@ async fn validly_signed_tokens_with_odd_claims_get_the_common_401() {
         (acct.as_str(), kid.as_str()),
     ];
     for (k, a) in odd {
-        let key = shared::auth::api_key::issue(secret, k, a, Mode::Test);
+        let key = api::auth::api_key::issue(secret, k, a, Mode::Test);
         let r = crate::support::call("GET", "/api/v1/campaigns", Some(&key), None).await;
         r.assert_error(401, "UNAUTHORIZED");
         assert_eq!(
@@ -385,6 +385,12 @@ async fn control_characters_are_refused_except_whitespace_in_free_text() {
     let mut nul = base.clone();
     nul["name"] = json!("bad\u{0}name");
     let r = crate::support::call("POST", "/api/v1/campaigns", Some(k), Some(nul)).await;
+    r.assert_error(400, "VALIDATION_FAILED");
+    assert_eq!(r.body["error"]["details"][0]["path"], json!(["name"]));
+    // C1 controls (U+0080-U+009F) are control characters too.
+    let mut nel = base.clone();
+    nel["name"] = json!("bad\u{85}name");
+    let r = crate::support::call("POST", "/api/v1/campaigns", Some(k), Some(nel)).await;
     r.assert_error(400, "VALIDATION_FAILED");
     assert_eq!(r.body["error"]["details"][0]["path"], json!(["name"]));
 
@@ -533,7 +539,7 @@ async fn every_response_is_nosniff_and_authenticated_ones_are_no_store() {
 async fn the_functions_sdk_settings_call_dynamodb_and_time_out() {
     let config = test_config();
     let client = |endpoint: &str, config: &Config| {
-        let sdk = shared::sdk::plain_config(config, |_| None);
+        let sdk = api::sdk::plain_config(config, |_| None);
         aws_sdk_dynamodb::Client::from_conf(
             aws_sdk_dynamodb::config::Builder::from(&sdk)
                 .endpoint_url(endpoint)

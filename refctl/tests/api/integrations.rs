@@ -398,7 +398,7 @@ async fn stripe_refunds_cut_the_commission_by_their_running_total() {
     .await;
     let cnv = r.data()["conversionId"].as_str().unwrap().to_string();
     assert_eq!(conversion(&m, &cnv).await["commission"], json!(10));
-    assert_eq!(cnv, shared::domain::postback::conversion_id_of(&inv));
+    assert_eq!(cnv, api::domain::postback::conversion_id_of(&inv));
     // The payment intent is claimed for the conversion at the key it derives:
     // a postback naming it replays the conversion, and that key is no conversion.
     let pi = format!("pi_{inv}");
@@ -418,7 +418,7 @@ async fn stripe_refunds_cut_the_commission_by_their_running_total() {
         "{:?}",
         r.body
     );
-    let alias = shared::domain::postback::conversion_id_of(&pi);
+    let alias = api::domain::postback::conversion_id_of(&pi);
     call(
         "GET",
         &format!("/api/v1/conversions/{alias}"),
@@ -611,7 +611,7 @@ async fn another_accounts_claim_on_a_payment_intent_leaves_the_invoice_its_own()
     let r = stripe(id(&i), &event).await;
     assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
     let mine = r.data()["conversionId"].as_str().unwrap().to_string();
-    assert_eq!(mine, shared::domain::postback::conversion_id_of(&inv));
+    assert_eq!(mine, api::domain::postback::conversion_id_of(&inv));
     assert_ne!(mine, theirs);
     assert_eq!(conversion(&m, &mine).await["amount"], json!(10));
 }
@@ -1106,8 +1106,8 @@ async fn an_invoice_before_its_checkout_is_attributed_when_the_checkout_arrives(
 #[tokio::test]
 async fn provider_refunds_in_a_payout_are_clawed_back_never_refused() {
     use crate::payouts::Fx;
-    use shared::domain::payout::Command as PayoutCommand;
-    use shared::domain::tenant::Mode;
+    use api::domain::payout::Command as PayoutCommand;
+    use api::domain::tenant::Mode;
     let fx = Fx::new().await;
     let base = fx.server.base.as_str();
     let body = json!({"provider": "STRIPE", "signingSecret": STRIPE_SECRET});
@@ -1179,12 +1179,12 @@ async fn provider_refunds_in_a_payout_are_clawed_back_never_refused() {
     }
     // The first payout is paid as claimed (10.00); the cut is netted next time.
     let t = fx.tenant(Mode::Test);
-    let now = shared::timestamp::now();
-    let settle = |_: &shared::domain::payout::Payout| PayoutCommand::Settle {
+    let now = api::timestamp::now();
+    let settle = |_: &api::domain::payout::Payout| PayoutCommand::Settle {
         payment_reference: None,
         note: None,
     };
-    shared::services::payouts::transition(&fx.app.store, &t, &open[0], settle, now)
+    api::services::payouts::transition(&fx.app, &t, &open[0], settle, now)
         .await
         .unwrap();
     assert_eq!(fx.status_of(Mode::Test, &open[0]).await, "PAID");
@@ -1398,7 +1398,7 @@ async fn a_self_referral_through_stripe_is_held_in_either_order() {
 
 #[tokio::test]
 async fn a_locked_accounts_events_are_refused_until_it_is_unlocked() {
-    use shared::store::accounts;
+    use api::store::accounts;
     let m = merchant().await;
     let k = m.test_key.as_str();
     let c = campaign(k, json!({})).await;
@@ -1597,17 +1597,15 @@ async fn a_refund_before_its_payment_applies_when_the_payment_arrives() {
         let r = stripe(id(&i), &second).await;
         assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
         // Applied, the kept refund is gone under every id it was kept for.
-        let tenant = shared::domain::tenant::Tenant::new(
-            m.account_id.clone(),
-            shared::domain::tenant::Mode::Test,
-        );
+        let tenant =
+            api::domain::tenant::Tenant::new(m.account_id.clone(), api::domain::tenant::Mode::Test);
         let ids = [format!("pi_{inv}"), format!("ch_{inv}")];
         let store = &crate::support::app_for(server()).await.store;
-        let kept = shared::store::parked_refunds::of_payment(store, &tenant, &ids)
+        let kept = api::store::parked_refunds::of_payment(store, &tenant, &ids)
             .await
             .unwrap();
         assert!(kept.is_empty(), "{kept:?}");
-        let cnv = shared::domain::postback::conversion_id_of(&inv);
+        let cnv = api::domain::postback::conversion_id_of(&inv);
         let now = conversion(&m, &cnv).await;
         figures.push((
             now["amount"].clone(),

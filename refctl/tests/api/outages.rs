@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use api::config::SdkTimeouts;
 use serde_json::json;
-use shared::config::SdkTimeouts;
 
 use crate::support::{call_on, start, test_config, Resp, Server};
 

@@ -3,22 +3,22 @@
 //! runs, crashes in the middle of a claim and of the paid side effects, and
 //! clawbacks.
 
+use api::app::App;
+use api::domain::conversion::{Conversion, ConversionStatus};
+use api::domain::payout::{
+    AtOnce, Command, Outcome, Payout, PayoutStatus, PayoutWork, PoolEntry, TransitionPlan,
+};
+use api::domain::tenant::{Mode, Tenant};
+use api::services::payout_job::{self as job, Budget};
+use api::services::payouts;
+use api::store::page::PageRequest;
+use api::store::payouts::{self as store_payouts, ClaimChunk, PayoutFilter};
+use api::store::work::WorkRange;
+use api::store::{affiliates, campaigns, keys};
+use api::timestamp;
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
-use shared::app::App;
-use shared::domain::conversion::{Conversion, ConversionStatus};
-use shared::domain::payout::{
-    AtOnce, Command, Outcome, Payout, PayoutStatus, PayoutWork, PoolEntry, TransitionPlan,
-};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::services::payout_job::{self as job, Budget};
-use shared::services::payouts;
-use shared::store::page::PageRequest;
-use shared::store::payouts::{self as store_payouts, ClaimChunk, PayoutFilter};
-use shared::store::work::WorkRange;
-use shared::store::{affiliates, campaigns, keys};
-use shared::timestamp;
 
 use crate::support::{app_for, call_on, fresh_server, merchant_on, payouts_server, Merchant};
 
@@ -318,7 +318,7 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
         .into_iter()
         .map(|c| PoolEntry::Conversion(Box::new(c)))
         .collect();
-    let currency = shared::money::Currency::parse("c", "USD").unwrap();
+    let currency = api::money::Currency::parse("c", "USD").unwrap();
     let p = Payout::open(&affiliate, &campaign, currency, &pool, now).unwrap();
     assert!(store_payouts::start_claim(&app.store, &t, &p)
         .await
@@ -493,7 +493,7 @@ async fn a_reversed_paid_conversion_is_clawed_back_from_the_next_payout() {
         payment_reference: None,
         note: None,
     };
-    let paid = payouts::transition(&app.store, &t, &first[0].id, settle, now)
+    let paid = payouts::transition(&app, &t, &first[0].id, settle, now)
         .await
         .unwrap();
     assert_eq!((paid.status, paid.work), (PayoutStatus::Paid, None));
@@ -569,7 +569,7 @@ async fn partial_reversals_are_paid_net_and_clawed_back_by_the_cut() {
         payment_reference: None,
         note: None,
     };
-    payouts::transition(&app.store, &t, &payouts[0].id, settle, now)
+    payouts::transition(&app, &t, &payouts[0].id, settle, now)
         .await
         .unwrap();
     // Paid: a quarter of what is left (100.00 of 400.00) claws back 10.00.
@@ -655,7 +655,7 @@ async fn a_held_conversion_is_never_paid_until_released_and_can_be_reversed() {
         payment_reference: None,
         note: None,
     };
-    let paid_out = payouts::transition(&app.store, &t, &payout, settle, now)
+    let paid_out = payouts::transition(&app, &t, &payout, settle, now)
         .await
         .unwrap();
     assert_eq!((paid_out.status, paid_out.work), (PayoutStatus::Paid, None));

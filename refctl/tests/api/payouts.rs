@@ -8,12 +8,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use api::app::App;
+use api::domain::tenant::{Mode, Tenant};
+use api::payouts::invoice;
+use api::services::invoices::{self, Handled};
+use api::services::payout_job::{self as job, Budget};
 use serde_json::{json, Value};
-use shared::app::App;
-use shared::domain::tenant::{Mode, Tenant};
-use shared::payouts::invoice;
-use shared::services::invoices::{self, Handled};
-use shared::services::payout_job::{self as job, Budget};
 
 use crate::support::{
     app_for, call_on, failing_payments_server, merchant_on, payouts_server, Merchant, Resp, Server,
@@ -156,7 +156,7 @@ impl Fx {
     /// Runs the payout job once, now, while no test records an earner.
     pub(crate) async fn run_job(&self) {
         let _alone = JOBS.lock().await;
-        job::run(&self.app, shared::timestamp::now(), Budget::default())
+        job::run(&self.app, api::timestamp::now(), Budget::default())
             .await
             .expect("payout job");
     }
@@ -194,7 +194,7 @@ impl Fx {
             .put(&key, PDF.to_vec(), "application/pdf")
             .await
             .unwrap();
-        let handled = invoices::on_object_created(&self.app, &key, shared::timestamp::now())
+        let handled = invoices::on_object_created(&self.app, &key, api::timestamp::now())
             .await
             .unwrap();
         assert!(matches!(handled, Handled::Applied(_)), "{handled:?}");
@@ -831,12 +831,12 @@ async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once()
     let sandbox = fx.server.app.payments.sandbox();
     assert_eq!(sandbox.payments_of(id), 0);
     // The failure is an event of its own, after the processing one.
-    let failed = shared::store::events::EventFilter {
-        event_type: Some(shared::domain::event::EventType::PayoutPaymentFailed),
+    let failed = api::store::events::EventFilter {
+        event_type: Some(api::domain::event::EventType::PayoutPaymentFailed),
         ..Default::default()
     };
-    let page = shared::store::page::PageRequest::default();
-    let found = shared::store::events::list(&fx.app.store, &fx.tenant(Mode::Test), &failed, &page)
+    let page = api::store::page::PageRequest::default();
+    let found = api::store::events::list(&fx.app.store, &fx.tenant(Mode::Test), &failed, &page)
         .await
         .unwrap();
     assert_eq!(found.items.len(), 1);
@@ -891,11 +891,11 @@ async fn a_payout_left_processing_is_paid_once_by_the_payout_job() {
     let fx = Fx::new().await;
     let id = fx.approved(Mode::Test, 1).await.remove(0);
     let tenant = fx.tenant(Mode::Test);
-    let now = shared::timestamp::now();
-    let process = |_: &shared::domain::payout::Payout| shared::domain::payout::Command::Process {
+    let now = api::timestamp::now();
+    let process = |_: &api::domain::payout::Payout| api::domain::payout::Command::Process {
         checked_invoice: None,
     };
-    let left = shared::services::payouts::transition(&fx.app.store, &tenant, &id, process, now)
+    let left = api::services::payouts::transition(&fx.app, &tenant, &id, process, now)
         .await
         .unwrap();
     assert_eq!(left.status.as_str(), "PROCESSING");
@@ -950,9 +950,9 @@ async fn batch_process_pays_many_payouts_together_and_adds_up_what_they_share() 
     // consistent batch read of them), three transactions.
     let metrics = || fx.app.store.metrics().snapshot();
     let before = metrics();
-    let now = shared::timestamp::now();
+    let now = api::timestamp::now();
     let tenant = fx.tenant(Mode::Test);
-    let results = shared::services::payouts::process_many(&fx.app, &tenant, ids.clone(), now).await;
+    let results = api::services::payouts::process_many(&fx.app, &tenant, ids.clone(), now).await;
     let cost = metrics().since(&before);
     // A transaction re-sent after a conflict with another test's adds a
     // call; a payout redone alone adds four.
@@ -1259,9 +1259,9 @@ async fn bodies_and_id_lists_are_validated() {
 
 #[tokio::test]
 async fn a_run_resuming_a_payout_abandoned_meanwhile_leaves_the_pool_to_the_next() {
-    use shared::domain::payout::{Payout, PoolEntry};
-    use shared::store::work::WorkRange;
-    use shared::store::{affiliates, attrs, campaigns, keys, payout_items, payouts, string_value};
+    use api::domain::payout::{Payout, PoolEntry};
+    use api::store::work::WorkRange;
+    use api::store::{affiliates, attrs, campaigns, keys, payout_items, payouts, string_value};
     let fx = Fx::new().await;
     // A pool below its campaign's minimum: approved, never paid out.
     let body = json!({"name": "Minimum", "commissionType": "PERCENTAGE", "commissionValue": 10,
@@ -1277,11 +1277,7 @@ async fn a_run_resuming_a_payout_abandoned_meanwhile_leaves_the_pool_to_the_next
     let aff = r.data()["id"].as_str().unwrap().to_string();
     fx.sell(Mode::Test, &code, 100, "USD").await;
     fx.run_job().await;
-    let (t, store, now) = (
-        fx.tenant(Mode::Test),
-        &fx.app.store,
-        shared::timestamp::now(),
-    );
+    let (t, store, now) = (fx.tenant(Mode::Test), &fx.app.store, api::timestamp::now());
     let partition = keys::payable_pool(&t, &aff, "USD");
     let (pool, _) = payouts::members(store, &t, &partition, WorkRange::All, 10)
         .await
@@ -1342,7 +1338,7 @@ async fn concurrent_job_runs_make_one_payout_per_pool() {
             let app = fx.app.clone();
             runs.spawn(async move {
                 tokio::time::sleep(std::time::Duration::from_millis(7 * i)).await;
-                job::run(&app, shared::timestamp::now(), Budget::default()).await
+                job::run(&app, api::timestamp::now(), Budget::default()).await
             });
         }
         while let Some(r) = runs.join_next().await {

@@ -3,8 +3,8 @@
 //! every portal route), the affiliate's own reads and edits, the invoice
 //! upload, and no read of another affiliate's or tenant's records.
 
+use api::domain::tenant::Mode;
 use serde_json::{json, Value};
-use shared::domain::tenant::Mode;
 
 use crate::payouts::Fx;
 use crate::support::{call_on, raw, Resp};
@@ -16,7 +16,7 @@ const PDF_AGAIN: &[u8] =
 
 /// The storage key of a payout's invoice (private: read from the table).
 async fn stored_key(fx: &Fx, payout: &str) -> String {
-    let p = shared::store::payouts::get(&fx.app.store, &fx.tenant(Mode::Test), payout)
+    let p = api::store::payouts::get(&fx.app.store, &fx.tenant(Mode::Test), payout)
         .await
         .unwrap();
     p.invoice_key.unwrap()
@@ -25,7 +25,7 @@ async fn stored_key(fx: &Fx, payout: &str) -> String {
 /// Removes an object from the test bucket, as a lifecycle rule or a hand would.
 async fn delete_object(fx: &Fx, key: &str) {
     let config = &fx.app.config;
-    let mut s3 = aws_sdk_s3::config::Builder::from(&shared::sdk::config(config).await);
+    let mut s3 = aws_sdk_s3::config::Builder::from(&api::sdk::config(config).await);
     if let Some(ep) = &config.s3_endpoint {
         s3 = s3.endpoint_url(ep).force_path_style(true);
     }
@@ -463,24 +463,24 @@ async fn a_portal_token_opens_portal_routes_only_and_a_key_never_does() {
     }
     // An expired or forged token is 401 too.
     let secret = &fx.server.app.config.api_key_secret;
-    let claims = shared::auth::portal::PortalClaims::new(
+    let claims = api::auth::portal::PortalClaims::new(
         &fx.tenant(Mode::Test),
         &ann,
         chrono::Utc::now() - chrono::Duration::hours(2),
     );
-    let expired = shared::auth::portal::issue(secret, &claims);
+    let expired = api::auth::portal::issue(secret, &claims);
     let r = as_portal(&fx, &expired, "GET", "/api/v1/portal/me", None).await;
     r.assert_error(401, "UNAUTHORIZED");
     let fresh =
-        shared::auth::portal::PortalClaims::new(&fx.tenant(Mode::Test), &ann, chrono::Utc::now());
-    let forged = shared::auth::portal::issue("another-secret-that-is-long-enough-0123", &fresh);
+        api::auth::portal::PortalClaims::new(&fx.tenant(Mode::Test), &ann, chrono::Utc::now());
+    let forged = api::auth::portal::issue("another-secret-that-is-long-enough-0123", &fresh);
     as_portal(&fx, &forged, "GET", "/api/v1/portal/me", None)
         .await
         .assert_error(401, "UNAUTHORIZED");
     // The live-mode twin of a test token names the same affiliate in the other mode: 401.
     let live =
-        shared::auth::portal::PortalClaims::new(&fx.tenant(Mode::Live), &ann, chrono::Utc::now());
-    let live = shared::auth::portal::issue(secret, &live);
+        api::auth::portal::PortalClaims::new(&fx.tenant(Mode::Live), &ann, chrono::Utc::now());
+    let live = api::auth::portal::issue(secret, &live);
     as_portal(&fx, &live, "GET", "/api/v1/portal/me", None)
         .await
         .assert_error(401, "UNAUTHORIZED");
@@ -499,7 +499,7 @@ async fn a_portal_token_opens_portal_routes_only_and_a_key_never_does() {
 
 #[tokio::test]
 async fn a_session_carries_its_back_link_and_a_locked_accounts_token_is_401() {
-    use shared::store::accounts;
+    use api::store::accounts;
     let fx = Fx::new().await;
     let (ann, _) = affiliate(&fx).await;
     let path = format!("/api/v1/affiliates/{ann}/portal-sessions");

@@ -9,7 +9,7 @@ use chrono::{Datelike, Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 
-use shared::domain::tenant::Mode;
+use api::domain::tenant::Mode;
 
 use crate::payouts::Fx;
 use crate::support::{affiliate_with_code, call, campaign, merchant, Merchant};
@@ -222,7 +222,7 @@ async fn referrals_list_each_customer_once_without_its_email() {
     for secret in [
         email.clone(),
         other_mail.clone(),
-        shared::domain::referral::email_hash(&email),
+        api::domain::referral::email_hash(&email),
     ] {
         assert!(!text.contains(&secret), "{text}");
     }
@@ -977,7 +977,7 @@ async fn an_export_answer_of_large_rows_ends_early_and_the_next_one_goes_on() {
     }
     // Two answers (about 2.5 MB, then the rest), every row once, newest first.
     assert_eq!(sizes.len(), 2, "{sizes:?}");
-    let budget = shared::services::conversion_export::BYTES_PER_ANSWER;
+    let budget = api::services::conversion_export::BYTES_PER_ANSWER;
     assert!(
         sizes[0] >= budget && sizes[0] < budget + 64 * 1024,
         "{sizes:?}"

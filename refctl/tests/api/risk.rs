@@ -6,9 +6,9 @@
 use std::net::IpAddr;
 use std::sync::Mutex;
 
+use api::domain::tenant::Mode;
+use api::store::keys::{self, RECORD_SK};
 use serde_json::{json, Value};
-use shared::domain::tenant::Mode;
-use shared::store::keys::{self, RECORD_SK};
 
 use crate::support::{app_for, campaign, merchant, raw_from, server, Resp};
 
@@ -248,7 +248,7 @@ async fn self_referral_is_held_released_and_filtered_and_a_near_miss_is_not() {
         .await
         .assert_error(409, "INVALID_STATE");
     assert_eq!(events_about(k, "conversion.released", &id(&own)).await, 1);
-    let affiliate_hash = shared::domain::referral::email_hash(&email);
+    let affiliate_hash = api::domain::referral::email_hash(&email);
     sweep(&["127.0.0."]);
     for text in SEEN
         .lock()
@@ -345,7 +345,7 @@ async fn a_click_for_a_campaign_not_found_counts_nothing() {
     let code = code.to_uppercase();
     let mut hours: Vec<String> = [before, after]
         .iter()
-        .map(|t| shared::store::counters::hour_window(*t, *t).0)
+        .map(|t| api::store::counters::hour_window(*t, *t).0)
         .collect();
     hours.dedup();
     let (mut known, mut unknown_items) = (0, 0);
@@ -357,7 +357,7 @@ async fn a_click_for_a_campaign_not_found_counts_nothing() {
             .await
             .unwrap()
         {
-            known += item[shared::store::attrs::COUNT]
+            known += item[api::store::attrs::COUNT]
                 .as_n()
                 .unwrap()
                 .parse::<u64>()
@@ -476,8 +476,8 @@ async fn rapid_conversions_beyond_the_hourly_limit_are_flagged() {
     );
     // The first payment is counted by the referral it bound; the hourly
     // counter holds the two after it.
-    let tenant = shared::domain::tenant::Tenant::new(m.account_id.clone(), Mode::Test);
-    let key = shared::domain::referral::CustomerKey::from_id(&customer).unwrap();
+    let tenant = api::domain::tenant::Tenant::new(m.account_id.clone(), Mode::Test);
+    let key = api::domain::referral::CustomerKey::from_id(&customer).unwrap();
     let store = &server().app.store;
     let item = |pk: String| async move { store.get_item(&pk, RECORD_SK).await.unwrap().unwrap() };
     let referral = item(keys::referral(&tenant, &key)).await;
@@ -629,7 +629,7 @@ fn collect_messages(v: &Value, out: &mut Vec<String>) {
 
 #[tokio::test]
 async fn a_customer_identified_by_id_first_and_by_the_affiliates_e_mail_later_is_held() {
-    use shared::domain::tracking::session_id_of_click;
+    use api::domain::tracking::session_id_of_click;
     let m = merchant().await;
     let k = m.test_key.as_str();
     let c = campaign(k, json!({"isPublic": true})).await;
@@ -697,7 +697,7 @@ async fn a_customer_whose_id_and_e_mail_were_bound_apart_is_held_once_seen_toget
 
 /// Identifies a customer through the session of a fresh click on `code`.
 async fn identify_after_click(campaign: String, code: String, body: Value) -> Resp {
-    use shared::domain::tracking::session_id_of_click;
+    use api::domain::tracking::session_id_of_click;
     let clk = click("127.0.0.12", &campaign, &code).await;
     identify_in("127.0.0.12", &session_id_of_click(&clk).unwrap(), body).await
 }
@@ -710,7 +710,7 @@ async fn identify_in(ip: &str, session: &str, mut body: Value) -> Resp {
 
 #[tokio::test]
 async fn a_session_past_its_places_still_links_its_customer_to_the_affiliates_e_mail() {
-    use shared::domain::tracking::{session_id_of_click, MAX_CUSTOMERS_PER_SESSION};
+    use api::domain::tracking::{session_id_of_click, MAX_CUSTOMERS_PER_SESSION};
     let m = merchant().await;
     let k = m.test_key.as_str();
     let c = campaign(k, json!({"isPublic": true})).await;

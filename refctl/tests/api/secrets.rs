@@ -6,10 +6,10 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use shared::app::App;
-use shared::auth::{api_key, portal};
-use shared::domain::tenant::Mode;
-use shared::store::accounts;
+use api::app::App;
+use api::auth::{api_key, portal};
+use api::domain::tenant::Mode;
+use api::store::accounts;
 
 use crate::support::{call_on, merchant_in, start, test_config};
 
@@ -56,7 +56,7 @@ async fn status(base: &str, key: &str) -> u16 {
 
 /// A configuration of a table of its own whose signing secret is in the
 /// secrets emulator (made by the tables create).
-fn with_secret_manager() -> shared::config::Config {
+fn with_secret_manager() -> api::config::Config {
     let mut config = test_config();
     config.api_key_secret_arn = Some(format!("{}/api-key-secret", config.table_name));
     config
@@ -251,7 +251,7 @@ async fn a_first_portal_request_is_checked_though_its_records_are_read_beside_th
     let a = call_on(&healthy.base, "POST", "/api/v1/affiliates", key, Some(body)).await;
     assert_eq!(a.status, 201, "{:?}", a.body);
     let affiliate = a.data()["id"].as_str().unwrap();
-    let tenant = shared::domain::tenant::Tenant::new(m.account_id.clone(), Mode::Test);
+    let tenant = api::domain::tenant::Tenant::new(m.account_id.clone(), Mode::Test);
     let claims = portal::PortalClaims::new(&tenant, affiliate, chrono::Utc::now());
     let true_token = portal::issue(&secret, &claims);
     let forged = portal::issue("another-secret-that-is-long-enough-0123", &claims);
@@ -266,7 +266,7 @@ async fn a_first_portal_request_is_checked_though_its_records_are_read_beside_th
         let router = refctl::serve::service(app.clone());
         let event = sample.replace("pt_test_REPLACE_WITH_A_PORTAL_TOKEN", token);
         let req = lambda_http::request::from_str(&event).unwrap();
-        let resp = shared::lambda::answer(&router, req).await;
+        let resp = api::lambda::answer(&router, req).await;
         assert_eq!(resp.status().as_u16(), expected, "{:?}", resp.body());
         assert!(app.signing.is_ready(), "the request read the secret");
     }

@@ -2,12 +2,12 @@
 
 use std::sync::{Arc, OnceLock};
 
+use api::app::App;
+use api::config::Config;
+use api::domain::tenant::Mode;
+use api::store::accounts;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
-use shared::app::App;
-use shared::config::Config;
-use shared::domain::tenant::Mode;
-use shared::store::accounts;
 
 /// A running local host.
 pub struct Server {
@@ -29,7 +29,7 @@ pub fn test_config() -> Config {
     // Webhooks to receivers on loopback, retried within seconds.
     config.webhooks.allow_local = true;
     config.webhooks.retry_schedule =
-        shared::webhooks::RetrySchedule::parse(TEST_RETRY_SCHEDULE).expect("schedule");
+        api::webhooks::RetrySchedule::parse(TEST_RETRY_SCHEDULE).expect("schedule");
     config.webhooks.timeout = std::time::Duration::from_millis(1500);
     config
 }
@@ -184,14 +184,12 @@ pub async fn merchant_in(app: &App) -> Merchant {
         .await
         .unwrap();
     let secret = &app.signing;
-    let (tk, test_key) =
-        shared::auth::keys::create_key(&app.store, secret, &a.id, "test", Mode::Test)
-            .await
-            .unwrap();
-    let (_, live_key) =
-        shared::auth::keys::create_key(&app.store, secret, &a.id, "live", Mode::Live)
-            .await
-            .unwrap();
+    let (tk, test_key) = api::auth::keys::create_key(&app.store, secret, &a.id, "test", Mode::Test)
+        .await
+        .unwrap();
+    let (_, live_key) = api::auth::keys::create_key(&app.store, secret, &a.id, "live", Mode::Live)
+        .await
+        .unwrap();
     Merchant {
         account_id: a.id,
         test_key,
@@ -378,5 +376,5 @@ pub fn http_client() -> reqwest::Client {
 }
 
 fn client_builder() -> reqwest::ClientBuilder {
-    reqwest::Client::builder().use_preconfigured_tls(shared::tls::webhook_client_config())
+    reqwest::Client::builder().use_preconfigured_tls(api::tls::webhook_client_config())
 }

@@ -1,13 +1,13 @@
 //! Public tracking: clicks, sessions, first-touch referrals, CORS, and the
 //! browser script's files on the local host.
 
+use api::domain::referral::{email_hash, CustomerKey};
+use api::domain::tenant::{Mode, Tenant};
+use api::domain::tracking::{self, Click, ClickIds};
+use api::store::keys::{self, RECORD_SK};
+use api::store::{clicks, Item};
+use api::timestamp;
 use serde_json::{json, Value};
-use shared::domain::referral::{email_hash, CustomerKey};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::domain::tracking::{self, Click, ClickIds};
-use shared::store::keys::{self, RECORD_SK};
-use shared::store::{clicks, Item};
-use shared::timestamp;
 
 use crate::support::{
     affiliate_with_code, app_for, call, campaign, merchant, raw, server, Merchant,
@@ -451,7 +451,7 @@ async fn the_local_host_serves_the_browser_script_and_demo_pages() {
 
 #[tokio::test]
 async fn click_counts_add_the_month_items_days_and_earlier_day_items() {
-    use shared::domain::summary::{window, Period};
+    use api::domain::summary::{window, Period};
     let (m, c, a) = setup("Counted_1", json!({})).await;
     for _ in 0..3 {
         click(&c, "Counted_1").await;
@@ -463,10 +463,10 @@ async fn click_counts_add_the_month_items_days_and_earlier_day_items() {
     let pk = keys::affiliate_clicks(&tenant, &a);
     for (day, n) in [(now - chrono::Duration::days(1), 5), (now, 2)] {
         let mut item = Item::new();
-        item.insert("pk".into(), shared::store::string_value(pk.clone()));
+        item.insert("pk".into(), api::store::string_value(pk.clone()));
         let sk = format!("D#{}", day.format("%Y-%m-%d"));
-        item.insert("sk".into(), shared::store::string_value(sk));
-        item.insert("count".into(), shared::store::number_value(n));
+        item.insert("sk".into(), api::store::string_value(sk));
+        item.insert("count".into(), api::store::number_value(n));
         app.store.put(item).await.unwrap();
     }
     let count = |p| {
@@ -489,7 +489,7 @@ async fn click_counts_add_the_month_items_days_and_earlier_day_items() {
 
 #[tokio::test]
 async fn one_session_binds_at_most_its_share_of_customers() {
-    use shared::domain::tracking::MAX_CUSTOMERS_PER_SESSION;
+    use api::domain::tracking::MAX_CUSTOMERS_PER_SESSION;
     let code = format!("S{}", &ulid::Ulid::new().to_string()[18..]);
     let (m, c, a) = setup(&code, json!({})).await;
     let s = click(&c, &code).await["sessionId"]

@@ -479,7 +479,7 @@ async fn redeliver_and_replay_send_exactly_the_asked_subscribed_events() {
     let m = merchant().await;
     let rx = Receiver::ok().await;
     let all = Receiver::ok().await;
-    let from = shared::timestamp::format(&chrono::Utc::now());
+    let from = api::timestamp::format(&chrono::Utc::now());
     let (whe, _) = endpoint(&m.test_key, &rx.url(), Some(&["conversion.created"])).await;
     let (_, _) = endpoint(&m.test_key, &all.url(), None).await;
     let mut created = Vec::new();
@@ -536,7 +536,7 @@ async fn redeliver_and_replay_send_exactly_the_asked_subscribed_events() {
     r.assert_error(400, "VALIDATION_FAILED");
 
     // Replay the window: each conversion.created once more, never the reversal.
-    let to = shared::timestamp::format(&chrono::Utc::now());
+    let to = api::timestamp::format(&chrono::Utc::now());
     let r = call(
         "POST",
         &format!("/api/v1/webhook-endpoints/{whe}/replay"),
@@ -683,7 +683,7 @@ async fn another_accounts_or_modes_ids_are_not_found() {
     let cnv = postback(&owner.test_key).await;
     let evt = event_of(&owner.test_key, "conversion.created", &cnv).await;
     let ep = format!("/api/v1/webhook-endpoints/{whe}");
-    let yesterday = shared::timestamp::format(&(chrono::Utc::now() - chrono::Duration::days(1)));
+    let yesterday = api::timestamp::format(&(chrono::Utc::now() - chrono::Duration::days(1)));
     let cases: Vec<(&str, String, Option<Value>)> = vec![
         ("GET", ep.clone(), None),
         ("PATCH", ep.clone(), Some(json!({"description": "x"}))),
@@ -991,13 +991,11 @@ async fn endpoints_made_before_the_count_are_counted_from_the_list() {
     assert_eq!(create_at_once(&m.test_key, 3).await, made(3));
     // An account whose endpoints predate the count has no count item.
     let app = crate::support::app_for(server()).await;
-    let tenant = shared::domain::tenant::Tenant::new(
-        m.account_id.clone(),
-        shared::domain::tenant::Mode::Test,
-    );
-    let pk = shared::store::keys::webhook_endpoint_count(&tenant);
+    let tenant =
+        api::domain::tenant::Tenant::new(m.account_id.clone(), api::domain::tenant::Mode::Test);
+    let pk = api::store::keys::webhook_endpoint_count(&tenant);
     app.store
-        .delete(&pk, shared::store::keys::RECORD_SK)
+        .delete(&pk, api::store::keys::RECORD_SK)
         .await
         .unwrap();
     let got = create_at_once(&m.test_key, 14).await;
@@ -1023,7 +1021,7 @@ async fn a_count_the_list_contradicts_is_mended_at_the_cap() {
     for id in r.each("id") {
         let id = id.as_str().unwrap();
         app.store
-            .delete(id, shared::store::keys::RECORD_SK)
+            .delete(id, api::store::keys::RECORD_SK)
             .await
             .unwrap();
     }

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::sync::Arc;
 
+use api::app::App;
+use api::config::Config;
+use api::domain::tenant::Mode;
+use api::store::accounts;
 use serde_json::{json, Value};
-use shared::app::App;
-use shared::config::Config;
-use shared::domain::tenant::Mode;
-use shared::store::accounts;
 
 use refctl::runtime_api::{function_command, Outcome, RuntimeApi};
 
@@ -116,7 +116,7 @@ async fn in_process(
     event: &Value,
 ) -> (u16, BTreeMap<String, String>, Value) {
     let req = lambda_http::request::from_str(&event.to_string()).expect("event parses");
-    let resp = shared::lambda::answer(router, req).await;
+    let resp = api::lambda::answer(router, req).await;
     let headers = resp
         .headers()
         .iter()
@@ -194,7 +194,7 @@ async fn tenant(app: &Arc<App>, router: &axum::Router, n: usize) -> Tenant {
         .await
         .unwrap();
     let (_, key) =
-        shared::auth::keys::create_key(&app.store, &app.signing, &account.id, "t", Mode::Test)
+        api::auth::keys::create_key(&app.store, &app.signing, &account.id, "t", Mode::Test)
             .await
             .unwrap();
     let ip = "198.51.100.1";
@@ -279,9 +279,7 @@ fn function_of(event: &Value) -> &'static str {
                 .paths
                 .paths
                 .get(pattern)
-                .is_some_and(|item| {
-                    shared::http::router::operations(item).contains(&method.as_str())
-                })
+                .is_some_and(|item| api::http::router::operations(item).contains(&method.as_str()))
         })
         .map(|(function, _)| function)
         .unwrap_or_else(|| panic!("{route_key} is not a route"))

@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use api::app::App;
+use api::config::Config;
+use api::store::accounts;
 use refctl::runtime_api::{function_command, Outcome, RuntimeApi};
 use serde_json::Value;
-use shared::app::App;
-use shared::config::Config;
-use shared::store::accounts;
 
 /// Each binary, the sample event it is sent (the hello-world ignores its),
 /// and whether it is configured with the API key signing secret in Secrets
@@ -178,7 +178,7 @@ async fn prepare(mut config: Config) -> (std::sync::Arc<App>, Vec<(&'static str,
         .await
         .unwrap();
     let key = crate::test_key(&app, &account.id).await;
-    let campaign = shared::ids::new_id(shared::ids::IdKind::Campaign);
+    let campaign = api::ids::new_id(api::ids::IdKind::Campaign);
     (app, vec![(SAMPLE_KEY, key), (SAMPLE_CAMPAIGN, campaign)])
 }
 

@@ -9,18 +9,18 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use api::app::App;
+use api::auth::Principal;
+use api::domain::conversion::PostbackBody;
+use api::domain::tracking::Click;
+use api::ids::{new_id, IdKind};
+use api::store::{campaigns, clicks};
+use api::{auth, rate_limit, timestamp};
 use bytes::Bytes;
 use http::Method;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
-use shared::app::App;
-use shared::auth::Principal;
-use shared::domain::conversion::PostbackBody;
-use shared::domain::tracking::Click;
-use shared::ids::{new_id, IdKind};
-use shared::store::{campaigns, clicks};
-use shared::{auth, rate_limit, timestamp};
 
 use crate::Bench;
 
@@ -275,13 +275,13 @@ async fn postback_direct(app: Arc<App>, key: String, worker: usize) -> bool {
     };
     let now = timestamp::now();
     let body = postback_body(worker);
-    let Ok(input) = shared::http::body::from_value::<PostbackBody>(body) else {
+    let Ok(input) = api::http::body::from_value::<PostbackBody>(body) else {
         return false;
     };
     let Ok(postback) = input.validate(now) else {
         return false;
     };
-    shared::services::postback::record(&app.store, &app.lookups, &p.tenant, &postback, None, now)
+    api::services::postback::record(&app.store, &app.lookups, &p.tenant, &postback, None, now)
         .await
         .is_ok()
 }

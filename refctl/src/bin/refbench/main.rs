@@ -5,13 +5,13 @@
 
 use std::sync::Arc;
 
+use api::config::Config;
+use api::domain::tenant::Mode;
 use http::Method;
 use serde_json::{json, Value};
-use shared::config::Config;
-use shared::domain::tenant::Mode;
 
-use shared::app::App;
-use shared::store::accounts;
+use api::app::App;
+use api::store::accounts;
 
 mod cold_start;
 mod hot_items;
@@ -50,7 +50,7 @@ async fn metered(app: Arc<App>) -> (Arc<App>, Meter) {
 /// A test-mode key of an existing account, for the benchmark's requests.
 async fn test_key(app: &App, account_id: &str) -> String {
     let (_, key) =
-        shared::auth::keys::create_key(&app.store, &app.signing, account_id, "bench", Mode::Test)
+        api::auth::keys::create_key(&app.store, &app.signing, account_id, "bench", Mode::Test)
             .await
             .unwrap();
     key
@@ -135,7 +135,7 @@ impl Bench {
     }
 
     /// Starts measuring an operation: the counters as they stand.
-    async fn begin(&mut self) -> shared::store::metrics::MetricsSnapshot {
+    async fn begin(&mut self) -> api::store::metrics::MetricsSnapshot {
         if let Some(m) = &mut self.meter {
             m.start().await;
         }
@@ -143,7 +143,7 @@ impl Bench {
     }
 
     /// Records what the operation begun at `before` cost, as row `name`.
-    async fn end(&mut self, name: &str, before: shared::store::metrics::MetricsSnapshot) {
+    async fn end(&mut self, name: &str, before: api::store::metrics::MetricsSnapshot) {
         let d = self.app.store.metrics().snapshot().since(&before);
         let billed = match &mut self.meter {
             Some(m) => Some(m.finish().await),
@@ -652,14 +652,14 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
     postback_rows(b, k, &campaign_ids[0]).await;
     plans::plan_rows(b, k).await;
     let principal =
-        shared::auth::authenticate(&b.app.signing, &b.app.store, Some(&format!("Bearer {key}")))
+        api::auth::authenticate(&b.app.signing, &b.app.store, Some(&format!("Bearer {key}")))
             .await
             .unwrap();
     let bulk = Bulk {
         tenant: principal.tenant,
         campaign_ids: campaign_ids.clone(),
         affiliate_ids: affiliate_ids.clone(),
-        now: shared::timestamp::now(),
+        now: api::timestamp::now(),
     };
     let started = std::time::Instant::now();
     bulk.seed(&b.app.store, 0, 1_000).await;
@@ -798,7 +798,7 @@ async fn summary_rows(b: &mut Bench, k: Option<&str>, at: &str) -> Vec<Value> {
 
 /// Bulk conversions over the last 30 days, 2 currencies, 2 campaigns.
 struct Bulk {
-    tenant: shared::domain::tenant::Tenant,
+    tenant: api::domain::tenant::Tenant,
     campaign_ids: Vec<String>,
     affiliate_ids: Vec<String>,
     now: chrono::DateTime<chrono::Utc>,
@@ -806,13 +806,13 @@ struct Bulk {
 
 impl Bulk {
     /// The `i`th bulk conversion: its day, currency and campaign cycle.
-    fn conversion(&self, i: usize) -> shared::domain::conversion::Conversion {
-        use rust_decimal::Decimal;
-        use shared::domain::conversion::{
+    fn conversion(&self, i: usize) -> api::domain::conversion::Conversion {
+        use api::domain::conversion::{
             AttributionMethod, Conversion, ConversionStatus, ConversionType,
         };
-        use shared::ids::{new_id, IdKind};
-        let currency = shared::money::Currency::parse("c", ["USD", "EUR"][(i / 30) % 2]).unwrap();
+        use api::ids::{new_id, IdKind};
+        use rust_decimal::Decimal;
+        let currency = api::money::Currency::parse("c", ["USD", "EUR"][(i / 30) % 2]).unwrap();
         let which = (i / 60) % 2;
         let amount = Decimal::new(1000 + (i % 9000) as i64, 2);
         let occurred_at = self.now
@@ -857,8 +857,8 @@ impl Bulk {
 
     /// Writes conversions `from..to` (8 batches at a time), then the
     /// rollups their postbacks would have added.
-    async fn seed(&self, store: &shared::store::Store, from: usize, to: usize) {
-        use shared::store::conversions;
+    async fn seed(&self, store: &api::store::Store, from: usize, to: usize) {
+        use api::store::conversions;
         let all: Vec<_> = (from..to).map(|i| self.conversion(i)).collect();
         let mut set = tokio::task::JoinSet::new();
         for chunk in all.chunks(25) {
@@ -881,16 +881,11 @@ impl Bulk {
     /// Per (days ago, currency, campaign): a sample and the sums, as rollups.
     async fn backfill(
         &self,
-        store: &shared::store::Store,
-        all: &[shared::domain::conversion::Conversion],
+        store: &api::store::Store,
+        all: &[api::domain::conversion::Conversion],
     ) {
         use rust_decimal::Decimal;
-        type Sums = (
-            shared::domain::conversion::Conversion,
-            Decimal,
-            Decimal,
-            i64,
-        );
+        type Sums = (api::domain::conversion::Conversion, Decimal, Decimal, i64);
         let mut sums: std::collections::BTreeMap<(i64, &str, String), Sums> = Default::default();
         for c in all {
             let key = (
@@ -907,7 +902,7 @@ impl Bulk {
         }
         for (_, (sample, revenue, commission, count)) in sums {
             let mut tx = store.tx();
-            shared::store::rollups::backfill(
+            api::store::rollups::backfill(
                 &mut tx,
                 (),
                 &self.tenant,
@@ -962,7 +957,7 @@ async fn portal_rows(b: &mut Bench, key: &str, affiliate_id: &str) {
 }
 
 /// Writes items with BatchWriteItem (at most 25), retrying unprocessed ones.
-async fn put_batch(store: &shared::store::Store, items: Vec<shared::store::Item>) {
+async fn put_batch(store: &api::store::Store, items: Vec<api::store::Item>) {
     use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
     let mut pending: Vec<WriteRequest> = items
         .into_iter()
@@ -1057,7 +1052,7 @@ fn event(n: u32, kind: &str, object: Value) -> Value {
 
 /// Measures one signed Stripe delivery (answered 200).
 async fn signed_event(b: &mut Bench, path: &str, secret: &str, name: &str, event: &Value) {
-    use shared::domain::connector::Provider;
+    use api::domain::connector::Provider;
     let raw = serde_json::to_vec(event).unwrap();
     let header = Provider::Stripe.sign(&raw, secret, chrono::Utc::now().timestamp());
     let before = b.begin().await;
@@ -1069,7 +1064,7 @@ async fn signed_event(b: &mut Bench, path: &str, secret: &str, name: &str, event
 
 /// Deletes a bench table when its section is done, unless `REFBENCH_KEEP`
 /// is set (its items can then be read, their sizes checked).
-pub async fn drop_table(store: &shared::store::Store) {
+pub async fn drop_table(store: &api::store::Store) {
     if std::env::var_os("REFBENCH_KEEP").is_none() {
         store.delete_table().await.ok();
     }

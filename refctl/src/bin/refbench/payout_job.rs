@@ -2,16 +2,16 @@
 //! already holds many conversions that are not due: it must grow with the
 //! due work, not with the table.
 
+use api::app::App;
+use api::domain::conversion::{AttributionMethod, Conversion, ConversionStatus, ConversionType};
+use api::domain::tenant::{Mode, Tenant};
+use api::ids::{new_id, IdKind};
+use api::money::Currency;
+use api::services::payout_job::{self as job, Budget};
+use api::store::conversions;
 use chrono::{Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::json;
-use shared::app::App;
-use shared::domain::conversion::{AttributionMethod, Conversion, ConversionStatus, ConversionType};
-use shared::domain::tenant::{Mode, Tenant};
-use shared::ids::{new_id, IdKind};
-use shared::money::Currency;
-use shared::services::payout_job::{self as job, Budget};
-use shared::store::conversions;
 
 use http::Method;
 
@@ -28,15 +28,15 @@ pub(crate) struct Programme {
 
 /// A campaign and its affiliates in the bench table, through the domain and store.
 pub(crate) async fn programme(app: &App) -> Programme {
-    let account = shared::store::accounts::create_account(&app.store, "Job bench", "enterprise")
+    let account = api::store::accounts::create_account(&app.store, "Job bench", "enterprise")
         .await
         .unwrap();
     let tenant = Tenant::new(account.id, Mode::Test);
     let now = Utc::now();
     let input = serde_json::from_value(json!({"name": "Job", "commissionType": "PERCENTAGE", "commissionValue": 10, "holdDays": 0}))
         .unwrap();
-    let c = shared::domain::campaign::Campaign::create(input, now).unwrap();
-    shared::store::campaigns::insert(&app.store, &tenant, &c)
+    let c = api::domain::campaign::Campaign::create(input, now).unwrap();
+    api::store::campaigns::insert(&app.store, &tenant, &c)
         .await
         .unwrap();
     let affiliates = enroll(app, &tenant, &c.id, AFFILIATES).await;
@@ -55,14 +55,14 @@ pub(crate) async fn enroll(app: &App, tenant: &Tenant, campaign: &str, n: usize)
         let input = serde_json::from_value(json!({"campaignId": campaign,
             "email": format!("job-{code}@example.com"), "name": "Job", "code": code}))
         .unwrap();
-        let mut e = shared::domain::affiliate::Affiliate::enroll(
+        let mut e = api::domain::affiliate::Affiliate::enroll(
             input,
-            shared::domain::affiliate::AffiliateStatus::Active,
+            api::domain::affiliate::AffiliateStatus::Active,
             Utc::now(),
-            shared::validation::Issues::new(),
+            api::validation::Issues::new(),
         )
         .unwrap();
-        shared::services::enrollments::enroll(&app.store, tenant, &mut e)
+        api::services::enrollments::enroll(app, tenant, &mut e)
             .await
             .unwrap();
         affiliates.push(e.affiliate.id);
@@ -217,12 +217,12 @@ pub(crate) async fn job_table(name: &str) -> (std::sync::Arc<App>, Programme) {
 
 /// An invoice for a payout, attached as the storage event would.
 pub(crate) async fn attach(app: &App, t: &Tenant, payout_id: &str) {
-    let key = shared::payouts::invoice::key(t, payout_id, "inv.pdf");
+    let key = api::payouts::invoice::key(t, payout_id, "inv.pdf");
     app.files()
         .put(&key, b"%PDF-1.4\n%%EOF\n".to_vec(), "application/pdf")
         .await
         .unwrap();
-    shared::services::invoices::on_object_created(app, &key, Utc::now())
+    api::services::invoices::on_object_created(app, &key, Utc::now())
         .await
         .unwrap();
 }

@@ -5,13 +5,13 @@
 //! row; the provider's requests are counted apart, with the most the
 //! stand-in answered at once (100 transfers at most 8 at a time: 13 waves).
 
+use api::domain::payout_rail::AccountUpdate;
+use api::domain::tenant::Tenant;
+use api::services::payout_accounts;
+use api::services::payout_job::{self as job, Budget};
 use chrono::Utc;
 use http::Method;
 use serde_json::{json, Value};
-use shared::domain::payout_rail::AccountUpdate;
-use shared::domain::tenant::Tenant;
-use shared::services::payout_accounts;
-use shared::services::payout_job::{self as job, Budget};
 
 use crate::payout_job::{attach, enroll, job_table, payout_ids, programme, seed_spread, Programme};
 use crate::Bench;
@@ -23,7 +23,7 @@ fn standin() -> String {
 
 async fn standin_call(method: Method, path: &str, body: Option<Value>) -> Value {
     let client = reqwest::Client::builder()
-        .use_preconfigured_tls(shared::tls::webhook_client_config())
+        .use_preconfigured_tls(api::tls::webhook_client_config())
         .build()
         .unwrap();
     let url = format!("{}{path}", standin());

@@ -21,8 +21,7 @@ const IMPORTED: usize = 500;
 pub async fn rows(b: &mut Bench, key: &str, account_id: &str) {
     let k = Some(key);
     let (campaign_ids, affiliate_ids) = crate::conversion_parties(b, k).await;
-    let tenant =
-        shared::domain::tenant::Tenant::new(account_id, shared::domain::tenant::Mode::Test);
+    let tenant = api::domain::tenant::Tenant::new(account_id, api::domain::tenant::Mode::Test);
     let bulk = Bulk {
         tenant,
         campaign_ids: campaign_ids.clone(),
@@ -43,7 +42,7 @@ async fn series_rows(b: &mut Bench, k: Option<&str>, bulk: &Bulk) {
         let mut sample = bulk.conversion(0);
         sample.occurred_at = bulk.now - chrono::Duration::days(day);
         let mut tx = b.app.store.tx();
-        shared::store::rollups::backfill(
+        api::store::rollups::backfill(
             &mut tx,
             (),
             &bulk.tenant,
@@ -150,7 +149,7 @@ async fn export_rows(b: &mut Bench, key: &str) {
     println!(
         "export of {EXPORTED} conversions: {answers} answers of at most {} rows, {bytes} bytes of CSV (largest answer {largest} bytes); \
          the release `reports` function's peak RSS after answering all of them: {} KiB (after the first: {} KiB)",
-        shared::services::conversion_export::ROWS_PER_ANSWER,
+        api::services::conversion_export::ROWS_PER_ANSWER,
         peak.1,
         peak.0
     );

@@ -63,7 +63,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 pub async fn report(b: &mut Bench, key: &str, code: &str) {
     let arrivals: Arrivals = Arc::default();
     let url = receiver(arrivals.clone()).await;
-    shared::services::local_webhooks::spawn(b.app.clone());
+    api::services::local_webhooks::spawn(b.app.clone());
     let body = json!({"url": url, "eventTypes": ["conversion.created"]});
     let (s, out) = b
         .send(

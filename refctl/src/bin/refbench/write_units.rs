@@ -24,6 +24,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use api::app::App;
+use api::store::stream::{images_of, TableStream};
+use api::store::{Item, Store};
 use aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef;
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept};
 use aws_sdk_dynamodb::error::BoxError;
@@ -31,9 +34,6 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsInput;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ProjectionType, StreamSpecification, StreamViewType,
 };
-use shared::app::App;
-use shared::store::stream::{images_of, TableStream};
-use shared::store::{Item, Store};
 
 /// A primary key: `pk` and `sk`.
 type Key = (String, String);

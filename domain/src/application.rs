@@ -1,0 +1,326 @@
+//! Affiliate applications: a sign-up waiting for the merchant's decision.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::enums::wire_enum;
+use crate::error::{Error, ErrorCode};
+use crate::event::{Event, EventType};
+use crate::field;
+use crate::ids::{new_id, sibling, IdKind};
+use crate::limits;
+use crate::risk::Risk;
+use crate::timestamp::{serde_ts, serde_ts_opt};
+use crate::validation::{distinct_ids, Issues};
+
+wire_enum! {
+    /// Where an application stands.
+    pub enum ApplicationStatus {
+        Pending = "PENDING",
+        Accepted = "ACCEPTED",
+        Rejected = "REJECTED",
+    }
+}
+
+crate::status::statuses!(ApplicationStatus);
+
+/// An application as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Application {
+    pub id: String,
+    pub affiliate_id: String,
+    pub campaign_id: String,
+    pub status: ApplicationStatus,
+    /// What the applicant wrote to the merchant at sign-up.
+    pub message: Option<String>,
+    /// Why it was rejected, when the merchant said.
+    pub reason: Option<String>,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub decided_at: Option<DateTime<Utc>>,
+    /// Risk flags of the sign-up (not stored while there are none).
+    #[serde(default, skip_serializing_if = "Risk::is_clear")]
+    pub risk: Risk,
+}
+
+/// What the merchant decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Accept,
+    Reject { reason: Option<String> },
+}
+
+impl Decision {
+    /// The application's state afterwards.
+    pub fn status(&self) -> ApplicationStatus {
+        match self {
+            Decision::Accept => ApplicationStatus::Accepted,
+            Decision::Reject { .. } => ApplicationStatus::Rejected,
+        }
+    }
+
+    /// The event that records the decision.
+    pub fn event_type(&self) -> EventType {
+        match self {
+            Decision::Accept => EventType::ApplicationAccepted,
+            Decision::Reject { .. } => EventType::ApplicationRejected,
+        }
+    }
+
+    /// The operation's name in error messages.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Decision::Accept => "accept",
+            Decision::Reject { .. } => "reject",
+        }
+    }
+}
+
+impl Application {
+    /// A pending application for a newly signed-up affiliate. Its id shares
+    /// the affiliate's ULID, so a decision reads both at once.
+    pub fn pending(
+        affiliate_id: &str,
+        campaign_id: &str,
+        message: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Application {
+            id: sibling(affiliate_id, IdKind::Application)
+                .unwrap_or_else(|| new_id(IdKind::Application)),
+            affiliate_id: affiliate_id.to_string(),
+            campaign_id: campaign_id.to_string(),
+            status: ApplicationStatus::Pending,
+            message,
+            reason: None,
+            created_at: now,
+            updated_at: now,
+            decided_at: None,
+            risk: Risk::default(),
+        }
+    }
+
+    /// The application after `decision`; only a pending one can be decided.
+    pub fn decide(&self, decision: &Decision, now: DateTime<Utc>) -> Result<Application, Error> {
+        if self.status != ApplicationStatus::Pending {
+            return Err(self.refusal(decision));
+        }
+        let mut a = self.clone();
+        a.status = decision.status();
+        if let Decision::Reject { reason } = decision {
+            a.reason = reason.clone();
+        }
+        a.updated_at = now;
+        a.decided_at = Some(now);
+        Ok(a)
+    }
+
+    /// The 409 for deciding this application in its status (one that
+    /// stopped being PENDING: a decision raced it).
+    pub fn refusal(&self, decision: &Decision) -> Error {
+        Error::InvalidState {
+            resource: "application",
+            current: self.status.as_str().to_string(),
+            action: decision.action(),
+        }
+    }
+}
+
+/// Body of accept: an empty object (or no body). Any field is rejected.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ApplicationAccept)]
+pub struct AcceptApplication {}
+
+/// Body of `POST /api/v1/applications/{id}/reject`.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ApplicationReject)]
+pub struct RejectApplication {
+    /// Optional; a blank reason counts as none.
+    #[serde(default)]
+    #[schema(value_type = Option<field::RejectReason>)]
+    pub reason: Option<String>,
+}
+
+impl RejectApplication {
+    /// The decision, with a blank reason counted as none.
+    pub fn into_decision(self) -> Result<Decision, Error> {
+        let mut issues = Issues::new();
+        let reason = self.reason.filter(|r| !r.trim().is_empty());
+        if let Some(r) = &reason {
+            issues.check(field::RejectReason::parse("reason", r));
+        }
+        issues.finish()?;
+        Ok(Decision::Reject { reason })
+    }
+}
+
+/// Body of `POST /api/v1/applications/bulk-accept`.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = BulkAcceptRequest)]
+pub struct BulkAccept {
+    /// 1-100 ids (more, or none: 400 VALIDATION_FAILED and nothing changes). A repeated id is
+    /// handled once.
+    #[schema(min_items = 1, max_items = 100)]
+    pub application_ids: Vec<String>,
+}
+
+impl BulkAccept {
+    /// 1-100 ids as sent, each kept once in first-seen order.
+    pub fn ids(self) -> Result<Vec<String>, Error> {
+        distinct_ids(
+            "applicationIds",
+            self.application_ids,
+            limits!(BulkAccept, "applicationIds").max_items,
+        )
+        .map_err(|issue| Error::Validation(vec![issue]))
+    }
+}
+
+impl Application {
+    /// An event of `event_type` carrying this record's API view.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
+        Event::new(event_type, ApplicationView::from(self), now)
+    }
+}
+
+/// An affiliate application.
+#[derive(utoipa::ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Application)]
+pub struct ApplicationView<'a> {
+    #[schema(pattern = "^app_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("app_01JD9A7C2E4G6J8M0P2R4T6V8Y"))]
+    id: &'a str,
+    object: &'static str,
+    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$")]
+    affiliate_id: &'a str,
+    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    campaign_id: &'a str,
+    status: ApplicationStatus,
+    /// What the applicant wrote at sign-up.
+    message: Option<&'a str>,
+    /// The rejection reason, when one was given.
+    reason: Option<&'a str>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    decided_at: Option<DateTime<Utc>>,
+    /// Risk flags of the sign-up, and their level (see `docs/risk.md`).
+    risk: &'a Risk,
+}
+
+impl<'a> From<&'a Application> for ApplicationView<'a> {
+    fn from(a: &'a Application) -> Self {
+        ApplicationView {
+            id: &a.id,
+            object: "application",
+            affiliate_id: &a.affiliate_id,
+            campaign_id: &a.campaign_id,
+            status: a.status,
+            message: a.message.as_deref(),
+            reason: a.reason.as_deref(),
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+            decided_at: a.decided_at,
+            risk: &a.risk,
+        }
+    }
+}
+
+/// `code` is NOT_FOUND (unknown, malformed, another account's or the other mode's id) or
+/// INVALID_STATE (not PENDING); SERVER_ERROR or SERVICE_UNAVAILABLE for a transient failure of
+/// that id (retry it).
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+pub struct BulkFailure {
+    pub id: String,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl BulkFailure {
+    /// The failure of `id` with `err`'s code and message. An internal cause is
+    /// logged and replaced, as the envelope does for a whole call.
+    pub fn new(id: String, err: &Error) -> Self {
+        let message = err.item_message(&id);
+        BulkFailure {
+            id,
+            code: err.code(),
+            message,
+        }
+    }
+}
+
+/// Every distinct id lands in exactly one list, in request order.
+#[derive(utoipa::ToSchema, Serialize)]
+#[schema(as = BulkAcceptResult)]
+pub struct BulkAcceptView<'a> {
+    pub accepted: Vec<ApplicationView<'a>>,
+    pub failed: Vec<BulkFailure>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app() -> Application {
+        Application {
+            id: "app_1".into(),
+            affiliate_id: "aff_1".into(),
+            campaign_id: "cmp_1".into(),
+            status: ApplicationStatus::Pending,
+            message: None,
+            reason: None,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+            decided_at: None,
+            risk: Default::default(),
+        }
+    }
+
+    #[test]
+    fn only_pending_applications_are_decided() {
+        let reject = Decision::Reject {
+            reason: Some("no".into()),
+        };
+        let r = app().decide(&reject, Utc::now()).unwrap();
+        assert_eq!(r.status, ApplicationStatus::Rejected);
+        assert_eq!(r.reason.as_deref(), Some("no"));
+        assert!(r.decided_at.is_some());
+        match r.decide(&Decision::Accept, Utc::now()) {
+            Err(Error::InvalidState { current, .. }) => assert_eq!(current, "REJECTED"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bulk_ids_are_bounded_and_deduplicated() {
+        let ids = |n: usize| BulkAccept {
+            application_ids: (0..n).map(|i| format!("app_{}", i % 3)).collect(),
+        };
+        assert!(ids(0).ids().is_err());
+        assert!(ids(101).ids().is_err());
+        assert_eq!(ids(100).ids().unwrap(), ["app_0", "app_1", "app_2"]);
+        let long = RejectApplication {
+            reason: Some("x".repeat(1001)),
+        };
+        assert!(long.into_decision().is_err());
+        let blank = RejectApplication {
+            reason: Some("  ".into()),
+        };
+        assert_eq!(
+            blank.into_decision().unwrap(),
+            Decision::Reject { reason: None }
+        );
+    }
+}

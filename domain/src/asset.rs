@@ -1,0 +1,329 @@
+//! Marketing assets affiliates use: swipe copy (text), images, files, links.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::edit::{self, Stamped};
+use crate::enums::wire_enum;
+use crate::error::Error;
+use crate::event::{Event, EventType};
+use crate::field;
+use crate::ids::{new_id, IdKind};
+use crate::metadata::{self, Metadata, MetadataPatch};
+use crate::patch::Patch;
+use crate::timestamp::{serde_ts, serde_ts_opt};
+use crate::validation::Issues;
+
+wire_enum! {
+    /// What an asset holds. Only swipe copy is created through the API; the other
+    /// types come from the upload flow of the dashboard.
+    pub enum AssetType {
+        /// Ready-made text an affiliate pastes into a mail or a post.
+        SwipeCopy = "SWIPE_COPY",
+        Image = "IMAGE",
+        File = "FILE",
+        Link = "LINK",
+    }
+}
+
+wire_enum! {
+    /// DRAFT: an upload not finalized yet (dashboard). FINALIZED: usable. ARCHIVED:
+    /// soft-deleted, kept and readable by id, hidden from lists.
+    pub enum AssetStatus {
+        Draft = "DRAFT",
+        Finalized = "FINALIZED",
+        Archived = "ARCHIVED",
+    }
+}
+
+crate::status::statuses!(AssetStatus);
+
+/// An asset as stored.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Asset {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: AssetType,
+    pub name: String,
+    /// The text of a SWIPE_COPY asset.
+    pub body: Option<String>,
+    pub campaign_id: Option<String>,
+    #[serde(default)]
+    pub metadata: Metadata,
+    pub status: AssetStatus,
+    /// Bumped by every write, so a read-modify-write sees concurrent changes.
+    #[serde(default)]
+    pub version: u64,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub archived_at: Option<DateTime<Utc>>,
+}
+
+/// Body of `POST /api/v1/assets/swipe-copy`. Unknown fields (such as `type` or `status`) are
+/// rejected.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = SwipeCopyCreate)]
+pub struct NewSwipeCopy {
+    #[schema(value_type = field::Name)]
+    pub name: String,
+    #[schema(value_type = field::SwipeBody)]
+    pub body: String,
+    /// A campaign of the key's account and mode; another one is 404.
+    #[serde(default)]
+    #[schema(value_type = Option<field::IdRef>)]
+    pub campaign_id: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<crate::metadata::MetadataSchema>)]
+    pub metadata: Option<Metadata>,
+}
+
+/// Body of `PATCH /api/v1/assets/{id}`: only the fields sent change. `metadata` is merged (a
+/// key set to null is removed; null clears all); the merged map must keep to the metadata
+/// limits. `body` is accepted for SWIPE_COPY assets only (400 otherwise). `type`, `status` and
+/// `campaignId` cannot change.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = AssetUpdate)]
+pub struct AssetPatch {
+    #[serde(default)]
+    #[schema(value_type = field::Name)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = field::SwipeBody)]
+    pub body: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<crate::metadata::MetadataPatchSchema>)]
+    pub metadata: Patch<MetadataPatch>,
+}
+
+fn required(path: &str, issues: &mut Issues) {
+    issues.add(&[path], "invalid_type", format!("{path} cannot be null"));
+}
+
+impl Stamped for Asset {
+    fn stamp(&mut self, now: DateTime<Utc>) {
+        self.updated_at = now;
+        self.version += 1;
+    }
+}
+
+impl Asset {
+    /// Whether the asset appears in lists that do not ask for a status:
+    /// archived assets leave them.
+    pub fn in_default_lists(&self) -> bool {
+        self.status != AssetStatus::Archived
+    }
+
+    /// A swipe-copy asset, FINALIZED at once (text needs no upload step).
+    pub fn swipe_copy(input: NewSwipeCopy, now: DateTime<Utc>) -> Result<Asset, Error> {
+        let mut issues = Issues::new();
+        issues.check(field::Name::parse("name", &input.name));
+        issues.check(field::SwipeBody::parse("body", &input.body));
+        let metadata = input.metadata.unwrap_or_default();
+        metadata::validate(&metadata, &mut issues);
+        issues.finish()?;
+        Ok(Asset {
+            id: new_id(IdKind::Asset),
+            kind: AssetType::SwipeCopy,
+            name: input.name,
+            body: Some(input.body),
+            campaign_id: input.campaign_id,
+            metadata,
+            status: AssetStatus::Finalized,
+            version: 0,
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+        })
+    }
+
+    /// Applies a partial update. Field problems come first (400); then only a
+    /// FINALIZED asset may change (409 otherwise).
+    pub fn apply(&self, patch: AssetPatch, now: DateTime<Utc>) -> Result<Asset, Error> {
+        let mut issues = Issues::new();
+        let mut a = self.clone();
+        match patch.name {
+            Patch::Value(v) => {
+                issues.check(field::Name::parse("name", &v));
+                a.name = v;
+            }
+            Patch::Null => required("name", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.body {
+            _ if patch.body.is_present() && a.kind != AssetType::SwipeCopy => issues.add(
+                &["body"],
+                "invalid_value",
+                "body can be changed on SWIPE_COPY assets only",
+            ),
+            Patch::Value(v) => {
+                issues.check(field::SwipeBody::parse("body", &v));
+                a.body = Some(v);
+            }
+            Patch::Null => required("body", &mut issues),
+            Patch::Absent => {}
+        }
+        match patch.metadata {
+            Patch::Value(m) => a.metadata = metadata::merge(a.metadata, m),
+            Patch::Null => a.metadata.clear(),
+            Patch::Absent => {}
+        }
+        metadata::validate(&a.metadata, &mut issues);
+        issues.finish()?;
+        self.require_finalized("update")?;
+        Ok(edit::stamped(self, a, now))
+    }
+
+    /// FINALIZED -> ARCHIVED (kept, hidden from default lists); another state is 409.
+    pub fn archive(&self, now: DateTime<Utc>) -> Result<Asset, Error> {
+        self.require_finalized("archive")?;
+        let mut a = self.clone();
+        a.status = AssetStatus::Archived;
+        a.archived_at = Some(now);
+        a.updated_at = now;
+        a.version = self.version + 1;
+        Ok(a)
+    }
+
+    /// The event of a change to this asset: its archiving, or an edit.
+    fn change_event(&self) -> EventType {
+        match self.status {
+            AssetStatus::Archived => EventType::AssetArchived,
+            _ => EventType::AssetUpdated,
+        }
+    }
+
+    /// 409 unless the asset is FINALIZED, the one state that allows `action`.
+    pub fn require_finalized(&self, action: &'static str) -> Result<(), Error> {
+        if self.status == AssetStatus::Finalized {
+            Ok(())
+        } else {
+            Err(Error::InvalidState {
+                resource: "asset",
+                current: self.status.as_str().to_string(),
+                action,
+            })
+        }
+    }
+}
+
+impl Asset {
+    /// An event of `event_type` carrying this record's API view.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
+        Event::new(event_type, AssetView::from(self), now)
+    }
+
+    /// Its `asset.created` event.
+    pub fn created_event(&self) -> Result<Event, Error> {
+        self.event(EventType::AssetCreated, self.created_at)
+    }
+
+    /// The event of the change that made it what it is: its archiving, or
+    /// an edit.
+    pub fn changed_event(&self) -> Result<Event, Error> {
+        self.event(self.change_event(), self.updated_at)
+    }
+}
+
+/// A marketing asset.
+#[derive(utoipa::ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Asset)]
+pub struct AssetView<'a> {
+    #[schema(pattern = "^ast_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("ast_01JD9B3D5F7H9K1N3Q5S7T9W1Y"))]
+    id: &'a str,
+    object: &'static str,
+    #[serde(rename = "type")]
+    kind: AssetType,
+    #[schema(min_length = 1, max_length = 200)]
+    name: &'a str,
+    /// The text of a SWIPE_COPY asset; null for other types.
+    #[schema(max_length = 20000)]
+    body: Option<&'a str>,
+    campaign_id: Option<&'a str>,
+    #[schema(value_type = crate::metadata::MetadataSchema)]
+    metadata: &'a Metadata,
+    status: AssetStatus,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    archived_at: Option<DateTime<Utc>>,
+}
+
+impl<'a> From<&'a Asset> for AssetView<'a> {
+    fn from(a: &'a Asset) -> Self {
+        AssetView {
+            id: &a.id,
+            object: "asset",
+            kind: a.kind,
+            name: &a.name,
+            body: a.body.as_deref(),
+            campaign_id: a.campaign_id.as_deref(),
+            metadata: &a.metadata,
+            status: a.status,
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+            archived_at: a.archived_at,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy() -> Asset {
+        let input: NewSwipeCopy =
+            serde_json::from_value(serde_json::json!({"name": "Launch", "body": "Try it"}))
+                .unwrap();
+        Asset::swipe_copy(input, Utc::now()).unwrap()
+    }
+
+    fn patch(json: serde_json::Value) -> AssetPatch {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn patches_merge_metadata_and_respect_type_and_state() {
+        let a = copy();
+        assert_eq!(a.status, AssetStatus::Finalized);
+        let b = a
+            .apply(
+                patch(serde_json::json!({"body": "New", "metadata": {"k": "v", "gone": null}})),
+                Utc::now(),
+            )
+            .unwrap();
+        assert_eq!(b.body.as_deref(), Some("New"));
+        assert_eq!(b.metadata.get("k").map(String::as_str), Some("v"));
+        assert_eq!(b.version, 1);
+        let mut image = a.clone();
+        image.kind = AssetType::Image;
+        image.body = None;
+        assert!(matches!(
+            image.apply(patch(serde_json::json!({"body": "x"})), Utc::now()),
+            Err(Error::Validation(_))
+        ));
+        let mut archived = a.clone();
+        archived.status = AssetStatus::Archived;
+        assert!(matches!(
+            archived.apply(patch(serde_json::json!({"name": "x"})), Utc::now()),
+            Err(Error::InvalidState { .. })
+        ));
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..51).map(|i| (format!("k{i}"), "v".into())).collect();
+        assert!(matches!(
+            a.apply(patch(serde_json::json!({ "metadata": many })), Utc::now()),
+            Err(Error::Validation(_))
+        ));
+    }
+}

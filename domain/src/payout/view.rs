@@ -1,0 +1,165 @@
+//! What the API and the events show of a payout and its invoice.
+
+use super::*;
+
+/// The invoice evidence. Its storage key is private and appears in no response; the file is
+/// served by `GET /api/v1/payouts/{id}/invoice`.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = PayoutInvoice)]
+pub struct InvoiceView<'a> {
+    pub uploaded: bool,
+    pub file_name: Option<&'a str>,
+    /// Null when no invoice was uploaded.
+    #[schema(value_type = Option<crate::payout::InvoiceContentType>)]
+    pub content_type: Option<&'a str>,
+    /// Bytes.
+    #[schema(minimum = 1, maximum = 4194304)]
+    pub size: Option<u64>,
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub uploaded_at: Option<DateTime<Utc>>,
+}
+
+impl<'a> From<Option<&'a Invoice>> for InvoiceView<'a> {
+    fn from(i: Option<&'a Invoice>) -> Self {
+        InvoiceView {
+            uploaded: i.is_some(),
+            file_name: i.map(|i| i.file_name.as_str()),
+            content_type: i.map(|i| i.content_type.as_str()),
+            size: i.map(|i| i.size),
+            uploaded_at: i.map(|i| i.uploaded_at),
+        }
+    }
+}
+
+/// A payout: what one affiliate is owed in one currency.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Payout)]
+pub struct PayoutView<'a> {
+    #[schema(pattern = "^po_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("po_01JD9A7C2E4G6J8M0P2R4T6V8Y"))]
+    pub id: &'a str,
+    pub object: &'static str,
+    pub affiliate_id: &'a str,
+    pub campaign_id: &'a str,
+    /// The sum of its conversions' commissions plus `adjustmentTotal`, in major units of
+    /// `currency`, exact to its minor unit.
+    #[serde(with = "json_number")]
+    #[schema(value_type = f64)]
+    pub amount: Decimal,
+    #[schema(value_type = crate::money::Currency)]
+    pub currency: Currency,
+    pub status: PayoutStatus,
+    pub method: PayoutMethod,
+    /// When the payout job created it. List order and `from`/`to` use it.
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    pub requested_at: DateTime<Utc>,
+    #[schema(minimum = 0)]
+    pub conversion_count: u64,
+    /// The adjustments netted into this payout: clawbacks of reversed, already paid
+    /// conversions (negative) and the merchant's manual adjustments (a bonus positive, a manual
+    /// clawback negative). Zero when there were none.
+    #[serde(with = "json_number")]
+    #[schema(value_type = f64)]
+    pub adjustment_total: Decimal,
+    #[schema(value_type = crate::payout::InvoiceView)]
+    pub invoice: InvoiceView<'a>,
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub approved_at: Option<DateTime<Utc>>,
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub paid_at: Option<DateTime<Utc>>,
+    /// From POST mark-paid.
+    #[schema(format = Date)]
+    pub payment_date: Option<NaiveDate>,
+    /// From POST mark-paid.
+    pub payment_method: Option<&'a str>,
+    /// From PUT mark-paid, or the provider's reference.
+    pub payment_reference: Option<&'a str>,
+    /// From PUT mark-paid.
+    pub note: Option<&'a str>,
+    pub rejection_reason: Option<&'a str>,
+    pub cancellation_reason: Option<&'a str>,
+    /// Why the provider's last attempt failed, when it did (the payout is then APPROVED again).
+    pub payment_error: Option<&'a str>,
+    /// The provider's attempts so far: each batch-process that starts a payment counts one,
+    /// and every call of an attempt carries the idempotency key `{id}-{paymentAttempt}`.
+    #[schema(minimum = 0)]
+    pub payment_attempt: u32,
+    /// The last refusal: the provider's code and message (`no_destination` when the
+    /// affiliate had no usable destination), and when.
+    #[schema(value_type = Option<crate::payout_account::PaymentError>)]
+    pub last_payment_error: Option<&'a PaymentError>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Payout {
+    /// An event of `event_type` carrying this payout's API view.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
+        Event::new(event_type, PayoutView::from(self), now)
+    }
+
+    /// The events of a transition to this payout: `payout.approved` of the
+    /// payout as approved in passing, when it was, then `event`, made in
+    /// that order (so their ids list them in it).
+    pub fn transition_events(
+        &self,
+        event: Option<EventType>,
+        approval: Option<&Payout>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Event>, Error> {
+        let mut events = Vec::new();
+        if let Some(a) = approval {
+            events.push(a.event(EventType::PayoutApproved, now)?);
+        }
+        if let Some(event) = event {
+            events.push(self.event(event, now)?);
+        }
+        Ok(events)
+    }
+
+    /// Its `payout.created` event, once its claim is complete.
+    pub fn created_event(&self) -> Result<Event, Error> {
+        self.event(EventType::PayoutCreated, self.updated_at)
+    }
+}
+
+impl<'a> From<&'a Payout> for PayoutView<'a> {
+    fn from(p: &'a Payout) -> Self {
+        PayoutView {
+            id: &p.id,
+            object: "payout",
+            affiliate_id: &p.affiliate_id,
+            campaign_id: &p.campaign_id,
+            amount: p.amount,
+            currency: p.currency,
+            status: p.status,
+            method: p.method,
+            requested_at: p.requested_at,
+            conversion_count: p.conversion_count,
+            adjustment_total: p.adjustment_total,
+            invoice: InvoiceView::from(p.invoice.as_ref()),
+            approved_at: p.approved_at,
+            paid_at: p.paid_at,
+            payment_date: p.payment_date,
+            payment_method: p.payment_method.as_deref(),
+            payment_reference: p.payment_reference.as_deref(),
+            note: p.note.as_deref(),
+            rejection_reason: p.rejection_reason.as_deref(),
+            cancellation_reason: p.cancellation_reason.as_deref(),
+            payment_error: p.payment_error.as_deref(),
+            payment_attempt: p.payment_attempt,
+            last_payment_error: p.last_payment_error.as_ref(),
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+        }
+    }
+}

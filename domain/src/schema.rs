@@ -1,0 +1,178 @@
+//! Hand-written parts of the API description, for the types whose JSON
+//! Schema the derive cannot state (maps with limits, the currency table):
+//! each is built from the very constants the validation uses.
+
+use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType};
+use utoipa::openapi::RefOr;
+
+use crate::issue::Issue;
+
+/// A schema written as JSON, carried as it is (every keyword of JSON
+/// Schema, which the typed model does not all have).
+pub fn from_json(value: serde_json::Value) -> RefOr<Schema> {
+    let keywords: Extensions = match value {
+        serde_json::Value::Object(map) => map.into_iter().collect(),
+        _ => Extensions::default(),
+    };
+    let object = ObjectBuilder::new()
+        .schema_type(SchemaType::AnyValue)
+        .extensions(Some(keywords))
+        .build();
+    RefOr::T(Schema::Object(object))
+}
+
+/// The pattern of a one-line string (the description's generator gives it
+/// to query parameters and array items); the rule is [`crate::field`]'s.
+pub use crate::field::LINE_PATTERN;
+
+/// Describes a type by JSON Schema written in code: `described!(Type,
+/// "Name", json!({...}))` implements `ToSchema` with that name; a fourth
+/// argument, `[("Other", json!({...})), ...]`, adds schemas it refers to.
+#[macro_export]
+macro_rules! described {
+    ($ty:ty, $name:literal, $schema:expr $(, [$(($dep:expr, $dep_schema:expr)),* $(,)?])? $(,)?) => {
+        impl ::utoipa::PartialSchema for $ty {
+            fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema> {
+                $crate::schema::from_json($schema)
+            }
+        }
+
+        impl ::utoipa::ToSchema for $ty {
+            fn name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed($name)
+            }
+
+            $(
+            fn schemas(
+                schemas: &mut Vec<(String, ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema>)>,
+            ) {
+                $( schemas.push(($dep.to_string(), $crate::schema::from_json($dep_schema))); )*
+            }
+            )?
+        }
+    };
+}
+
+/// The limits a type's description states for one of its properties: the
+/// rules of a single body (integer ranges, item counts, a provider's
+/// formats), written once in the `#[schema(...)]` attribute of its field;
+/// the validation reads them from there (through [`limits!`](crate::limits)),
+/// so the description and the check cannot drift apart. Rules fields share
+/// are types of [`crate::field`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// `minLength` (0 when not stated).
+    pub min_length: usize,
+    /// `maxLength` (unbounded when not stated).
+    pub max_length: usize,
+    /// `minimum` (unbounded when not stated).
+    pub minimum: i64,
+    /// `maximum` (unbounded when not stated).
+    pub maximum: i64,
+    /// `maxItems` (unbounded when not stated).
+    pub max_items: usize,
+}
+
+impl Limits {
+    /// What `T`'s schema states for `property`.
+    pub fn of<T: utoipa::PartialSchema>(property: &str) -> Limits {
+        let mut limits = Limits {
+            min_length: 0,
+            max_length: usize::MAX,
+            minimum: i64::MIN,
+            maximum: i64::MAX,
+            max_items: usize::MAX,
+        };
+        let RefOr::T(Schema::Object(object)) = T::schema() else {
+            return limits;
+        };
+        let stated = object.properties.get(property);
+        debug_assert!(stated.is_some(), "no property {property} in the schema");
+        match stated {
+            Some(RefOr::T(Schema::Object(p))) => {
+                limits.min_length = p.min_length.unwrap_or(limits.min_length);
+                limits.max_length = p.max_length.unwrap_or(limits.max_length);
+                limits.minimum = p.minimum.as_ref().map_or(limits.minimum, whole);
+                limits.maximum = p.maximum.as_ref().map_or(limits.maximum, whole);
+            }
+            Some(RefOr::T(Schema::Array(a))) => {
+                limits.max_items = a.max_items.unwrap_or(limits.max_items);
+            }
+            _ => {}
+        }
+        limits
+    }
+
+    /// A string's length against `minLength` and `maxLength`.
+    pub fn check_len(&self, path: &str, value: &str) -> Result<(), Issue> {
+        crate::validation::check_len(path, value, self.min_length, self.max_length)
+    }
+
+    /// An integer against `minimum` and `maximum`.
+    pub fn check_range(&self, path: &str, value: i64) -> Result<(), Issue> {
+        crate::validation::check_range(path, value, self.minimum, self.maximum)
+    }
+
+    /// An integer brought inside `minimum` and `maximum` (after its issue is recorded).
+    pub fn clamp(&self, value: i64) -> i64 {
+        value.clamp(self.minimum, self.maximum)
+    }
+}
+
+fn whole(n: &utoipa::Number) -> i64 {
+    match n {
+        utoipa::Number::Int(i) => *i as i64,
+        utoipa::Number::UInt(u) => i64::try_from(*u).unwrap_or(i64::MAX),
+        utoipa::Number::Float(f) => *f as i64,
+    }
+}
+
+/// The [`Limits`] `$ty`'s schema states for `$property`, read once per call site.
+#[macro_export]
+macro_rules! limits {
+    ($ty:ty, $property:literal) => {{
+        static LIMITS: ::std::sync::OnceLock<$crate::schema::Limits> = ::std::sync::OnceLock::new();
+        *LIMITS.get_or_init(|| $crate::schema::Limits::of::<$ty>($property))
+    }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[allow(dead_code)]
+    #[derive(utoipa::ToSchema)]
+    #[serde(rename_all = "camelCase")]
+    struct Body {
+        #[schema(min_length = 1, max_length = 7)]
+        short_name: String,
+        #[schema(minimum = 2, maximum = 9)]
+        days: Option<i64>,
+        #[schema(max_items = 3)]
+        ids: Vec<String>,
+        free: String,
+    }
+
+    #[test]
+    fn limits_are_read_from_what_the_schema_states() {
+        let name = limits!(Body, "shortName");
+        assert_eq!((name.min_length, name.max_length), (1, 7));
+        assert!(name.check_len("shortName", "1234567").is_ok());
+        assert_eq!(
+            name.check_len("shortName", "12345678").unwrap_err().code,
+            "too_big"
+        );
+        assert_eq!(
+            name.check_len("shortName", "").unwrap_err().code,
+            "too_small"
+        );
+        let days = Limits::of::<Body>("days");
+        assert_eq!((days.minimum, days.maximum), (2, 9));
+        assert_eq!(days.clamp(40), 9);
+        assert!(days.check_range("days", 1).is_err());
+        assert_eq!(Limits::of::<Body>("ids").max_items, 3);
+        let free = Limits::of::<Body>("free");
+        assert_eq!((free.min_length, free.max_length), (0, usize::MAX));
+    }
+}

@@ -1,0 +1,954 @@
+//! Webhook endpoints (`whe_…`) and the bookkeeping of their deliveries, as
+//! pure decisions: what an endpoint may be created or changed to, what a
+//! rotation does to its secrets, and, given one attempt's result and the
+//! retry schedule, what the delivery task, the endpoint and the attempt
+//! record become. The store commits these; `webhooks::dispatch` runs them.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::edit::{self, Stamped};
+use crate::enums::wire_enum;
+use crate::error::Error;
+use crate::event::{Event, EventType};
+use crate::field;
+use crate::ids::{new_id, IdKind};
+use crate::issue::Issue;
+use crate::patch::Patch;
+use crate::status::Transition;
+use crate::timestamp::{self, serde_ts, serde_ts_opt, Bound};
+use crate::validation::Issues;
+use crate::webhook_schedule::{RetrySchedule, DISABLE_AFTER};
+use crate::webhook_signature::Secret;
+
+wire_enum! {
+    /// Whether an endpoint receives deliveries.
+    #[schema(as = WebhookEndpointStatus)]
+    pub enum EndpointStatus {
+        Enabled = "ENABLED",
+        Disabled = "DISABLED",
+    }
+}
+
+wire_enum! {
+    /// An attempt's own outcome: SUCCEEDED (a 2xx answer) or FAILED (anything else; when a
+    /// retry is due, `nextAttemptAt` says when). PENDING is a delivery not yet attempted, so
+    /// no listed attempt has it.
+    pub enum DeliveryStatus {
+        Succeeded = "SUCCEEDED",
+        Failed = "FAILED",
+        Pending = "PENDING",
+    }
+}
+
+crate::status::statuses!(EndpointStatus, DeliveryStatus);
+
+impl From<Verdict> for DeliveryStatus {
+    /// An attempt's own outcome.
+    fn from(verdict: Verdict) -> Self {
+        match verdict {
+            Verdict::Delivered => DeliveryStatus::Succeeded,
+            Verdict::Gone | Verdict::Retry => DeliveryStatus::Failed,
+        }
+    }
+}
+
+/// `eventTypes` entry that subscribes to every type.
+pub const ALL_TYPES: &str = "*";
+/// Most `eventTypes` entries.
+pub const MAX_EVENT_TYPES: usize = 50;
+/// How long the previous secret still signs after a rotation.
+pub const ROTATION_OVERLAP_HOURS: i64 = 24;
+/// How far back a replay may reach (the events' retention).
+pub const REPLAY_DAYS: i64 = 30;
+
+/// `disabledReason` after a 410 answer.
+pub const GONE_REASON: &str = "the endpoint answered 410 Gone";
+/// `disabledReason` after `DISABLE_AFTER` of failures only.
+pub const FAILING_REASON: &str = "every delivery failed for 5 days";
+/// `disabledReason` when the merchant disables the endpoint.
+pub const MANUAL_REASON: &str = "disabled through the API";
+/// The most endpoints an account holds in one mode by default (Stripe's
+/// limit too): every event reads them all and may go to each, so their
+/// number bounds what one event costs.
+pub const MAX_ENDPOINTS: u64 = 16;
+
+/// Whether a tenant holding `count` endpoints may add one under the cap
+/// `max`: LIMIT_EXCEEDED at the cap.
+pub fn room_for_endpoint(count: u64, max: u64) -> Result<(), Error> {
+    if count >= max {
+        return Err(Error::LimitExceeded(format!(
+            "an account holds at most {max} webhook endpoints in each mode; delete one first"
+        )));
+    }
+    Ok(())
+}
+
+/// An endpoint as stored. Its `Debug` form hides the secrets (see `Secret`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    pub id: String,
+    pub url: String,
+    pub event_types: Vec<String>,
+    pub description: Option<String>,
+    pub status: EndpointStatus,
+    pub disabled_reason: Option<String>,
+    /// Private: signs every delivery.
+    #[serde(with = "secret_text")]
+    pub secret: Secret,
+    /// Private: the secret before the last rotation, signing until `previous_secret_until`.
+    #[serde(with = "secret_text_opt", default)]
+    pub previous_secret: Option<Secret>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub previous_secret_until: Option<DateTime<Utc>>,
+    /// Private: the start of the current streak of failed attempts.
+    #[serde(with = "serde_ts_opt", default)]
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Bumped by every write, so a read-modify-write sees concurrent changes.
+    #[serde(default)]
+    pub version: u64,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Body of `POST /api/v1/webhook-endpoints`.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = WebhookEndpointCreate)]
+pub struct NewEndpoint {
+    /// An `https` URL whose host resolves to public addresses only (no loopback, private,
+    /// link-local, unique-local or multicast address).
+    #[schema(value_type = field::WebhookUrl)]
+    pub url: String,
+    #[serde(default)]
+    #[schema(value_type = Option<crate::webhook::EventTypesSchema>)]
+    pub event_types: Option<Vec<String>>,
+    #[serde(default)]
+    #[schema(value_type = Option<field::ShortText>)]
+    pub description: Option<String>,
+}
+
+/// Only the fields sent change. Setting ENABLED clears `disabledReason`.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = WebhookEndpointUpdate)]
+pub struct EndpointPatch {
+    #[serde(default)]
+    #[schema(value_type = field::WebhookUrl)]
+    pub url: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = crate::webhook::EventTypesSchema)]
+    pub event_types: Patch<Vec<String>>,
+    #[serde(default)]
+    #[schema(value_type = Option<field::ShortText>)]
+    pub description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = crate::webhook::EndpointStatus)]
+    pub status: Patch<EndpointStatus>,
+}
+
+/// The description of `eventTypes`: `["*"]` alone, or 1 to
+/// [`MAX_EVENT_TYPES`] named types that may be subscribed to.
+pub struct EventTypesSchema;
+
+crate::described!(EventTypesSchema, "EventTypes", {
+    let named: Vec<&str> = EventType::ALL
+        .into_iter()
+        .filter(|e| *e != EventType::WebhookTest)
+        .map(EventType::as_str)
+        .collect();
+    serde_json::json!({
+        "description": "Event type names (repeated entries are kept once), or `[\"*\"]` alone for every type (the default).",
+        "oneOf": [
+            {"title": "EveryEventType", "type": "array", "minItems": 1, "maxItems": 1, "items": {"type": "string", "enum": [ALL_TYPES]}},
+            {"title": "NamedEventTypes", "type": "array", "minItems": 1, "maxItems": MAX_EVENT_TYPES, "items": {"type": "string", "enum": named}},
+        ],
+    })
+});
+
+/// The `eventTypes` entries, checked: 1-50 known type names (`webhook.test`
+/// is sent to every endpoint on request and is not subscribed to) or `["*"]`
+/// alone; repeated entries are kept once.
+fn event_types(types: Vec<String>, issues: &mut Issues) -> Vec<String> {
+    if types.is_empty() || types.len() > MAX_EVENT_TYPES {
+        let code = if types.is_empty() {
+            "too_small"
+        } else {
+            "too_big"
+        };
+        issues.add(
+            &["eventTypes"],
+            code,
+            format!("eventTypes must hold 1 to {MAX_EVENT_TYPES} entries"),
+        );
+    }
+    let mut kept: Vec<String> = Vec::new();
+    for (i, t) in types.into_iter().enumerate() {
+        let known =
+            t == ALL_TYPES || EventType::parse(&t).is_some_and(|e| e != EventType::WebhookTest);
+        if !known {
+            issues.check::<()>(Err(Issue {
+                path: vec![Value::from("eventTypes"), Value::from(i)],
+                code: "invalid_enum_value".into(),
+                message: "each entry must be an event type name (see GET /api/v1/openapi.json, EventType) or *".into(),
+            }));
+        } else if !kept.contains(&t) {
+            kept.push(t);
+        }
+    }
+    if kept.len() > 1 && kept.iter().any(|t| t == ALL_TYPES) {
+        issues.add(
+            &["eventTypes"],
+            "invalid_value",
+            "* subscribes to every type and must be the only entry",
+        );
+    }
+    kept
+}
+
+fn description(text: String, issues: &mut Issues) -> Option<String> {
+    issues.check(field::ShortText::parse("description", &text));
+    Some(text)
+}
+
+impl Stamped for Endpoint {
+    fn stamp(&mut self, now: DateTime<Utc>) {
+        self.updated_at = now;
+        self.version += 1;
+    }
+}
+
+impl Endpoint {
+    /// A new ENABLED endpoint with a fresh secret. `url_check` is the SSRF
+    /// guard's verdict on `input.url` (it needs DNS, so it runs before).
+    pub fn create(
+        input: NewEndpoint,
+        url_check: Result<(), Issue>,
+        now: DateTime<Utc>,
+    ) -> Result<Endpoint, Error> {
+        let mut issues = Issues::new();
+        issues.check(url_check);
+        let types = event_types(
+            input.event_types.unwrap_or_else(|| vec![ALL_TYPES.into()]),
+            &mut issues,
+        );
+        let description = input.description.and_then(|d| description(d, &mut issues));
+        issues.finish()?;
+        Ok(Endpoint {
+            id: new_id(IdKind::WebhookEndpoint),
+            url: input.url,
+            event_types: types,
+            description,
+            status: EndpointStatus::Enabled,
+            disabled_reason: None,
+            secret: Secret::generate(),
+            previous_secret: None,
+            previous_secret_until: None,
+            failing_since: None,
+            version: 0,
+            created_at: now,
+            updated_at: now,
+        })
+    }
+
+    /// Applies a PATCH. `url_check` is the guard's verdict on a new `url`
+    /// (`Ok` when none was sent). Enabling clears the reason and the failing
+    /// streak; disabling records that the merchant did it.
+    pub fn apply(
+        &self,
+        patch: EndpointPatch,
+        url_check: Result<(), Issue>,
+        now: DateTime<Utc>,
+    ) -> Result<Endpoint, Error> {
+        let mut issues = Issues::new();
+        let mut e = self.clone();
+        issues.check(url_check);
+        if let Some(url) = patch.url.required("url", &mut issues) {
+            e.url = url;
+        }
+        if let Some(types) = patch.event_types.required("eventTypes", &mut issues) {
+            e.event_types = event_types(types, &mut issues);
+        }
+        match patch.description {
+            Patch::Value(d) => e.description = description(d, &mut issues),
+            Patch::Null => e.description = None,
+            Patch::Absent => {}
+        }
+        match patch.status.required("status", &mut issues) {
+            Some(s) if s == self.status => {}
+            Some(EndpointStatus::Enabled) => {
+                e.status = EndpointStatus::Enabled;
+                e.disabled_reason = None;
+                e.failing_since = None;
+            }
+            Some(EndpointStatus::Disabled) => {
+                e.status = EndpointStatus::Disabled;
+                e.disabled_reason = Some(MANUAL_REASON.into());
+            }
+            None => {}
+        }
+        issues.finish()?;
+        Ok(edit::stamped(self, e, now))
+    }
+
+    /// A new secret; the current one keeps signing for 24 hours (one
+    /// rotation replaces an earlier previous secret).
+    pub fn rotate(&self, now: DateTime<Utc>) -> Endpoint {
+        let mut e = self.clone();
+        e.previous_secret = Some(self.secret.clone());
+        e.previous_secret_until = Some(now + Duration::hours(ROTATION_OVERLAP_HOURS));
+        e.secret = Secret::generate();
+        e.updated_at = now;
+        e.version = self.version + 1;
+        e
+    }
+
+    /// The secrets a delivery at `now` is signed with, newest first.
+    pub fn signing_secrets(&self, now: DateTime<Utc>) -> Vec<&Secret> {
+        let mut secrets = vec![&self.secret];
+        if let (Some(old), Some(until)) = (&self.previous_secret, self.previous_secret_until) {
+            if now < until {
+                secrets.push(old);
+            }
+        }
+        secrets
+    }
+
+    /// Whether the endpoint subscribes to events of type `t`.
+    pub fn subscribes(&self, t: EventType) -> bool {
+        t.subscribed(&self.event_types)
+    }
+
+    /// Whether a new event goes to this endpoint: ENABLED, subscribed, and
+    /// created no later than the event (a stream read again after a restart
+    /// must not send an endpoint the events from before it existed).
+    pub fn receives(&self, event: &Event) -> bool {
+        self.status == EndpointStatus::Enabled
+            && self.subscribes(event.event_type)
+            && self.created_at <= event.created_at
+    }
+
+    /// 409 unless ENABLED (redeliver and replay need a receiving endpoint).
+    pub fn require_enabled(&self, action: &'static str) -> Result<(), Error> {
+        if self.status == EndpointStatus::Enabled {
+            Ok(())
+        } else {
+            Err(Error::InvalidState {
+                resource: "webhook endpoint",
+                current: self.status.as_str().to_string(),
+                action,
+            })
+        }
+    }
+}
+
+/// The delivery of one event to one endpoint, across its attempts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub endpoint_id: String,
+    pub event_id: String,
+    pub event_type: EventType,
+    /// Attempts made in the current run (a redelivery starts a new run).
+    pub attempt: u32,
+    pub status: DeliveryStatus,
+    /// While PENDING: when the next attempt is due, or while one runs, when
+    /// its lease ends (so a crashed attempt is taken up again by the sweep).
+    #[serde(with = "serde_ts_opt", default)]
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// Bumped by every write: an attempt is recorded only by its claimant.
+    pub version: u64,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Task {
+    /// When the retry sweep takes it up: while PENDING, its next attempt's
+    /// time (or the end of the running attempt's lease).
+    pub fn sweep_at(&self) -> Option<DateTime<Utc>> {
+        self.next_attempt_at
+            .filter(|_| self.status == DeliveryStatus::Pending)
+    }
+
+    /// A run of attempts starting now, claimed by its creator for `lease`.
+    /// `previous` is the task of an earlier run (redeliver, replay), if any.
+    pub fn start(
+        previous: Option<&Task>,
+        endpoint_id: &str,
+        event: (&str, EventType),
+        now: DateTime<Utc>,
+        lease: Duration,
+    ) -> Task {
+        Task {
+            endpoint_id: endpoint_id.to_string(),
+            event_id: event.0.to_string(),
+            event_type: event.1,
+            attempt: 0,
+            status: DeliveryStatus::Pending,
+            next_attempt_at: Some(now + lease),
+            version: previous.map_or(0, |t| t.version + 1),
+            created_at: previous.map_or(now, |t| t.created_at),
+            updated_at: now,
+        }
+    }
+
+    /// A run due at once, left to the sweep (replay).
+    pub fn schedule(
+        previous: Option<&Task>,
+        endpoint_id: &str,
+        event: (&str, EventType),
+        now: DateTime<Utc>,
+    ) -> Task {
+        Task::start(previous, endpoint_id, event, now, Duration::zero())
+    }
+
+    /// The task claimed for one attempt until `now + lease`; `None` unless a
+    /// retry is due.
+    pub fn claim(&self, now: DateTime<Utc>, lease: Duration) -> Option<Task> {
+        let due = self.status == DeliveryStatus::Pending
+            && self.next_attempt_at.is_some_and(|t| t <= now);
+        due.then(|| Task {
+            next_attempt_at: Some(now + lease),
+            version: self.version + 1,
+            updated_at: now,
+            ..self.clone()
+        })
+    }
+
+    /// The task ended without an attempt: its endpoint no longer receives.
+    pub fn abandon(&self, now: DateTime<Utc>) -> Task {
+        Task {
+            status: DeliveryStatus::Failed,
+            next_attempt_at: None,
+            version: self.version + 1,
+            updated_at: now,
+            ..self.clone()
+        }
+    }
+}
+
+/// One attempt, as `GET /webhook-endpoints/{id}/deliveries` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryAttempt {
+    pub id: String,
+    pub endpoint_id: String,
+    pub event_id: String,
+    pub event_type: EventType,
+    /// 1 for the first attempt of a run.
+    pub attempt: u32,
+    /// This attempt's own outcome: SUCCEEDED or FAILED (with
+    /// `next_attempt_at` when a retry is due). PENDING is a delivery's state
+    /// (an attempt not yet made), never an attempt's.
+    pub status: DeliveryStatus,
+    pub response_status: Option<u16>,
+    pub duration_ms: u64,
+    pub error: Option<String>,
+    /// The start of the answer, at most 1 KB.
+    pub response_body: Option<String>,
+    #[serde(with = "serde_ts")]
+    pub attempted_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt", default)]
+    pub next_attempt_at: Option<DateTime<Utc>>,
+}
+
+impl DeliveryAttempt {
+    /// This attempt once the retry it announced will not be made (its
+    /// endpoint was disabled or deleted, or its event expired, before the
+    /// retry came due): `None` when it announced none.
+    pub fn retry_dropped(&self) -> Option<DeliveryAttempt> {
+        self.next_attempt_at.map(|_| DeliveryAttempt {
+            next_attempt_at: None,
+            ..self.clone()
+        })
+    }
+
+    fn new(
+        task: &Task,
+        result: &AttemptResult,
+        status: DeliveryStatus,
+        attempted_at: DateTime<Utc>,
+    ) -> DeliveryAttempt {
+        DeliveryAttempt {
+            id: new_id(IdKind::Delivery),
+            endpoint_id: task.endpoint_id.clone(),
+            event_id: task.event_id.clone(),
+            event_type: task.event_type,
+            attempt: task.attempt + 1,
+            status,
+            response_status: result.status,
+            duration_ms: result.duration_ms,
+            error: result.error.clone(),
+            response_body: result.response_excerpt.clone(),
+            attempted_at,
+            next_attempt_at: None,
+        }
+    }
+}
+
+/// What an attempt changes on its endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointChange {
+    /// Nothing.
+    Keep,
+    /// A failing streak starts at this time (kept if one already started).
+    StartFailing(DateTime<Utc>),
+    /// A success ends the failing streak.
+    Recovered,
+    /// The endpoint is disabled, for this reason.
+    Disable(&'static str),
+}
+
+impl EndpointChange {
+    /// A disable takes an enabled endpoint, and only an enabled one, to DISABLED.
+    pub const DISABLING: Transition<EndpointStatus> = Transition {
+        from: EndpointStatus::Enabled,
+        to: EndpointStatus::Disabled,
+    };
+}
+
+/// The decision after one attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub task: Task,
+    pub attempt: DeliveryAttempt,
+    pub endpoint: EndpointChange,
+}
+
+/// Decides what an attempt of the claimed `task`, started at `attempted_at`
+/// and ended at `now` with `result`, leaves behind: 2xx delivered; 410 the
+/// endpoint is disabled; otherwise a retry after the schedule's next delay,
+/// FAILED after the last, and the endpoint disabled once its deliveries have
+/// all failed for `DISABLE_AFTER`.
+pub fn after_attempt(
+    task: &Task,
+    endpoint: &Endpoint,
+    result: &AttemptResult,
+    schedule: &RetrySchedule,
+    attempted_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Outcome {
+    let mut next = Task {
+        attempt: task.attempt + 1,
+        status: DeliveryStatus::Failed,
+        next_attempt_at: None,
+        version: task.version + 1,
+        updated_at: now,
+        ..task.clone()
+    };
+    let failing = match endpoint.failing_since {
+        Some(_) => EndpointChange::Keep,
+        None => EndpointChange::StartFailing(attempted_at),
+    };
+    let change = match result.verdict {
+        Verdict::Delivered => {
+            next.status = DeliveryStatus::Succeeded;
+            match endpoint.failing_since {
+                Some(_) => EndpointChange::Recovered,
+                None => EndpointChange::Keep,
+            }
+        }
+        Verdict::Gone => EndpointChange::Disable(GONE_REASON),
+        Verdict::Retry => {
+            let streak = endpoint.failing_since.unwrap_or(attempted_at);
+            let limit = Duration::from_std(DISABLE_AFTER).unwrap_or(Duration::MAX);
+            let delay = schedule
+                .next_delay(next.attempt)
+                .and_then(|d| Duration::from_std(d).ok());
+            if now - streak >= limit {
+                EndpointChange::Disable(FAILING_REASON)
+            } else {
+                if let Some(delay) = delay {
+                    next.status = DeliveryStatus::Pending;
+                    next.next_attempt_at = Some(now + delay);
+                }
+                failing
+            }
+        }
+    };
+    let mut attempt = DeliveryAttempt::new(task, result, result.verdict.into(), attempted_at);
+    attempt.next_attempt_at = next.next_attempt_at;
+    Outcome {
+        task: next,
+        attempt,
+        endpoint: change,
+    }
+}
+
+/// The record of a `webhook.test` delivery: one attempt, never retried,
+/// and no effect on the endpoint's standing.
+pub fn test_attempt(
+    endpoint_id: &str,
+    event: &Event,
+    result: &AttemptResult,
+    attempted_at: DateTime<Utc>,
+) -> DeliveryAttempt {
+    let task = Task::start(
+        None,
+        endpoint_id,
+        (&event.id, event.event_type),
+        attempted_at,
+        Duration::zero(),
+    );
+    DeliveryAttempt::new(&task, result, result.verdict.into(), attempted_at)
+}
+
+/// The `webhook.test` event sent by `POST /webhook-endpoints/{id}/test`.
+pub fn test_event(endpoint: &Endpoint, now: DateTime<Utc>) -> Result<Event, Error> {
+    Event::new(
+        EventType::WebhookTest,
+        serde_json::json!({
+            "endpointId": endpoint.id,
+            "message": "a test delivery requested through the API",
+        }),
+        now,
+    )
+}
+
+/// The body of a delivery: `{"id","type","timestamp","data"}`, where
+/// `timestamp` is when the event happened.
+pub fn payload(event: &Event) -> Result<Vec<u8>, Error> {
+    #[derive(Serialize)]
+    struct Payload<'a> {
+        id: &'a str,
+        #[serde(rename = "type")]
+        event_type: EventType,
+        timestamp: String,
+        data: &'a Value,
+    }
+    serde_json::to_vec(&Payload {
+        id: &event.id,
+        event_type: event.event_type,
+        timestamp: timestamp::format(&event.created_at),
+        data: &event.data,
+    })
+    .map_err(Error::internal)
+}
+
+/// Body of `POST /api/v1/webhook-endpoints/{id}/replay`.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayRequest {
+    /// ISO-8601 date (whole UTC day) or date-time, at most 30 days back.
+    pub from: String,
+    /// ISO-8601 date or date-time; default now.
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+impl ReplayRequest {
+    /// The window: `from` at most 30 days back, `to` (default now) not
+    /// before `from`; dates cover their whole UTC day.
+    pub fn window(&self, now: DateTime<Utc>) -> Result<(DateTime<Utc>, DateTime<Utc>), Error> {
+        let mut issues = Issues::new();
+        let bound = |name: &str, raw: &str, issues: &mut Issues| {
+            let b = Bound::parse(raw);
+            if b.is_none() {
+                issues.add(
+                    &[name],
+                    "invalid_date",
+                    format!("{name} must be an ISO-8601 date (2026-01-31) or date-time"),
+                );
+            }
+            b
+        };
+        let from = bound("from", &self.from, &mut issues).map(Bound::start);
+        let to = match &self.to {
+            Some(raw) => bound("to", raw, &mut issues).map(Bound::end),
+            None => Some(now),
+        };
+        if let Some(f) = from {
+            if f < now - Duration::days(REPLAY_DAYS) {
+                issues.add(
+                    &["from"],
+                    "too_small",
+                    format!("from must be at most {REPLAY_DAYS} days back (events are kept {REPLAY_DAYS} days)"),
+                );
+            }
+        }
+        if let (Some(f), Some(t)) = (from, to) {
+            if f > t {
+                // Without `to` the window ends now.
+                let end = if self.to.is_some() {
+                    "to"
+                } else {
+                    "now (to's default)"
+                };
+                issues.add(
+                    &["from"],
+                    "invalid_range",
+                    format!("from must not be after {end}"),
+                );
+            }
+        }
+        issues.finish()?;
+        Ok((from.unwrap_or(now), to.unwrap_or(now)))
+    }
+}
+
+/// Body of `POST /api/v1/events/{id}/redeliver`.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedeliverRequest {
+    /// Only this endpoint (ENABLED, subscribed to the event's type). Without it: every ENABLED
+    /// endpoint that received the event.
+    #[serde(default)]
+    #[schema(value_type = Option<field::IdRef>)]
+    pub endpoint_id: Option<String>,
+}
+
+/// The merchant's view of an endpoint: never a secret.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WebhookEndpoint)]
+pub struct EndpointView<'a> {
+    #[schema(example = json!("whe_01JD9C4E6G8J0M2P4R6T8V0X2Z"))]
+    id: &'a str,
+    object: &'static str,
+    #[schema(format = "uri")]
+    url: &'a str,
+    #[schema(value_type = crate::webhook::EventTypesSchema)]
+    event_types: &'a [String],
+    description: Option<&'a str>,
+    #[schema(value_type = crate::webhook::EndpointStatus)]
+    status: EndpointStatus,
+    /// Why the endpoint is DISABLED: a 410 answer, 5 days of failed deliveries, or the
+    /// merchant.
+    disabled_reason: Option<&'a str>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    updated_at: DateTime<Utc>,
+}
+
+impl<'a> From<&'a Endpoint> for EndpointView<'a> {
+    fn from(e: &'a Endpoint) -> Self {
+        EndpointView {
+            id: &e.id,
+            object: "webhook_endpoint",
+            url: &e.url,
+            event_types: &e.event_types,
+            description: e.description.as_deref(),
+            status: e.status,
+            disabled_reason: e.disabled_reason.as_deref(),
+            created_at: e.created_at,
+            updated_at: e.updated_at,
+        }
+    }
+}
+
+/// The answer to a creation or a rotation: the view and, this once, the secret.
+#[derive(Debug, Serialize)]
+pub struct EndpointWithSecret<'a> {
+    #[serde(flatten)]
+    endpoint: EndpointView<'a>,
+    secret: String,
+}
+
+// `WebhookEndpoint` and, this once, its secret.
+crate::described!(
+    EndpointWithSecret<'_>,
+    "WebhookEndpointWithSecret",
+    serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["secret"], "properties": {"secret": {"type": "string", "example": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "description": "`whsec_` + base64 of 32 random bytes. Shown only in the answers to creation and rotation."}}}]}),
+);
+
+impl<'a> From<&'a Endpoint> for EndpointWithSecret<'a> {
+    fn from(e: &'a Endpoint) -> Self {
+        EndpointWithSecret {
+            endpoint: EndpointView::from(e),
+            secret: e.secret.to_text(),
+        }
+    }
+}
+
+/// The answer to a DELETE: the endpoint as it was, marked deleted.
+#[derive(Debug, Serialize)]
+pub struct DeletedEndpoint<'a> {
+    #[serde(flatten)]
+    endpoint: EndpointView<'a>,
+    deleted: bool,
+}
+
+// `WebhookEndpoint` marked deleted.
+crate::described!(
+    DeletedEndpoint<'_>,
+    "DeletedWebhookEndpoint",
+    serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["deleted"], "properties": {"deleted": {"type": "boolean", "const": true}}}]}),
+);
+
+impl<'a> From<&'a Endpoint> for DeletedEndpoint<'a> {
+    fn from(e: &'a Endpoint) -> Self {
+        DeletedEndpoint {
+            endpoint: EndpointView::from(e),
+            deleted: true,
+        }
+    }
+}
+
+/// The merchant's view of a delivery attempt.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WebhookDelivery)]
+pub struct DeliveryView<'a> {
+    #[schema(example = json!("dlv_01JD9C8J0M2P4R6T8V0X2Z4B6D"))]
+    id: &'a str,
+    object: &'static str,
+    endpoint_id: &'a str,
+    event_id: &'a str,
+    event_type: EventType,
+    /// 1 for the first attempt of a run; a redelivery or replay starts a new run.
+    #[schema(minimum = 1)]
+    attempt: u32,
+    status: DeliveryStatus,
+    response_status: Option<u16>,
+    duration_ms: u64,
+    /// Why no answer came (timeout, connection error, refused URL).
+    error: Option<&'a str>,
+    /// The start of the answer, at most 1 KB.
+    #[schema(max_length = 1024)]
+    response_body: Option<&'a str>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    attempted_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    next_attempt_at: Option<DateTime<Utc>>,
+}
+
+impl<'a> From<&'a DeliveryAttempt> for DeliveryView<'a> {
+    fn from(d: &'a DeliveryAttempt) -> Self {
+        DeliveryView {
+            id: &d.id,
+            object: "webhook_delivery",
+            endpoint_id: &d.endpoint_id,
+            event_id: &d.event_id,
+            event_type: d.event_type,
+            attempt: d.attempt,
+            status: d.status,
+            response_status: d.response_status,
+            duration_ms: d.duration_ms,
+            error: d.error.as_deref(),
+            response_body: d.response_body.as_deref(),
+            attempted_at: d.attempted_at,
+            next_attempt_at: d.next_attempt_at,
+        }
+    }
+}
+
+/// The merchant's view of an event.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Event)]
+pub struct EventView<'a> {
+    #[schema(example = json!("evt_01JD9C5F7H9K1N3Q5S7T9W1Y3A"))]
+    id: &'a str,
+    object: &'static str,
+    #[serde(rename = "type")]
+    event_type: EventType,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    created_at: DateTime<Utc>,
+    /// The record's API view after the change (a conversion for `conversion.*`, and so on);
+    /// never a private field.
+    #[schema(value_type = Object)]
+    data: &'a Value,
+}
+
+impl<'a> From<&'a Event> for EventView<'a> {
+    fn from(e: &'a Event) -> Self {
+        EventView {
+            id: &e.id,
+            object: "event",
+            event_type: e.event_type,
+            created_at: e.created_at,
+            data: &e.data,
+        }
+    }
+}
+
+/// Secrets stored in their text form (`whsec_…`).
+mod secret_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::webhook_signature::Secret;
+
+    pub fn serialize<S: Serializer>(secret: &Secret, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&secret.to_text())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Secret, D::Error> {
+        let text = String::deserialize(d)?;
+        Secret::parse(&text).ok_or_else(|| serde::de::Error::custom("malformed secret"))
+    }
+}
+
+/// Optional secrets stored in their text form.
+mod secret_text_opt {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::webhook_signature::Secret;
+
+    pub fn serialize<S: Serializer>(secret: &Option<Secret>, s: S) -> Result<S::Ok, S::Error> {
+        match secret {
+            Some(secret) => s.serialize_str(&secret.to_text()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(text) => Secret::parse(&text)
+                .map(Some)
+                .ok_or_else(|| serde::de::Error::custom("malformed secret")),
+        }
+    }
+}
+
+/// What the retry logic does after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// A 2xx answer: the delivery succeeded.
+    Delivered,
+    /// A 410 answer: the receiver asks us to stop; the endpoint is disabled.
+    Gone,
+    /// Anything else (other statuses, redirects, timeouts, connection errors).
+    Retry,
+}
+
+/// The outcome of one attempt, as a delivery record keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptResult {
+    /// The response status, if the receiver answered.
+    pub status: Option<u16>,
+    /// From sending the request to the end of the kept excerpt.
+    pub duration_ms: u64,
+    /// Why no answer came (timeout, connection error), if so.
+    pub error: Option<String>,
+    /// The start of the response body, at most 1 KB.
+    pub response_excerpt: Option<String>,
+    /// What to do next.
+    pub verdict: Verdict,
+}
+
+/// The body of every delivery, as the endpoint receives it.
+pub struct WebhookPayload;
+
+// The description of [`WebhookPayload`].
+crate::described!(
+    WebhookPayload,
+    "WebhookPayload",
+    serde_json::json!({"type": "object", "required": ["id", "type", "timestamp", "data"], "description": "The body of every delivery (Standard Webhooks). Headers: `webhook-id` (the event id; dedupe on it), `webhook-timestamp` (Unix seconds of the attempt), `webhook-signature` (`v1,<base64 HMAC-SHA256 of \"{webhook-id}.{webhook-timestamp}.{body}\">`, keyed with the decoded secret; space-separated when two secrets sign, the 24 hours after a rotation), `content-type: application/json`. See docs/webhooks.md.", "properties": {"id": {"type": "string", "description": "The event id (`evt_…`)."}, "type": {"$ref": "#/components/schemas/EventType"}, "timestamp": {"type": "string", "format": "date-time", "description": "When the event happened (its `createdAt`)."}, "data": {"type": "object", "description": "The record's API view after the change (`affiliate.tier_changed`: an `AffiliateTierChange`)."}}}),
+);
+
+#[cfg(test)]
+#[path = "webhook_tests.rs"]
+mod tests;

@@ -1,0 +1,65 @@
+//! Portal sessions: a merchant opens the affiliate portal for one of its
+//! affiliates (contract section 13); the token is signed, never stored.
+
+use chrono::{DateTime, Utc};
+
+use crate::app::App;
+use crate::auth::portal::{self as token, PortalClaims};
+use domain::error::{Error, Result};
+use domain::portal::{NewPortalSession, PortalSession};
+use domain::tenant::Tenant;
+use store::affiliates;
+
+/// Opens a one-hour portal session for an ACTIVE affiliate of the tenant
+/// (404 for another tenant's, 409 for one that is not ACTIVE).
+pub async fn open_session(
+    app: &App,
+    tenant: &Tenant,
+    affiliate_id: &str,
+    body: &NewPortalSession,
+    base: &str,
+    now: DateTime<Utc>,
+) -> Result<PortalSession> {
+    if let Some(u) = &body.return_url {
+        let limits = ::domain::limits!(NewPortalSession, "returnUrl");
+        domain::validation::check_http_url("returnUrl", u)
+            .and_then(|()| limits.check_len("returnUrl", u))
+            .and_then(|()| ascii_url(u))
+            .map_err(|i| Error::Validation(vec![i]))?;
+    }
+    let (affiliate, signer) = tokio::join!(
+        affiliates::get(&app.store, tenant, affiliate_id),
+        app.signing.current()
+    );
+    let affiliate = affiliate?;
+    if !affiliate.opens_portal() {
+        return Err(Error::InvalidState {
+            resource: "affiliate",
+            current: affiliate.status.as_str().to_string(),
+            action: "open a portal session",
+        });
+    }
+    let claims =
+        PortalClaims::new(tenant, &affiliate.id, now).returning_to(body.return_url.as_deref());
+    let token = token::issue(&signer?.secret, &claims);
+    Ok(PortalSession {
+        object: "portal_session",
+        url: format!("{base}/portal?account={}#token={token}", tenant.account_id),
+        token,
+        expires_at: claims.expires_at(),
+    })
+}
+
+/// A return URL is ASCII (anything else percent-encoded), so its 2,000
+/// characters are 2,000 bytes of the token and the token fits a request
+/// header through API Gateway.
+fn ascii_url(u: &str) -> std::result::Result<(), domain::issue::Issue> {
+    match u.is_ascii() {
+        true => Ok(()),
+        false => Err(domain::issue::Issue::new(
+            &["returnUrl"],
+            "invalid_string",
+            "returnUrl must be ASCII (percent-encode anything else)",
+        )),
+    }
+}

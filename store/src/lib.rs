@@ -1,0 +1,392 @@
+//! The store: DynamoDB (one table, typed items, conditional writes,
+//! Query-based pages) and S3 over the domain's types, with the SDK clients'
+//! configuration. It reads typed facts and commits plans; it decides nothing.
+
+pub mod accounts;
+pub mod adjustments;
+pub mod affiliate_totals;
+pub mod affiliates;
+pub mod applications;
+pub mod assets;
+pub mod attrs;
+pub mod campaigns;
+pub mod clicks;
+pub mod compact;
+pub mod config;
+pub mod conversions;
+pub mod counters;
+pub mod enrollments;
+pub mod events;
+#[cfg(feature = "files")]
+pub mod files;
+pub mod idempotency;
+pub mod integrations;
+pub mod keys;
+pub mod metrics;
+pub mod months;
+pub mod page;
+pub mod parked_links;
+pub mod parked_refunds;
+pub mod payout_accounts;
+pub mod payout_items;
+pub mod payouts;
+pub mod pools;
+pub mod promotion_codes;
+pub mod referrals;
+pub mod rollups;
+pub mod sdk;
+pub mod secrets;
+pub mod storage_error;
+pub mod stream;
+pub mod table;
+pub mod tls;
+pub mod tx;
+pub mod update;
+pub mod webhook_settings;
+pub mod webhooks;
+pub mod work;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
+};
+use aws_sdk_dynamodb::Client;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::keys::{Index, RECORD_SK};
+use crate::metrics::CallMetrics;
+use domain::error::{Error, Result};
+
+/// A raw DynamoDB item.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// The table and its client.
+#[derive(Debug, Clone)]
+pub struct Store {
+    client: Client,
+    table: String,
+    metrics: Arc<CallMetrics>,
+}
+
+/// Index key attributes of one record: which lists it appears in.
+#[derive(Debug, Clone, Default)]
+pub struct IndexKeys(Vec<(Index, String, String)>);
+
+impl IndexKeys {
+    /// No index entries.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the record to an index partition at a sort position.
+    pub fn with(mut self, index: Index, pk: impl Into<String>, sk: impl Into<String>) -> Self {
+        self.0.push((index, pk.into(), sk.into()));
+        self
+    }
+}
+
+/// String attribute.
+pub fn string_value(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// Number attribute.
+pub fn number_value(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+/// Reads a string attribute.
+pub fn string_of<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
+    item.get(name)
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
+}
+
+/// Serialises a value into the item at `pk`, `sk`.
+pub fn item_at<T: Serialize>(pk: &str, sk: &str, value: &T) -> Result<Item> {
+    let mut item: Item = serde_dynamo::to_item(value).map_err(crate::storage_error::item)?;
+    // Absent optional fields are stored as missing attributes, not NULLs.
+    item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
+    item.insert(attrs::PK.into(), string_value(pk));
+    item.insert(attrs::SK.into(), string_value(sk));
+    Ok(item)
+}
+
+/// Serialises a record and adds its keys, tenant and index entries.
+pub fn record_item<T: Serialize>(
+    pk: &str,
+    tenant: Option<&str>,
+    record: &T,
+    index: &IndexKeys,
+) -> Result<Item> {
+    let mut item = item_at(pk, RECORD_SK, record)?;
+    if let Some(t) = tenant {
+        item.insert(attrs::TENANT.into(), string_value(t));
+    }
+    for (idx, ipk, isk) in &index.0 {
+        item.insert(idx.pk().into(), string_value(ipk.clone()));
+        item.insert(idx.sk().into(), string_value(isk.clone()));
+    }
+    Ok(item)
+}
+
+/// Deserialises a record, ignoring the key attributes.
+pub fn from_item<T: DeserializeOwned>(item: Item) -> Result<T> {
+    serde_dynamo::from_item(item).map_err(crate::storage_error::item)
+}
+
+impl Store {
+    /// Wraps a client and a table name.
+    pub fn new(client: Client, table: String, metrics: Arc<CallMetrics>) -> Self {
+        Store {
+            client,
+            table,
+            metrics,
+        }
+    }
+
+    /// The same table and counters through another client (a benchmark's
+    /// client with an interceptor of its own).
+    pub fn with_client(&self, client: Client) -> Store {
+        Store {
+            client,
+            table: self.table.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+
+    /// The SDK client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The table name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// Call and capacity counters.
+    pub fn metrics(&self) -> &CallMetrics {
+        &self.metrics
+    }
+
+    /// Reads one item with a strongly consistent GetItem.
+    pub async fn get_item(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(attrs::PK, string_value(pk))
+            .key(attrs::SK, string_value(sk))
+            .consistent_read(true)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .map_err(crate::storage_error::sdk)?;
+        self.metrics.record_read_total(out.consumed_capacity());
+        Ok(out.item)
+    }
+
+    /// Reads a record by id if it belongs to `tenant` (anything else is "not there").
+    pub async fn get_owned<T: DeserializeOwned>(
+        &self,
+        id: &str,
+        tenant: &str,
+    ) -> Result<Option<T>> {
+        self.get_owned_item(id, tenant)
+            .await?
+            .map(from_item)
+            .transpose()
+    }
+
+    /// The item of the record `id` when `tenant` owns it (absent otherwise).
+    pub async fn get_owned_item(&self, id: &str, tenant: &str) -> Result<Option<Item>> {
+        Ok(self
+            .get_item(id, RECORD_SK)
+            .await?
+            .filter(|item| string_of(item, attrs::TENANT) == Some(tenant)))
+    }
+
+    /// Reads the items of one partition whose sort keys lie in `lo..=hi`, with
+    /// one strongly consistent Query (another only past 1 MB).
+    pub async fn query_range(&self, pk: &str, lo: &str, hi: &str) -> Result<Vec<Item>> {
+        self.query_range_where(pk, lo, hi, None).await
+    }
+
+    /// As [`Store::query_range`], keeping only the items whose attribute
+    /// `filter.0` equals `filter.1` (a FilterExpression) when given.
+    pub async fn query_range_where(
+        &self,
+        pk: &str,
+        lo: &str,
+        hi: &str,
+        filter: Option<(&str, AttributeValue)>,
+    ) -> Result<Vec<Item>> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let mut q = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
+                .expression_attribute_values(":pk", string_value(pk))
+                .expression_attribute_values(":lo", string_value(lo))
+                .expression_attribute_values(":hi", string_value(hi))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+            if let Some((name, value)) = &filter {
+                q = q
+                    .filter_expression("#f = :f")
+                    .expression_attribute_names("#f", *name)
+                    .expression_attribute_values(":f", value.clone());
+            }
+            let out = q.send().await.map_err(crate::storage_error::sdk)?;
+            self.metrics.record_read_total(out.consumed_capacity());
+            items.extend(out.items.unwrap_or_default());
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                return Ok(items);
+            }
+        }
+    }
+
+    /// Reads several records in one batch and keeps those of `tenant` as `T`
+    /// (another tenant's records are "not there", as with `get_owned`).
+    pub async fn batch_get_owned<T: DeserializeOwned>(
+        &self,
+        keys: &[(String, String)],
+        tenant: &str,
+    ) -> Result<Vec<T>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.batch_get(keys)
+            .await?
+            .into_iter()
+            .filter(|item| string_of(item, attrs::TENANT) == Some(tenant))
+            .map(from_item)
+            .collect()
+    }
+
+    /// Reads several items in one BatchGetItem (at most 100 keys), strongly consistent.
+    pub async fn batch_get(&self, keys: &[(String, String)]) -> Result<Vec<Item>> {
+        self.batch_get_with(keys, true).await
+    }
+
+    /// Reads several items in one BatchGetItem (at most 100 keys).
+    pub async fn batch_get_with(
+        &self,
+        keys: &[(String, String)],
+        consistent: bool,
+    ) -> Result<Vec<Item>> {
+        use aws_sdk_dynamodb::types::KeysAndAttributes;
+        let mut out_items = Vec::new();
+        let mut pending: Vec<Item> = keys
+            .iter()
+            .map(|(pk, sk)| {
+                HashMap::from([
+                    (attrs::PK.to_string(), string_value(pk)),
+                    (attrs::SK.to_string(), string_value(sk)),
+                ])
+            })
+            .collect();
+        let mut rounds = 0;
+        while !pending.is_empty() {
+            let ka = KeysAndAttributes::builder()
+                .set_keys(Some(pending))
+                .consistent_read(consistent)
+                .build()
+                .map_err(Error::internal)?;
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, ka)
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .send()
+                .await
+                .map_err(crate::storage_error::sdk)?;
+            for cc in out.consumed_capacity() {
+                self.metrics.record_read_total(Some(cc));
+            }
+            if let Some(mut r) = out.responses {
+                out_items.extend(r.remove(&self.table).unwrap_or_default());
+            }
+            pending = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(&self.table))
+                .map(|k| k.keys)
+                .unwrap_or_default();
+            rounds += 1;
+            if !pending.is_empty() {
+                tokio::time::sleep(Duration::from_millis(20 * rounds)).await;
+            }
+        }
+        Ok(out_items)
+    }
+
+    /// Writes an item only when no item with its key exists; false when one does.
+    /// When the SDK retried a put whose first answer was lost, the item found is
+    /// the one this call wrote: that counts as written, not as taken.
+    pub async fn put_new(&self, item: Item) -> Result<bool> {
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item.clone()))
+            .condition_expression("attribute_not_exists(pk)")
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await;
+        match res {
+            Ok(out) => {
+                self.metrics.record_write_total(out.consumed_capacity());
+                Ok(true)
+            }
+            Err(SdkError::ServiceError(e)) => match e.err() {
+                PutItemError::ConditionalCheckFailedException(c) => Ok(c.item() == Some(&item)),
+                _ => Err(crate::storage_error::sdk(SdkError::ServiceError(e))),
+            },
+            Err(e) => Err(crate::storage_error::sdk(e)),
+        }
+    }
+
+    /// Writes an item unconditionally.
+    pub async fn put(&self, item: Item) -> Result<()> {
+        let out = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .map_err(crate::storage_error::sdk)?;
+        self.metrics.record_write_total(out.consumed_capacity());
+        Ok(())
+    }
+
+    /// Deletes an item (nothing when it does not exist).
+    pub async fn delete(&self, pk: &str, sk: &str) -> Result<()> {
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .key(attrs::PK, string_value(pk))
+            .key(attrs::SK, string_value(sk))
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .map_err(crate::storage_error::sdk)?;
+        self.metrics.record_write_total(out.consumed_capacity());
+        Ok(())
+    }
+}
