@@ -156,19 +156,19 @@ pub struct NewAffiliate {
     #[schema(value_type = field::IdRef)]
     pub campaign_id: String,
     /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[schema(value_type = field::Email)]
+    #[schema(value_type = crate::email::Email)]
     pub email: String,
     #[schema(value_type = field::Name)]
     pub name: String,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case. Generated (8 characters) when absent.
     #[serde(default)]
-    #[schema(value_type = Option<field::AffiliateCode>)]
+    #[schema(value_type = Option<crate::affiliate_code::AffiliateCode>)]
     pub code: Option<String>,
     #[serde(default)]
     pub payout_method: Option<PayoutMethod>,
     #[serde(default)]
-    #[schema(value_type = Option<field::Email>)]
+    #[schema(value_type = Option<crate::email::Email>)]
     pub payout_email: Option<String>,
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
@@ -196,12 +196,12 @@ pub struct AffiliatePatch {
     pub name: Patch<String>,
     /// Kept as given (trimmed); compared and looked up in lowercase.
     #[serde(default)]
-    #[schema(value_type = field::Email)]
+    #[schema(value_type = crate::email::Email)]
     pub email: Patch<String>,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case.
     #[serde(default)]
-    #[schema(value_type = field::AffiliateCode)]
+    #[schema(value_type = crate::affiliate_code::AffiliateCode)]
     pub code: Patch<String>,
     #[serde(default)]
     #[schema(schema_with = <SettableStatus as utoipa::PartialSchema>::schema)]
@@ -210,7 +210,7 @@ pub struct AffiliatePatch {
     #[schema(value_type = Option<PayoutMethod>)]
     pub payout_method: Patch<PayoutMethod>,
     #[serde(default)]
-    #[schema(value_type = Option<field::Email>)]
+    #[schema(value_type = Option<crate::email::Email>)]
     pub payout_email: Patch<String>,
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
@@ -530,13 +530,13 @@ pub struct AffiliateView<'a> {
     #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
     campaign_id: &'a str,
     /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[schema(value_type = field::Email)]
+    #[schema(value_type = crate::email::Email)]
     email: &'a str,
     #[schema(min_length = 1, max_length = 200)]
     name: &'a str,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case.
-    #[schema(value_type = field::AffiliateCode)]
+    #[schema(value_type = crate::affiliate_code::AffiliateCode)]
     code: &'a str,
     status: AffiliateStatus,
     payout_method: Option<PayoutMethod>,

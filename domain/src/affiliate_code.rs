@@ -3,7 +3,7 @@
 use rand::Rng;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::validation::Issue;
+use crate::issue::Issue;
 
 /// The affiliate and campaign an affiliate code belongs to (what a code
 /// guard records, so a `ref` or `affiliateCode` resolves with one read).

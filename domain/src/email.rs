@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::validation::Issue;
+use crate::issue::Issue;
 
 /// Longest address (RFC 5321 path limit).
 pub const MAX_LEN: usize = 254;

@@ -23,10 +23,6 @@ use utoipa::openapi::RefOr;
 
 use crate::issue::Issue;
 use crate::money::MAX_AMOUNT_DIGITS;
-use crate::validation::{check_http_url, check_len};
-
-pub use crate::affiliate_code::AffiliateCode;
-pub use crate::email::Email;
 
 // The control-character rule: one function, and the patterns written from
 // the same character classes.
@@ -100,9 +96,9 @@ fn check_controls(path: &str, v: &str, free_text: bool) -> Result<(), Issue> {
     Ok(())
 }
 
-/// A schema written as JSON (see [`crate::schema::from_json`]).
+/// A schema written as JSON (see [`crate::json_schema::from_json`]).
 fn schema_of(value: Value) -> RefOr<Schema> {
-    crate::schema::from_json(value)
+    crate::json_schema::from_json(value)
 }
 
 /// The keywords of `T`'s schema, to write inline in a schema built by hand.
@@ -296,6 +292,18 @@ impl<const MAX: usize> utoipa::ToSchema for Identifier<MAX> {
 
 // The rules the fields follow, each length written once.
 
+/// Longest customer id (characters).
+pub const MAX_CUSTOMER_ID_CHARS: usize = 256;
+/// Longest `externalId` of an import row (characters).
+pub const MAX_EXTERNAL_ID_CHARS: usize = 255;
+
+/// 64 lowercase hex characters.
+pub fn is_email_hash(s: &str) -> bool {
+    s.len() == EmailHash::LEN
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// The postback's `externalId` and attribution signals, product and plan
 /// ids, an adjustment's `externalId`.
 pub type Key = Token<255>;
@@ -328,9 +336,9 @@ pub type LongText = Text<2000>;
 /// The text of a swipe-copy asset.
 pub type SwipeBody = Passage<20000>;
 /// The merchant's customer id (`cid:<customerId>` keys its referrals).
-pub type CustomerRef = Identifier<{ crate::referral::MAX_CUSTOMER_ID_CHARS }>;
+pub type CustomerRef = Identifier<MAX_CUSTOMER_ID_CHARS>;
 /// An import row's `externalId`.
-pub type ImportId = Identifier<{ crate::import::MAX_EXTERNAL_ID_CHARS }>;
+pub type ImportId = Identifier<MAX_EXTERNAL_ID_CHARS>;
 
 /// An `http` or `https` URL (scheme in any letter case) with a host, no
 /// white space, at most [`Url::MAX`] characters: a website, a landing page.
@@ -380,7 +388,7 @@ impl EmailHash {
     /// `customerEmailHash`.
     pub fn parse(v: &str) -> Result<String, Issue> {
         let hash = v.trim().to_ascii_lowercase();
-        if !crate::referral::is_email_hash(&hash) {
+        if !is_email_hash(&hash) {
             return Err(Issue::new(
                 &["customerEmailHash"],
                 "invalid_string",
@@ -534,6 +542,44 @@ impl SignedAmount {
         }
         Err(issue)
     }
+}
+
+/// Checks a string's length in characters.
+pub fn check_len(path: &str, value: &str, min: usize, max: usize) -> Result<(), Issue> {
+    let n = value.chars().count();
+    if n < min {
+        return Err(Issue::new(
+            &[path],
+            "too_small",
+            format!("{path} must be at least {min} characters"),
+        ));
+    }
+    if n > max {
+        return Err(Issue::new(
+            &[path],
+            "too_big",
+            format!("{path} must be at most {max} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// An `http` or `https` URL (scheme in any letter case) with a host and
+/// no white space (its length is the caller's limit to check).
+pub fn check_http_url(path: &str, v: &str) -> Result<(), Issue> {
+    let lower = v.to_ascii_lowercase();
+    let has_host = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"))
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    if !has_host || v.chars().any(char::is_whitespace) {
+        return Err(Issue::new(
+            &[path],
+            "invalid_string",
+            format!("{path} must be an http(s) URL"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -18,8 +18,7 @@ use crate::tenant::Tenant;
 use crate::timestamp;
 use crate::validation::Issues;
 
-/// Longest `externalId` of an import row (characters).
-pub const MAX_EXTERNAL_ID_CHARS: usize = 255;
+pub use crate::field::MAX_EXTERNAL_ID_CHARS;
 
 /// The most rows an import takes.
 pub const MAX_ROWS: usize = 500;
@@ -171,7 +170,7 @@ pub struct ReferralRow {
     #[schema(value_type = Option<field::CustomerRef>)]
     pub customer_id: Option<String>,
     #[serde(default)]
-    #[schema(value_type = Option<field::Email>)]
+    #[schema(value_type = Option<crate::email::Email>)]
     pub customer_email: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<field::EmailHash>)]

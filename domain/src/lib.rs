@@ -50,6 +50,7 @@ pub mod field;
 pub mod ids;
 pub mod issue;
 pub mod json_body;
+pub mod json_schema;
 pub mod money;
 pub mod patch;
 pub mod schema;

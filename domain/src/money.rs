@@ -6,7 +6,7 @@ use std::str::FromStr;
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::validation::Issue;
+use crate::issue::Issue;
 
 /// Amounts (payments, FIXED commissions, minimum payouts) are below 10^12
 /// major units.

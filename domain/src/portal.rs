@@ -66,7 +66,7 @@ pub struct PortalMePatch {
     #[schema(value_type = Option<PayoutMethod>)]
     pub payout_method: Patch<PayoutMethod>,
     #[serde(default)]
-    #[schema(value_type = Option<field::Email>)]
+    #[schema(value_type = Option<crate::email::Email>)]
     pub payout_email: Patch<String>,
 }
 

@@ -15,7 +15,7 @@ use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::Issue;
 
 /// Longest `customerId` accepted (characters).
-pub const MAX_CUSTOMER_ID_CHARS: usize = 256;
+pub use crate::field::{is_email_hash, MAX_CUSTOMER_ID_CHARS};
 
 wire_enum! {
     /// How a referral's binding came about.
@@ -124,13 +124,6 @@ impl fmt::Display for CustomerKey {
 /// Lowercase hex SHA-256 of the trimmed, lowercased e-mail.
 pub fn email_hash(email: &str) -> String {
     hex::encode(Sha256::digest(email.trim().to_lowercase().as_bytes()))
-}
-
-/// 64 lowercase hex characters.
-pub fn is_email_hash(s: &str) -> bool {
-    s.len() == crate::field::EmailHash::LEN
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A stored referral (`pk = keys::referral(tenant, customerKey)`, `sk = "R"`;

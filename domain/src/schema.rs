@@ -2,29 +2,12 @@
 //! Schema the derive cannot state (maps with limits, the currency table):
 //! each is built from the very constants the validation uses.
 
-use utoipa::openapi::extensions::Extensions;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType};
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 
 use crate::issue::Issue;
 
-/// A schema written as JSON, carried as it is (every keyword of JSON
-/// Schema, which the typed model does not all have).
-pub fn from_json(value: serde_json::Value) -> RefOr<Schema> {
-    let keywords: Extensions = match value {
-        serde_json::Value::Object(map) => map.into_iter().collect(),
-        _ => Extensions::default(),
-    };
-    let object = ObjectBuilder::new()
-        .schema_type(SchemaType::AnyValue)
-        .extensions(Some(keywords))
-        .build();
-    RefOr::T(Schema::Object(object))
-}
-
-/// The pattern of a one-line string (the description's generator gives it
-/// to query parameters and array items); the rule is [`crate::field`]'s.
-pub use crate::field::LINE_PATTERN;
+pub use crate::json_schema::from_json;
 
 /// Describes a type by JSON Schema written in code: `described!(Type,
 /// "Name", json!({...}))` implements `ToSchema` with that name; a fourth
@@ -59,7 +42,7 @@ macro_rules! described {
 /// formats), written once in the `#[schema(...)]` attribute of its field;
 /// the validation reads them from there (through [`limits!`](crate::limits)),
 /// so the description and the check cannot drift apart. Rules fields share
-/// are types of [`crate::field`].
+/// are types of `crate::field`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     /// `minLength` (0 when not stated).

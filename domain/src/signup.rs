@@ -20,13 +20,13 @@ pub struct SignUp {
     #[schema(value_type = field::IdRef)]
     pub campaign_id: String,
     /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[schema(value_type = field::Email)]
+    #[schema(value_type = crate::email::Email)]
     pub email: String,
     #[schema(value_type = field::Name)]
     pub name: String,
     /// The code the applicant would like; generated when absent. Taken: 409 ALREADY_EXISTS.
     #[serde(default)]
-    #[schema(value_type = Option<field::AffiliateCode>)]
+    #[schema(value_type = Option<crate::affiliate_code::AffiliateCode>)]
     pub code: Option<String>,
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
@@ -90,7 +90,7 @@ pub struct SignUpAffiliate<'a> {
     id: &'a str,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case.
-    #[schema(value_type = field::AffiliateCode)]
+    #[schema(value_type = crate::affiliate_code::AffiliateCode)]
     code: &'a str,
     status: AffiliateStatus,
 }

@@ -285,7 +285,7 @@ const IDENTIFY_FORMS: [IdentifyForm; 3] = [
         )
     }),
     ("IdentifyByEmail", || {
-        identify_form("Binds the session to an e-mail address (hashed at once, never stored), and to a customer id when one is given.", "customerEmail", serde_json::json!({"customerEmail": described::<field::Email>("Validated and hashed; never stored.", false), "customerId": customer_id(true), "customerEmailHash": {"type": "null"}}))
+        identify_form("Binds the session to an e-mail address (hashed at once, never stored), and to a customer id when one is given.", "customerEmail", serde_json::json!({"customerEmail": described::<crate::email::Email>("Validated and hashed; never stored.", false), "customerId": customer_id(true), "customerEmailHash": {"type": "null"}}))
     }),
     ("IdentifyByEmailHash", || {
         identify_form("Binds the session to the hash of an e-mail address, and to a customer id when one is given.", "customerEmailHash", serde_json::json!({"customerEmailHash": described::<field::EmailHash>("Hex SHA-256 (either letter case; stored lowercase) of the trimmed, lowercased e-mail (what the browser script sends when the page can hash).", false), "customerId": customer_id(true), "customerEmail": {"type": "null"}}))

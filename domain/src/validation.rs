@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::field::is_refused_control;
+pub use crate::field::{check_http_url, check_len};
 pub use crate::issue::Issue;
 
 /// Collects issues so a caller hears about every bad field at once.
@@ -59,44 +60,6 @@ impl Issues {
             Err(Error::Validation(self.0))
         }
     }
-}
-
-/// Checks a string's length in characters.
-pub fn check_len(path: &str, value: &str, min: usize, max: usize) -> Result<(), Issue> {
-    let n = value.chars().count();
-    if n < min {
-        return Err(Issue::new(
-            &[path],
-            "too_small",
-            format!("{path} must be at least {min} characters"),
-        ));
-    }
-    if n > max {
-        return Err(Issue::new(
-            &[path],
-            "too_big",
-            format!("{path} must be at most {max} characters"),
-        ));
-    }
-    Ok(())
-}
-
-/// An `http` or `https` URL (scheme in any letter case) with a host and
-/// no white space (its length is the caller's limit to check).
-pub fn check_http_url(path: &str, v: &str) -> Result<(), Issue> {
-    let lower = v.to_ascii_lowercase();
-    let has_host = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"))
-        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
-    if !has_host || v.chars().any(char::is_whitespace) {
-        return Err(Issue::new(
-            &[path],
-            "invalid_string",
-            format!("{path} must be an http(s) URL"),
-        ));
-    }
-    Ok(())
 }
 
 pub fn check_range(path: &str, value: i64, min: i64, max: i64) -> Result<(), Issue> {

@@ -48,7 +48,7 @@ pub struct PostbackBody {
     /// Hashed on arrival; the address itself is never stored. With `customerEmailHash` too,
     /// both must denote the same address.
     #[serde(default)]
-    #[schema(value_type = Option<field::Email>)]
+    #[schema(value_type = Option<crate::email::Email>)]
     pub customer_email: Option<String>,
     /// Restricts attribution to this campaign (signals of other campaigns are skipped) and
     /// files an unattributed conversion under it. Unknown: 404 NOT_FOUND.

@@ -11,7 +11,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use super::components::of_type;
 use crate::domain::summary::Period;
-use crate::schema::LINE_PATTERN;
+use ::domain::field::LINE_PATTERN;
 
 /// A query value's schema, stated by code (always inline).
 macro_rules! value_schemas {

@@ -16,7 +16,7 @@ use utoipa::Modify;
 
 use super::components::{constant, of_type};
 use crate::ids::IdKind;
-use crate::schema::LINE_PATTERN;
+use ::domain::field::LINE_PATTERN;
 
 type Schemas = std::collections::BTreeMap<String, RefOr<Schema>>;
 
