@@ -6,9 +6,10 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::affiliates::update as update_affiliate;
 use crate::app::App;
 use crate::paying::invoice;
-use crate::{affiliates, payouts as payout_service};
+use crate::payouts as payout_service;
 use domain::affiliate::Affiliate;
 use domain::asset::{Asset, AssetStatus};
 use domain::campaign::Campaign;
@@ -39,7 +40,7 @@ pub async fn update_me(
 ) -> Result<(Affiliate, Campaign)> {
     let patch = patch.as_affiliate_patch();
     let (updated, campaign) = tokio::join!(
-        affiliates::update(app, tenant, &a.id, &patch),
+        update_affiliate(app, tenant, &a.id, &patch),
         campaign(app, tenant, a)
     );
     Ok((updated?, campaign?))

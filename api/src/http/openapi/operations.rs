@@ -47,14 +47,18 @@ impl Modify for Operations {
 }
 
 /// The `{id}` parameter of a path, named after the resource the path starts
-/// with (after `portal/` for the affiliate portal's own routes).
+/// with (the segment after the portal's own, for the affiliate portal's
+/// routes).
 fn id_parameter(path: &str) -> Option<&'static str> {
     if !path.contains("{id}") {
         return None;
     }
-    let rest = path.trim_start_matches("/api/v1/");
-    let rest = rest.strip_prefix("portal/").unwrap_or(rest);
-    let resource = rest.split('/').next()?;
+    let mut segments = path.trim_start_matches("/api/v1/").split('/');
+    let first = segments.next()?;
+    let resource = match first {
+        "portal" => segments.next()?,
+        _ => first,
+    };
     let found = ID_PARAMETERS.iter().find(|p| p.0 == resource);
     found.map(|p| p.1)
 }
