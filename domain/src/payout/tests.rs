@@ -461,21 +461,44 @@ fn a_reversal_knows_the_holding_payout_by_its_status() {
     }
 }
 
+/// What a chunk of `work` moving `n` at `at` plans: moved, read, the work's
+/// end, the settled and released counters, the work and the time after it.
+type Planned = (
+    usize,
+    u64,
+    Option<(Option<PayoutWork>, DateTime<Utc>)>,
+    (u64, u64),
+    Option<PayoutWork>,
+    DateTime<Utc>,
+);
+
+fn planned(p: &Payout, work: PayoutWork, n: usize, at: DateTime<Utc>) -> Option<Planned> {
+    p.chunk(work, n, at).map(|c| {
+        let ended = c.ended().map(|e| (e.work, e.updated_at));
+        let (moved, read, after) = (c.moved(), c.read(), c.into_after());
+        let counters = (after.progress.settled, after.progress.released);
+        (moved, read, ended, counters, after.work, after.updated_at)
+    })
+}
+
+/// An APPROVED payout after `command` at `now`.
+fn after(command: Command, now: DateTime<Utc>) -> Payout {
+    match payout(Approved).apply(command, now).unwrap() {
+        Outcome::Changed { payout, .. } => *payout,
+        _ => panic!("unchanged"),
+    }
+}
+
 #[test]
-fn work_is_done_at_once_only_when_every_member_moves_with_the_transition() {
+fn a_settlement_is_done_at_once_only_when_every_conversion_moves_with_it() {
     let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
-    let Outcome::Changed { payout: paid, .. } = payout(Approved)
-        .apply(
-            Command::MarkPaid {
-                payment_date: NaiveDate::from_ymd_opt(2026, 1, 2).unwrap(),
-                payment_method: "wire".into(),
-            },
-            now,
-        )
-        .unwrap()
-    else {
-        panic!("unchanged");
-    };
+    let paid = after(
+        Command::MarkPaid {
+            payment_date: NaiveDate::from_ymd_opt(2026, 1, 2).unwrap(),
+            payment_method: "wire".into(),
+        },
+        now,
+    );
     assert_eq!(paid.work, Some(PayoutWork::Settle));
     let done = paid.settled_at_once(3).unwrap();
     assert_eq!((done.work, done.progress.settled), (None, 3));
@@ -484,7 +507,7 @@ fn work_is_done_at_once_only_when_every_member_moves_with_the_transition() {
     // Fewer found than it holds, or work already under way: in chunks.
     assert!(paid.settled_at_once(2).is_none());
     assert!(paid.settled_at_once(4).is_none(), "more than it holds");
-    let mut begun = (*paid).clone();
+    let mut begun = paid.clone();
     begun.progress.settled = 1;
     assert!(begun.settled_at_once(3).is_none());
     // Nothing to settle at all: no work to end.
@@ -494,76 +517,58 @@ fn work_is_done_at_once_only_when_every_member_moves_with_the_transition() {
     assert_eq!((part.progress.settled, part.work_done()), (2, false));
     assert!(part.counted(PayoutWork::Settle, 1).unwrap().work_done());
     assert!(paid.counted(PayoutWork::Claim, 1).is_none());
-    let later = now + chrono::Duration::minutes(1);
-    let chunk = |p: &Payout, work, n| {
-        p.chunk(work, n, later).map(|c| {
-            let ended = c.ended().map(|e| (e.work, e.updated_at));
-            let (moved, read, after) = (c.moved(), c.read(), c.into_after());
-            let counters = (after.progress.settled, after.progress.released);
-            (moved, read, ended, counters, after.work, after.updated_at)
-        })
-    };
     // A chunk short of the total only counts; the last one ends the work
     // at its time.
+    let later = now + chrono::Duration::minutes(1);
     let (settle, paid_at) = (Some(PayoutWork::Settle), paid.updated_at);
     let first = Some((2, 0, None, (2, 0), settle, paid_at));
-    assert_eq!(chunk(&paid, PayoutWork::Settle, 2), first);
+    assert_eq!(planned(&paid, PayoutWork::Settle, 2, later), first);
     let last = Some((1, 2, Some((None, later)), (3, 0), None, later));
-    assert_eq!(chunk(&part, PayoutWork::Settle, 1), last);
+    assert_eq!(planned(&part, PayoutWork::Settle, 1, later), last);
     assert!(paid.chunk(PayoutWork::Claim, 1, now).is_none());
+    assert!(
+        paid.released_at_once(&releasing(&paid, 3, 0)).is_none(),
+        "settle, not release"
+    );
+}
 
+#[test]
+fn a_release_is_done_at_once_only_when_every_member_moves_with_it() {
+    let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
+    let later = now + chrono::Duration::minutes(1);
     // Released: its conversions and its claimed adjustments, all of them.
-    let Outcome::Changed {
-        payout: rejected, ..
-    } = payout(Approved)
-        .apply(
-            Command::Reject {
-                reason: "no".into(),
-            },
-            now,
-        )
-        .unwrap()
-    else {
-        panic!("unchanged");
-    };
-    let mut rejected = *rejected;
+    let mut rejected = after(
+        Command::Reject {
+            reason: "no".into(),
+        },
+        now,
+    );
     rejected.progress.claimed_adjustments = 1;
     // Released in chunks: its conversions and its adjustment count.
     let release = Some(PayoutWork::Release);
     let first = (3, 0, None, (0, 3), release, rejected.updated_at);
-    assert_eq!(chunk(&rejected, PayoutWork::Release, 3), Some(first));
+    assert_eq!(
+        planned(&rejected, PayoutWork::Release, 3, later),
+        Some(first)
+    );
     let mut begun = rejected.clone();
     begun.progress.released = 3;
     let last = (1, 3, Some((None, later)), (0, 4), None, later);
-    assert_eq!(chunk(&begun, PayoutWork::Release, 1), Some(last));
+    assert_eq!(planned(&begun, PayoutWork::Release, 1, later), Some(last));
     assert!(rejected.settled_at_once(3).is_none(), "release, not settle");
     let done = rejected
         .released_at_once(&releasing(&rejected, 3, 1))
         .unwrap();
     assert_eq!((done.work, done.progress.released), (None, 4));
     assert!(done.work_done());
-    assert!(rejected
-        .released_at_once(&releasing(&rejected, 3, 0))
-        .is_none());
-    assert!(rejected
-        .released_at_once(&releasing(&rejected, 2, 1))
-        .is_none());
-    assert!(
-        rejected
-            .released_at_once(&releasing(&rejected, 4, 1))
-            .is_none(),
-        "more than it holds"
-    );
-    assert!(
-        rejected
-            .released_at_once(&releasing(&rejected, 2, 2))
-            .is_none(),
-        "an adjustment does not stand for a conversion"
-    );
-    assert!(
-        paid.released_at_once(&releasing(&paid, 3, 0)).is_none(),
-        "settle, not release"
-    );
+    // Fewer or more than it holds, or an adjustment for a conversion: in chunks.
+    for (conversions, adjustments) in [(3, 0), (2, 1), (4, 1), (2, 2)] {
+        let r = releasing(&rejected, conversions, adjustments);
+        assert!(
+            rejected.released_at_once(&r).is_none(),
+            "{conversions} conversions, {adjustments} adjustments"
+        );
+    }
 }
 
 #[test]
