@@ -96,9 +96,11 @@ DOCUMENTED_IN_WORDS = {
     ("updateCampaign", "currency", "required"),
     ("updateCampaign", "currency", "invalid_value"),
     ("updateCampaign", "recurringMonthsLimit", "invalid_value"),
-    # risk.reviewAbove: a number with at most 28 decimals
+    # risk.reviewAbove and taxForm.fromAmount: a number with at most 28 decimals
     ("createCampaign", "risk", "invalid_value"),
     ("updateCampaign", "risk", "invalid_value"),
+    ("createCampaign", "taxForm", "invalid_value"),
+    ("updateCampaign", "taxForm", "invalid_value"),
     ("trackIdentify", "customerEmailHash", "invalid_combination"),
     ("postConversion", "customerEmailHash", "invalid_combination"),
     ("createWebhookEndpoint", "url", "invalid_string"),
