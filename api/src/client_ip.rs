@@ -51,9 +51,9 @@ mod tests {
 
     #[test]
     fn ip_hashes_rotate_daily_and_never_contain_the_address() {
-        let day1 = crate::timestamp::parse_datetime("2026-11-22T10:00:00Z").unwrap();
-        let later = crate::timestamp::parse_datetime("2026-11-22T23:59:59Z").unwrap();
-        let day2 = crate::timestamp::parse_datetime("2026-11-23T00:00:00Z").unwrap();
+        let day1 = ::domain::timestamp::parse_datetime("2026-11-22T10:00:00Z").unwrap();
+        let later = ::domain::timestamp::parse_datetime("2026-11-22T23:59:59Z").unwrap();
+        let day2 = ::domain::timestamp::parse_datetime("2026-11-23T00:00:00Z").unwrap();
         let h = hash_ip("secret", "203.0.113.7", day1);
         assert_eq!(h.len(), 64);
         assert!(!h.contains("203.0.113.7"));

@@ -6,9 +6,9 @@ use axum::body::Body as AxumBody;
 use lambda_http::{service_fn, Body, Request, Response};
 use tower::ServiceExt;
 
-use crate::app::{init_tracing, App};
-use crate::config::Config;
 use crate::http::{service, ApiRouter};
+use ::services::app::{init_tracing, App};
+use ::store::config::Config;
 
 /// An API Gateway (or local host) request as the router takes it; the
 /// request context (the client address) stays in its extensions.

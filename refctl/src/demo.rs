@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use api::app::App;
 use api::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
 use api::domain::asset::{Asset, NewSwipeCopy};
 use api::domain::campaign::{Campaign, NewCampaign};
@@ -10,13 +9,15 @@ use api::domain::conversion::PostbackBody;
 use api::domain::integration::NewIntegration;
 use api::domain::signup::{self, SignUp};
 use api::domain::tenant::{Mode, Tenant};
+use api::domain::timestamp;
+use api::domain::validation::Issues;
+use api::services::app::App;
 use api::services::enrollments;
 use api::services::postback::{self, Recorded};
 use api::store::attrs;
 use api::store::keys::{DEMO_MARKER, RECORD_SK};
 use api::store::{accounts, assets, campaigns, string_value, Item};
-use api::validation::Issues;
-use api::{timestamp, Error};
+use api::Error;
 use serde_json::{json, Value};
 
 /// Seeds the demo data unless a previous run did; the key values are kept in
@@ -27,12 +28,22 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
     }
     let account = accounts::create_account(&app.store, "Demo Store", "growth").await?;
     let secret = &app.signing;
-    let (_, test_key) =
-        api::auth::keys::create_key(&app.store, secret, &account.id, "demo test key", Mode::Test)
-            .await?;
-    let (_, live_key) =
-        api::auth::keys::create_key(&app.store, secret, &account.id, "demo live key", Mode::Live)
-            .await?;
+    let (_, test_key) = api::services::auth::keys::create_key(
+        &app.store,
+        secret,
+        &account.id,
+        "demo test key",
+        Mode::Test,
+    )
+    .await?;
+    let (_, live_key) = api::services::auth::keys::create_key(
+        &app.store,
+        secret,
+        &account.id,
+        "demo live key",
+        Mode::Live,
+    )
+    .await?;
     let mut campaign_ids = Vec::new();
     let mut programme = Value::Null;
     let mut conversions = Value::Null;
@@ -276,7 +287,7 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
             continue;
         };
         if i >= 1 {
-            let key = api::payouts::invoice::key(tenant, &p.id, "invoice-2026-001.pdf");
+            let key = api::services::paying::invoice::key(tenant, &p.id, "invoice-2026-001.pdf");
             app.files()
                 .put(&key, DEMO_INVOICE.to_vec(), "application/pdf")
                 .await?;
@@ -332,9 +343,12 @@ async fn portal_url(app: &App, account: &str, base_url: &str) -> Result<Value, E
     else {
         return Ok(Value::Null);
     };
-    let claims =
-        api::auth::portal::PortalClaims::new(&tenant, &owner.affiliate_id, timestamp::now());
-    let token = api::auth::portal::issue(&app.signing.current().await?.secret, &claims);
+    let claims = api::services::auth::portal::PortalClaims::new(
+        &tenant,
+        &owner.affiliate_id,
+        timestamp::now(),
+    );
+    let token = api::services::auth::portal::issue(&app.signing.current().await?.secret, &claims);
     Ok(json!(format!(
         "{base_url}/portal?account={account}#token={token}"
     )))

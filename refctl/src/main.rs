@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use api::app::App;
-use api::config::Config;
 use api::domain::tenant::Mode;
-use api::timestamp;
+use api::domain::timestamp;
+use api::services::app::App;
+use api::store::config::Config;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
@@ -190,7 +190,7 @@ async fn main() {
         }
     };
     if matches!(cli.command, Command::Serve { .. }) {
-        api::app::init_tracing();
+        api::services::app::init_tracing();
     }
     // `tables create` makes the local signing secret, so it must not need it yet.
     let app = if matches!(cli.command, Command::Tables { .. }) {

@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use api::app::App;
-use api::payouts::invoice;
+use api::services::app::App;
 use api::services::invoices::{self, Handled};
+use api::services::paying::invoice;
 use api::services::payout_job::{self as job, Budget};
 use api::store::payouts as store_payouts;
 use api::Error;
@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 /// `payouts run [--now ISO] [--max-items N]`: the payout job, once.
 pub async fn run(app: &App, now: Option<&str>, max_items: Option<usize>) -> Result<Value, Error> {
     let now = match now {
-        None => api::timestamp::now(),
-        Some(raw) => api::timestamp::parse_datetime(raw).ok_or_else(|| {
+        None => api::domain::timestamp::now(),
+        Some(raw) => api::domain::timestamp::parse_datetime(raw).ok_or_else(|| {
             Error::invalid(
                 &["now"],
                 "invalid_date",
@@ -31,7 +31,7 @@ pub async fn run(app: &App, now: Option<&str>, max_items: Option<usize>) -> Resu
     }
     budget.time = Duration::from_secs(14 * 60);
     let report = job::run(app, now, budget).await?;
-    Ok(json!({ "now": api::timestamp::format(&now), "report": report }))
+    Ok(json!({ "now": api::domain::timestamp::format(&now), "report": report }))
 }
 
 /// The content type storage would record for a file name.

@@ -4,9 +4,9 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use api::app::App;
 use api::http::router::STATIC_CACHE_CONTROL;
 use api::http::ApiRouter;
+use api::services::app::App;
 use axum::extract::Request;
 use axum::middleware::{from_fn, Next};
 use axum::response::{IntoResponse, Response};

@@ -1,9 +1,9 @@
 //! Operator operations: tables, accounts and keys.
 
-use api::app::App;
-use api::config::{defaults, Config, ProviderBases};
 use api::domain::tenant::Mode;
+use api::services::app::App;
 use api::store::accounts;
+use api::store::config::{defaults, Config, ProviderBases};
 use api::Error;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
@@ -88,7 +88,8 @@ pub async fn account_frame_ancestors(
 /// `key create`: the value is printed once and never again.
 pub async fn key_create(app: &App, account: &str, name: &str, mode: Mode) -> Result<Value, Error> {
     let (k, value) =
-        api::auth::keys::create_key(&app.store, &app.signing, account, name, mode).await?;
+        api::services::auth::keys::create_key(&app.store, &app.signing, account, name, mode)
+            .await?;
     Ok(json!({ "keyId": k.id, "key": value, "mode": mode, "name": k.name }))
 }
 

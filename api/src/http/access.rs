@@ -9,12 +9,12 @@ use axum::extract::{FromRequestParts, MatchedPath, RawPathParams};
 use http::request::Parts;
 use lambda_http::request::RequestContext;
 
-use crate::app::App;
-use crate::auth::{self, Principal};
 use crate::domain::tenant::Tenant;
-use crate::error::{Error, Result};
 use crate::http::layer::FactsSlot;
-use crate::rate_limit;
+use ::domain::error::{Error, Result};
+use ::services::app::App;
+use ::services::auth::{self, Principal};
+use ::services::rate_limit;
 
 /// The caller of a merchant route: the principal behind a valid API key,
 /// counted against its account's rate limit.

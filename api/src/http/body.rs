@@ -6,7 +6,7 @@ use serde::de::{self, DeserializeOwned, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use crate::error::Error;
+use ::domain::error::Error;
 
 /// Largest accepted body.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -206,7 +206,7 @@ fn number(text: String) -> Result<Value, String> {
     // A whole number written with a fraction or an exponent (`54.0`, `1e2`)
     // is that integer, as JSON Schema's `integer` has it.
     if text.contains(['.', 'e', 'E']) {
-        let whole = crate::money::decimal_from_json(&text)
+        let whole = ::domain::money::decimal_from_json(&text)
             .ok()
             .filter(|d| d.fract().is_zero());
         if let Some(i) = whole.and_then(|d| d.to_i64()) {
@@ -229,7 +229,7 @@ pub fn is_json_content_type(v: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::validation::Issue;
+    use ::domain::validation::Issue;
     use serde::Deserialize;
 
     #[derive(Debug, Deserialize)]

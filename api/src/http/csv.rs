@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::domain::import::MAX_ROWS;
-use crate::error::Error;
+use ::domain::error::Error;
 
 /// The media type of CSV answers and bodies.
 pub const CSV: &str = "text/csv; charset=utf-8";

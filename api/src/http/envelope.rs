@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 
-use crate::error::Error;
-use crate::timestamp;
+use ::domain::error::Error;
+use ::domain::timestamp;
 
 /// Paging facts added to `meta` of list responses.
 #[derive(Debug, Clone)]
@@ -71,7 +71,7 @@ pub fn failure(err: &Error, request_id: &str) -> (u16, Value, Vec<(&'static str,
         }
         Error::Unavailable(cause) => {
             tracing::warn!(request_id, cause = %cause, "dependency unavailable");
-            let retry_after = crate::error::UNAVAILABLE_RETRY_AFTER_SECONDS;
+            let retry_after = ::domain::error::UNAVAILABLE_RETRY_AFTER_SECONDS;
             headers.push(("retry-after", retry_after.to_string()));
             (err.to_string(), json!({ "retryAfter": retry_after }))
         }

@@ -13,7 +13,6 @@ use crate::domain::risk::RiskLevel;
 use crate::domain::tax_form::TaxFormFilter;
 use crate::domain::webhook::DeliveryStatus;
 use crate::http::query::{ListFilter, Query};
-use crate::money::Currency;
 use crate::store::affiliates::AffiliateFilter;
 use crate::store::applications::ApplicationFilter;
 use crate::store::assets::AssetFilter;
@@ -22,7 +21,8 @@ use crate::store::events::EventFilter;
 use crate::store::payouts::PayoutFilter;
 use crate::store::referrals::ReferralFilter;
 use crate::store::webhooks::AttemptFilter;
-use crate::validation::Issue;
+use ::domain::money::Currency;
+use ::domain::validation::Issue;
 
 impl ListFilter for AffiliateFilter {
     const NAMES: &'static [&'static str] = &["campaign_id", "status", "email", "tax_form"];

@@ -13,14 +13,14 @@ use axum::response::{IntoResponse, Response};
 use http::header::AUTHORIZATION;
 use http::{HeaderValue, Method, StatusCode};
 
-use crate::app::App;
-use crate::auth;
 use crate::domain::idempotency::{self, IdempotencyKey};
-use crate::error::{Error, Result};
 use crate::http::access::Merchant;
 use crate::http::reply::{Pending, Reply};
 use crate::services::idempotency::{self as service, Begun};
-use crate::timestamp;
+use ::domain::error::{Error, Result};
+use ::domain::timestamp;
+use ::services::app::App;
+use ::services::auth;
 
 /// The request header.
 pub const HEADER: &str = "idempotency-key";

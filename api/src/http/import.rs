@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::affiliate::NewAffiliate;
 use crate::domain::import::{AffiliateRow, ReferralRow, MAX_ROWS};
-use crate::error::Error;
 use crate::http::{body, csv};
+use ::domain::error::Error;
 
 /// The largest import body.
 pub const MAX_IMPORT_BYTES: usize = 5 * 1024 * 1024;

@@ -14,11 +14,11 @@ use http::response::Parts;
 use http::{HeaderName, HeaderValue, StatusCode};
 use tracing::Instrument;
 
-use crate::error::Error;
 use crate::http::envelope;
 use crate::http::reply::{Pending, RawBody};
 use crate::http::request::request_id;
-use crate::rate_limit::RateState;
+use ::domain::error::Error;
+use ::services::rate_limit::RateState;
 
 /// What the handling of one request learnt that its answer and its log line
 /// need; extractors write it, the outer layer reads it.

@@ -6,10 +6,10 @@ use http::request::Parts;
 use rust_decimal::Decimal;
 
 use crate::domain::summary;
-use crate::error::Error;
 use crate::store::page::{PageRequest, DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
-use crate::timestamp::{self, Bound};
-use crate::validation::{self, Issue, Issues};
+use ::domain::error::Error;
+use ::domain::timestamp::{self, Bound};
+use ::domain::validation::{self, Issue, Issues};
 
 /// A route's query read as `T`: unknown names are refused and every issue
 /// is reported at once (`VALIDATION_FAILED`).
@@ -291,7 +291,7 @@ impl<'a> Query<'a> {
 /// leading `+` allowed); a positive one below a decimal's least step
 /// (10^-28) is 0; `None` for anything else that is no exact decimal.
 fn decimal_of_number(raw: &str) -> Option<Decimal> {
-    use crate::money::{decimal_from_json, NotDecimal};
+    use ::domain::money::{decimal_from_json, NotDecimal};
     let raw = raw.strip_prefix('+').unwrap_or(raw);
     match decimal_from_json(raw) {
         Ok(d) => Some(d),

@@ -10,9 +10,9 @@ use http::{HeaderName, HeaderValue, StatusCode};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::Error;
 use crate::http::envelope::ListMeta;
 use crate::store::page::{Page, PageRequest};
+use ::domain::error::Error;
 
 /// What a handler produces.
 #[derive(Debug)]

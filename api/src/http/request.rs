@@ -2,7 +2,7 @@
 
 use http::HeaderMap;
 
-use crate::ids::{new_id, IdKind};
+use ::domain::ids::{new_id, IdKind};
 
 /// The request id: a well-formed incoming `X-Request-Id` is echoed,
 /// anything else (or none) is replaced by a generated id.

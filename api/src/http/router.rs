@@ -17,11 +17,11 @@ use http::{HeaderValue, Method, StatusCode, Uri};
 use tower::{Layer, ServiceExt};
 use utoipa_axum::router::OpenApiRouter;
 
-use crate::app::App;
-use crate::error::Error;
 use crate::http::idempotency::idempotent;
 use crate::http::layer::{envelope, record_route};
 use crate::http::reply::Reply;
+use ::domain::error::Error;
+use ::services::app::App;
 
 /// The routes of one function (or of the whole API), with their description.
 pub type ApiRouter = OpenApiRouter<Arc<App>>;

@@ -3,21 +3,21 @@
 
 use std::sync::Arc;
 
-use api::app::App;
 use api::domain::adjustment::{AdjustmentView, NewAdjustment};
 use api::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
 use api::domain::payout_rail::OnboardingLink;
 use api::domain::promotion_code::{NewPromotionCode, PromotionCodeView};
+use api::domain::timestamp;
 use api::http::idempotency::REPLAYED;
 use api::http::Answer;
 use api::http::{ApiRouter, BaseUrl, Json, Listing, Merchant, Params, PathId, PathIds, Reply};
 use api::routes;
 use api::services::adjustments::{self, Booked};
+use api::services::app::App;
 use api::services::enrollments;
 use api::services::{self, payout_accounts, portal_sessions, promotion_codes};
 use api::store::affiliates::{self, AffiliateFilter};
 use api::store::page::PageRequest;
-use api::timestamp;
 use axum::extract::State;
 
 /// The routes this function serves.

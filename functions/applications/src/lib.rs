@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use api::app::App;
 use api::domain::application::{
     AcceptApplication, ApplicationView, BulkAccept, BulkAcceptView, BulkFailure, Decision,
     RejectApplication,
@@ -11,6 +10,7 @@ use api::domain::application::{
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
+use api::services::app::App;
 use api::services::applications as decisions;
 use api::store::applications::{self, ApplicationFilter};
 use api::store::page::PageRequest;

@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use api::app::App;
 use api::domain::asset::{AssetPatch, AssetView, NewSwipeCopy};
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
 use api::services;
+use api::services::app::App;
 use api::store::assets::{self, AssetFilter};
 use api::store::page::PageRequest;
 use axum::extract::State;

@@ -2,16 +2,16 @@
 
 use std::sync::Arc;
 
-use api::app::App;
 use api::domain::campaign::{CampaignPatch, CampaignView, NewCampaign};
 use api::domain::commission_plan::{PreviewBody, PreviewView};
+use api::domain::timestamp;
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
 use api::routes;
+use api::services::app::App;
 use api::services::{self, commission_preview};
 use api::store::campaigns;
 use api::store::page::PageRequest;
-use api::timestamp;
 use axum::extract::State;
 
 /// The routes this function serves.

@@ -3,19 +3,19 @@
 
 use std::sync::Arc;
 
-use api::app::App;
 use api::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, ReverseBody};
 use api::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
+use api::domain::timestamp;
+use api::domain::validation::Issue;
 use api::http::Answer;
 use api::http::{ApiRouter, FromQuery, Json, Listing, Merchant, Params, PathId, Query, Reply};
 use api::routes;
+use api::services::app::App;
 use api::services::postback::{self, Recorded};
 use api::services::{holds, reverse};
 use api::store::conversions::{self, ConversionFilter};
 use api::store::page::PageRequest;
 use api::store::rollups;
-use api::timestamp;
-use api::validation::Issue;
 use axum::extract::State;
 
 /// Header set on the answer to a repeated postback.
@@ -117,7 +117,7 @@ async fn postback(
         ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only conversions of this campaign."),
         ("status" = Option<api::domain::conversion::ConversionStatus>, Query, description = "Only conversions in this status (any letter case)."),
         ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "Only conversions of this risk level (any letter case; NONE: unflagged)."),
-        ("currency" = Option<api::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
+        ("currency" = Option<api::domain::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
         ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Lower bound on `occurredAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
         ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Upper bound on `occurredAt`: a date (the whole UTC day) or a date-time, inclusive."),
         ("min_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "Amount at least this (major units, any currency; combine with `currency` to compare like with like). A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400."),

@@ -5,19 +5,19 @@
 
 use std::sync::Arc;
 
-use api::app::App;
 use api::domain::connector::Provider;
 use api::domain::integration::{
     DeliveryOutcome, IntegrationPatch, IntegrationView, NewIntegration,
 };
+use api::domain::timestamp;
 use api::http::Answer;
 use api::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
-use api::rails::paypal::Transmission;
 use api::routes;
+use api::services::app::App;
+use api::services::rails::paypal::Transmission;
 use api::services::{integrations, provider_events as receiving};
 use api::store::integrations::{self as store, DeliveryRow};
 use api::store::page::PageRequest;
-use api::timestamp;
 use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;

@@ -4,8 +4,8 @@
 use std::future::Future;
 
 use api::domain::application::BulkFailure;
+use api::domain::error::{Error, Result};
 use api::domain::payout::{Payout, PayoutView};
-use api::error::{Error, Result};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use tokio::task::JoinSet;
 use tracing::Instrument;

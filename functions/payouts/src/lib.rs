@@ -8,22 +8,22 @@ mod bulk;
 
 use std::sync::Arc;
 
-use api::app::App;
+use api::domain::error::Error;
 use api::domain::payout::{Command, PayoutView};
 use api::domain::payout_commands::{
     ApprovePayout, BatchProcess, BulkCancel, MarkPaid, RejectPayout, SettlePayout,
 };
 use api::domain::tenant::Tenant;
-use api::error::Error;
+use api::domain::timestamp;
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
-use api::payouts::invoice;
 use api::routes;
+use api::services::app::App;
+use api::services::paying::invoice;
 use api::services::tax_forms;
 use api::services::{payout_rails, payouts};
 use api::store::page::PageRequest;
 use api::store::payouts::{self as store_payouts, PayoutFilter};
-use api::timestamp;
 use axum::extract::State;
 
 use crate::bulk::{each_id, BulkView};

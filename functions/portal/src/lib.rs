@@ -7,25 +7,25 @@
 
 use std::sync::Arc;
 
-use api::app::App;
 use api::domain::adjustment::PortalAdjustment;
+use api::domain::error::Error;
 use api::domain::payout_rail::OnboardingLink;
 use api::domain::portal::{PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout};
 use api::domain::promotion_code::PortalPromotionCode;
 use api::domain::summary::{Day, Figures, Group, Period, SeriesBy};
 use api::domain::tax_form::{self, TaxFormType, TaxFormView};
-use api::error::Error;
+use api::domain::timestamp;
+use api::domain::validation::Issue;
 use api::http::body::file_bytes;
 use api::http::Answer;
 use api::http::{ApiRouter, BaseUrl, FromQuery, Json, Params, PathId, Portal, Query, Reply};
-use api::payouts::invoice::MAX_BYTES;
 use api::routes;
+use api::services::app::App;
+use api::services::paying::invoice::MAX_BYTES;
 use api::services::portal as service;
 use api::services::tax_forms;
 use api::services::{adjustments, payout_accounts, promotion_codes};
 use api::store::page::PageRequest;
-use api::timestamp;
-use api::validation::Issue;
 use axum::body::Body;
 use axum::extract::State;
 use http::HeaderMap;

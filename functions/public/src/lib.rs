@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use api::app::App;
 use api::domain::campaign::PublicCampaignView;
 use api::http::router::document;
 use api::http::Answer;
 use api::http::{with_cors, ApiRouter, PathId, Public, Reply};
 use api::routes;
+use api::services::app::App;
 use api::store::campaigns;
 use api::Error;
 use axum::extract::State;

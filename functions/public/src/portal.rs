@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use api::app::App;
-use api::error::Error;
+use api::domain::error::Error;
+use api::domain::ids::{self, IdKind};
 use api::http::router::{document, varying_document};
 use api::http::Answer;
 use api::http::{FromQuery, Params, PublicCount, Query};
-use api::ids::{self, IdKind};
+use api::services::app::App;
 use api::store::accounts;
 use axum::extract::State;
 use axum::http::header::IF_NONE_MATCH;

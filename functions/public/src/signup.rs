@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use api::app::App;
 use api::domain::signup::{SignUp, SignUpView};
 use api::http::Answer;
 use api::http::{Json, Public, Reply};
+use api::services::app::App;
 use api::services::enrollments;
 use axum::extract::State;
 

@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use api::app::App;
+use api::domain::timestamp;
 use api::domain::tracking::{ClickRequest, IdentifyRequest};
 use api::http::Answer;
 use api::http::{Json, Public, PublicCount, Reply};
+use api::services::app::App;
 use api::services::tracking;
-use api::timestamp;
 use axum::extract::State;
 use serde::Serialize;
 

@@ -4,25 +4,25 @@
 
 use std::sync::{Arc, OnceLock};
 
-use api::app::App;
 use api::domain::conversion::ConversionView;
+use api::domain::error::Error;
 use api::domain::import::{AffiliateRow, ReferralRow};
 use api::domain::referral::ReferralView;
 use api::domain::summary::{self, MAX_SERIES_DAYS};
-use api::error::Error;
+use api::domain::timestamp;
+use api::domain::validation::Issue;
 use api::http::csv;
 use api::http::import::Import;
 use api::http::query::with_param;
 use api::http::Answer;
 use api::http::{ApiRouter, FromQuery, ListFilter, Listing, Merchant, Params, Query, Reply};
 use api::routes;
+use api::services::app::App;
 use api::services::conversion_export::{self, Next, Position, ROWS_PER_ANSWER};
 use api::services::{imports, payments_report};
 use api::store::conversions::ConversionFilter;
 use api::store::page::PageRequest;
 use api::store::referrals::{self, ReferralFilter};
-use api::timestamp;
-use api::validation::Issue;
 use axum::extract::State;
 use chrono::Datelike;
 use http::HeaderMap;
@@ -148,7 +148,7 @@ impl FromQuery for ExportQuery {
         ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "As the list."),
         ("payout_id" = inline(Option<api::http::openapi::Line>), Query, description = "As the list."),
         ("status" = Option<api::domain::conversion::ConversionStatus>, Query, description = "As the list."),
-        ("currency" = Option<api::money::Currency>, Query, description = "As the list (ISO 4217, any letter case)."),
+        ("currency" = Option<api::domain::money::Currency>, Query, description = "As the list (ISO 4217, any letter case)."),
         ("min_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "As the list."),
         ("max_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "As the list."),
         ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "As the list."),

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use api::app::App;
+use api::domain::timestamp;
 use api::domain::webhook::{
     DeletedEndpoint, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret, EventView,
     NewEndpoint, RedeliverRequest, ReplayRequest,
@@ -12,11 +12,11 @@ use api::domain::webhook::{
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
+use api::services::app::App;
 use api::services::webhooks as dispatch;
 use api::store::events::{self, EventFilter};
 use api::store::page::PageRequest;
 use api::store::webhooks::{self as store, AttemptFilter};
-use api::timestamp;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
@@ -335,7 +335,10 @@ async fn replay(
 /// to `on_events`' number at once. A failure names the first record that
 /// failed, so Lambda retries from there (records before it are done; a
 /// record seen again starts no second first attempt).
-pub async fn deliver_batch(app: &api::app::App, batch: &serde_json::Value) -> serde_json::Value {
+pub async fn deliver_batch(
+    app: &api::services::app::App,
+    batch: &serde_json::Value,
+) -> serde_json::Value {
     let records = batch["Records"]
         .as_array()
         .map(Vec::as_slice)

@@ -5,8 +5,8 @@
 //! conflicts (a concurrent pair too), and the payout job netting them.
 
 use api::domain::tenant::{Mode, Tenant};
+use api::domain::timestamp;
 use api::services::payout_job::{self as job, Budget};
-use api::timestamp;
 use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 
@@ -471,7 +471,7 @@ async fn the_payout_job_nets_bonuses_and_manual_clawbacks_into_the_next_payout()
     let a = api::store::affiliates::get(&app.store, &t, &aff)
         .await
         .unwrap();
-    let usd = api::money::Currency::parse("currency", "USD").unwrap();
+    let usd = api::domain::money::Currency::parse("currency", "USD").unwrap();
     assert_eq!(
         a.earned.get(&usd).map(|d| d.normalize().to_string()),
         Some("47".into())

@@ -1,12 +1,12 @@
 //! Applications: accept and reject move the affiliate in the same transaction,
 //! racing decisions have exactly one winner, bulk accept answers per id.
 
-use api::app::App;
 use api::domain::signup::{self, SignUp};
 use api::domain::tenant::{Mode, Tenant};
+use api::domain::timestamp;
+use api::services::app::App;
 use api::services::enrollments;
 use api::store::campaigns;
-use api::timestamp;
 use serde_json::{json, Value};
 
 use crate::support::{app_for, call, campaign, merchant, server, Merchant};

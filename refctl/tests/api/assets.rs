@@ -3,8 +3,8 @@
 
 use api::domain::asset::{Asset, AssetStatus, AssetType};
 use api::domain::tenant::{Mode, Tenant};
+use api::domain::timestamp;
 use api::store::assets;
-use api::timestamp;
 use serde_json::{json, Map, Value};
 
 use crate::support::{app_for, call, campaign, merchant, server, Merchant};
@@ -179,7 +179,7 @@ async fn stored(m: &Merchant, kind: AssetType, status: AssetStatus) -> String {
     let app = app_for(server()).await;
     let now = timestamp::now();
     let a = Asset {
-        id: api::ids::new_id(api::ids::IdKind::Asset),
+        id: api::domain::ids::new_id(api::domain::ids::IdKind::Asset),
         kind,
         name: "Banner".into(),
         body: None,

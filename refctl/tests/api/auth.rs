@@ -1,7 +1,7 @@
 //! Authentication: every bad key looks the same; account state gives 403.
 
-use api::auth::api_key;
 use api::domain::tenant::Mode;
+use api::services::auth::api_key;
 use api::store::accounts;
 use serde_json::json;
 
@@ -230,7 +230,7 @@ fn reference_jwt(args: &[&str], stdin: &str) -> Option<String> {
 
 #[test]
 fn key_tokens_agree_with_the_reference_jwt_library_both_ways() {
-    use api::ids::{new_id, IdKind};
+    use api::domain::ids::{new_id, IdKind};
     const SECRET: &str = "a-test-signing-secret-of-enough-length-0123";
     let (kid, acct) = (new_id(IdKind::Key), new_id(IdKind::Account));
     // Ours, read by the reference.

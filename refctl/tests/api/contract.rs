@@ -431,7 +431,7 @@ fn check_s3_event(path: &std::path::Path, text: &str) {
     assert!(!keys.is_empty(), "{}", path.display());
     for key in keys {
         assert!(
-            api::payouts::invoice::parse_key(&key).is_some(),
+            api::services::paying::invoice::parse_key(&key).is_some(),
             "{}: {key} names no payout",
             path.display()
         );

@@ -6,10 +6,10 @@ use std::str::FromStr;
 
 use api::domain::referral::{email_hash, CustomerKey};
 use api::domain::tenant::{Mode, Tenant};
+use api::domain::timestamp;
 use api::domain::tracking::{Click, ClickIds};
 use api::store::keys::{self, GUARD_SK, RECORD_SK, TOTALS_SK};
 use api::store::{accounts, clicks, string_value as attr};
-use api::timestamp;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Months, Utc};
 use rust_decimal::Decimal;
@@ -1001,12 +1001,14 @@ async fn the_quota_refuses_at_the_cap_and_records_nothing() {
         .await
         .unwrap();
     let secret = &app.signing;
-    let (_, live) = api::auth::keys::create_key(&app.store, secret, &acct.id, "live", Mode::Live)
-        .await
-        .unwrap();
-    let (_, test) = api::auth::keys::create_key(&app.store, secret, &acct.id, "test", Mode::Test)
-        .await
-        .unwrap();
+    let (_, live) =
+        api::services::auth::keys::create_key(&app.store, secret, &acct.id, "live", Mode::Live)
+            .await
+            .unwrap();
+    let (_, test) =
+        api::services::auth::keys::create_key(&app.store, secret, &acct.id, "test", Mode::Test)
+            .await
+            .unwrap();
     let mut first = None;
     for _ in 0..TINY_QUOTA {
         let v = convert(&live, json!({})).await;

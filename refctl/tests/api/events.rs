@@ -340,7 +340,7 @@ async fn events_written_keyed_by_id_are_listed_in_order_and_found() {
             "{shown}"
         );
     }
-    let from = api::timestamp::format(&(first - chrono::Duration::minutes(1)));
+    let from = api::domain::timestamp::format(&(first - chrono::Duration::minutes(1)));
     let elsewhere = format!(
         "/api/v1/events?type=conversion.created&limit=2&from={from}&cursor={}",
         cursors[0]

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use api::app::App;
-use api::config::{Config, SdkTimeouts};
+use api::services::app::App;
+use api::store::config::{Config, SdkTimeouts};
 use serde_json::json;
 
 use crate::support::{call_on, merchant_in, start, test_config, Merchant, Resp, Server};
@@ -131,8 +131,8 @@ fn stalled_server() -> &'static Server {
 
 /// A well-signed key whose ids are well formed but name nothing.
 fn signed_key(config: &Config) -> String {
-    use api::ids::{new_id, IdKind};
-    api::auth::api_key::issue(
+    use api::domain::ids::{new_id, IdKind};
+    api::services::auth::api_key::issue(
         &config.api_key_secret,
         &new_id(IdKind::Key),
         &new_id(IdKind::Account),
@@ -351,7 +351,7 @@ async fn validly_signed_tokens_with_odd_claims_get_the_common_401() {
         (acct.as_str(), kid.as_str()),
     ];
     for (k, a) in odd {
-        let key = api::auth::api_key::issue(secret, k, a, Mode::Test);
+        let key = api::services::auth::api_key::issue(secret, k, a, Mode::Test);
         let r = crate::support::call("GET", "/api/v1/campaigns", Some(&key), None).await;
         r.assert_error(401, "UNAUTHORIZED");
         assert_eq!(
@@ -539,7 +539,7 @@ async fn every_response_is_nosniff_and_authenticated_ones_are_no_store() {
 async fn the_functions_sdk_settings_call_dynamodb_and_time_out() {
     let config = test_config();
     let client = |endpoint: &str, config: &Config| {
-        let sdk = api::sdk::plain_config(config, |_| None);
+        let sdk = api::store::sdk::plain_config(config, |_| None);
         aws_sdk_dynamodb::Client::from_conf(
             aws_sdk_dynamodb::config::Builder::from(&sdk)
                 .endpoint_url(endpoint)

@@ -1179,7 +1179,7 @@ async fn provider_refunds_in_a_payout_are_clawed_back_never_refused() {
     }
     // The first payout is paid as claimed (10.00); the cut is netted next time.
     let t = fx.tenant(Mode::Test);
-    let now = api::timestamp::now();
+    let now = api::domain::timestamp::now();
     let settle = |_: &api::domain::payout::Payout| PayoutCommand::Settle {
         payment_reference: None,
         note: None,

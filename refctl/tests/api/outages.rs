@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use api::config::SdkTimeouts;
+use api::store::config::SdkTimeouts;
 use serde_json::json;
 
 use crate::support::{call_on, start, test_config, Resp, Server};

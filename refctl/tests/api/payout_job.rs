@@ -3,19 +3,19 @@
 //! runs, crashes in the middle of a claim and of the paid side effects, and
 //! clawbacks.
 
-use api::app::App;
 use api::domain::conversion::{Conversion, ConversionStatus};
 use api::domain::payout::{
     AtOnce, Command, Outcome, Payout, PayoutStatus, PayoutWork, PoolEntry, TransitionPlan,
 };
 use api::domain::tenant::{Mode, Tenant};
+use api::domain::timestamp;
+use api::services::app::App;
 use api::services::payout_job::{self as job, Budget};
 use api::services::payouts;
 use api::store::page::PageRequest;
 use api::store::payouts::{self as store_payouts, ClaimChunk, PayoutFilter};
 use api::store::work::WorkRange;
 use api::store::{affiliates, campaigns, keys};
-use api::timestamp;
 use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
@@ -318,7 +318,7 @@ async fn a_payout_of_250_conversions_survives_a_crash_mid_claim_and_mid_settle()
         .into_iter()
         .map(|c| PoolEntry::Conversion(Box::new(c)))
         .collect();
-    let currency = api::money::Currency::parse("c", "USD").unwrap();
+    let currency = api::domain::money::Currency::parse("c", "USD").unwrap();
     let p = Payout::open(&affiliate, &campaign, currency, &pool, now).unwrap();
     assert!(store_payouts::start_claim(&app.store, &t, &p)
         .await

@@ -342,7 +342,7 @@ async fn a_crash_between_processing_and_the_call_is_paid_once_by_the_payout_job(
     let id = rails.approved(&aff).await;
     let tenant = rails.fx.tenant(Mode::Test);
     let app = &rails.fx.app;
-    let now = api::timestamp::now();
+    let now = api::domain::timestamp::now();
     // The move to PROCESSING committed, and then nothing: the process died.
     let read = store_payouts::get(&app.store, &tenant, &id).await.unwrap();
     let processing = payout_rails::begin(app, &tenant, read, now)
@@ -453,7 +453,7 @@ fn provider_down_server(table: &str) -> &'static Server {
         config.bucket_name = table.to_string();
         config.account_rate_per_minute = 100_000;
         // Nothing listens on port 9 of this machine: every call fails at once.
-        config.providers = api::config::ProviderBases::all_at("http://127.0.0.1:9");
+        config.providers = api::store::config::ProviderBases::all_at("http://127.0.0.1:9");
         start(config, false)
     })
 }

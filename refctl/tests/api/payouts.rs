@@ -8,10 +8,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use api::app::App;
 use api::domain::tenant::{Mode, Tenant};
-use api::payouts::invoice;
+use api::services::app::App;
 use api::services::invoices::{self, Handled};
+use api::services::paying::invoice;
 use api::services::payout_job::{self as job, Budget};
 use serde_json::{json, Value};
 
@@ -156,7 +156,7 @@ impl Fx {
     /// Runs the payout job once, now, while no test records an earner.
     pub(crate) async fn run_job(&self) {
         let _alone = JOBS.lock().await;
-        job::run(&self.app, api::timestamp::now(), Budget::default())
+        job::run(&self.app, api::domain::timestamp::now(), Budget::default())
             .await
             .expect("payout job");
     }
@@ -194,7 +194,7 @@ impl Fx {
             .put(&key, PDF.to_vec(), "application/pdf")
             .await
             .unwrap();
-        let handled = invoices::on_object_created(&self.app, &key, api::timestamp::now())
+        let handled = invoices::on_object_created(&self.app, &key, api::domain::timestamp::now())
             .await
             .unwrap();
         assert!(matches!(handled, Handled::Applied(_)), "{handled:?}");
@@ -891,7 +891,7 @@ async fn a_payout_left_processing_is_paid_once_by_the_payout_job() {
     let fx = Fx::new().await;
     let id = fx.approved(Mode::Test, 1).await.remove(0);
     let tenant = fx.tenant(Mode::Test);
-    let now = api::timestamp::now();
+    let now = api::domain::timestamp::now();
     let process = |_: &api::domain::payout::Payout| api::domain::payout::Command::Process {
         checked_invoice: None,
     };
@@ -950,7 +950,7 @@ async fn batch_process_pays_many_payouts_together_and_adds_up_what_they_share() 
     // consistent batch read of them), three transactions.
     let metrics = || fx.app.store.metrics().snapshot();
     let before = metrics();
-    let now = api::timestamp::now();
+    let now = api::domain::timestamp::now();
     let tenant = fx.tenant(Mode::Test);
     let results = api::services::payouts::process_many(&fx.app, &tenant, ids.clone(), now).await;
     let cost = metrics().since(&before);
@@ -1277,7 +1277,11 @@ async fn a_run_resuming_a_payout_abandoned_meanwhile_leaves_the_pool_to_the_next
     let aff = r.data()["id"].as_str().unwrap().to_string();
     fx.sell(Mode::Test, &code, 100, "USD").await;
     fx.run_job().await;
-    let (t, store, now) = (fx.tenant(Mode::Test), &fx.app.store, api::timestamp::now());
+    let (t, store, now) = (
+        fx.tenant(Mode::Test),
+        &fx.app.store,
+        api::domain::timestamp::now(),
+    );
     let partition = keys::payable_pool(&t, &aff, "USD");
     let (pool, _) = payouts::members(store, &t, &partition, WorkRange::All, 10)
         .await
@@ -1338,7 +1342,7 @@ async fn concurrent_job_runs_make_one_payout_per_pool() {
             let app = fx.app.clone();
             runs.spawn(async move {
                 tokio::time::sleep(std::time::Duration::from_millis(7 * i)).await;
-                job::run(&app, api::timestamp::now(), Budget::default()).await
+                job::run(&app, api::domain::timestamp::now(), Budget::default()).await
             });
         }
         while let Some(r) = runs.join_next().await {

@@ -25,7 +25,7 @@ async fn stored_key(fx: &Fx, payout: &str) -> String {
 /// Removes an object from the test bucket, as a lifecycle rule or a hand would.
 async fn delete_object(fx: &Fx, key: &str) {
     let config = &fx.app.config;
-    let mut s3 = aws_sdk_s3::config::Builder::from(&api::sdk::config(config).await);
+    let mut s3 = aws_sdk_s3::config::Builder::from(&api::store::sdk::config(config).await);
     if let Some(ep) = &config.s3_endpoint {
         s3 = s3.endpoint_url(ep).force_path_style(true);
     }
@@ -463,24 +463,31 @@ async fn a_portal_token_opens_portal_routes_only_and_a_key_never_does() {
     }
     // An expired or forged token is 401 too.
     let secret = &fx.server.app.config.api_key_secret;
-    let claims = api::auth::portal::PortalClaims::new(
+    let claims = api::services::auth::portal::PortalClaims::new(
         &fx.tenant(Mode::Test),
         &ann,
         chrono::Utc::now() - chrono::Duration::hours(2),
     );
-    let expired = api::auth::portal::issue(secret, &claims);
+    let expired = api::services::auth::portal::issue(secret, &claims);
     let r = as_portal(&fx, &expired, "GET", "/api/v1/portal/me", None).await;
     r.assert_error(401, "UNAUTHORIZED");
-    let fresh =
-        api::auth::portal::PortalClaims::new(&fx.tenant(Mode::Test), &ann, chrono::Utc::now());
-    let forged = api::auth::portal::issue("another-secret-that-is-long-enough-0123", &fresh);
+    let fresh = api::services::auth::portal::PortalClaims::new(
+        &fx.tenant(Mode::Test),
+        &ann,
+        chrono::Utc::now(),
+    );
+    let forged =
+        api::services::auth::portal::issue("another-secret-that-is-long-enough-0123", &fresh);
     as_portal(&fx, &forged, "GET", "/api/v1/portal/me", None)
         .await
         .assert_error(401, "UNAUTHORIZED");
     // The live-mode twin of a test token names the same affiliate in the other mode: 401.
-    let live =
-        api::auth::portal::PortalClaims::new(&fx.tenant(Mode::Live), &ann, chrono::Utc::now());
-    let live = api::auth::portal::issue(secret, &live);
+    let live = api::services::auth::portal::PortalClaims::new(
+        &fx.tenant(Mode::Live),
+        &ann,
+        chrono::Utc::now(),
+    );
+    let live = api::services::auth::portal::issue(secret, &live);
     as_portal(&fx, &live, "GET", "/api/v1/portal/me", None)
         .await
         .assert_error(401, "UNAUTHORIZED");

@@ -6,9 +6,9 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use api::app::App;
-use api::auth::{api_key, portal};
 use api::domain::tenant::Mode;
+use api::services::app::App;
+use api::services::auth::{api_key, portal};
 use api::store::accounts;
 
 use crate::support::{call_on, merchant_in, start, test_config};
@@ -56,7 +56,7 @@ async fn status(base: &str, key: &str) -> u16 {
 
 /// A configuration of a table of its own whose signing secret is in the
 /// secrets emulator (made by the tables create).
-fn with_secret_manager() -> api::config::Config {
+fn with_secret_manager() -> api::store::config::Config {
     let mut config = test_config();
     config.api_key_secret_arn = Some(format!("{}/api-key-secret", config.table_name));
     config

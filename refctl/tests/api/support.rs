@@ -2,10 +2,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use api::app::App;
-use api::config::Config;
 use api::domain::tenant::Mode;
+use api::services::app::App;
 use api::store::accounts;
+use api::store::config::Config;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
@@ -29,7 +29,8 @@ pub fn test_config() -> Config {
     // Webhooks to receivers on loopback, retried within seconds.
     config.webhooks.allow_local = true;
     config.webhooks.retry_schedule =
-        api::webhooks::RetrySchedule::parse(TEST_RETRY_SCHEDULE).expect("schedule");
+        api::services::webhook_delivery::RetrySchedule::parse(TEST_RETRY_SCHEDULE)
+            .expect("schedule");
     config.webhooks.timeout = std::time::Duration::from_millis(1500);
     config
 }
@@ -184,12 +185,14 @@ pub async fn merchant_in(app: &App) -> Merchant {
         .await
         .unwrap();
     let secret = &app.signing;
-    let (tk, test_key) = api::auth::keys::create_key(&app.store, secret, &a.id, "test", Mode::Test)
-        .await
-        .unwrap();
-    let (_, live_key) = api::auth::keys::create_key(&app.store, secret, &a.id, "live", Mode::Live)
-        .await
-        .unwrap();
+    let (tk, test_key) =
+        api::services::auth::keys::create_key(&app.store, secret, &a.id, "test", Mode::Test)
+            .await
+            .unwrap();
+    let (_, live_key) =
+        api::services::auth::keys::create_key(&app.store, secret, &a.id, "live", Mode::Live)
+            .await
+            .unwrap();
     Merchant {
         account_id: a.id,
         test_key,
@@ -376,5 +379,5 @@ pub fn http_client() -> reqwest::Client {
 }
 
 fn client_builder() -> reqwest::ClientBuilder {
-    reqwest::Client::builder().use_preconfigured_tls(api::tls::webhook_client_config())
+    reqwest::Client::builder().use_preconfigured_tls(api::store::tls::webhook_client_config())
 }

@@ -3,10 +3,10 @@
 
 use api::domain::referral::{email_hash, CustomerKey};
 use api::domain::tenant::{Mode, Tenant};
+use api::domain::timestamp;
 use api::domain::tracking::{self, Click, ClickIds};
 use api::store::keys::{self, RECORD_SK};
 use api::store::{clicks, Item};
-use api::timestamp;
 use serde_json::{json, Value};
 
 use crate::support::{

@@ -479,7 +479,7 @@ async fn redeliver_and_replay_send_exactly_the_asked_subscribed_events() {
     let m = merchant().await;
     let rx = Receiver::ok().await;
     let all = Receiver::ok().await;
-    let from = api::timestamp::format(&chrono::Utc::now());
+    let from = api::domain::timestamp::format(&chrono::Utc::now());
     let (whe, _) = endpoint(&m.test_key, &rx.url(), Some(&["conversion.created"])).await;
     let (_, _) = endpoint(&m.test_key, &all.url(), None).await;
     let mut created = Vec::new();
@@ -536,7 +536,7 @@ async fn redeliver_and_replay_send_exactly_the_asked_subscribed_events() {
     r.assert_error(400, "VALIDATION_FAILED");
 
     // Replay the window: each conversion.created once more, never the reversal.
-    let to = api::timestamp::format(&chrono::Utc::now());
+    let to = api::domain::timestamp::format(&chrono::Utc::now());
     let r = call(
         "POST",
         &format!("/api/v1/webhook-endpoints/{whe}/replay"),
@@ -683,7 +683,8 @@ async fn another_accounts_or_modes_ids_are_not_found() {
     let cnv = postback(&owner.test_key).await;
     let evt = event_of(&owner.test_key, "conversion.created", &cnv).await;
     let ep = format!("/api/v1/webhook-endpoints/{whe}");
-    let yesterday = api::timestamp::format(&(chrono::Utc::now() - chrono::Duration::days(1)));
+    let yesterday =
+        api::domain::timestamp::format(&(chrono::Utc::now() - chrono::Duration::days(1)));
     let cases: Vec<(&str, String, Option<Value>)> = vec![
         ("GET", ep.clone(), None),
         ("PATCH", ep.clone(), Some(json!({"description": "x"}))),

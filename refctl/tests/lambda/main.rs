@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::sync::Arc;
 
-use api::app::App;
-use api::config::Config;
 use api::domain::tenant::Mode;
+use api::services::app::App;
 use api::store::accounts;
+use api::store::config::Config;
 use serde_json::{json, Value};
 
 use refctl::runtime_api::{function_command, Outcome, RuntimeApi};
@@ -193,10 +193,15 @@ async fn tenant(app: &Arc<App>, router: &axum::Router, n: usize) -> Tenant {
     let account = accounts::create_account(&app.store, "Lambda merchant", "growth")
         .await
         .unwrap();
-    let (_, key) =
-        api::auth::keys::create_key(&app.store, &app.signing, &account.id, "t", Mode::Test)
-            .await
-            .unwrap();
+    let (_, key) = api::services::auth::keys::create_key(
+        &app.store,
+        &app.signing,
+        &account.id,
+        "t",
+        Mode::Test,
+    )
+    .await
+    .unwrap();
     let ip = "198.51.100.1";
     let post = |path: &'static str, body: Value| {
         let ev = request_event("POST", path, Some(&key), Some(body), ip);

@@ -13,10 +13,10 @@ use super::components::header_ref;
 use crate::domain::payout::INVOICE_CONTENT_TYPES;
 use crate::domain::postback::Quota;
 use crate::domain::webhook::{room_for_endpoint, MAX_ENDPOINTS};
-use crate::error::Error;
 use crate::http::envelope;
 use crate::http::router::STATIC_CACHE_CONTROL;
-use crate::issue::Issue;
+use ::domain::error::Error;
+use ::domain::issue::Issue;
 
 /// The request id every example shows.
 pub(super) const EXAMPLE_REQUEST_ID: &str = "req_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";

@@ -13,8 +13,8 @@ use utoipa::{Modify, OpenApi};
 
 use crate::domain::idempotency::{KEEP_HOURS, MAX_KEY_LEN};
 use crate::domain::webhook::WebhookPayload;
-use crate::ids::IdKind;
 use crate::store::page::{DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
+use ::domain::ids::IdKind;
 
 /// Adds the shared components and the description's info.
 pub struct Shared;

@@ -54,7 +54,7 @@ use envelopes::{ErrorEnvelope, Meta};
             crate::http::envelope::ListMeta,
             ErrorEnvelope,
             crate::ErrorCode,
-            crate::issue::Issue,
+            ::domain::issue::Issue,
             crate::domain::webhook::WebhookPayload,
             crate::domain::commission_tiers::TierChangeView<'static>,
             // Named only by query parameters.

@@ -15,8 +15,8 @@ use utoipa::openapi::{OpenApi as Description, RefOr};
 use utoipa::Modify;
 
 use super::components::{constant, of_type};
-use crate::ids::IdKind;
 use ::domain::field::LINE_PATTERN;
+use ::domain::ids::IdKind;
 
 type Schemas = std::collections::BTreeMap<String, RefOr<Schema>>;
 

@@ -1,14 +1,14 @@
 //! Lambda entry point of the webhook stream consumer: the table's DynamoDB
 //! Stream, filtered to inserted event items, drives first attempts.
 
-use api::app::App;
-use api::config::Config;
+use api::services::app::App;
+use api::store::config::Config;
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use serde_json::Value;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    api::app::init_tracing();
+    api::services::app::init_tracing();
     let app = App::new(Config::from_env()?).await;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| {
         let app = app.clone();

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use api::app::App;
-use api::config::Config;
+use api::services::app::App;
 use api::store::accounts;
+use api::store::config::Config;
 use refctl::runtime_api::{function_command, Outcome, RuntimeApi};
 use serde_json::Value;
 
@@ -178,7 +178,7 @@ async fn prepare(mut config: Config) -> (std::sync::Arc<App>, Vec<(&'static str,
         .await
         .unwrap();
     let key = crate::test_key(&app, &account.id).await;
-    let campaign = api::ids::new_id(api::ids::IdKind::Campaign);
+    let campaign = api::domain::ids::new_id(api::domain::ids::IdKind::Campaign);
     (app, vec![(SAMPLE_KEY, key), (SAMPLE_CAMPAIGN, campaign)])
 }
 

@@ -9,13 +9,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use api::app::App;
-use api::auth::Principal;
 use api::domain::conversion::PostbackBody;
+use api::domain::ids::{new_id, IdKind};
+use api::domain::timestamp;
 use api::domain::tracking::Click;
-use api::ids::{new_id, IdKind};
+use api::services::app::App;
+use api::services::auth::Principal;
+use api::services::{auth, rate_limit};
 use api::store::{campaigns, clicks};
-use api::{auth, rate_limit, timestamp};
 use bytes::Bytes;
 use http::Method;
 use http_body_util::{BodyExt, Full};

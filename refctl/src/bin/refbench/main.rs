@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
-use api::config::Config;
 use api::domain::tenant::Mode;
+use api::store::config::Config;
 use http::Method;
 use serde_json::{json, Value};
 
-use api::app::App;
+use api::services::app::App;
 use api::store::accounts;
 
 mod cold_start;
@@ -49,10 +49,15 @@ async fn metered(app: Arc<App>) -> (Arc<App>, Meter) {
 
 /// A test-mode key of an existing account, for the benchmark's requests.
 async fn test_key(app: &App, account_id: &str) -> String {
-    let (_, key) =
-        api::auth::keys::create_key(&app.store, &app.signing, account_id, "bench", Mode::Test)
-            .await
-            .unwrap();
+    let (_, key) = api::services::auth::keys::create_key(
+        &app.store,
+        &app.signing,
+        account_id,
+        "bench",
+        Mode::Test,
+    )
+    .await
+    .unwrap();
     key
 }
 
@@ -651,15 +656,18 @@ async fn conversion_rows(b: &mut Bench, key: &str) {
     let (campaign_ids, affiliate_ids) = conversion_parties(b, k).await;
     postback_rows(b, k, &campaign_ids[0]).await;
     plans::plan_rows(b, k).await;
-    let principal =
-        api::auth::authenticate(&b.app.signing, &b.app.store, Some(&format!("Bearer {key}")))
-            .await
-            .unwrap();
+    let principal = api::services::auth::authenticate(
+        &b.app.signing,
+        &b.app.store,
+        Some(&format!("Bearer {key}")),
+    )
+    .await
+    .unwrap();
     let bulk = Bulk {
         tenant: principal.tenant,
         campaign_ids: campaign_ids.clone(),
         affiliate_ids: affiliate_ids.clone(),
-        now: api::timestamp::now(),
+        now: api::domain::timestamp::now(),
     };
     let started = std::time::Instant::now();
     bulk.seed(&b.app.store, 0, 1_000).await;
@@ -810,9 +818,10 @@ impl Bulk {
         use api::domain::conversion::{
             AttributionMethod, Conversion, ConversionStatus, ConversionType,
         };
-        use api::ids::{new_id, IdKind};
+        use api::domain::ids::{new_id, IdKind};
         use rust_decimal::Decimal;
-        let currency = api::money::Currency::parse("c", ["USD", "EUR"][(i / 30) % 2]).unwrap();
+        let currency =
+            api::domain::money::Currency::parse("c", ["USD", "EUR"][(i / 30) % 2]).unwrap();
         let which = (i / 60) % 2;
         let amount = Decimal::new(1000 + (i % 9000) as i64, 2);
         let occurred_at = self.now

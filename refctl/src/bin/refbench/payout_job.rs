@@ -2,11 +2,11 @@
 //! already holds many conversions that are not due: it must grow with the
 //! due work, not with the table.
 
-use api::app::App;
 use api::domain::conversion::{AttributionMethod, Conversion, ConversionStatus, ConversionType};
+use api::domain::ids::{new_id, IdKind};
+use api::domain::money::Currency;
 use api::domain::tenant::{Mode, Tenant};
-use api::ids::{new_id, IdKind};
-use api::money::Currency;
+use api::services::app::App;
 use api::services::payout_job::{self as job, Budget};
 use api::store::conversions;
 use chrono::{Duration, Utc};
@@ -59,7 +59,7 @@ pub(crate) async fn enroll(app: &App, tenant: &Tenant, campaign: &str, n: usize)
             input,
             api::domain::affiliate::AffiliateStatus::Active,
             Utc::now(),
-            api::validation::Issues::new(),
+            api::domain::validation::Issues::new(),
         )
         .unwrap();
         api::services::enrollments::enroll(app, tenant, &mut e)
@@ -217,7 +217,7 @@ pub(crate) async fn job_table(name: &str) -> (std::sync::Arc<App>, Programme) {
 
 /// An invoice for a payout, attached as the storage event would.
 pub(crate) async fn attach(app: &App, t: &Tenant, payout_id: &str) {
-    let key = api::payouts::invoice::key(t, payout_id, "inv.pdf");
+    let key = api::services::paying::invoice::key(t, payout_id, "inv.pdf");
     app.files()
         .put(&key, b"%PDF-1.4\n%%EOF\n".to_vec(), "application/pdf")
         .await

@@ -23,7 +23,7 @@ fn standin() -> String {
 
 async fn standin_call(method: Method, path: &str, body: Option<Value>) -> Value {
     let client = reqwest::Client::builder()
-        .use_preconfigured_tls(api::tls::webhook_client_config())
+        .use_preconfigured_tls(api::store::tls::webhook_client_config())
         .build()
         .unwrap();
     let url = format!("{}{path}", standin());

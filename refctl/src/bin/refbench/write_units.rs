@@ -24,7 +24,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use api::app::App;
+use api::services::app::App;
 use api::store::stream::{images_of, TableStream};
 use api::store::{Item, Store};
 use aws_sdk_dynamodb::config::interceptors::BeforeSerializationInterceptorContextRef;
