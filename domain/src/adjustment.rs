@@ -156,11 +156,7 @@ impl AdjustmentRequest {
             payout_id: None,
             created_at: now,
         };
-        let event = Event::new(
-            EventType::AdjustmentCreated,
-            AdjustmentView::from(&adjustment),
-            now,
-        )?;
+        let event = Event::new(EventType::AdjustmentCreated, &adjustment, now);
         let earning = Earning {
             affiliate_id: affiliate.id.clone(),
             currency: self.currency,

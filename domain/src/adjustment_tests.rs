@@ -2,6 +2,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::affiliate::NewAffiliate;
+use crate::event::Subject;
 use crate::timestamp::parse_datetime;
 
 fn at() -> DateTime<Utc> {
@@ -163,11 +164,9 @@ fn a_booking_joins_the_pool_moves_earned_and_records_its_event() {
     assert_eq!(b.earning.amount, adj.amount);
     assert_eq!(b.earning.while_status, Some(AffiliateStatus::Active));
     assert_eq!(b.event.event_type, EventType::AdjustmentCreated);
-    assert_eq!(b.event.data["id"], json!(adj.id));
-    assert_eq!(b.event.data["amount"], json!(-12.5));
-    assert_eq!(b.event.data["reason"], json!("Refund outside the product"));
-    assert_eq!(b.event.data["externalId"], json!("x-1"));
-    assert_eq!(b.event.data["payoutId"], Value::Null);
+    assert_eq!(adj.reason.as_deref(), Some("Refund outside the product"));
+    assert_eq!(adj.external_id.as_deref(), Some("x-1"));
+    assert_eq!(b.event.subject, Subject::Adjustment(Box::new(adj.clone())));
 }
 
 #[test]

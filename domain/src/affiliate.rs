@@ -289,13 +289,13 @@ impl Enrollment {
     pub fn events(&self) -> Result<Vec<Event>, Error> {
         let mut events = Vec::with_capacity(3);
         if let Some(app) = &self.application {
-            events.push(app.event(EventType::ApplicationCreated, app.created_at)?);
+            events.push(app.event(EventType::ApplicationCreated, app.created_at));
             if !app.risk.is_clear() {
-                events.push(app.event(EventType::ApplicationFlagged, app.created_at)?);
+                events.push(app.event(EventType::ApplicationFlagged, app.created_at));
             }
         }
         let a = &self.affiliate;
-        events.push(a.event(EventType::AffiliateCreated, a.created_at)?);
+        events.push(a.event(EventType::AffiliateCreated, a.created_at));
         Ok(events)
     }
 
@@ -502,8 +502,8 @@ impl Serialize for TotalsJson<'_> {
 
 impl Affiliate {
     /// An event of `event_type` carrying this record's API view.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
-        Event::new(event_type, AffiliateView::from(self), now)
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self, now)
     }
 
     /// The affiliate with the tax form it sent (replacing one before).
@@ -514,7 +514,7 @@ impl Affiliate {
     }
 
     /// The event of the change that made it what it is: `affiliate.updated`.
-    pub fn changed_event(&self) -> Result<Event, Error> {
+    pub fn changed_event(&self) -> Event {
         self.event(EventType::AffiliateUpdated, self.updated_at)
     }
 }

@@ -185,8 +185,8 @@ impl BulkAccept {
 
 impl Application {
     /// An event of `event_type` carrying this record's API view.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
-        Event::new(event_type, ApplicationView::from(self), now)
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self, now)
     }
 }
 

@@ -214,18 +214,18 @@ impl Asset {
 
 impl Asset {
     /// An event of `event_type` carrying this record's API view.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
-        Event::new(event_type, AssetView::from(self), now)
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self, now)
     }
 
     /// Its `asset.created` event.
-    pub fn created_event(&self) -> Result<Event, Error> {
+    pub fn created_event(&self) -> Event {
         self.event(EventType::AssetCreated, self.created_at)
     }
 
     /// The event of the change that made it what it is: its archiving, or
     /// an edit.
-    pub fn changed_event(&self) -> Result<Event, Error> {
+    pub fn changed_event(&self) -> Event {
         self.event(self.change_event(), self.updated_at)
     }
 }

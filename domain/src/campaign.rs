@@ -530,17 +530,17 @@ impl Campaign {
 
 impl Campaign {
     /// An event of `event_type` carrying this record's API view.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
-        Event::new(event_type, CampaignView::from(self), now)
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self, now)
     }
 
     /// Its `campaign.created` event.
-    pub fn created_event(&self) -> Result<Event, Error> {
+    pub fn created_event(&self) -> Event {
         self.event(EventType::CampaignCreated, self.created_at)
     }
 
     /// The event of the change that made it what it is: `campaign.updated`.
-    pub fn changed_event(&self) -> Result<Event, Error> {
+    pub fn changed_event(&self) -> Event {
         self.event(EventType::CampaignUpdated, self.updated_at)
     }
 }

@@ -75,6 +75,19 @@ pub struct TierChangeView<'a> {
     pub conversion_id: &'a str,
 }
 
+impl<'a> From<&'a crate::event::TierChange> for TierChangeView<'a> {
+    fn from(c: &'a crate::event::TierChange) -> Self {
+        TierChangeView {
+            affiliate_id: &c.affiliate_id,
+            campaign_id: &c.campaign_id,
+            tier: c.tier.as_ref(),
+            previous_tier: c.previous_tier.as_deref(),
+            customers_referred: c.customers_referred,
+            conversion_id: &c.conversion_id,
+        }
+    }
+}
+
 /// The counts a commit holds an affiliate's customer count to: from `low`
 /// through `high` (inclusive; none: no upper bound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

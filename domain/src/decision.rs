@@ -31,8 +31,8 @@ impl DecisionPlan {
         let application = app.decide(decision, now)?;
         let affiliate = affiliate.decided(decision, now);
         let events = vec![
-            application.event(decision.event_type(), now)?,
-            affiliate.changed_event()?,
+            application.event(decision.event_type(), now),
+            affiliate.changed_event(),
         ];
         Ok(DecisionPlan {
             from: app.status,
@@ -48,7 +48,7 @@ mod tests {
     use super::*;
     use crate::affiliate::{AffiliateStatus, NewAffiliate};
     use crate::application::ApplicationStatus;
-    use crate::event::EventType;
+    use crate::event::{EventType, Subject};
     use crate::timestamp::parse_datetime;
     use crate::validation::Issues;
 
@@ -97,7 +97,10 @@ mod tests {
             );
             let types: Vec<EventType> = plan.events.iter().map(|e| e.event_type).collect();
             assert_eq!(types, [event, EventType::AffiliateUpdated]);
-            assert_eq!(plan.events[0].data["status"], status.as_str());
+            let Subject::Application(decided) = &plan.events[0].subject else {
+                panic!("not about the application");
+            };
+            assert_eq!(decided.status, status);
         }
     }
 

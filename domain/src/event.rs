@@ -3,12 +3,18 @@
 //! it. Webhook endpoints receive them; `GET /api/v1/events` lists them.
 
 use chrono::{DateTime, SubsecRound, Utc};
-use serde::Serialize;
 use serde_json::Value;
 
+use crate::affiliate::Affiliate;
+use crate::application::Application;
+use crate::asset::Asset;
+use crate::campaign::Campaign;
+use crate::commission_tiers::TierMark;
+use crate::conversion::Adjustment;
+use crate::conversion::Conversion;
 use crate::enums::wire_enum;
-use crate::error::Error;
 use crate::ids::{new_id_at, IdKind};
+use crate::payout::Payout;
 
 wire_enum! {
     /// The kinds of event. `webhook.test` is sent only by `POST /webhook-endpoints/{id}/test`
@@ -54,33 +60,110 @@ impl EventType {
     }
 }
 
-/// One event: what happened, when, and the record's API view after it.
+/// What an event is about: the record after the change. It is rendered to
+/// the record's API view where the event is written (`wire::event`), so the
+/// domain decides what happened and never how it reads on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Subject {
+    Campaign(Box<Campaign>),
+    Affiliate(Box<Affiliate>),
+    Application(Box<Application>),
+    Conversion(Box<Conversion>),
+    Payout(Box<Payout>),
+    Adjustment(Box<Adjustment>),
+    Asset(Box<Asset>),
+    TierChange(Box<TierChange>),
+}
+
+/// An affiliate's move to another commission tier, caused by a conversion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierChange {
+    pub affiliate_id: String,
+    pub campaign_id: String,
+    /// The tier now; `None`: none reached (after the campaign's tiers changed).
+    pub tier: Option<TierMark>,
+    /// The name of the tier before; `None`: none.
+    pub previous_tier: Option<String>,
+    /// Distinct paying customers referred, the crossing payment's customer included.
+    pub customers_referred: u32,
+    /// The conversion whose payment moved the affiliate.
+    pub conversion_id: String,
+}
+
+/// One event as a change plans it: what happened, when, and the record after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     pub id: String,
     pub event_type: EventType,
     pub created_at: DateTime<Utc>,
-    /// The record's API view (never a private field).
-    pub data: Value,
+    pub subject: Subject,
 }
 
 impl Event {
-    /// A new event of `event_type` whose data is `view`, made at `now` to
-    /// the millisecond: its id's time is its `createdAt`, so the id alone
-    /// finds it where it is stored (by time).
-    pub fn new<V: Serialize>(
-        event_type: EventType,
-        view: V,
-        now: DateTime<Utc>,
-    ) -> Result<Event, Error> {
-        let created_at = now.trunc_subsecs(3);
-        Ok(Event {
-            id: new_id_at(IdKind::Event, created_at),
+    /// A new event of `event_type` about `subject`, made at `now` to the
+    /// millisecond: its id's time is its `createdAt`, so the id alone finds
+    /// it where it is stored (by time).
+    pub fn new(event_type: EventType, subject: impl Into<Subject>, now: DateTime<Utc>) -> Event {
+        let (id, created_at) = stamp(now);
+        Event {
+            id,
             event_type,
             created_at,
-            data: serde_json::to_value(view).map_err(Error::internal)?,
-        })
+            subject: subject.into(),
+        }
     }
+}
+
+/// A new event's id and time: `now` to the millisecond, and the id made at
+/// that time.
+fn stamp(now: DateTime<Utc>) -> (String, DateTime<Utc>) {
+    let created_at = now.trunc_subsecs(3);
+    (new_id_at(IdKind::Event, created_at), created_at)
+}
+
+/// One event as it is stored, listed and sent: its data is the record's API
+/// view after the change (never a private field).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Published {
+    pub id: String,
+    pub event_type: EventType,
+    pub created_at: DateTime<Utc>,
+    pub data: Value,
+}
+
+impl Published {
+    /// An event sent as it is made, never stored (`webhook.test`).
+    pub fn unstored(event_type: EventType, data: Value, now: DateTime<Utc>) -> Published {
+        let (id, created_at) = stamp(now);
+        Published {
+            id,
+            event_type,
+            created_at,
+            data,
+        }
+    }
+}
+
+/// Each record an event can be about, as its subject.
+macro_rules! subjects {
+    ($($variant:ident: $record:ty),* $(,)?) => {$(
+        impl From<&$record> for Subject {
+            fn from(r: &$record) -> Subject {
+                Subject::$variant(Box::new(r.clone()))
+            }
+        }
+    )*};
+}
+
+subjects! {
+    Campaign: Campaign,
+    Affiliate: Affiliate,
+    Application: Application,
+    Conversion: Conversion,
+    Payout: Payout,
+    Adjustment: Adjustment,
+    Asset: Asset,
+    TierChange: TierChange,
 }
 
 #[cfg(test)]

@@ -31,13 +31,12 @@ use crate::attribution::{self, AffiliateFacts, Attribution, Signal};
 use crate::campaign::Campaign;
 use crate::commission::{self, Earner};
 use crate::commission_plan::Facts;
-use crate::commission_tiers::{self as tiers, Counted, Referred, TierChangeView};
+use crate::commission_tiers::{self as tiers, Counted, Referred};
 use crate::conversion::{
-    AttributionMethod, Conversion, ConversionStatus, ConversionType, ConversionView, Earning,
-    Postback,
+    AttributionMethod, Conversion, ConversionStatus, ConversionType, Earning, Postback,
 };
 use crate::error::Error;
-use crate::event::{Event, EventType};
+use crate::event::{Event, EventType, TierChange};
 use crate::ids::{derived_id, IdKind};
 use crate::referral::{self, CustomerKey, Referral, ReferralSource};
 use crate::risk::{self, OverLimit, Risk};
@@ -413,13 +412,13 @@ pub fn plan(
         _ => counts,
     };
     Ok(Plan {
-        event: created_event(&conversion, now)?,
-        flagged: flagged_event(&conversion, now)?,
+        event: created_event(&conversion, now),
+        flagged: flagged_event(&conversion, now),
         counts,
         quota: quota.map(|q| q.charge(now)),
         referrals,
         earning: earning(chosen.as_ref(), &conversion),
-        referred: referred_change(chosen.as_ref(), counted, &conversion, now)?,
+        referred: referred_change(chosen.as_ref(), counted, &conversion, now),
         aliases: aliases_to_claim(p, s),
         conversion,
     })
@@ -482,43 +481,46 @@ fn referred_change(
     counted: Option<Counted>,
     c: &Conversion,
     now: DateTime<Utc>,
-) -> Result<Option<ReferredChange>, Error> {
+) -> Option<ReferredChange> {
     let (Some(a), Some(counted)) = (chosen, counted) else {
-        return Ok(None);
+        return None;
     };
     let event = match &counted.change {
         Some(tier) => Some(Event::new(
             EventType::AffiliateTierChanged,
-            TierChangeView {
-                affiliate_id: &a.affiliate_id,
-                campaign_id: c.campaign_id.as_deref().unwrap_or(&a.campaign_id),
-                tier: tier.as_ref(),
-                previous_tier: a.referred.tier.as_ref().map(|t| t.name.as_str()),
+            &TierChange {
+                affiliate_id: a.affiliate_id.clone(),
+                campaign_id: c
+                    .campaign_id
+                    .clone()
+                    .unwrap_or_else(|| a.campaign_id.clone()),
+                tier: tier.clone(),
+                previous_tier: a.referred.tier.as_ref().map(|t| t.name.clone()),
                 customers_referred: counted.customers,
-                conversion_id: &c.id,
+                conversion_id: c.id.clone(),
             },
             now,
-        )?),
+        )),
         None => None,
     };
-    Ok(Some(ReferredChange {
+    Some(ReferredChange {
         affiliate_id: a.affiliate_id.clone(),
         read: a.referred.clone(),
         counted,
         event,
-    }))
+    })
 }
 
 /// `conversion.created` for a new conversion.
-fn created_event(c: &Conversion, now: DateTime<Utc>) -> Result<Event, Error> {
-    Event::new(EventType::ConversionCreated, ConversionView::from(c), now)
+fn created_event(c: &Conversion, now: DateTime<Utc>) -> Event {
+    Event::new(EventType::ConversionCreated, c, now)
 }
 
 /// `conversion.flagged` for a conversion with risk flags.
-fn flagged_event(c: &Conversion, now: DateTime<Utc>) -> Result<Option<Event>, Error> {
+fn flagged_event(c: &Conversion, now: DateTime<Utc>) -> Option<Event> {
     match c.risk.is_clear() {
-        true => Ok(None),
-        false => Event::new(EventType::ConversionFlagged, ConversionView::from(c), now).map(Some),
+        true => None,
+        false => Some(Event::new(EventType::ConversionFlagged, c, now)),
     }
 }
 
@@ -732,12 +734,8 @@ pub fn attribute_late(
     after.metadata = recorded.metadata.clone();
     after.created_at = recorded.created_at;
     after.updated_at = now;
-    let event = Event::new(
-        EventType::ConversionAttributed,
-        ConversionView::from(&after),
-        now,
-    )?;
-    let flagged = flagged_event(&after, now)?;
+    let event = Event::new(EventType::ConversionAttributed, &after, now);
+    let flagged = flagged_event(&after, now);
     // Its payment is not counted for RAPID_CONVERSIONS: no binding holds it.
     let mut referrals = plan.referrals;
     for change in &mut referrals {

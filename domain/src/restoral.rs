@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use crate::conversion::{
-    Adjustment, Conversion, ConversionStatus, ConversionView, Earning, HoldingPayout, Reversal,
+    Adjustment, Conversion, ConversionStatus, Earning, HoldingPayout, Reversal,
 };
 use crate::error::Error;
 use crate::event::{Event, EventType};
@@ -72,11 +72,7 @@ impl Conversion {
             });
         let clawback = (unclawed > Decimal::ZERO && earning.is_some())
             .then(|| Adjustment::clawback(self, unclawed, now));
-        let event = Event::new(
-            EventType::ConversionRestored,
-            ConversionView::from(&after),
-            now,
-        )?;
+        let event = Event::new(EventType::ConversionRestored, &after, now);
         Ok(Some(Reversal {
             event,
             from: self.status,

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::edit::{self, Stamped};
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::event::{Event, EventType};
+use crate::event::{EventType, Published};
 use crate::field;
 use crate::ids::{new_id, IdKind};
 use crate::issue::Issue;
@@ -326,7 +326,7 @@ impl Endpoint {
     /// Whether a new event goes to this endpoint: ENABLED, subscribed, and
     /// created no later than the event (a stream read again after a restart
     /// must not send an endpoint the events from before it existed).
-    pub fn receives(&self, event: &Event) -> bool {
+    pub fn receives(&self, event: &Published) -> bool {
         self.status == EndpointStatus::Enabled
             && self.subscribes(event.event_type)
             && self.created_at <= event.created_at
@@ -585,7 +585,7 @@ pub fn after_attempt(
 /// and no effect on the endpoint's standing.
 pub fn test_attempt(
     endpoint_id: &str,
-    event: &Event,
+    event: &Published,
     result: &AttemptResult,
     attempted_at: DateTime<Utc>,
 ) -> DeliveryAttempt {
@@ -600,20 +600,17 @@ pub fn test_attempt(
 }
 
 /// The `webhook.test` event sent by `POST /webhook-endpoints/{id}/test`.
-pub fn test_event(endpoint: &Endpoint, now: DateTime<Utc>) -> Result<Event, Error> {
-    Event::new(
-        EventType::WebhookTest,
-        serde_json::json!({
-            "endpointId": endpoint.id,
-            "message": "a test delivery requested through the API",
-        }),
-        now,
-    )
+pub fn test_event(endpoint: &Endpoint, now: DateTime<Utc>) -> Published {
+    let data = serde_json::json!({
+        "endpointId": endpoint.id,
+        "message": "a test delivery requested through the API",
+    });
+    Published::unstored(EventType::WebhookTest, data, now)
 }
 
 /// The body of a delivery: `{"id","type","timestamp","data"}`, where
 /// `timestamp` is when the event happened.
-pub fn payload(event: &Event) -> Result<Vec<u8>, Error> {
+pub fn payload(event: &Published) -> Result<Vec<u8>, Error> {
     #[derive(Serialize)]
     struct Payload<'a> {
         id: &'a str,
@@ -862,8 +859,8 @@ pub struct EventView<'a> {
     data: &'a Value,
 }
 
-impl<'a> From<&'a Event> for EventView<'a> {
-    fn from(e: &'a Event) -> Self {
+impl<'a> From<&'a Published> for EventView<'a> {
+    fn from(e: &'a Published) -> Self {
         EventView {
             id: &e.id,
             object: "event",

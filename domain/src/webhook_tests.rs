@@ -199,7 +199,7 @@ fn a_rotation_keeps_the_old_secret_signing_for_a_day() {
 #[test]
 fn endpoints_receive_subscribed_events_from_their_creation_on_while_enabled() {
     let mut e = new_endpoint(json!({"url": "u", "eventTypes": ["conversion.created"]})).unwrap();
-    let event = |t: EventType, at| Event::new(t, json!({}), at).unwrap();
+    let event = |t: EventType, at| Published::unstored(t, json!({}), at);
     let later = t0() + Duration::seconds(1);
     assert!(e.receives(&event(EventType::ConversionCreated, later)));
     assert!(e.receives(&event(EventType::ConversionCreated, t0())));
@@ -334,7 +334,7 @@ fn claims_take_due_pending_tasks_only() {
 
 #[test]
 fn the_payload_carries_id_type_timestamp_and_data_in_order() {
-    let e = Event::new(EventType::PayoutPaid, json!({"id": "po_1"}), t0()).unwrap();
+    let e = Published::unstored(EventType::PayoutPaid, json!({"id": "po_1"}), t0());
     let body = String::from_utf8(payload(&e).unwrap()).unwrap();
     assert_eq!(
         body,
@@ -343,7 +343,7 @@ fn the_payload_carries_id_type_timestamp_and_data_in_order() {
             e.id
         )
     );
-    let test = test_event(&endpoint(), t0()).unwrap();
+    let test = test_event(&endpoint(), t0());
     assert_eq!(test.event_type, EventType::WebhookTest);
     let rec = test_attempt("whe_1", &test, &result(Verdict::Gone, Some(410)), t0());
     assert_eq!((rec.status, rec.attempt), (DeliveryStatus::Failed, 1));

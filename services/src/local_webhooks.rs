@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::app::App;
 use crate::webhooks as dispatch;
-use domain::event::Event;
+use domain::event::Published;
 use domain::tenant::Tenant;
 use domain::timestamp;
 use store::stream::TableStream;
@@ -90,7 +90,7 @@ async fn follow(app: &Arc<App>, mut stream: TableStream, batches: &Arc<tokio::sy
 /// First attempts of one read's events; the place is given back at the end.
 async fn first_attempts(
     app: Arc<App>,
-    events: Vec<(Tenant, Event)>,
+    events: Vec<(Tenant, Published)>,
     _place: tokio::sync::OwnedSemaphorePermit,
 ) {
     let ids: Vec<String> = events.iter().map(|(_, e)| e.id.clone()).collect();

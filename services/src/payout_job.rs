@@ -24,7 +24,7 @@ use crate::app::App;
 use crate::payout_rails;
 use crate::payouts::drive;
 use crate::retry::{retry, Attempt};
-use domain::conversion::{Adjustment, Conversion, ConversionStatus, ConversionView};
+use domain::conversion::{Adjustment, Conversion, ConversionStatus};
 use domain::error::Result;
 use domain::event::{Event, EventType};
 use domain::payout::{Payout, PayoutQueue, PoolEntry};
@@ -137,16 +137,10 @@ async fn approve_due(run: &mut Run<'_>, shard: u32) -> Result<()> {
                 .filter_map(|c| c.approve(run.now).ok().map(|a| (c, a)))
                 .collect();
             for chunk in approved.chunks(STATUS_CHUNK) {
-                let recorded = chunk
+                let recorded: Vec<Event> = chunk
                     .iter()
-                    .map(|(_, a)| {
-                        Event::new(
-                            EventType::ConversionApproved,
-                            ConversionView::from(a),
-                            run.now,
-                        )
-                    })
-                    .collect::<Result<Vec<_>>>()?;
+                    .map(|(_, a)| Event::new(EventType::ConversionApproved, a, run.now))
+                    .collect();
                 if store_payouts::approve_chunk(store, &tenant, chunk, &recorded).await? {
                     run.report.approved += chunk.len();
                     progressed = true;

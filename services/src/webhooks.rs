@@ -19,7 +19,7 @@ use crate::edited::{self, Edited};
 use crate::retry::{retry, retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
 use crate::webhook_delivery::{check_url, AttemptResult, Verdict};
 use domain::error::{Error, Result};
-use domain::event::Event;
+use domain::event::Published;
 use domain::tenant::Tenant;
 use domain::timestamp;
 use domain::webhook::{self, DeliveryAttempt, Endpoint, EndpointStatus, Outcome, Task};
@@ -53,7 +53,7 @@ const EVENTS_AT_ONCE: usize = 32;
 /// The outcome of each, in the batch's order.
 pub async fn on_events(
     app: &App,
-    events: Vec<Result<Option<(Tenant, Event)>>>,
+    events: Vec<Result<Option<(Tenant, Published)>>>,
 ) -> Vec<Result<usize>> {
     use futures::stream::{self, StreamExt};
     let mut done: Vec<(usize, Result<usize>)> = stream::iter(events.into_iter().enumerate())
@@ -77,7 +77,7 @@ pub async fn on_events(
 /// endpoints only: they belong to another tenant). A task that already
 /// exists (a stream record seen twice) is left alone. Returns how many
 /// deliveries started.
-pub async fn on_event(app: &App, tenant: &Tenant, event: &Event) -> Result<usize> {
+pub async fn on_event(app: &App, tenant: &Tenant, event: &Published) -> Result<usize> {
     let endpoints = endpoint_store::all_endpoints(&app.store, tenant).await?;
     let runs = endpoints
         .iter()
@@ -95,7 +95,12 @@ pub async fn on_event(app: &App, tenant: &Tenant, event: &Event) -> Result<usize
     failure.map_or(Ok(started), Err)
 }
 
-async fn first_attempt(app: &App, tenant: &Tenant, e: &Endpoint, event: &Event) -> Result<bool> {
+async fn first_attempt(
+    app: &App,
+    tenant: &Tenant,
+    e: &Endpoint,
+    event: &Published,
+) -> Result<bool> {
     let task = Task::start(
         None,
         &e.id,
@@ -117,7 +122,7 @@ pub async fn attempt(
     tenant: &Tenant,
     endpoint: &Endpoint,
     claimed: &Task,
-    event: &Event,
+    event: &Published,
 ) -> Result<Option<Outcome>> {
     let attempted_at = timestamp::now();
     let result = post(app, tenant, endpoint, event, attempted_at).await?;
@@ -154,7 +159,7 @@ async fn post(
     app: &App,
     tenant: &Tenant,
     endpoint: &Endpoint,
-    event: &Event,
+    event: &Published,
     at: DateTime<Utc>,
 ) -> Result<AttemptResult> {
     let target = match check_url(&endpoint.url, tenant.mode, app.webhooks.reach()).await {
@@ -311,7 +316,7 @@ async fn rerun(
     app: &App,
     tenant: &Tenant,
     endpoint: &Endpoint,
-    event: &Event,
+    event: &Published,
 ) -> Result<Option<DeliveryAttempt>> {
     let previous = endpoint_store::get_task(&app.store, &endpoint.id, &event.id).await?;
     let task = Task::start(
@@ -378,7 +383,7 @@ async fn schedule_now(
     app: &App,
     tenant: &Tenant,
     endpoint: &Endpoint,
-    event: &Event,
+    event: &Published,
     now: DateTime<Utc>,
 ) -> Result<bool> {
     let key = (event.id.as_str(), event.event_type);
@@ -403,7 +408,7 @@ async fn events_in_window(
     endpoint: &Endpoint,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
-) -> Result<Vec<Event>> {
+) -> Result<Vec<Published>> {
     let filter = EventFilter {
         event_type: None,
         from: Some(from),
@@ -441,7 +446,7 @@ async fn events_in_window(
 pub async fn test(app: &App, tenant: &Tenant, endpoint_id: &str) -> Result<DeliveryAttempt> {
     let endpoint = endpoint_store::get_endpoint(&app.store, tenant, endpoint_id).await?;
     let at = timestamp::now();
-    let event = webhook::test_event(&endpoint, at)?;
+    let event = webhook::test_event(&endpoint, at);
     let result = post(app, tenant, &endpoint, &event, at).await?;
     let record = webhook::test_attempt(&endpoint.id, &event, &result, at);
     endpoint_store::insert_attempt(&app.store, tenant, &record).await?;

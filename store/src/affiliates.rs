@@ -293,7 +293,7 @@ pub async fn replace(
     let code_changed = new.code.lower() != old.code.lower();
     let mut tx = store.tx();
     tx.update(Write::Record, &new.id, RECORD_SK, &update);
-    events::append(&mut tx, Write::Event, tenant, &new.changed_event()?)?;
+    events::append(&mut tx, Write::Event, tenant, &new.changed_event())?;
     // The old guard goes only if it is still ours, so a stale read can never
     // release another affiliate's e-mail or code.
     let ours =

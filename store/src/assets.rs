@@ -49,7 +49,7 @@ fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
 
 /// Stores a new asset with its `asset.created` event.
 pub async fn insert(store: &Store, tenant: &Tenant, a: &Asset) -> Result<()> {
-    let created = a.created_event()?;
+    let created = a.created_event();
     if events::put_new_with(store, tenant, item(tenant, a)?, &created).await? {
         Ok(())
     } else {
@@ -78,7 +78,7 @@ pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -
         .when_tenant(&tenant.key())
         .when_eq(attrs::VERSION, number_value(old.version))
         .when_status(old.status);
-    let event = new.changed_event()?;
+    let event = new.changed_event();
     Ok(events::update_with(store, tenant, &new.id, &update, &event)
         .await?
         .is_ok())

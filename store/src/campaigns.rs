@@ -71,7 +71,7 @@ async fn write(
 
 /// Stores a new campaign with its `campaign.created` event.
 pub async fn insert(store: &Store, tenant: &Tenant, c: &Campaign) -> Result<()> {
-    let created = c.created_event()?;
+    let created = c.created_event();
     if write(store, tenant, c, None, &created).await? {
         Ok(())
     } else {
@@ -138,7 +138,7 @@ pub async fn replace(
     previous: &Campaign,
 ) -> Result<bool> {
     let when = unchanged(&tenant.key(), previous);
-    let updated = c.changed_event()?;
+    let updated = c.changed_event();
     write(store, tenant, c, Some(&when), &updated).await
 }
 

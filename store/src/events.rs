@@ -31,7 +31,7 @@ use crate::{
     from_item, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
 };
 use domain::error::{Error, Result};
-use domain::event::{Event, EventType};
+use domain::event::{Event, EventType, Published};
 use domain::ids::{self, IdKind};
 use domain::tenant::Tenant;
 use domain::timestamp::serde_ts;
@@ -95,7 +95,7 @@ fn position(created_at: &DateTime<Utc>, id: &str) -> String {
 }
 
 /// The item of an event of `tenant`.
-pub fn item(tenant: &Tenant, e: &Event) -> Result<Item> {
+pub fn item(tenant: &Tenant, e: &Published) -> Result<Item> {
     let sk = position(&e.created_at, &e.id);
     let index = IndexKeys::new().with(Index::Gsi2, type_partition(tenant, e.event_type), &sk);
     let stored = Stored {
@@ -126,7 +126,7 @@ pub fn is_event_item(item: &Item) -> bool {
 }
 
 /// Reads an event item back (a stream record's new image, a query result).
-pub fn from_stored(mut item: Item) -> Result<(Tenant, Event)> {
+pub fn from_stored(mut item: Item) -> Result<(Tenant, Published)> {
     let tenant = string_of(&item, attrs::TENANT)
         .and_then(Tenant::from_key)
         .ok_or_else(|| Error::internal("event without tenant"))?;
@@ -135,7 +135,7 @@ pub fn from_stored(mut item: Item) -> Result<(Tenant, Event)> {
     let data = serde_json::from_str(&data_text(deflated, s.data)?).map_err(Error::internal)?;
     Ok((
         tenant,
-        Event {
+        Published {
             id: s.id,
             event_type: s.event_type,
             created_at: s.created_at,
@@ -144,15 +144,16 @@ pub fn from_stored(mut item: Item) -> Result<(Tenant, Event)> {
     ))
 }
 
-/// Appends an event to a transaction (the outbox): it exists exactly when the change does.
+/// Appends an event to a transaction (the outbox), its subject rendered to
+/// the record's view: it exists exactly when the change does.
 pub fn append<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, e: &Event) -> Result<()> {
-    tx.put_new(role, item(tenant, e)?);
+    tx.put_new(role, item(tenant, &wire::event::publish(e)?)?);
     Ok(())
 }
 
 /// The tenant's event, or NOT_FOUND: read at the key its id gives, and at
 /// the older layout's key, in one BatchGetItem.
-pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Event> {
+pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Published> {
     let Some(at) = ids::time_of(id).filter(|_| ids::is_valid(IdKind::Event, id)) else {
         return Err(Error::NotFound("event"));
     };
@@ -185,7 +186,7 @@ pub async fn list(
     tenant: &Tenant,
     f: &EventFilter,
     page: &PageRequest,
-) -> Result<Page<Event>> {
+) -> Result<Page<Published>> {
     let found = match f.event_type {
         Some(t) => {
             let q = ListQuery::new(Index::Gsi2, type_partition(tenant, t))
@@ -265,7 +266,7 @@ mod tests {
     use super::*;
     use domain::timestamp;
 
-    fn event() -> (Tenant, Event) {
+    fn event() -> (Tenant, Published) {
         let tenant = Tenant::from_key("acct_01JD0000000000000000000000#test").unwrap();
         // A conversion's view, as the postback's event carries it.
         let view = serde_json::json!({"id": "cnv_01JD0000000000000000000001", "object": "conversion",
@@ -282,7 +283,7 @@ mod tests {
         let at = timestamp::parse_datetime("2026-11-25T23:18:17.175Z").unwrap();
         (
             tenant,
-            Event::new(EventType::ConversionCreated, view, at).unwrap(),
+            Published::unstored(EventType::ConversionCreated, view, at),
         )
     }
 

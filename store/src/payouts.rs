@@ -462,7 +462,7 @@ pub async fn finish_claim(
     let ours =
         UpdateExpr::new().when_absent_or_eq(attrs::PAYOUT_ID, string_value(after.id.clone()));
     tx.delete(Write::Lock, &after.affiliate_id, &lock_sk, &ours);
-    events::append(&mut tx, Write::Event, tenant, &after.created_event()?)?;
+    events::append(&mut tx, Write::Event, tenant, &after.created_event())?;
     applied(store.transact(tx).await)
 }
 

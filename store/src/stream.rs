@@ -26,7 +26,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::{events, Item, Store};
 use domain::error::{Error, Result};
-use domain::event::Event;
+use domain::event::Published;
 use domain::tenant::Tenant;
 
 /// Records asked for per read of a shard.
@@ -265,7 +265,7 @@ impl TableStream {
     /// the new event items among them, oldest first per shard. A shard that ends is finished; one that fails is
     /// dropped and found again by the next `discover` (read again from its
     /// start: harmless, see the module docs).
-    pub async fn poll(&mut self) -> Result<(usize, Vec<(Tenant, Event)>)> {
+    pub async fn poll(&mut self) -> Result<(usize, Vec<(Tenant, Published)>)> {
         let (records, failure) = self.read().await;
         let mut found = Vec::new();
         for record in &records {
@@ -330,7 +330,7 @@ pub fn images_of(record: &Record) -> (Option<Item>, Option<Item>) {
 
 /// The event of a stream record read through the Streams API, if it is the
 /// insert of an event item.
-fn event_of_record(record: &Record) -> Result<Option<(Tenant, Event)>> {
+fn event_of_record(record: &Record) -> Result<Option<(Tenant, Published)>> {
     if record.event_name() != Some(&OperationType::Insert) {
         return Ok(None);
     }
@@ -342,7 +342,7 @@ fn event_of_record(record: &Record) -> Result<Option<(Tenant, Event)>> {
 
 /// The event of one record of a Lambda DynamoDB Stream event (DynamoDB JSON),
 /// if it is the insert of an event item.
-pub fn event_of_lambda_record(record: &Value) -> Result<Option<(Tenant, Event)>> {
+pub fn event_of_lambda_record(record: &Value) -> Result<Option<(Tenant, Published)>> {
     if record.get("eventName").and_then(Value::as_str) != Some("INSERT") {
         return Ok(None);
     }
@@ -355,7 +355,7 @@ pub fn event_of_lambda_record(record: &Value) -> Result<Option<(Tenant, Event)>>
 }
 
 /// An event item's new image as the event, or `None` for any other item.
-fn event_of_image(item: Item) -> Result<Option<(Tenant, Event)>> {
+fn event_of_image(item: Item) -> Result<Option<(Tenant, Published)>> {
     if !events::is_event_item(&item) {
         return Ok(None);
     }
@@ -416,7 +416,7 @@ mod tests {
         let tenant = Tenant::from_key("acct_1#test").unwrap();
         let at = domain::timestamp::parse_datetime("2026-11-22T10:00:00.000Z").unwrap();
         let data = serde_json::json!({"id": "cnv_1", "payoutId": null, "amount": 49.99});
-        let e = Event::new(domain::event::EventType::ConversionCreated, data, at).unwrap();
+        let e = Published::unstored(domain::event::EventType::ConversionCreated, data, at);
         // The item as the stream's Lambda event carries it: DynamoDB JSON,
         // binary values in base64.
         let item: serde_dynamo::Item = events::item(&tenant, &e).unwrap().into();

@@ -252,17 +252,9 @@ impl Conversion {
             true => self.moved_to(ConversionStatus::Approved, now),
             false => self.moved_to(ConversionStatus::Pending, now),
         };
-        let mut events = vec![Event::new(
-            EventType::ConversionReleased,
-            ConversionView::from(&after),
-            now,
-        )?];
+        let mut events = vec![Event::new(EventType::ConversionReleased, &after, now)];
         if after.status == ConversionStatus::Approved {
-            events.push(Event::new(
-                EventType::ConversionApproved,
-                ConversionView::from(&after),
-                now,
-            )?);
+            events.push(Event::new(EventType::ConversionApproved, &after, now));
         }
         Ok(Release {
             before: self.clone(),
@@ -379,11 +371,7 @@ impl Conversion {
             reversed.commission_clawed_back += cut;
         }
         reversed.reversal_reason = reason;
-        let event = Event::new(
-            EventType::ConversionReversed,
-            ConversionView::from(&reversed),
-            now,
-        )?;
+        let event = Event::new(EventType::ConversionReversed, &reversed, now);
         Ok(Reversal {
             event,
             from: self.status,

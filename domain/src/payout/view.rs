@@ -103,8 +103,8 @@ pub struct PayoutView<'a> {
 
 impl Payout {
     /// An event of `event_type` carrying this payout's API view.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Result<Event, Error> {
-        Event::new(event_type, PayoutView::from(self), now)
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self, now)
     }
 
     /// The events of a transition to this payout: `payout.approved` of the
@@ -118,16 +118,16 @@ impl Payout {
     ) -> Result<Vec<Event>, Error> {
         let mut events = Vec::new();
         if let Some(a) = approval {
-            events.push(a.event(EventType::PayoutApproved, now)?);
+            events.push(a.event(EventType::PayoutApproved, now));
         }
         if let Some(event) = event {
-            events.push(self.event(event, now)?);
+            events.push(self.event(event, now));
         }
         Ok(events)
     }
 
     /// Its `payout.created` event, once its claim is complete.
-    pub fn created_event(&self) -> Result<Event, Error> {
+    pub fn created_event(&self) -> Event {
         self.event(EventType::PayoutCreated, self.updated_at)
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use api::domain::event::{Event, EventType};
+use api::domain::event::{EventType, Published};
 use api::domain::tenant::Mode;
 use api::store::events::{self, EventFilter};
 use api::store::page::PageRequest;
@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 use crate::payouts::Fx;
 
 /// Every event of the fixture's test-mode tenant, by type.
-async fn recorded(fx: &Fx) -> BTreeMap<&'static str, Vec<Event>> {
-    let mut out: BTreeMap<&'static str, Vec<Event>> = BTreeMap::new();
+async fn recorded(fx: &Fx) -> BTreeMap<&'static str, Vec<Published>> {
+    let mut out: BTreeMap<&'static str, Vec<Published>> = BTreeMap::new();
     let mut page = PageRequest {
         limit: 100,
         ..Default::default()
@@ -38,12 +38,12 @@ async fn recorded(fx: &Fx) -> BTreeMap<&'static str, Vec<Event>> {
     }
 }
 
-fn count(events: &BTreeMap<&'static str, Vec<Event>>, t: EventType) -> usize {
+fn count(events: &BTreeMap<&'static str, Vec<Published>>, t: EventType) -> usize {
     events.get(t.as_str()).map_or(0, Vec::len)
 }
 
 /// The ids the events of a type name, in any order.
-fn ids(events: &BTreeMap<&'static str, Vec<Event>>, t: EventType) -> Vec<String> {
+fn ids(events: &BTreeMap<&'static str, Vec<Published>>, t: EventType) -> Vec<String> {
     let mut v: Vec<String> = events
         .get(t.as_str())
         .into_iter()
@@ -269,7 +269,7 @@ async fn events_written_keyed_by_id_are_listed_in_order_and_found() {
     let between = first + (second - first) / 2;
     let mut older = Vec::new();
     for at in [between, first - chrono::Duration::hours(1)] {
-        let e = Event::new(EventType::ConversionCreated, json!({"id": "cnv_older"}), at).unwrap();
+        let e = Published::unstored(EventType::ConversionCreated, json!({"id": "cnv_older"}), at);
         let mut item = events::item(&tenant, &e).unwrap();
         let sk = api::store::string_of(&item, "sk").unwrap().to_string();
         for (name, value) in [

@@ -265,7 +265,7 @@ async fn mark_paid_without_work(app: &App, t: &Tenant, p: &Payout) -> Payout {
     else {
         panic!("changed");
     };
-    let recorded = payout.event(event.expect("an event"), Utc::now()).unwrap();
+    let recorded = payout.event(event.expect("an event"), Utc::now());
     let plan = TransitionPlan::new(*payout, from, vec![recorded], AtOnce::Nothing);
     assert!(store_payouts::commit_transition(&app.store, t, &plan)
         .await
