@@ -38,6 +38,13 @@ refuse_link() {
   done
 }
 
+step "the layers link what docs/architecture.md says: domain and wire no AWS SDK, axum or tokio; store and services no axum"
+refuse_link aws-sdk-dynamodb domain wire
+refuse_link tokio domain wire
+refuse_link axum domain wire store services
+refuse_link lambda_http domain wire store services
+echo "ok: none of them"
+
 step "functions that never touch S3 do not link aws-sdk-s3"
 refuse_link aws-sdk-s3 affiliates applications assets campaigns conversions integrations public webhooks
 echo "ok: none of them"

@@ -1,8 +1,8 @@
 //! The HTTP API: axum routes and extractors, the envelope, request ids and
 //! the generated description, over the use cases (`services`), which sit on
-//! the store (`store`) and the domain (`domain`). Those crates are
-//! re-exported as `api::services`, `api::store` and `api::domain`, so a
-//! function depends on this crate alone.
+//! the store (`store`), the views (`wire`) and the domain (`domain`). Those
+//! crates are re-exported as `api::services`, `api::store`, `api::wire` and
+//! `api::domain`, so a function depends on this crate alone.
 
 pub mod client_ip;
 pub mod http;
@@ -21,4 +21,8 @@ pub mod services {
 /// The domain's records and rules (the `domain` crate).
 pub mod domain {
     pub use ::domain::*;
+}
+/// The records as the API shows them (the `wire` crate).
+pub mod wire {
+    pub use ::wire::*;
 }

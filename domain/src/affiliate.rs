@@ -4,13 +4,12 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::affiliate_code::AffiliateCode;
 use crate::application::{Application, Decision};
 use crate::commission_plan::Pay;
-use crate::commission_tiers::{Referred, TierMark};
+use crate::commission_tiers::Referred;
 use crate::edit::{self, Stamped};
 use crate::email::Email;
 use crate::enums::wire_enum;
@@ -19,11 +18,11 @@ use crate::event::{Event, EventType};
 use crate::field;
 use crate::ids::{new_id, IdKind};
 use crate::metadata::{self, Metadata, MetadataPatch};
-use crate::money::{json_number, Currency};
+use crate::money::Currency;
 use crate::patch::Patch;
 use crate::payout_account::PayoutAccount;
 use crate::risk::Risk;
-use crate::tax_form::{TaxForm, TaxFormView};
+use crate::tax_form::TaxForm;
 use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::Issues;
 
@@ -464,44 +463,8 @@ impl Affiliate {
     }
 }
 
-/// Serialises totals as `{ "USD": 12.5 }` with JSON numbers.
-/// The description of [`Totals`] on the wire: money per currency.
-pub struct TotalsSchema;
-
-crate::described!(
-    TotalsSchema,
-    "Totals",
-    serde_json::json!({
-        "type": "object",
-        "description": "Money per currency in major units (ISO 4217 code to number).",
-        "propertyNames": {"pattern": "^[A-Z]{3}$"},
-        "additionalProperties": {"type": "number"},
-        "example": {"USD": 125.5},
-    })
-);
-
-struct TotalsJson<'a>(&'a Totals);
-
-struct Amount(Decimal);
-
-impl Serialize for Amount {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        json_number::serialize(&self.0, s)
-    }
-}
-
-impl Serialize for TotalsJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (c, d) in self.0 {
-            m.serialize_entry(c.code(), &Amount(*d))?;
-        }
-        m.end()
-    }
-}
-
 impl Affiliate {
-    /// An event of `event_type` carrying this record's API view.
+    /// An event of `event_type` about this record.
     pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
         Event::new(event_type, self, now)
     }
@@ -516,87 +479,6 @@ impl Affiliate {
     /// The event of the change that made it what it is: `affiliate.updated`.
     pub fn changed_event(&self) -> Event {
         self.event(EventType::AffiliateUpdated, self.updated_at)
-    }
-}
-
-/// An affiliate as its merchant sees it.
-#[derive(utoipa::ToSchema, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Affiliate)]
-pub struct AffiliateView<'a> {
-    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("aff_01JD9A7C2E4G6J8M0P2R4T6V8X"))]
-    id: &'a str,
-    object: &'static str,
-    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
-    campaign_id: &'a str,
-    /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[schema(value_type = crate::email::Email)]
-    email: &'a str,
-    #[schema(min_length = 1, max_length = 200)]
-    name: &'a str,
-    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
-    /// and mode in any letter case.
-    #[schema(value_type = crate::affiliate_code::AffiliateCode)]
-    code: &'a str,
-    status: AffiliateStatus,
-    payout_method: Option<PayoutMethod>,
-    #[schema(format = Email)]
-    payout_email: Option<&'a str>,
-    /// Its Stripe connected account (created by `POST .../payout-account`), or null.
-    #[schema(value_type = Option<crate::payout_account::PayoutAccount>)]
-    payout_account: Option<&'a PayoutAccount>,
-    website: Option<&'a str>,
-    #[schema(value_type = crate::metadata::MetadataSchema)]
-    metadata: &'a Metadata,
-    /// Risk flags of its public sign-up, and their level (see `docs/risk.md`).
-    risk: &'a Risk,
-    /// What it earns instead of the campaign's rules and rate; null: the campaign decides.
-    commission_override: Option<&'a Pay>,
-    /// The campaign tier its customers reached, since when; null: none (see
-    /// `docs/commissions.md`).
-    tier: Option<&'a TierMark>,
-    /// Distinct customers with an attributed paying conversion it referred.
-    customers_referred: u32,
-    /// The tax form it uploaded last through the portal (the file:
-    /// `GET /api/v1/affiliates/{id}/tax-form`); null: none.
-    tax_form: Option<TaxFormView>,
-    #[schema(value_type = crate::affiliate::TotalsSchema)]
-    earned: TotalsJson<'a>,
-    #[schema(value_type = crate::affiliate::TotalsSchema)]
-    paid: TotalsJson<'a>,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
-    created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
-    updated_at: DateTime<Utc>,
-}
-
-impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
-    fn from(a: &'a Affiliate) -> Self {
-        AffiliateView {
-            id: &a.id,
-            object: "affiliate",
-            campaign_id: &a.campaign_id,
-            email: a.email.as_str(),
-            name: &a.name,
-            code: a.code.as_str(),
-            status: a.status,
-            payout_method: a.payout_method,
-            payout_email: a.payout_email.as_ref().map(Email::as_str),
-            payout_account: a.payout_account.as_ref(),
-            website: a.website.as_deref(),
-            metadata: &a.metadata,
-            risk: &a.risk,
-            commission_override: a.commission_override.as_ref(),
-            tier: a.referred.tier.as_ref(),
-            customers_referred: a.referred.customers,
-            tax_form: a.tax_form.as_ref().map(TaxFormView::from),
-            earned: TotalsJson(&a.earned),
-            paid: TotalsJson(&a.paid),
-            created_at: a.created_at,
-            updated_at: a.updated_at,
-        }
     }
 }
 
@@ -737,18 +619,5 @@ mod tests {
         assert!(a
             .apply(patch(serde_json::json!({"email": null})), Utc::now())
             .is_err());
-    }
-
-    #[test]
-    fn view_hides_the_version_and_shows_totals_as_numbers() {
-        let mut a = new(serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}))
-            .unwrap()
-            .affiliate;
-        a.earned
-            .insert(Currency::parse("c", "USD").unwrap(), Decimal::new(1250, 2));
-        let v = serde_json::to_value(AffiliateView::from(&a)).unwrap();
-        assert_eq!(v["earned"]["USD"], 12.5);
-        assert!(v.get("version").is_none());
-        assert_eq!(v["object"], "affiliate");
     }
 }

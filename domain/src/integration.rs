@@ -608,56 +608,6 @@ impl Integration {
     }
 }
 
-/// An integration as the API shows it (never its signing secret).
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = Integration)]
-pub struct IntegrationView<'a> {
-    #[schema(pattern = "^int_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
-    pub id: &'a str,
-    pub object: &'static str,
-    pub provider: Provider,
-    pub status: IntegrationStatus,
-    /// The default campaign for code attribution.
-    pub campaign_id: Option<&'a str>,
-    pub description: Option<&'a str>,
-    /// Paste this into the provider's webhook settings (Stripe: Developers → Webhooks;
-    /// Paddle: Developer tools → Notifications).
-    #[schema(example = json!("https://api.example.com/api/v1/integrations/int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F/events"))]
-    pub webhook_url: String,
-    /// Whether batch-process pays through it (a STRIPE integration with an `apiKey`).
-    pub can_pay: bool,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub updated_at: DateTime<Utc>,
-    /// When the last verified event arrived.
-    #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub last_event_at: Option<DateTime<Utc>>,
-}
-
-impl<'a> IntegrationView<'a> {
-    /// The view of `i`, its webhook URL under the API's `base` URL.
-    pub fn of(i: &'a Integration, base: &str) -> Self {
-        IntegrationView {
-            id: &i.id,
-            object: "integration",
-            provider: i.provider,
-            status: i.status,
-            campaign_id: i.campaign_id.as_deref(),
-            description: i.description.as_deref(),
-            webhook_url: i.webhook_url(base),
-            can_pay: i.can_pay(),
-            created_at: i.created_at,
-            updated_at: i.updated_at,
-            last_event_at: i.last_event_at,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -693,13 +643,6 @@ mod tests {
             Err(Error::InvalidState { .. })
         ));
         assert!(!format!("{i:?}").contains("whsec_"));
-        let view =
-            serde_json::to_string(&IntegrationView::of(&i, "https://api.example.com/")).unwrap();
-        assert!(!view.contains("whsec_"), "{view}");
-        assert!(view.contains(&format!(
-            "https://api.example.com/api/v1/integrations/{}/events",
-            i.id
-        )));
         for bad in ["short", "has space here", "whsec_\u{e9}\u{e9}\u{e9}\u{e9}"] {
             assert!(
                 matches!(
@@ -824,11 +767,6 @@ mod tests {
             if let Ok(i) = got {
                 assert!(i.can_pay());
                 assert!(!format!("{i:?}").contains(key), "never in Debug");
-                let view = serde_json::to_string(&IntegrationView::of(&i, "https://x")).unwrap();
-                assert!(
-                    !view.contains(key) && view.contains("\"canPay\":true"),
-                    "{view}"
-                );
                 assert!(!i.delete(now).unwrap().can_pay());
             }
         }

@@ -1,25 +1,12 @@
-//! The affiliate portal (contract section 13): what an affiliate sees of
-//! its own programme through a portal token. Views here carry no customer
-//! identity, no merchant metadata and no merchant-only note; pure.
+//! The affiliate portal (contract section 13): what an affiliate may change
+//! of its own record through a portal token; its views are `wire::portal`.
 
-use crate::tax_form::{TaxFormSetting, TaxFormView};
-use chrono::{DateTime, Utc};
-use rust_decimal::Decimal;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::affiliate::{Affiliate, AffiliatePatch, AffiliateStatus, PayoutMethod};
-use crate::asset::{Asset, AssetType};
-use crate::campaign::{Campaign, CampaignTerms};
-use crate::commission_plan::CommissionSource;
-use crate::commission_terms::ConversionType;
-use crate::commission_tiers::TierMark;
-use crate::conversion::{Conversion, ConversionStatus};
+use crate::affiliate::{AffiliatePatch, PayoutMethod};
 use crate::error::Error;
 use crate::field;
-use crate::money::{json_number, Currency};
 use crate::patch::Patch;
-use crate::payout::{InvoiceView, Payout, PayoutStatus};
-use crate::timestamp::{serde_ts, serde_ts_opt};
 
 /// Body of `POST /api/v1/affiliates/{id}/portal-sessions`.
 #[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
@@ -35,23 +22,6 @@ pub struct NewPortalSession {
         pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[\u0021-\u002E\u0030-\u007E][\u0021-\u007E]*$"#
     )]
     pub return_url: Option<String>,
-}
-
-/// A portal session: the page's URL (the token in its fragment, kept out of
-/// server logs) and the token itself, valid for one hour.
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PortalSession)]
-pub struct PortalSession {
-    pub object: &'static str,
-    /// `{base}/portal?account=<acct_…>#token=…` (the account names the origins that may frame
-    /// the page).
-    pub url: String,
-    /// `pt_<mode>_…`: the bearer of the portal routes (and of nothing else).
-    pub token: String,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub expires_at: DateTime<Utc>,
 }
 
 /// Body of `PATCH /api/v1/portal/me`: the affiliate's own name and payout details.
@@ -82,92 +52,6 @@ impl PortalMePatch {
     }
 }
 
-/// The affiliate as it sees itself.
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PortalAffiliate)]
-pub struct PortalAffiliate<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
-    pub code: &'a str,
-    pub status: AffiliateStatus,
-    pub payout_method: Option<PayoutMethod>,
-    #[schema(format = Email)]
-    pub payout_email: Option<&'a str>,
-    /// Its Stripe connected account and whether it can be paid, or null before "Set up
-    /// payouts".
-    #[schema(value_type = Option<crate::payout_account::PayoutAccount>)]
-    pub payout_account: Option<&'a crate::payout_account::PayoutAccount>,
-    /// The campaign tier its customers reached, since when; null: none.
-    pub tier: Option<&'a TierMark>,
-    /// Distinct customers with an attributed paying conversion it referred.
-    pub customers_referred: u32,
-    /// The tax form it sent last; null: none.
-    pub tax_form: Option<TaxFormView>,
-}
-
-/// The campaign's terms, as the affiliate earns by them.
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PortalTerms)]
-pub struct PortalTerms<'a> {
-    #[serde(flatten)]
-    pub terms: CampaignTerms<'a>,
-    pub hold_days: u32,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub minimum_payout: Decimal,
-    /// Whether payment waits for the affiliate's tax form (W-9, W-8BEN or W-8BEN-E); null:
-    /// never.
-    pub tax_form: Option<&'a TaxFormSetting>,
-}
-
-/// `GET /api/v1/portal/me`.
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PortalMe)]
-pub struct PortalMe<'a> {
-    pub affiliate: PortalAffiliate<'a>,
-    pub campaign: PortalTerms<'a>,
-    /// The campaign's `landingUrl` with `?ref=<code>` (`&ref=` when it has a query); null
-    /// while the campaign has no landing URL.
-    pub referral_link: Option<String>,
-    /// The merchant's page the portal's "Back" link leads to (the session's `returnUrl`);
-    /// null when the session named none.
-    pub return_url: Option<&'a str>,
-}
-
-impl<'a> PortalMe<'a> {
-    /// The view of an affiliate and its campaign.
-    pub fn of(a: &'a Affiliate, c: &'a Campaign, return_url: Option<&'a str>) -> PortalMe<'a> {
-        PortalMe {
-            affiliate: PortalAffiliate {
-                id: &a.id,
-                name: &a.name,
-                code: a.code.as_str(),
-                status: a.status,
-                payout_method: a.payout_method,
-                payout_email: a.payout_email.as_ref().map(|e| e.as_str()),
-                payout_account: a.payout_account.as_ref(),
-                tier: a.referred.tier.as_ref(),
-                customers_referred: a.referred.customers,
-                tax_form: a.tax_form.as_ref().map(TaxFormView::from),
-            },
-            campaign: PortalTerms {
-                terms: CampaignTerms::from(c),
-                hold_days: c.hold_days,
-                minimum_payout: c.minimum_payout,
-                tax_form: c.tax_form.as_ref(),
-            },
-            referral_link: c
-                .landing_url
-                .as_deref()
-                .map(|u| referral_link(u, a.code.as_str())),
-            return_url,
-        }
-    }
-}
-
 /// A landing URL with the affiliate's `ref` parameter (before any fragment).
 pub fn referral_link(landing: &str, code: &str) -> String {
     let (base, fragment) = match landing.split_once('#') {
@@ -191,121 +75,6 @@ fn url_encode(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-/// A conversion as its affiliate sees it: no customer, no metadata.
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PortalConversion)]
-pub struct PortalConversion<'a> {
-    pub id: &'a str,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub amount: Decimal,
-    #[schema(value_type = crate::money::Currency)]
-    pub currency: Currency,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission: Decimal,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission_reversed: Decimal,
-    pub status: ConversionStatus,
-    pub is_recurring: bool,
-    pub conversion_type: ConversionType,
-    /// What decided the commission (a rule's or tier's name, the campaign's rate, ...).
-    pub commission_source: CommissionSource,
-    /// The customer's n-th attributed payment (1 = the first); null for a lead.
-    pub payment_number: Option<u32>,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub occurred_at: DateTime<Utc>,
-    pub payout_id: Option<&'a str>,
-}
-
-impl<'a> From<&'a Conversion> for PortalConversion<'a> {
-    fn from(c: &'a Conversion) -> Self {
-        PortalConversion {
-            id: &c.id,
-            amount: c.amount,
-            currency: c.currency,
-            commission: c.commission,
-            commission_reversed: c.commission_reversed,
-            status: c.status,
-            is_recurring: c.is_recurring,
-            conversion_type: c.conversion_type,
-            commission_source: c.source(),
-            payment_number: c.payment_number,
-            occurred_at: c.occurred_at,
-            payout_id: c.payout_id.as_deref(),
-        }
-    }
-}
-
-/// A payout as its affiliate sees it (no merchant note or reasons).
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PortalPayout)]
-pub struct PortalPayout<'a> {
-    pub id: &'a str,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub amount: Decimal,
-    #[schema(value_type = crate::money::Currency)]
-    pub currency: Currency,
-    pub status: PayoutStatus,
-    pub method: PayoutMethod,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub requested_at: DateTime<Utc>,
-    #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub paid_at: Option<DateTime<Utc>>,
-    pub conversion_count: u64,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub adjustment_total: Decimal,
-    pub invoice: InvoiceView<'a>,
-}
-
-impl<'a> From<&'a Payout> for PortalPayout<'a> {
-    fn from(p: &'a Payout) -> Self {
-        PortalPayout {
-            id: &p.id,
-            amount: p.amount,
-            currency: p.currency,
-            status: p.status,
-            method: p.method,
-            requested_at: p.requested_at,
-            paid_at: p.paid_at,
-            conversion_count: p.conversion_count,
-            adjustment_total: p.adjustment_total,
-            invoice: InvoiceView::from(p.invoice.as_ref()),
-        }
-    }
-}
-
-/// Swipe copy and other finalized assets of the affiliate's campaign.
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PortalAsset)]
-pub struct PortalAsset<'a> {
-    pub id: &'a str,
-    #[serde(rename = "type")]
-    pub kind: AssetType,
-    pub name: &'a str,
-    pub body: Option<&'a str>,
-}
-
-impl<'a> From<&'a Asset> for PortalAsset<'a> {
-    fn from(a: &'a Asset) -> Self {
-        PortalAsset {
-            id: &a.id,
-            kind: a.kind,
-            name: &a.name,
-            body: a.body.as_deref(),
-        }
-    }
 }
 
 /// The content type an invoice's first bytes prove (PDF, PNG or JPEG),

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::enums::wire_enum;
 use crate::limits;
-use crate::money::{json_number_opt, Currency};
+use crate::money::Currency;
 use crate::patch::Patch;
 use crate::timestamp::serde_ts;
 use crate::validation::Issues;
@@ -229,31 +229,6 @@ fn required<T>(value: Patch<T>, name: &str, issues: &mut Issues) -> Option<T> {
             None
         }
         other => other.apply_opt(None),
-    }
-}
-
-/// A campaign's risk settings in its view.
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = CampaignRisk)]
-pub struct RiskSettingsView {
-    pub hold_flagged: bool,
-    /// null: LARGE_AMOUNT is off.
-    #[serde(with = "json_number_opt")]
-    #[schema(value_type = Option<f64>)]
-    pub review_above: Option<Decimal>,
-    pub max_clicks_per_hour: u32,
-    pub max_conversions_per_hour: u32,
-}
-
-impl From<&RiskSettings> for RiskSettingsView {
-    fn from(s: &RiskSettings) -> Self {
-        RiskSettingsView {
-            hold_flagged: s.hold_flagged,
-            review_above: s.review_above,
-            max_clicks_per_hour: s.max_clicks_per_hour,
-            max_conversions_per_hour: s.max_conversions_per_hour,
-        }
     }
 }
 

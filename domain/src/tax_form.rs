@@ -75,26 +75,6 @@ pub struct TaxForm {
     pub key: String,
 }
 
-/// The form as the affiliate's view shows it.
-#[derive(utoipa::ToSchema, Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = TaxForm)]
-pub struct TaxFormView {
-    pub form_type: TaxFormType,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub uploaded_at: DateTime<Utc>,
-}
-
-impl From<&TaxForm> for TaxFormView {
-    fn from(t: &TaxForm) -> Self {
-        TaxFormView {
-            form_type: t.form_type,
-            uploaded_at: t.uploaded_at,
-        }
-    }
-}
-
 /// The prefix of every tax-form file's storage key.
 pub const PREFIX: &str = "tax-forms/";
 

@@ -6,10 +6,11 @@ use crate::app::App;
 use chrono::{DateTime, Utc};
 
 use domain::commission::{self, CommissionReason, Earner};
-use domain::commission_plan::{PreviewRequest, PreviewView};
+use domain::commission_plan::PreviewRequest;
 use domain::error::{Error, Result};
 use domain::tenant::Tenant;
 use store::{affiliates, campaigns};
+use wire::commission_plan::PreviewView;
 
 /// The preview of `request` on campaign `campaign_id` (404 when unknown; an
 /// affiliate of another campaign is 404 too).

@@ -6,9 +6,10 @@ use chrono::{DateTime, Utc};
 use crate::app::App;
 use crate::auth::portal::{self as token, PortalClaims};
 use domain::error::{Error, Result};
-use domain::portal::{NewPortalSession, PortalSession};
+use domain::portal::NewPortalSession;
 use domain::tenant::Tenant;
 use store::affiliates;
+use wire::portal::PortalSession;
 
 /// Opens a one-hour portal session for an ACTIVE affiliate of the tenant
 /// (404 for another tenant's, 409 for one that is not ACTIVE).

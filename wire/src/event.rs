@@ -1,15 +1,15 @@
 //! Events rendered: each planned event's subject becomes the record's view,
 //! where the event is written.
 
-use domain::adjustment::AdjustmentView;
-use domain::affiliate::AffiliateView;
-use domain::application::ApplicationView;
-use domain::asset::AssetView;
-use domain::campaign::CampaignView;
-use domain::commission_tiers::TierChangeView;
-use domain::conversion::ConversionView;
+use crate::adjustment::AdjustmentView;
+use crate::affiliate::AffiliateView;
+use crate::application::ApplicationView;
+use crate::asset::AssetView;
+use crate::campaign::CampaignView;
+use crate::commission_tiers::TierChangeView;
+use crate::conversion::ConversionView;
+use crate::payout::PayoutView;
 use domain::event::{Event, Published, Subject};
-use domain::payout::PayoutView;
 use domain::Error;
 use serde_json::Value;
 
@@ -36,4 +36,35 @@ fn view(subject: &Subject) -> Result<Value, Error> {
         Subject::TierChange(r) => serde_json::to_value(TierChangeView::from(&**r)),
     };
     rendered.map_err(Error::internal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::event::{EventType, TierChange};
+    use domain::timestamp::parse_datetime;
+
+    #[test]
+    fn an_event_is_published_with_its_subject_rendered_to_the_view() {
+        let at = parse_datetime("2026-11-22T10:00:00.123Z").unwrap();
+        let change = TierChange {
+            affiliate_id: "aff_1".into(),
+            campaign_id: "cmp_1".into(),
+            tier: None,
+            previous_tier: Some("Gold".into()),
+            customers_referred: 3,
+            conversion_id: "cnv_1".into(),
+        };
+        let e = Event::new(EventType::AffiliateTierChanged, &change, at);
+        let p = publish(&e).unwrap();
+        assert_eq!(
+            (p.id.as_str(), p.event_type, p.created_at),
+            (e.id.as_str(), e.event_type, at)
+        );
+        assert_eq!(
+            p.data,
+            serde_json::json!({"affiliateId": "aff_1", "campaignId": "cmp_1", "tier": null,
+                "previousTier": "Gold", "customersReferred": 3, "conversionId": "cnv_1"})
+        );
+    }
 }

@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn the_conversion_s_columns_flatten_its_fixed_objects() {
-        let cols = columns::<crate::domain::conversion::ConversionView<'static>>();
+        let cols = columns::<crate::wire::conversion::ConversionView<'static>>();
         assert_eq!(cols[0], "id");
         for c in [
             "commissionSource.kind",

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::event::{Event, EventType};
 use crate::field;
 use crate::metadata::{self, Metadata};
-use crate::money::{json_number, json_number_opt, Currency};
+use crate::money::{json_number_opt, Currency};
 use crate::referral::CustomerKey;
 use crate::risk::Risk;
 use crate::timestamp::{self, serde_ts, serde_ts_opt};
@@ -504,14 +504,12 @@ pub struct Reversal {
 
 mod ledger;
 mod requests;
-mod view;
 
 pub use ledger::{Adjustment, Earning};
 pub use requests::{
     truncate_millis, Postback, PostbackBody, ReleaseBody, ReverseBody, ReverseRequest, Sale,
     FUTURE_TOLERANCE_MINUTES,
 };
-pub use view::ConversionView;
 
 #[cfg(test)]
 mod tests;

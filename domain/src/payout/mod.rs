@@ -18,7 +18,7 @@ use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::event::{Event, EventType};
 use crate::ids::{new_id, IdKind};
-use crate::money::{json_number, Currency};
+use crate::money::Currency;
 use crate::payout_account::PaymentError;
 use crate::tenant::Tenant;
 use crate::timestamp::{serde_ts, serde_ts_opt};
@@ -272,8 +272,8 @@ impl Payout {
 }
 
 mod command;
+mod events;
 mod invoice;
-mod view;
 mod work;
 
 pub use command::{Command, FollowUp, Moved, Outcome};
@@ -281,7 +281,6 @@ pub use invoice::{
     invoice_key, upload_key, Invoice, InvoiceContentType, InvoiceUpload, INVOICE_CONTENT_TYPES,
     INVOICE_PREFIX,
 };
-pub use view::{InvoiceView, PayoutView};
 pub use work::{AtOnce, Claiming, Releasing, TransitionPlan, WorkChunk};
 
 #[cfg(test)]

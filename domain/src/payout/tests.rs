@@ -714,33 +714,6 @@ fn transitions_record_what_happened() {
     assert!(Processing.is_open() && !Paid.is_open() && !Rejected.is_open());
 }
 
-#[test]
-fn the_view_hides_the_storage_key_and_the_work() {
-    let now = Utc::now();
-    let Outcome::Changed { payout: p, .. } =
-        payout(Pending).apply(commands().remove(0), now).unwrap()
-    else {
-        panic!("changed");
-    };
-    let v = serde_json::to_value(PayoutView::from(&*p)).unwrap();
-    let text = v.to_string();
-    assert!(
-        !text.contains("invoices/") && !text.contains("invoiceKey"),
-        "{text}"
-    );
-    for private in ["work", "progress", "claimed", "settled", "released"] {
-        assert!(v.get(private).is_none(), "{private}");
-    }
-    assert_eq!(v["invoice"]["uploaded"], true);
-    assert_eq!(v["invoice"]["fileName"], "inv.pdf");
-    assert_eq!(v["amount"], serde_json::json!(123.45));
-    let none = serde_json::to_value(PayoutView::from(&payout(Pending))).unwrap();
-    assert_eq!(
-        none["invoice"],
-        serde_json::json!({"uploaded": false, "fileName": null, "contentType": null, "size": null, "uploadedAt": null})
-    );
-}
-
 /// The payout an event is about.
 fn payout_of(e: &Event) -> &Payout {
     match &e.subject {

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use api::domain::adjustment::{AdjustmentView, NewAdjustment};
-use api::domain::affiliate::{AffiliatePatch, AffiliateView, NewAffiliate};
+use api::domain::adjustment::NewAdjustment;
+use api::domain::affiliate::{AffiliatePatch, NewAffiliate};
 use api::domain::payout_rail::OnboardingLink;
-use api::domain::promotion_code::{NewPromotionCode, PromotionCodeView};
+use api::domain::promotion_code::NewPromotionCode;
 use api::domain::timestamp;
 use api::http::idempotency::REPLAYED;
 use api::http::Answer;
@@ -18,6 +18,9 @@ use api::services::enrollments;
 use api::services::{self, payout_accounts, portal_sessions, promotion_codes};
 use api::store::affiliates::{self, AffiliateFilter};
 use api::store::page::PageRequest;
+use api::wire::adjustment::AdjustmentView;
+use api::wire::affiliate::AffiliateView;
+use api::wire::promotion_code::PromotionCodeView;
 use axum::extract::State;
 
 /// The routes this function serves.
@@ -51,8 +54,8 @@ pub fn routes() -> ApiRouter {
     tag = "Affiliates",
     request_body = api::domain::adjustment::NewAdjustment,
     responses(
-        (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = api::domain::adjustment::AdjustmentView),
-        (status = 201, description = "The adjustment booked.", body = api::domain::adjustment::AdjustmentView),
+        (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = api::wire::adjustment::AdjustmentView),
+        (status = 201, description = "The adjustment booked.", body = api::wire::adjustment::AdjustmentView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -80,7 +83,7 @@ async fn create_adjustment(
     tag = "Affiliates",
     params(PageRequest),
     responses(
-        (status = 200, description = "A page of the affiliate's adjustments.", body = [api::domain::adjustment::AdjustmentView])
+        (status = 200, description = "A page of the affiliate's adjustments.", body = [api::wire::adjustment::AdjustmentView])
     )
 )]
 async fn list_adjustments(
@@ -108,7 +111,7 @@ async fn list_adjustments(
     tag = "Affiliates",
     request_body = api::domain::promotion_code::NewPromotionCode,
     responses(
-        (status = 201, description = "The promotion code.", body = api::domain::promotion_code::PromotionCodeView),
+        (status = 201, description = "The promotion code.", body = api::wire::promotion_code::PromotionCodeView),
         (status = 409, response = api::http::openapi::Conflict),
         (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
@@ -133,7 +136,7 @@ async fn create_promotion_code(
     tag = "Affiliates",
     params(PageRequest),
     responses(
-        (status = 200, description = "A page of the affiliate's promotion codes.", body = [api::domain::promotion_code::PromotionCodeView])
+        (status = 200, description = "A page of the affiliate's promotion codes.", body = [api::wire::promotion_code::PromotionCodeView])
     )
 )]
 async fn list_promotion_codes(
@@ -158,7 +161,7 @@ async fn list_promotion_codes(
     tag = "Affiliates",
     params(("codeId" = String, Path, description = "The promotion code's id (`prc_…`).")),
     responses(
-        (status = 200, description = "The promotion code, inactive.", body = api::domain::promotion_code::PromotionCodeView),
+        (status = 200, description = "The promotion code, inactive.", body = api::wire::promotion_code::PromotionCodeView),
         (status = 409, response = api::http::openapi::Conflict),
         (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
@@ -185,7 +188,7 @@ async fn deactivate_promotion_code(
     tag = "Affiliates",
     request_body = Option<api::domain::portal::NewPortalSession>,
     responses(
-        (status = 201, description = "The session.", body = api::domain::portal::PortalSession),
+        (status = 201, description = "The session.", body = api::wire::portal::PortalSession),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -249,7 +252,7 @@ async fn payout_account(
         ("tax_form" = Option<api::domain::tax_form::TaxFormFilter>, Query, description = "`missing`: only affiliates that have sent no tax form.")
     ),
     responses(
-        (status = 200, description = "A page of affiliates.", body = [api::domain::affiliate::AffiliateView])
+        (status = 200, description = "A page of affiliates.", body = [api::wire::affiliate::AffiliateView])
     )
 )]
 async fn list(
@@ -273,7 +276,7 @@ async fn list(
     tag = "Affiliates",
     request_body = api::domain::affiliate::NewAffiliate,
     responses(
-        (status = 201, description = "The affiliate created.", body = api::domain::affiliate::AffiliateView),
+        (status = 201, description = "The affiliate created.", body = api::wire::affiliate::AffiliateView),
         (status = 404, response = api::http::openapi::NotFound),
         (status = 409, response = api::http::openapi::Conflict)
     )
@@ -297,7 +300,7 @@ async fn create(
     operation_id = "getAffiliate",
     tag = "Affiliates",
     responses(
-        (status = 200, description = "The affiliate.", body = api::domain::affiliate::AffiliateView)
+        (status = 200, description = "The affiliate.", body = api::wire::affiliate::AffiliateView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -319,7 +322,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     tag = "Affiliates",
     request_body = Option<api::domain::affiliate::AffiliatePatch>,
     responses(
-        (status = 200, description = "The updated affiliate.", body = api::domain::affiliate::AffiliateView),
+        (status = 200, description = "The updated affiliate.", body = api::wire::affiliate::AffiliateView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]

@@ -3,10 +3,7 @@
 
 use std::sync::Arc;
 
-use api::domain::application::{
-    AcceptApplication, ApplicationView, BulkAccept, BulkAcceptView, BulkFailure, Decision,
-    RejectApplication,
-};
+use api::domain::application::{AcceptApplication, BulkAccept, Decision, RejectApplication};
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
@@ -14,6 +11,9 @@ use api::services::app::App;
 use api::services::applications as decisions;
 use api::store::applications::{self, ApplicationFilter};
 use api::store::page::PageRequest;
+use api::wire::application::ApplicationView;
+use api::wire::application::BulkAcceptView;
+use api::wire::application::BulkFailure;
 use axum::extract::State;
 
 /// The routes this function serves.
@@ -41,7 +41,7 @@ pub fn routes() -> ApiRouter {
         ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "Only applications of this risk level (any letter case; NONE: unflagged).")
     ),
     responses(
-        (status = 200, description = "A page of applications.", body = [api::domain::application::ApplicationView])
+        (status = 200, description = "A page of applications.", body = [api::wire::application::ApplicationView])
     )
 )]
 async fn list(
@@ -62,7 +62,7 @@ async fn list(
     operation_id = "getApplication",
     tag = "Applications",
     responses(
-        (status = 200, description = "The application.", body = api::domain::application::ApplicationView)
+        (status = 200, description = "The application.", body = api::wire::application::ApplicationView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -82,7 +82,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     tag = "Applications",
     request_body = Option<api::domain::application::AcceptApplication>,
     responses(
-        (status = 200, description = "The accepted application.", body = api::domain::application::ApplicationView),
+        (status = 200, description = "The accepted application.", body = api::wire::application::ApplicationView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -107,7 +107,7 @@ async fn accept(
     tag = "Applications",
     request_body = Option<api::domain::application::RejectApplication>,
     responses(
-        (status = 200, description = "The rejected application.", body = api::domain::application::ApplicationView),
+        (status = 200, description = "The rejected application.", body = api::wire::application::ApplicationView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -133,7 +133,7 @@ async fn reject(
     tag = "Applications",
     request_body = api::domain::application::BulkAccept,
     responses(
-        (status = 200, description = "Per-id results.", body = api::domain::application::BulkAcceptView)
+        (status = 200, description = "Per-id results.", body = api::wire::application::BulkAcceptView)
     )
 )]
 async fn bulk_accept(

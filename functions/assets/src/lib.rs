@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use api::domain::asset::{AssetPatch, AssetView, NewSwipeCopy};
+use api::domain::asset::{AssetPatch, NewSwipeCopy};
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
@@ -10,6 +10,7 @@ use api::services;
 use api::services::app::App;
 use api::store::assets::{self, AssetFilter};
 use api::store::page::PageRequest;
+use api::wire::asset::AssetView;
 use axum::extract::State;
 
 /// The routes this function serves.
@@ -30,7 +31,7 @@ pub fn routes() -> ApiRouter {
     tag = "Assets",
     request_body = api::domain::asset::NewSwipeCopy,
     responses(
-        (status = 201, description = "The asset created.", body = api::domain::asset::AssetView),
+        (status = 201, description = "The asset created.", body = api::wire::asset::AssetView),
         (status = 404, response = api::http::openapi::NotFound)
     )
 )]
@@ -59,7 +60,7 @@ async fn create_swipe_copy(
         ("type" = Option<api::domain::asset::AssetType>, Query, description = "Only assets of this type (any letter case).")
     ),
     responses(
-        (status = 200, description = "A page of assets.", body = [api::domain::asset::AssetView])
+        (status = 200, description = "A page of assets.", body = [api::wire::asset::AssetView])
     )
 )]
 async fn list(
@@ -80,7 +81,7 @@ async fn list(
     operation_id = "getAsset",
     tag = "Assets",
     responses(
-        (status = 200, description = "The asset.", body = api::domain::asset::AssetView)
+        (status = 200, description = "The asset.", body = api::wire::asset::AssetView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -100,7 +101,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     tag = "Assets",
     request_body = Option<api::domain::asset::AssetPatch>,
     responses(
-        (status = 200, description = "The updated asset.", body = api::domain::asset::AssetView),
+        (status = 200, description = "The updated asset.", body = api::wire::asset::AssetView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -125,7 +126,7 @@ async fn update(
     operation_id = "archiveAsset",
     tag = "Assets",
     responses(
-        (status = 200, description = "The archived asset.", body = api::domain::asset::AssetView),
+        (status = 200, description = "The archived asset.", body = api::wire::asset::AssetView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]

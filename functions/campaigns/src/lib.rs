@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use api::domain::campaign::{CampaignPatch, CampaignView, NewCampaign};
-use api::domain::commission_plan::{PreviewBody, PreviewView};
+use api::domain::campaign::{CampaignPatch, NewCampaign};
+use api::domain::commission_plan::PreviewBody;
 use api::domain::timestamp;
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
@@ -12,6 +12,8 @@ use api::services::app::App;
 use api::services::{self, commission_preview};
 use api::store::campaigns;
 use api::store::page::PageRequest;
+use api::wire::campaign::CampaignView;
+use api::wire::commission_plan::PreviewView;
 use axum::extract::State;
 
 /// The routes this function serves.
@@ -35,7 +37,7 @@ pub fn routes() -> ApiRouter {
         PageRequest
     ),
     responses(
-        (status = 200, description = "A page of campaigns.", body = [api::domain::campaign::CampaignView])
+        (status = 200, description = "A page of campaigns.", body = [api::wire::campaign::CampaignView])
     )
 )]
 async fn list(
@@ -57,7 +59,7 @@ async fn list(
     tag = "Campaigns",
     request_body = api::domain::campaign::NewCampaign,
     responses(
-        (status = 201, description = "The campaign created.", body = api::domain::campaign::CampaignView)
+        (status = 201, description = "The campaign created.", body = api::wire::campaign::CampaignView)
     )
 )]
 async fn create(
@@ -79,7 +81,7 @@ async fn create(
     operation_id = "getCampaign",
     tag = "Campaigns",
     responses(
-        (status = 200, description = "The campaign.", body = api::domain::campaign::CampaignView)
+        (status = 200, description = "The campaign.", body = api::wire::campaign::CampaignView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -100,7 +102,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     tag = "Campaigns",
     request_body = Option<api::domain::campaign::CampaignPatch>,
     responses(
-        (status = 200, description = "The updated campaign.", body = api::domain::campaign::CampaignView)
+        (status = 200, description = "The updated campaign.", body = api::wire::campaign::CampaignView)
     )
 )]
 async fn update(

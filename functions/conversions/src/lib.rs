@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use api::domain::conversion::{ConversionView, PostbackBody, ReleaseBody, ReverseBody};
+use api::domain::conversion::{PostbackBody, ReleaseBody, ReverseBody};
 use api::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
 use api::domain::timestamp;
 use api::domain::validation::Issue;
@@ -16,6 +16,7 @@ use api::services::{holds, reverse};
 use api::store::conversions::{self, ConversionFilter};
 use api::store::page::PageRequest;
 use api::store::rollups;
+use api::wire::conversion::ConversionView;
 use axum::extract::State;
 
 /// Header set on the answer to a repeated postback.
@@ -74,8 +75,8 @@ pub fn routes() -> ApiRouter {
     tag = "Conversions",
     request_body = api::domain::conversion::PostbackBody,
     responses(
-        (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = api::domain::conversion::ConversionView),
-        (status = 201, description = "The conversion recorded.", body = api::domain::conversion::ConversionView),
+        (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = api::wire::conversion::ConversionView),
+        (status = 201, description = "The conversion recorded.", body = api::wire::conversion::ConversionView),
         (status = 404, response = api::http::openapi::NotFound),
         (status = 409, response = api::http::openapi::Conflict),
         (status = 429, response = inline(api::http::openapi::QuotaReached))
@@ -124,7 +125,7 @@ async fn postback(
         ("max_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "Amount at most this. Below `min_amount`: 400. A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400.")
     ),
     responses(
-        (status = 200, description = "A page of conversions.", body = [api::domain::conversion::ConversionView])
+        (status = 200, description = "A page of conversions.", body = [api::wire::conversion::ConversionView])
     )
 )]
 async fn list(
@@ -241,7 +242,7 @@ async fn summary(
     operation_id = "getConversion",
     tag = "Conversions",
     responses(
-        (status = 200, description = "The conversion.", body = api::domain::conversion::ConversionView)
+        (status = 200, description = "The conversion.", body = api::wire::conversion::ConversionView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -273,7 +274,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     tag = "Conversions",
     request_body = Option<api::domain::conversion::ReverseBody>,
     responses(
-        (status = 200, description = "The reversed conversion.", body = api::domain::conversion::ConversionView),
+        (status = 200, description = "The reversed conversion.", body = api::wire::conversion::ConversionView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -303,7 +304,7 @@ async fn reverse(
     tag = "Conversions",
     request_body = Option<api::domain::conversion::ReleaseBody>,
     responses(
-        (status = 200, description = "The released conversion.", body = api::domain::conversion::ConversionView),
+        (status = 200, description = "The released conversion.", body = api::wire::conversion::ConversionView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]

@@ -6,9 +6,7 @@
 use std::sync::Arc;
 
 use api::domain::connector::Provider;
-use api::domain::integration::{
-    DeliveryOutcome, IntegrationPatch, IntegrationView, NewIntegration,
-};
+use api::domain::integration::{DeliveryOutcome, IntegrationPatch, NewIntegration};
 use api::domain::timestamp;
 use api::http::Answer;
 use api::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
@@ -18,6 +16,7 @@ use api::services::rails::paypal::Transmission;
 use api::services::{integrations, provider_events as receiving};
 use api::store::integrations::{self as store, DeliveryRow};
 use api::store::page::PageRequest;
+use api::wire::integration::IntegrationView;
 use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;

@@ -1,12 +1,12 @@
 //! Per-id bulk calls: each id is handled on its own, a few at a time, and
 //! answered in request order as done or failed.
 
-use std::future::Future;
-
-use api::domain::application::BulkFailure;
 use api::domain::error::{Error, Result};
-use api::domain::payout::{Payout, PayoutView};
+use api::domain::payout::Payout;
+use api::wire::application::BulkFailure;
+use api::wire::payout::PayoutView;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use std::future::Future;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 

@@ -9,7 +9,7 @@ mod bulk;
 use std::sync::Arc;
 
 use api::domain::error::Error;
-use api::domain::payout::{Command, PayoutView};
+use api::domain::payout::Command;
 use api::domain::payout_commands::{
     ApprovePayout, BatchProcess, BulkCancel, MarkPaid, RejectPayout, SettlePayout,
 };
@@ -24,6 +24,7 @@ use api::services::tax_forms;
 use api::services::{payout_rails, payouts};
 use api::store::page::PageRequest;
 use api::store::payouts::{self as store_payouts, PayoutFilter};
+use api::wire::payout::PayoutView;
 use axum::extract::State;
 
 use crate::bulk::{each_id, BulkView};
@@ -60,7 +61,7 @@ pub fn routes() -> ApiRouter {
         ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Upper bound on `requestedAt`: a date (the whole UTC day) or a date-time, inclusive.")
     ),
     responses(
-        (status = 200, description = "A page of payouts.", body = [api::domain::payout::PayoutView])
+        (status = 200, description = "A page of payouts.", body = [api::wire::payout::PayoutView])
     )
 )]
 async fn list(
@@ -82,7 +83,7 @@ async fn list(
     operation_id = "getPayout",
     tag = "Payouts",
     responses(
-        (status = 200, description = "The payout.", body = api::domain::payout::PayoutView)
+        (status = 200, description = "The payout.", body = api::wire::payout::PayoutView)
     )
 )]
 async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -181,7 +182,7 @@ fn safe_file_name(name: &str) -> String {
     tag = "Payouts",
     request_body = Option<api::domain::payout_commands::ApprovePayout>,
     responses(
-        (status = 200, description = "The approved payout.", body = api::domain::payout::PayoutView),
+        (status = 200, description = "The approved payout.", body = api::wire::payout::PayoutView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -207,7 +208,7 @@ async fn approve(
     tag = "Payouts",
     request_body = api::domain::payout_commands::RejectPayout,
     responses(
-        (status = 200, description = "The rejected payout.", body = api::domain::payout::PayoutView),
+        (status = 200, description = "The rejected payout.", body = api::wire::payout::PayoutView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -233,7 +234,7 @@ async fn reject(
     tag = "Payouts",
     request_body = api::domain::payout_commands::MarkPaid,
     responses(
-        (status = 200, description = "The paid payout.", body = api::domain::payout::PayoutView),
+        (status = 200, description = "The paid payout.", body = api::wire::payout::PayoutView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -258,7 +259,7 @@ async fn mark_paid(
     tag = "Payouts",
     request_body = Option<api::domain::payout_commands::SettlePayout>,
     responses(
-        (status = 200, description = "The paid payout.", body = api::domain::payout::PayoutView),
+        (status = 200, description = "The paid payout.", body = api::wire::payout::PayoutView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]

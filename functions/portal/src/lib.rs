@@ -5,15 +5,11 @@
 //! A merchant key is 401 on every one of them. The use cases run in
 //! `api::services::portal`.
 
-use std::sync::Arc;
-
-use api::domain::adjustment::PortalAdjustment;
 use api::domain::error::Error;
 use api::domain::payout_rail::OnboardingLink;
-use api::domain::portal::{PortalAsset, PortalConversion, PortalMe, PortalMePatch, PortalPayout};
-use api::domain::promotion_code::PortalPromotionCode;
+use api::domain::portal::PortalMePatch;
 use api::domain::summary::{Day, Figures, Group, Period, SeriesBy};
-use api::domain::tax_form::{self, TaxFormType, TaxFormView};
+use api::domain::tax_form::{self, TaxFormType};
 use api::domain::timestamp;
 use api::domain::validation::Issue;
 use api::http::body::file_bytes;
@@ -26,10 +22,18 @@ use api::services::portal as service;
 use api::services::tax_forms;
 use api::services::{adjustments, payout_accounts, promotion_codes};
 use api::store::page::PageRequest;
+use api::wire::adjustment::PortalAdjustment;
+use api::wire::portal::PortalAsset;
+use api::wire::portal::PortalConversion;
+use api::wire::portal::PortalMe;
+use api::wire::portal::PortalPayout;
+use api::wire::promotion_code::PortalPromotionCode;
+use api::wire::tax_form::TaxFormView;
 use axum::body::Body;
 use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -405,7 +409,7 @@ struct TaxFormFile(Vec<u8>);
     security(("portalToken" = [])),
     request_body(content = TaxFormFile, content_type = "application/octet-stream", description = "The PDF's bytes (its type is read from them, so any `Content-Type` is accepted: `application/pdf` as well)."),
     params(("formType" = api::domain::tax_form::TaxFormType, Query, description = "The form's type (any letter case).")),
-    responses((status = 200, description = "The form as recorded.", body = api::domain::tax_form::TaxFormView))
+    responses((status = 200, description = "The form as recorded.", body = api::wire::tax_form::TaxFormView))
 )]
 async fn tax_form(
     p: Portal,

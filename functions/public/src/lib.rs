@@ -2,18 +2,17 @@
 //! click tracking for the browser script and the API description. Every one
 //! is browser-facing (CORS).
 
-use std::sync::Arc;
-
-use api::domain::campaign::PublicCampaignView;
 use api::http::router::document;
 use api::http::Answer;
 use api::http::{with_cors, ApiRouter, PathId, Public, Reply};
 use api::routes;
 use api::services::app::App;
 use api::store::campaigns;
+use api::wire::campaign::PublicCampaignView;
 use api::Error;
 use axum::extract::State;
 use axum::response::Response;
+use std::sync::Arc;
 
 mod portal;
 mod signup;
@@ -54,7 +53,7 @@ pub fn routes() -> ApiRouter {
     operation_id = "getPublicCampaign",
     tag = "Public", security(),
     responses(
-        (status = 200, description = "The public profile.", body = api::domain::campaign::PublicCampaignView)
+        (status = 200, description = "The public profile.", body = api::wire::campaign::PublicCampaignView)
     )
 )]
 async fn public_campaign(_: Public, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {

@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use api::domain::signup::{SignUp, SignUpView};
+use api::domain::signup::SignUp;
 use api::http::Answer;
 use api::http::{Json, Public, Reply};
 use api::services::app::App;
 use api::services::enrollments;
+use api::wire::signup::SignUpView;
 use axum::extract::State;
 
 /// Sign up as an affiliate
@@ -27,7 +28,7 @@ use axum::extract::State;
     tags = ["Affiliates", "Public"], security(),
     request_body = api::domain::signup::SignUp,
     responses(
-        (status = 201, description = "The affiliate created.", body = api::domain::signup::SignUpView),
+        (status = 201, description = "The affiliate created.", body = api::wire::signup::SignUpView),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]

@@ -2,12 +2,8 @@
 //! affiliates and referrals, the conversions export and the yearly payments
 //! report.
 
-use std::sync::{Arc, OnceLock};
-
-use api::domain::conversion::ConversionView;
 use api::domain::error::Error;
 use api::domain::import::{AffiliateRow, ReferralRow};
-use api::domain::referral::ReferralView;
 use api::domain::summary::{self, MAX_SERIES_DAYS};
 use api::domain::timestamp;
 use api::domain::validation::Issue;
@@ -23,10 +19,13 @@ use api::services::{imports, payments_report};
 use api::store::conversions::ConversionFilter;
 use api::store::page::PageRequest;
 use api::store::referrals::{self, ReferralFilter};
+use api::wire::conversion::ConversionView;
+use api::wire::referral::ReferralView;
 use axum::extract::State;
 use chrono::Datelike;
 use http::HeaderMap;
 use http::{StatusCode, Uri};
+use std::sync::{Arc, OnceLock};
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -54,7 +53,7 @@ pub fn routes() -> ApiRouter {
         ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only this campaign's referrals.")
     ),
     responses(
-        (status = 200, description = "A page of referrals.", body = [api::domain::referral::ReferralView])
+        (status = 200, description = "A page of referrals.", body = [api::wire::referral::ReferralView])
     )
 )]
 async fn list_referrals(

@@ -5,10 +5,7 @@
 use std::sync::Arc;
 
 use api::domain::timestamp;
-use api::domain::webhook::{
-    DeletedEndpoint, DeliveryView, EndpointPatch, EndpointView, EndpointWithSecret, EventView,
-    NewEndpoint, RedeliverRequest, ReplayRequest,
-};
+use api::domain::webhook::{EndpointPatch, NewEndpoint, RedeliverRequest, ReplayRequest};
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
@@ -17,6 +14,11 @@ use api::services::webhooks as dispatch;
 use api::store::events::{self, EventFilter};
 use api::store::page::PageRequest;
 use api::store::webhooks::{self as store, AttemptFilter};
+use api::wire::webhook::DeletedEndpoint;
+use api::wire::webhook::DeliveryView;
+use api::wire::webhook::EndpointView;
+use api::wire::webhook::EndpointWithSecret;
+use api::wire::webhook::EventView;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
@@ -54,7 +56,7 @@ struct NoFields {}
         ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "ISO-8601 date (whole UTC day) or date-time.")
     ),
     responses(
-        (status = 200, description = "A page of events.", body = [api::domain::webhook::EventView])
+        (status = 200, description = "A page of events.", body = [api::wire::webhook::EventView])
     )
 )]
 async fn list_events(
@@ -75,7 +77,7 @@ async fn list_events(
     operation_id = "getEvent",
     tag = "Events",
     responses(
-        (status = 200, description = "The event.", body = api::domain::webhook::EventView)
+        (status = 200, description = "The event.", body = api::wire::webhook::EventView)
     )
 )]
 async fn get_event(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -133,7 +135,7 @@ async fn redeliver(
         PageRequest
     ),
     responses(
-        (status = 200, description = "A page of endpoints.", body = [api::domain::webhook::EndpointView])
+        (status = 200, description = "A page of endpoints.", body = [api::wire::webhook::EndpointView])
     )
 )]
 async fn list_endpoints(
@@ -179,7 +181,7 @@ async fn create_endpoint(
     operation_id = "getWebhookEndpoint",
     tag = "Webhooks",
     responses(
-        (status = 200, description = "The endpoint.", body = api::domain::webhook::EndpointView)
+        (status = 200, description = "The endpoint.", body = api::wire::webhook::EndpointView)
     )
 )]
 async fn get_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> Answer {
@@ -198,7 +200,7 @@ async fn get_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): Path
     tag = "Webhooks",
     request_body = Option<api::domain::webhook::EndpointPatch>,
     responses(
-        (status = 200, description = "The endpoint.", body = api::domain::webhook::EndpointView)
+        (status = 200, description = "The endpoint.", body = api::wire::webhook::EndpointView)
     )
 )]
 async fn update_endpoint(
@@ -263,7 +265,7 @@ async fn rotate_secret(
     operation_id = "testWebhookEndpoint",
     tag = "Webhooks",
     responses(
-        (status = 200, description = "The attempt.", body = api::domain::webhook::DeliveryView)
+        (status = 200, description = "The attempt.", body = api::wire::webhook::DeliveryView)
     )
 )]
 async fn test(
@@ -290,7 +292,7 @@ async fn test(
         ("status" = Option<api::domain::webhook::DeliveryStatus>, Query, description = "Any letter case.")
     ),
     responses(
-        (status = 200, description = "A page of attempts.", body = [api::domain::webhook::DeliveryView])
+        (status = 200, description = "A page of attempts.", body = [api::wire::webhook::DeliveryView])
     )
 )]
 async fn deliveries(

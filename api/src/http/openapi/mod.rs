@@ -56,7 +56,7 @@ use envelopes::{ErrorEnvelope, Meta};
             crate::ErrorCode,
             ::domain::issue::Issue,
             crate::domain::webhook::WebhookPayload,
-            crate::domain::commission_tiers::TierChangeView<'static>,
+            crate::wire::commission_tiers::TierChangeView<'static>,
             // Named only by query parameters.
             crate::domain::tax_form::TaxFormFilter,
             crate::domain::summary::SeriesBy,

@@ -1,6 +1,16 @@
 //! What the API and the events show of a conversion.
 
-use super::*;
+use chrono::{DateTime, Utc};
+use domain::commission_plan::CommissionSource;
+use domain::commission_terms::CommissionReason;
+use domain::metadata::Metadata;
+use domain::money::{json_number, Currency};
+use domain::risk::Risk;
+use domain::timestamp::{serde_ts, serde_ts_opt};
+use rust_decimal::Decimal;
+use serde::Serialize;
+
+use domain::conversion::{AttributionMethod, Conversion, ConversionStatus, ConversionType};
 
 /// A conversion (a sale reported by the merchant's server through the postback).
 #[derive(utoipa::ToSchema, Debug, Serialize)]
@@ -22,7 +32,7 @@ pub struct ConversionView<'a> {
     #[schema(value_type = f64)]
     pub amount: Decimal,
     /// ISO 4217 code.
-    #[schema(value_type = crate::money::Currency)]
+    #[schema(value_type = domain::money::Currency)]
     pub currency: Currency,
     pub conversion_type: ConversionType,
     /// In `currency`, rounded half-even to its minor unit. 0 when the payment earns nothing
@@ -63,7 +73,7 @@ pub struct ConversionView<'a> {
     pub payable_at: DateTime<Utc>,
     /// The payout holding this conversion, once one does.
     pub payout_id: Option<&'a str>,
-    #[schema(value_type = crate::metadata::MetadataSchema)]
+    #[schema(value_type = domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
     /// When the payment happened (the postback's `occurredAt`, default the time of the
     /// postback). List order, `from`/`to`, summary periods and the hold period all use it.
@@ -104,8 +114,8 @@ impl ConversionView<'_> {
     pub fn without_email_hash(mut self) -> Self {
         let hashed = self
             .customer_ref
-            .and_then(crate::referral::CustomerKey::parse)
-            .is_some_and(|k| matches!(k, crate::referral::CustomerKey::EmailHash(_)));
+            .and_then(domain::referral::CustomerKey::parse)
+            .is_some_and(|k| matches!(k, domain::referral::CustomerKey::EmailHash(_)));
         if hashed {
             self.customer_ref = None;
         }

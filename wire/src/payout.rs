@@ -1,6 +1,15 @@
-//! What the API and the events show of a payout and its invoice.
+//! What the API and the events show of a payout and its invoice (never the
+//! invoice's storage key or the payout's work).
 
-use super::*;
+use chrono::{DateTime, NaiveDate, Utc};
+use domain::affiliate::PayoutMethod;
+use domain::money::{json_number, Currency};
+use domain::payout_account::PaymentError;
+use domain::timestamp::{serde_ts, serde_ts_opt};
+use rust_decimal::Decimal;
+use serde::Serialize;
+
+use domain::payout::{Invoice, Payout, PayoutStatus};
 
 /// The invoice evidence. Its storage key is private and appears in no response; the file is
 /// served by `GET /api/v1/payouts/{id}/invoice`.
@@ -11,7 +20,7 @@ pub struct InvoiceView<'a> {
     pub uploaded: bool,
     pub file_name: Option<&'a str>,
     /// Null when no invoice was uploaded.
-    #[schema(value_type = Option<crate::payout::InvoiceContentType>)]
+    #[schema(value_type = Option<domain::payout::InvoiceContentType>)]
     pub content_type: Option<&'a str>,
     /// Bytes.
     #[schema(minimum = 1, maximum = 4194304)]
@@ -48,7 +57,7 @@ pub struct PayoutView<'a> {
     #[serde(with = "json_number")]
     #[schema(value_type = f64)]
     pub amount: Decimal,
-    #[schema(value_type = crate::money::Currency)]
+    #[schema(value_type = domain::money::Currency)]
     pub currency: Currency,
     pub status: PayoutStatus,
     pub method: PayoutMethod,
@@ -91,7 +100,7 @@ pub struct PayoutView<'a> {
     pub payment_attempt: u32,
     /// The last refusal: the provider's code and message (`no_destination` when the
     /// affiliate had no usable destination), and when.
-    #[schema(value_type = Option<crate::payout_account::PaymentError>)]
+    #[schema(value_type = Option<domain::payout_account::PaymentError>)]
     pub last_payment_error: Option<&'a PaymentError>,
     #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
@@ -99,37 +108,6 @@ pub struct PayoutView<'a> {
     #[serde(with = "serde_ts")]
     #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
     pub updated_at: DateTime<Utc>,
-}
-
-impl Payout {
-    /// An event of `event_type` carrying this payout's API view.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
-        Event::new(event_type, self, now)
-    }
-
-    /// The events of a transition to this payout: `payout.approved` of the
-    /// payout as approved in passing, when it was, then `event`, made in
-    /// that order (so their ids list them in it).
-    pub fn transition_events(
-        &self,
-        event: Option<EventType>,
-        approval: Option<&Payout>,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<Event>, Error> {
-        let mut events = Vec::new();
-        if let Some(a) = approval {
-            events.push(a.event(EventType::PayoutApproved, now));
-        }
-        if let Some(event) = event {
-            events.push(self.event(event, now));
-        }
-        Ok(events)
-    }
-
-    /// Its `payout.created` event, once its claim is complete.
-    pub fn created_event(&self) -> Event {
-        self.event(EventType::PayoutCreated, self.updated_at)
-    }
 }
 
 impl<'a> From<&'a Payout> for PayoutView<'a> {
@@ -161,5 +139,53 @@ impl<'a> From<&'a Payout> for PayoutView<'a> {
             created_at: p.created_at,
             updated_at: p.updated_at,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A PENDING payout of 123.45 USD, as stored, with an invoice or none.
+    fn payout(invoice: Option<serde_json::Value>) -> Payout {
+        let at = "2026-01-01T00:00:00.000Z";
+        serde_json::from_value(json!({
+            "id": "po_1", "affiliateId": "aff_1", "campaignId": "cmp_1", "amount": "123.45",
+            "currency": "USD", "status": "PENDING", "method": "PAYPAL", "requestedAt": at,
+            "conversionCount": 3, "adjustmentTotal": "0", "invoice": invoice,
+            "invoiceKey": invoice.as_ref().map(|_| "invoices/k"),
+            "work": "RELEASE", "settled": 1,
+            "createdAt": at, "updatedAt": at,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_view_hides_the_storage_key_and_the_work() {
+        let invoice = json!({"fileName": "inv.pdf", "contentType": "application/pdf",
+            "size": 10, "uploadedAt": "2026-01-01T00:00:00.000Z"});
+        let p = payout(Some(invoice));
+        assert!(
+            p.invoice_key.is_some() && p.work.is_some(),
+            "the private parts are there"
+        );
+        let v = serde_json::to_value(PayoutView::from(&p)).unwrap();
+        let text = v.to_string();
+        assert!(
+            !text.contains("invoices/") && !text.contains("invoiceKey"),
+            "{text}"
+        );
+        for private in ["work", "progress", "claimed", "settled", "released"] {
+            assert!(v.get(private).is_none(), "{private}");
+        }
+        assert_eq!(v["invoice"]["uploaded"], true);
+        assert_eq!(v["invoice"]["fileName"], "inv.pdf");
+        assert_eq!(v["amount"], json!(123.45));
+        let none = serde_json::to_value(PayoutView::from(&payout(None))).unwrap();
+        assert_eq!(
+            none["invoice"],
+            json!({"uploaded": false, "fileName": null, "contentType": null, "size": null, "uploadedAt": null})
+        );
     }
 }

@@ -1,0 +1,159 @@
+//! What the API and the events show of an affiliate (its totals as numbers, never its version).
+
+use crate::tax_form::TaxFormView;
+use chrono::{DateTime, Utc};
+use domain::affiliate::{Affiliate, AffiliateStatus, PayoutMethod, Totals};
+use domain::commission_plan::Pay;
+use domain::commission_tiers::TierMark;
+use domain::email::Email;
+use domain::metadata::Metadata;
+use domain::money::json_number;
+use domain::payout_account::PayoutAccount;
+use domain::risk::Risk;
+use domain::timestamp::serde_ts;
+use rust_decimal::Decimal;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+/// An affiliate as its merchant sees it.
+#[derive(utoipa::ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Affiliate)]
+pub struct AffiliateView<'a> {
+    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("aff_01JD9A7C2E4G6J8M0P2R4T6V8X"))]
+    id: &'a str,
+    object: &'static str,
+    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    campaign_id: &'a str,
+    /// Kept as given (trimmed); compared and looked up in lowercase.
+    #[schema(value_type = domain::email::Email)]
+    email: &'a str,
+    #[schema(min_length = 1, max_length = 200)]
+    name: &'a str,
+    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
+    /// and mode in any letter case.
+    #[schema(value_type = domain::affiliate_code::AffiliateCode)]
+    code: &'a str,
+    status: AffiliateStatus,
+    payout_method: Option<PayoutMethod>,
+    #[schema(format = Email)]
+    payout_email: Option<&'a str>,
+    /// Its Stripe connected account (created by `POST .../payout-account`), or null.
+    #[schema(value_type = Option<domain::payout_account::PayoutAccount>)]
+    payout_account: Option<&'a PayoutAccount>,
+    website: Option<&'a str>,
+    #[schema(value_type = domain::metadata::MetadataSchema)]
+    metadata: &'a Metadata,
+    /// Risk flags of its public sign-up, and their level (see `docs/risk.md`).
+    risk: &'a Risk,
+    /// What it earns instead of the campaign's rules and rate; null: the campaign decides.
+    commission_override: Option<&'a Pay>,
+    /// The campaign tier its customers reached, since when; null: none (see
+    /// `docs/commissions.md`).
+    tier: Option<&'a TierMark>,
+    /// Distinct customers with an attributed paying conversion it referred.
+    customers_referred: u32,
+    /// The tax form it uploaded last through the portal (the file:
+    /// `GET /api/v1/affiliates/{id}/tax-form`); null: none.
+    tax_form: Option<TaxFormView>,
+    #[schema(value_type = TotalsSchema)]
+    earned: TotalsJson<'a>,
+    #[schema(value_type = TotalsSchema)]
+    paid: TotalsJson<'a>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    updated_at: DateTime<Utc>,
+}
+
+impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
+    fn from(a: &'a Affiliate) -> Self {
+        AffiliateView {
+            id: &a.id,
+            object: "affiliate",
+            campaign_id: &a.campaign_id,
+            email: a.email.as_str(),
+            name: &a.name,
+            code: a.code.as_str(),
+            status: a.status,
+            payout_method: a.payout_method,
+            payout_email: a.payout_email.as_ref().map(Email::as_str),
+            payout_account: a.payout_account.as_ref(),
+            website: a.website.as_deref(),
+            metadata: &a.metadata,
+            risk: &a.risk,
+            commission_override: a.commission_override.as_ref(),
+            tier: a.referred.tier.as_ref(),
+            customers_referred: a.referred.customers,
+            tax_form: a.tax_form.as_ref().map(TaxFormView::from),
+            earned: TotalsJson(&a.earned),
+            paid: TotalsJson(&a.paid),
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+        }
+    }
+}
+
+/// The description of `Totals` on the wire: money per currency.
+pub struct TotalsSchema;
+
+domain::described!(
+    TotalsSchema,
+    "Totals",
+    serde_json::json!({
+        "type": "object",
+        "description": "Money per currency in major units (ISO 4217 code to number).",
+        "propertyNames": {"pattern": "^[A-Z]{3}$"},
+        "additionalProperties": {"type": "number"},
+        "example": {"USD": 125.5},
+    })
+);
+
+/// Serialises totals as `{ "USD": 12.5 }` with JSON numbers.
+struct TotalsJson<'a>(&'a Totals);
+
+struct Amount(Decimal);
+
+impl Serialize for Amount {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json_number::serialize(&self.0, s)
+    }
+}
+
+impl Serialize for TotalsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (c, d) in self.0 {
+            m.serialize_entry(c.code(), &Amount(*d))?;
+        }
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::affiliate::{AffiliateStatus, NewAffiliate};
+    use domain::money::Currency;
+    use domain::validation::Issues;
+
+    #[test]
+    fn view_hides_the_version_and_shows_totals_as_numbers() {
+        let input: NewAffiliate = serde_json::from_value(
+            serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}),
+        )
+        .unwrap();
+        let at = domain::timestamp::now();
+        let mut a = Affiliate::enroll(input, AffiliateStatus::Active, at, Issues::new())
+            .unwrap()
+            .affiliate;
+        a.earned
+            .insert(Currency::parse("c", "USD").unwrap(), Decimal::new(1250, 2));
+        let v = serde_json::to_value(AffiliateView::from(&a)).unwrap();
+        assert_eq!(v["earned"]["USD"], 12.5);
+        assert!(v.get("version").is_none());
+        assert_eq!(v["object"], "affiliate");
+    }
+}

@@ -1,0 +1,87 @@
+//! What the API and the events show of an application, and of a bulk acceptance.
+
+use chrono::{DateTime, Utc};
+use domain::application::{Application, ApplicationStatus};
+use domain::error::{Error, ErrorCode};
+use domain::risk::Risk;
+use domain::timestamp::{serde_ts, serde_ts_opt};
+use serde::Serialize;
+
+/// An affiliate application.
+#[derive(utoipa::ToSchema, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Application)]
+pub struct ApplicationView<'a> {
+    #[schema(pattern = "^app_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("app_01JD9A7C2E4G6J8M0P2R4T6V8Y"))]
+    id: &'a str,
+    object: &'static str,
+    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$")]
+    affiliate_id: &'a str,
+    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    campaign_id: &'a str,
+    status: ApplicationStatus,
+    /// What the applicant wrote at sign-up.
+    message: Option<&'a str>,
+    /// The rejection reason, when one was given.
+    reason: Option<&'a str>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    updated_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    decided_at: Option<DateTime<Utc>>,
+    /// Risk flags of the sign-up, and their level (see `docs/risk.md`).
+    risk: &'a Risk,
+}
+
+impl<'a> From<&'a Application> for ApplicationView<'a> {
+    fn from(a: &'a Application) -> Self {
+        ApplicationView {
+            id: &a.id,
+            object: "application",
+            affiliate_id: &a.affiliate_id,
+            campaign_id: &a.campaign_id,
+            status: a.status,
+            message: a.message.as_deref(),
+            reason: a.reason.as_deref(),
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+            decided_at: a.decided_at,
+            risk: &a.risk,
+        }
+    }
+}
+
+/// `code` is NOT_FOUND (unknown, malformed, another account's or the other mode's id) or
+/// INVALID_STATE (not PENDING); SERVER_ERROR or SERVICE_UNAVAILABLE for a transient failure of
+/// that id (retry it).
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+pub struct BulkFailure {
+    pub id: String,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl BulkFailure {
+    /// The failure of `id` with `err`'s code and message. An internal cause is
+    /// logged and replaced, as the envelope does for a whole call.
+    pub fn new(id: String, err: &Error) -> Self {
+        let message = err.item_message(&id);
+        BulkFailure {
+            id,
+            code: err.code(),
+            message,
+        }
+    }
+}
+
+/// Every distinct id lands in exactly one list, in request order.
+#[derive(utoipa::ToSchema, Serialize)]
+#[schema(as = BulkAcceptResult)]
+pub struct BulkAcceptView<'a> {
+    pub accepted: Vec<ApplicationView<'a>>,
+    pub failed: Vec<BulkFailure>,
+}

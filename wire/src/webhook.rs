@@ -1,0 +1,208 @@
+//! What the API shows of webhook endpoints, their deliveries and the events.
+
+use chrono::{DateTime, Utc};
+use domain::event::{EventType, Published};
+use domain::timestamp::{serde_ts, serde_ts_opt};
+use domain::webhook::{DeliveryAttempt, DeliveryStatus, Endpoint, EndpointStatus};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The merchant's view of an endpoint: never a secret.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WebhookEndpoint)]
+pub struct EndpointView<'a> {
+    #[schema(example = json!("whe_01JD9C4E6G8J0M2P4R6T8V0X2Z"))]
+    id: &'a str,
+    object: &'static str,
+    #[schema(format = "uri")]
+    url: &'a str,
+    #[schema(value_type = domain::webhook::EventTypesSchema)]
+    event_types: &'a [String],
+    description: Option<&'a str>,
+    #[schema(value_type = domain::webhook::EndpointStatus)]
+    status: EndpointStatus,
+    /// Why the endpoint is DISABLED: a 410 answer, 5 days of failed deliveries, or the
+    /// merchant.
+    disabled_reason: Option<&'a str>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    updated_at: DateTime<Utc>,
+}
+
+impl<'a> From<&'a Endpoint> for EndpointView<'a> {
+    fn from(e: &'a Endpoint) -> Self {
+        EndpointView {
+            id: &e.id,
+            object: "webhook_endpoint",
+            url: &e.url,
+            event_types: &e.event_types,
+            description: e.description.as_deref(),
+            status: e.status,
+            disabled_reason: e.disabled_reason.as_deref(),
+            created_at: e.created_at,
+            updated_at: e.updated_at,
+        }
+    }
+}
+
+/// The merchant's view of a delivery attempt.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WebhookDelivery)]
+pub struct DeliveryView<'a> {
+    #[schema(example = json!("dlv_01JD9C8J0M2P4R6T8V0X2Z4B6D"))]
+    id: &'a str,
+    object: &'static str,
+    endpoint_id: &'a str,
+    event_id: &'a str,
+    event_type: EventType,
+    /// 1 for the first attempt of a run; a redelivery or replay starts a new run.
+    #[schema(minimum = 1)]
+    attempt: u32,
+    status: DeliveryStatus,
+    response_status: Option<u16>,
+    duration_ms: u64,
+    /// Why no answer came (timeout, connection error, refused URL).
+    error: Option<&'a str>,
+    /// The start of the answer, at most 1 KB.
+    #[schema(max_length = 1024)]
+    response_body: Option<&'a str>,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    attempted_at: DateTime<Utc>,
+    #[serde(with = "serde_ts_opt")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    next_attempt_at: Option<DateTime<Utc>>,
+}
+
+impl<'a> From<&'a DeliveryAttempt> for DeliveryView<'a> {
+    fn from(d: &'a DeliveryAttempt) -> Self {
+        DeliveryView {
+            id: &d.id,
+            object: "webhook_delivery",
+            endpoint_id: &d.endpoint_id,
+            event_id: &d.event_id,
+            event_type: d.event_type,
+            attempt: d.attempt,
+            status: d.status,
+            response_status: d.response_status,
+            duration_ms: d.duration_ms,
+            error: d.error.as_deref(),
+            response_body: d.response_body.as_deref(),
+            attempted_at: d.attempted_at,
+            next_attempt_at: d.next_attempt_at,
+        }
+    }
+}
+
+/// The merchant's view of an event.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Event)]
+pub struct EventView<'a> {
+    #[schema(example = json!("evt_01JD9C5F7H9K1N3Q5S7T9W1Y3A"))]
+    id: &'a str,
+    object: &'static str,
+    #[serde(rename = "type")]
+    event_type: EventType,
+    #[serde(with = "serde_ts")]
+    #[schema(value_type = String, format = DateTime)]
+    created_at: DateTime<Utc>,
+    /// The record's API view after the change (a conversion for `conversion.*`, and so on);
+    /// never a private field.
+    #[schema(value_type = Object)]
+    data: &'a Value,
+}
+
+impl<'a> From<&'a Published> for EventView<'a> {
+    fn from(e: &'a Published) -> Self {
+        EventView {
+            id: &e.id,
+            object: "event",
+            event_type: e.event_type,
+            created_at: e.created_at,
+            data: &e.data,
+        }
+    }
+}
+
+/// The answer to a creation or a rotation: the view and, this once, the secret.
+#[derive(Debug, Serialize)]
+pub struct EndpointWithSecret<'a> {
+    #[serde(flatten)]
+    endpoint: EndpointView<'a>,
+    secret: String,
+}
+
+// `WebhookEndpoint` and, this once, its secret.
+domain::described!(
+    EndpointWithSecret<'_>,
+    "WebhookEndpointWithSecret",
+    serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["secret"], "properties": {"secret": {"type": "string", "example": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "description": "`whsec_` + base64 of 32 random bytes. Shown only in the answers to creation and rotation."}}}]}),
+);
+
+impl<'a> From<&'a Endpoint> for EndpointWithSecret<'a> {
+    fn from(e: &'a Endpoint) -> Self {
+        EndpointWithSecret {
+            endpoint: EndpointView::from(e),
+            secret: e.secret.to_text(),
+        }
+    }
+}
+
+/// The answer to a DELETE: the endpoint as it was, marked deleted.
+#[derive(Debug, Serialize)]
+pub struct DeletedEndpoint<'a> {
+    #[serde(flatten)]
+    endpoint: EndpointView<'a>,
+    deleted: bool,
+}
+
+// `WebhookEndpoint` marked deleted.
+domain::described!(
+    DeletedEndpoint<'_>,
+    "DeletedWebhookEndpoint",
+    serde_json::json!({"allOf": [{"$ref": "#/components/schemas/WebhookEndpoint"}, {"type": "object", "required": ["deleted"], "properties": {"deleted": {"type": "boolean", "const": true}}}]}),
+);
+
+impl<'a> From<&'a Endpoint> for DeletedEndpoint<'a> {
+    fn from(e: &'a Endpoint) -> Self {
+        DeletedEndpoint {
+            endpoint: EndpointView::from(e),
+            deleted: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::webhook::NewEndpoint;
+
+    #[test]
+    fn views_never_show_a_secret_except_on_creation() {
+        let at = domain::timestamp::parse_datetime("2026-11-22T10:00:00.000Z").unwrap();
+        let input: NewEndpoint =
+            serde_json::from_value(serde_json::json!({"url": "https://hooks.example.com/x"}))
+                .unwrap();
+        let e = Endpoint::create(input, Ok(()), at).unwrap().rotate(at);
+        let text = e.secret.to_text();
+        let old = e.previous_secret.as_ref().unwrap().to_text();
+        let view = serde_json::to_string(&EndpointView::from(&e)).unwrap();
+        assert!(
+            !view.contains(&text[6..]) && !view.contains(&old[6..]),
+            "{view}"
+        );
+        assert!(!view.contains("secret"));
+        let deleted = serde_json::to_value(DeletedEndpoint::from(&e)).unwrap();
+        assert_eq!(deleted["deleted"], true);
+        assert!(deleted.get("secret").is_none());
+        let created = serde_json::to_value(EndpointWithSecret::from(&e)).unwrap();
+        assert_eq!(created["secret"], text.as_str());
+        assert_eq!(created["object"], "webhook_endpoint");
+    }
+}
