@@ -375,6 +375,50 @@ impl utoipa::ToSchema for Url {
     }
 }
 
+/// Where a portal page's "Back" link leads: an [`Url`] in ASCII (anything
+/// else percent-encoded), so its characters are the bytes it adds to the
+/// portal token, which must fit a request header.
+#[derive(Debug, Clone, Copy)]
+pub struct ReturnUrl;
+
+impl ReturnUrl {
+    /// The pattern: `http` or `https`, then printable ASCII without spaces.
+    const PATTERN: &'static str =
+        r#"^[Hh][Tt][Tt][Pp][Ss]?://[\u0021-\u002E\u0030-\u007E][\u0021-\u007E]*$"#;
+
+    /// The value against the rule; the issue names `path`.
+    pub fn parse(path: &str, v: &str) -> Result<(), Issue> {
+        check_http_url(path, v)?;
+        check_len(path, v, 0, Url::MAX)?;
+        match v.is_ascii() {
+            true => Ok(()),
+            false => Err(Issue::new(
+                &[path],
+                "invalid_string",
+                format!("{path} must be ASCII (percent-encode anything else)"),
+            )),
+        }
+    }
+}
+
+impl utoipa::PartialSchema for ReturnUrl {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({
+            "type": "string",
+            "description": format!("An `http` or `https` URL in ASCII (percent-encode anything else); at most {} characters.", Url::MAX),
+            "maxLength": Url::MAX,
+            "pattern": ReturnUrl::PATTERN,
+            "example": "https://shop.example.com/account",
+        }))
+    }
+}
+
+impl utoipa::ToSchema for ReturnUrl {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("ReturnUrl")
+    }
+}
+
 /// The hex SHA-256 of a trimmed, lowercased e-mail address, in either
 /// letter case (kept lowercase).
 #[derive(Debug, Clone, Copy)]
@@ -624,6 +668,20 @@ mod tests {
         for pattern in [PHRASE_PATTERN, PASSAGE_PATTERN, URL_PATTERN] {
             assert!(pattern.contains(controls!()), "{pattern}");
         }
+    }
+
+    #[test]
+    fn a_return_url_is_an_http_url_in_ascii() {
+        let code = |v: &str| ReturnUrl::parse("returnUrl", v).err().map(|i| i.code);
+        assert_eq!(code("https://shop.example.com/a?b=%C3%A9"), None);
+        assert_eq!(code("HTTP://shop.example.com"), None);
+        assert_eq!(
+            code("https://shop.example.com/\u{e9}").as_deref(),
+            Some("invalid_string")
+        );
+        assert!(code("ftp://shop.example.com").is_some());
+        let long = format!("https://x.io/{}", "a".repeat(Url::MAX));
+        assert_eq!(code(&long).as_deref(), Some("too_big"));
     }
 
     #[test]

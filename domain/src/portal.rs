@@ -17,10 +17,7 @@ pub struct NewPortalSession {
     /// anything else): signed into the token, and shown by `GET /portal/me` as `returnUrl`;
     /// not otherwise used.
     #[serde(default)]
-    #[schema(
-        max_length = 2000,
-        pattern = r#"^[Hh][Tt][Tt][Pp][Ss]?://[\u0021-\u002E\u0030-\u007E][\u0021-\u007E]*$"#
-    )]
+    #[schema(value_type = Option<field::ReturnUrl>)]
     pub return_url: Option<String>,
 }
 

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use crate::app::App;
 use crate::auth::portal::{self as token, PortalClaims};
 use domain::error::{Error, Result};
+use domain::field;
 use domain::portal::NewPortalSession;
 use domain::tenant::Tenant;
 use store::affiliates;
@@ -22,11 +23,7 @@ pub async fn open_session(
     now: DateTime<Utc>,
 ) -> Result<PortalSession> {
     if let Some(u) = &body.return_url {
-        let limits = ::domain::limits!(NewPortalSession, "returnUrl");
-        domain::validation::check_http_url("returnUrl", u)
-            .and_then(|()| limits.check_len("returnUrl", u))
-            .and_then(|()| ascii_url(u))
-            .map_err(|i| Error::Validation(vec![i]))?;
+        field::ReturnUrl::parse("returnUrl", u).map_err(|i| Error::Validation(vec![i]))?;
     }
     let (affiliate, signer) = tokio::join!(
         affiliates::get(&app.store, tenant, affiliate_id),
@@ -49,18 +46,4 @@ pub async fn open_session(
         token,
         expires_at: claims.expires_at(),
     })
-}
-
-/// A return URL is ASCII (anything else percent-encoded), so its 2,000
-/// characters are 2,000 bytes of the token and the token fits a request
-/// header through API Gateway.
-fn ascii_url(u: &str) -> std::result::Result<(), domain::issue::Issue> {
-    match u.is_ascii() {
-        true => Ok(()),
-        false => Err(domain::issue::Issue::new(
-            &["returnUrl"],
-            "invalid_string",
-            "returnUrl must be ASCII (percent-encode anything else)",
-        )),
-    }
 }

@@ -22,7 +22,7 @@ use domain::connector::{
     self, Binding, Command, Link, Mapped, Payment, Provider, Refund, RefundPart, Restore,
     SignatureError,
 };
-use domain::conversion::{Postback, Sale};
+use domain::conversion::{Keys, Postback, Sale};
 use domain::error::{Error, Result};
 use domain::ids::{self, IdKind};
 use domain::integration::{DeliveryOutcome, Integration};
@@ -745,10 +745,14 @@ fn postback_of(
         amount: p.amount,
         currency: p.currency,
         external_id: p.external_id.clone(),
-        campaign_id: code.as_ref().and(integration.campaign_id.clone()),
-        affiliate_code: code,
-        session_id,
-        click_id,
+        keys: Keys {
+            campaign_id: code.as_ref().and(integration.campaign_id.clone()),
+            affiliate_code: code,
+            session_id,
+            click_id,
+            product_id: p.product.product_id.clone(),
+            plan_id: p.product.plan_id.clone(),
+        },
         customer_id: p
             .customer_id
             .as_deref()
@@ -760,8 +764,6 @@ fn postback_of(
         occurred_at: p.occurred_at.min(now),
         metadata,
         promotion_code: p.promotion_code.clone(),
-        product_id: p.product.product_id.clone(),
-        plan_id: p.product.plan_id.clone(),
     };
     Postback::sale(sale).map_err(|e| match e {
         Error::Validation(issues) => {

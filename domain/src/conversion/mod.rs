@@ -507,7 +507,7 @@ mod requests;
 
 pub use ledger::{Adjustment, Earning};
 pub use requests::{
-    truncate_millis, Postback, PostbackBody, ReleaseBody, ReverseBody, ReverseRequest, Sale,
+    truncate_millis, Keys, Postback, PostbackBody, ReleaseBody, ReverseBody, ReverseRequest, Sale,
     FUTURE_TOLERANCE_MINUTES,
 };
 

@@ -110,20 +110,21 @@ pub struct Postback {
 /// How far in the future `occurredAt` may be (clock skew).
 pub const FUTURE_TOLERANCE_MINUTES: i64 = 5;
 
-/// The postback's optional keys (attribution signals, product and plan),
+/// A payment's optional keys (attribution signals, product and plan),
 /// each by [`field::Key`]'s rule.
-struct Keys {
-    affiliate_code: Option<String>,
-    session_id: Option<String>,
-    click_id: Option<String>,
-    campaign_id: Option<String>,
-    product_id: Option<String>,
-    plan_id: Option<String>,
+#[derive(Debug, Clone, Default)]
+pub struct Keys {
+    pub affiliate_code: Option<String>,
+    pub session_id: Option<String>,
+    pub click_id: Option<String>,
+    pub campaign_id: Option<String>,
+    pub product_id: Option<String>,
+    pub plan_id: Option<String>,
 }
 
 impl Keys {
     /// Checks every key given, recording each issue.
-    fn checked(self, issues: &mut Issues) -> Keys {
+    fn check(&self, issues: &mut Issues) {
         for (path, v) in [
             ("affiliateCode", &self.affiliate_code),
             ("sessionId", &self.session_id),
@@ -136,7 +137,6 @@ impl Keys {
                 issues.check(field::Key::parse(path, v));
             }
         }
-        self
     }
 }
 
@@ -248,8 +248,8 @@ impl PostbackBody {
             campaign_id: self.campaign_id,
             product_id: self.product_id,
             plan_id: self.plan_id,
-        }
-        .checked(&mut issues);
+        };
+        keys.check(&mut issues);
         let customer_id = self
             .customer_id
             .as_deref()
@@ -263,25 +263,18 @@ impl PostbackBody {
         let metadata = self.metadata.unwrap_or_default();
         metadata::validate(&metadata, &mut issues);
         issues.finish()?;
-        Ok(Postback {
+        let sale = Sale {
             amount,
-            conversion_type: kind.unwrap_or_default(),
             currency: currency.expect("checked above"),
             external_id: self.external_id,
-            affiliate_code: keys.affiliate_code,
-            session_id: keys.session_id,
-            click_id: keys.click_id,
+            keys,
             customer_id,
             email,
-            campaign_id: keys.campaign_id,
-            // Stored and compared at the API's millisecond precision.
-            occurred_at: truncate_millis(occurred_at),
+            occurred_at,
             metadata,
-            aliases: Vec::new(),
             promotion_code: None,
-            product_id: keys.product_id,
-            plan_id: keys.plan_id,
-        })
+        };
+        Ok(Postback::of(sale, kind.unwrap_or_default()))
     }
 }
 
@@ -329,19 +322,14 @@ pub struct Sale {
     pub amount: Decimal,
     pub currency: Currency,
     pub external_id: String,
-    /// The referral the payment carried, by what it names.
-    pub affiliate_code: Option<String>,
-    pub session_id: Option<String>,
-    pub click_id: Option<String>,
-    pub campaign_id: Option<String>,
+    /// The referral the payment carried, by what it names, and its product and plan.
+    pub keys: Keys,
     pub customer_id: Option<CustomerKey>,
     pub email: Option<CustomerKey>,
     /// No later than now (a provider's clock may run ahead).
     pub occurred_at: DateTime<Utc>,
     pub metadata: Metadata,
     pub promotion_code: Option<String>,
-    pub product_id: Option<String>,
-    pub plan_id: Option<String>,
 }
 
 impl Postback {
@@ -353,15 +341,7 @@ impl Postback {
         let kind = Some(ConversionType::Sale);
         let amount = amount_of(Some(s.amount), kind, Some(s.currency), &mut issues);
         issues.check(field::Key::parse("externalId", &s.external_id));
-        let keys = Keys {
-            affiliate_code: s.affiliate_code,
-            session_id: s.session_id,
-            click_id: s.click_id,
-            campaign_id: s.campaign_id,
-            product_id: s.product_id,
-            plan_id: s.plan_id,
-        }
-        .checked(&mut issues);
+        s.keys.check(&mut issues);
         if s.occurred_at.timestamp() < 0 {
             issues.add(
                 &["occurredAt"],
@@ -371,24 +351,31 @@ impl Postback {
         }
         metadata::validate(&s.metadata, &mut issues);
         issues.finish()?;
-        Ok(Postback {
-            amount,
-            conversion_type: ConversionType::Sale,
+        Ok(Postback::of(Sale { amount, ..s }, ConversionType::Sale))
+    }
+
+    /// The postback of a payment's checked facts: the one place both the
+    /// HTTP postback and a provider's payment become one.
+    fn of(s: Sale, conversion_type: ConversionType) -> Postback {
+        Postback {
+            amount: s.amount,
+            conversion_type,
             currency: s.currency,
             external_id: s.external_id,
-            affiliate_code: keys.affiliate_code,
-            session_id: keys.session_id,
-            click_id: keys.click_id,
+            affiliate_code: s.keys.affiliate_code,
+            session_id: s.keys.session_id,
+            click_id: s.keys.click_id,
             customer_id: s.customer_id,
             email: s.email,
-            campaign_id: keys.campaign_id,
+            campaign_id: s.keys.campaign_id,
+            // Stored and compared at the API's millisecond precision.
             occurred_at: truncate_millis(s.occurred_at),
             metadata: s.metadata,
             aliases: Vec::new(),
             promotion_code: s.promotion_code,
-            product_id: keys.product_id,
-            plan_id: keys.plan_id,
-        })
+            product_id: s.keys.product_id,
+            plan_id: s.keys.plan_id,
+        }
     }
 }
 

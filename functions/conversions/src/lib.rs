@@ -121,8 +121,8 @@ async fn postback(
         ("currency" = Option<api::domain::money::Currency>, Query, description = "(ext) Only conversions in this currency (ISO 4217, any letter case)."),
         ("from" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Lower bound on `occurredAt`: a date (`2026-01-31`, from its start, UTC) or a date-time. After `to`: 400."),
         ("to" = inline(Option<api::http::openapi::DateOrTime>), Query, description = "Upper bound on `occurredAt`: a date (the whole UTC day) or a date-time, inclusive."),
-        ("min_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "Amount at least this (major units, any currency; combine with `currency` to compare like with like). A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400."),
-        ("max_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "Amount at most this. Below `min_amount`: 400. A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400.")
+        ("min_amount" = inline(Option<api::http::openapi::FilterAmount>), Query, description = "Amount at least this (major units, any currency; combine with `currency` to compare like with like). A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400."),
+        ("max_amount" = inline(Option<api::http::openapi::FilterAmount>), Query, description = "Amount at most this. Below `min_amount`: 400. A number >= 0 in plain or exponent notation (values below 10^-28 count as 0; at most 79228162514264337593543950335, the largest 96-bit decimal). `min_amount` above `max_amount` is 400.")
     ),
     responses(
         (status = 200, description = "A page of conversions.", body = [api::wire::conversion::ConversionView])

@@ -148,8 +148,8 @@ impl FromQuery for ExportQuery {
         ("payout_id" = inline(Option<api::http::openapi::Line>), Query, description = "As the list."),
         ("status" = Option<api::domain::conversion::ConversionStatus>, Query, description = "As the list."),
         ("currency" = Option<api::domain::money::Currency>, Query, description = "As the list (ISO 4217, any letter case)."),
-        ("min_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "As the list."),
-        ("max_amount" = inline(Option<api::http::openapi::Amount>), Query, description = "As the list."),
+        ("min_amount" = inline(Option<api::http::openapi::FilterAmount>), Query, description = "As the list."),
+        ("max_amount" = inline(Option<api::http::openapi::FilterAmount>), Query, description = "As the list."),
         ("risk_level" = Option<api::domain::risk::RiskLevel>, Query, description = "As the list."),
         ("limit" = Option<u32>, Query, description = "Rows per answer, at least 1 (default and most 5000; more counts as 5000).", minimum = 1),
         ("cursor" = Option<String>, Query, description = "Where the export continues: from the previous answer's `Link` header.")

@@ -27,8 +27,8 @@ use url::{Host, Url};
 use domain::issue::Issue;
 use domain::tenant::Mode;
 
-/// The longest endpoint URL accepted.
-pub const MAX_URL_LEN: usize = 2000;
+/// The longest endpoint URL accepted: the body's rule.
+pub const MAX_URL_LEN: usize = domain::field::WebhookUrl::MAX;
 /// How long a DNS lookup may take: a stalled resolver must not hold a
 /// request or a delivery until the gateway gives up.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);

@@ -46,6 +46,20 @@ pub enum PostbackAction {
     Event,
 }
 
+/// True when the transaction failed on what the plan read (a referral, an
+/// affiliate's status or total, a cached campaign): the plan is stale.
+fn is_stale(e: &TxError<PostbackAction>) -> bool {
+    use PostbackAction as A;
+    [
+        A::Referral,
+        A::AffiliateStatus,
+        A::Earned,
+        A::CachedCampaign,
+    ]
+    .into_iter()
+    .any(|r| e.failed(r))
+}
+
 /// What a plan took from the process's cache, which its commit checks is
 /// unchanged: an affiliate's status, a campaign as it was.
 #[derive(Debug, Default)]
@@ -172,18 +186,7 @@ pub async fn commit(
                 network: e.failed(A::NetworkCount),
             }))
         }
-        Err(e)
-            if [
-                A::Referral,
-                A::AffiliateStatus,
-                A::Earned,
-                A::CachedCampaign,
-            ]
-            .iter()
-            .any(|r| e.failed(*r)) =>
-        {
-            Ok(Committed::Stale)
-        }
+        Err(e) if is_stale(&e) => Ok(Committed::Stale),
         Err(e) => Err(e.into_error()),
     }
 }
@@ -309,18 +312,7 @@ pub async fn commit_late(
     match store.transact(tx).await {
         Ok(()) => Ok(Attributed::Done),
         Err(e) if e.failed(A::Conversion) => Ok(Attributed::Moved),
-        Err(e)
-            if [
-                A::Referral,
-                A::AffiliateStatus,
-                A::Earned,
-                A::CachedCampaign,
-            ]
-            .iter()
-            .any(|r| e.failed(*r)) =>
-        {
-            Ok(Attributed::Stale)
-        }
+        Err(e) if is_stale(&e) => Ok(Attributed::Stale),
         Err(e) => Err(e.into_error()),
     }
 }

@@ -20,7 +20,7 @@ pub use answers::{
     NotFound, OpenApiDocument, PermissionDenied, QuotaReached, ServerError, ServiceUnavailable,
     TooManyRequests, Unauthorized, ValidationFailed,
 };
-pub use params::{Amount, DateOrTime, EmailLine, Line, PeriodParam};
+pub use params::{DateOrTime, EmailLine, FilterAmount, Line, PeriodParam};
 
 use utoipa::openapi::OpenApi as Description;
 use utoipa::{Modify, OpenApi};

@@ -43,8 +43,9 @@ value_schemas! {
         .item(of_type(Type::String).format(format(KnownFormat::Date)))
         .item(of_type(Type::String).format(format(KnownFormat::DateTime)))
         .into();
-    /// A number >= 0 that is an exact decimal (`Query::amount`).
-    Amount => of_type(Type::Number)
+    /// An amount filter: a number >= 0 that is an exact decimal, up to
+    /// `Decimal::MAX` (`Query::amount`), unlike a body's `field::Amount`.
+    FilterAmount => of_type(Type::Number)
         .format(format(KnownFormat::Double))
         .minimum(Some(0))
         .maximum(Some(largest_amount()))
