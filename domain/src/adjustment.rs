@@ -7,42 +7,13 @@
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde::Deserialize;
 
 use crate::affiliate::{Affiliate, AffiliateStatus};
-use crate::commission_terms::check_money;
 use crate::conversion::{Adjustment, Earning};
 use crate::error::Error;
 use crate::event::{Event, EventType};
-use crate::field;
 use crate::ids::{new_id, IdKind};
-use crate::money::{json_number, Currency};
-use crate::validation::Issues;
-
-/// `POST /api/v1/affiliates/{id}/adjustments`: a bonus or a manual clawback.
-#[derive(utoipa::ToSchema, Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = AdjustmentRequest)]
-pub struct NewAdjustment {
-    /// Positive: a bonus; negative: a manual clawback; never 0. Below 10^12 in magnitude, with at
-    /// most as many decimals as the currency's minor unit (USD 2, JPY 0, KWD 3).
-    #[serde(with = "json_number")]
-    #[schema(value_type = field::SignedAmount)]
-    pub amount: Decimal,
-    /// ISO 4217, any letter case (see `CurrencyCode`): the pool, and so the payout, it joins.
-    #[schema(value_type = crate::money::Currency)]
-    pub currency: String,
-    /// Why, as the affiliate sees it in the portal: 1-500 characters, not blank, one line.
-    #[schema(value_type = field::AdjustmentReason)]
-    pub reason: String,
-    /// The merchant's idempotency key, unique in the account and mode: the same key with the
-    /// same affiliate, amount, currency and reason answers 200 with the original adjustment
-    /// (header `Idempotent-Replayed: true`) and writes nothing; with anything else, 409
-    /// ALREADY_EXISTS.
-    #[serde(default)]
-    #[schema(value_type = Option<field::Key>)]
-    pub external_id: Option<String>,
-}
+use crate::money::Currency;
 
 /// A validated request for a manual adjustment.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,41 +23,6 @@ pub struct AdjustmentRequest {
     pub currency: Currency,
     pub reason: String,
     pub external_id: Option<String>,
-}
-
-impl NewAdjustment {
-    /// The request, every issue reported at once with its path: the amount
-    /// not 0, below 10^12 in magnitude and exact to the currency; the reason
-    /// and `externalId` within their lengths, without control characters.
-    pub fn validate(self) -> Result<AdjustmentRequest, Error> {
-        let mut issues = Issues::new();
-        let currency = issues.check(Currency::parse("currency", &self.currency));
-        check_amount(self.amount, currency, &mut issues);
-        issues.check(field::AdjustmentReason::parse("reason", &self.reason));
-        if let Some(x) = &self.external_id {
-            issues.check(field::Key::parse("externalId", x));
-        }
-        issues.finish()?;
-        let currency = currency.ok_or_else(|| Error::internal("a currency issue not recorded"))?;
-        Ok(AdjustmentRequest {
-            amount: currency.round(self.amount),
-            currency,
-            reason: self.reason,
-            external_id: self.external_id,
-        })
-    }
-}
-
-/// An adjustment's amount: not 0, then any amount's rules.
-fn check_amount(amount: Decimal, currency: Option<Currency>, issues: &mut Issues) {
-    if amount.is_zero() {
-        issues.add(
-            &["amount"],
-            "invalid_value",
-            "amount must not be 0 (positive: a bonus; negative: a clawback)",
-        );
-    }
-    check_money(amount, currency, issues);
 }
 
 /// What a request comes to, given the affiliate and the adjustment its

@@ -27,7 +27,6 @@ pub mod metadata;
 pub mod payments_report;
 pub mod payout;
 pub mod payout_account;
-pub mod payout_commands;
 pub mod payout_rail;
 pub mod payout_totals;
 pub mod portal;

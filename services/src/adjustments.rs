@@ -5,7 +5,7 @@
 
 use crate::app::App;
 use crate::retry::{retry_on_conflict, Attempt, UPDATE_ATTEMPTS};
-use domain::adjustment::{Decision, NewAdjustment};
+use domain::adjustment::{AdjustmentRequest, Decision};
 use domain::affiliate::Affiliate;
 use domain::conversion::Adjustment;
 use domain::error::Result;
@@ -29,11 +29,9 @@ pub async fn create(
     app: &App,
     tenant: &Tenant,
     affiliate_id: &str,
-    input: NewAdjustment,
+    request: &AdjustmentRequest,
 ) -> Result<Booked> {
     let store = &app.store;
-    let request = input.validate()?;
-    let request = &request;
     retry_on_conflict(UPDATE_ATTEMPTS, "affiliate", || async move {
         let (affiliate, claimed) = tokio::join!(
             affiliates::get(store, tenant, affiliate_id),

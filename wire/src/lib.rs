@@ -13,6 +13,7 @@ pub mod conversion;
 pub mod event;
 pub mod integration;
 pub mod payout;
+pub mod payout_commands;
 pub mod portal;
 pub mod promotion_code;
 pub mod referral;

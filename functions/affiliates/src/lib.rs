@@ -1,9 +1,6 @@
 //! Affiliate routes: list, merchant create, get and partial update, portal
 //! sessions, payout accounts, promotion codes and manual adjustments.
 
-use std::sync::Arc;
-
-use api::domain::adjustment::NewAdjustment;
 use api::domain::affiliate::{AffiliatePatch, NewAffiliate};
 use api::domain::payout_rail::OnboardingLink;
 use api::domain::promotion_code::NewPromotionCode;
@@ -19,9 +16,11 @@ use api::services::{self, payout_accounts, portal_sessions, promotion_codes};
 use api::store::affiliates::{self, AffiliateFilter};
 use api::store::page::PageRequest;
 use api::wire::adjustment::AdjustmentView;
+use api::wire::adjustment::NewAdjustment;
 use api::wire::affiliate::AffiliateView;
 use api::wire::promotion_code::PromotionCodeView;
 use axum::extract::State;
+use std::sync::Arc;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -52,7 +51,7 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/affiliates/{id}/adjustments",
     operation_id = "createAffiliateAdjustment",
     tag = "Affiliates",
-    request_body = api::domain::adjustment::NewAdjustment,
+    request_body = api::wire::adjustment::NewAdjustment,
     responses(
         (status = 200, description = "The same `externalId` and body again: the original adjustment (as it is now), nothing written.", body = api::wire::adjustment::AdjustmentView),
         (status = 201, description = "The adjustment booked.", body = api::wire::adjustment::AdjustmentView),
@@ -65,7 +64,7 @@ async fn create_adjustment(
     PathId(id): PathId,
     Json(body): Json<NewAdjustment>,
 ) -> Answer {
-    match adjustments::create(&app, m.tenant(), &id, body).await? {
+    match adjustments::create(&app, m.tenant(), &id, &body.validate()?).await? {
         Booked::Created(a) => Reply::created(AdjustmentView::from(&a)),
         Booked::Replayed(a) => Ok(Reply::ok(AdjustmentView::from(&a))?.header(REPLAYED, "true")),
     }

@@ -10,9 +10,6 @@ use std::sync::Arc;
 
 use api::domain::error::Error;
 use api::domain::payout::Command;
-use api::domain::payout_commands::{
-    ApprovePayout, BatchProcess, BulkCancel, MarkPaid, RejectPayout, SettlePayout,
-};
 use api::domain::tenant::Tenant;
 use api::domain::timestamp;
 use api::http::Answer;
@@ -25,6 +22,9 @@ use api::services::{payout_rails, payouts};
 use api::store::page::PageRequest;
 use api::store::payouts::{self as store_payouts, PayoutFilter};
 use api::wire::payout::PayoutView;
+use api::wire::payout_commands::{
+    ApprovePayout, BatchProcess, BulkCancel, MarkPaid, RejectPayout, SettlePayout,
+};
 use axum::extract::State;
 
 use crate::bulk::{each_id, BulkView};
@@ -180,7 +180,7 @@ fn safe_file_name(name: &str) -> String {
     path = "/api/v1/payouts/{id}/approve",
     operation_id = "approvePayout",
     tag = "Payouts",
-    request_body = Option<api::domain::payout_commands::ApprovePayout>,
+    request_body = Option<api::wire::payout_commands::ApprovePayout>,
     responses(
         (status = 200, description = "The approved payout.", body = api::wire::payout::PayoutView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -206,7 +206,7 @@ async fn approve(
     path = "/api/v1/payouts/{id}/reject",
     operation_id = "rejectPayout",
     tag = "Payouts",
-    request_body = api::domain::payout_commands::RejectPayout,
+    request_body = api::wire::payout_commands::RejectPayout,
     responses(
         (status = 200, description = "The rejected payout.", body = api::wire::payout::PayoutView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -232,7 +232,7 @@ async fn reject(
     path = "/api/v1/payouts/{id}/mark-paid",
     operation_id = "markPayoutPaid",
     tag = "Payouts",
-    request_body = api::domain::payout_commands::MarkPaid,
+    request_body = api::wire::payout_commands::MarkPaid,
     responses(
         (status = 200, description = "The paid payout.", body = api::wire::payout::PayoutView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -257,7 +257,7 @@ async fn mark_paid(
     path = "/api/v1/payouts/{id}/mark-paid",
     operation_id = "settlePayout",
     tag = "Payouts",
-    request_body = Option<api::domain::payout_commands::SettlePayout>,
+    request_body = Option<api::wire::payout_commands::SettlePayout>,
     responses(
         (status = 200, description = "The paid payout.", body = api::wire::payout::PayoutView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -292,7 +292,7 @@ async fn transition(app: &App, tenant: &Tenant, id: &str, command: Command) -> A
     path = "/api/v1/payouts/batch-process",
     operation_id = "batchProcessPayouts",
     tag = "Payouts",
-    request_body = api::domain::payout_commands::BatchProcess,
+    request_body = api::wire::payout_commands::BatchProcess,
     responses(
         (status = 200, description = "Per-id results.", body = crate::bulk::BatchProcessResult)
     )
@@ -317,7 +317,7 @@ async fn batch_process(
     path = "/api/v1/payouts/bulk-cancel",
     operation_id = "bulkCancelPayouts",
     tag = "Payouts",
-    request_body = api::domain::payout_commands::BulkCancel,
+    request_body = api::wire::payout_commands::BulkCancel,
     responses(
         (status = 200, description = "Per-id results.", body = crate::bulk::BulkCancelResult)
     )

@@ -1,14 +1,14 @@
 //! Request bodies of the payout routes, validated into the commands of
-//! [`Payout::apply`](crate::payout::Payout::apply).
+//! `domain::payout::Payout::apply`.
 
 use chrono::{Datelike, NaiveDate};
 use serde::Deserialize;
 
-use crate::error::Error;
-use crate::field;
-use crate::limits;
-use crate::payout::Command;
-use crate::validation::{distinct_ids, Issues};
+use domain::error::Error;
+use domain::field;
+
+use domain::payout::Command;
+use domain::validation::{distinct_ids, Issues};
 
 /// Body of approve: an empty object (or no body). Any field is rejected.
 #[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
@@ -124,7 +124,7 @@ impl BatchProcess {
         distinct_ids(
             "payoutIds",
             self.payout_ids,
-            limits!(BatchProcess, "payoutIds").max_items,
+            domain::limits!(BatchProcess, "payoutIds").max_items,
         )
         .map_err(|issue| Error::Validation(vec![issue]))
     }
@@ -150,7 +150,7 @@ impl BulkCancel {
         let ids = issues.check(distinct_ids(
             "payoutIds",
             self.payout_ids,
-            limits!(BulkCancel, "payoutIds").max_items,
+            domain::limits!(BulkCancel, "payoutIds").max_items,
         ));
         let reason = reason(&self.reason, &mut issues);
         issues.finish()?;
