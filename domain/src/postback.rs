@@ -954,7 +954,8 @@ fn add_links(changes: &mut Vec<ReferralChange>, links: Vec<(CustomerKey, String)
 mod tests {
     use super::*;
     use crate::commission::CommissionReason;
-    use crate::conversion::PostbackBody;
+    use crate::conversion::{Keys, Sale};
+    use crate::money::Currency;
     use crate::timestamp::parse_datetime;
 
     const TENANT: &str = "acct_1#test";
@@ -977,16 +978,28 @@ mod tests {
         c
     }
 
+    /// A SALE of 100 USD, `ord_1`, on 2026-03-01, with the fields `extra`
+    /// names (by their postback names) in place of those.
     fn postback(extra: serde_json::Value) -> Postback {
-        let mut body = serde_json::json!({
-            "amount": 100, "currency": "USD", "externalId": "ord_1", "conversionType": "SALE",
-            "occurredAt": "2026-03-01T00:00:00Z",
-        });
-        for (k, v) in extra.as_object().unwrap() {
-            body[k] = v.clone();
-        }
-        let body: PostbackBody = serde_json::from_value(body).unwrap();
-        body.validate(at("2026-06-01T00:00:00Z")).unwrap()
+        let text = |k: &str| extra.get(k).and_then(|v| v.as_str()).map(String::from);
+        let sale = Sale {
+            amount: Decimal::new(100, 0),
+            currency: Currency::parse("currency", "USD").unwrap(),
+            external_id: text("externalId").unwrap_or_else(|| "ord_1".into()),
+            keys: Keys {
+                affiliate_code: text("affiliateCode"),
+                session_id: text("sessionId"),
+                click_id: text("clickId"),
+                campaign_id: text("campaignId"),
+                ..Keys::default()
+            },
+            customer_id: text("customerId").map(|c| CustomerKey::from_id(&c).unwrap()),
+            email: text("customerEmail").map(|e| CustomerKey::from_email(&e).unwrap()),
+            occurred_at: at(&text("occurredAt").unwrap_or_else(|| "2026-03-01T00:00:00Z".into())),
+            metadata: Default::default(),
+            promotion_code: None,
+        };
+        Postback::sale(sale).unwrap()
     }
 
     fn click(affiliate: &str, created: &str, days: i64) -> Click {

@@ -5,7 +5,6 @@ use std::path::Path;
 use api::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
 use api::domain::asset::{Asset, NewSwipeCopy};
 use api::domain::campaign::{Campaign, NewCampaign};
-use api::domain::conversion::PostbackBody;
 use api::domain::integration::NewIntegration;
 use api::domain::signup::{self, SignUp};
 use api::domain::tenant::{Mode, Tenant};
@@ -17,6 +16,7 @@ use api::services::postback::{self, Recorded};
 use api::store::attrs;
 use api::store::keys::{DEMO_MARKER, RECORD_SK};
 use api::store::{accounts, assets, campaigns, string_value, Item};
+use api::wire::conversion::PostbackBody;
 use api::Error;
 use serde_json::{json, Value};
 

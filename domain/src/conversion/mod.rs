@@ -2,7 +2,7 @@
 //! (holds, releases, reversals); the requests, the money they move and the
 //! view are submodules.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::event::{Event, EventType};
 use crate::field;
 use crate::metadata::{self, Metadata};
-use crate::money::{json_number_opt, Currency};
+use crate::money::Currency;
 use crate::referral::CustomerKey;
 use crate::risk::Risk;
 use crate::timestamp::{self, serde_ts, serde_ts_opt};
@@ -507,8 +507,7 @@ mod requests;
 
 pub use ledger::{Adjustment, Earning};
 pub use requests::{
-    truncate_millis, Keys, Postback, PostbackBody, ReleaseBody, ReverseBody, ReverseRequest, Sale,
-    FUTURE_TOLERANCE_MINUTES,
+    amount_of, truncate_millis, Keys, Postback, ReverseRequest, Sale, FUTURE_TOLERANCE_MINUTES,
 };
 
 #[cfg(test)]

@@ -1,9 +1,6 @@
 //! Conversion routes: the postback, the list, the summary, one conversion and
 //! its reversal.
 
-use std::sync::Arc;
-
-use api::domain::conversion::{PostbackBody, ReleaseBody, ReverseBody};
 use api::domain::summary::{self, GroupBy, Period, Window, MAX_SERIES_DAYS};
 use api::domain::timestamp;
 use api::domain::validation::Issue;
@@ -17,7 +14,11 @@ use api::store::conversions::{self, ConversionFilter};
 use api::store::page::PageRequest;
 use api::store::rollups;
 use api::wire::conversion::ConversionView;
+use api::wire::conversion::PostbackBody;
+use api::wire::conversion::ReleaseBody;
+use api::wire::conversion::ReverseBody;
 use axum::extract::State;
+use std::sync::Arc;
 
 /// Header set on the answer to a repeated postback.
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
@@ -73,7 +74,7 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/conversions/postback",
     operation_id = "postConversion",
     tag = "Conversions",
-    request_body = api::domain::conversion::PostbackBody,
+    request_body = api::wire::conversion::PostbackBody,
     responses(
         (status = 200, description = "A repeated postback of this account and mode: the original conversion (as it is now), nothing written.", body = api::wire::conversion::ConversionView),
         (status = 201, description = "The conversion recorded.", body = api::wire::conversion::ConversionView),
@@ -272,7 +273,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/conversions/{id}/reverse",
     operation_id = "reverseConversion",
     tag = "Conversions",
-    request_body = Option<api::domain::conversion::ReverseBody>,
+    request_body = Option<api::wire::conversion::ReverseBody>,
     responses(
         (status = 200, description = "The reversed conversion.", body = api::wire::conversion::ConversionView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -302,7 +303,7 @@ async fn reverse(
     path = "/api/v1/conversions/{id}/release",
     operation_id = "releaseConversion",
     tag = "Conversions",
-    request_body = Option<api::domain::conversion::ReleaseBody>,
+    request_body = Option<api::wire::conversion::ReleaseBody>,
     responses(
         (status = 200, description = "The released conversion.", body = api::wire::conversion::ConversionView),
         (status = 409, response = api::http::openapi::Conflict)

@@ -5,11 +5,6 @@
 //! routing, JSON or the envelope) at the same concurrency for the same time.
 //! The ratio of the two rates is what the API layer costs.
 
-use std::future::Future;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use api::domain::conversion::PostbackBody;
 use api::domain::ids::{new_id, IdKind};
 use api::domain::timestamp;
 use api::domain::tracking::Click;
@@ -17,11 +12,15 @@ use api::services::app::App;
 use api::services::auth::Principal;
 use api::services::{auth, rate_limit};
 use api::store::{campaigns, clicks};
+use api::wire::conversion::PostbackBody;
 use bytes::Bytes;
 use http::Method;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::Bench;
 
