@@ -6,12 +6,9 @@ use serde::{Deserialize, Serialize};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::event::{Event, EventType};
-use crate::field;
 use crate::ids::{new_id, sibling, IdKind};
-use crate::limits;
 use crate::risk::Risk;
 use crate::timestamp::{serde_ts, serde_ts_opt};
-use crate::validation::{distinct_ids, Issues};
 
 wire_enum! {
     /// Where an application stands.
@@ -130,59 +127,6 @@ impl Application {
     }
 }
 
-/// Body of accept: an empty object (or no body). Any field is rejected.
-#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[schema(as = ApplicationAccept)]
-pub struct AcceptApplication {}
-
-/// Body of `POST /api/v1/applications/{id}/reject`.
-#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[schema(as = ApplicationReject)]
-pub struct RejectApplication {
-    /// Optional; a blank reason counts as none.
-    #[serde(default)]
-    #[schema(value_type = Option<field::RejectReason>)]
-    pub reason: Option<String>,
-}
-
-impl RejectApplication {
-    /// The decision, with a blank reason counted as none.
-    pub fn into_decision(self) -> Result<Decision, Error> {
-        let mut issues = Issues::new();
-        let reason = self.reason.filter(|r| !r.trim().is_empty());
-        if let Some(r) = &reason {
-            issues.check(field::RejectReason::parse("reason", r));
-        }
-        issues.finish()?;
-        Ok(Decision::Reject { reason })
-    }
-}
-
-/// Body of `POST /api/v1/applications/bulk-accept`.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = BulkAcceptRequest)]
-pub struct BulkAccept {
-    /// 1-100 ids (more, or none: 400 VALIDATION_FAILED and nothing changes). A repeated id is
-    /// handled once.
-    #[schema(min_items = 1, max_items = 100)]
-    pub application_ids: Vec<String>,
-}
-
-impl BulkAccept {
-    /// 1-100 ids as sent, each kept once in first-seen order.
-    pub fn ids(self) -> Result<Vec<String>, Error> {
-        distinct_ids(
-            "applicationIds",
-            self.application_ids,
-            limits!(BulkAccept, "applicationIds").max_items,
-        )
-        .map_err(|issue| Error::Validation(vec![issue]))
-    }
-}
-
 impl Application {
     /// An event of `event_type` about this record.
     pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
@@ -222,26 +166,5 @@ mod tests {
             Err(Error::InvalidState { current, .. }) => assert_eq!(current, "REJECTED"),
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn bulk_ids_are_bounded_and_deduplicated() {
-        let ids = |n: usize| BulkAccept {
-            application_ids: (0..n).map(|i| format!("app_{}", i % 3)).collect(),
-        };
-        assert!(ids(0).ids().is_err());
-        assert!(ids(101).ids().is_err());
-        assert_eq!(ids(100).ids().unwrap(), ["app_0", "app_1", "app_2"]);
-        let long = RejectApplication {
-            reason: Some("x".repeat(1001)),
-        };
-        assert!(long.into_decision().is_err());
-        let blank = RejectApplication {
-            reason: Some("  ".into()),
-        };
-        assert_eq!(
-            blank.into_decision().unwrap(),
-            Decision::Reject { reason: None }
-        );
     }
 }

@@ -8,19 +8,6 @@ use crate::error::Error;
 use crate::field;
 use crate::patch::Patch;
 
-/// Body of `POST /api/v1/affiliates/{id}/portal-sessions`.
-#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = PortalSessionCreate)]
-pub struct NewPortalSession {
-    /// Where the page's "Back" link leads (an `http` or `https` URL, ASCII: percent-encode
-    /// anything else): signed into the token, and shown by `GET /portal/me` as `returnUrl`;
-    /// not otherwise used.
-    #[serde(default)]
-    #[schema(value_type = Option<field::ReturnUrl>)]
-    pub return_url: Option<String>,
-}
-
 /// Body of `PATCH /api/v1/portal/me`: the affiliate's own name and payout details.
 #[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

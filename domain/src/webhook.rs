@@ -17,7 +17,7 @@ use crate::ids::{new_id, IdKind};
 use crate::issue::Issue;
 use crate::patch::Patch;
 use crate::status::Transition;
-use crate::timestamp::{self, serde_ts, serde_ts_opt, Bound};
+use crate::timestamp::{self, serde_ts, serde_ts_opt};
 use crate::validation::Issues;
 use crate::webhook_schedule::{RetrySchedule, DISABLE_AFTER};
 use crate::webhook_signature::Secret;
@@ -626,78 +626,6 @@ pub fn payload(event: &Published) -> Result<Vec<u8>, Error> {
         data: &event.data,
     })
     .map_err(Error::internal)
-}
-
-/// Body of `POST /api/v1/webhook-endpoints/{id}/replay`.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReplayRequest {
-    /// ISO-8601 date (whole UTC day) or date-time, at most 30 days back.
-    pub from: String,
-    /// ISO-8601 date or date-time; default now.
-    #[serde(default)]
-    pub to: Option<String>,
-}
-
-impl ReplayRequest {
-    /// The window: `from` at most 30 days back, `to` (default now) not
-    /// before `from`; dates cover their whole UTC day.
-    pub fn window(&self, now: DateTime<Utc>) -> Result<(DateTime<Utc>, DateTime<Utc>), Error> {
-        let mut issues = Issues::new();
-        let bound = |name: &str, raw: &str, issues: &mut Issues| {
-            let b = Bound::parse(raw);
-            if b.is_none() {
-                issues.add(
-                    &[name],
-                    "invalid_date",
-                    format!("{name} must be an ISO-8601 date (2026-01-31) or date-time"),
-                );
-            }
-            b
-        };
-        let from = bound("from", &self.from, &mut issues).map(Bound::start);
-        let to = match &self.to {
-            Some(raw) => bound("to", raw, &mut issues).map(Bound::end),
-            None => Some(now),
-        };
-        if let Some(f) = from {
-            if f < now - Duration::days(REPLAY_DAYS) {
-                issues.add(
-                    &["from"],
-                    "too_small",
-                    format!("from must be at most {REPLAY_DAYS} days back (events are kept {REPLAY_DAYS} days)"),
-                );
-            }
-        }
-        if let (Some(f), Some(t)) = (from, to) {
-            if f > t {
-                // Without `to` the window ends now.
-                let end = if self.to.is_some() {
-                    "to"
-                } else {
-                    "now (to's default)"
-                };
-                issues.add(
-                    &["from"],
-                    "invalid_range",
-                    format!("from must not be after {end}"),
-                );
-            }
-        }
-        issues.finish()?;
-        Ok((from.unwrap_or(now), to.unwrap_or(now)))
-    }
-}
-
-/// Body of `POST /api/v1/events/{id}/redeliver`.
-#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RedeliverRequest {
-    /// Only this endpoint (ENABLED, subscribed to the event's type). Without it: every ENABLED
-    /// endpoint that received the event.
-    #[serde(default)]
-    #[schema(value_type = Option<field::IdRef>)]
-    pub endpoint_id: Option<String>,
 }
 
 /// Secrets stored in their text form (`whsec_…`).

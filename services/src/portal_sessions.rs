@@ -7,9 +7,9 @@ use crate::app::App;
 use crate::auth::portal::{self as token, PortalClaims};
 use domain::error::{Error, Result};
 use domain::field;
-use domain::portal::NewPortalSession;
 use domain::tenant::Tenant;
 use store::affiliates;
+use wire::portal::NewPortalSession;
 use wire::portal::PortalSession;
 
 /// Opens a one-hour portal session for an ACTIVE affiliate of the tenant

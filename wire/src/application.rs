@@ -1,10 +1,15 @@
 //! What the API and the events show of an application, and of a bulk acceptance.
 
 use chrono::{DateTime, Utc};
+use domain::application::Decision;
 use domain::application::{Application, ApplicationStatus};
 use domain::error::{Error, ErrorCode};
+use domain::field;
 use domain::risk::Risk;
 use domain::timestamp::{serde_ts, serde_ts_opt};
+use domain::validation::distinct_ids;
+use domain::validation::Issues;
+use serde::Deserialize;
 use serde::Serialize;
 
 /// An affiliate application.
@@ -84,4 +89,83 @@ impl BulkFailure {
 pub struct BulkAcceptView<'a> {
     pub accepted: Vec<ApplicationView<'a>>,
     pub failed: Vec<BulkFailure>,
+}
+
+/// Body of accept: an empty object (or no body). Any field is rejected.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ApplicationAccept)]
+pub struct AcceptApplication {}
+
+/// Body of `POST /api/v1/applications/{id}/reject`.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ApplicationReject)]
+pub struct RejectApplication {
+    /// Optional; a blank reason counts as none.
+    #[serde(default)]
+    #[schema(value_type = Option<field::RejectReason>)]
+    pub reason: Option<String>,
+}
+
+impl RejectApplication {
+    /// The decision, with a blank reason counted as none.
+    pub fn into_decision(self) -> Result<Decision, Error> {
+        let mut issues = Issues::new();
+        let reason = self.reason.filter(|r| !r.trim().is_empty());
+        if let Some(r) = &reason {
+            issues.check(field::RejectReason::parse("reason", r));
+        }
+        issues.finish()?;
+        Ok(Decision::Reject { reason })
+    }
+}
+
+/// Body of `POST /api/v1/applications/bulk-accept`.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = BulkAcceptRequest)]
+pub struct BulkAccept {
+    /// 1-100 ids (more, or none: 400 VALIDATION_FAILED and nothing changes). A repeated id is
+    /// handled once.
+    #[schema(min_items = 1, max_items = 100)]
+    pub application_ids: Vec<String>,
+}
+
+impl BulkAccept {
+    /// 1-100 ids as sent, each kept once in first-seen order.
+    pub fn ids(self) -> Result<Vec<String>, Error> {
+        distinct_ids(
+            "applicationIds",
+            self.application_ids,
+            domain::limits!(BulkAccept, "applicationIds").max_items,
+        )
+        .map_err(|issue| Error::Validation(vec![issue]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bulk_ids_are_bounded_and_deduplicated() {
+        let ids = |n: usize| BulkAccept {
+            application_ids: (0..n).map(|i| format!("app_{}", i % 3)).collect(),
+        };
+        assert!(ids(0).ids().is_err());
+        assert!(ids(101).ids().is_err());
+        assert_eq!(ids(100).ids().unwrap(), ["app_0", "app_1", "app_2"]);
+        let long = RejectApplication {
+            reason: Some("x".repeat(1001)),
+        };
+        assert!(long.into_decision().is_err());
+        let blank = RejectApplication {
+            reason: Some("  ".into()),
+        };
+        assert_eq!(
+            blank.into_decision().unwrap(),
+            Decision::Reject { reason: None }
+        );
+    }
 }

@@ -12,13 +12,14 @@ use domain::commission_plan::CommissionSource;
 use domain::commission_terms::ConversionType;
 use domain::commission_tiers::TierMark;
 use domain::conversion::{Conversion, ConversionStatus};
+use domain::field;
 use domain::money::{json_number, Currency};
 use domain::payout::{Payout, PayoutStatus};
 use domain::portal::referral_link;
 use domain::tax_form::TaxFormSetting;
 use domain::timestamp::{serde_ts, serde_ts_opt};
 use rust_decimal::Decimal;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A portal session: the page's URL (the token in its fragment, kept out of
 /// server logs) and the token itself, valid for one hour.
@@ -236,4 +237,17 @@ impl<'a> From<&'a Asset> for PortalAsset<'a> {
             body: a.body.as_deref(),
         }
     }
+}
+
+/// Body of `POST /api/v1/affiliates/{id}/portal-sessions`.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = PortalSessionCreate)]
+pub struct NewPortalSession {
+    /// Where the page's "Back" link leads (an `http` or `https` URL, ASCII: percent-encode
+    /// anything else): signed into the token, and shown by `GET /portal/me` as `returnUrl`;
+    /// not otherwise used.
+    #[serde(default)]
+    #[schema(value_type = Option<field::ReturnUrl>)]
+    pub return_url: Option<String>,
 }

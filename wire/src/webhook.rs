@@ -1,9 +1,16 @@
 //! What the API shows of webhook endpoints, their deliveries and the events.
 
+use chrono::Duration;
 use chrono::{DateTime, Utc};
+use domain::error::Error;
 use domain::event::{EventType, Published};
+use domain::field;
+use domain::timestamp::Bound;
 use domain::timestamp::{serde_ts, serde_ts_opt};
+use domain::validation::Issues;
+use domain::webhook::REPLAY_DAYS;
 use domain::webhook::{DeliveryAttempt, DeliveryStatus, Endpoint, EndpointStatus};
+use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -178,9 +185,82 @@ impl<'a> From<&'a Endpoint> for DeletedEndpoint<'a> {
     }
 }
 
+/// Body of `POST /api/v1/webhook-endpoints/{id}/replay`.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayRequest {
+    /// ISO-8601 date (whole UTC day) or date-time, at most 30 days back.
+    pub from: String,
+    /// ISO-8601 date or date-time; default now.
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+impl ReplayRequest {
+    /// The window: `from` at most 30 days back, `to` (default now) not
+    /// before `from`; dates cover their whole UTC day.
+    pub fn window(&self, now: DateTime<Utc>) -> Result<(DateTime<Utc>, DateTime<Utc>), Error> {
+        let mut issues = Issues::new();
+        let bound = |name: &str, raw: &str, issues: &mut Issues| {
+            let b = Bound::parse(raw);
+            if b.is_none() {
+                issues.add(
+                    &[name],
+                    "invalid_date",
+                    format!("{name} must be an ISO-8601 date (2026-01-31) or date-time"),
+                );
+            }
+            b
+        };
+        let from = bound("from", &self.from, &mut issues).map(Bound::start);
+        let to = match &self.to {
+            Some(raw) => bound("to", raw, &mut issues).map(Bound::end),
+            None => Some(now),
+        };
+        if let Some(f) = from {
+            if f < now - Duration::days(REPLAY_DAYS) {
+                issues.add(
+                    &["from"],
+                    "too_small",
+                    format!("from must be at most {REPLAY_DAYS} days back (events are kept {REPLAY_DAYS} days)"),
+                );
+            }
+        }
+        if let (Some(f), Some(t)) = (from, to) {
+            if f > t {
+                // Without `to` the window ends now.
+                let end = if self.to.is_some() {
+                    "to"
+                } else {
+                    "now (to's default)"
+                };
+                issues.add(
+                    &["from"],
+                    "invalid_range",
+                    format!("from must not be after {end}"),
+                );
+            }
+        }
+        issues.finish()?;
+        Ok((from.unwrap_or(now), to.unwrap_or(now)))
+    }
+}
+
+/// Body of `POST /api/v1/events/{id}/redeliver`.
+#[derive(utoipa::ToSchema, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RedeliverRequest {
+    /// Only this endpoint (ENABLED, subscribed to the event's type). Without it: every ENABLED
+    /// endpoint that received the event.
+    #[serde(default)]
+    #[schema(value_type = Option<field::IdRef>)]
+    pub endpoint_id: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use domain::timestamp;
     use domain::webhook::NewEndpoint;
 
     #[test]
@@ -204,5 +284,30 @@ mod tests {
         let created = serde_json::to_value(EndpointWithSecret::from(&e)).unwrap();
         assert_eq!(created["secret"], text.as_str());
         assert_eq!(created["object"], "webhook_endpoint");
+    }
+
+    #[test]
+    fn replay_windows_reach_30_days_back_at_most() {
+        let now = timestamp::parse_datetime("2026-11-22T10:00:00.000Z").unwrap();
+        let req = |from: &str, to: Option<&str>| ReplayRequest {
+            from: from.to_string(),
+            to: to.map(str::to_string),
+        };
+        let ok = req("2026-11-01", Some("2026-11-02")).window(now).unwrap();
+        assert_eq!(timestamp::format(&ok.0), "2026-11-01T00:00:00.000Z");
+        assert_eq!(timestamp::format(&ok.1), "2026-11-02T23:59:59.999Z");
+        assert_eq!(
+            req("2026-11-22T09:00:00Z", None).window(now).unwrap().1,
+            now
+        );
+        let refused = [
+            req("2026-10-22T09:59:59Z", None),
+            req("yesterday", None),
+            req("2026-11-20", Some("2026-11-19")),
+            req("2026-11-20", Some("soon")),
+        ];
+        for r in refused {
+            assert!(r.window(now).is_err(), "{r:?}");
+        }
     }
 }

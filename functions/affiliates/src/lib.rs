@@ -185,7 +185,7 @@ async fn deactivate_promotion_code(
     path = "/api/v1/affiliates/{id}/portal-sessions",
     operation_id = "createPortalSession",
     tag = "Affiliates",
-    request_body = Option<api::domain::portal::NewPortalSession>,
+    request_body = Option<api::wire::portal::NewPortalSession>,
     responses(
         (status = 201, description = "The session.", body = api::wire::portal::PortalSession),
         (status = 409, response = api::http::openapi::Conflict)
@@ -196,7 +196,7 @@ async fn portal_session(
     State(app): State<Arc<App>>,
     BaseUrl(base): BaseUrl,
     PathId(id): PathId,
-    Json(body): Json<api::domain::portal::NewPortalSession>,
+    Json(body): Json<api::wire::portal::NewPortalSession>,
 ) -> Answer {
     let now = timestamp::now();
     let s = portal_sessions::open_session(&app, m.tenant(), &id, &body, &base, now).await?;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use api::domain::application::{AcceptApplication, BulkAccept, Decision, RejectApplication};
+use api::domain::application::Decision;
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
@@ -11,9 +11,12 @@ use api::services::app::App;
 use api::services::applications as decisions;
 use api::store::applications::{self, ApplicationFilter};
 use api::store::page::PageRequest;
+use api::wire::application::AcceptApplication;
 use api::wire::application::ApplicationView;
+use api::wire::application::BulkAccept;
 use api::wire::application::BulkAcceptView;
 use api::wire::application::BulkFailure;
+use api::wire::application::RejectApplication;
 use axum::extract::State;
 
 /// The routes this function serves.
@@ -80,7 +83,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/applications/{id}/accept",
     operation_id = "acceptApplication",
     tag = "Applications",
-    request_body = Option<api::domain::application::AcceptApplication>,
+    request_body = Option<api::wire::application::AcceptApplication>,
     responses(
         (status = 200, description = "The accepted application.", body = api::wire::application::ApplicationView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -105,7 +108,7 @@ async fn accept(
     path = "/api/v1/applications/{id}/reject",
     operation_id = "rejectApplication",
     tag = "Applications",
-    request_body = Option<api::domain::application::RejectApplication>,
+    request_body = Option<api::wire::application::RejectApplication>,
     responses(
         (status = 200, description = "The rejected application.", body = api::wire::application::ApplicationView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -131,7 +134,7 @@ async fn reject(
     path = "/api/v1/applications/bulk-accept",
     operation_id = "bulkAcceptApplications",
     tag = "Applications",
-    request_body = api::domain::application::BulkAccept,
+    request_body = api::wire::application::BulkAccept,
     responses(
         (status = 200, description = "Per-id results.", body = api::wire::application::BulkAcceptView)
     )

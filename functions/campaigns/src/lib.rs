@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use api::domain::campaign::{CampaignPatch, NewCampaign};
-use api::domain::commission_plan::PreviewBody;
 use api::domain::timestamp;
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
@@ -13,6 +12,7 @@ use api::services::{self, commission_preview};
 use api::store::campaigns;
 use api::store::page::PageRequest;
 use api::wire::campaign::CampaignView;
+use api::wire::commission_plan::PreviewBody;
 use api::wire::commission_plan::PreviewView;
 use axum::extract::State;
 
@@ -127,7 +127,7 @@ async fn update(
     path = "/api/v1/campaigns/{id}/commission-preview",
     operation_id = "previewCommission",
     tag = "Campaigns",
-    request_body = api::domain::commission_plan::PreviewBody,
+    request_body = api::wire::commission_plan::PreviewBody,
     responses(
         (status = 200, description = "What the payment would earn.", body = PreviewView)
     )

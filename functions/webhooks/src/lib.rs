@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use api::domain::timestamp;
-use api::domain::webhook::{EndpointPatch, NewEndpoint, RedeliverRequest, ReplayRequest};
+use api::domain::webhook::{EndpointPatch, NewEndpoint};
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
@@ -19,6 +19,8 @@ use api::wire::webhook::DeliveryView;
 use api::wire::webhook::EndpointView;
 use api::wire::webhook::EndpointWithSecret;
 use api::wire::webhook::EventView;
+use api::wire::webhook::RedeliverRequest;
+use api::wire::webhook::ReplayRequest;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
@@ -103,7 +105,7 @@ struct Redelivered<'a> {
     path = "/api/v1/events/{id}/redeliver",
     operation_id = "redeliverEvent",
     tag = "Events",
-    request_body = Option<api::domain::webhook::RedeliverRequest>,
+    request_body = Option<api::wire::webhook::RedeliverRequest>,
     responses(
         (status = 200, description = "The attempts made.", body = Redelivered),
         (status = 409, response = api::http::openapi::Conflict)
@@ -315,7 +317,7 @@ async fn deliveries(
     path = "/api/v1/webhook-endpoints/{id}/replay",
     operation_id = "replayWebhookEvents",
     tag = "Webhooks",
-    request_body = api::domain::webhook::ReplayRequest,
+    request_body = api::wire::webhook::ReplayRequest,
     responses(
         (status = 200, description = "What was scheduled.", body = api::services::webhooks::ReplayReport),
         (status = 409, response = api::http::openapi::Conflict)
