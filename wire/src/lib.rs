@@ -1,6 +1,9 @@
-//! The records as the API shows them: each record's view, the one shape a
-//! response and an event's payload share, rendered from the domain's types.
-//! The domain decides; this crate only says how a decision reads on the wire.
+//! The API's wire types: each record's view, the one shape a response and an
+//! event's payload share, rendered from the domain's records; and the request
+//! bodies that validate into the domain's inputs at the edge (a payout
+//! command, a postback, a reversal, an adjustment, an application decision,
+//! a preview, a replay window). The domain decides; this crate only says how
+//! a request and a decision read on the wire.
 
 pub mod adjustment;
 pub mod affiliate;
