@@ -45,15 +45,22 @@ fn key(name: &str, kind: KeyType) -> KeySchemaElement {
 fn index(idx: Index) -> Result<GlobalSecondaryIndex> {
     GlobalSecondaryIndex::builder()
         .index_name(idx.name())
-        .key_schema(key(idx.pk(), KeyType::Hash))
-        .key_schema(key(idx.sk(), KeyType::Range))
-        .projection(
-            Projection::builder()
-                .projection_type(ProjectionType::All)
-                .build(),
-        )
+        .set_key_schema(Some(index_keys(idx)))
+        .projection(all_attributes())
         .build()
         .map_err(Error::internal)
+}
+
+/// An index's keys: its partition key, then its sort key.
+fn index_keys(idx: Index) -> Vec<KeySchemaElement> {
+    vec![key(idx.pk(), KeyType::Hash), key(idx.sk(), KeyType::Range)]
+}
+
+/// Every index projects the whole item.
+fn all_attributes() -> Projection {
+    Projection::builder()
+        .projection_type(ProjectionType::All)
+        .build()
 }
 
 fn string_attribute(name: &str) -> Result<AttributeDefinition> {
@@ -74,13 +81,8 @@ impl Store {
             }
             let create = CreateGlobalSecondaryIndexAction::builder()
                 .index_name(idx.name())
-                .key_schema(key(idx.pk(), KeyType::Hash))
-                .key_schema(key(idx.sk(), KeyType::Range))
-                .projection(
-                    Projection::builder()
-                        .projection_type(ProjectionType::All)
-                        .build(),
-                )
+                .set_key_schema(Some(index_keys(idx)))
+                .projection(all_attributes())
                 .build()
                 .map_err(Error::internal)?;
             self.client()
