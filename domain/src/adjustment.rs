@@ -9,9 +9,10 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use crate::affiliate::{Affiliate, AffiliateStatus};
+use crate::change::Event;
 use crate::conversion::{Adjustment, Earning};
 use crate::error::Error;
-use crate::event::{Event, EventType};
+use crate::event::EventType;
 use crate::ids::{new_id, IdKind};
 use crate::money::Currency;
 

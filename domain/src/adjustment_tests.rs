@@ -2,7 +2,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::affiliate::NewAffiliate;
-use crate::event::Subject;
+use crate::change::Subject;
 use crate::timestamp::parse_datetime;
 use crate::validation::Issues;
 

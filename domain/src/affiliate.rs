@@ -14,7 +14,6 @@ use crate::edit::{self, Stamped};
 use crate::email::Email;
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::event::{Event, EventType};
 use crate::field;
 use crate::ids::{new_id, IdKind};
 use crate::metadata::{self, Metadata, MetadataPatch};
@@ -282,22 +281,6 @@ pub struct Enrollment {
 }
 
 impl Enrollment {
-    /// The events its transaction records: `application.created` (and
-    /// `application.flagged` when the sign-up carries risk flags) for an
-    /// application, and `affiliate.created`.
-    pub fn events(&self) -> Result<Vec<Event>, Error> {
-        let mut events = Vec::with_capacity(3);
-        if let Some(app) = &self.application {
-            events.push(app.event(EventType::ApplicationCreated, app.created_at));
-            if !app.risk.is_clear() {
-                events.push(app.event(EventType::ApplicationFlagged, app.created_at));
-            }
-        }
-        let a = &self.affiliate;
-        events.push(a.event(EventType::AffiliateCreated, a.created_at));
-        Ok(events)
-    }
-
     /// Takes a fresh code after the one it carries clashed with an existing
     /// code: only a generated code may be replaced (false for a chosen one).
     pub fn retry_code(&mut self) -> bool {
@@ -464,27 +447,18 @@ impl Affiliate {
 }
 
 impl Affiliate {
-    /// An event of `event_type` about this record.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
-        Event::new(event_type, self, now)
-    }
-
     /// The affiliate with the tax form it sent (replacing one before).
     pub fn with_tax_form(&self, form: TaxForm, now: DateTime<Utc>) -> Affiliate {
         let mut next = self.clone();
         next.tax_form = Some(form);
         crate::edit::stamped(self, next, now)
     }
-
-    /// The event of the change that made it what it is: `affiliate.updated`.
-    pub fn changed_event(&self) -> Event {
-        self.event(EventType::AffiliateUpdated, self.updated_at)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::EventType;
 
     /// An enrollment with the code `code` (generated when `None`).
     fn enrollment(code: Option<&str>, email: &str) -> Enrollment {

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::event::{Event, EventType};
+use crate::event::EventType;
 use crate::ids::{new_id, sibling, IdKind};
 use crate::risk::Risk;
 use crate::timestamp::{serde_ts, serde_ts_opt};
@@ -124,13 +124,6 @@ impl Application {
             current: self.status.as_str().to_string(),
             action: decision.action(),
         }
-    }
-}
-
-impl Application {
-    /// An event of `event_type` about this record.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
-        Event::new(event_type, self, now)
     }
 }
 

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use crate::edit::{self, Stamped};
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::event::{Event, EventType};
 use crate::field;
 use crate::ids::{new_id, IdKind};
 use crate::metadata::{self, Metadata, MetadataPatch};
@@ -190,14 +189,6 @@ impl Asset {
         Ok(a)
     }
 
-    /// The event of a change to this asset: its archiving, or an edit.
-    fn change_event(&self) -> EventType {
-        match self.status {
-            AssetStatus::Archived => EventType::AssetArchived,
-            _ => EventType::AssetUpdated,
-        }
-    }
-
     /// 409 unless the asset is FINALIZED, the one state that allows `action`.
     pub fn require_finalized(&self, action: &'static str) -> Result<(), Error> {
         if self.status == AssetStatus::Finalized {
@@ -209,24 +200,6 @@ impl Asset {
                 action,
             })
         }
-    }
-}
-
-impl Asset {
-    /// An event of `event_type` about this record.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
-        Event::new(event_type, self, now)
-    }
-
-    /// Its `asset.created` event.
-    pub fn created_event(&self) -> Event {
-        self.event(EventType::AssetCreated, self.created_at)
-    }
-
-    /// The event of the change that made it what it is: its archiving, or
-    /// an edit.
-    pub fn changed_event(&self) -> Event {
-        self.event(self.change_event(), self.updated_at)
     }
 }
 

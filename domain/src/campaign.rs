@@ -9,7 +9,6 @@ pub use crate::commission_terms::CommissionType;
 use crate::commission_tiers::{self, Tier};
 use crate::edit::{self, Stamped};
 use crate::error::Error;
-use crate::event::{Event, EventType};
 use crate::field;
 use crate::ids::{new_id, IdKind};
 use crate::limits;
@@ -525,23 +524,6 @@ impl Campaign {
             });
         }
         Ok(())
-    }
-}
-
-impl Campaign {
-    /// An event of `event_type` about this record.
-    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
-        Event::new(event_type, self, now)
-    }
-
-    /// Its `campaign.created` event.
-    pub fn created_event(&self) -> Event {
-        self.event(EventType::CampaignCreated, self.created_at)
-    }
-
-    /// The event of the change that made it what it is: `campaign.updated`.
-    pub fn changed_event(&self) -> Event {
-        self.event(EventType::CampaignUpdated, self.updated_at)
     }
 }
 

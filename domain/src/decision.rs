@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 
 use crate::affiliate::Affiliate;
 use crate::application::{Application, ApplicationStatus, Decision};
+use crate::change::Event;
 use crate::error::Error;
-use crate::event::Event;
 
 /// What a decision commits, all or nothing: the application as decided
 /// (only while it is still in `from`), its affiliate after it, and the two
@@ -48,7 +48,8 @@ mod tests {
     use super::*;
     use crate::affiliate::{AffiliateStatus, NewAffiliate};
     use crate::application::ApplicationStatus;
-    use crate::event::{EventType, Subject};
+    use crate::change::Subject;
+    use crate::event::EventType;
     use crate::timestamp::parse_datetime;
     use crate::validation::Issues;
 

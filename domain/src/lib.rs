@@ -10,6 +10,7 @@ pub mod application;
 pub mod asset;
 pub mod attribution;
 pub mod campaign;
+pub mod change;
 pub mod commission;
 pub mod commission_plan;
 pub mod commission_terms;

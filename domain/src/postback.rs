@@ -29,6 +29,7 @@ use crate::affiliate::AffiliateStatus;
 use crate::affiliate_code::CodeOwner;
 use crate::attribution::{self, AffiliateFacts, Attribution, Signal};
 use crate::campaign::Campaign;
+use crate::change::{Event, TierChange};
 use crate::commission::{self, Earner};
 use crate::commission_plan::Facts;
 use crate::commission_tiers::{self as tiers, Counted, Referred};
@@ -36,7 +37,7 @@ use crate::conversion::{
     AttributionMethod, Conversion, ConversionStatus, ConversionType, Earning, Postback,
 };
 use crate::error::Error;
-use crate::event::{Event, EventType, TierChange};
+use crate::event::EventType;
 use crate::ids::{derived_id, IdKind};
 use crate::referral::{self, CustomerKey, Referral, ReferralSource};
 use crate::risk::{self, OverLimit, Risk};

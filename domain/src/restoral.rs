@@ -8,11 +8,12 @@
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use crate::conversion::{
-    Adjustment, Conversion, ConversionStatus, Earning, HoldingPayout, Reversal,
-};
+use crate::conversion::{Adjustment, Conversion, ConversionStatus, Earning, HoldingPayout};
+
+use crate::change::Event;
+use crate::conversion::changes::Reversal;
 use crate::error::Error;
-use crate::event::{Event, EventType};
+use crate::event::EventType;
 use crate::risk::RiskLevel;
 
 impl Conversion {

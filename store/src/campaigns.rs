@@ -53,7 +53,7 @@ async fn write(
     tenant: &Tenant,
     c: &Campaign,
     when: Option<&UpdateExpr>,
-    e: &domain::event::Event,
+    e: &domain::change::Event,
 ) -> Result<bool> {
     let mut tx = store.tx();
     match when {

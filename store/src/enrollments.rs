@@ -5,8 +5,8 @@
 use crate::affiliates::{email_guard, guard, item};
 use crate::{applications, events, keys, Store};
 use domain::affiliate::Enrollment;
+use domain::change::Event;
 use domain::error::Result;
-use domain::event::Event;
 use domain::tenant::Tenant;
 
 /// The role of each action of an enrollment.

@@ -30,8 +30,9 @@ use crate::tx::Tx;
 use crate::{
     from_item, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
 };
+use domain::change::Event;
 use domain::error::{Error, Result};
-use domain::event::{Event, EventType, Published};
+use domain::event::{EventType, Published};
 use domain::ids::{self, IdKind};
 use domain::tenant::Tenant;
 use domain::timestamp::serde_ts;

@@ -34,9 +34,9 @@ use crate::{
     Store,
 };
 use domain::affiliate::PayoutMethod;
+use domain::change::Event;
 use domain::conversion::{Adjustment, Conversion};
 use domain::error::{Error, Result};
-use domain::event::Event;
 use domain::ids::{self, IdKind};
 use domain::money::Currency;
 use domain::payout::{

@@ -23,8 +23,8 @@ pub struct TierChangeView<'a> {
     pub conversion_id: &'a str,
 }
 
-impl<'a> From<&'a domain::event::TierChange> for TierChangeView<'a> {
-    fn from(c: &'a domain::event::TierChange) -> Self {
+impl<'a> From<&'a domain::change::TierChange> for TierChangeView<'a> {
+    fn from(c: &'a domain::change::TierChange) -> Self {
         TierChangeView {
             affiliate_id: &c.affiliate_id,
             campaign_id: &c.campaign_id,

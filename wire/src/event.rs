@@ -9,7 +9,8 @@ use crate::campaign::CampaignView;
 use crate::commission_tiers::TierChangeView;
 use crate::conversion::ConversionView;
 use crate::payout::PayoutView;
-use domain::event::{Event, Published, Subject};
+use domain::change::{Event, Subject};
+use domain::event::Published;
 use domain::Error;
 use serde_json::Value;
 
@@ -41,7 +42,8 @@ fn view(subject: &Subject) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::event::{EventType, TierChange};
+    use domain::change::TierChange;
+    use domain::event::EventType;
     use domain::timestamp::parse_datetime;
 
     #[test]

@@ -12,7 +12,6 @@ use crate::commission_plan::{CommissionSource, SourceKind};
 pub use crate::commission_terms::ConversionType;
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::event::{Event, EventType};
 use crate::field;
 use crate::metadata::{self, Metadata};
 use crate::money::Currency;
@@ -240,29 +239,6 @@ impl Conversion {
         Ok(self.moved_to(ConversionStatus::Paid, now))
     }
 
-    /// Ends a hold: ON_HOLD -> PENDING, or APPROVED when its hold period is
-    /// over at `now` (409 from any other status). Its flags stay as history.
-    /// The events: `conversion.released`, and `conversion.approved` when it
-    /// is payable at once.
-    pub fn release(&self, now: DateTime<Utc>) -> Result<Release, Error> {
-        if self.status != ConversionStatus::OnHold || self.payout_id.is_some() {
-            return Err(self.wrong_state("release"));
-        }
-        let after = match self.payable_at <= now {
-            true => self.moved_to(ConversionStatus::Approved, now),
-            false => self.moved_to(ConversionStatus::Pending, now),
-        };
-        let mut events = vec![Event::new(EventType::ConversionReleased, &after, now)];
-        if after.status == ConversionStatus::Approved {
-            events.push(Event::new(EventType::ConversionApproved, &after, now));
-        }
-        Ok(Release {
-            before: self.clone(),
-            after,
-            events,
-        })
-    }
-
     /// The conversion in `status` at `now`.
     fn moved_to(&self, status: ConversionStatus, now: DateTime<Utc>) -> Conversion {
         let mut c = self.clone();
@@ -277,109 +253,6 @@ impl Conversion {
             current: self.status.as_str().to_string(),
             action,
         }
-    }
-
-    /// Reverses (refunds) a conversion at the merchant's request, all of it
-    /// or `part` of its amount; `payout` says whether the payout holding it,
-    /// when one does, is paid.
-    ///
-    /// - `part` must be above 0, at most what is left to reverse
-    ///   (`amount - reversedAmount`) and exact to the currency's minor unit
-    ///   (400 otherwise). Without it, everything left is reversed.
-    /// - The commission is cut in proportion: the total given back is
-    ///   `commission * reversedAmount / amount`, rounded half-even to the
-    ///   minor unit, and all of it once the whole amount is reversed, so
-    ///   partial cuts never add up to more (or less) than the commission.
-    /// - Fully reversed: REVERSED. Partly: the status stays.
-    /// - In no payout and PENDING, APPROVED or UNATTRIBUTED: the affiliate
-    ///   gives the cut back (`earned` drops).
-    /// - PAID in a PAID payout: `earned` drops, `paid` stays, and a negative
-    ///   adjustment (clawback) of the cut is netted against the affiliate's
-    ///   next payout in that currency.
-    /// - In an open payout (or one still settling or releasing): 409 naming it.
-    /// - Anything else (REVERSED, ...): 409.
-    pub fn reverse(
-        &self,
-        payout: HoldingPayout,
-        part: Option<Decimal>,
-        reason: Option<String>,
-        now: DateTime<Utc>,
-    ) -> Result<Reversal, Error> {
-        self.reverse_as(ReversedBy::Merchant, payout, part, reason, now)
-    }
-
-    /// Reverses a conversion for a payment provider's refund or lost
-    /// dispute, which cannot be refused: as [`Conversion::reverse`], except
-    /// that a conversion an unpaid payout holds keeps its place there (the
-    /// payout pays what it claimed) and the cut becomes a clawback netted
-    /// against the affiliate's next payout, as for a paid one. Should that
-    /// payout be released instead, [`Conversion::released`] gives the
-    /// clawback back.
-    pub fn refund(
-        &self,
-        payout: HoldingPayout,
-        part: Option<Decimal>,
-        reason: Option<String>,
-        now: DateTime<Utc>,
-    ) -> Result<Reversal, Error> {
-        self.reverse_as(ReversedBy::Provider, payout, part, reason, now)
-    }
-
-    fn reverse_as(
-        &self,
-        by: ReversedBy,
-        payout: HoldingPayout,
-        part: Option<Decimal>,
-        reason: Option<String>,
-        now: DateTime<Utc>,
-    ) -> Result<Reversal, Error> {
-        use ConversionStatus::{Approved, Paid};
-        let clawback = match (&self.payout_id, payout, self.status, by) {
-            (None, _, st, _) if st.reversible() => false,
-            (Some(_), HoldingPayout::Paid, Paid, _) => true,
-            (
-                Some(_),
-                HoldingPayout::Paid | HoldingPayout::Unpaid,
-                Approved | Paid,
-                ReversedBy::Provider,
-            ) => true,
-            (Some(po), _, Approved | Paid, _) => {
-                return Err(Error::InPayout {
-                    current: self.status.as_str().to_string(),
-                    payout_id: po.clone(),
-                })
-            }
-            _ => return Err(self.wrong_state("reverse")),
-        };
-        let mut reversed = self.reversed_part(part, now)?;
-        let cut = reversed.commission_reversed - self.commission_reversed;
-        let give_back = self
-            .affiliate_id
-            .as_ref()
-            .filter(|_| cut > Decimal::ZERO)
-            .map(|aff| Earning {
-                affiliate_id: aff.clone(),
-                currency: self.currency,
-                amount: -cut,
-                while_status: None,
-            });
-        let clawback = give_back
-            .as_ref()
-            .filter(|_| clawback)
-            .map(|e| Adjustment::clawback(self, e.amount, now));
-        if clawback.is_some() {
-            reversed.commission_clawed_back += cut;
-        }
-        reversed.reversal_reason = reason;
-        let event = Event::new(EventType::ConversionReversed, &reversed, now);
-        Ok(Reversal {
-            event,
-            from: self.status,
-            before: self.clone(),
-            reversed,
-            give_back,
-            clawback,
-        })
     }
 
     /// The conversion as a released payout returns it to the pool, and the
@@ -446,23 +319,6 @@ impl Conversion {
     }
 }
 
-/// A hold ended: the conversion before and after, and the events to record.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Release {
-    pub before: Conversion,
-    pub after: Conversion,
-    pub events: Vec<Event>,
-}
-
-/// Who asks for a reversal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ReversedBy {
-    /// The merchant's call: refused while an unpaid payout holds it.
-    Merchant,
-    /// A payment provider's refund or dispute: never refused for a payout.
-    Provider,
-}
-
 /// What a reversal needs to know of the payout holding a conversion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HoldingPayout {
@@ -487,21 +343,7 @@ pub enum PayoutStage {
     Outside,
 }
 
-/// A conversion's reversal: the conversion after it, the status it left
-/// (its rollups move from there), the commission its affiliate gives back
-/// and, for a paid conversion, the clawback netted into the next payout.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reversal {
-    pub reversed: Conversion,
-    /// The conversion as it was read.
-    pub before: Conversion,
-    pub from: ConversionStatus,
-    pub give_back: Option<Earning>,
-    pub clawback: Option<Adjustment>,
-    /// `conversion.reversed`, recorded with the change.
-    pub event: Event,
-}
-
+pub mod changes;
 mod ledger;
 mod requests;
 

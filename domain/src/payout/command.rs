@@ -4,6 +4,7 @@
 
 use super::invoice::INVOICE_STATES;
 use super::*;
+use crate::change::Event;
 
 /// What the merchant, the provider or the storage event asks of a payout.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,7 @@
 //! The events of a payout's changes.
 
 use super::*;
+use crate::change::Event;
 
 impl Payout {
     /// An event of `event_type` about this payout.

@@ -16,7 +16,7 @@ use crate::campaign::Campaign;
 use crate::conversion::{Adjustment, Conversion, HoldingPayout};
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::event::{Event, EventType};
+use crate::event::EventType;
 use crate::ids::{new_id, IdKind};
 use crate::money::Currency;
 use crate::payout_account::PaymentError;

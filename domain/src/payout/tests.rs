@@ -1,8 +1,8 @@
 //! The transition table and the chunked work of payouts, as tables of cases.
 
 use super::*;
+use crate::change::{Event, Subject};
 use crate::conversion::ConversionStatus;
-use crate::event::{Event, Subject};
 use crate::timestamp::parse_datetime;
 use PayoutStatus::*;
 

@@ -3,6 +3,7 @@
 //! once when it is small enough for one transaction.
 
 use super::*;
+use crate::change::Event;
 
 /// What one claim chunk writes: each conversion as read and as it joins the
 /// payout (the store conditions on the first), each adjustment as it joins,

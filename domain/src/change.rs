@@ -1,0 +1,169 @@
+//! A change's events as the domain plans them: what happened, when, and the
+//! record after it (the subject), which is rendered to the record's API
+//! view where the event is written (`wire::event`). Each record's events
+//! are made here, above the records, so no record module names an event.
+
+use chrono::{DateTime, Utc};
+
+use crate::affiliate::{Affiliate, Enrollment};
+use crate::application::Application;
+use crate::asset::{Asset, AssetStatus};
+use crate::campaign::Campaign;
+use crate::commission_tiers::TierMark;
+use crate::conversion::{Adjustment, Conversion};
+use crate::error::Error;
+use crate::event::{stamp, EventType};
+use crate::payout::Payout;
+
+/// What an event is about: the record after the change. It is rendered to
+/// the record's API view where the event is written (`wire::event`), so the
+/// domain decides what happened and never how it reads on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Subject {
+    Campaign(Box<Campaign>),
+    Affiliate(Box<Affiliate>),
+    Application(Box<Application>),
+    Conversion(Box<Conversion>),
+    Payout(Box<Payout>),
+    Adjustment(Box<Adjustment>),
+    Asset(Box<Asset>),
+    TierChange(Box<TierChange>),
+}
+
+/// An affiliate's move to another commission tier, caused by a conversion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierChange {
+    pub affiliate_id: String,
+    pub campaign_id: String,
+    /// The tier now; `None`: none reached (after the campaign's tiers changed).
+    pub tier: Option<TierMark>,
+    /// The name of the tier before; `None`: none.
+    pub previous_tier: Option<String>,
+    /// Distinct paying customers referred, the crossing payment's customer included.
+    pub customers_referred: u32,
+    /// The conversion whose payment moved the affiliate.
+    pub conversion_id: String,
+}
+
+/// One event as a change plans it: what happened, when, and the record after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub id: String,
+    pub event_type: EventType,
+    pub created_at: DateTime<Utc>,
+    pub subject: Subject,
+}
+
+impl Event {
+    /// A new event of `event_type` about `subject`, made at `now` to the
+    /// millisecond: its id's time is its `createdAt`, so the id alone finds
+    /// it where it is stored (by time).
+    pub fn new(event_type: EventType, subject: impl Into<Subject>, now: DateTime<Utc>) -> Event {
+        let (id, created_at) = stamp(now);
+        Event {
+            id,
+            event_type,
+            created_at,
+            subject: subject.into(),
+        }
+    }
+}
+
+/// Each record an event can be about, as its subject.
+macro_rules! subjects {
+    ($($variant:ident: $record:ty),* $(,)?) => {$(
+        impl From<&$record> for Subject {
+            fn from(r: &$record) -> Subject {
+                Subject::$variant(Box::new(r.clone()))
+            }
+        }
+    )*};
+}
+
+subjects! {
+    Campaign: Campaign,
+    Affiliate: Affiliate,
+    Application: Application,
+    Conversion: Conversion,
+    Payout: Payout,
+    Adjustment: Adjustment,
+    Asset: Asset,
+    TierChange: TierChange,
+}
+
+/// The events each record's own changes record.
+impl Campaign {
+    /// An event of `event_type` about this record.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self, now)
+    }
+
+    /// Its `campaign.created` event.
+    pub fn created_event(&self) -> Event {
+        self.event(EventType::CampaignCreated, self.created_at)
+    }
+
+    /// The event of the change that made it what it is: `campaign.updated`.
+    pub fn changed_event(&self) -> Event {
+        self.event(EventType::CampaignUpdated, self.updated_at)
+    }
+}
+
+impl Asset {
+    /// An event of `event_type` about this record.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self, now)
+    }
+
+    /// Its `asset.created` event.
+    pub fn created_event(&self) -> Event {
+        self.event(EventType::AssetCreated, self.created_at)
+    }
+
+    /// The event of the change that made it what it is: its archiving, or
+    /// an edit.
+    pub fn changed_event(&self) -> Event {
+        let event_type = match self.status {
+            AssetStatus::Archived => EventType::AssetArchived,
+            _ => EventType::AssetUpdated,
+        };
+        self.event(event_type, self.updated_at)
+    }
+}
+
+impl Application {
+    /// An event of `event_type` about this record.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self, now)
+    }
+}
+
+impl Affiliate {
+    /// An event of `event_type` about this record.
+    pub fn event(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self, now)
+    }
+
+    /// The event of the change that made it what it is: `affiliate.updated`.
+    pub fn changed_event(&self) -> Event {
+        self.event(EventType::AffiliateUpdated, self.updated_at)
+    }
+}
+
+impl Enrollment {
+    /// The events its transaction records: `application.created` (and
+    /// `application.flagged` when the sign-up carries risk flags) for an
+    /// application, and `affiliate.created`.
+    pub fn events(&self) -> Result<Vec<Event>, Error> {
+        let mut events = Vec::with_capacity(3);
+        if let Some(app) = &self.application {
+            events.push(app.event(EventType::ApplicationCreated, app.created_at));
+            if !app.risk.is_clear() {
+                events.push(app.event(EventType::ApplicationFlagged, app.created_at));
+            }
+        }
+        let a = &self.affiliate;
+        events.push(a.event(EventType::AffiliateCreated, a.created_at));
+        Ok(events)
+    }
+}
