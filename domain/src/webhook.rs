@@ -115,60 +115,25 @@ pub struct Endpoint {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Body of `POST /api/v1/webhook-endpoints`.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = WebhookEndpointCreate)]
-pub struct NewEndpoint {
-    /// An `https` URL whose host resolves to public addresses only (no loopback, private,
-    /// link-local, unique-local or multicast address).
-    #[schema(value_type = field::WebhookUrl)]
+/// A new endpoint as the merchant asks for it (`wire::webhook::NewEndpoint`
+/// is its body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointDraft {
     pub url: String,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::webhook::EventTypesSchema>)]
+    /// `None`: every type.
     pub event_types: Option<Vec<String>>,
-    #[serde(default)]
-    #[schema(value_type = Option<field::ShortText>)]
     pub description: Option<String>,
 }
 
-/// Only the fields sent change. Setting ENABLED clears `disabledReason`.
-#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = WebhookEndpointUpdate)]
-pub struct EndpointPatch {
-    #[serde(default)]
-    #[schema(value_type = field::WebhookUrl)]
+/// An endpoint's changes: only what is given changes
+/// (`wire::webhook::EndpointPatch` is their body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointChanges {
     pub url: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = crate::webhook::EventTypesSchema)]
     pub event_types: Patch<Vec<String>>,
-    #[serde(default)]
-    #[schema(value_type = Option<field::ShortText>)]
     pub description: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = crate::webhook::EndpointStatus)]
     pub status: Patch<EndpointStatus>,
 }
-
-/// The description of `eventTypes`: `["*"]` alone, or 1 to
-/// [`MAX_EVENT_TYPES`] named types that may be subscribed to.
-pub struct EventTypesSchema;
-
-crate::described!(EventTypesSchema, "EventTypes", {
-    let named: Vec<&str> = EventType::ALL
-        .into_iter()
-        .filter(|e| *e != EventType::WebhookTest)
-        .map(EventType::as_str)
-        .collect();
-    serde_json::json!({
-        "description": "Event type names (repeated entries are kept once), or `[\"*\"]` alone for every type (the default).",
-        "oneOf": [
-            {"title": "EveryEventType", "type": "array", "minItems": 1, "maxItems": 1, "items": {"type": "string", "enum": [ALL_TYPES]}},
-            {"title": "NamedEventTypes", "type": "array", "minItems": 1, "maxItems": MAX_EVENT_TYPES, "items": {"type": "string", "enum": named}},
-        ],
-    })
-});
 
 /// The `eventTypes` entries, checked: 1-50 known type names (`webhook.test`
 /// is sent to every endpoint on request and is not subscribed to) or `["*"]`
@@ -226,7 +191,7 @@ impl Endpoint {
     /// A new ENABLED endpoint with a fresh secret. `url_check` is the SSRF
     /// guard's verdict on `input.url` (it needs DNS, so it runs before).
     pub fn create(
-        input: NewEndpoint,
+        input: EndpointDraft,
         url_check: Result<(), Issue>,
         now: DateTime<Utc>,
     ) -> Result<Endpoint, Error> {
@@ -260,7 +225,7 @@ impl Endpoint {
     /// streak; disabling records that the merchant did it.
     pub fn apply(
         &self,
-        patch: EndpointPatch,
+        patch: EndpointChanges,
         url_check: Result<(), Issue>,
         now: DateTime<Utc>,
     ) -> Result<Endpoint, Error> {

@@ -10,9 +10,20 @@ fn t0() -> DateTime<Utc> {
     timestamp::parse_datetime("2026-11-22T10:00:00.000Z").unwrap()
 }
 
+/// The draft of a body's fields (by their JSON names).
+fn draft(body: Value) -> EndpointDraft {
+    let text = |k: &str| body.get(k).and_then(Value::as_str).map(String::from);
+    EndpointDraft {
+        url: text("url").unwrap_or_default(),
+        event_types: body
+            .get("eventTypes")
+            .map(|v| serde_json::from_value(v.clone()).unwrap()),
+        description: text("description"),
+    }
+}
+
 fn new_endpoint(body: Value) -> Result<Endpoint, Error> {
-    let input: NewEndpoint = serde_json::from_value(body).unwrap();
-    Endpoint::create(input, Ok(()), t0())
+    Endpoint::create(draft(body), Ok(()), t0())
 }
 
 fn endpoint() -> Endpoint {
@@ -106,16 +117,28 @@ fn creation_defaults_to_every_type_and_checks_its_fields() {
 
 #[test]
 fn a_refused_url_is_reported_with_the_other_issues() {
-    let input: NewEndpoint =
-        serde_json::from_value(json!({"url": "http://10.0.0.1/", "eventTypes": []})).unwrap();
+    let input = draft(json!({"url": "http://10.0.0.1/", "eventTypes": []}));
     let refused = Issue::new(&["url"], "invalid_string", "url must use https");
     let paths = issue_paths(Endpoint::create(input, Err(refused), t0()).unwrap_err());
     assert_eq!(paths.len(), 2);
     assert_eq!(paths[0], vec![json!("url")]);
 }
 
-fn patch(body: Value) -> EndpointPatch {
-    serde_json::from_value(body).unwrap()
+/// The changes a body names (by their JSON names): absent, null or a value.
+fn patch(body: Value) -> EndpointChanges {
+    fn field<T: serde::de::DeserializeOwned>(body: &Value, k: &str) -> Patch<T> {
+        match body.get(k) {
+            None => Patch::Absent,
+            Some(Value::Null) => Patch::Null,
+            Some(v) => Patch::Value(serde_json::from_value(v.clone()).unwrap()),
+        }
+    }
+    EndpointChanges {
+        url: field(&body, "url"),
+        event_types: field(&body, "eventTypes"),
+        description: field(&body, "description"),
+        status: field(&body, "status"),
+    }
 }
 
 #[test]
@@ -167,8 +190,6 @@ fn patches_change_what_is_sent_and_status_moves_the_reason() {
         let paths = issue_paths(e.apply(patch(body.clone()), Ok(()), later).unwrap_err());
         assert_eq!(paths, vec![path], "{body}");
     }
-    assert!(serde_json::from_value::<EndpointPatch>(json!({"secret": "x"})).is_err());
-    assert!(serde_json::from_value::<EndpointPatch>(json!({"status": "PAUSED"})).is_err());
 }
 
 #[test]

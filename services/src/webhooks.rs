@@ -468,7 +468,7 @@ async fn url_verdict(
 pub async fn create_endpoint(
     app: &App,
     tenant: &Tenant,
-    input: webhook::NewEndpoint,
+    input: webhook::EndpointDraft,
 ) -> Result<Endpoint> {
     let verdict = url_verdict(app, tenant, &input.url).await;
     let endpoint = Endpoint::create(input, verdict, timestamp::now())?;
@@ -503,7 +503,7 @@ pub async fn update_endpoint(
     app: &App,
     tenant: &Tenant,
     id: &str,
-    patch: webhook::EndpointPatch,
+    patch: webhook::EndpointChanges,
 ) -> Result<Endpoint> {
     let verdict = match &patch.url {
         domain::patch::Patch::Value(url) => url_verdict(app, tenant, url).await,

@@ -5,9 +5,14 @@ use chrono::{DateTime, Utc};
 use domain::error::Error;
 use domain::event::{EventType, Published};
 use domain::field;
+use domain::patch::Patch;
 use domain::timestamp::Bound;
 use domain::timestamp::{serde_ts, serde_ts_opt};
 use domain::validation::Issues;
+use domain::webhook::EndpointChanges;
+use domain::webhook::EndpointDraft;
+use domain::webhook::ALL_TYPES;
+use domain::webhook::MAX_EVENT_TYPES;
 use domain::webhook::REPLAY_DAYS;
 use domain::webhook::{DeliveryAttempt, DeliveryStatus, Endpoint, EndpointStatus};
 use serde::Deserialize;
@@ -24,7 +29,7 @@ pub struct EndpointView<'a> {
     object: &'static str,
     #[schema(format = "uri")]
     url: &'a str,
-    #[schema(value_type = domain::webhook::EventTypesSchema)]
+    #[schema(value_type = EventTypesSchema)]
     event_types: &'a [String],
     description: Option<&'a str>,
     #[schema(value_type = domain::webhook::EndpointStatus)]
@@ -257,11 +262,86 @@ pub struct RedeliverRequest {
     pub endpoint_id: Option<String>,
 }
 
+/// Body of `POST /api/v1/webhook-endpoints`.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = WebhookEndpointCreate)]
+pub struct NewEndpoint {
+    /// An `https` URL whose host resolves to public addresses only (no loopback, private,
+    /// link-local, unique-local or multicast address).
+    #[schema(value_type = field::WebhookUrl)]
+    pub url: String,
+    #[serde(default)]
+    #[schema(value_type = Option<EventTypesSchema>)]
+    pub event_types: Option<Vec<String>>,
+    #[serde(default)]
+    #[schema(value_type = Option<field::ShortText>)]
+    pub description: Option<String>,
+}
+
+/// Only the fields sent change. Setting ENABLED clears `disabledReason`.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = WebhookEndpointUpdate)]
+pub struct EndpointPatch {
+    #[serde(default)]
+    #[schema(value_type = field::WebhookUrl)]
+    pub url: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = EventTypesSchema)]
+    pub event_types: Patch<Vec<String>>,
+    #[serde(default)]
+    #[schema(value_type = Option<field::ShortText>)]
+    pub description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = EndpointStatus)]
+    pub status: Patch<EndpointStatus>,
+}
+
+/// The description of `eventTypes`: `["*"]` alone, or 1 to
+/// [`MAX_EVENT_TYPES`] named types that may be subscribed to.
+pub struct EventTypesSchema;
+
+domain::described!(EventTypesSchema, "EventTypes", {
+    let named: Vec<&str> = EventType::ALL
+        .into_iter()
+        .filter(|e| *e != EventType::WebhookTest)
+        .map(EventType::as_str)
+        .collect();
+    serde_json::json!({
+        "description": "Event type names (repeated entries are kept once), or `[\"*\"]` alone for every type (the default).",
+        "oneOf": [
+            {"title": "EveryEventType", "type": "array", "minItems": 1, "maxItems": 1, "items": {"type": "string", "enum": [ALL_TYPES]}},
+            {"title": "NamedEventTypes", "type": "array", "minItems": 1, "maxItems": MAX_EVENT_TYPES, "items": {"type": "string", "enum": named}},
+        ],
+    })
+});
+
+impl From<NewEndpoint> for EndpointDraft {
+    fn from(b: NewEndpoint) -> Self {
+        EndpointDraft {
+            url: b.url,
+            event_types: b.event_types,
+            description: b.description,
+        }
+    }
+}
+
+impl From<EndpointPatch> for EndpointChanges {
+    fn from(b: EndpointPatch) -> Self {
+        EndpointChanges {
+            url: b.url,
+            event_types: b.event_types,
+            description: b.description,
+            status: b.status,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use domain::timestamp;
-    use domain::webhook::NewEndpoint;
 
     #[test]
     fn views_never_show_a_secret_except_on_creation() {
@@ -269,7 +349,9 @@ mod tests {
         let input: NewEndpoint =
             serde_json::from_value(serde_json::json!({"url": "https://hooks.example.com/x"}))
                 .unwrap();
-        let e = Endpoint::create(input, Ok(()), at).unwrap().rotate(at);
+        let e = Endpoint::create(input.into(), Ok(()), at)
+            .unwrap()
+            .rotate(at);
         let text = e.secret.to_text();
         let old = e.previous_secret.as_ref().unwrap().to_text();
         let view = serde_json::to_string(&EndpointView::from(&e)).unwrap();
@@ -309,5 +391,16 @@ mod tests {
         for r in refused {
             assert!(r.window(now).is_err(), "{r:?}");
         }
+    }
+
+    #[test]
+    fn a_patch_refuses_unknown_fields_and_statuses() {
+        let patch = |v: serde_json::Value| serde_json::from_value::<EndpointPatch>(v);
+        assert!(patch(serde_json::json!({"secret": "x"})).is_err());
+        assert!(patch(serde_json::json!({"status": "PAUSED"})).is_err());
+        let changes =
+            EndpointChanges::from(patch(serde_json::json!({"description": null})).unwrap());
+        assert_eq!(changes.description, Patch::Null);
+        assert_eq!(changes.url, Patch::Absent);
     }
 }

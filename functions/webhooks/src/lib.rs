@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use api::domain::timestamp;
-use api::domain::webhook::{EndpointPatch, NewEndpoint};
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
@@ -21,6 +20,7 @@ use api::wire::webhook::EndpointWithSecret;
 use api::wire::webhook::EventView;
 use api::wire::webhook::RedeliverRequest;
 use api::wire::webhook::ReplayRequest;
+use api::wire::webhook::{EndpointPatch, NewEndpoint};
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
@@ -159,7 +159,7 @@ async fn list_endpoints(
     path = "/api/v1/webhook-endpoints",
     operation_id = "createWebhookEndpoint",
     tag = "Webhooks",
-    request_body = api::domain::webhook::NewEndpoint,
+    request_body = api::wire::webhook::NewEndpoint,
     responses(
         (status = 201, description = "The endpoint and its secret.", body = EndpointWithSecret),
         (status = 429, response = inline(api::http::openapi::EndpointCapReached))
@@ -170,7 +170,7 @@ async fn create_endpoint(
     State(app): State<Arc<App>>,
     Json(input): Json<NewEndpoint>,
 ) -> Answer {
-    let endpoint = dispatch::create_endpoint(&app, m.tenant(), input).await?;
+    let endpoint = dispatch::create_endpoint(&app, m.tenant(), input.into()).await?;
     Reply::created(EndpointWithSecret::from(&endpoint))
 }
 
@@ -200,7 +200,7 @@ async fn get_endpoint(m: Merchant, State(app): State<Arc<App>>, PathId(id): Path
     path = "/api/v1/webhook-endpoints/{id}",
     operation_id = "updateWebhookEndpoint",
     tag = "Webhooks",
-    request_body = Option<api::domain::webhook::EndpointPatch>,
+    request_body = Option<api::wire::webhook::EndpointPatch>,
     responses(
         (status = 200, description = "The endpoint.", body = api::wire::webhook::EndpointView)
     )
@@ -211,7 +211,7 @@ async fn update_endpoint(
     PathId(id): PathId,
     Json(patch): Json<EndpointPatch>,
 ) -> Answer {
-    let e = dispatch::update_endpoint(&app, m.tenant(), &id, patch).await?;
+    let e = dispatch::update_endpoint(&app, m.tenant(), &id, patch.into()).await?;
     Reply::ok(EndpointView::from(&e))
 }
 
