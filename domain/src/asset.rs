@@ -62,41 +62,20 @@ pub struct Asset {
     pub archived_at: Option<DateTime<Utc>>,
 }
 
-/// Body of `POST /api/v1/assets/swipe-copy`. Unknown fields (such as `type` or `status`) are
-/// rejected.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = SwipeCopyCreate)]
-pub struct NewSwipeCopy {
-    #[schema(value_type = field::Name)]
+/// A new swipe-copy asset as the merchant asks for it (`wire::asset::NewSwipeCopy` is its body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SwipeCopyDraft {
     pub name: String,
-    #[schema(value_type = field::SwipeBody)]
     pub body: String,
-    /// A campaign of the key's account and mode; another one is 404.
-    #[serde(default)]
-    #[schema(value_type = Option<field::IdRef>)]
     pub campaign_id: Option<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }
 
-/// Body of `PATCH /api/v1/assets/{id}`: only the fields sent change. `metadata` is merged (a
-/// key set to null is removed; null clears all); the merged map must keep to the metadata
-/// limits. `body` is accepted for SWIPE_COPY assets only (400 otherwise). `type`, `status` and
-/// `campaignId` cannot change.
-#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = AssetUpdate)]
-pub struct AssetPatch {
-    #[serde(default)]
-    #[schema(value_type = field::Name)]
+/// An asset's changes: only what is given changes (`wire::asset::AssetPatch` is their body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AssetChanges {
     pub name: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = field::SwipeBody)]
     pub body: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::metadata::MetadataPatchSchema>)]
     pub metadata: Patch<MetadataPatch>,
 }
 
@@ -119,7 +98,7 @@ impl Asset {
     }
 
     /// A swipe-copy asset, FINALIZED at once (text needs no upload step).
-    pub fn swipe_copy(input: NewSwipeCopy, now: DateTime<Utc>) -> Result<Asset, Error> {
+    pub fn swipe_copy(input: SwipeCopyDraft, now: DateTime<Utc>) -> Result<Asset, Error> {
         let mut issues = Issues::new();
         issues.check(field::Name::parse("name", &input.name));
         issues.check(field::SwipeBody::parse("body", &input.body));
@@ -143,7 +122,7 @@ impl Asset {
 
     /// Applies a partial update. Field problems come first (400); then only a
     /// FINALIZED asset may change (409 otherwise).
-    pub fn apply(&self, patch: AssetPatch, now: DateTime<Utc>) -> Result<Asset, Error> {
+    pub fn apply(&self, patch: AssetChanges, now: DateTime<Utc>) -> Result<Asset, Error> {
         let mut issues = Issues::new();
         let mut a = self.clone();
         match patch.name {
@@ -208,14 +187,22 @@ mod tests {
     use super::*;
 
     fn copy() -> Asset {
-        let input: NewSwipeCopy =
-            serde_json::from_value(serde_json::json!({"name": "Launch", "body": "Try it"}))
-                .unwrap();
+        let input = SwipeCopyDraft {
+            name: "Launch".into(),
+            body: "Try it".into(),
+            ..Default::default()
+        };
         Asset::swipe_copy(input, Utc::now()).unwrap()
     }
 
-    fn patch(json: serde_json::Value) -> AssetPatch {
-        serde_json::from_value(json).unwrap()
+    /// The changes a body names, by their JSON names.
+    fn patch(json: serde_json::Value) -> AssetChanges {
+        use crate::patch::from_json::patch;
+        AssetChanges {
+            name: patch(&json, "name"),
+            body: patch(&json, "body"),
+            metadata: patch(&json, "metadata"),
+        }
     }
 
     #[test]

@@ -50,3 +50,30 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
         })
     }
 }
+
+/// Test inputs written as the JSON bodies that carry them.
+#[cfg(test)]
+pub(crate) mod from_json {
+    use serde::de::DeserializeOwned;
+    use serde_json::Value;
+
+    use super::Patch;
+
+    /// A change as a body's `key` states it: absent, null or a value.
+    pub fn patch<T: DeserializeOwned>(body: &Value, key: &str) -> Patch<T> {
+        match body.get(key) {
+            None => Patch::Absent,
+            Some(Value::Null) => Patch::Null,
+            Some(v) => Patch::Value(
+                serde_json::from_value(v.clone()).expect("a value of the field's type"),
+            ),
+        }
+    }
+
+    /// A body's optional `key` (null or absent: none).
+    pub fn field<T: DeserializeOwned>(body: &Value, key: &str) -> Option<T> {
+        body.get(key)
+            .filter(|v| !v.is_null())
+            .map(|v| serde_json::from_value(v.clone()).expect("a value of the field's type"))
+    }
+}

@@ -12,13 +12,11 @@ fn t0() -> DateTime<Utc> {
 
 /// The draft of a body's fields (by their JSON names).
 fn draft(body: Value) -> EndpointDraft {
-    let text = |k: &str| body.get(k).and_then(Value::as_str).map(String::from);
+    use crate::patch::from_json::field;
     EndpointDraft {
-        url: text("url").unwrap_or_default(),
-        event_types: body
-            .get("eventTypes")
-            .map(|v| serde_json::from_value(v.clone()).unwrap()),
-        description: text("description"),
+        url: field(&body, "url").unwrap_or_default(),
+        event_types: field(&body, "eventTypes"),
+        description: field(&body, "description"),
     }
 }
 
@@ -124,20 +122,14 @@ fn a_refused_url_is_reported_with_the_other_issues() {
     assert_eq!(paths[0], vec![json!("url")]);
 }
 
-/// The changes a body names (by their JSON names): absent, null or a value.
+/// The changes a body names, by their JSON names.
 fn patch(body: Value) -> EndpointChanges {
-    fn field<T: serde::de::DeserializeOwned>(body: &Value, k: &str) -> Patch<T> {
-        match body.get(k) {
-            None => Patch::Absent,
-            Some(Value::Null) => Patch::Null,
-            Some(v) => Patch::Value(serde_json::from_value(v.clone()).unwrap()),
-        }
-    }
+    use crate::patch::from_json::patch;
     EndpointChanges {
-        url: field(&body, "url"),
-        event_types: field(&body, "eventTypes"),
-        description: field(&body, "description"),
-        status: field(&body, "status"),
+        url: patch(&body, "url"),
+        event_types: patch(&body, "eventTypes"),
+        description: patch(&body, "description"),
+        status: patch(&body, "status"),
     }
 }
 

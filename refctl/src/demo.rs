@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use api::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
-use api::domain::asset::{Asset, NewSwipeCopy};
+use api::domain::asset::Asset;
 use api::domain::campaign::{Campaign, NewCampaign};
 use api::domain::integration::NewIntegration;
 use api::domain::signup::{self, SignUp};
@@ -16,6 +16,7 @@ use api::services::postback::{self, Recorded};
 use api::store::attrs;
 use api::store::keys::{DEMO_MARKER, RECORD_SK};
 use api::store::{accounts, assets, campaigns, string_value, Item};
+use api::wire::asset::NewSwipeCopy;
 use api::wire::conversion::PostbackBody;
 use api::Error;
 use serde_json::{json, Value};
@@ -169,7 +170,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
         "metadata": {"channel": "email"},
     }))
     .map_err(Error::internal)?;
-    let asset = Asset::swipe_copy(input, now)?;
+    let asset = Asset::swipe_copy(input.into(), now)?;
     assets::insert(&app.store, tenant, &asset).await?;
     Ok(json!({
         "activeAffiliate": {"id": active.affiliate.id, "code": active.affiliate.code.as_str()},

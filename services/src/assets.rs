@@ -4,7 +4,7 @@
 use crate::app::App;
 use crate::campaigns;
 use crate::edited::edit;
-use domain::asset::{Asset, AssetPatch, NewSwipeCopy};
+use domain::asset::{Asset, AssetChanges, SwipeCopyDraft};
 use domain::error::Result;
 use domain::tenant::Tenant;
 use domain::timestamp;
@@ -12,7 +12,7 @@ use store::assets;
 
 /// A new swipe-copy asset, with its `asset.created` event; its input is
 /// judged before the campaign it names is read.
-pub async fn create_swipe_copy(app: &App, tenant: &Tenant, input: NewSwipeCopy) -> Result<Asset> {
+pub async fn create_swipe_copy(app: &App, tenant: &Tenant, input: SwipeCopyDraft) -> Result<Asset> {
     let asset = Asset::swipe_copy(input, timestamp::now())?;
     campaigns::exists(&app.store, tenant, asset.campaign_id.as_deref()).await?;
     assets::insert(&app.store, tenant, &asset).await?;
@@ -20,7 +20,7 @@ pub async fn create_swipe_copy(app: &App, tenant: &Tenant, input: NewSwipeCopy) 
 }
 
 /// A merchant's PATCH of an asset.
-pub async fn update(app: &App, tenant: &Tenant, id: &str, patch: &AssetPatch) -> Result<Asset> {
+pub async fn update(app: &App, tenant: &Tenant, id: &str, patch: &AssetChanges) -> Result<Asset> {
     edit(&app.store, tenant, id, |a: &Asset| {
         a.apply(patch.clone(), timestamp::now())
     })

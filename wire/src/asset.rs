@@ -1,10 +1,15 @@
 //! What the API, the events and the portal show of a marketing asset.
 
 use chrono::{DateTime, Utc};
+use domain::asset::AssetChanges;
+use domain::asset::SwipeCopyDraft;
 use domain::asset::{Asset, AssetStatus, AssetType};
+use domain::field;
 use domain::metadata::Metadata;
+use domain::metadata::MetadataPatch;
+use domain::patch::Patch;
 use domain::timestamp::{serde_ts, serde_ts_opt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A marketing asset.
 #[derive(utoipa::ToSchema, Serialize)]
@@ -50,6 +55,65 @@ impl<'a> From<&'a Asset> for AssetView<'a> {
             created_at: a.created_at,
             updated_at: a.updated_at,
             archived_at: a.archived_at,
+        }
+    }
+}
+
+/// Body of `POST /api/v1/assets/swipe-copy`. Unknown fields (such as `type` or `status`) are
+/// rejected.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = SwipeCopyCreate)]
+pub struct NewSwipeCopy {
+    #[schema(value_type = field::Name)]
+    pub name: String,
+    #[schema(value_type = field::SwipeBody)]
+    pub body: String,
+    /// A campaign of the key's account and mode; another one is 404.
+    #[serde(default)]
+    #[schema(value_type = Option<field::IdRef>)]
+    pub campaign_id: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::metadata::MetadataSchema>)]
+    pub metadata: Option<Metadata>,
+}
+
+impl From<NewSwipeCopy> for SwipeCopyDraft {
+    fn from(b: NewSwipeCopy) -> Self {
+        SwipeCopyDraft {
+            name: b.name,
+            body: b.body,
+            campaign_id: b.campaign_id,
+            metadata: b.metadata,
+        }
+    }
+}
+
+/// Body of `PATCH /api/v1/assets/{id}`: only the fields sent change. `metadata` is merged (a
+/// key set to null is removed; null clears all); the merged map must keep to the metadata
+/// limits. `body` is accepted for SWIPE_COPY assets only (400 otherwise). `type`, `status` and
+/// `campaignId` cannot change.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = AssetUpdate)]
+pub struct AssetPatch {
+    #[serde(default)]
+    #[schema(value_type = field::Name)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = field::SwipeBody)]
+    pub body: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::metadata::MetadataPatchSchema>)]
+    pub metadata: Patch<MetadataPatch>,
+}
+
+impl From<AssetPatch> for AssetChanges {
+    fn from(b: AssetPatch) -> Self {
+        AssetChanges {
+            name: b.name,
+            body: b.body,
+            metadata: b.metadata,
         }
     }
 }

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use api::domain::asset::{AssetPatch, NewSwipeCopy};
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Listing, Merchant, Params, PathId, Reply};
 use api::routes;
@@ -11,6 +10,7 @@ use api::services::app::App;
 use api::store::assets::{self, AssetFilter};
 use api::store::page::PageRequest;
 use api::wire::asset::AssetView;
+use api::wire::asset::{AssetPatch, NewSwipeCopy};
 use axum::extract::State;
 
 /// The routes this function serves.
@@ -29,7 +29,7 @@ pub fn routes() -> ApiRouter {
     path = "/api/v1/assets/swipe-copy",
     operation_id = "createSwipeCopy",
     tag = "Assets",
-    request_body = api::domain::asset::NewSwipeCopy,
+    request_body = api::wire::asset::NewSwipeCopy,
     responses(
         (status = 201, description = "The asset created.", body = api::wire::asset::AssetView),
         (status = 404, response = api::http::openapi::NotFound)
@@ -40,7 +40,7 @@ async fn create_swipe_copy(
     State(app): State<Arc<App>>,
     Json(input): Json<NewSwipeCopy>,
 ) -> Answer {
-    let asset = services::assets::create_swipe_copy(&app, m.tenant(), input).await?;
+    let asset = services::assets::create_swipe_copy(&app, m.tenant(), input.into()).await?;
     Reply::created(AssetView::from(&asset))
 }
 
@@ -99,7 +99,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/assets/{id}",
     operation_id = "updateAsset",
     tag = "Assets",
-    request_body = Option<api::domain::asset::AssetPatch>,
+    request_body = Option<api::wire::asset::AssetPatch>,
     responses(
         (status = 200, description = "The updated asset.", body = api::wire::asset::AssetView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -111,7 +111,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<AssetPatch>,
 ) -> Answer {
-    let updated = services::assets::update(&app, m.tenant(), &id, &patch).await?;
+    let updated = services::assets::update(&app, m.tenant(), &id, &patch.into()).await?;
     Reply::ok(AssetView::from(&updated))
 }
 

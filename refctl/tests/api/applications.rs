@@ -431,9 +431,10 @@ async fn decision_bodies_refuse_unknown_fields() {
 #[tokio::test]
 async fn dynamodb_calls_per_operation() {
     use api::domain::application::Decision;
-    use api::domain::asset::{Asset, NewSwipeCopy};
+    use api::domain::asset::Asset;
     use api::services::applications;
     use api::store::assets;
+    use api::wire::asset::NewSwipeCopy;
 
     // Its own clients, so its counters see only this test's calls.
     let app = app_for(server()).await;
@@ -483,7 +484,7 @@ async fn dynamodb_calls_per_operation() {
 
     let before = metrics();
     let input: NewSwipeCopy = serde_json::from_value(json!({"name": "N", "body": "B"})).unwrap();
-    let asset = Asset::swipe_copy(input, timestamp::now()).unwrap();
+    let asset = Asset::swipe_copy(input.into(), timestamp::now()).unwrap();
     assets::insert(&app.store, &tenant, &asset).await.unwrap();
     let asset_cost = metrics().since(&before);
     assert_eq!(
