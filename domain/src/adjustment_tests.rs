@@ -1,7 +1,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::affiliate::NewAffiliate;
+use crate::affiliate::AffiliateDraft;
 use crate::change::Subject;
 use crate::timestamp::parse_datetime;
 use crate::validation::Issues;
@@ -11,10 +11,9 @@ fn at() -> DateTime<Utc> {
 }
 
 fn affiliate(status: AffiliateStatus) -> Affiliate {
-    let input: NewAffiliate = serde_json::from_value(
-        json!({"campaignId": "cmp_1", "email": "anna@partners.example.com", "name": "Anna"}),
-    )
-    .unwrap();
+    let input = AffiliateDraft::from_json(
+        &json!({"campaignId": "cmp_1", "email": "anna@partners.example.com", "name": "Anna"}),
+    );
     Affiliate::enroll(input, status, at(), Issues::new())
         .unwrap()
         .affiliate

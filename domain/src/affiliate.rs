@@ -144,85 +144,30 @@ pub struct Affiliate {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Body of `POST /api/v1/affiliates`: the merchant adds an ACTIVE affiliate (no application).
-/// Unknown fields (such as `status` or `id`) are rejected.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = AffiliateCreate)]
-pub struct NewAffiliate {
-    /// A campaign of the key's account and mode; another one is 404.
-    #[schema(value_type = field::IdRef)]
+/// A new affiliate as the merchant, a sign-up or an import row asks for it (`wire::affiliate::NewAffiliate` is its body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AffiliateDraft {
     pub campaign_id: String,
-    /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[schema(value_type = crate::email::Email)]
     pub email: String,
-    #[schema(value_type = field::Name)]
     pub name: String,
-    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
-    /// and mode in any letter case. Generated (8 characters) when absent.
-    #[serde(default)]
-    #[schema(value_type = Option<crate::affiliate_code::AffiliateCode>)]
     pub code: Option<String>,
-    #[serde(default)]
     pub payout_method: Option<PayoutMethod>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::email::Email>)]
     pub payout_email: Option<String>,
-    /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
-    /// at most 2000 characters.
-    #[serde(default)]
-    #[schema(value_type = Option<field::Url>)]
     pub website: Option<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }
 
-/// Body of `PUT /api/v1/affiliates/{id}`: a partial update; only the fields sent change.
-/// `status` may be ACTIVE or SUSPENDED (others: 400), and only an ACTIVE or SUSPENDED affiliate
-/// changes status this way (a PENDING or REJECTED one: 409 INVALID_STATE; it follows its
-/// application). A new `email` must be free in the campaign and a new `code` in the account and
-/// mode (409 ALREADY_EXISTS); the old value is released in the same transaction. Null clears
-/// `payoutMethod`, `payoutEmail`, `website` and `metadata`; null for `name`, `email`, `code` or
-/// `status` is 400. `campaignId` cannot change.
-#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = AffiliateUpdate)]
-pub struct AffiliatePatch {
-    #[serde(default)]
-    #[schema(value_type = field::Name)]
+/// An affiliate's changes: only what is given changes (`wire::affiliate::AffiliatePatch` is their body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AffiliateChanges {
     pub name: Patch<String>,
-    /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[serde(default)]
-    #[schema(value_type = crate::email::Email)]
     pub email: Patch<String>,
-    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
-    /// and mode in any letter case.
-    #[serde(default)]
-    #[schema(value_type = crate::affiliate_code::AffiliateCode)]
     pub code: Patch<String>,
-    #[serde(default)]
-    #[schema(schema_with = <SettableStatus as utoipa::PartialSchema>::schema)]
     pub status: Patch<AffiliateStatus>,
-    #[serde(default)]
-    #[schema(value_type = Option<PayoutMethod>)]
     pub payout_method: Patch<PayoutMethod>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::email::Email>)]
     pub payout_email: Patch<String>,
-    /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
-    /// at most 2000 characters.
-    #[serde(default)]
-    #[schema(value_type = Option<field::Url>)]
     pub website: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::metadata::MetadataPatchSchema>)]
     pub metadata: Patch<MetadataPatch>,
-    /// What this affiliate earns instead of the campaign's rules and rate (null removes it).
-    /// The section 5 rules still decide whether a payment earns; recorded commissions keep
-    /// their amounts.
-    #[serde(default)]
-    #[schema(value_type = Option<crate::commission_plan::Pay>)]
     pub commission_override: Patch<Pay>,
 }
 
@@ -299,7 +244,7 @@ impl Affiliate {
     /// Builds and validates a new affiliate in `status`; `issues` may already
     /// hold problems of the surrounding body, so every one is reported at once.
     pub fn enroll(
-        input: NewAffiliate,
+        input: AffiliateDraft,
         status: AffiliateStatus,
         now: DateTime<Utc>,
         mut issues: Issues,
@@ -356,7 +301,7 @@ impl Affiliate {
 
     /// Applies a partial update. Field problems come first (400); a status
     /// change the current state forbids comes next (409).
-    pub fn apply(&self, patch: AffiliatePatch, now: DateTime<Utc>) -> Result<Affiliate, Error> {
+    pub fn apply(&self, patch: AffiliateChanges, now: DateTime<Utc>) -> Result<Affiliate, Error> {
         let mut issues = Issues::new();
         let i = &mut issues;
         let mut a = self.clone();
@@ -455,6 +400,42 @@ impl Affiliate {
     }
 }
 
+/// Test inputs written as the JSON bodies that carry them.
+#[cfg(test)]
+impl AffiliateDraft {
+    pub(crate) fn from_json(body: &serde_json::Value) -> AffiliateDraft {
+        use crate::patch::from_json::field;
+        AffiliateDraft {
+            campaign_id: field(body, "campaignId").unwrap_or_default(),
+            email: field(body, "email").unwrap_or_default(),
+            name: field(body, "name").unwrap_or_default(),
+            code: field(body, "code"),
+            payout_method: field(body, "payoutMethod"),
+            payout_email: field(body, "payoutEmail"),
+            website: field(body, "website"),
+            metadata: field(body, "metadata"),
+        }
+    }
+}
+
+#[cfg(test)]
+impl AffiliateChanges {
+    pub(crate) fn from_json(body: &serde_json::Value) -> AffiliateChanges {
+        use crate::patch::from_json::patch;
+        AffiliateChanges {
+            name: patch(body, "name"),
+            email: patch(body, "email"),
+            code: patch(body, "code"),
+            status: patch(body, "status"),
+            payout_method: patch(body, "payoutMethod"),
+            payout_email: patch(body, "payoutEmail"),
+            website: patch(body, "website"),
+            metadata: patch(body, "metadata"),
+            commission_override: patch(body, "commissionOverride"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,7 +447,7 @@ mod tests {
         if let Some(c) = code {
             body["code"] = c.into();
         }
-        let input: NewAffiliate = serde_json::from_value(body).unwrap();
+        let input = AffiliateDraft::from_json(&body);
         let at = crate::timestamp::now();
         Affiliate::enroll(input, AffiliateStatus::Pending, at, Issues::new()).unwrap()
     }
@@ -512,12 +493,12 @@ mod tests {
     }
 
     fn new(json: serde_json::Value) -> Result<Enrollment, Error> {
-        let input: NewAffiliate = serde_json::from_value(json).unwrap();
+        let input = AffiliateDraft::from_json(&json);
         Affiliate::enroll(input, AffiliateStatus::Active, Utc::now(), Issues::new())
     }
 
-    fn patch(json: serde_json::Value) -> AffiliatePatch {
-        serde_json::from_value(json).unwrap()
+    fn patch(json: serde_json::Value) -> AffiliateChanges {
+        AffiliateChanges::from_json(&json)
     }
 
     #[test]

@@ -46,7 +46,7 @@ impl DecisionPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::affiliate::{AffiliateStatus, NewAffiliate};
+    use crate::affiliate::{AffiliateDraft, AffiliateStatus};
     use crate::application::ApplicationStatus;
     use crate::change::Subject;
     use crate::event::EventType;
@@ -56,10 +56,9 @@ mod tests {
     /// A signed-up affiliate (PENDING) and its pending application.
     fn signed_up() -> (Affiliate, Application) {
         let at = parse_datetime("2026-01-01T00:00:00Z").unwrap();
-        let input: NewAffiliate = serde_json::from_value(
-            serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}),
-        )
-        .unwrap();
+        let input = AffiliateDraft::from_json(
+            &serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}),
+        );
         let e = Affiliate::enroll(input, AffiliateStatus::Pending, at, Issues::new()).unwrap();
         let app = Application::pending(&e.affiliate.id, "cmp_1", None, at);
         (e.affiliate, app)

@@ -6,16 +6,15 @@
 //! changes nothing.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffiliate};
+use crate::affiliate::{Affiliate, AffiliateDraft, AffiliateStatus, Enrollment};
 use crate::application::Application;
 use crate::error::{Error, ErrorCode};
 use crate::field;
 use crate::ids::{derived_id, sibling, IdKind};
 use crate::referral::{CustomerKey, Referral, ReferralSource};
 use crate::tenant::Tenant;
-use crate::timestamp;
 use crate::validation::Issues;
 
 pub use crate::field::MAX_EXTERNAL_ID_CHARS;
@@ -30,85 +29,8 @@ pub const MAX_ROWS: usize = 500;
 pub struct AffiliateRow {
     pub external_id: String,
     pub status: Option<AffiliateStatus>,
-    pub affiliate: NewAffiliate,
+    pub affiliate: AffiliateDraft,
 }
-
-/// The description of an affiliates import row: the create body's, with
-/// `externalId` (required) and `status`.
-fn affiliate_row_schema() -> serde_json::Value {
-    let create =
-        serde_json::to_value(<NewAffiliate as utoipa::PartialSchema>::schema()).unwrap_or_default();
-    let mut properties = serde_json::json!({
-        "externalId": {
-            "$ref": format!("#/components/schemas/{}", import_id_name()),
-            "description": "The affiliate's id on the platform it comes from: a re-run with the same `externalId` changes nothing."
-        },
-        "status": {
-            "oneOf": [{"$ref": "#/components/schemas/AffiliateStatus"}, {"type": "null"}],
-            "description": "ACTIVE (the default) or PENDING (with an application for the merchant to accept); another status fails the row."
-        },
-    });
-    if let (Some(all), Some(more)) = (properties.as_object_mut(), create["properties"].as_object())
-    {
-        all.extend(more.clone());
-    }
-    let mut required = vec![serde_json::json!("externalId")];
-    required.extend(create["required"].as_array().cloned().unwrap_or_default());
-    serde_json::json!({
-        "type": "object",
-        "description": "A row of `POST /api/v1/affiliates/import`: the create body's fields (the same rules), with the row's `externalId` and starting status.",
-        "required": required,
-        "properties": properties,
-        "additionalProperties": false,
-    })
-}
-
-crate::described!(AffiliateRow, "AffiliateImportRow", affiliate_row_schema());
-
-/// The rows of an import (JSON), of the row type named `row`.
-fn rows_schema(row: &str) -> serde_json::Value {
-    serde_json::json!({
-        "type": "array",
-        "minItems": 1,
-        "maxItems": MAX_ROWS,
-        "items": {"$ref": format!("#/components/schemas/{row}")},
-    })
-}
-
-/// The JSON body of the affiliates import (its description only).
-pub struct AffiliateRows;
-
-/// The name of the `externalId` rule the rows refer to.
-fn import_id_name() -> String {
-    <field::ImportId as utoipa::ToSchema>::name().into_owned()
-}
-
-crate::described!(
-    AffiliateRows,
-    "AffiliateImport",
-    rows_schema("AffiliateImportRow"),
-    [
-        ("AffiliateImportRow", affiliate_row_schema()),
-        (import_id_name(), field::keywords::<field::ImportId>()),
-    ]
-);
-
-/// The JSON body of the referrals import (its description only).
-pub struct ReferralRows;
-
-crate::described!(
-    ReferralRows,
-    "ReferralImport",
-    rows_schema("ReferralImportRow"),
-    [
-        (
-            "ReferralImportRow",
-            serde_json::to_value(<ReferralRow as utoipa::PartialSchema>::schema())
-                .unwrap_or_default()
-        ),
-        (import_id_name(), field::keywords::<field::ImportId>()),
-    ]
-);
 
 impl AffiliateRow {
     /// The affiliate (and, when PENDING, its application) the row makes in
@@ -147,41 +69,6 @@ pub fn imported_id(kind: IdKind, tenant: &Tenant, external_id: &str) -> String {
     derived_id(kind, &format!("import#{}#{external_id}", tenant.key()))
 }
 
-/// A row of `POST /api/v1/referrals/import`: which affiliate brought which
-/// customer, and when the customer first paid.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = ReferralImportRow)]
-pub struct ReferralRow {
-    /// The referral's id on the platform it comes from: a re-run with the same `externalId`
-    /// changes nothing.
-    #[schema(value_type = field::ImportId)]
-    pub external_id: String,
-    /// The affiliate's campaign.
-    pub campaign_id: String,
-    /// The affiliate, by its code (any letter case) or its id: exactly one of the two.
-    #[serde(default)]
-    pub affiliate_code: Option<String>,
-    #[serde(default)]
-    pub affiliate_id: Option<String>,
-    /// The customer, as a postback names it: exactly one of `customerId`, `customerEmail` (hashed
-    /// at once, never stored) and `customerEmailHash`.
-    #[serde(default)]
-    #[schema(value_type = Option<field::CustomerRef>)]
-    pub customer_id: Option<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::email::Email>)]
-    pub customer_email: Option<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<field::EmailHash>)]
-    pub customer_email_hash: Option<String>,
-    /// The customer's first payment (ISO-8601 date-time, not in the future): its recurring window
-    /// continues from there.
-    #[serde(default)]
-    #[schema(format = DateTime)]
-    pub first_payment_at: Option<String>,
-}
-
 /// Which affiliate a referral row names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AffiliateRef {
@@ -197,69 +84,6 @@ pub struct ReferralImport {
     pub affiliate: AffiliateRef,
     pub customer: CustomerKey,
     pub first_payment_at: Option<DateTime<Utc>>,
-}
-
-impl ReferralRow {
-    /// The row judged, every issue at once: one affiliate, one customer
-    /// identity by the postback's rules, a first payment that is no later
-    /// than `now`.
-    pub fn validate(self, now: DateTime<Utc>) -> Result<ReferralImport, Error> {
-        let mut issues = Issues::new();
-        issues.check(field::ImportId::parse("externalId", &self.external_id));
-        let affiliate = match (self.affiliate_code, self.affiliate_id) {
-            (Some(code), None) => Some(AffiliateRef::Code(code)),
-            (None, Some(id)) => Some(AffiliateRef::Id(id)),
-            _ => {
-                issues.add(
-                    &["affiliateCode"],
-                    "invalid_combination",
-                    "give exactly one of affiliateCode and affiliateId",
-                );
-                None
-            }
-        };
-        let customer = match (
-            self.customer_id,
-            self.customer_email,
-            self.customer_email_hash,
-        ) {
-            (Some(id), None, None) => issues.check(CustomerKey::from_id(&id)),
-            (None, Some(email), None) => issues.check(CustomerKey::from_email(&email)),
-            (None, None, Some(hash)) => issues.check(CustomerKey::from_email_hash(&hash)),
-            _ => {
-                issues.add(
-                    &["customerId"],
-                    "invalid_combination",
-                    "give exactly one of customerId, customerEmail and customerEmailHash",
-                );
-                None
-            }
-        };
-        let first_payment_at = self.first_payment_at.as_deref().and_then(|raw| {
-            match timestamp::parse_datetime(raw).filter(|t| *t <= now) {
-                Some(t) => Some(t),
-                None => {
-                    issues.add(
-                        &["firstPaymentAt"],
-                        "invalid_date",
-                        "firstPaymentAt must be an ISO-8601 date-time, not in the future",
-                    );
-                    None
-                }
-            }
-        });
-        issues.finish()?;
-        let (Some(affiliate), Some(customer)) = (affiliate, customer) else {
-            return Err(Error::internal("validated fields are missing"));
-        };
-        Ok(ReferralImport {
-            external_id: self.external_id,
-            campaign_id: self.campaign_id,
-            affiliate,
-            customer,
-            first_payment_at,
-        })
-    }
 }
 
 impl ReferralImport {

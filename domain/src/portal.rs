@@ -1,40 +1,7 @@
-//! The affiliate portal (contract section 13): what an affiliate may change
-//! of its own record through a portal token; its views are `wire::portal`.
+//! The affiliate portal (contract section 13): its referral links and the
+//! invoices an affiliate uploads; its views and its body are `wire::portal`.
 
-use serde::Deserialize;
-
-use crate::affiliate::{AffiliatePatch, PayoutMethod};
 use crate::error::Error;
-use crate::field;
-use crate::patch::Patch;
-
-/// Body of `PATCH /api/v1/portal/me`: the affiliate's own name and payout details.
-#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = PortalMeUpdate)]
-pub struct PortalMePatch {
-    #[serde(default)]
-    #[schema(value_type = field::Name)]
-    pub name: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<PayoutMethod>)]
-    pub payout_method: Patch<PayoutMethod>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::email::Email>)]
-    pub payout_email: Patch<String>,
-}
-
-impl PortalMePatch {
-    /// The merchant's patch of the same fields (its rules apply alike).
-    pub fn as_affiliate_patch(&self) -> AffiliatePatch {
-        AffiliatePatch {
-            name: self.name.clone(),
-            payout_method: self.payout_method.clone(),
-            payout_email: self.payout_email.clone(),
-            ..AffiliatePatch::default()
-        }
-    }
-}
 
 /// A landing URL with the affiliate's `ref` parameter (before any fragment).
 pub fn referral_link(landing: &str, code: &str) -> String {

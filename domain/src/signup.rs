@@ -1,9 +1,8 @@
 //! Public sign-up: a visitor asks to join a public campaign.
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
 
-use crate::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffiliate};
+use crate::affiliate::{Affiliate, AffiliateDraft, AffiliateStatus, Enrollment};
 use crate::application::Application;
 use crate::campaign::Campaign;
 use crate::error::Error;
@@ -11,31 +10,14 @@ use crate::field;
 use crate::risk::{self, Risk};
 use crate::validation::Issues;
 
-/// Body of `POST /api/v1/affiliates/signup`. Status, payout details and metadata are the
-/// merchant's to set and are rejected here.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = SignupRequest)]
-pub struct SignUp {
-    #[schema(value_type = field::IdRef)]
+/// A visitor's request to join a public campaign (`wire::signup::SignUp` is its body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SignUpDraft {
     pub campaign_id: String,
-    /// Kept as given (trimmed); compared and looked up in lowercase.
-    #[schema(value_type = crate::email::Email)]
     pub email: String,
-    #[schema(value_type = field::Name)]
     pub name: String,
-    /// The code the applicant would like; generated when absent. Taken: 409 ALREADY_EXISTS.
-    #[serde(default)]
-    #[schema(value_type = Option<crate::affiliate_code::AffiliateCode>)]
     pub code: Option<String>,
-    /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
-    /// at most 2000 characters.
-    #[serde(default)]
-    #[schema(value_type = Option<field::Url>)]
     pub website: Option<String>,
-    /// A note to the merchant, kept on the application.
-    #[serde(default)]
-    #[schema(value_type = Option<field::LongText>)]
     pub message: Option<String>,
 }
 
@@ -44,7 +26,7 @@ pub struct SignUp {
 /// Both carry the sign-up's risk flags; the affiliate keeps the `network`
 /// it came from (a salted hash) for SAME_NETWORK.
 pub fn enroll(
-    input: SignUp,
+    input: SignUpDraft,
     campaign: &Campaign,
     network: Option<String>,
     now: DateTime<Utc>,
@@ -59,7 +41,7 @@ pub fn enroll(
     } else {
         AffiliateStatus::Pending
     };
-    let new = NewAffiliate {
+    let new = AffiliateDraft {
         campaign_id: campaign.id.clone(),
         email: input.email,
         name: input.name,

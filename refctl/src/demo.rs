@@ -2,11 +2,11 @@
 
 use std::path::Path;
 
-use api::domain::affiliate::{Affiliate, AffiliateStatus, NewAffiliate};
+use api::domain::affiliate::{Affiliate, AffiliateStatus};
 use api::domain::asset::Asset;
 use api::domain::campaign::{Campaign, NewCampaign};
 use api::domain::integration::NewIntegration;
-use api::domain::signup::{self, SignUp};
+use api::domain::signup;
 use api::domain::tenant::{Mode, Tenant};
 use api::domain::timestamp;
 use api::domain::validation::Issues;
@@ -16,8 +16,10 @@ use api::services::postback::{self, Recorded};
 use api::store::attrs;
 use api::store::keys::{DEMO_MARKER, RECORD_SK};
 use api::store::{accounts, assets, campaigns, string_value, Item};
+use api::wire::affiliate::NewAffiliate;
 use api::wire::asset::NewSwipeCopy;
 use api::wire::conversion::PostbackBody;
+use api::wire::signup::SignUp;
 use api::Error;
 use serde_json::{json, Value};
 
@@ -154,7 +156,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
         "website": "https://alice.example.com",
     }))
     .map_err(Error::internal)?;
-    let mut active = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
+    let mut active = Affiliate::enroll(input.into(), AffiliateStatus::Active, now, Issues::new())?;
     enrollments::enroll(app, tenant, &mut active).await?;
     let input: SignUp = serde_json::from_value(json!({
         "campaignId": campaign.id, "email": "bob@reviews.example.net",
@@ -162,7 +164,7 @@ async fn seed_programme(app: &App, tenant: &Tenant, campaign: &Campaign) -> Resu
         "message": "I review SaaS tools for 40k monthly readers.",
     }))
     .map_err(Error::internal)?;
-    let mut pending = signup::enroll(input, campaign, None, now)?;
+    let mut pending = signup::enroll(input.into(), campaign, None, now)?;
     enrollments::enroll(app, tenant, &mut pending).await?;
     let input: NewSwipeCopy = serde_json::from_value(json!({
         "name": "Launch week e-mail", "campaignId": campaign.id,
@@ -262,7 +264,7 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
             "name": format!("{name} Partner"), "code": code, "payoutMethod": "BANK_TRANSFER",
         }))
         .map_err(Error::internal)?;
-        let mut e = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
+        let mut e = Affiliate::enroll(input.into(), AffiliateStatus::Active, now, Issues::new())?;
         enrollments::enroll(app, tenant, &mut e).await?;
         for (i, days) in [60, 45, 30].into_iter().enumerate() {
             let body = json!({"amount": 150 + 50 * i, "currency": "USD", "affiliateCode": code,

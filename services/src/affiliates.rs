@@ -3,7 +3,7 @@
 
 use crate::app::App;
 use crate::edited::edit;
-use domain::affiliate::{Affiliate, AffiliatePatch};
+use domain::affiliate::{Affiliate, AffiliateChanges};
 use domain::error::Result;
 use domain::tenant::Tenant;
 use domain::timestamp;
@@ -13,7 +13,7 @@ pub async fn update(
     app: &App,
     tenant: &Tenant,
     id: &str,
-    patch: &AffiliatePatch,
+    patch: &AffiliateChanges,
 ) -> Result<Affiliate> {
     edit(&app.store, tenant, id, |a: &Affiliate| {
         a.apply(patch.clone(), timestamp::now())

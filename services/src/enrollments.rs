@@ -4,9 +4,9 @@
 
 use crate::app::App;
 use crate::retry::{retry_at_once, Attempt};
-use domain::affiliate::{Affiliate, AffiliateStatus, Enrollment, NewAffiliate};
+use domain::affiliate::{Affiliate, AffiliateDraft, AffiliateStatus, Enrollment};
 use domain::error::{Error, Result};
-use domain::signup::{self, SignUp};
+use domain::signup::{self, SignUpDraft};
 use domain::tenant::Tenant;
 use domain::timestamp;
 use domain::validation::Issues;
@@ -20,7 +20,7 @@ const CODE_ATTEMPTS: usize = 3;
 
 /// The merchant's new ACTIVE affiliate (no application) in one of its
 /// campaigns; its input is judged before the campaign is read.
-pub async fn add(app: &App, tenant: &Tenant, input: NewAffiliate) -> Result<Affiliate> {
+pub async fn add(app: &App, tenant: &Tenant, input: AffiliateDraft) -> Result<Affiliate> {
     let store = &app.store;
     let now = timestamp::now();
     let mut new = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())?;
@@ -33,7 +33,7 @@ pub async fn add(app: &App, tenant: &Tenant, input: NewAffiliate) -> Result<Affi
 /// id): a campaign that is not public is NOT_FOUND whoever owns it, one with
 /// sign-up closed refuses it before its input is judged. `network` is the
 /// caller's salted network hash.
-pub async fn sign_up(app: &App, input: SignUp, network: Option<String>) -> Result<Enrollment> {
+pub async fn sign_up(app: &App, input: SignUpDraft, network: Option<String>) -> Result<Enrollment> {
     let store = &app.store;
     let Some((campaign, tenant)) = campaigns::get_with_tenant(store, &input.campaign_id).await?
     else {

@@ -11,12 +11,13 @@ use crate::app::App;
 use crate::paying::invoice;
 use crate::payouts as payout_service;
 use domain::affiliate::Affiliate;
+use domain::affiliate::AffiliateChanges;
 use domain::asset::{Asset, AssetStatus};
 use domain::campaign::Campaign;
 use domain::conversion::Conversion;
 use domain::error::{Error, Result};
 use domain::payout::{Command, InvoiceUpload, Payout};
-use domain::portal::{self, PortalMePatch};
+use domain::portal;
 use domain::summary::{self, GroupBy, Period, Summary};
 use domain::tenant::Tenant;
 use store::assets::{self, AssetFilter};
@@ -36,11 +37,10 @@ pub async fn update_me(
     app: &App,
     tenant: &Tenant,
     a: &Affiliate,
-    patch: &PortalMePatch,
+    changes: &AffiliateChanges,
 ) -> Result<(Affiliate, Campaign)> {
-    let patch = patch.as_affiliate_patch();
     let (updated, campaign) = tokio::join!(
-        update_affiliate(app, tenant, &a.id, &patch),
+        update_affiliate(app, tenant, &a.id, changes),
         campaign(app, tenant, a)
     );
     Ok((updated?, campaign?))

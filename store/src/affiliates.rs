@@ -381,16 +381,18 @@ pub async fn list(
 mod tests {
     use super::*;
     use aws_sdk_dynamodb::types::AttributeValue;
-    use domain::affiliate::{AffiliateStatus, NewAffiliate};
+    use domain::affiliate::{AffiliateDraft, AffiliateStatus};
     use domain::tenant::Mode;
     use domain::validation::Issues;
 
     #[test]
     fn the_record_stores_no_totals_and_older_records_that_do_still_read() {
-        let input: NewAffiliate = serde_json::from_value(
-            serde_json::json!({"campaignId": "cmp_1", "email": "a@x.io", "name": "A"}),
-        )
-        .unwrap();
+        let input = AffiliateDraft {
+            campaign_id: "cmp_1".into(),
+            email: "a@x.io".into(),
+            name: "A".into(),
+            ..Default::default()
+        };
         let e = Affiliate::enroll(
             input,
             AffiliateStatus::Active,

@@ -2,17 +2,24 @@
 
 use crate::tax_form::TaxFormView;
 use chrono::{DateTime, Utc};
+use domain::affiliate::AffiliateChanges;
+use domain::affiliate::AffiliateDraft;
+use domain::affiliate::SettableStatus;
 use domain::affiliate::{Affiliate, AffiliateStatus, PayoutMethod, Totals};
 use domain::commission_plan::Pay;
 use domain::commission_tiers::TierMark;
 use domain::email::Email;
+use domain::field;
 use domain::metadata::Metadata;
+use domain::metadata::MetadataPatch;
 use domain::money::json_number;
+use domain::patch::Patch;
 use domain::payout_account::PayoutAccount;
 use domain::risk::Risk;
 use domain::timestamp::serde_ts;
 use rust_decimal::Decimal;
 use serde::ser::SerializeMap;
+use serde::Deserialize;
 use serde::{Serialize, Serializer};
 
 /// An affiliate as its merchant sees it.
@@ -132,10 +139,122 @@ impl Serialize for TotalsJson<'_> {
     }
 }
 
+/// Body of `POST /api/v1/affiliates`: the merchant adds an ACTIVE affiliate (no application).
+/// Unknown fields (such as `status` or `id`) are rejected.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = AffiliateCreate)]
+pub struct NewAffiliate {
+    /// A campaign of the key's account and mode; another one is 404.
+    #[schema(value_type = field::IdRef)]
+    pub campaign_id: String,
+    /// Kept as given (trimmed); compared and looked up in lowercase.
+    #[schema(value_type = domain::email::Email)]
+    pub email: String,
+    #[schema(value_type = field::Name)]
+    pub name: String,
+    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
+    /// and mode in any letter case. Generated (8 characters) when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<domain::affiliate_code::AffiliateCode>)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub payout_method: Option<PayoutMethod>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::email::Email>)]
+    pub payout_email: Option<String>,
+    /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
+    /// at most 2000 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<field::Url>)]
+    pub website: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::metadata::MetadataSchema>)]
+    pub metadata: Option<Metadata>,
+}
+
+impl From<NewAffiliate> for AffiliateDraft {
+    fn from(b: NewAffiliate) -> Self {
+        AffiliateDraft {
+            campaign_id: b.campaign_id,
+            email: b.email,
+            name: b.name,
+            code: b.code,
+            payout_method: b.payout_method,
+            payout_email: b.payout_email,
+            website: b.website,
+            metadata: b.metadata,
+        }
+    }
+}
+
+/// Body of `PUT /api/v1/affiliates/{id}`: a partial update; only the fields sent change.
+/// `status` may be ACTIVE or SUSPENDED (others: 400), and only an ACTIVE or SUSPENDED affiliate
+/// changes status this way (a PENDING or REJECTED one: 409 INVALID_STATE; it follows its
+/// application). A new `email` must be free in the campaign and a new `code` in the account and
+/// mode (409 ALREADY_EXISTS); the old value is released in the same transaction. Null clears
+/// `payoutMethod`, `payoutEmail`, `website` and `metadata`; null for `name`, `email`, `code` or
+/// `status` is 400. `campaignId` cannot change.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = AffiliateUpdate)]
+pub struct AffiliatePatch {
+    #[serde(default)]
+    #[schema(value_type = field::Name)]
+    pub name: Patch<String>,
+    /// Kept as given (trimmed); compared and looked up in lowercase.
+    #[serde(default)]
+    #[schema(value_type = domain::email::Email)]
+    pub email: Patch<String>,
+    /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
+    /// and mode in any letter case.
+    #[serde(default)]
+    #[schema(value_type = domain::affiliate_code::AffiliateCode)]
+    pub code: Patch<String>,
+    #[serde(default)]
+    #[schema(schema_with = <SettableStatus as utoipa::PartialSchema>::schema)]
+    pub status: Patch<AffiliateStatus>,
+    #[serde(default)]
+    #[schema(value_type = Option<PayoutMethod>)]
+    pub payout_method: Patch<PayoutMethod>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::email::Email>)]
+    pub payout_email: Patch<String>,
+    /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
+    /// at most 2000 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<field::Url>)]
+    pub website: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::metadata::MetadataPatchSchema>)]
+    pub metadata: Patch<MetadataPatch>,
+    /// What this affiliate earns instead of the campaign's rules and rate (null removes it).
+    /// The section 5 rules still decide whether a payment earns; recorded commissions keep
+    /// their amounts.
+    #[serde(default)]
+    #[schema(value_type = Option<domain::commission_plan::Pay>)]
+    pub commission_override: Patch<Pay>,
+}
+
+impl From<AffiliatePatch> for AffiliateChanges {
+    fn from(b: AffiliatePatch) -> Self {
+        AffiliateChanges {
+            name: b.name,
+            email: b.email,
+            code: b.code,
+            status: b.status,
+            payout_method: b.payout_method,
+            payout_email: b.payout_email,
+            website: b.website,
+            metadata: b.metadata,
+            commission_override: b.commission_override,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::affiliate::{AffiliateStatus, NewAffiliate};
     use domain::money::Currency;
     use domain::validation::Issues;
 
@@ -146,7 +265,7 @@ mod tests {
         )
         .unwrap();
         let at = domain::timestamp::now();
-        let mut a = Affiliate::enroll(input, AffiliateStatus::Active, at, Issues::new())
+        let mut a = Affiliate::enroll(input.into(), AffiliateStatus::Active, at, Issues::new())
             .unwrap()
             .affiliate;
         a.earned

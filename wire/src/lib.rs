@@ -14,6 +14,7 @@ pub mod commission_plan;
 pub mod commission_tiers;
 pub mod conversion;
 pub mod event;
+pub mod import;
 pub mod integration;
 pub mod payout;
 pub mod payout_commands;

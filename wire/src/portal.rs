@@ -5,6 +5,7 @@ use crate::campaign::CampaignTerms;
 use crate::payout::InvoiceView;
 use crate::tax_form::TaxFormView;
 use chrono::{DateTime, Utc};
+use domain::affiliate::AffiliateChanges;
 use domain::affiliate::{Affiliate, AffiliateStatus, PayoutMethod};
 use domain::asset::{Asset, AssetType};
 use domain::campaign::Campaign;
@@ -14,6 +15,7 @@ use domain::commission_tiers::TierMark;
 use domain::conversion::{Conversion, ConversionStatus};
 use domain::field;
 use domain::money::{json_number, Currency};
+use domain::patch::Patch;
 use domain::payout::{Payout, PayoutStatus};
 use domain::portal::referral_link;
 use domain::tax_form::TaxFormSetting;
@@ -250,4 +252,32 @@ pub struct NewPortalSession {
     #[serde(default)]
     #[schema(value_type = Option<field::ReturnUrl>)]
     pub return_url: Option<String>,
+}
+
+/// Body of `PATCH /api/v1/portal/me`: the affiliate's own name and payout details.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = PortalMeUpdate)]
+pub struct PortalMePatch {
+    #[serde(default)]
+    #[schema(value_type = field::Name)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<PayoutMethod>)]
+    pub payout_method: Patch<PayoutMethod>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::email::Email>)]
+    pub payout_email: Patch<String>,
+}
+
+/// The merchant's changes of the same fields (their rules apply alike).
+impl From<PortalMePatch> for AffiliateChanges {
+    fn from(b: PortalMePatch) -> Self {
+        AffiliateChanges {
+            name: b.name,
+            payout_method: b.payout_method,
+            payout_email: b.payout_email,
+            ..AffiliateChanges::default()
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! What a public sign-up answers.
 
 use domain::affiliate::{AffiliateStatus, Enrollment};
-use serde::Serialize;
+use domain::field;
+use domain::signup::SignUpDraft;
+use serde::{Deserialize, Serialize};
 
 /// 201 body of a sign-up: the affiliate, and the application when there is one.
 #[derive(utoipa::ToSchema, Serialize)]
@@ -38,4 +40,45 @@ pub struct SignUpAffiliate<'a> {
     #[schema(value_type = domain::affiliate_code::AffiliateCode)]
     code: &'a str,
     status: AffiliateStatus,
+}
+
+/// Body of `POST /api/v1/affiliates/signup`. Status, payout details and metadata are the
+/// merchant's to set and are rejected here.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = SignupRequest)]
+pub struct SignUp {
+    #[schema(value_type = field::IdRef)]
+    pub campaign_id: String,
+    /// Kept as given (trimmed); compared and looked up in lowercase.
+    #[schema(value_type = domain::email::Email)]
+    pub email: String,
+    #[schema(value_type = field::Name)]
+    pub name: String,
+    /// The code the applicant would like; generated when absent. Taken: 409 ALREADY_EXISTS.
+    #[serde(default)]
+    #[schema(value_type = Option<domain::affiliate_code::AffiliateCode>)]
+    pub code: Option<String>,
+    /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
+    /// at most 2000 characters.
+    #[serde(default)]
+    #[schema(value_type = Option<field::Url>)]
+    pub website: Option<String>,
+    /// A note to the merchant, kept on the application.
+    #[serde(default)]
+    #[schema(value_type = Option<field::LongText>)]
+    pub message: Option<String>,
+}
+
+impl From<SignUp> for SignUpDraft {
+    fn from(b: SignUp) -> Self {
+        SignUpDraft {
+            campaign_id: b.campaign_id,
+            email: b.email,
+            name: b.name,
+            code: b.code,
+            website: b.website,
+            message: b.message,
+        }
+    }
 }

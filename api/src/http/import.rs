@@ -7,9 +7,11 @@ use axum::extract::{FromRequest, Request};
 use serde_json::Value;
 
 use crate::domain::affiliate::AffiliateStatus;
-use crate::domain::affiliate::NewAffiliate;
-use crate::domain::import::{AffiliateRow, ReferralRow, MAX_ROWS};
+use crate::domain::import::{AffiliateRow, ReferralImport, MAX_ROWS};
+use crate::domain::timestamp;
 use crate::http::{body, csv};
+use crate::wire::affiliate::NewAffiliate;
+use crate::wire::import::ReferralRow;
 use ::domain::error::Error;
 
 /// The largest import body.
@@ -21,9 +23,11 @@ pub trait FromRow: Sized {
     fn from_row(v: Value) -> Result<Self, Error>;
 }
 
-impl FromRow for ReferralRow {
+/// A referrals row, read as its body and judged at once (its first payment
+/// no later than now).
+impl FromRow for ReferralImport {
     fn from_row(v: Value) -> Result<Self, Error> {
-        body::from_value(v)
+        body::from_value::<ReferralRow>(v)?.validate(timestamp::now())
     }
 }
 
@@ -53,7 +57,7 @@ impl FromRow for AffiliateRow {
             (Ok(own), Ok(affiliate)) => Ok(AffiliateRow {
                 external_id: own.external_id,
                 status: own.status,
-                affiliate,
+                affiliate: affiliate.into(),
             }),
             (Err(Error::Validation(mut a)), Err(Error::Validation(b))) => {
                 a.extend(b);

@@ -1,7 +1,5 @@
 //! Affiliate routes: list, merchant create, get and partial update, portal
 //! sessions, payout accounts, promotion codes and manual adjustments.
-
-use api::domain::affiliate::{AffiliatePatch, NewAffiliate};
 use api::domain::payout_rail::OnboardingLink;
 use api::domain::promotion_code::NewPromotionCode;
 use api::domain::timestamp;
@@ -17,7 +15,9 @@ use api::store::affiliates::{self, AffiliateFilter};
 use api::store::page::PageRequest;
 use api::wire::adjustment::AdjustmentView;
 use api::wire::adjustment::NewAdjustment;
+use api::wire::affiliate::AffiliatePatch;
 use api::wire::affiliate::AffiliateView;
+use api::wire::affiliate::NewAffiliate;
 use api::wire::promotion_code::PromotionCodeView;
 use axum::extract::State;
 use std::sync::Arc;
@@ -273,7 +273,7 @@ async fn list(
     path = "/api/v1/affiliates",
     operation_id = "createAffiliate",
     tag = "Affiliates",
-    request_body = api::domain::affiliate::NewAffiliate,
+    request_body = api::wire::affiliate::NewAffiliate,
     responses(
         (status = 201, description = "The affiliate created.", body = api::wire::affiliate::AffiliateView),
         (status = 404, response = api::http::openapi::NotFound),
@@ -285,7 +285,7 @@ async fn create(
     State(app): State<Arc<App>>,
     Json(input): Json<NewAffiliate>,
 ) -> Answer {
-    let affiliate = enrollments::add(&app, m.tenant(), input).await?;
+    let affiliate = enrollments::add(&app, m.tenant(), input.into()).await?;
     Reply::created(AffiliateView::from(&affiliate))
 }
 
@@ -319,7 +319,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/affiliates/{id}",
     operation_id = "updateAffiliate",
     tag = "Affiliates",
-    request_body = Option<api::domain::affiliate::AffiliatePatch>,
+    request_body = Option<api::wire::affiliate::AffiliatePatch>,
     responses(
         (status = 200, description = "The updated affiliate.", body = api::wire::affiliate::AffiliateView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -331,7 +331,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<AffiliatePatch>,
 ) -> Answer {
-    let updated = services::affiliates::update(&app, m.tenant(), &id, &patch).await?;
+    let updated = services::affiliates::update(&app, m.tenant(), &id, &patch.into()).await?;
     promotion_codes::follow_status(&app, m.tenant(), &updated).await?;
     Reply::ok(AffiliateView::from(&updated))
 }

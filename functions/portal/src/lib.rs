@@ -7,7 +7,6 @@
 
 use api::domain::error::Error;
 use api::domain::payout_rail::OnboardingLink;
-use api::domain::portal::PortalMePatch;
 use api::domain::summary::{Day, Figures, Group, Period, SeriesBy};
 use api::domain::tax_form::{self, TaxFormType};
 use api::domain::timestamp;
@@ -26,6 +25,7 @@ use api::wire::adjustment::PortalAdjustment;
 use api::wire::portal::PortalAsset;
 use api::wire::portal::PortalConversion;
 use api::wire::portal::PortalMe;
+use api::wire::portal::PortalMePatch;
 use api::wire::portal::PortalPayout;
 use api::wire::promotion_code::PortalPromotionCode;
 use api::wire::tax_form::TaxFormView;
@@ -162,7 +162,7 @@ async fn update_me(
     State(app): State<Arc<App>>,
     Json(patch): Json<PortalMePatch>,
 ) -> Answer {
-    let (a, c) = service::update_me(&app, p.tenant(), p.affiliate(), &patch).await?;
+    let (a, c) = service::update_me(&app, p.tenant(), p.affiliate(), &patch.into()).await?;
     Reply::ok(PortalMe::of(&a, &c, p.return_url()))
 }
 

@@ -1,15 +1,14 @@
 //! Public affiliate sign-up. It answers only about the campaign named in the
 //! body: a campaign that is not public is 404 whoever owns it.
 
-use std::sync::Arc;
-
-use api::domain::signup::SignUp;
 use api::http::Answer;
 use api::http::{Json, Public, Reply};
 use api::services::app::App;
 use api::services::enrollments;
+use api::wire::signup::SignUp;
 use api::wire::signup::SignUpView;
 use axum::extract::State;
+use std::sync::Arc;
 
 /// Sign up as an affiliate
 ///
@@ -26,7 +25,7 @@ use axum::extract::State;
     path = "/api/v1/affiliates/signup",
     operation_id = "signupAffiliate",
     tags = ["Affiliates", "Public"], security(),
-    request_body = api::domain::signup::SignUp,
+    request_body = api::wire::signup::SignUp,
     responses(
         (status = 201, description = "The affiliate created.", body = api::wire::signup::SignUpView),
         (status = 409, response = api::http::openapi::Conflict)
@@ -37,6 +36,6 @@ pub(crate) async fn sign_up(
     State(app): State<Arc<App>>,
     Json(input): Json<SignUp>,
 ) -> Answer {
-    let new = enrollments::sign_up(&app, input, caller.network).await?;
+    let new = enrollments::sign_up(&app, input.into(), caller.network).await?;
     Reply::created(SignUpView::from(&new))
 }

@@ -3,7 +3,7 @@
 //! report.
 
 use api::domain::error::Error;
-use api::domain::import::{AffiliateRow, ReferralRow};
+use api::domain::import::{AffiliateRow, ReferralImport};
 use api::domain::summary::{self, MAX_SERIES_DAYS};
 use api::domain::timestamp;
 use api::domain::validation::Issue;
@@ -209,7 +209,7 @@ fn conversion_columns() -> &'static [String] {
     operation_id = "importAffiliates",
     tag = "Reports",
     request_body(content(
-        (api::domain::import::AffiliateRows = "application/json"),
+        (api::wire::import::AffiliateRows = "application/json"),
         (String = "text/csv")
     )),
     responses(
@@ -239,7 +239,7 @@ async fn import_affiliates(
     operation_id = "importReferrals",
     tag = "Reports",
     request_body(content(
-        (api::domain::import::ReferralRows = "application/json"),
+        (api::wire::import::ReferralRows = "application/json"),
         (String = "text/csv")
     )),
     responses(
@@ -249,7 +249,7 @@ async fn import_affiliates(
 async fn import_referrals(
     m: Merchant,
     State(app): State<Arc<App>>,
-    Import(rows): Import<ReferralRow>,
+    Import(rows): Import<ReferralImport>,
 ) -> Answer {
     Reply::ok(imports::referrals(&app, m.tenant(), rows).await?)
 }

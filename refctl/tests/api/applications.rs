@@ -1,12 +1,13 @@
 //! Applications: accept and reject move the affiliate in the same transaction,
 //! racing decisions have exactly one winner, bulk accept answers per id.
 
-use api::domain::signup::{self, SignUp};
+use api::domain::signup;
 use api::domain::tenant::{Mode, Tenant};
 use api::domain::timestamp;
 use api::services::app::App;
 use api::services::enrollments;
 use api::store::campaigns;
+use api::wire::signup::SignUp;
 use serde_json::{json, Value};
 
 use crate::support::{app_for, call, campaign, merchant, server, Merchant};
@@ -25,7 +26,7 @@ pub async fn pending(app: &App, m: &Merchant, campaign_id: &str) -> (String, Str
         "name": "Applicant",
     }))
     .unwrap();
-    let mut e = signup::enroll(input, &c, None, timestamp::now()).unwrap();
+    let mut e = signup::enroll(input.into(), &c, None, timestamp::now()).unwrap();
     enrollments::enroll(app, &tenant, &mut e).await.unwrap();
     (e.affiliate.id, e.application.unwrap().id)
 }
@@ -452,7 +453,7 @@ async fn dynamodb_calls_per_operation() {
         json!({"campaignId": c, "email": "cost@example.com", "name": "Cost"}),
     )
     .unwrap();
-    let mut e = signup::enroll(input, &found, None, timestamp::now()).unwrap();
+    let mut e = signup::enroll(input.into(), &found, None, timestamp::now()).unwrap();
     enrollments::enroll(&app, &tenant, &mut e).await.unwrap();
     let signup_cost = metrics().since(&before);
     assert_eq!(signup_cost.calls, 2, "campaign GetItem + one transaction");

@@ -52,11 +52,12 @@ pub(crate) async fn enroll(app: &App, tenant: &Tenant, campaign: &str, n: usize)
     let mut affiliates = Vec::new();
     for _ in 0..n {
         let code = ulid::Ulid::new().to_string()[14..].to_string();
-        let input = serde_json::from_value(json!({"campaignId": campaign,
+        let input: api::wire::affiliate::NewAffiliate =
+            serde_json::from_value(json!({"campaignId": campaign,
             "email": format!("job-{code}@example.com"), "name": "Job", "code": code}))
-        .unwrap();
+            .unwrap();
         let mut e = api::domain::affiliate::Affiliate::enroll(
-            input,
+            input.into(),
             api::domain::affiliate::AffiliateStatus::Active,
             Utc::now(),
             api::domain::validation::Issues::new(),

@@ -1,0 +1,189 @@
+//! The import bodies: the rows of the affiliates and referrals imports, as
+//! the description states them (an affiliates row is the create body's
+//! fields with its `externalId` and status), and a referrals row, judged
+//! into the domain's `ReferralImport`.
+
+use crate::affiliate::NewAffiliate;
+use chrono::DateTime;
+use chrono::Utc;
+use domain::error::Error;
+use domain::field;
+use domain::import::AffiliateRef;
+use domain::import::ReferralImport;
+use domain::import::MAX_ROWS;
+use domain::referral::CustomerKey;
+use domain::timestamp;
+use domain::validation::Issues;
+use serde::Deserialize;
+/// The description of an affiliates import row: the create body's, with
+/// `externalId` (required) and `status`.
+fn affiliate_row_schema() -> serde_json::Value {
+    let create =
+        serde_json::to_value(<NewAffiliate as utoipa::PartialSchema>::schema()).unwrap_or_default();
+    let mut properties = serde_json::json!({
+        "externalId": {
+            "$ref": format!("#/components/schemas/{}", import_id_name()),
+            "description": "The affiliate's id on the platform it comes from: a re-run with the same `externalId` changes nothing."
+        },
+        "status": {
+            "oneOf": [{"$ref": "#/components/schemas/AffiliateStatus"}, {"type": "null"}],
+            "description": "ACTIVE (the default) or PENDING (with an application for the merchant to accept); another status fails the row."
+        },
+    });
+    if let (Some(all), Some(more)) = (properties.as_object_mut(), create["properties"].as_object())
+    {
+        all.extend(more.clone());
+    }
+    let mut required = vec![serde_json::json!("externalId")];
+    required.extend(create["required"].as_array().cloned().unwrap_or_default());
+    serde_json::json!({
+        "type": "object",
+        "description": "A row of `POST /api/v1/affiliates/import`: the create body's fields (the same rules), with the row's `externalId` and starting status.",
+        "required": required,
+        "properties": properties,
+        "additionalProperties": false,
+    })
+}
+
+/// The rows of an import (JSON), of the row type named `row`.
+fn rows_schema(row: &str) -> serde_json::Value {
+    serde_json::json!({
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_ROWS,
+        "items": {"$ref": format!("#/components/schemas/{row}")},
+    })
+}
+
+/// The JSON body of the affiliates import (its description only).
+pub struct AffiliateRows;
+
+/// The name of the `externalId` rule the rows refer to.
+fn import_id_name() -> String {
+    <field::ImportId as utoipa::ToSchema>::name().into_owned()
+}
+
+domain::described!(
+    AffiliateRows,
+    "AffiliateImport",
+    rows_schema("AffiliateImportRow"),
+    [
+        ("AffiliateImportRow", affiliate_row_schema()),
+        (import_id_name(), field::keywords::<field::ImportId>()),
+    ]
+);
+
+/// The JSON body of the referrals import (its description only).
+pub struct ReferralRows;
+
+domain::described!(
+    ReferralRows,
+    "ReferralImport",
+    rows_schema("ReferralImportRow"),
+    [
+        (
+            "ReferralImportRow",
+            serde_json::to_value(<ReferralRow as utoipa::PartialSchema>::schema())
+                .unwrap_or_default()
+        ),
+        (import_id_name(), field::keywords::<field::ImportId>()),
+    ]
+);
+
+/// A row of `POST /api/v1/referrals/import`: which affiliate brought which
+/// customer, and when the customer first paid.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = ReferralImportRow)]
+pub struct ReferralRow {
+    /// The referral's id on the platform it comes from: a re-run with the same `externalId`
+    /// changes nothing.
+    #[schema(value_type = field::ImportId)]
+    pub external_id: String,
+    /// The affiliate's campaign.
+    pub campaign_id: String,
+    /// The affiliate, by its code (any letter case) or its id: exactly one of the two.
+    #[serde(default)]
+    pub affiliate_code: Option<String>,
+    #[serde(default)]
+    pub affiliate_id: Option<String>,
+    /// The customer, as a postback names it: exactly one of `customerId`, `customerEmail` (hashed
+    /// at once, never stored) and `customerEmailHash`.
+    #[serde(default)]
+    #[schema(value_type = Option<field::CustomerRef>)]
+    pub customer_id: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::email::Email>)]
+    pub customer_email: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<field::EmailHash>)]
+    pub customer_email_hash: Option<String>,
+    /// The customer's first payment (ISO-8601 date-time, not in the future): its recurring window
+    /// continues from there.
+    #[serde(default)]
+    #[schema(format = DateTime)]
+    pub first_payment_at: Option<String>,
+}
+
+impl ReferralRow {
+    /// The row judged, every issue at once: one affiliate, one customer
+    /// identity by the postback's rules, a first payment that is no later
+    /// than `now`.
+    pub fn validate(self, now: DateTime<Utc>) -> Result<ReferralImport, Error> {
+        let mut issues = Issues::new();
+        issues.check(field::ImportId::parse("externalId", &self.external_id));
+        let affiliate = match (self.affiliate_code, self.affiliate_id) {
+            (Some(code), None) => Some(AffiliateRef::Code(code)),
+            (None, Some(id)) => Some(AffiliateRef::Id(id)),
+            _ => {
+                issues.add(
+                    &["affiliateCode"],
+                    "invalid_combination",
+                    "give exactly one of affiliateCode and affiliateId",
+                );
+                None
+            }
+        };
+        let customer = match (
+            self.customer_id,
+            self.customer_email,
+            self.customer_email_hash,
+        ) {
+            (Some(id), None, None) => issues.check(CustomerKey::from_id(&id)),
+            (None, Some(email), None) => issues.check(CustomerKey::from_email(&email)),
+            (None, None, Some(hash)) => issues.check(CustomerKey::from_email_hash(&hash)),
+            _ => {
+                issues.add(
+                    &["customerId"],
+                    "invalid_combination",
+                    "give exactly one of customerId, customerEmail and customerEmailHash",
+                );
+                None
+            }
+        };
+        let first_payment_at = self.first_payment_at.as_deref().and_then(|raw| {
+            match timestamp::parse_datetime(raw).filter(|t| *t <= now) {
+                Some(t) => Some(t),
+                None => {
+                    issues.add(
+                        &["firstPaymentAt"],
+                        "invalid_date",
+                        "firstPaymentAt must be an ISO-8601 date-time, not in the future",
+                    );
+                    None
+                }
+            }
+        });
+        issues.finish()?;
+        let (Some(affiliate), Some(customer)) = (affiliate, customer) else {
+            return Err(Error::internal("validated fields are missing"));
+        };
+        Ok(ReferralImport {
+            external_id: self.external_id,
+            campaign_id: self.campaign_id,
+            affiliate,
+            customer,
+            first_payment_at,
+        })
+    }
+}
