@@ -14,7 +14,7 @@ use domain::error::{Error, Result};
 use domain::referral::{plan_bindings, Binding, CustomerKey, Referral, ReferralSource};
 use domain::risk;
 use domain::tenant::Tenant;
-use domain::tracking::{Click, ClickIds, ClickRequest};
+use domain::tracking::{Click, ClickDraft, ClickIds};
 use store::referrals::{self, Bound};
 use store::{clicks, Store};
 
@@ -43,7 +43,7 @@ pub struct Clicked {
 /// address.
 pub async fn click(
     app: &App,
-    body: ClickRequest,
+    body: ClickDraft,
     network: Option<&str>,
     admit: impl Future<Output = Result<()>>,
     now: DateTime<Utc>,
@@ -97,7 +97,7 @@ struct Found {
 /// at once (the count is kept for a campaign that exists only).
 async fn found(
     app: &App,
-    body: &ClickRequest,
+    body: &ClickDraft,
     network: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<Found> {

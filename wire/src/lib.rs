@@ -24,4 +24,5 @@ pub mod referral;
 pub mod risk;
 pub mod signup;
 pub mod tax_form;
+pub mod tracking;
 pub mod webhook;

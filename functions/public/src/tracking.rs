@@ -3,11 +3,13 @@
 use std::sync::Arc;
 
 use api::domain::timestamp;
-use api::domain::tracking::{ClickRequest, IdentifyRequest};
+use api::domain::tracking::ClickDraft;
 use api::http::Answer;
 use api::http::{Json, Public, PublicCount, Reply};
 use api::services::app::App;
 use api::services::tracking;
+use api::wire::tracking::ClickRequest;
+use api::wire::tracking::IdentifyRequest;
 use axum::extract::State;
 use serde::Serialize;
 
@@ -62,7 +64,7 @@ struct IdentifyView {
     path = "/api/v1/track/click",
     operation_id = "trackClick",
     tags = ["Tracking", "Public"], security(),
-    request_body = api::domain::tracking::ClickRequest,
+    request_body = api::wire::tracking::ClickRequest,
     responses(
         (status = 201, description = "The click recorded.", body = ClickView)
     )
@@ -76,7 +78,8 @@ pub(crate) async fn click(
     // A refused body counts against the limit too.
     let body = match body
         .map_err(|f| f.0)
-        .and_then(|Json(b)| b.validate().map(|()| b))
+        .map(|Json(b)| ClickDraft::from(b))
+        .and_then(|d| d.validate().map(|()| d))
     {
         Ok(body) => body,
         Err(e) => {
@@ -116,7 +119,7 @@ pub(crate) async fn click(
     path = "/api/v1/track/identify",
     operation_id = "trackIdentify",
     tags = ["Tracking", "Public"], security(),
-    request_body = api::domain::tracking::IdentifyRequest,
+    request_body = api::wire::tracking::IdentifyRequest,
     responses(
         (status = 200, description = "The session identified.", body = IdentifyView)
     )
