@@ -219,7 +219,9 @@ pub fn decimal_from_json(text: &str) -> Result<Decimal, NotDecimal> {
 /// Serde for decimals that travel as JSON numbers (never strings, never
 /// binary floats: the number's text is read and written digit for digit).
 pub mod json_number {
-    use super::*;
+    use super::{
+        decimal_from_json, Decimal, Deserialize, Deserializer, FromStr, Serialize, Serializer,
+    };
 
     /// Writes the decimal as a JSON number with its exact digits.
     pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
@@ -241,7 +243,7 @@ pub mod json_number {
 
 /// Serde for optional decimals that travel as JSON numbers.
 pub mod json_number_opt {
-    use super::*;
+    use super::{decimal_from_json, json_number, Decimal, Deserialize, Deserializer, Serializer};
 
     /// Writes the decimal as a JSON number, or null.
     pub fn serialize<S: Serializer>(d: &Option<Decimal>, s: S) -> Result<S::Ok, S::Error> {

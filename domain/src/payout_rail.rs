@@ -10,10 +10,11 @@
 //! a new attempt; an unknown outcome keeps the attempt and its key.
 
 use crate::affiliate::{Affiliate, PayoutMethod};
-use crate::payout::{Command, Payout, PayoutStatus};
+use crate::payout::{Payout, PayoutStatus};
 pub use crate::payout_account::{
     AccountUpdate, OnboardingLink, PaymentError, PayoutAccount, PayoutAccountStatus, Rail,
 };
+use crate::payout_command::Command;
 
 impl Rail {
     /// The rail that pays an affiliate who chose `method`, when the paying

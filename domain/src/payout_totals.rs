@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::affiliate::Totals;
-use crate::payout::TransitionPlan;
+use crate::payout_work::TransitionPlan;
 
 /// The `paid` totals `plans` add ([`TransitionPlan::paid`]), per affiliate
 /// and currency, exact; an affiliate none of them pays is left out.
@@ -29,7 +29,8 @@ mod tests {
     use super::*;
     use crate::money::Currency;
     use crate::payout::tests::payout;
-    use crate::payout::{AtOnce, PayoutStatus};
+    use crate::payout::PayoutStatus;
+    use crate::payout_work::AtOnce;
     use rust_decimal::Decimal;
 
     fn plan(affiliate: &str, currency: &str, amount: i64, status: PayoutStatus) -> TransitionPlan {

@@ -11,7 +11,7 @@ use rust_decimal::Decimal;
 use crate::conversion::{Adjustment, Conversion, ConversionStatus, Earning, HoldingPayout};
 
 use crate::change::Event;
-use crate::conversion::changes::Reversal;
+use crate::conversion_changes::Reversal;
 use crate::error::Error;
 use crate::event::EventType;
 use crate::risk::RiskLevel;

@@ -85,7 +85,7 @@ impl Bound {
 
 /// Serde helpers for `DateTime<Utc>` in the API's one format.
 pub mod serde_ts {
-    use super::*;
+    use super::{format, read_stored, DateTime, Deserialize, Deserializer, Serializer, Utc};
 
     /// Writes the API format.
     pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
@@ -101,7 +101,7 @@ pub mod serde_ts {
 
 /// Serde helpers for `Option<DateTime<Utc>>` in the API's one format.
 pub mod serde_ts_opt {
-    use super::*;
+    use super::{format, read_stored, DateTime, Deserialize, Deserializer, Serializer, Utc};
 
     /// Writes the API format or null.
     pub fn serialize<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {

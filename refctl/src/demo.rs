@@ -300,10 +300,11 @@ async fn seed_payouts(app: &App, tenant: &Tenant, campaign: &Campaign) -> Result
             api::services::payouts::approve(app, tenant, &p.id, now).await?;
         }
         let p = if i >= 3 {
-            let paid = |_: &api::domain::payout::Payout| api::domain::payout::Command::MarkPaid {
-                payment_date: now.date_naive(),
-                payment_method: "bank transfer".into(),
-            };
+            let paid =
+                |_: &api::domain::payout::Payout| api::domain::payout_command::Command::MarkPaid {
+                    payment_date: now.date_naive(),
+                    payment_method: "bank transfer".into(),
+                };
             api::services::payouts::transition(app, tenant, &p.id, paid, now).await?
         } else {
             api::store::payouts::get(&app.store, tenant, &p.id).await?

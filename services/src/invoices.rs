@@ -11,7 +11,8 @@ use crate::app::App;
 use crate::paying::invoice::{parse_key, CONTENT_TYPES, MAX_BYTES};
 use crate::payouts::transition;
 use domain::error::{Error, Result};
-use domain::payout::{Command, InvoiceUpload, Payout};
+use domain::payout::{InvoiceUpload, Payout};
+use domain::payout_command::Command;
 
 /// What an invoice event did.
 #[derive(Debug, Clone, PartialEq)]

@@ -39,11 +39,9 @@ use domain::conversion::{Adjustment, Conversion};
 use domain::error::{Error, Result};
 use domain::ids::{self, IdKind};
 use domain::money::Currency;
-use domain::payout::{
-    AtOnce, Claiming, Payout, PayoutQueue, PayoutStatus, PayoutWork, Releasing, TransitionPlan,
-    WorkChunk,
-};
+use domain::payout::{Payout, PayoutQueue, PayoutStatus, PayoutWork};
 use domain::payout_totals;
+use domain::payout_work::{AtOnce, Claiming, Releasing, TransitionPlan, WorkChunk};
 use domain::tenant::Tenant;
 
 /// Conversions claimed per transaction (one update each, plus the payout's counters).

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use domain::error::Error;
 use domain::field;
 
-use domain::payout::Command;
+use domain::payout_command::Command;
 use domain::validation::{distinct_ids, Issues};
 
 /// Body of approve: an empty object (or no body). Any field is rejected.

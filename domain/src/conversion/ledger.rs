@@ -2,7 +2,9 @@
 //! netted into the next payout (`Adjustment`) and a change of `earned`
 //! (`Earning`).
 
-use super::*;
+use super::{
+    serde_ts, AffiliateStatus, Conversion, Currency, DateTime, Decimal, Deserialize, Serialize, Utc,
+};
 
 /// An amount netted into an affiliate's next payout in its currency: the
 /// clawback of a PAID conversion that was reversed (negative; positive when

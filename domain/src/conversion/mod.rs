@@ -240,14 +240,14 @@ impl Conversion {
     }
 
     /// The conversion in `status` at `now`.
-    fn moved_to(&self, status: ConversionStatus, now: DateTime<Utc>) -> Conversion {
+    pub(crate) fn moved_to(&self, status: ConversionStatus, now: DateTime<Utc>) -> Conversion {
         let mut c = self.clone();
         c.status = status;
         c.updated_at = now;
         c
     }
 
-    fn wrong_state(&self, action: &'static str) -> Error {
+    pub(crate) fn wrong_state(&self, action: &'static str) -> Error {
         Error::InvalidState {
             resource: "conversion",
             current: self.status.as_str().to_string(),
@@ -271,7 +271,7 @@ impl Conversion {
 
     /// The conversion after reversing `part` of what is left (all of it
     /// when `None`), its commission cut in proportion.
-    fn reversed_part(
+    pub(crate) fn reversed_part(
         &self,
         part: Option<Decimal>,
         now: DateTime<Utc>,
@@ -343,7 +343,6 @@ pub enum PayoutStage {
     Outside,
 }
 
-pub mod changes;
 mod ledger;
 mod requests;
 

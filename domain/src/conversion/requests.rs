@@ -1,5 +1,6 @@
-//! The requests about conversions: the postback and its validation into a
-//! `Postback`, and the bodies of a release and a reversal.
+//! The requests about conversions, validated: a `Postback` (from the HTTP
+//! postback's body or a provider's payment, `Sale`) and a reversal's
+//! `ReverseRequest`; their bodies are `wire::conversion`.
 
 use super::*;
 

@@ -1,12 +1,12 @@
 //! A payout's invoice: where its file is stored, what the API shows of it,
 //! and when a payout takes one.
 
-use super::*;
+use super::{serde_ts, DateTime, Deserialize, Error, Payout, PayoutStatus, Serialize, Tenant, Utc};
 
 /// The states a payout takes an invoice through the portal in: while it
 /// waits for one, and until it is approved (a new file replaces the one
 /// sent, say a wrong one, or one missing from storage).
-pub(super) const INVOICE_STATES: &[PayoutStatus] =
+pub(crate) const INVOICE_STATES: &[PayoutStatus] =
     &[PayoutStatus::Pending, PayoutStatus::InvoiceUploaded];
 
 /// The prefix every invoice's storage key starts with.
@@ -73,7 +73,7 @@ impl Payout {
     /// storage (`checked`: its key): an INVOICE_UPLOADED payout's file must
     /// be there, and be the one it holds now (a file replaced since the call
     /// looked is one the merchant has not seen).
-    pub(super) fn check_invoice(&self, checked: Option<&str>) -> Result<(), Error> {
+    pub(crate) fn check_invoice(&self, checked: Option<&str>) -> Result<(), Error> {
         if self.status != PayoutStatus::InvoiceUploaded {
             return Ok(());
         }
@@ -89,7 +89,7 @@ impl Payout {
 
     /// Whether `upload` is the invoice it holds: the same object, of the
     /// same size.
-    pub(super) fn holds_invoice(&self, upload: &InvoiceUpload) -> bool {
+    pub(crate) fn holds_invoice(&self, upload: &InvoiceUpload) -> bool {
         self.status == PayoutStatus::InvoiceUploaded
             && self.invoice_key.as_deref() == Some(upload.key.as_str())
             && self.invoice.as_ref().is_some_and(|i| i.size == upload.size)

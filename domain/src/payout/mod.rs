@@ -16,7 +16,6 @@ use crate::campaign::Campaign;
 use crate::conversion::{Adjustment, Conversion, HoldingPayout};
 use crate::enums::wire_enum;
 use crate::error::Error;
-use crate::event::EventType;
 use crate::ids::{new_id, IdKind};
 use crate::money::Currency;
 use crate::payout_account::PaymentError;
@@ -271,17 +270,12 @@ impl Payout {
     }
 }
 
-mod command;
-mod events;
-mod invoice;
-mod work;
+pub(crate) mod invoice;
 
-pub use command::{Command, FollowUp, Moved, Outcome};
 pub use invoice::{
     invoice_key, upload_key, Invoice, InvoiceContentType, InvoiceUpload, INVOICE_CONTENT_TYPES,
     INVOICE_PREFIX,
 };
-pub use work::{AtOnce, Claiming, Releasing, TransitionPlan, WorkChunk};
 
 #[cfg(test)]
 pub(crate) mod tests;

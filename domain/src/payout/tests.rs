@@ -3,6 +3,9 @@
 use super::*;
 use crate::change::{Event, Subject};
 use crate::conversion::ConversionStatus;
+use crate::event::EventType;
+use crate::payout_command::{Command, FollowUp, Outcome};
+use crate::payout_work::{AtOnce, Releasing, TransitionPlan};
 use crate::timestamp::parse_datetime;
 use PayoutStatus::*;
 

@@ -9,7 +9,7 @@ mod bulk;
 use std::sync::Arc;
 
 use api::domain::error::Error;
-use api::domain::payout::Command;
+use api::domain::payout_command::Command;
 use api::domain::tenant::Tenant;
 use api::domain::timestamp;
 use api::http::Answer;

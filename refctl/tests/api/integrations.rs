@@ -1106,7 +1106,7 @@ async fn an_invoice_before_its_checkout_is_attributed_when_the_checkout_arrives(
 #[tokio::test]
 async fn provider_refunds_in_a_payout_are_clawed_back_never_refused() {
     use crate::payouts::Fx;
-    use api::domain::payout::Command as PayoutCommand;
+    use api::domain::payout_command::Command as PayoutCommand;
     use api::domain::tenant::Mode;
     let fx = Fx::new().await;
     let base = fx.server.base.as_str();

@@ -4,9 +4,9 @@
 //! clawbacks.
 
 use api::domain::conversion::{Conversion, ConversionStatus};
-use api::domain::payout::{
-    AtOnce, Command, Outcome, Payout, PayoutStatus, PayoutWork, PoolEntry, TransitionPlan,
-};
+use api::domain::payout::{Payout, PayoutStatus, PayoutWork, PoolEntry};
+use api::domain::payout_command::{Command, Outcome};
+use api::domain::payout_work::{AtOnce, TransitionPlan};
 use api::domain::tenant::{Mode, Tenant};
 use api::domain::timestamp;
 use api::services::app::App;

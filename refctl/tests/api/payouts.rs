@@ -892,7 +892,7 @@ async fn a_payout_left_processing_is_paid_once_by_the_payout_job() {
     let id = fx.approved(Mode::Test, 1).await.remove(0);
     let tenant = fx.tenant(Mode::Test);
     let now = api::domain::timestamp::now();
-    let process = |_: &api::domain::payout::Payout| api::domain::payout::Command::Process {
+    let process = |_: &api::domain::payout::Payout| api::domain::payout_command::Command::Process {
         checked_invoice: None,
     };
     let left = api::services::payouts::transition(&fx.app, &tenant, &id, process, now)

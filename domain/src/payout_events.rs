@@ -1,7 +1,10 @@
 //! The events of a payout's changes.
 
-use super::*;
 use crate::change::Event;
+use crate::error::Error;
+use crate::event::EventType;
+use crate::payout::Payout;
+use chrono::{DateTime, Utc};
 
 impl Payout {
     /// An event of `event_type` about this payout.

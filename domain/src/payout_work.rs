@@ -2,8 +2,11 @@
 //! of its conversions, each chunk counted on the payout, and what moves at
 //! once when it is small enough for one transaction.
 
-use super::*;
 use crate::change::Event;
+use crate::conversion::{Adjustment, Conversion};
+use crate::payout::{Payout, PayoutStatus, PayoutWork};
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
 
 /// What one claim chunk writes: each conversion as read and as it joins the
 /// payout (the store conditions on the first), each adjustment as it joins,

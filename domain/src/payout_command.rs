@@ -2,9 +2,13 @@
 //! the states it may start from, the record after it, the follow-up of its
 //! conversions and the event it records.
 
-use super::invoice::INVOICE_STATES;
-use super::*;
 use crate::change::Event;
+use crate::error::Error;
+use crate::event::EventType;
+use crate::payout::invoice::INVOICE_STATES;
+use crate::payout::{Invoice, InvoiceUpload, Payout, PayoutStatus, PayoutWork};
+use crate::payout_account::PaymentError;
+use chrono::{DateTime, NaiveDate, Utc};
 
 /// What the merchant, the provider or the storage event asks of a payout.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use super::{Adjustment, Conversion, ConversionStatus, Earning, HoldingPayout};
 use crate::change::Event;
+use crate::conversion::{Adjustment, Conversion, ConversionStatus, Earning, HoldingPayout};
 use crate::error::Error;
 use crate::event::EventType;
 
