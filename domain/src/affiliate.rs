@@ -144,7 +144,8 @@ pub struct Affiliate {
     pub updated_at: DateTime<Utc>,
 }
 
-/// A new affiliate as the merchant, a sign-up or an import row asks for it (`wire::affiliate::NewAffiliate` is its body).
+/// A new affiliate as the merchant, a sign-up or an import row asks for it
+/// (`wire::affiliate::NewAffiliate` is its body).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AffiliateDraft {
     pub campaign_id: String,
@@ -157,7 +158,8 @@ pub struct AffiliateDraft {
     pub metadata: Option<Metadata>,
 }
 
-/// An affiliate's changes: only what is given changes (`wire::affiliate::AffiliatePatch` is their body).
+/// An affiliate's changes: only what is given changes
+/// (`wire::affiliate::AffiliatePatch` is their body).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AffiliateChanges {
     pub name: Patch<String>,

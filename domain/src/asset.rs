@@ -62,7 +62,8 @@ pub struct Asset {
     pub archived_at: Option<DateTime<Utc>>,
 }
 
-/// A new swipe-copy asset as the merchant asks for it (`wire::asset::NewSwipeCopy` is its body).
+/// A new swipe-copy asset as the merchant asks for it
+/// (`wire::asset::NewSwipeCopy` is its body).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SwipeCopyDraft {
     pub name: String,
@@ -71,7 +72,8 @@ pub struct SwipeCopyDraft {
     pub metadata: Option<Metadata>,
 }
 
-/// An asset's changes: only what is given changes (`wire::asset::AssetPatch` is their body).
+/// An asset's changes: only what is given changes (`wire::asset::AssetPatch`
+/// is their body).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AssetChanges {
     pub name: Patch<String>,

@@ -10,7 +10,8 @@ use crate::field;
 use crate::risk::{self, Risk};
 use crate::validation::Issues;
 
-/// A visitor's request to join a public campaign (`wire::signup::SignUp` is its body).
+/// A visitor's request to join a public campaign (`wire::signup::SignUp` is
+/// its body).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SignUpDraft {
     pub campaign_id: String,

@@ -168,7 +168,8 @@ impl Click {
     }
 }
 
-/// A click as the browser script reports it (`wire::tracking::ClickRequest` is its body).
+/// A click as the browser script reports it (`wire::tracking::ClickRequest`
+/// is its body).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClickDraft {
     pub campaign_id: String,
