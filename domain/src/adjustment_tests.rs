@@ -125,13 +125,10 @@ fn stored_clawbacks_without_the_new_fields_are_still_read() {
 fn a_bonus_alone_opens_a_payout_once_it_reaches_the_minimum_and_is_netted_positive() {
     use crate::campaign::Campaign;
     use crate::payout::{Payout, PoolEntry};
-    let campaign = Campaign::create(
-        serde_json::from_value(json!({"name": "C", "commissionType": "PERCENTAGE",
-            "commissionValue": 10, "minimumPayout": 20}))
-        .unwrap(),
-        at(),
-    )
-    .unwrap();
+    let body = json!({"name": "C", "commissionType": "PERCENTAGE",
+        "commissionValue": 10, "minimumPayout": 20});
+    let campaign =
+        Campaign::create(crate::campaign::CampaignDraft::from_json(&body), at()).unwrap();
     let a = affiliate(AffiliateStatus::Active);
     let book = |amount: Value| match request(amount, "Bonus").decide(&a, None, at()).unwrap() {
         Decision::Book(b) => b.adjustment,

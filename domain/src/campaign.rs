@@ -11,12 +11,11 @@ use crate::edit::{self, Stamped};
 use crate::error::Error;
 use crate::field;
 use crate::ids::{new_id, IdKind};
-use crate::limits;
 use crate::metadata::{self, Metadata, MetadataPatch};
-use crate::money::{json_number, json_number_opt, Currency, JsonDecimal, NotDecimal};
+use crate::money::{Currency, JsonDecimal, NotDecimal};
 use crate::patch::Patch;
-use crate::risk::{RiskSettings, RiskSettingsInput};
-use crate::schema::Limits;
+use crate::risk::{RiskChanges, RiskSettings};
+use crate::schema::Ranged;
 use crate::tax_form::TaxFormSetting;
 use crate::timestamp::serde_ts;
 use crate::validation::Issues;
@@ -83,171 +82,57 @@ pub struct Campaign {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Body of `POST /api/v1/campaigns`. Unknown fields are rejected (VALIDATION_FAILED, code
-/// `unrecognized_keys`). All rules are checked together and every broken one is reported.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = CampaignCreate, example = json!({"name": "Spring partners", "commissionType": "PERCENTAGE", "commissionValue": 20, "commissionRecurring": true, "recurringMonthsLimit": 12, "isPublic": true}))]
-pub struct NewCampaign {
-    #[schema(value_type = field::Name)]
+/// A new campaign as the merchant asks for it (`wire::campaign::NewCampaign`
+/// is its body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CampaignDraft {
     pub name: String,
-    #[serde(default)]
-    #[schema(value_type = Option<field::LongText>)]
     pub description: Option<String>,
-    /// Where affiliates send visitors: an `http` or `https` URL with a host, without white
-    /// space; the affiliate portal's referral link is it with `?ref=<code>`.
-    #[serde(default)]
-    #[schema(value_type = Option<field::Url>)]
     pub landing_url: Option<String>,
     pub commission_type: CommissionType,
-    /// PERCENTAGE: 0-100 with at most 4 decimals. FIXED: greater than 0 and below 10^12, in
-    /// major units, with no more decimals than the currency's minor unit allows (see
-    /// `CurrencyCode`).
-    #[serde(with = "json_number")]
-    #[schema(value_type = field::CommissionValue)]
     pub commission_value: Decimal,
-    /// ISO 4217 code, any letter case (returned uppercase). Required for FIXED; must be absent
-    /// or null for PERCENTAGE.
-    #[serde(default)]
-    #[schema(value_type = Option<crate::money::Currency>)]
     pub currency: Option<String>,
-    #[serde(default)]
-    #[schema(default = json!(false))]
     pub commission_recurring: bool,
-    /// null or absent: lifetime. Must be null or absent when `commissionRecurring` is false.
-    #[serde(default)]
-    #[schema(minimum = 1, maximum = 120, default = json!(null))]
-    pub recurring_months_limit: Option<i64>,
-    /// null or absent: 30.
-    #[serde(default)]
-    #[schema(minimum = 1, maximum = 365, default = json!(30))]
-    pub cookie_days: Option<i64>,
-    /// null or absent: 30.
-    #[serde(default)]
-    #[schema(minimum = 0, maximum = 365, default = json!(30))]
-    pub hold_days: Option<i64>,
-    /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency. Null or
-    /// absent: 0.
-    #[serde(default, with = "json_number_opt")]
-    #[schema(value_type = Option<field::AmountOrZero>, default = json!(0))]
+    /// Each period judged against the body's range (`wire::campaign`).
+    pub recurring_months_limit: Option<Ranged>,
+    pub cookie_days: Option<Ranged>,
+    pub hold_days: Option<Ranged>,
     pub minimum_payout: Option<Decimal>,
-    #[serde(default)]
-    #[schema(default = json!(false))]
     pub is_public: bool,
-    /// null or absent: true.
-    #[serde(default)]
-    #[schema(default = json!(true))]
     pub signup_open: Option<bool>,
-    #[serde(default)]
-    #[schema(default = json!(false))]
     pub auto_approve_affiliates: bool,
-    /// Risk checks (see `docs/risk.md`); absent fields take their defaults.
-    #[serde(default)]
-    pub risk: Option<RiskSettingsInput>,
-    /// At most 20, ordered: the first whose `when` holds decides how much an earning payment
-    /// earns (see `docs/commissions.md`); none -> the campaign's own rate. Default `[]`.
-    #[serde(default)]
-    #[schema(max_items = 20)]
+    pub risk: Option<RiskChanges>,
     pub commission_rules: Vec<CommissionRule>,
-    /// At most 10, by strictly increasing `minCustomers`: an affiliate's payments earn the
-    /// highest tier its distinct paying customers reach, when no override or rule decides.
-    /// Default `[]`.
-    #[serde(default)]
-    #[schema(max_items = 10)]
     pub tiers: Vec<Tier>,
-    /// What a LEAD earns when no rule for leads decides; absent: leads earn 0.
-    #[serde(default)]
     pub lead_commission: Option<LeadCommission>,
-    /// Whether payment waits for the affiliate's tax form; absent: never.
-    #[serde(default)]
     pub tax_form: Option<TaxFormSetting>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }
 
-/// Body of `PUT /api/v1/campaigns/{id}`: a partial update. Only the fields sent change; an
-/// empty body changes nothing but `updatedAt`. Sending null clears the nullable fields
-/// (`description`, `currency`, `recurringMonthsLimit` = lifetime, `metadata` = all keys); null
-/// for any other field is VALIDATION_FAILED. The merged campaign is validated as a whole with
-/// the same rules as on create (so turning `commissionRecurring` off needs
-/// `recurringMonthsLimit: null` unless it already is). Switching `commissionType` to PERCENTAGE
-/// drops the currency unless `currency` is sent too. Unknown fields are rejected.
-#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = CampaignUpdate, example = json!({"commissionValue": 25, "recurringMonthsLimit": null}))]
-pub struct CampaignPatch {
-    #[serde(default)]
-    #[schema(value_type = field::Name)]
+/// A campaign's changes: only what is given changes
+/// (`wire::campaign::CampaignPatch` is their body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CampaignChanges {
     pub name: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<field::LongText>)]
     pub description: Patch<String>,
-    /// Null removes it.
-    #[serde(default)]
-    #[schema(value_type = Option<field::Url>)]
     pub landing_url: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = CommissionType)]
     pub commission_type: Patch<CommissionType>,
-    /// PERCENTAGE: 0-100 with at most 4 decimals. FIXED: greater than 0 and below 10^12, in
-    /// major units, with no more decimals than the currency's minor unit allows (see
-    /// `CurrencyCode`).
-    #[serde(default)]
-    #[schema(value_type = field::CommissionValue)]
     pub commission_value: Patch<JsonDecimal>,
-    #[serde(default)]
-    #[schema(value_type = Option<crate::money::Currency>)]
     pub currency: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = bool)]
     pub commission_recurring: Patch<bool>,
-    #[serde(default)]
-    #[schema(value_type = Option<i64>, minimum = 1, maximum = 120)]
-    pub recurring_months_limit: Patch<i64>,
-    #[serde(default)]
-    #[schema(value_type = i64, minimum = 1, maximum = 365)]
-    pub cookie_days: Patch<i64>,
-    #[serde(default)]
-    #[schema(value_type = i64, minimum = 0, maximum = 365)]
-    pub hold_days: Patch<i64>,
-    /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency.
-    #[serde(default)]
-    #[schema(value_type = field::AmountOrZero)]
+    /// Each period judged against the body's range (`wire::campaign`).
+    pub recurring_months_limit: Patch<Ranged>,
+    pub cookie_days: Patch<Ranged>,
+    pub hold_days: Patch<Ranged>,
     pub minimum_payout: Patch<JsonDecimal>,
-    #[serde(default)]
-    #[schema(value_type = bool)]
     pub is_public: Patch<bool>,
-    #[serde(default)]
-    #[schema(value_type = bool)]
     pub signup_open: Patch<bool>,
-    #[serde(default)]
-    #[schema(value_type = bool)]
     pub auto_approve_affiliates: Patch<bool>,
-    /// Only the risk fields sent change.
-    #[serde(default)]
-    #[schema(value_type = RiskSettingsInput)]
-    pub risk: Patch<RiskSettingsInput>,
-    /// Replaces every rule (`[]` removes them). Recorded commissions keep their amounts.
-    #[serde(default)]
-    #[schema(value_type = Vec<CommissionRule>, max_items = 20)]
+    pub risk: Patch<RiskChanges>,
     pub commission_rules: Patch<Vec<CommissionRule>>,
-    /// Replaces every tier (`[]` removes them). Recorded commissions keep their amounts; an
-    /// affiliate's tier follows at its next payment.
-    #[serde(default)]
-    #[schema(value_type = Vec<Tier>, max_items = 10)]
     pub tiers: Patch<Vec<Tier>>,
-    /// Null removes it.
-    #[serde(default)]
-    #[schema(value_type = Option<LeadCommission>)]
     pub lead_commission: Patch<LeadCommission>,
-    /// Null removes it (no form is required).
-    #[serde(default)]
-    #[schema(value_type = Option<TaxFormSetting>)]
     pub tax_form: Patch<TaxFormSetting>,
-    /// Merged into the stored metadata (a key set to null is removed); null removes every key.
-    #[serde(default)]
-    #[schema(value_type = Option<crate::metadata::MetadataPatchSchema>)]
     pub metadata: Patch<MetadataPatch>,
 }
 
@@ -255,11 +140,6 @@ pub struct CampaignPatch {
 pub const DEFAULT_COOKIE_DAYS: u32 = 30;
 /// Default hold period.
 pub const DEFAULT_HOLD_DAYS: u32 = 30;
-
-fn to_u32(path: &str, v: i64, limits: Limits, issues: &mut Issues) -> u32 {
-    issues.check(limits.check_range(path, v));
-    limits.clamp(v) as u32
-}
 
 /// Stores a JSON number as an exact decimal, or records why it cannot be one.
 fn decimal_into(path: &str, v: JsonDecimal, target: &mut Decimal, issues: &mut Issues) {
@@ -280,7 +160,7 @@ impl Stamped for Campaign {
 
 impl Campaign {
     /// Builds and validates a new campaign.
-    pub fn create(input: NewCampaign, now: DateTime<Utc>) -> Result<Campaign, Error> {
+    pub fn create(input: CampaignDraft, now: DateTime<Utc>) -> Result<Campaign, Error> {
         let mut issues = Issues::new();
         let currency = input
             .currency
@@ -294,25 +174,13 @@ impl Campaign {
             commission_value: input.commission_value,
             currency,
             commission_recurring: input.commission_recurring,
-            recurring_months_limit: input.recurring_months_limit.map(|v| {
-                to_u32(
-                    "recurringMonthsLimit",
-                    v,
-                    limits!(NewCampaign, "recurringMonthsLimit"),
-                    &mut issues,
-                )
-            }),
-            cookie_days: input.cookie_days.map_or(DEFAULT_COOKIE_DAYS, |v| {
-                to_u32(
-                    "cookieDays",
-                    v,
-                    limits!(NewCampaign, "cookieDays"),
-                    &mut issues,
-                )
-            }),
-            hold_days: input.hold_days.map_or(DEFAULT_HOLD_DAYS, |v| {
-                to_u32("holdDays", v, limits!(NewCampaign, "holdDays"), &mut issues)
-            }),
+            recurring_months_limit: input.recurring_months_limit.map(|r| r.take(&mut issues)),
+            cookie_days: input
+                .cookie_days
+                .map_or(DEFAULT_COOKIE_DAYS, |r| r.take(&mut issues)),
+            hold_days: input
+                .hold_days
+                .map_or(DEFAULT_HOLD_DAYS, |r| r.take(&mut issues)),
             minimum_payout: input.minimum_payout.unwrap_or(Decimal::ZERO),
             is_public: input.is_public,
             signup_open: input.signup_open.unwrap_or(true),
@@ -332,7 +200,7 @@ impl Campaign {
     }
 
     /// Applies a partial update, then validates the merged campaign as a whole.
-    pub fn apply(&self, patch: CampaignPatch, now: DateTime<Utc>) -> Result<Campaign, Error> {
+    pub fn apply(&self, patch: CampaignChanges, now: DateTime<Utc>) -> Result<Campaign, Error> {
         let mut issues = Issues::new();
         let i = &mut issues;
         let mut c = self.clone();
@@ -417,26 +285,19 @@ impl Campaign {
     /// cookie and the hold days, each within its limits.
     fn apply_periods(
         &mut self,
-        (months, cookie, hold): (Patch<i64>, Patch<i64>, Patch<i64>),
+        (months, cookie, hold): (Patch<Ranged>, Patch<Ranged>, Patch<Ranged>),
         i: &mut Issues,
     ) {
         match months {
-            Patch::Value(v) => {
-                self.recurring_months_limit = Some(to_u32(
-                    "recurringMonthsLimit",
-                    v,
-                    limits!(NewCampaign, "recurringMonthsLimit"),
-                    i,
-                ))
-            }
+            Patch::Value(r) => self.recurring_months_limit = Some(r.take(i)),
             Patch::Null => self.recurring_months_limit = None,
             Patch::Absent => {}
         }
-        if let Some(v) = cookie.required("cookieDays", i) {
-            self.cookie_days = to_u32("cookieDays", v, limits!(NewCampaign, "cookieDays"), i);
+        if let Some(r) = cookie.required("cookieDays", i) {
+            self.cookie_days = r.take(i);
         }
-        if let Some(v) = hold.required("holdDays", i) {
-            self.hold_days = to_u32("holdDays", v, limits!(NewCampaign, "holdDays"), i);
+        if let Some(r) = hold.required("holdDays", i) {
+            self.hold_days = r.take(i);
         }
     }
 
@@ -535,136 +396,38 @@ pub fn combination_rules() -> serde_json::Value {
     serde_json::json!([{"if": {"properties": {"commissionType": {"const": "PERCENTAGE"}}, "required": ["commissionType"]}, "then": {"properties": {"commissionValue": {"minimum": 0, "maximum": 100}, "currency": {"type": "null"}}}}, {"if": {"properties": {"commissionType": {"const": "FIXED"}}, "required": ["commissionType"]}, "then": {"required": ["currency"], "properties": {"commissionValue": {"exclusiveMinimum": 0}, "currency": {"type": "string"}}}}, {"if": {"not": {"properties": {"commissionRecurring": {"const": true}}, "required": ["commissionRecurring"]}}, "then": {"properties": {"recurringMonthsLimit": {"type": "null"}}}}])
 }
 
+/// Test inputs written as the JSON bodies that carry them (each period
+/// taken as within its range: ranges are judged where the body is read).
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn new(json: serde_json::Value) -> Result<Campaign, Error> {
-        let input: NewCampaign = serde_json::from_value(json).unwrap();
-        Campaign::create(input, Utc::now())
-    }
-
-    fn patch(json: serde_json::Value) -> CampaignPatch {
-        serde_json::from_value(json).unwrap()
-    }
-
-    #[test]
-    fn an_edit_that_changes_nothing_leaves_the_campaign_as_it_was() {
-        let c = new(
-            serde_json::json!({"name": "A", "commissionType": "PERCENTAGE",
-            "commissionValue": 10, "metadata": {"k": "v"}}),
-        )
-        .unwrap();
-        let later = c.updated_at + chrono::Duration::hours(1);
-        // (patch as sent, changed?)
-        let cases = [
-            (r#"{}"#, false),
-            (r#"{"name": "A", "metadata": {"k": "v"}}"#, false),
-            (r#"{"commissionValue": 10.00}"#, false),
-            (r#"{"commissionValue": 10.5}"#, true),
-            (r#"{"metadata": {"k": null}}"#, true),
-            (r#"{"name": "B"}"#, true),
-        ];
-        for (p, changed) in cases {
-            let next = c.apply(serde_json::from_str(p).unwrap(), later).unwrap();
-            assert_eq!(next != c, changed, "{p}");
-            let stamped = if changed { later } else { c.updated_at };
-            assert_eq!(next.updated_at, stamped, "{p}");
-        }
-    }
-
-    #[test]
-    fn only_a_public_campaign_with_sign_up_open_takes_a_sign_up() {
-        let base = serde_json::json!({"name": "A", "commissionType": "PERCENTAGE",
-            "commissionValue": 10});
-        let with = |public: bool, open: bool| {
-            let mut json = base.clone();
-            json["isPublic"] = public.into();
-            json["signupOpen"] = open.into();
-            new(json).unwrap().open_to_signups()
+impl CampaignDraft {
+    pub(crate) fn from_json(body: &serde_json::Value) -> CampaignDraft {
+        use crate::patch::from_json::field;
+        let period = |k: &str| field::<u32>(body, k).map(Ranged::ok);
+        let decimal = |k: &str| {
+            body.get(k)
+                .and_then(|v| v.to_string().parse::<Decimal>().ok())
         };
-        assert!(with(true, true).is_ok());
-        // A private campaign is not found, whether its sign-up is open or not.
-        for open in [true, false] {
-            assert!(matches!(
-                with(false, open),
-                Err(Error::NotFound("campaign"))
-            ));
+        CampaignDraft {
+            name: field(body, "name").unwrap_or_default(),
+            description: field(body, "description"),
+            landing_url: field(body, "landingUrl"),
+            commission_type: field(body, "commissionType").expect("a commissionType"),
+            commission_value: decimal("commissionValue").unwrap_or_default(),
+            currency: field(body, "currency"),
+            commission_recurring: field(body, "commissionRecurring").unwrap_or_default(),
+            recurring_months_limit: period("recurringMonthsLimit"),
+            cookie_days: period("cookieDays"),
+            hold_days: period("holdDays"),
+            minimum_payout: decimal("minimumPayout"),
+            is_public: field(body, "isPublic").unwrap_or_default(),
+            signup_open: field(body, "signupOpen"),
+            auto_approve_affiliates: field(body, "autoApproveAffiliates").unwrap_or_default(),
+            risk: body.get("risk").map(RiskChanges::from_json),
+            commission_rules: field(body, "commissionRules").unwrap_or_default(),
+            tiers: field(body, "tiers").unwrap_or_default(),
+            lead_commission: field(body, "leadCommission"),
+            tax_form: field(body, "taxForm"),
+            metadata: field(body, "metadata"),
         }
-        let Err(Error::InvalidState { current, .. }) = with(true, false) else {
-            panic!("a closed sign-up is a state");
-        };
-        assert_eq!(current, "SIGNUP_CLOSED");
-    }
-
-    #[test]
-    fn recurring_rules_are_checked_after_the_merge() {
-        let c = new(
-            serde_json::json!({"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 10,
-            "commissionRecurring": true, "recurringMonthsLimit": 12}),
-        )
-        .unwrap();
-        assert_eq!(c.recurring_months_limit, Some(12));
-        // Turning recurring off while a limit remains is a contradiction.
-        assert!(c
-            .apply(
-                patch(serde_json::json!({"commissionRecurring": false})),
-                Utc::now()
-            )
-            .is_err());
-        let off = c
-            .apply(
-                patch(
-                    serde_json::json!({"commissionRecurring": false, "recurringMonthsLimit": null}),
-                ),
-                Utc::now(),
-            )
-            .unwrap();
-        assert!(!off.commission_recurring);
-        let lifetime = c
-            .apply(
-                patch(serde_json::json!({"recurringMonthsLimit": null})),
-                Utc::now(),
-            )
-            .unwrap();
-        assert_eq!(lifetime.recurring_months_limit, None);
-        assert!(c
-            .apply(
-                patch(serde_json::json!({"recurringMonthsLimit": 121})),
-                Utc::now()
-            )
-            .is_err());
-        assert!(c
-            .apply(
-                patch(serde_json::json!({"recurringMonthsLimit": 0})),
-                Utc::now()
-            )
-            .is_err());
-    }
-
-    #[test]
-    fn commission_shapes() {
-        assert!(new(
-            serde_json::json!({"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 101})
-        )
-        .is_err());
-        assert!(new(
-            serde_json::json!({"name": "A", "commissionType": "FIXED", "commissionValue": 5})
-        )
-        .is_err());
-        assert!(new(serde_json::json!({"name": "A", "commissionType": "FIXED", "commissionValue": 5.5, "currency": "JPY"})).is_err());
-        let f = new(serde_json::json!({"name": "A", "commissionType": "FIXED", "commissionValue": 5.5, "currency": "usd"})).unwrap();
-        assert_eq!(f.currency.unwrap().code(), "USD");
-        let p = f
-            .apply(
-                patch(serde_json::json!({"commissionType": "PERCENTAGE", "commissionValue": 20})),
-                Utc::now(),
-            )
-            .unwrap();
-        assert_eq!(p.currency, None);
-        assert!(new(
-            serde_json::json!({"name": "", "commissionType": "PERCENTAGE", "commissionValue": 1})
-        )
-        .is_err());
     }
 }

@@ -180,7 +180,7 @@ mod tests {
         for (k, v) in json.as_object().unwrap() {
             base[k] = v.clone();
         }
-        Campaign::create(serde_json::from_value(base).unwrap(), Utc::now()).unwrap()
+        Campaign::create(crate::campaign::CampaignDraft::from_json(&base), Utc::now()).unwrap()
     }
 
     /// A payment, as these tests give it.

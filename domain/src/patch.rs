@@ -40,6 +40,15 @@ impl<T> Patch<T> {
     pub fn is_present(&self) -> bool {
         !matches!(self, Patch::Absent)
     }
+
+    /// The same change, its value mapped.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Patch<U> {
+        match self {
+            Patch::Absent => Patch::Absent,
+            Patch::Null => Patch::Null,
+            Patch::Value(v) => Patch::Value(f(v)),
+        }
+    }
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {

@@ -974,7 +974,8 @@ mod tests {
         for (k, v) in extra.as_object().unwrap() {
             body[k] = v.clone();
         }
-        let mut c = Campaign::create(serde_json::from_value(body).unwrap(), Utc::now()).unwrap();
+        let mut c =
+            Campaign::create(crate::campaign::CampaignDraft::from_json(&body), Utc::now()).unwrap();
         c.id = id.to_string();
         c
     }

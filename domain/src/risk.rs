@@ -14,9 +14,9 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use crate::enums::wire_enum;
-use crate::limits;
 use crate::money::Currency;
 use crate::patch::Patch;
+use crate::schema::Ranged;
 use crate::timestamp::serde_ts;
 use crate::validation::Issues;
 
@@ -147,35 +147,36 @@ impl Default for RiskSettings {
     }
 }
 
-/// A campaign's `risk` in a request: on create every field is optional (its
-/// default applies); on update only the fields sent change. Unknown fields are rejected.
-#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = CampaignRiskInput)]
-pub struct RiskSettingsInput {
-    /// Conversions with a HIGH flag become ON_HOLD (default true).
-    #[serde(default)]
-    #[schema(value_type = bool)]
+/// A campaign's risk settings as a request changes them: on create every
+/// field is optional (its default applies); on update only the fields sent
+/// change (`wire::risk::RiskSettingsInput` is their body).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RiskChanges {
     pub hold_flagged: Patch<bool>,
-    /// Payments above this amount (in the payment's currency, major units, at most 28
-    /// decimals) are flagged LARGE_AMOUNT; null turns the rule off (the default).
-    #[serde(default)]
-    #[schema(value_type = Option<crate::field::Amount>)]
     pub review_above: Patch<crate::money::JsonDecimal>,
-    /// Clicks per hour for one code from one network before CLICK_FLOOD (default 30).
-    #[serde(default)]
-    #[schema(value_type = i64, minimum = 1, maximum = 100000)]
-    pub max_clicks_per_hour: Patch<i64>,
-    /// Conversions per hour per affiliate and customer, or per network, before
-    /// RAPID_CONVERSIONS (default 10).
-    #[serde(default)]
-    #[schema(value_type = i64, minimum = 1, maximum = 100000)]
-    pub max_conversions_per_hour: Patch<i64>,
+    /// Judged against the body's range (`wire::risk`).
+    pub max_clicks_per_hour: Patch<Ranged>,
+    pub max_conversions_per_hour: Patch<Ranged>,
+}
+
+/// Test inputs written as the JSON bodies that carry them (each count taken
+/// as within its range: ranges are judged where the body is read).
+#[cfg(test)]
+impl RiskChanges {
+    pub(crate) fn from_json(body: &serde_json::Value) -> RiskChanges {
+        use crate::patch::from_json::patch;
+        RiskChanges {
+            hold_flagged: patch(body, "holdFlagged"),
+            review_above: patch(body, "reviewAbove"),
+            max_clicks_per_hour: patch::<u32>(body, "maxClicksPerHour").map(Ranged::ok),
+            max_conversions_per_hour: patch::<u32>(body, "maxConversionsPerHour").map(Ranged::ok),
+        }
+    }
 }
 
 impl RiskSettings {
     /// These settings with `input` applied; issues are reported under `risk`.
-    pub fn apply(&self, input: RiskSettingsInput, issues: &mut Issues) -> RiskSettings {
+    pub fn apply(&self, input: RiskChanges, issues: &mut Issues) -> RiskSettings {
         let mut s = self.clone();
         if let Some(v) = required(input.hold_flagged, "holdFlagged", issues) {
             s.hold_flagged = v;
@@ -195,7 +196,6 @@ impl RiskSettings {
             Patch::Null => s.review_above = None,
             Patch::Absent => {}
         }
-        let limit = limits!(RiskSettingsInput, "maxClicksPerHour");
         for (name, value, target) in [
             (
                 "maxClicksPerHour",
@@ -209,11 +209,7 @@ impl RiskSettings {
             ),
         ] {
             if let Some(v) = required(value, name, issues) {
-                if let Err(mut issue) = limit.check_range(&format!("risk.{name}"), v) {
-                    issue.path = vec!["risk".into(), name.into()];
-                    issues.check::<()>(Err(issue));
-                }
-                *target = limit.clamp(v) as u32;
+                *target = v.take(issues);
             }
         }
         s
@@ -560,36 +556,5 @@ mod tests {
         ] {
             assert_eq!(!assess_signup(email, at()).is_empty(), flagged, "{email}");
         }
-    }
-
-    #[test]
-    fn settings_apply_what_is_sent_and_check_ranges() {
-        let mut issues = Issues::new();
-        let input: RiskSettingsInput = serde_json::from_value(serde_json::json!({
-            "reviewAbove": 500, "maxClicksPerHour": 5
-        }))
-        .unwrap();
-        let s = RiskSettings::default().apply(input, &mut issues);
-        assert!(issues.finish().is_ok());
-        assert_eq!(s.review_above, Some(Decimal::from(500)));
-        assert_eq!(s.max_clicks_per_hour, 5);
-        assert_eq!(s.max_conversions_per_hour, DEFAULT_MAX_CONVERSIONS_PER_HOUR);
-        assert!(s.hold_flagged);
-        for bad in [
-            serde_json::json!({"maxClicksPerHour": 0}),
-            serde_json::json!({"maxConversionsPerHour": 100001}),
-            serde_json::json!({"reviewAbove": 0}),
-            serde_json::json!({"reviewAbove": -1}),
-            serde_json::json!({"holdFlagged": null}),
-        ] {
-            let mut issues = Issues::new();
-            let input: RiskSettingsInput = serde_json::from_value(bad.clone()).unwrap();
-            RiskSettings::default().apply(input, &mut issues);
-            assert!(issues.finish().is_err(), "{bad}");
-        }
-        let mut issues = Issues::new();
-        let off: RiskSettingsInput =
-            serde_json::from_value(serde_json::json!({"reviewAbove": null})).unwrap();
-        assert_eq!(s.apply(off, &mut issues).review_above, None);
     }
 }

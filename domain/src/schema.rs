@@ -103,6 +103,46 @@ impl Limits {
     }
 }
 
+/// A whole number judged against the range its body states, where the
+/// body is read: the number brought inside the range, and the issue when it
+/// was outside. The domain records the issue where its own checks stand, so a
+/// refused body lists its issues in the order of its fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranged {
+    pub value: u32,
+    pub issue: Option<Issue>,
+}
+
+impl Ranged {
+    /// `value` against `limits`, the issue at `path`.
+    pub fn of(path: &[&str], value: i64, limits: Limits) -> Ranged {
+        let issue = limits
+            .check_range(&path.join("."), value)
+            .err()
+            .map(|mut i| {
+                i.path = path.iter().map(|p| serde_json::Value::from(*p)).collect();
+                i
+            });
+        Ranged {
+            value: limits.clamp(value).clamp(0, i64::from(u32::MAX)) as u32,
+            issue,
+        }
+    }
+
+    /// A number inside its range (tests and defaults).
+    pub fn ok(value: u32) -> Ranged {
+        Ranged { value, issue: None }
+    }
+
+    /// Records the issue, if any; the number.
+    pub fn take(self, issues: &mut crate::validation::Issues) -> u32 {
+        if let Some(i) = self.issue {
+            issues.check::<()>(Err(i));
+        }
+        self.value
+    }
+}
+
 fn whole(n: &utoipa::Number) -> i64 {
     match n {
         utoipa::Number::Int(i) => *i as i64,

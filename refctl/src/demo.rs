@@ -4,7 +4,7 @@ use std::path::Path;
 
 use api::domain::affiliate::{Affiliate, AffiliateStatus};
 use api::domain::asset::Asset;
-use api::domain::campaign::{Campaign, NewCampaign};
+use api::domain::campaign::Campaign;
 use api::domain::integration::NewIntegration;
 use api::domain::signup;
 use api::domain::tenant::{Mode, Tenant};
@@ -18,6 +18,7 @@ use api::store::keys::{DEMO_MARKER, RECORD_SK};
 use api::store::{accounts, assets, campaigns, string_value, Item};
 use api::wire::affiliate::NewAffiliate;
 use api::wire::asset::NewSwipeCopy;
+use api::wire::campaign::NewCampaign;
 use api::wire::conversion::PostbackBody;
 use api::wire::signup::SignUp;
 use api::Error;
@@ -61,7 +62,7 @@ pub async fn seed(app: &App, keys_file: &Path, base_url: &str) -> Result<Value, 
             "isPublic": true, "autoApproveAffiliates": false,
         }))
         .map_err(Error::internal)?;
-        let mut c = Campaign::create(input, timestamp::now())?;
+        let mut c = Campaign::create(input.into(), timestamp::now())?;
         // The demo landing page, where the portal's referral link leads.
         c.landing_url = Some(format!("{base_url}/demo/landing?campaign={}", c.id));
         campaigns::insert(&app.store, &tenant, &c).await?;

@@ -3,14 +3,14 @@
 
 use crate::app::App;
 use crate::edited::edit;
-use domain::campaign::{Campaign, CampaignPatch, NewCampaign};
+use domain::campaign::{Campaign, CampaignChanges, CampaignDraft};
 use domain::error::Result;
 use domain::tenant::Tenant;
 use domain::timestamp;
 use store::{campaigns, Store};
 
 /// A new campaign, with its `campaign.created` event.
-pub async fn create(app: &App, tenant: &Tenant, input: NewCampaign) -> Result<Campaign> {
+pub async fn create(app: &App, tenant: &Tenant, input: CampaignDraft) -> Result<Campaign> {
     let campaign = Campaign::create(input, timestamp::now())?;
     campaigns::insert(&app.store, tenant, &campaign).await?;
     Ok(campaign)
@@ -21,7 +21,7 @@ pub async fn update(
     app: &App,
     tenant: &Tenant,
     id: &str,
-    patch: &CampaignPatch,
+    patch: &CampaignChanges,
 ) -> Result<Campaign> {
     edit(&app.store, tenant, id, |c: &Campaign| {
         c.apply(patch.clone(), timestamp::now())

@@ -174,9 +174,8 @@ mod tests {
     fn stored_plans_are_one_json_text_with_exact_amounts() {
         let input = json!({"name": "C", "commissionType": "PERCENTAGE", "commissionValue": 10,
             "commissionRules": [{"name": "R", "pay": {"type": "FIXED", "value": 12.5, "currency": "USD"}}]});
-        let campaign =
-            domain::campaign::Campaign::create(serde_json::from_value(input).unwrap(), Utc::now())
-                .unwrap();
+        let body: wire::campaign::NewCampaign = serde_json::from_value(input).unwrap();
+        let campaign = domain::campaign::Campaign::create(body.into(), Utc::now()).unwrap();
         let item: std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue> =
             serde_dynamo::to_item(&campaign).unwrap();
         let stored = item["commissionRules"]

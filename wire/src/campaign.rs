@@ -1,17 +1,27 @@
 //! What the API and the events show of a campaign: the merchant's view, the
 //! commission terms an affiliate sees, and the public profile.
 
+use crate::risk::RiskSettingsInput;
 use crate::risk::RiskSettingsView;
 use chrono::{DateTime, Utc};
+use domain::campaign::CampaignChanges;
+use domain::campaign::CampaignDraft;
 use domain::campaign::{Campaign, CommissionType};
 use domain::commission_plan::{CommissionRule, LeadCommission};
 use domain::commission_tiers::Tier;
+use domain::field;
 use domain::metadata::Metadata;
+use domain::metadata::MetadataPatch;
+use domain::money::json_number_opt;
+use domain::money::JsonDecimal;
 use domain::money::{json_number, Currency};
+use domain::patch::Patch;
+use domain::risk::RiskChanges;
+use domain::schema::Ranged;
 use domain::tax_form::TaxFormSetting;
 use domain::timestamp::serde_ts;
 use rust_decimal::Decimal;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A campaign as its merchant sees it.
 #[derive(utoipa::ToSchema, Debug, Serialize)]
@@ -172,5 +182,384 @@ impl<'a> From<&'a Campaign> for PublicCampaignView<'a> {
             description: c.description.as_deref(),
             signup_open: c.accepts_signups(),
         }
+    }
+}
+
+/// Body of `POST /api/v1/campaigns`. Unknown fields are rejected (VALIDATION_FAILED, code
+/// `unrecognized_keys`). All rules are checked together and every broken one is reported.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = CampaignCreate, example = json!({"name": "Spring partners", "commissionType": "PERCENTAGE", "commissionValue": 20, "commissionRecurring": true, "recurringMonthsLimit": 12, "isPublic": true}))]
+pub struct NewCampaign {
+    #[schema(value_type = field::Name)]
+    pub name: String,
+    #[serde(default)]
+    #[schema(value_type = Option<field::LongText>)]
+    pub description: Option<String>,
+    /// Where affiliates send visitors: an `http` or `https` URL with a host, without white
+    /// space; the affiliate portal's referral link is it with `?ref=<code>`.
+    #[serde(default)]
+    #[schema(value_type = Option<field::Url>)]
+    pub landing_url: Option<String>,
+    pub commission_type: CommissionType,
+    /// PERCENTAGE: 0-100 with at most 4 decimals. FIXED: greater than 0 and below 10^12, in
+    /// major units, with no more decimals than the currency's minor unit allows (see
+    /// `CurrencyCode`).
+    #[serde(with = "json_number")]
+    #[schema(value_type = field::CommissionValue)]
+    pub commission_value: Decimal,
+    /// ISO 4217 code, any letter case (returned uppercase). Required for FIXED; must be absent
+    /// or null for PERCENTAGE.
+    #[serde(default)]
+    #[schema(value_type = Option<domain::money::Currency>)]
+    pub currency: Option<String>,
+    #[serde(default)]
+    #[schema(default = json!(false))]
+    pub commission_recurring: bool,
+    /// null or absent: lifetime. Must be null or absent when `commissionRecurring` is false.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 120, default = json!(null))]
+    pub recurring_months_limit: Option<i64>,
+    /// null or absent: 30.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 365, default = json!(30))]
+    pub cookie_days: Option<i64>,
+    /// null or absent: 30.
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 365, default = json!(30))]
+    pub hold_days: Option<i64>,
+    /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency. Null or
+    /// absent: 0.
+    #[serde(default, with = "json_number_opt")]
+    #[schema(value_type = Option<field::AmountOrZero>, default = json!(0))]
+    pub minimum_payout: Option<Decimal>,
+    #[serde(default)]
+    #[schema(default = json!(false))]
+    pub is_public: bool,
+    /// null or absent: true.
+    #[serde(default)]
+    #[schema(default = json!(true))]
+    pub signup_open: Option<bool>,
+    #[serde(default)]
+    #[schema(default = json!(false))]
+    pub auto_approve_affiliates: bool,
+    /// Risk checks (see `docs/risk.md`); absent fields take their defaults.
+    #[serde(default)]
+    pub risk: Option<RiskSettingsInput>,
+    /// At most 20, ordered: the first whose `when` holds decides how much an earning payment
+    /// earns (see `docs/commissions.md`); none -> the campaign's own rate. Default `[]`.
+    #[serde(default)]
+    #[schema(max_items = 20)]
+    pub commission_rules: Vec<CommissionRule>,
+    /// At most 10, by strictly increasing `minCustomers`: an affiliate's payments earn the
+    /// highest tier its distinct paying customers reach, when no override or rule decides.
+    /// Default `[]`.
+    #[serde(default)]
+    #[schema(max_items = 10)]
+    pub tiers: Vec<Tier>,
+    /// What a LEAD earns when no rule for leads decides; absent: leads earn 0.
+    #[serde(default)]
+    pub lead_commission: Option<LeadCommission>,
+    /// Whether payment waits for the affiliate's tax form; absent: never.
+    #[serde(default)]
+    pub tax_form: Option<TaxFormSetting>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::metadata::MetadataSchema>)]
+    pub metadata: Option<Metadata>,
+}
+
+/// A period (`recurringMonthsLimit`, `cookieDays`, `holdDays`) judged
+/// against the range the create body states for it.
+fn period(name: &'static str, value: i64) -> Ranged {
+    let limits = match name {
+        "recurringMonthsLimit" => domain::limits!(NewCampaign, "recurringMonthsLimit"),
+        "cookieDays" => domain::limits!(NewCampaign, "cookieDays"),
+        _ => domain::limits!(NewCampaign, "holdDays"),
+    };
+    Ranged::of(&[name], value, limits)
+}
+
+impl From<NewCampaign> for CampaignDraft {
+    fn from(b: NewCampaign) -> Self {
+        CampaignDraft {
+            name: b.name,
+            description: b.description,
+            landing_url: b.landing_url,
+            commission_type: b.commission_type,
+            commission_value: b.commission_value,
+            currency: b.currency,
+            commission_recurring: b.commission_recurring,
+            recurring_months_limit: b
+                .recurring_months_limit
+                .map(|v| period("recurringMonthsLimit", v)),
+            cookie_days: b.cookie_days.map(|v| period("cookieDays", v)),
+            hold_days: b.hold_days.map(|v| period("holdDays", v)),
+            minimum_payout: b.minimum_payout,
+            is_public: b.is_public,
+            signup_open: b.signup_open,
+            auto_approve_affiliates: b.auto_approve_affiliates,
+            risk: b.risk.map(RiskChanges::from),
+            commission_rules: b.commission_rules,
+            tiers: b.tiers,
+            lead_commission: b.lead_commission,
+            tax_form: b.tax_form,
+            metadata: b.metadata,
+        }
+    }
+}
+
+/// Body of `PUT /api/v1/campaigns/{id}`: a partial update. Only the fields sent change; an
+/// empty body changes nothing but `updatedAt`. Sending null clears the nullable fields
+/// (`description`, `currency`, `recurringMonthsLimit` = lifetime, `metadata` = all keys); null
+/// for any other field is VALIDATION_FAILED. The merged campaign is validated as a whole with
+/// the same rules as on create (so turning `commissionRecurring` off needs
+/// `recurringMonthsLimit: null` unless it already is). Switching `commissionType` to PERCENTAGE
+/// drops the currency unless `currency` is sent too. Unknown fields are rejected.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = CampaignUpdate, example = json!({"commissionValue": 25, "recurringMonthsLimit": null}))]
+pub struct CampaignPatch {
+    #[serde(default)]
+    #[schema(value_type = field::Name)]
+    pub name: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<field::LongText>)]
+    pub description: Patch<String>,
+    /// Null removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<field::Url>)]
+    pub landing_url: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = CommissionType)]
+    pub commission_type: Patch<CommissionType>,
+    /// PERCENTAGE: 0-100 with at most 4 decimals. FIXED: greater than 0 and below 10^12, in
+    /// major units, with no more decimals than the currency's minor unit allows (see
+    /// `CurrencyCode`).
+    #[serde(default)]
+    #[schema(value_type = field::CommissionValue)]
+    pub commission_value: Patch<JsonDecimal>,
+    #[serde(default)]
+    #[schema(value_type = Option<domain::money::Currency>)]
+    pub currency: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    pub commission_recurring: Patch<bool>,
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 120)]
+    pub recurring_months_limit: Patch<i64>,
+    #[serde(default)]
+    #[schema(value_type = i64, minimum = 1, maximum = 365)]
+    pub cookie_days: Patch<i64>,
+    #[serde(default)]
+    #[schema(value_type = i64, minimum = 0, maximum = 365)]
+    pub hold_days: Patch<i64>,
+    /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency.
+    #[serde(default)]
+    #[schema(value_type = field::AmountOrZero)]
+    pub minimum_payout: Patch<JsonDecimal>,
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    pub is_public: Patch<bool>,
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    pub signup_open: Patch<bool>,
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    pub auto_approve_affiliates: Patch<bool>,
+    /// Only the risk fields sent change.
+    #[serde(default)]
+    #[schema(value_type = RiskSettingsInput)]
+    pub risk: Patch<RiskSettingsInput>,
+    /// Replaces every rule (`[]` removes them). Recorded commissions keep their amounts.
+    #[serde(default)]
+    #[schema(value_type = Vec<CommissionRule>, max_items = 20)]
+    pub commission_rules: Patch<Vec<CommissionRule>>,
+    /// Replaces every tier (`[]` removes them). Recorded commissions keep their amounts; an
+    /// affiliate's tier follows at its next payment.
+    #[serde(default)]
+    #[schema(value_type = Vec<Tier>, max_items = 10)]
+    pub tiers: Patch<Vec<Tier>>,
+    /// Null removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<LeadCommission>)]
+    pub lead_commission: Patch<LeadCommission>,
+    /// Null removes it (no form is required).
+    #[serde(default)]
+    #[schema(value_type = Option<TaxFormSetting>)]
+    pub tax_form: Patch<TaxFormSetting>,
+    /// Merged into the stored metadata (a key set to null is removed); null removes every key.
+    #[serde(default)]
+    #[schema(value_type = Option<domain::metadata::MetadataPatchSchema>)]
+    pub metadata: Patch<MetadataPatch>,
+}
+
+impl From<CampaignPatch> for CampaignChanges {
+    fn from(b: CampaignPatch) -> Self {
+        CampaignChanges {
+            name: b.name,
+            description: b.description,
+            landing_url: b.landing_url,
+            commission_type: b.commission_type,
+            commission_value: b.commission_value,
+            currency: b.currency,
+            commission_recurring: b.commission_recurring,
+            recurring_months_limit: b
+                .recurring_months_limit
+                .map(|v| period("recurringMonthsLimit", v)),
+            cookie_days: b.cookie_days.map(|v| period("cookieDays", v)),
+            hold_days: b.hold_days.map(|v| period("holdDays", v)),
+            minimum_payout: b.minimum_payout,
+            is_public: b.is_public,
+            signup_open: b.signup_open,
+            auto_approve_affiliates: b.auto_approve_affiliates,
+            risk: b.risk.map(RiskChanges::from),
+            commission_rules: b.commission_rules,
+            tiers: b.tiers,
+            lead_commission: b.lead_commission,
+            tax_form: b.tax_form,
+            metadata: b.metadata,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+    use domain::error::Error;
+
+    /// A campaign made from a create body, as the route makes it.
+    fn new(json: serde_json::Value) -> Result<Campaign, Error> {
+        let input: NewCampaign = serde_json::from_value(json).unwrap();
+        Campaign::create(input.into(), Utc::now())
+    }
+
+    /// The changes an update body asks for, as the route reads them.
+    fn patch(json: serde_json::Value) -> CampaignChanges {
+        serde_json::from_value::<CampaignPatch>(json)
+            .unwrap()
+            .into()
+    }
+
+    #[test]
+    fn an_edit_that_changes_nothing_leaves_the_campaign_as_it_was() {
+        let c = new(
+            serde_json::json!({"name": "A", "commissionType": "PERCENTAGE",
+            "commissionValue": 10, "metadata": {"k": "v"}}),
+        )
+        .unwrap();
+        let later = c.updated_at + chrono::Duration::hours(1);
+        // (patch as sent, changed?)
+        let cases = [
+            (r#"{}"#, false),
+            (r#"{"name": "A", "metadata": {"k": "v"}}"#, false),
+            (r#"{"commissionValue": 10.00}"#, false),
+            (r#"{"commissionValue": 10.5}"#, true),
+            (r#"{"metadata": {"k": null}}"#, true),
+            (r#"{"name": "B"}"#, true),
+        ];
+        for (p, changed) in cases {
+            let next = c
+                .apply(patch(serde_json::from_str(p).unwrap()), later)
+                .unwrap();
+            assert_eq!(next != c, changed, "{p}");
+            let stamped = if changed { later } else { c.updated_at };
+            assert_eq!(next.updated_at, stamped, "{p}");
+        }
+    }
+
+    #[test]
+    fn only_a_public_campaign_with_sign_up_open_takes_a_sign_up() {
+        let base = serde_json::json!({"name": "A", "commissionType": "PERCENTAGE",
+            "commissionValue": 10});
+        let with = |public: bool, open: bool| {
+            let mut json = base.clone();
+            json["isPublic"] = public.into();
+            json["signupOpen"] = open.into();
+            new(json).unwrap().open_to_signups()
+        };
+        assert!(with(true, true).is_ok());
+        // A private campaign is not found, whether its sign-up is open or not.
+        for open in [true, false] {
+            assert!(matches!(
+                with(false, open),
+                Err(Error::NotFound("campaign"))
+            ));
+        }
+        let Err(Error::InvalidState { current, .. }) = with(true, false) else {
+            panic!("a closed sign-up is a state");
+        };
+        assert_eq!(current, "SIGNUP_CLOSED");
+    }
+
+    #[test]
+    fn recurring_rules_are_checked_after_the_merge() {
+        let c = new(
+            serde_json::json!({"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 10,
+            "commissionRecurring": true, "recurringMonthsLimit": 12}),
+        )
+        .unwrap();
+        assert_eq!(c.recurring_months_limit, Some(12));
+        // Turning recurring off while a limit remains is a contradiction.
+        assert!(c
+            .apply(
+                patch(serde_json::json!({"commissionRecurring": false})),
+                Utc::now()
+            )
+            .is_err());
+        let off = c
+            .apply(
+                patch(
+                    serde_json::json!({"commissionRecurring": false, "recurringMonthsLimit": null}),
+                ),
+                Utc::now(),
+            )
+            .unwrap();
+        assert!(!off.commission_recurring);
+        let lifetime = c
+            .apply(
+                patch(serde_json::json!({"recurringMonthsLimit": null})),
+                Utc::now(),
+            )
+            .unwrap();
+        assert_eq!(lifetime.recurring_months_limit, None);
+        assert!(c
+            .apply(
+                patch(serde_json::json!({"recurringMonthsLimit": 121})),
+                Utc::now()
+            )
+            .is_err());
+        assert!(c
+            .apply(
+                patch(serde_json::json!({"recurringMonthsLimit": 0})),
+                Utc::now()
+            )
+            .is_err());
+    }
+
+    #[test]
+    fn commission_shapes() {
+        assert!(new(
+            serde_json::json!({"name": "A", "commissionType": "PERCENTAGE", "commissionValue": 101})
+        )
+        .is_err());
+        assert!(new(
+            serde_json::json!({"name": "A", "commissionType": "FIXED", "commissionValue": 5})
+        )
+        .is_err());
+        assert!(new(serde_json::json!({"name": "A", "commissionType": "FIXED", "commissionValue": 5.5, "currency": "JPY"})).is_err());
+        let f = new(serde_json::json!({"name": "A", "commissionType": "FIXED", "commissionValue": 5.5, "currency": "usd"})).unwrap();
+        assert_eq!(f.currency.unwrap().code(), "USD");
+        let p = f
+            .apply(
+                patch(serde_json::json!({"commissionType": "PERCENTAGE", "commissionValue": 20})),
+                Utc::now(),
+            )
+            .unwrap();
+        assert_eq!(p.currency, None);
+        assert!(new(
+            serde_json::json!({"name": "", "commissionType": "PERCENTAGE", "commissionValue": 1})
+        )
+        .is_err());
     }
 }

@@ -1,8 +1,5 @@
 //! Campaign routes: create, list, get and partial update.
 
-use std::sync::Arc;
-
-use api::domain::campaign::{CampaignPatch, NewCampaign};
 use api::domain::timestamp;
 use api::http::Answer;
 use api::http::{ApiRouter, Json, Merchant, Params, PathId, Reply};
@@ -11,10 +8,13 @@ use api::services::app::App;
 use api::services::{self, commission_preview};
 use api::store::campaigns;
 use api::store::page::PageRequest;
+use api::wire::campaign::CampaignPatch;
 use api::wire::campaign::CampaignView;
+use api::wire::campaign::NewCampaign;
 use api::wire::commission_plan::PreviewBody;
 use api::wire::commission_plan::PreviewView;
 use axum::extract::State;
+use std::sync::Arc;
 
 /// The routes this function serves.
 pub fn routes() -> ApiRouter {
@@ -57,7 +57,7 @@ async fn list(
     path = "/api/v1/campaigns",
     operation_id = "createCampaign",
     tag = "Campaigns",
-    request_body = api::domain::campaign::NewCampaign,
+    request_body = api::wire::campaign::NewCampaign,
     responses(
         (status = 201, description = "The campaign created.", body = api::wire::campaign::CampaignView)
     )
@@ -67,7 +67,7 @@ async fn create(
     State(app): State<Arc<App>>,
     Json(input): Json<NewCampaign>,
 ) -> Answer {
-    let campaign = services::campaigns::create(&app, m.tenant(), input).await?;
+    let campaign = services::campaigns::create(&app, m.tenant(), input.into()).await?;
     Reply::created(CampaignView::from(&campaign))
 }
 
@@ -100,7 +100,7 @@ async fn get(m: Merchant, State(app): State<Arc<App>>, PathId(id): PathId) -> An
     path = "/api/v1/campaigns/{id}",
     operation_id = "updateCampaign",
     tag = "Campaigns",
-    request_body = Option<api::domain::campaign::CampaignPatch>,
+    request_body = Option<api::wire::campaign::CampaignPatch>,
     responses(
         (status = 200, description = "The updated campaign.", body = api::wire::campaign::CampaignView)
     )
@@ -111,7 +111,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<CampaignPatch>,
 ) -> Answer {
-    let updated = services::campaigns::update(&app, m.tenant(), &id, &patch).await?;
+    let updated = services::campaigns::update(&app, m.tenant(), &id, &patch.into()).await?;
     Reply::ok(CampaignView::from(&updated))
 }
 

@@ -33,9 +33,9 @@ pub(crate) async fn programme(app: &App) -> Programme {
         .unwrap();
     let tenant = Tenant::new(account.id, Mode::Test);
     let now = Utc::now();
-    let input = serde_json::from_value(json!({"name": "Job", "commissionType": "PERCENTAGE", "commissionValue": 10, "holdDays": 0}))
+    let input: api::wire::campaign::NewCampaign = serde_json::from_value(json!({"name": "Job", "commissionType": "PERCENTAGE", "commissionValue": 10, "holdDays": 0}))
         .unwrap();
-    let c = api::domain::campaign::Campaign::create(input, now).unwrap();
+    let c = api::domain::campaign::Campaign::create(input.into(), now).unwrap();
     api::store::campaigns::insert(&app.store, &tenant, &c)
         .await
         .unwrap();
