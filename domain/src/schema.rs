@@ -103,18 +103,36 @@ impl Limits {
     }
 }
 
-/// A whole number judged against the range its body states, where the
-/// body is read: the number brought inside the range, and the issue when it
-/// was outside. The domain records the issue where its own checks stand, so a
-/// refused body lists its issues in the order of its fields.
+/// A value judged against the limits its body states, where the body is
+/// read: the value (a number brought inside its range), and the issue when it
+/// broke a limit. The domain records the issue where its own checks stand, so
+/// a refused body lists its issues in the order of its fields.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ranged {
-    pub value: u32,
+pub struct Judged<T> {
+    pub value: T,
     pub issue: Option<Issue>,
 }
 
-impl Ranged {
-    /// `value` against `limits`, the issue at `path`.
+/// A whole number judged against its range.
+pub type Ranged = Judged<u32>;
+
+impl<T> Judged<T> {
+    /// A value within its limits (tests and defaults).
+    pub fn ok(value: T) -> Judged<T> {
+        Judged { value, issue: None }
+    }
+
+    /// Records the issue, if any; the value.
+    pub fn take(self, issues: &mut crate::validation::Issues) -> T {
+        if let Some(i) = self.issue {
+            issues.check::<()>(Err(i));
+        }
+        self.value
+    }
+}
+
+impl Judged<u32> {
+    /// `value` against `limits`' range, the issue at `path`.
     pub fn of(path: &[&str], value: i64, limits: Limits) -> Ranged {
         let issue = limits
             .check_range(&path.join("."), value)
@@ -123,23 +141,18 @@ impl Ranged {
                 i.path = path.iter().map(|p| serde_json::Value::from(*p)).collect();
                 i
             });
-        Ranged {
+        Judged {
             value: limits.clamp(value).clamp(0, i64::from(u32::MAX)) as u32,
             issue,
         }
     }
+}
 
-    /// A number inside its range (tests and defaults).
-    pub fn ok(value: u32) -> Ranged {
-        Ranged { value, issue: None }
-    }
-
-    /// Records the issue, if any; the number.
-    pub fn take(self, issues: &mut crate::validation::Issues) -> u32 {
-        if let Some(i) = self.issue {
-            issues.check::<()>(Err(i));
-        }
-        self.value
+impl Judged<String> {
+    /// `value` against `limits`' lengths, the issue at `path`.
+    pub fn length(path: &str, value: String, limits: Limits) -> Judged<String> {
+        let issue = limits.check_len(path, &value).err();
+        Judged { value, issue }
     }
 }
 

@@ -9,7 +9,8 @@ use crate::auth::sealing;
 use domain::affiliate::{Affiliate, AffiliateStatus};
 use domain::error::{Error, Result};
 use domain::integration::Integration;
-use domain::promotion_code::{Making, NewPromotionCode, PromotionCode};
+use domain::promotion_code::{Making, PromotionCode, PromotionCodeDraft};
+
 use domain::tenant::Tenant;
 use domain::timestamp;
 use store::page::{Page, PageRequest};
@@ -23,7 +24,7 @@ pub async fn create(
     app: &App,
     tenant: &Tenant,
     affiliate_id: &str,
-    input: &NewPromotionCode,
+    input: &PromotionCodeDraft,
 ) -> Result<PromotionCode> {
     let (affiliate, integration) = tokio::join!(
         affiliates::get(&app.store, tenant, affiliate_id),

@@ -1,7 +1,6 @@
 //! Affiliate routes: list, merchant create, get and partial update, portal
 //! sessions, payout accounts, promotion codes and manual adjustments.
 use api::domain::payout_rail::OnboardingLink;
-use api::domain::promotion_code::NewPromotionCode;
 use api::domain::timestamp;
 use api::http::idempotency::REPLAYED;
 use api::http::Answer;
@@ -18,6 +17,7 @@ use api::wire::adjustment::NewAdjustment;
 use api::wire::affiliate::AffiliatePatch;
 use api::wire::affiliate::AffiliateView;
 use api::wire::affiliate::NewAffiliate;
+use api::wire::promotion_code::NewPromotionCode;
 use api::wire::promotion_code::PromotionCodeView;
 use axum::extract::State;
 use std::sync::Arc;
@@ -108,7 +108,7 @@ async fn list_adjustments(
     path = "/api/v1/affiliates/{id}/promotion-codes",
     operation_id = "createPromotionCode",
     tag = "Affiliates",
-    request_body = api::domain::promotion_code::NewPromotionCode,
+    request_body = api::wire::promotion_code::NewPromotionCode,
     responses(
         (status = 201, description = "The promotion code.", body = api::wire::promotion_code::PromotionCodeView),
         (status = 409, response = api::http::openapi::Conflict),
@@ -121,7 +121,7 @@ async fn create_promotion_code(
     PathId(id): PathId,
     Json(body): Json<NewPromotionCode>,
 ) -> Answer {
-    let p = promotion_codes::create(&app, m.tenant(), &id, &body).await?;
+    let p = promotion_codes::create(&app, m.tenant(), &id, &body.into()).await?;
     Reply::created(PromotionCodeView::from(&p))
 }
 
