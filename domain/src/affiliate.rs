@@ -457,7 +457,7 @@ mod tests {
     #[test]
     fn an_enrollment_records_its_application_its_flags_and_its_affiliate() {
         let types = |e: &Enrollment| -> Vec<EventType> {
-            e.events().unwrap().iter().map(|e| e.event_type).collect()
+            e.events().iter().map(|e| e.event_type).collect()
         };
         let mut e = enrollment(None, "a@x.io");
         assert_eq!(types(&e), [EventType::AffiliateCreated]);

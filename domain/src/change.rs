@@ -11,7 +11,6 @@ use crate::asset::{Asset, AssetStatus};
 use crate::campaign::Campaign;
 use crate::commission_tiers::TierMark;
 use crate::conversion::{Adjustment, Conversion};
-use crate::error::Error;
 use crate::event::{stamp, EventType};
 use crate::payout::Payout;
 
@@ -154,7 +153,7 @@ impl Enrollment {
     /// The events its transaction records: `application.created` (and
     /// `application.flagged` when the sign-up carries risk flags) for an
     /// application, and `affiliate.created`.
-    pub fn events(&self) -> Result<Vec<Event>, Error> {
+    pub fn events(&self) -> Vec<Event> {
         let mut events = Vec::with_capacity(3);
         if let Some(app) = &self.application {
             events.push(app.event(EventType::ApplicationCreated, app.created_at));
@@ -164,6 +163,6 @@ impl Enrollment {
         }
         let a = &self.affiliate;
         events.push(a.event(EventType::AffiliateCreated, a.created_at));
-        Ok(events)
+        events
     }
 }

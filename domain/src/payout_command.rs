@@ -105,7 +105,7 @@ impl Outcome {
         else {
             return Ok(None);
         };
-        let events = payout.transition_events(event, approval.as_deref(), now)?;
+        let events = payout.transition_events(event, approval.as_deref(), now);
         Ok(Some(Moved {
             payout: *payout,
             from,

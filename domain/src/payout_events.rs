@@ -1,7 +1,6 @@
 //! The events of a payout's changes.
 
 use crate::change::Event;
-use crate::error::Error;
 use crate::event::EventType;
 use crate::payout::Payout;
 use chrono::{DateTime, Utc};
@@ -20,7 +19,7 @@ impl Payout {
         event: Option<EventType>,
         approval: Option<&Payout>,
         now: DateTime<Utc>,
-    ) -> Result<Vec<Event>, Error> {
+    ) -> Vec<Event> {
         let mut events = Vec::new();
         if let Some(a) = approval {
             events.push(a.event(EventType::PayoutApproved, now));
@@ -28,7 +27,7 @@ impl Payout {
         if let Some(event) = event {
             events.push(self.event(event, now));
         }
-        Ok(events)
+        events
     }
 
     /// Its `payout.created` event, once its claim is complete.

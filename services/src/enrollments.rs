@@ -69,7 +69,7 @@ pub async fn enroll_once(app: &App, tenant: &Tenant, e: &mut Enrollment) -> Resu
         if clashed && !e.retry_code() {
             return Err(duplicate_code(&e.affiliate.code));
         }
-        let recorded = e.events()?;
+        let recorded = e.events();
         let stored = match enrollments::commit(store, tenant, e, &recorded).await? {
             Enrolled::Stored => true,
             Enrolled::Exists => false,
