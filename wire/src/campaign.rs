@@ -17,7 +17,6 @@ use domain::money::JsonDecimal;
 use domain::money::{json_number, Currency};
 use domain::patch::Patch;
 use domain::risk::RiskChanges;
-use domain::schema::Ranged;
 use domain::tax_form::TaxFormSetting;
 use domain::timestamp::serde_ts;
 use rust_decimal::Decimal;
@@ -268,17 +267,6 @@ pub struct NewCampaign {
     pub metadata: Option<Metadata>,
 }
 
-/// A period (`recurringMonthsLimit`, `cookieDays`, `holdDays`) judged
-/// against the range the create body states for it.
-fn period(name: &'static str, value: i64) -> Ranged {
-    let limits = match name {
-        "recurringMonthsLimit" => domain::limits!(NewCampaign, "recurringMonthsLimit"),
-        "cookieDays" => domain::limits!(NewCampaign, "cookieDays"),
-        _ => domain::limits!(NewCampaign, "holdDays"),
-    };
-    Ranged::of(&[name], value, limits)
-}
-
 impl From<NewCampaign> for CampaignDraft {
     fn from(b: NewCampaign) -> Self {
         CampaignDraft {
@@ -291,9 +279,9 @@ impl From<NewCampaign> for CampaignDraft {
             commission_recurring: b.commission_recurring,
             recurring_months_limit: b
                 .recurring_months_limit
-                .map(|v| period("recurringMonthsLimit", v)),
-            cookie_days: b.cookie_days.map(|v| period("cookieDays", v)),
-            hold_days: b.hold_days.map(|v| period("holdDays", v)),
+                .map(|v| ranged!(NewCampaign, "recurringMonthsLimit", v)),
+            cookie_days: b.cookie_days.map(|v| ranged!(NewCampaign, "cookieDays", v)),
+            hold_days: b.hold_days.map(|v| ranged!(NewCampaign, "holdDays", v)),
             minimum_payout: b.minimum_payout,
             is_public: b.is_public,
             signup_open: b.signup_open,
@@ -405,9 +393,9 @@ impl From<CampaignPatch> for CampaignChanges {
             commission_recurring: b.commission_recurring,
             recurring_months_limit: b
                 .recurring_months_limit
-                .map(|v| period("recurringMonthsLimit", v)),
-            cookie_days: b.cookie_days.map(|v| period("cookieDays", v)),
-            hold_days: b.hold_days.map(|v| period("holdDays", v)),
+                .map(|v| ranged!(NewCampaign, "recurringMonthsLimit", v)),
+            cookie_days: b.cookie_days.map(|v| ranged!(NewCampaign, "cookieDays", v)),
+            hold_days: b.hold_days.map(|v| ranged!(NewCampaign, "holdDays", v)),
             minimum_payout: b.minimum_payout,
             is_public: b.is_public,
             signup_open: b.signup_open,

@@ -5,6 +5,21 @@
 //! a preview, a replay window). The domain decides; this crate only says how
 //! a request and a decision read on the wire.
 
+/// `$body`'s whole-number field `$field` judged against the range its
+/// attribute states (the issue at `$parent.$field` when nested).
+macro_rules! ranged {
+    ($body:ty, $field:literal, $value:expr $(, in $parent:literal)?) => {
+        domain::schema::Ranged::of(&[$($parent,)? $field], $value, domain::limits!($body, $field))
+    };
+}
+
+/// `$body`'s text field `$field` judged against the lengths its attribute states.
+macro_rules! length {
+    ($body:ty, $field:literal, $value:expr) => {
+        domain::schema::Judged::length($field, $value, domain::limits!($body, $field))
+    };
+}
+
 pub mod adjustment;
 pub mod affiliate;
 pub mod application;

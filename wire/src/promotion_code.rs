@@ -4,7 +4,6 @@ use chrono::{DateTime, Utc};
 use domain::connector::Provider;
 use domain::promotion_code::PromotionCode;
 use domain::promotion_code::PromotionCodeDraft;
-use domain::schema::Judged;
 use domain::timestamp::serde_ts;
 use serde::{Deserialize, Serialize};
 
@@ -102,23 +101,17 @@ pub struct NewPromotionCode {
     pub coupon_id: Option<String>,
 }
 
-/// A field judged against the length its body states.
-fn length(name: &str, value: String) -> Judged<String> {
-    let limits = match name {
-        "code" => domain::limits!(NewPromotionCode, "code"),
-        "providerId" => domain::limits!(NewPromotionCode, "providerId"),
-        _ => domain::limits!(NewPromotionCode, "couponId"),
-    };
-    Judged::length(name, value, limits)
-}
-
 impl From<NewPromotionCode> for PromotionCodeDraft {
     fn from(b: NewPromotionCode) -> Self {
         PromotionCodeDraft {
             integration_id: b.integration_id,
-            code: b.code.map(|v| length("code", v)),
-            provider_id: b.provider_id.map(|v| length("providerId", v)),
-            coupon_id: b.coupon_id.map(|v| length("couponId", v)),
+            code: b.code.map(|v| length!(NewPromotionCode, "code", v)),
+            provider_id: b
+                .provider_id
+                .map(|v| length!(NewPromotionCode, "providerId", v)),
+            coupon_id: b
+                .coupon_id
+                .map(|v| length!(NewPromotionCode, "couponId", v)),
         }
     }
 }

@@ -4,7 +4,6 @@ use domain::money::json_number_opt;
 use domain::patch::Patch;
 use domain::risk::RiskChanges;
 use domain::risk::RiskSettings;
-use domain::schema::Ranged;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
@@ -64,14 +63,12 @@ impl From<RiskSettingsInput> for RiskChanges {
         RiskChanges {
             hold_flagged: b.hold_flagged,
             review_above: b.review_above,
-            max_clicks_per_hour: b.max_clicks_per_hour.map(|v| {
-                let limits = domain::limits!(RiskSettingsInput, "maxClicksPerHour");
-                Ranged::of(&["risk", "maxClicksPerHour"], v, limits)
-            }),
-            max_conversions_per_hour: b.max_conversions_per_hour.map(|v| {
-                let limits = domain::limits!(RiskSettingsInput, "maxConversionsPerHour");
-                Ranged::of(&["risk", "maxConversionsPerHour"], v, limits)
-            }),
+            max_clicks_per_hour: b
+                .max_clicks_per_hour
+                .map(|v| ranged!(RiskSettingsInput, "maxClicksPerHour", v, in "risk")),
+            max_conversions_per_hour: b
+                .max_conversions_per_hour
+                .map(|v| ranged!(RiskSettingsInput, "maxConversionsPerHour", v, in "risk")),
         }
     }
 }
