@@ -12,8 +12,8 @@ use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::field;
 use crate::ids::{new_id, IdKind};
-use crate::limits;
 use crate::patch::Patch;
+use crate::schema::Judged;
 use crate::tenant::Mode;
 use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::Issues;
@@ -101,156 +101,47 @@ impl std::fmt::Debug for Integration {
     }
 }
 
-/// Body of `POST /api/v1/integrations`. Unknown fields are rejected.
-#[derive(utoipa::ToSchema, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = IntegrationFields)]
-pub struct NewIntegration {
+/// A new integration as the merchant asks for it
+/// (`wire::integration::NewIntegration` is its body): each credential
+/// judged against the body's lengths. No `Debug`: it holds secrets.
+#[derive(Clone)]
+pub struct IntegrationDraft {
     pub provider: Provider,
-    /// STRIPE and PADDLE (required): the secret the provider shows for the endpoint (Stripe
-    /// `whsec_…`, Paddle `pdl_ntfset_…`). Write-only: never returned. One without its
-    /// provider's shape (a placeholder; Stripe `whsec_` and Paddle `pdl_ntfset_`, each followed
-    /// by at least 24 characters) leaves the integration DISABLED until a PATCH gives one.
-    #[serde(default)]
-    #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#, example = json!("whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8"))]
-    pub signing_secret: Option<String>,
-    /// STRIPE only: the signing secret of a Connect endpoint pointed at the same `webhookUrl`
-    /// (it sends connected accounts' `account.updated`), when it differs from `signingSecret`.
-    /// Write-only.
-    #[serde(default)]
-    #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
-    pub connect_signing_secret: Option<String>,
-    /// STRIPE only: the secret or restricted key batch-process pays with (`sk_live_…`/`rk_live_…`
-    /// on a live integration, `sk_test_…`/`rk_test_…` on a test one). Write-only: never
-    /// returned; stored encrypted. One integration per account and mode can pay.
-    #[serde(default)]
-    #[schema(max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#, example = json!("rk_test_51Habc0123456789"))]
-    pub api_key: Option<String>,
-    /// PAYPAL (required): the REST app's client id (PayPal Developer: Apps & Credentials).
-    /// Write-only.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
-    pub client_id: Option<String>,
-    /// PAYPAL (required): the REST app's secret. Write-only; stored encrypted.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
-    pub client_secret: Option<String>,
-    /// PAYPAL (required): the id PayPal shows for the webhook that points at this
-    /// integration's `webhookUrl` (its events are verified with it).
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 50, pattern = r#"^[A-Za-z0-9]+$"#, example = json!("8PT597110X687430LKGECATA"))]
-    pub webhook_id: Option<String>,
-    /// A campaign of the key's account and mode: the default for code attribution.
-    #[serde(default)]
-    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    pub signing_secret: Option<Judged<String>>,
+    pub connect_signing_secret: Option<Judged<String>>,
+    pub api_key: Option<Judged<String>>,
+    pub client_id: Option<Judged<String>>,
+    pub client_secret: Option<Judged<String>>,
+    pub webhook_id: Option<Judged<String>>,
     pub campaign_id: Option<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<field::ShortText>)]
     pub description: Option<String>,
 }
 
-/// The description of `POST /api/v1/integrations`'s body: one object per
-/// provider, each with the fields that provider takes (the limits are
-/// [`NewIntegration`]'s, stated once there).
-pub struct IntegrationCreate;
-
-/// The fields each provider takes, and those it requires.
-const PROVIDER_FIELDS: [(Provider, &[&str], &[&str]); 3] = [
-    (
-        Provider::Stripe,
-        &["signingSecret", "connectSigningSecret", "apiKey"],
-        &["signingSecret"],
-    ),
-    (Provider::Paddle, &["signingSecret"], &["signingSecret"]),
-    (
-        Provider::Paypal,
-        &["clientId", "clientSecret", "webhookId"],
-        &["clientId", "clientSecret", "webhookId"],
-    ),
-];
-
-fn integration_create_schema() -> serde_json::Value {
-    use serde_json::{json, Value};
-    let fields = serde_json::to_value(<NewIntegration as utoipa::PartialSchema>::schema())
-        .unwrap_or(Value::Null);
-    let all = fields["properties"].clone();
-    let variants: Vec<Value> = PROVIDER_FIELDS
-        .iter()
-        .map(|(provider, takes, required)| {
-            let mut properties =
-                json!({"provider": {"type": "string", "enum": [provider.as_str()]}});
-            for name in takes.iter().chain(&["campaignId", "description"]) {
-                properties[*name] = all[*name].clone();
-            }
-            // A required field takes no null either.
-            for name in required.iter() {
-                properties[*name]["type"] = json!("string");
-            }
-            let mut required: Vec<&str> = required.to_vec();
-            required.insert(0, "provider");
-            json!({"type": "object", "title": provider.as_str(), "properties": properties,
-                "required": required, "additionalProperties": false})
-        })
-        .collect();
-    json!({"oneOf": variants, "discriminator": {"propertyName": "provider"}, "required": ["provider"],
-        "description": "Body of `POST /api/v1/integrations`: the fields of its provider. Unknown fields are rejected."})
+/// An integration's changes: only what is given changes
+/// (`wire::integration::IntegrationPatch` is their body). No `Debug`: it
+/// holds secrets.
+#[derive(Clone, Default)]
+pub struct IntegrationChanges {
+    pub signing_secret: Patch<Judged<String>>,
+    pub connect_signing_secret: Patch<Judged<String>>,
+    pub api_key: Patch<Judged<String>>,
+    pub client_id: Patch<Judged<String>>,
+    pub client_secret: Patch<Judged<String>>,
+    pub webhook_id: Patch<Judged<String>>,
+    pub campaign_id: Patch<String>,
+    pub description: Patch<String>,
+    pub status: Patch<IntegrationStatus>,
 }
 
-crate::described!(
-    IntegrationCreate,
-    "IntegrationCreate",
-    integration_create_schema(),
-);
-
-/// Body of `PATCH /api/v1/integrations/{id}`: only the fields sent change.
-#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(as = IntegrationUpdate)]
-pub struct IntegrationPatch {
-    /// A new signing secret (after the provider rolled it).
-    #[serde(default)]
-    #[schema(value_type = String, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
-    pub signing_secret: Patch<String>,
-    /// STRIPE: a new Connect endpoint signing secret; null removes it.
-    #[serde(default)]
-    #[schema(value_type = Option<String>, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
-    pub connect_signing_secret: Patch<String>,
-    /// A new Stripe key to pay with (STRIPE only); null removes it, and the integration no
-    /// longer pays.
-    #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#)]
-    pub api_key: Patch<String>,
-    /// PAYPAL: new REST app credentials.
-    #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
-    pub client_id: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
-    pub client_secret: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 50, pattern = r#"^[A-Za-z0-9]+$"#)]
-    pub webhook_id: Patch<String>,
-    /// Null removes the default campaign.
-    #[serde(default)]
-    #[schema(value_type = Option<String>, pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
-    pub campaign_id: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<field::ShortText>)]
-    pub description: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = IntegrationStatus)]
-    pub status: Patch<IntegrationStatus>,
+/// The value of a judged credential, when given.
+fn value(judged: Option<Judged<String>>) -> Option<String> {
+    judged.map(|j| j.value)
 }
 
 /// A PayPal credential: printable ASCII without spaces (`webhookId`: letters
 /// and digits), within its limits.
-fn check_paypal(field: &'static str, value: &str, issues: &mut Issues) {
-    let limits = match field {
-        "clientId" => limits!(NewIntegration, "clientId"),
-        "clientSecret" => limits!(NewIntegration, "clientSecret"),
-        _ => limits!(NewIntegration, "webhookId"),
-    };
-    issues.check(limits.check_len(field, value));
+fn check_paypal(field: &'static str, value: &Judged<String>, issues: &mut Issues) {
+    let value = value.judge(issues);
     let allowed = |b: u8| match field {
         "webhookId" => b.is_ascii_alphanumeric(),
         _ => (b'!'..=b'~').contains(&b),
@@ -277,7 +168,7 @@ fn not_taken(field: &str, provider: Provider, issues: &mut Issues) {
 }
 
 /// Each of `fields` (name, value) present and checked; missing: 400.
-fn check_required(fields: &[(&'static str, Option<&String>)], issues: &mut Issues) {
+fn check_required(fields: &[(&'static str, Option<&Judged<String>>)], issues: &mut Issues) {
     for (field, value) in fields {
         match value {
             Some(v) => check_paypal(field, v, issues),
@@ -286,14 +177,14 @@ fn check_required(fields: &[(&'static str, Option<&String>)], issues: &mut Issue
     }
 }
 
-fn check_secret(secret: &str, issues: &mut Issues) {
+fn check_secret(secret: &Judged<String>, issues: &mut Issues) {
     check_signing_secret("signingSecret", secret, issues);
 }
 
 /// A signing secret (`signingSecret`, `connectSigningSecret`): printable
-/// ASCII without spaces, within the limits of `signingSecret`.
-fn check_signing_secret(field: &str, secret: &str, issues: &mut Issues) {
-    issues.check(limits!(NewIntegration, "signingSecret").check_len(field, secret));
+/// ASCII without spaces, within its body's limits.
+fn check_signing_secret(field: &str, secret: &Judged<String>, issues: &mut Issues) {
+    let secret = secret.judge(issues);
     if secret.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
         issues.add(
             &[field],
@@ -332,7 +223,7 @@ fn secret_shape(provider: Provider) -> String {
 }
 
 /// STRIPE's Connect endpoint secret; another provider takes none.
-fn check_connect_secret(provider: Provider, secret: &str, issues: &mut Issues) {
+fn check_connect_secret(provider: Provider, secret: &Judged<String>, issues: &mut Issues) {
     match provider {
         Provider::Stripe => check_signing_secret("connectSigningSecret", secret, issues),
         other => not_taken("connectSigningSecret", other, issues),
@@ -341,7 +232,7 @@ fn check_connect_secret(provider: Provider, secret: &str, issues: &mut Issues) {
 
 /// A Stripe key of the integration's mode: `sk_` or `rk_`, then `live_` or
 /// `test_`, then letters and digits.
-fn check_api_key(provider: Provider, mode: Mode, key: &str, issues: &mut Issues) {
+fn check_api_key(provider: Provider, mode: Mode, key: &Judged<String>, issues: &mut Issues) {
     if provider != Provider::Stripe {
         issues.add(
             &["apiKey"],
@@ -350,7 +241,7 @@ fn check_api_key(provider: Provider, mode: Mode, key: &str, issues: &mut Issues)
         );
         return;
     }
-    issues.check(limits!(NewIntegration, "apiKey").check_len("apiKey", key));
+    let key = key.judge(issues);
     let want = match mode {
         Mode::Live => "live_",
         Mode::Test => "test_",
@@ -374,7 +265,7 @@ fn check_api_key(provider: Provider, mode: Mode, key: &str, issues: &mut Issues)
 
 /// A new integration's credentials: a signing secret for STRIPE and PADDLE
 /// (and STRIPE's optional key), the REST app and webhook for PAYPAL.
-fn check_new_credentials(input: &NewIntegration, mode: Mode, issues: &mut Issues) {
+fn check_new_credentials(input: &IntegrationDraft, mode: Mode, issues: &mut Issues) {
     let paypal = [
         ("clientId", input.client_id.as_ref()),
         ("clientSecret", input.client_secret.as_ref()),
@@ -447,7 +338,7 @@ impl Integration {
     /// until it has. The campaign, when named, is checked by the caller (it
     /// must be the tenant's).
     pub fn create(
-        input: NewIntegration,
+        input: IntegrationDraft,
         mode: Mode,
         now: DateTime<Utc>,
     ) -> Result<Integration, Error> {
@@ -457,8 +348,8 @@ impl Integration {
             check_description(d, &mut issues);
         }
         issues.finish()?;
-        let secret = input.signing_secret.as_deref().unwrap_or_default();
-        let unshaped = !shaped(input.provider, secret);
+        let secret = value(input.signing_secret).unwrap_or_default();
+        let unshaped = !shaped(input.provider, &secret);
         Ok(Integration {
             id: new_id(IdKind::Integration),
             provider: input.provider,
@@ -469,12 +360,12 @@ impl Integration {
             secret_unshaped: unshaped,
             campaign_id: input.campaign_id,
             description: input.description,
-            signing_secret: input.signing_secret.unwrap_or_default(),
-            connect_signing_secret: input.connect_signing_secret,
-            api_key: input.api_key,
-            client_id: input.client_id,
-            client_secret: input.client_secret,
-            webhook_id: input.webhook_id,
+            signing_secret: secret,
+            connect_signing_secret: value(input.connect_signing_secret),
+            api_key: value(input.api_key),
+            client_id: value(input.client_id),
+            client_secret: value(input.client_secret),
+            webhook_id: value(input.webhook_id),
             deleted: false,
             version: 0,
             created_at: now,
@@ -486,7 +377,7 @@ impl Integration {
     /// Applies a PATCH of a tenant in `mode`.
     pub fn apply(
         &self,
-        patch: IntegrationPatch,
+        patch: IntegrationChanges,
         mode: Mode,
         now: DateTime<Utc>,
     ) -> Result<Integration, Error> {
@@ -510,19 +401,20 @@ impl Integration {
                 .required("signingSecret", &mut issues)
             {
                 check_secret(&s, &mut issues);
-                next.secret_unshaped = !shaped(self.provider, &s);
-                next.signing_secret = s;
+                next.secret_unshaped = !shaped(self.provider, &s.value);
+                next.signing_secret = s.value;
             }
         }
         if let Patch::Value(key) = &patch.api_key {
             check_api_key(self.provider, mode, key, &mut issues);
         }
-        next.api_key = patch.api_key.apply_opt(next.api_key);
+        next.api_key = patch.api_key.map(|j| j.value).apply_opt(next.api_key);
         if let Patch::Value(secret) = &patch.connect_signing_secret {
             check_connect_secret(self.provider, secret, &mut issues);
         }
         next.connect_signing_secret = patch
             .connect_signing_secret
+            .map(|j| j.value)
             .apply_opt(next.connect_signing_secret);
         next.status = next.status_after(self, patch.status, &mut issues);
         next.campaign_id = patch.campaign_id.apply_opt(next.campaign_id);
@@ -567,7 +459,7 @@ impl Integration {
     }
 
     /// A PayPal integration's PATCH of its credentials (none may be removed).
-    fn apply_paypal(&mut self, patch: &IntegrationPatch, issues: &mut Issues) {
+    fn apply_paypal(&mut self, patch: &IntegrationChanges, issues: &mut Issues) {
         if patch.signing_secret.is_present() {
             not_taken("signingSecret", Provider::Paypal, issues);
         }
@@ -583,7 +475,7 @@ impl Integration {
         for (field, sent, kept) in fields {
             if let Some(v) = sent.clone().required(field, issues) {
                 check_paypal(field, &v, issues);
-                *kept = Some(v);
+                *kept = Some(v.value);
             }
         }
     }
@@ -605,176 +497,5 @@ impl Integration {
             base.trim_end_matches('/'),
             self.id
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn new(secret: &str) -> NewIntegration {
-        NewIntegration {
-            provider: Provider::Stripe,
-            signing_secret: Some(secret.into()),
-            connect_signing_secret: None,
-            api_key: None,
-            client_id: None,
-            client_secret: None,
-            webhook_id: None,
-            campaign_id: None,
-            description: Some("Stripe live".into()),
-        }
-    }
-
-    #[test]
-    fn the_secret_is_checked_kept_and_never_shown() {
-        let now = Utc::now();
-        let i = Integration::create(new("whsec_5f1a2b3c4d5e6f708192a3b4c5d6"), Mode::Live, now)
-            .unwrap();
-        assert!(i.id.starts_with("int_"));
-        assert_eq!(i.status, IntegrationStatus::Enabled);
-        assert!(i.check_receiving().is_ok());
-        let off = Integration {
-            status: IntegrationStatus::Disabled,
-            ..i.clone()
-        };
-        assert!(matches!(
-            off.check_receiving(),
-            Err(Error::InvalidState { .. })
-        ));
-        assert!(!format!("{i:?}").contains("whsec_"));
-        for bad in ["short", "has space here", "whsec_\u{e9}\u{e9}\u{e9}\u{e9}"] {
-            assert!(
-                matches!(
-                    Integration::create(new(bad), Mode::Live, now),
-                    Err(Error::Validation(_))
-                ),
-                "{bad}"
-            );
-        }
-        let patch = IntegrationPatch {
-            status: Patch::Value(IntegrationStatus::Disabled),
-            signing_secret: Patch::Value("whsec_rolled_0123456789abcdefghij".into()),
-            ..Default::default()
-        };
-        let next = i.apply(patch, Mode::Live, now).unwrap();
-        assert_eq!(
-            (next.status, next.version),
-            (IntegrationStatus::Disabled, 1)
-        );
-        assert_eq!(next.signing_secret, "whsec_rolled_0123456789abcdefghij");
-        let null_secret = IntegrationPatch {
-            signing_secret: Patch::Null,
-            ..Default::default()
-        };
-        assert!(i.apply(null_secret, Mode::Live, now).is_err());
-        assert!(i.delete(now).unwrap().deleted);
-    }
-
-    #[test]
-    fn a_secret_without_its_provider_s_shape_leaves_the_integration_disabled() {
-        let now = Utc::now();
-        let of = |provider, secret: &str| NewIntegration {
-            provider,
-            ..new(secret)
-        };
-        let stripe24 = "whsec_0123456789abcdefghijklmn";
-        let paddle24 = "pdl_ntfset_0123456789abcdefghijklmn";
-        // (provider, secret, enabled at creation)
-        let cases = [
-            (Provider::Stripe, stripe24, true),
-            (Provider::Stripe, &stripe24[..stripe24.len() - 1], false),
-            (Provider::Stripe, "placeholder-secret", false),
-            (Provider::Stripe, paddle24, false),
-            (Provider::Paddle, paddle24, true),
-            (Provider::Paddle, &paddle24[..paddle24.len() - 1], false),
-            (Provider::Paddle, stripe24, false),
-        ];
-        for (provider, secret, enabled) in cases {
-            let i = Integration::create(of(provider, secret), Mode::Test, now).unwrap();
-            let want = match enabled {
-                true => IntegrationStatus::Enabled,
-                false => IntegrationStatus::Disabled,
-            };
-            assert_eq!(i.status, want, "{provider:?} {secret}");
-        }
-        let held = Integration::create(of(Provider::Stripe, "placeholder-secret"), Mode::Test, now)
-            .unwrap();
-        // ENABLED is refused while the secret lacks the shape...
-        let enable = IntegrationPatch {
-            status: Patch::Value(IntegrationStatus::Enabled),
-            ..Default::default()
-        };
-        let Err(Error::Validation(issues)) = held.apply(enable.clone(), Mode::Test, now) else {
-            panic!("enabled with a placeholder secret")
-        };
-        assert_eq!(issues[0].path, vec![serde_json::json!("status")]);
-        // ...a shaped one enables it, unless the same PATCH asks DISABLED...
-        let shaped = |status| IntegrationPatch {
-            signing_secret: Patch::Value(stripe24.into()),
-            status,
-            ..Default::default()
-        };
-        let on = held.apply(shaped(Patch::Absent), Mode::Test, now).unwrap();
-        assert_eq!(on.status, IntegrationStatus::Enabled);
-        let off = held
-            .apply(
-                shaped(Patch::Value(IntegrationStatus::Disabled)),
-                Mode::Test,
-                now,
-            )
-            .unwrap();
-        assert_eq!(off.status, IntegrationStatus::Disabled);
-        // ...and a merchant's own DISABLED stays so when its secret rolls.
-        let rolled = off.apply(shaped(Patch::Absent), Mode::Test, now).unwrap();
-        assert_eq!(rolled.status, IntegrationStatus::Disabled);
-        // A placeholder given later disables an enabled one.
-        let placeholder = IntegrationPatch {
-            signing_secret: Patch::Value("placeholder-secret".into()),
-            ..Default::default()
-        };
-        let back = on.apply(placeholder, Mode::Test, now).unwrap();
-        assert_eq!(back.status, IntegrationStatus::Disabled);
-    }
-
-    #[test]
-    fn a_stripe_key_must_be_of_the_integration_s_mode_and_shape() {
-        let now = Utc::now();
-        let with = |provider, key: &str, mode| {
-            let input = NewIntegration {
-                provider,
-                api_key: Some(key.into()),
-                ..new("whsec_5f1a2b3c4d5e6f708192a3b4c5d6")
-            };
-            Integration::create(input, mode, now)
-        };
-        // (provider, key, mode, accepted)
-        let cases = [
-            (Provider::Stripe, "sk_live_51Habc", Mode::Live, true),
-            (Provider::Stripe, "rk_live_51Habc", Mode::Live, true),
-            (Provider::Stripe, "sk_test_51Habc", Mode::Test, true),
-            (Provider::Stripe, "rk_test_51Habc", Mode::Test, true),
-            (Provider::Stripe, "sk_test_51Habc", Mode::Live, false),
-            (Provider::Stripe, "sk_live_51Habc", Mode::Test, false),
-            (Provider::Stripe, "pk_live_51Habc", Mode::Live, false),
-            (Provider::Stripe, "sk_live_", Mode::Live, false),
-            (Provider::Stripe, "sk_live_51H abc", Mode::Live, false),
-            (Provider::Paddle, "sk_live_51Habc", Mode::Live, false),
-        ];
-        for (provider, key, mode, ok) in cases {
-            let got = with(provider, key, mode);
-            assert_eq!(got.is_ok(), ok, "{provider:?} {key} {mode:?}");
-            if let Ok(i) = got {
-                assert!(i.can_pay());
-                assert!(!format!("{i:?}").contains(key), "never in Debug");
-                assert!(!i.delete(now).unwrap().can_pay());
-            }
-        }
-        let paying = with(Provider::Stripe, "sk_live_51Habc", Mode::Live).unwrap();
-        let removed = IntegrationPatch {
-            api_key: Patch::Null,
-            ..Default::default()
-        };
-        assert!(!paying.apply(removed, Mode::Live, now).unwrap().can_pay());
     }
 }

@@ -107,7 +107,7 @@ impl Limits {
 /// read: the value (a number brought inside its range), and the issue when it
 /// broke a limit. The domain records the issue where its own checks stand, so
 /// a refused body lists its issues in the order of its fields.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Judged<T> {
     pub value: T,
     pub issue: Option<Issue>,
@@ -128,6 +128,15 @@ impl<T> Judged<T> {
             issues.check::<()>(Err(i));
         }
         self.value
+    }
+
+    /// Records the issue, if any; the value, borrowed (where the value is
+    /// kept after it is checked).
+    pub fn judge(&self, issues: &mut crate::validation::Issues) -> &T {
+        if let Some(i) = &self.issue {
+            issues.check::<()>(Err(i.clone()));
+        }
+        &self.value
     }
 }
 

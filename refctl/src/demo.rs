@@ -5,7 +5,6 @@ use std::path::Path;
 use api::domain::affiliate::{Affiliate, AffiliateStatus};
 use api::domain::asset::Asset;
 use api::domain::campaign::Campaign;
-use api::domain::integration::NewIntegration;
 use api::domain::signup;
 use api::domain::tenant::{Mode, Tenant};
 use api::domain::timestamp;
@@ -20,6 +19,7 @@ use api::wire::affiliate::NewAffiliate;
 use api::wire::asset::NewSwipeCopy;
 use api::wire::campaign::NewCampaign;
 use api::wire::conversion::PostbackBody;
+use api::wire::integration::NewIntegration;
 use api::wire::signup::SignUp;
 use api::Error;
 use serde_json::{json, Value};
@@ -389,7 +389,7 @@ async fn seed_stripe(app: &App, tenant: &Tenant) -> Result<Value, Error> {
         "description": "Demo Stripe account (local only)",
     }))
     .map_err(Error::internal)?;
-    let integration = api::services::integrations::create(app, tenant, input).await?;
+    let integration = api::services::integrations::create(app, tenant, input.into()).await?;
     Ok(json!({"id": integration.id, "signingSecret": DEMO_STRIPE_SECRET}))
 }
 

@@ -7,7 +7,7 @@ use crate::auth::sealing;
 use crate::campaigns;
 use crate::edited::edit;
 use domain::error::Result;
-use domain::integration::{Integration, IntegrationPatch, NewIntegration};
+use domain::integration::{Integration, IntegrationChanges, IntegrationDraft};
 use domain::patch::Patch;
 use domain::tenant::Tenant;
 use domain::timestamp;
@@ -15,7 +15,7 @@ use store::integrations;
 
 /// A new payment-provider integration; the campaign it names is read before
 /// its input is judged, and its provider key is sealed before it is stored.
-pub async fn create(app: &App, tenant: &Tenant, input: NewIntegration) -> Result<Integration> {
+pub async fn create(app: &App, tenant: &Tenant, input: IntegrationDraft) -> Result<Integration> {
     campaigns::exists(&app.store, tenant, input.campaign_id.as_deref()).await?;
     let mut integration = Integration::create(input, tenant.mode, timestamp::now())?;
     let signer = app.signing.current().await?;
@@ -31,7 +31,7 @@ pub async fn update(
     app: &App,
     tenant: &Tenant,
     id: &str,
-    patch: &IntegrationPatch,
+    patch: &IntegrationChanges,
 ) -> Result<Integration> {
     if let Patch::Value(c) = &patch.campaign_id {
         campaigns::exists(&app.store, tenant, Some(c)).await?;

@@ -1,10 +1,13 @@
-//! What the API shows of an integration: the URL to paste, never a secret or key.
+//! What the API shows of an integration (the URL to paste, never a secret or
+//! key), and the bodies that create and change one.
 
 use chrono::{DateTime, Utc};
 use domain::connector::Provider;
-use domain::integration::{Integration, IntegrationStatus};
+use domain::field;
+use domain::integration::{Integration, IntegrationChanges, IntegrationDraft, IntegrationStatus};
+use domain::patch::Patch;
 use domain::timestamp::{serde_ts, serde_ts_opt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// An integration as the API shows it (never its signing secret).
 #[derive(utoipa::ToSchema, Debug, Serialize)]
@@ -56,27 +59,393 @@ impl<'a> IntegrationView<'a> {
     }
 }
 
+/// Body of `POST /api/v1/integrations`. Unknown fields are rejected.
+#[derive(utoipa::ToSchema, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = IntegrationFields)]
+pub struct NewIntegration {
+    pub provider: Provider,
+    /// STRIPE and PADDLE (required): the secret the provider shows for the endpoint (Stripe
+    /// `whsec_…`, Paddle `pdl_ntfset_…`). Write-only: never returned. One without its
+    /// provider's shape (a placeholder; Stripe `whsec_` and Paddle `pdl_ntfset_`, each followed
+    /// by at least 24 characters) leaves the integration DISABLED until a PATCH gives one.
+    #[serde(default)]
+    #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#, example = json!("whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8"))]
+    pub signing_secret: Option<String>,
+    /// STRIPE only: the signing secret of a Connect endpoint pointed at the same `webhookUrl`
+    /// (it sends connected accounts' `account.updated`), when it differs from `signingSecret`.
+    /// Write-only.
+    #[serde(default)]
+    #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
+    pub connect_signing_secret: Option<String>,
+    /// STRIPE only: the secret or restricted key batch-process pays with (`sk_live_…`/`rk_live_…`
+    /// on a live integration, `sk_test_…`/`rk_test_…` on a test one). Write-only: never
+    /// returned; stored encrypted. One integration per account and mode can pay.
+    #[serde(default)]
+    #[schema(max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#, example = json!("rk_test_51Habc0123456789"))]
+    pub api_key: Option<String>,
+    /// PAYPAL (required): the REST app's client id (PayPal Developer: Apps & Credentials).
+    /// Write-only.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    pub client_id: Option<String>,
+    /// PAYPAL (required): the REST app's secret. Write-only; stored encrypted.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    pub client_secret: Option<String>,
+    /// PAYPAL (required): the id PayPal shows for the webhook that points at this
+    /// integration's `webhookUrl` (its events are verified with it).
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 50, pattern = r#"^[A-Za-z0-9]+$"#, example = json!("8PT597110X687430LKGECATA"))]
+    pub webhook_id: Option<String>,
+    /// A campaign of the key's account and mode: the default for code attribution.
+    #[serde(default)]
+    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    pub campaign_id: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<field::ShortText>)]
+    pub description: Option<String>,
+}
+
+/// The description of `POST /api/v1/integrations`'s body: one object per
+/// provider, each with the fields that provider takes (the limits are
+/// [`NewIntegration`]'s, stated once there).
+pub struct IntegrationCreate;
+
+/// The fields each provider takes, and those it requires.
+const PROVIDER_FIELDS: [(Provider, &[&str], &[&str]); 3] = [
+    (
+        Provider::Stripe,
+        &["signingSecret", "connectSigningSecret", "apiKey"],
+        &["signingSecret"],
+    ),
+    (Provider::Paddle, &["signingSecret"], &["signingSecret"]),
+    (
+        Provider::Paypal,
+        &["clientId", "clientSecret", "webhookId"],
+        &["clientId", "clientSecret", "webhookId"],
+    ),
+];
+
+fn integration_create_schema() -> serde_json::Value {
+    use serde_json::{json, Value};
+    let fields = serde_json::to_value(<NewIntegration as utoipa::PartialSchema>::schema())
+        .unwrap_or(Value::Null);
+    let all = fields["properties"].clone();
+    let variants: Vec<Value> = PROVIDER_FIELDS
+        .iter()
+        .map(|(provider, takes, required)| {
+            let mut properties =
+                json!({"provider": {"type": "string", "enum": [provider.as_str()]}});
+            for name in takes.iter().chain(&["campaignId", "description"]) {
+                properties[*name] = all[*name].clone();
+            }
+            // A required field takes no null either.
+            for name in required.iter() {
+                properties[*name]["type"] = json!("string");
+            }
+            let mut required: Vec<&str> = required.to_vec();
+            required.insert(0, "provider");
+            json!({"type": "object", "title": provider.as_str(), "properties": properties,
+                "required": required, "additionalProperties": false})
+        })
+        .collect();
+    json!({"oneOf": variants, "discriminator": {"propertyName": "provider"}, "required": ["provider"],
+        "description": "Body of `POST /api/v1/integrations`: the fields of its provider. Unknown fields are rejected."})
+}
+
+domain::described!(
+    IntegrationCreate,
+    "IntegrationCreate",
+    integration_create_schema(),
+);
+
+/// Body of `PATCH /api/v1/integrations/{id}`: only the fields sent change.
+#[derive(utoipa::ToSchema, Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(as = IntegrationUpdate)]
+pub struct IntegrationPatch {
+    /// A new signing secret (after the provider rolled it).
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
+    pub signing_secret: Patch<String>,
+    /// STRIPE: a new Connect endpoint signing secret; null removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
+    pub connect_signing_secret: Patch<String>,
+    /// A new Stripe key to pay with (STRIPE only); null removes it, and the integration no
+    /// longer pays.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#)]
+    pub api_key: Patch<String>,
+    /// PAYPAL: new REST app credentials.
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    pub client_id: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    pub client_secret: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 50, pattern = r#"^[A-Za-z0-9]+$"#)]
+    pub webhook_id: Patch<String>,
+    /// Null removes the default campaign.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    pub campaign_id: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<field::ShortText>)]
+    pub description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = IntegrationStatus)]
+    pub status: Patch<IntegrationStatus>,
+}
+
+impl From<NewIntegration> for IntegrationDraft {
+    fn from(b: NewIntegration) -> Self {
+        IntegrationDraft {
+            provider: b.provider,
+            signing_secret: b
+                .signing_secret
+                .map(|v| length!(NewIntegration, "signingSecret", v)),
+            connect_signing_secret: b
+                .connect_signing_secret
+                .map(|v| length!(NewIntegration, "connectSigningSecret", v)),
+            api_key: b.api_key.map(|v| length!(NewIntegration, "apiKey", v)),
+            client_id: b.client_id.map(|v| length!(NewIntegration, "clientId", v)),
+            client_secret: b
+                .client_secret
+                .map(|v| length!(NewIntegration, "clientSecret", v)),
+            webhook_id: b
+                .webhook_id
+                .map(|v| length!(NewIntegration, "webhookId", v)),
+            campaign_id: b.campaign_id,
+            description: b.description,
+        }
+    }
+}
+
+/// A PATCH's credentials are judged by the lengths of the create body's
+/// fields of the same names.
+impl From<IntegrationPatch> for IntegrationChanges {
+    fn from(b: IntegrationPatch) -> Self {
+        IntegrationChanges {
+            signing_secret: b
+                .signing_secret
+                .map(|v| length!(NewIntegration, "signingSecret", v)),
+            connect_signing_secret: b
+                .connect_signing_secret
+                .map(|v| length!(NewIntegration, "connectSigningSecret", v)),
+            api_key: b.api_key.map(|v| length!(NewIntegration, "apiKey", v)),
+            client_id: b.client_id.map(|v| length!(NewIntegration, "clientId", v)),
+            client_secret: b
+                .client_secret
+                .map(|v| length!(NewIntegration, "clientSecret", v)),
+            webhook_id: b
+                .webhook_id
+                .map(|v| length!(NewIntegration, "webhookId", v)),
+            campaign_id: b.campaign_id,
+            description: b.description,
+            status: b.status,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::connector::Provider;
-    use domain::integration::NewIntegration;
+    use chrono::Utc;
+    use domain::error::Error;
     use domain::tenant::Mode;
 
-    /// A Stripe integration with `secret` and, when given, an API key.
-    fn stripe(secret: &str, api_key: Option<&str>) -> Integration {
-        let input = NewIntegration {
+    fn new(secret: &str) -> NewIntegration {
+        NewIntegration {
             provider: Provider::Stripe,
             signing_secret: Some(secret.into()),
             connect_signing_secret: None,
-            api_key: api_key.map(Into::into),
+            api_key: None,
             client_id: None,
             client_secret: None,
             webhook_id: None,
             campaign_id: None,
             description: Some("Stripe live".into()),
+        }
+    }
+
+    #[test]
+    fn the_secret_is_checked_kept_and_never_shown() {
+        let now = Utc::now();
+        let i = Integration::create(
+            new("whsec_5f1a2b3c4d5e6f708192a3b4c5d6").into(),
+            Mode::Live,
+            now,
+        )
+        .unwrap();
+        assert!(i.id.starts_with("int_"));
+        assert_eq!(i.status, IntegrationStatus::Enabled);
+        assert!(i.check_receiving().is_ok());
+        let off = Integration {
+            status: IntegrationStatus::Disabled,
+            ..i.clone()
         };
-        Integration::create(input, Mode::Live, domain::timestamp::now()).unwrap()
+        assert!(matches!(
+            off.check_receiving(),
+            Err(Error::InvalidState { .. })
+        ));
+        assert!(!format!("{i:?}").contains("whsec_"));
+        for bad in ["short", "has space here", "whsec_\u{e9}\u{e9}\u{e9}\u{e9}"] {
+            assert!(
+                matches!(
+                    Integration::create(new(bad).into(), Mode::Live, now),
+                    Err(Error::Validation(_))
+                ),
+                "{bad}"
+            );
+        }
+        let patch = IntegrationPatch {
+            status: Patch::Value(IntegrationStatus::Disabled),
+            signing_secret: Patch::Value("whsec_rolled_0123456789abcdefghij".into()),
+            ..Default::default()
+        };
+        let next = i.apply(patch.into(), Mode::Live, now).unwrap();
+        assert_eq!(
+            (next.status, next.version),
+            (IntegrationStatus::Disabled, 1)
+        );
+        assert_eq!(next.signing_secret, "whsec_rolled_0123456789abcdefghij");
+        let null_secret = IntegrationPatch {
+            signing_secret: Patch::Null,
+            ..Default::default()
+        };
+        assert!(i.apply(null_secret.into(), Mode::Live, now).is_err());
+        assert!(i.delete(now).unwrap().deleted);
+    }
+
+    #[test]
+    fn a_secret_without_its_provider_s_shape_leaves_the_integration_disabled() {
+        let now = Utc::now();
+        let of = |provider, secret: &str| NewIntegration {
+            provider,
+            ..new(secret)
+        };
+        let stripe24 = "whsec_0123456789abcdefghijklmn";
+        let paddle24 = "pdl_ntfset_0123456789abcdefghijklmn";
+        // (provider, secret, enabled at creation)
+        let cases = [
+            (Provider::Stripe, stripe24, true),
+            (Provider::Stripe, &stripe24[..stripe24.len() - 1], false),
+            (Provider::Stripe, "placeholder-secret", false),
+            (Provider::Stripe, paddle24, false),
+            (Provider::Paddle, paddle24, true),
+            (Provider::Paddle, &paddle24[..paddle24.len() - 1], false),
+            (Provider::Paddle, stripe24, false),
+        ];
+        for (provider, secret, enabled) in cases {
+            let i = Integration::create(of(provider, secret).into(), Mode::Test, now).unwrap();
+            let want = match enabled {
+                true => IntegrationStatus::Enabled,
+                false => IntegrationStatus::Disabled,
+            };
+            assert_eq!(i.status, want, "{provider:?} {secret}");
+        }
+        let held = Integration::create(
+            of(Provider::Stripe, "placeholder-secret").into(),
+            Mode::Test,
+            now,
+        )
+        .unwrap();
+        // ENABLED is refused while the secret lacks the shape...
+        let enable = IntegrationPatch {
+            status: Patch::Value(IntegrationStatus::Enabled),
+            ..Default::default()
+        };
+        let Err(Error::Validation(issues)) = held.apply(enable.clone().into(), Mode::Test, now)
+        else {
+            panic!("enabled with a placeholder secret")
+        };
+        assert_eq!(issues[0].path, vec![serde_json::json!("status")]);
+        // ...a shaped one enables it, unless the same PATCH asks DISABLED...
+        let shaped = |status| IntegrationPatch {
+            signing_secret: Patch::Value(stripe24.into()),
+            status,
+            ..Default::default()
+        };
+        let on = held
+            .apply(shaped(Patch::Absent).into(), Mode::Test, now)
+            .unwrap();
+        assert_eq!(on.status, IntegrationStatus::Enabled);
+        let off = held
+            .apply(
+                shaped(Patch::Value(IntegrationStatus::Disabled)).into(),
+                Mode::Test,
+                now,
+            )
+            .unwrap();
+        assert_eq!(off.status, IntegrationStatus::Disabled);
+        // ...and a merchant's own DISABLED stays so when its secret rolls.
+        let rolled = off
+            .apply(shaped(Patch::Absent).into(), Mode::Test, now)
+            .unwrap();
+        assert_eq!(rolled.status, IntegrationStatus::Disabled);
+        // A placeholder given later disables an enabled one.
+        let placeholder = IntegrationPatch {
+            signing_secret: Patch::Value("placeholder-secret".into()),
+            ..Default::default()
+        };
+        let back = on.apply(placeholder.into(), Mode::Test, now).unwrap();
+        assert_eq!(back.status, IntegrationStatus::Disabled);
+    }
+
+    #[test]
+    fn a_stripe_key_must_be_of_the_integration_s_mode_and_shape() {
+        let now = Utc::now();
+        let with = |provider, key: &str, mode| {
+            let input = NewIntegration {
+                provider,
+                api_key: Some(key.into()),
+                ..new("whsec_5f1a2b3c4d5e6f708192a3b4c5d6")
+            };
+            Integration::create(input.into(), mode, now)
+        };
+        // (provider, key, mode, accepted)
+        let cases = [
+            (Provider::Stripe, "sk_live_51Habc", Mode::Live, true),
+            (Provider::Stripe, "rk_live_51Habc", Mode::Live, true),
+            (Provider::Stripe, "sk_test_51Habc", Mode::Test, true),
+            (Provider::Stripe, "rk_test_51Habc", Mode::Test, true),
+            (Provider::Stripe, "sk_test_51Habc", Mode::Live, false),
+            (Provider::Stripe, "sk_live_51Habc", Mode::Test, false),
+            (Provider::Stripe, "pk_live_51Habc", Mode::Live, false),
+            (Provider::Stripe, "sk_live_", Mode::Live, false),
+            (Provider::Stripe, "sk_live_51H abc", Mode::Live, false),
+            (Provider::Paddle, "sk_live_51Habc", Mode::Live, false),
+        ];
+        for (provider, key, mode, ok) in cases {
+            let got = with(provider, key, mode);
+            assert_eq!(got.is_ok(), ok, "{provider:?} {key} {mode:?}");
+            if let Ok(i) = got {
+                assert!(i.can_pay());
+                assert!(!format!("{i:?}").contains(key), "never in Debug");
+                assert!(!i.delete(now).unwrap().can_pay());
+            }
+        }
+        let paying = with(Provider::Stripe, "sk_live_51Habc", Mode::Live).unwrap();
+        let removed = IntegrationPatch {
+            api_key: Patch::Null,
+            ..Default::default()
+        };
+        assert!(!paying
+            .apply(removed.into(), Mode::Live, now)
+            .unwrap()
+            .can_pay());
+    }
+
+    /// A Stripe integration with `secret` and, when given, an API key.
+    fn stripe(secret: &str, api_key: Option<&str>) -> Integration {
+        let input = NewIntegration {
+            api_key: api_key.map(Into::into),
+            ..new(secret)
+        };
+        Integration::create(input.into(), Mode::Live, Utc::now()).unwrap()
     }
 
     #[test]

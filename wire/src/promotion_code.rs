@@ -119,10 +119,11 @@ impl From<NewPromotionCode> for PromotionCodeDraft {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::integration::NewIntegration;
     use chrono::Utc;
     use domain::connector::Provider;
     use domain::error::Error;
-    use domain::integration::{Integration, NewIntegration};
+    use domain::integration::Integration;
     use domain::promotion_code::Making;
     use domain::tenant::Mode;
 
@@ -142,7 +143,7 @@ mod tests {
             campaign_id: None,
             description: None,
         };
-        Integration::create(input, Mode::Test, Utc::now()).unwrap()
+        Integration::create(input.into(), Mode::Test, Utc::now()).unwrap()
     }
 
     fn body(

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use api::domain::connector::Provider;
-use api::domain::integration::{DeliveryOutcome, IntegrationPatch, NewIntegration};
+use api::domain::integration::DeliveryOutcome;
 use api::domain::timestamp;
 use api::http::Answer;
 use api::http::{ApiRouter, BaseUrl, EventBody, Json, Merchant, Params, PathId, Reply};
@@ -17,6 +17,7 @@ use api::services::{integrations, provider_events as receiving};
 use api::store::integrations::{self as store, DeliveryRow};
 use api::store::page::PageRequest;
 use api::wire::integration::IntegrationView;
+use api::wire::integration::{IntegrationPatch, NewIntegration};
 use axum::extract::State;
 use http::HeaderMap;
 use serde::Serialize;
@@ -65,7 +66,7 @@ async fn list(
     path = "/api/v1/integrations",
     operation_id = "createIntegration",
     tag = "Integrations",
-    request_body = api::domain::integration::IntegrationCreate,
+    request_body = api::wire::integration::IntegrationCreate,
     responses(
         (status = 201, description = "The integration.", body = IntegrationView),
         (status = 404, response = api::http::openapi::NotFound),
@@ -78,7 +79,7 @@ async fn create(
     BaseUrl(base): BaseUrl,
     Json(input): Json<NewIntegration>,
 ) -> Answer {
-    let integration = integrations::create(&app, m.tenant(), input).await?;
+    let integration = integrations::create(&app, m.tenant(), input.into()).await?;
     Reply::created(IntegrationView::of(&integration, &base))
 }
 
@@ -127,7 +128,7 @@ async fn update(
     PathId(id): PathId,
     Json(patch): Json<IntegrationPatch>,
 ) -> Answer {
-    let i = integrations::update(&app, m.tenant(), &id, &patch).await?;
+    let i = integrations::update(&app, m.tenant(), &id, &patch.into()).await?;
     Reply::ok(IntegrationView::of(&i, &base))
 }
 
