@@ -74,11 +74,11 @@ impl AdjustmentRequest {
             affiliate.status,
             AffiliateStatus::Active | AffiliateStatus::Suspended
         ) {
-            return Err(Error::InvalidState {
-                resource: "affiliate",
-                current: affiliate.status.as_str().into(),
-                action: "an adjustment",
-            });
+            return Err(Error::state(
+                "affiliate",
+                affiliate.status.as_str(),
+                "an adjustment",
+            ));
         }
         let adjustment = Adjustment {
             id: new_id(IdKind::Adjustment),

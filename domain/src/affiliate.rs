@@ -374,11 +374,7 @@ impl Affiliate {
             ),
             Patch::Value(s) if s == self.status => {}
             Patch::Value(_) if !self.status.merchant_settable() => {
-                return Some(Error::InvalidState {
-                    resource: "affiliate",
-                    current: self.status.as_str().to_string(),
-                    action: "changing status outside its application",
-                });
+                return Some(Error::state("affiliate", self.status.as_str(), "changing status outside its application"));
             }
             Patch::Value(s) => {
                 if s == AffiliateStatus::Suspended {

@@ -119,11 +119,7 @@ impl Application {
     /// The 409 for deciding this application in its status (one that
     /// stopped being PENDING: a decision raced it).
     pub fn refusal(&self, decision: &Decision) -> Error {
-        Error::InvalidState {
-            resource: "application",
-            current: self.status.as_str().to_string(),
-            action: decision.action(),
-        }
+        Error::state("application", self.status.as_str(), decision.action())
     }
 }
 

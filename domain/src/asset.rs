@@ -175,11 +175,7 @@ impl Asset {
         if self.status == AssetStatus::Finalized {
             Ok(())
         } else {
-            Err(Error::InvalidState {
-                resource: "asset",
-                current: self.status.as_str().to_string(),
-                action,
-            })
+            Err(Error::state("asset", self.status.as_str(), action))
         }
     }
 }

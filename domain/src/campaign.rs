@@ -378,11 +378,7 @@ impl Campaign {
             return Err(Error::NotFound("campaign"));
         }
         if !self.signup_open {
-            return Err(Error::InvalidState {
-                resource: "campaign",
-                current: "SIGNUP_CLOSED".into(),
-                action: "signup",
-            });
+            return Err(Error::state("campaign", "SIGNUP_CLOSED", "signup"));
         }
         Ok(())
     }

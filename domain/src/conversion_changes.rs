@@ -35,10 +35,14 @@ pub struct Reversal {
 
 /// Who asks for a reversal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ReversedBy {
+pub enum ReversedBy {
     /// The merchant's call: refused while an unpaid payout holds it.
     Merchant,
-    /// A payment provider's refund or dispute: never refused for a payout.
+    /// A payment provider's refund or lost dispute, which cannot be refused:
+    /// a conversion an unpaid payout holds keeps its place there (the payout
+    /// pays what it claimed) and the cut becomes a clawback netted against
+    /// the affiliate's next payout, as for a paid one. Should that payout be
+    /// released instead, [`Conversion::released`] gives the clawback back.
     Provider,
 }
 
@@ -66,8 +70,8 @@ impl Conversion {
         })
     }
 
-    /// Reverses (refunds) a conversion at the merchant's request, all of it
-    /// or `part` of its amount; `payout` says whether the payout holding it,
+    /// Reverses (refunds) a conversion at the request of `by`, all of it or
+    /// `part` of its amount; `payout` says whether the payout holding it,
     /// when one does, is paid.
     ///
     /// - `part` must be above 0, at most what is left to reverse
@@ -83,36 +87,10 @@ impl Conversion {
     /// - PAID in a PAID payout: `earned` drops, `paid` stays, and a negative
     ///   adjustment (clawback) of the cut is netted against the affiliate's
     ///   next payout in that currency.
-    /// - In an open payout (or one still settling or releasing): 409 naming it.
+    /// - In an open payout (or one still settling or releasing): 409 naming it
+    ///   (the merchant's; see [`ReversedBy::Provider`]).
     /// - Anything else (REVERSED, ...): 409.
     pub fn reverse(
-        &self,
-        payout: HoldingPayout,
-        part: Option<Decimal>,
-        reason: Option<String>,
-        now: DateTime<Utc>,
-    ) -> Result<Reversal, Error> {
-        self.reverse_as(ReversedBy::Merchant, payout, part, reason, now)
-    }
-
-    /// Reverses a conversion for a payment provider's refund or lost
-    /// dispute, which cannot be refused: as [`Conversion::reverse`], except
-    /// that a conversion an unpaid payout holds keeps its place there (the
-    /// payout pays what it claimed) and the cut becomes a clawback netted
-    /// against the affiliate's next payout, as for a paid one. Should that
-    /// payout be released instead, [`Conversion::released`] gives the
-    /// clawback back.
-    pub fn refund(
-        &self,
-        payout: HoldingPayout,
-        part: Option<Decimal>,
-        reason: Option<String>,
-        now: DateTime<Utc>,
-    ) -> Result<Reversal, Error> {
-        self.reverse_as(ReversedBy::Provider, payout, part, reason, now)
-    }
-
-    fn reverse_as(
         &self,
         by: ReversedBy,
         payout: HoldingPayout,
@@ -140,16 +118,7 @@ impl Conversion {
         };
         let mut reversed = self.reversed_part(part, now)?;
         let cut = reversed.commission_reversed - self.commission_reversed;
-        let give_back = self
-            .affiliate_id
-            .as_ref()
-            .filter(|_| cut > Decimal::ZERO)
-            .map(|aff| Earning {
-                affiliate_id: aff.clone(),
-                currency: self.currency,
-                amount: -cut,
-                while_status: None,
-            });
+        let give_back = Earning::of_cut(self, cut, -cut);
         let clawback = give_back
             .as_ref()
             .filter(|_| clawback)

@@ -119,6 +119,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// 409 INVALID_STATE: `resource` is in state `current`, where `action` is
+    /// not possible.
+    pub fn state(resource: &'static str, current: &str, action: &'static str) -> Error {
+        Error::InvalidState {
+            resource,
+            current: current.to_string(),
+            action,
+        }
+    }
+
     /// What one item of a bulk answer says of this error (`what` names the
     /// item in the log): its own message, the issues' messages joined for a
     /// validation error, and for an internal one a fixed text, the cause

@@ -315,11 +315,11 @@ impl Integration {
     pub fn check_receiving(&self) -> Result<(), Error> {
         match self.status {
             IntegrationStatus::Enabled => Ok(()),
-            other => Err(Error::InvalidState {
-                resource: "integration",
-                current: other.as_str().to_string(),
-                action: "receive events",
-            }),
+            other => Err(Error::state(
+                "integration",
+                other.as_str(),
+                "receive events",
+            )),
         }
     }
 

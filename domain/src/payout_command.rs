@@ -191,11 +191,7 @@ impl Command {
 impl Payout {
     /// The 409 for `command` on a payout that is `current`.
     pub fn wrong_state(current: PayoutStatus, command: &Command) -> Error {
-        Error::InvalidState {
-            resource: "payout",
-            current: current.as_str().to_string(),
-            action: command.action(),
-        }
+        Error::state("payout", current.as_str(), command.action())
     }
 
     /// Applies `command` at `now`, as the contract's transition table says.

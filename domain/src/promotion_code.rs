@@ -106,11 +106,11 @@ impl PromotionCodeDraft {
         issues.finish()?;
         let making = making.ok_or_else(|| Error::internal("a promotion code without a making"))?;
         if matches!(making, Making::CreateAtStripe { .. }) && integration.api_key.is_none() {
-            return Err(Error::InvalidState {
-                resource: "integration",
-                current: "WITHOUT_API_KEY".into(),
-                action: "create promotion codes",
-            });
+            return Err(Error::state(
+                "integration",
+                "WITHOUT_API_KEY",
+                "create promotion codes",
+            ));
         }
         Ok(making)
     }
@@ -202,11 +202,11 @@ impl PromotionCode {
             affiliate.status,
             AffiliateStatus::Suspended | AffiliateStatus::Rejected
         ) {
-            return Err(Error::InvalidState {
-                resource: "affiliate",
-                current: affiliate.status.as_str().into(),
-                action: "get promotion codes",
-            });
+            return Err(Error::state(
+                "affiliate",
+                affiliate.status.as_str(),
+                "get promotion codes",
+            ));
         }
         Ok(PromotionCode {
             id: new_id(IdKind::PromotionCode),

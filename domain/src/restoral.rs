@@ -61,16 +61,7 @@ impl Conversion {
         }
         after.reversal_reason = Some(reason);
         after.updated_at = now;
-        let earning = self
-            .affiliate_id
-            .as_ref()
-            .filter(|_| cut > Decimal::ZERO)
-            .map(|aff| Earning {
-                affiliate_id: aff.clone(),
-                currency: self.currency,
-                amount: cut,
-                while_status: None,
-            });
+        let earning = Earning::of_cut(self, cut, cut);
         let clawback = (unclawed > Decimal::ZERO && earning.is_some())
             .then(|| Adjustment::clawback(self, unclawed, now));
         let event = Event::new(EventType::ConversionRestored, &after, now);
@@ -99,6 +90,7 @@ impl Conversion {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversion_changes::ReversedBy;
 
     fn at(s: &str) -> DateTime<Utc> {
         s.parse().unwrap()
@@ -120,7 +112,9 @@ mod tests {
     fn refunded(c: &Conversion, payout: HoldingPayout, part: Option<&str>) -> Conversion {
         let part = part.map(|p| p.parse().unwrap());
         let now = at("2026-11-10T00:00:00Z");
-        c.refund(payout, part, None, now).unwrap().reversed
+        c.reverse(ReversedBy::Provider, payout, part, None, now)
+            .unwrap()
+            .reversed
     }
 
     fn restored(c: &Conversion, payout: HoldingPayout, part: Option<&str>) -> Option<Reversal> {
@@ -231,7 +225,7 @@ mod tests {
         let now = at("2026-11-10T00:00:00Z");
         let part = Some("40.00".parse().unwrap());
         let reversed = c
-            .reverse(HoldingPayout::Paid, part, None, now)
+            .reverse(ReversedBy::Merchant, HoldingPayout::Paid, part, None, now)
             .unwrap()
             .reversed;
         assert_eq!(reversed.commission_clawed_back.to_string(), "4.00");

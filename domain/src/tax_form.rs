@@ -125,11 +125,11 @@ pub fn missing(p: &Payment<'_>) -> bool {
 
 /// The refusal of a payout that waits for the tax form: 409 INVALID_STATE.
 pub fn refusal(current: &str) -> Error {
-    Error::InvalidState {
-        resource: "payout",
-        current: current.to_string(),
-        action: "pay without the affiliate's tax form (tax form missing)",
-    }
+    Error::state(
+        "payout",
+        current,
+        "pay without the affiliate's tax form (tax form missing)",
+    )
 }
 
 /// Whether the rule may apply at all (a campaign that requires no form

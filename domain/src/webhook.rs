@@ -302,11 +302,11 @@ impl Endpoint {
         if self.status == EndpointStatus::Enabled {
             Ok(())
         } else {
-            Err(Error::InvalidState {
-                resource: "webhook endpoint",
-                current: self.status.as_str().to_string(),
+            Err(Error::state(
+                "webhook endpoint",
+                self.status.as_str(),
                 action,
-            })
+            ))
         }
     }
 }

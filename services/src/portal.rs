@@ -142,11 +142,11 @@ pub async fn upload_invoice(
     let p = payout(app, tenant, a, id).await?;
     // Refused before anything is stored when the payout takes no invoice.
     if !p.takes_invoice() {
-        return Err(Error::InvalidState {
-            resource: "payout",
-            current: p.status.as_str().to_string(),
-            action: "attach an invoice",
-        });
+        return Err(Error::state(
+            "payout",
+            p.status.as_str(),
+            "attach an invoice",
+        ));
     }
     let file_name = portal::invoice_file_name(file_name, content_type);
     // Its own object: a new file never overwrites one being approved.

@@ -31,11 +31,11 @@ pub async fn open_session(
     );
     let affiliate = affiliate?;
     if !affiliate.opens_portal() {
-        return Err(Error::InvalidState {
-            resource: "affiliate",
-            current: affiliate.status.as_str().to_string(),
-            action: "open a portal session",
-        });
+        return Err(Error::state(
+            "affiliate",
+            affiliate.status.as_str(),
+            "open a portal session",
+        ));
     }
     let claims =
         PortalClaims::new(tenant, &affiliate.id, now).returning_to(body.return_url.as_deref());

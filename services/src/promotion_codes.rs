@@ -143,10 +143,10 @@ pub async fn deactivate(
 
 /// The integration's Stripe key, opened (409 INVALID_STATE without one).
 async fn stripe_key(app: &App, integration: &Integration) -> Result<String> {
-    let sealed = integration.api_key.as_deref().ok_or(Error::InvalidState {
-        resource: "integration",
-        current: "WITHOUT_API_KEY".into(),
-        action: "manage promotion codes at Stripe",
-    })?;
+    let sealed = integration.api_key.as_deref().ok_or(Error::state(
+        "integration",
+        "WITHOUT_API_KEY",
+        "manage promotion codes at Stripe",
+    ))?;
     sealing::open(&app.signing, sealed).await
 }

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use crate::retry::{retry_on_conflict, Attempt};
 use domain::connector::{Refund, Restore};
 use domain::conversion::{Conversion, ReverseRequest};
+use domain::conversion_changes::ReversedBy;
 use domain::error::Result;
 use domain::money::Currency;
 use domain::tenant::Tenant;
@@ -32,6 +33,7 @@ pub async fn reverse(
         async move {
             let facts = conversions::read_reversal(store, tenant, id).await?;
             let r = facts.conversion.reverse(
+                ReversedBy::Merchant,
                 facts.payout_status.into(),
                 request.amount,
                 reason,
@@ -81,7 +83,13 @@ pub async fn refund(
             Err(own) => return Ok(Attempt::Done(Refunded::OtherCurrency(own, c.currency))),
         };
         let payout = facts.payout_status.into();
-        let reversal = c.refund(payout, Some(part), Some(reason.to_string()), now)?;
+        let reversal = c.reverse(
+            ReversedBy::Provider,
+            payout,
+            Some(part),
+            Some(reason.to_string()),
+            now,
+        )?;
         Ok(
             match conversions::commit_reversal(store, tenant, c, &reversal).await? {
                 true => Attempt::Done(Refunded::Applied),

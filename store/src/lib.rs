@@ -52,6 +52,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
 };
@@ -96,6 +97,14 @@ pub fn string_value(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
 }
 
+/// The key of the item at `pk`, `sk`.
+pub fn item_key(pk: &str, sk: &str) -> Item {
+    HashMap::from([
+        (attrs::PK.to_string(), string_value(pk)),
+        (attrs::SK.to_string(), string_value(sk)),
+    ])
+}
+
 /// Number attribute.
 pub fn number_value(v: impl ToString) -> AttributeValue {
     AttributeValue::N(v.to_string())
@@ -113,8 +122,7 @@ pub fn item_at<T: Serialize>(pk: &str, sk: &str, value: &T) -> Result<Item> {
     let mut item: Item = serde_dynamo::to_item(value).map_err(crate::storage_error::item)?;
     // Absent optional fields are stored as missing attributes, not NULLs.
     item.retain(|_, v| !matches!(v, AttributeValue::Null(_)));
-    item.insert(attrs::PK.into(), string_value(pk));
-    item.insert(attrs::SK.into(), string_value(sk));
+    item.extend(item_key(pk, sk));
     Ok(item)
 }
 
@@ -182,8 +190,7 @@ impl Store {
             .client
             .get_item()
             .table_name(&self.table)
-            .key(attrs::PK, string_value(pk))
-            .key(attrs::SK, string_value(sk))
+            .set_key(Some(item_key(pk, sk)))
             .consistent_read(true)
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
@@ -239,23 +246,37 @@ impl Store {
                 .expression_attribute_values(":pk", string_value(pk))
                 .expression_attribute_values(":lo", string_value(lo))
                 .expression_attribute_values(":hi", string_value(hi))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+                .consistent_read(true);
             if let Some((name, value)) = &filter {
                 q = q
                     .filter_expression("#f = :f")
                     .expression_attribute_names("#f", *name)
                     .expression_attribute_values(":f", value.clone());
             }
-            let out = q.send().await.map_err(crate::storage_error::sdk)?;
-            self.metrics.record_read_total(out.consumed_capacity());
-            items.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key;
+            let (page, next) = self.query_step(q, start).await?;
+            items.extend(page);
+            start = next;
             if start.is_none() {
                 return Ok(items);
             }
         }
+    }
+
+    /// One page of query `q` from `start`, its capacity counted: the items,
+    /// and where the next page starts (none after the last).
+    pub(crate) async fn query_step(
+        &self,
+        q: QueryFluentBuilder,
+        start: Option<Item>,
+    ) -> Result<(Vec<Item>, Option<Item>)> {
+        let out = q
+            .set_exclusive_start_key(start)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .map_err(crate::storage_error::sdk)?;
+        self.metrics.record_read_total(out.consumed_capacity());
+        Ok((out.items.unwrap_or_default(), out.last_evaluated_key))
     }
 
     /// Reads several records in one batch and keeps those of `tenant` as `T`
@@ -289,15 +310,7 @@ impl Store {
     ) -> Result<Vec<Item>> {
         use aws_sdk_dynamodb::types::KeysAndAttributes;
         let mut out_items = Vec::new();
-        let mut pending: Vec<Item> = keys
-            .iter()
-            .map(|(pk, sk)| {
-                HashMap::from([
-                    (attrs::PK.to_string(), string_value(pk)),
-                    (attrs::SK.to_string(), string_value(sk)),
-                ])
-            })
-            .collect();
+        let mut pending: Vec<Item> = keys.iter().map(|(pk, sk)| item_key(pk, sk)).collect();
         let mut rounds = 0;
         while !pending.is_empty() {
             let ka = KeysAndAttributes::builder()
@@ -380,8 +393,7 @@ impl Store {
             .client
             .delete_item()
             .table_name(&self.table)
-            .key(attrs::PK, string_value(pk))
-            .key(attrs::SK, string_value(sk))
+            .set_key(Some(item_key(pk, sk)))
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
             .await

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use chrono::{DateTime, Utc};
@@ -491,7 +490,7 @@ impl Store {
             } else {
                 remaining
             };
-            let out = self
+            let q = self
                 .client()
                 .query()
                 .table_name(self.table())
@@ -501,15 +500,10 @@ impl Store {
                 .set_expression_attribute_names(Some(names.clone()))
                 .set_expression_attribute_values(Some(values.clone()))
                 .scan_index_forward(false)
-                .limit(i32::try_from(batch).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start.take())
-                .return_consumed_capacity(ReturnConsumedCapacity::Total)
-                .send()
-                .await
-                .map_err(crate::storage_error::sdk)?;
-            self.metrics().record_read_total(out.consumed_capacity());
-            read.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key;
+                .limit(i32::try_from(batch).unwrap_or(i32::MAX));
+            let (found, next) = self.query_step(q, start.take()).await?;
+            read.extend(found);
+            start = next;
             if read.len() >= want || start.is_none() {
                 break;
             }

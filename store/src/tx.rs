@@ -15,9 +15,8 @@ use aws_sdk_dynamodb::types::{
     TransactWriteItem, Update,
 };
 
-use crate::attrs;
 use crate::update::UpdateExpr;
-use crate::{string_value, Item, Store};
+use crate::{item_key, Item, Store};
 use domain::error::Error;
 
 /// Most actions DynamoDB takes in one transaction.
@@ -124,8 +123,7 @@ impl<R: Copy> Tx<R> {
     pub fn update(&mut self, role: R, pk: &str, sk: &str, u: &UpdateExpr) -> &mut Self {
         let built = Update::builder()
             .table_name(&self.table)
-            .key(attrs::PK, string_value(pk))
-            .key(attrs::SK, string_value(sk))
+            .set_key(Some(item_key(pk, sk)))
             .update_expression(u.expression())
             .set_condition_expression(u.condition())
             .set_expression_attribute_names(u.names())
@@ -141,8 +139,7 @@ impl<R: Copy> Tx<R> {
     pub fn check(&mut self, role: R, pk: &str, sk: &str, when: &UpdateExpr) -> &mut Self {
         let built = ConditionCheck::builder()
             .table_name(&self.table)
-            .key(attrs::PK, string_value(pk))
-            .key(attrs::SK, string_value(sk))
+            .set_key(Some(item_key(pk, sk)))
             .condition_expression(when.condition().unwrap_or_default())
             .set_expression_attribute_names(when.names())
             .set_expression_attribute_values(when.values())
@@ -156,8 +153,7 @@ impl<R: Copy> Tx<R> {
     pub fn delete(&mut self, role: R, pk: &str, sk: &str, when: &UpdateExpr) -> &mut Self {
         let built = Delete::builder()
             .table_name(&self.table)
-            .key(attrs::PK, string_value(pk))
-            .key(attrs::SK, string_value(sk))
+            .set_key(Some(item_key(pk, sk)))
             .set_condition_expression(when.condition())
             .set_expression_attribute_names(when.condition().and(when.names()))
             .set_expression_attribute_values(when.condition().and(when.values()))

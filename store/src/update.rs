@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue};
 
 use crate::attrs;
-use crate::{number_value, string_value, Item, Store};
+use crate::{item_key, number_value, string_value, Item, Store};
 use domain::error::Result;
 use domain::payout::PayoutWork;
 use domain::status::{Status, Transition};
@@ -259,8 +259,7 @@ impl Store {
             .client()
             .update_item()
             .table_name(self.table())
-            .key(attrs::PK, string_value(pk))
-            .key(attrs::SK, string_value(sk))
+            .set_key(Some(item_key(pk, sk)))
             .update_expression(u.expression())
             .set_condition_expression(u.condition())
             .set_expression_attribute_names(u.names())

@@ -3,8 +3,6 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
-
 use crate::keys::Index;
 use crate::{string_value, Item, Store};
 use domain::error::Result;
@@ -46,7 +44,7 @@ impl Store {
         let mut start = None;
         while items.len() < limit {
             let page = i32::try_from((limit - items.len()).min(1000)).unwrap_or(1000);
-            let out = self
+            let q = self
                 .client()
                 .query()
                 .table_name(self.table())
@@ -54,15 +52,10 @@ impl Store {
                 .key_condition_expression(&cond)
                 .set_expression_attribute_names(Some(names.clone()))
                 .set_expression_attribute_values(Some(values.clone()))
-                .limit(page)
-                .set_exclusive_start_key(start.take())
-                .return_consumed_capacity(ReturnConsumedCapacity::Total)
-                .send()
-                .await
-                .map_err(crate::storage_error::sdk)?;
-            self.metrics().record_read_total(out.consumed_capacity());
-            items.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key;
+                .limit(page);
+            let (found, next) = self.query_step(q, start.take()).await?;
+            items.extend(found);
+            start = next;
             if start.is_none() {
                 break;
             }

@@ -71,8 +71,19 @@ fn account_updated(event: &Value, object: &Value) -> Outcome {
     }
     let requirements = object.get("requirements");
     let disabled_reason = requirements.and_then(|r| text_at(r, "disabled_reason"));
-    let currently_due = requirements
-        .and_then(|r| r.get("currently_due"))
+    Outcome::Apply(vec![Command::AccountUpdated(AccountUpdate {
+        account_id,
+        payouts_enabled: object.get("payouts_enabled").and_then(Value::as_bool) == Some(true),
+        disabled_reason,
+        currently_due: currently_due(object),
+    })])
+}
+
+/// `requirements.currently_due` of an account object (an event's, or
+/// Stripe's answer to a read of the account).
+pub fn currently_due(account: &Value) -> Vec<String> {
+    account
+        .pointer("/requirements/currently_due")
         .and_then(Value::as_array)
         .map(|due| {
             due.iter()
@@ -80,13 +91,7 @@ fn account_updated(event: &Value, object: &Value) -> Outcome {
                 .map(str::to_string)
                 .collect()
         })
-        .unwrap_or_default();
-    Outcome::Apply(vec![Command::AccountUpdated(AccountUpdate {
-        account_id,
-        payouts_enabled: object.get("payouts_enabled").and_then(Value::as_bool) == Some(true),
-        disabled_reason,
-        currently_due,
-    })])
+        .unwrap_or_default()
 }
 
 /// A unix time a payment happened at; `None` outside chrono's range.

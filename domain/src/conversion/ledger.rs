@@ -82,6 +82,21 @@ pub struct Earning {
 }
 
 impl Earning {
+    /// `c`'s affiliate's `earned` moved by `amount` for a `cut` of its
+    /// commission (given back or restored): none without an affiliate, or
+    /// when nothing is cut.
+    pub fn of_cut(c: &Conversion, cut: Decimal, amount: Decimal) -> Option<Earning> {
+        c.affiliate_id
+            .as_ref()
+            .filter(|_| cut > Decimal::ZERO)
+            .map(|aff| Earning {
+                affiliate_id: aff.clone(),
+                currency: c.currency,
+                amount,
+                while_status: None,
+            })
+    }
+
     /// The earning as committed: its affiliate-status condition is kept only
     /// for an affiliate known from an earlier request (a cache). One read in
     /// this request is as fresh as the condition: a status change committed

@@ -248,11 +248,7 @@ impl Conversion {
     }
 
     pub(crate) fn wrong_state(&self, action: &'static str) -> Error {
-        Error::InvalidState {
-            resource: "conversion",
-            current: self.status.as_str().to_string(),
-            action,
-        }
+        Error::state("conversion", self.status.as_str(), action)
     }
 
     /// The conversion as a released payout returns it to the pool, and the

@@ -1,6 +1,7 @@
 //! Conversions' earnings, statuses, reversals and stages, as tables of cases.
 
 use super::*;
+use crate::conversion_changes::ReversedBy;
 
 #[test]
 fn an_earning_keeps_its_status_condition_only_for_a_cached_affiliate() {
@@ -92,7 +93,13 @@ fn reversal_transitions() {
         } else {
             HoldingPayout::None
         };
-        match c.reverse(payout, None, Some("refund".into()), now) {
+        match c.reverse(
+            ReversedBy::Merchant,
+            payout,
+            None,
+            Some("refund".into()),
+            now,
+        ) {
             Ok(r) => {
                 assert!(ok, "{from:?} must not reverse");
                 assert_eq!(r.from, from);
@@ -124,14 +131,16 @@ fn reversal_transitions() {
     let mut free = recorded(Pending, None);
     free.commission = Decimal::ZERO;
     assert_eq!(
-        free.reverse(HoldingPayout::None, None, None, now)
+        free.reverse(ReversedBy::Merchant, HoldingPayout::None, None, None, now)
             .unwrap()
             .give_back,
         None
     );
     // A paid conversion of a paid payout is clawed back.
     let paid = recorded(Paid, Some("po_1"));
-    let r = paid.reverse(HoldingPayout::Paid, None, None, now).unwrap();
+    let r = paid
+        .reverse(ReversedBy::Merchant, HoldingPayout::Paid, None, None, now)
+        .unwrap();
     let claw = r.clawback.expect("clawback");
     assert_eq!(
         (claw.amount, claw.conversion_id.as_deref()),
@@ -145,7 +154,7 @@ fn reversal_transitions() {
         (Approved, HoldingPayout::Unpaid),
     ] {
         let err = recorded(st, Some("po_1"))
-            .reverse(po, None, None, now)
+            .reverse(ReversedBy::Merchant, po, None, None, now)
             .unwrap_err();
         assert!(matches!(err, Error::InPayout { .. }));
     }
@@ -179,7 +188,13 @@ fn partial_reversals_cut_the_commission_in_proportion_and_add_up_to_it() {
     ];
     for (i, (part, total, commission, cut, status)) in steps.into_iter().enumerate() {
         let r = c
-            .reverse(HoldingPayout::None, part.map(dec), None, now)
+            .reverse(
+                ReversedBy::Merchant,
+                HoldingPayout::None,
+                part.map(dec),
+                None,
+                now,
+            )
             .unwrap_or_else(|e| panic!("step {i}: {e:?}"));
         assert_eq!(r.reversed.reversed_amount, dec(total), "step {i}");
         assert_eq!(r.reversed.commission_reversed, dec(commission), "step {i}");
@@ -195,7 +210,9 @@ fn partial_reversals_cut_the_commission_in_proportion_and_add_up_to_it() {
         c = r.reversed;
     }
     // Nothing is left: another reversal is 409.
-    let err = c.reverse(HoldingPayout::None, None, None, now).unwrap_err();
+    let err = c
+        .reverse(ReversedBy::Merchant, HoldingPayout::None, None, None, now)
+        .unwrap_err();
     assert!(matches!(err, Error::InvalidState { .. }));
 
     // Refused parts: above what is left, zero, more decimals than USD has.
@@ -206,7 +223,13 @@ fn partial_reversals_cut_the_commission_in_proportion_and_add_up_to_it() {
         ("0", "too_small"),
         ("1.005", "invalid_value"),
     ] {
-        match c.reverse(HoldingPayout::None, Some(dec(part)), None, now) {
+        match c.reverse(
+            ReversedBy::Merchant,
+            HoldingPayout::None,
+            Some(dec(part)),
+            None,
+            now,
+        ) {
             Err(Error::Validation(issues)) => assert_eq!(issues[0].code, code, "{part}"),
             other => panic!("{part}: {other:?}"),
         }
@@ -216,7 +239,13 @@ fn partial_reversals_cut_the_commission_in_proportion_and_add_up_to_it() {
     paid.amount = dec("100");
     paid.commission = dec("20.00");
     let r = paid
-        .reverse(HoldingPayout::Paid, Some(dec("25")), None, now)
+        .reverse(
+            ReversedBy::Merchant,
+            HoldingPayout::Paid,
+            Some(dec("25")),
+            None,
+            now,
+        )
         .unwrap();
     assert_eq!(r.reversed.status, ConversionStatus::Paid);
     assert_eq!(r.clawback.map(|a| a.amount), Some(dec("-5.00")));

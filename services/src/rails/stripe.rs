@@ -109,7 +109,7 @@ impl Stripe<'_> {
             .ok_or_else(|| Error::Unavailable("Stripe answered an account without an id".into()))?;
         Ok(Account {
             id: id.to_string(),
-            currently_due: currently_due(&body),
+            currently_due: domain::connector::stripe::currently_due(&body),
         })
     }
 
@@ -209,20 +209,6 @@ impl Stripe<'_> {
             Err(e) => Reply::NoAnswer(format!("Stripe's answer was lost: {}", super::cause(&e))),
         }
     }
-}
-
-/// `requirements.currently_due` of an account object.
-pub fn currently_due(account: &Value) -> Vec<String> {
-    account
-        .pointer("/requirements/currently_due")
-        .and_then(Value::as_array)
-        .map(|due| {
-            due.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// A Stripe answer, sorted by what it means for the caller.
