@@ -53,6 +53,54 @@ impl IdKind {
     }
 }
 
+/// An id's pattern in the description: its kind's prefix, then a ULID.
+pub fn id_pattern(kind: IdKind) -> String {
+    format!("^{}_[0-9A-HJKMNP-TV-Z]{{26}}$", kind.prefix())
+}
+
+/// One type per kind of id a body or a view names, for its description
+/// (`#[schema(value_type = ids::CampaignId)]`): the pattern comes from the
+/// kind's prefix, so it is written once.
+macro_rules! id_types {
+    ($($name:ident: $kind:ident, $example:literal;)*) => {$(
+        #[doc = concat!("The description of a `", stringify!($kind), "` id.")]
+        pub struct $name;
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                crate::schema::from_json(serde_json::json!({
+                    "type": "string",
+                    "pattern": id_pattern(IdKind::$kind),
+                    "example": $example,
+                }))
+            }
+        }
+
+        impl utoipa::ToSchema for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed(stringify!($name))
+            }
+        }
+    )*};
+}
+
+id_types! {
+    AdjustmentId: Adjustment, "adj_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    AffiliateId: Affiliate, "aff_01JD9A7C2E4G6J8M0P2R4T6V8X";
+    ApplicationId: Application, "app_01JD9A7C2E4G6J8M0P2R4T6V8Y";
+    AssetId: Asset, "ast_01JD9B3D5F7H9K1N3Q5S7T9W1Y";
+    CampaignId: Campaign, "cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    ClickId: Click, "clk_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    ConversionId: Conversion, "cnv_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    DeliveryId: Delivery, "dlv_01JD9C8J0M2P4R6T8V0X2Z4B6D";
+    EventId: Event, "evt_01JD9C5F7H9K1N3Q5S7T9W1Y3A";
+    IntegrationId: Integration, "int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    PayoutId: Payout, "po_01JD9A7C2E4G6J8M0P2R4T6V8Y";
+    PromotionCodeId: PromotionCode, "prc_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    SessionId: Session, "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    WebhookEndpointId: WebhookEndpoint, "whe_01JD9C4E6G8J0M2P4R6T8V0X2Z";
+}
+
 /// A new id of the given kind.
 pub fn new_id(kind: IdKind) -> String {
     format!("{}_{}", kind.prefix(), Ulid::new())

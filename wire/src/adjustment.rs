@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 #[schema(as = Adjustment)]
 pub struct AdjustmentView<'a> {
-    #[schema(pattern = "^adj_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("adj_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::AdjustmentId)]
     pub id: &'a str,
     pub object: &'static str,
     pub affiliate_id: &'a str,
@@ -33,10 +33,9 @@ pub struct AdjustmentView<'a> {
     pub external_id: Option<&'a str>,
     /// The payout it was netted into; null while it waits in the affiliate's pool (and again
     /// when that payout is rejected or cancelled).
-    #[schema(pattern = "^po_[0-9A-HJKMNP-TV-Z]{26}$")]
+    #[schema(value_type = Option<domain::ids::PayoutId>)]
     pub payout_id: Option<&'a str>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub created_at: DateTime<Utc>,
 }
 
@@ -73,7 +72,6 @@ pub struct PortalAdjustment<'a> {
     /// The payout it was netted into; null while it waits for your next payout.
     pub payout_id: Option<&'a str>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub created_at: DateTime<Utc>,
 }
 

@@ -27,10 +27,10 @@ use serde::{Serialize, Serializer};
 #[serde(rename_all = "camelCase")]
 #[schema(as = Affiliate)]
 pub struct AffiliateView<'a> {
-    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("aff_01JD9A7C2E4G6J8M0P2R4T6V8X"))]
+    #[schema(value_type = domain::ids::AffiliateId)]
     id: &'a str,
     object: &'static str,
-    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    #[schema(value_type = domain::ids::CampaignId)]
     campaign_id: &'a str,
     /// Kept as given (trimmed); compared and looked up in lowercase.
     #[schema(value_type = domain::email::Email)]
@@ -68,10 +68,10 @@ pub struct AffiliateView<'a> {
     #[schema(value_type = TotalsSchema)]
     paid: TotalsJson<'a>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     updated_at: DateTime<Utc>,
 }
 
@@ -175,16 +175,9 @@ pub struct NewAffiliate {
 
 impl From<NewAffiliate> for AffiliateDraft {
     fn from(b: NewAffiliate) -> Self {
-        AffiliateDraft {
-            campaign_id: b.campaign_id,
-            email: b.email,
-            name: b.name,
-            code: b.code,
-            payout_method: b.payout_method,
-            payout_email: b.payout_email,
-            website: b.website,
-            metadata: b.metadata,
-        }
+        moved! { b => AffiliateDraft {
+            campaign_id, email, name, code, payout_method, payout_email, website, metadata,
+        } }
     }
 }
 
@@ -238,17 +231,10 @@ pub struct AffiliatePatch {
 
 impl From<AffiliatePatch> for AffiliateChanges {
     fn from(b: AffiliatePatch) -> Self {
-        AffiliateChanges {
-            name: b.name,
-            email: b.email,
-            code: b.code,
-            status: b.status,
-            payout_method: b.payout_method,
-            payout_email: b.payout_email,
-            website: b.website,
-            metadata: b.metadata,
-            commission_override: b.commission_override,
-        }
+        moved! { b => AffiliateChanges {
+            name, email, code, status, payout_method, payout_email, website, metadata,
+            commission_override,
+        } }
     }
 }
 

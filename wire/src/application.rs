@@ -17,12 +17,12 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 #[schema(as = Application)]
 pub struct ApplicationView<'a> {
-    #[schema(pattern = "^app_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("app_01JD9A7C2E4G6J8M0P2R4T6V8Y"))]
+    #[schema(value_type = domain::ids::ApplicationId)]
     id: &'a str,
     object: &'static str,
-    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$")]
+    #[schema(value_type = domain::ids::AffiliateId)]
     affiliate_id: &'a str,
-    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    #[schema(value_type = domain::ids::CampaignId)]
     campaign_id: &'a str,
     status: ApplicationStatus,
     /// What the applicant wrote at sign-up.
@@ -30,13 +30,12 @@ pub struct ApplicationView<'a> {
     /// The rejection reason, when one was given.
     reason: Option<&'a str>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     updated_at: DateTime<Utc>,
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     decided_at: Option<DateTime<Utc>>,
     /// Risk flags of the sign-up, and their level (see `docs/risk.md`).
     risk: &'a Risk,

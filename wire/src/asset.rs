@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 #[schema(as = Asset)]
 pub struct AssetView<'a> {
-    #[schema(pattern = "^ast_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("ast_01JD9B3D5F7H9K1N3Q5S7T9W1Y"))]
+    #[schema(value_type = domain::ids::AssetId)]
     id: &'a str,
     object: &'static str,
     #[serde(rename = "type")]
@@ -31,13 +31,12 @@ pub struct AssetView<'a> {
     metadata: &'a Metadata,
     status: AssetStatus,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     updated_at: DateTime<Utc>,
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     archived_at: Option<DateTime<Utc>>,
 }
 
@@ -80,12 +79,9 @@ pub struct NewSwipeCopy {
 
 impl From<NewSwipeCopy> for SwipeCopyDraft {
     fn from(b: NewSwipeCopy) -> Self {
-        SwipeCopyDraft {
-            name: b.name,
-            body: b.body,
-            campaign_id: b.campaign_id,
-            metadata: b.metadata,
-        }
+        moved! { b => SwipeCopyDraft {
+            name, body, campaign_id, metadata,
+        } }
     }
 }
 
@@ -110,10 +106,8 @@ pub struct AssetPatch {
 
 impl From<AssetPatch> for AssetChanges {
     fn from(b: AssetPatch) -> Self {
-        AssetChanges {
-            name: b.name,
-            body: b.body,
-            metadata: b.metadata,
-        }
+        moved! { b => AssetChanges {
+            name, body, metadata,
+        } }
     }
 }

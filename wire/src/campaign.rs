@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 #[schema(as = Campaign)]
 pub struct CampaignView<'a> {
-    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::CampaignId)]
     pub id: &'a str,
     pub object: &'static str,
     #[schema(min_length = 1, max_length = 200)]
@@ -83,11 +83,11 @@ pub struct CampaignView<'a> {
     pub metadata: &'a Metadata,
     /// ISO-8601 UTC with milliseconds and `Z`.
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     pub created_at: DateTime<Utc>,
     /// ISO-8601 UTC with milliseconds and `Z`.
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -128,7 +128,7 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
 #[serde(rename_all = "camelCase")]
 #[schema(as = CampaignTerms)]
 pub struct CampaignTerms<'a> {
-    #[schema(example = json!("cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::CampaignId)]
     pub id: &'a str,
     pub name: &'a str,
     pub commission_type: CommissionType,
@@ -269,30 +269,18 @@ pub struct NewCampaign {
 
 impl From<NewCampaign> for CampaignDraft {
     fn from(b: NewCampaign) -> Self {
-        CampaignDraft {
-            name: b.name,
-            description: b.description,
-            landing_url: b.landing_url,
-            commission_type: b.commission_type,
-            commission_value: b.commission_value,
-            currency: b.currency,
-            commission_recurring: b.commission_recurring,
+        moved! { b => CampaignDraft {
+            name, description, landing_url, commission_type, commission_value, currency,
+            commission_recurring, minimum_payout, is_public, signup_open,
+            auto_approve_affiliates, commission_rules, tiers, lead_commission, tax_form,
+            metadata;
             recurring_months_limit: b
                 .recurring_months_limit
                 .map(|v| ranged!(NewCampaign, "recurringMonthsLimit", v)),
             cookie_days: b.cookie_days.map(|v| ranged!(NewCampaign, "cookieDays", v)),
             hold_days: b.hold_days.map(|v| ranged!(NewCampaign, "holdDays", v)),
-            minimum_payout: b.minimum_payout,
-            is_public: b.is_public,
-            signup_open: b.signup_open,
-            auto_approve_affiliates: b.auto_approve_affiliates,
             risk: b.risk.map(RiskChanges::from),
-            commission_rules: b.commission_rules,
-            tiers: b.tiers,
-            lead_commission: b.lead_commission,
-            tax_form: b.tax_form,
-            metadata: b.metadata,
-        }
+        } }
     }
 }
 
@@ -383,30 +371,18 @@ pub struct CampaignPatch {
 
 impl From<CampaignPatch> for CampaignChanges {
     fn from(b: CampaignPatch) -> Self {
-        CampaignChanges {
-            name: b.name,
-            description: b.description,
-            landing_url: b.landing_url,
-            commission_type: b.commission_type,
-            commission_value: b.commission_value,
-            currency: b.currency,
-            commission_recurring: b.commission_recurring,
+        moved! { b => CampaignChanges {
+            name, description, landing_url, commission_type, commission_value, currency,
+            commission_recurring, minimum_payout, is_public, signup_open,
+            auto_approve_affiliates, commission_rules, tiers, lead_commission, tax_form,
+            metadata;
             recurring_months_limit: b
                 .recurring_months_limit
                 .map(|v| ranged!(NewCampaign, "recurringMonthsLimit", v)),
             cookie_days: b.cookie_days.map(|v| ranged!(NewCampaign, "cookieDays", v)),
             hold_days: b.hold_days.map(|v| ranged!(NewCampaign, "holdDays", v)),
-            minimum_payout: b.minimum_payout,
-            is_public: b.is_public,
-            signup_open: b.signup_open,
-            auto_approve_affiliates: b.auto_approve_affiliates,
             risk: b.risk.map(RiskChanges::from),
-            commission_rules: b.commission_rules,
-            tiers: b.tiers,
-            lead_commission: b.lead_commission,
-            tax_form: b.tax_form,
-            metadata: b.metadata,
-        }
+        } }
     }
 }
 

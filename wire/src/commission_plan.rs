@@ -66,7 +66,7 @@ pub struct PreviewBody {
     /// Preview for this affiliate of the campaign: its status, `commissionOverride` and
     /// `customersReferred` count.
     #[serde(default)]
-    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$")]
+    #[schema(value_type = Option<domain::ids::AffiliateId>)]
     pub affiliate_id: Option<String>,
     /// Distinct paying customers referred, this payment's customer included, for the tiers;
     /// default the affiliate's `customersReferred` (plus this customer on a first payment),

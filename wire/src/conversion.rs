@@ -28,7 +28,7 @@ use domain::validation::Issues;
 #[serde(rename_all = "camelCase")]
 #[schema(as = Conversion)]
 pub struct ConversionView<'a> {
-    #[schema(pattern = "^cnv_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("cnv_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::ConversionId)]
     pub id: &'a str,
     pub object: &'static str,
     /// The merchant's idempotency key (unique across all accounts and modes).
@@ -80,7 +80,7 @@ pub struct ConversionView<'a> {
     pub hold_days: u32,
     /// `occurredAt + holdDays` days: from then on the payout job approves the commission.
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     pub payable_at: DateTime<Utc>,
     /// The payout holding this conversion, once one does.
     pub payout_id: Option<&'a str>,
@@ -89,19 +89,18 @@ pub struct ConversionView<'a> {
     /// When the payment happened (the postback's `occurredAt`, default the time of the
     /// postback). List order, `from`/`to`, summary periods and the hold period all use it.
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     pub occurred_at: DateTime<Utc>,
     /// ISO-8601 UTC with milliseconds and `Z`.
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     pub created_at: DateTime<Utc>,
     /// ISO-8601 UTC with milliseconds and `Z`.
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     pub updated_at: DateTime<Utc>,
     /// When the conversion was last reversed (in full or in part).
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     pub reversed_at: Option<DateTime<Utc>>,
     /// The reason given with the last reversal.
     pub reversal_reason: Option<&'a str>,

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 #[schema(as = Integration)]
 pub struct IntegrationView<'a> {
-    #[schema(pattern = "^int_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::IntegrationId)]
     pub id: &'a str,
     pub object: &'static str,
     pub provider: Provider,
@@ -29,14 +29,11 @@ pub struct IntegrationView<'a> {
     /// Whether batch-process pays through it (a STRIPE integration with an `apiKey`).
     pub can_pay: bool,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub updated_at: DateTime<Utc>,
     /// When the last verified event arrived.
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_event_at: Option<DateTime<Utc>>,
 }
 
@@ -100,7 +97,7 @@ pub struct NewIntegration {
     pub webhook_id: Option<String>,
     /// A campaign of the key's account and mode: the default for code attribution.
     #[serde(default)]
-    #[schema(pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    #[schema(value_type = Option<domain::ids::CampaignId>)]
     pub campaign_id: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<field::ShortText>)]
@@ -190,7 +187,7 @@ pub struct IntegrationPatch {
     pub webhook_id: Patch<String>,
     /// Null removes the default campaign.
     #[serde(default)]
-    #[schema(value_type = Option<String>, pattern = "^cmp_[0-9A-HJKMNP-TV-Z]{26}$")]
+    #[schema(value_type = Option<domain::ids::CampaignId>)]
     pub campaign_id: Patch<String>,
     #[serde(default)]
     #[schema(value_type = Option<field::ShortText>)]
@@ -202,8 +199,8 @@ pub struct IntegrationPatch {
 
 impl From<NewIntegration> for IntegrationDraft {
     fn from(b: NewIntegration) -> Self {
-        IntegrationDraft {
-            provider: b.provider,
+        moved! { b => IntegrationDraft {
+            provider, campaign_id, description;
             signing_secret: b
                 .signing_secret
                 .map(|v| length!(NewIntegration, "signingSecret", v)),
@@ -218,9 +215,7 @@ impl From<NewIntegration> for IntegrationDraft {
             webhook_id: b
                 .webhook_id
                 .map(|v| length!(NewIntegration, "webhookId", v)),
-            campaign_id: b.campaign_id,
-            description: b.description,
-        }
+        } }
     }
 }
 
@@ -228,7 +223,8 @@ impl From<NewIntegration> for IntegrationDraft {
 /// fields of the same names.
 impl From<IntegrationPatch> for IntegrationChanges {
     fn from(b: IntegrationPatch) -> Self {
-        IntegrationChanges {
+        moved! { b => IntegrationChanges {
+            campaign_id, description, status;
             signing_secret: b
                 .signing_secret
                 .map(|v| length!(NewIntegration, "signingSecret", v)),
@@ -243,10 +239,7 @@ impl From<IntegrationPatch> for IntegrationChanges {
             webhook_id: b
                 .webhook_id
                 .map(|v| length!(NewIntegration, "webhookId", v)),
-            campaign_id: b.campaign_id,
-            description: b.description,
-            status: b.status,
-        }
+        } }
     }
 }
 

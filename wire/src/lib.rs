@@ -20,6 +20,15 @@ macro_rules! length {
     };
 }
 
+/// `$to { $field: $from.$field, .., $name: $value, .. }`: a body's fields
+/// moved by name into the domain's input of the same fields, the others as
+/// given.
+macro_rules! moved {
+    ($from:ident => $to:ident { $($field:ident),+ $(,)? $(; $($name:ident: $value:expr),+ $(,)?)? }) => {
+        $to { $($field: $from.$field,)+ $($($name: $value,)+)? }
+    };
+}
+
 pub mod adjustment;
 pub mod affiliate;
 pub mod application;

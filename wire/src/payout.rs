@@ -26,7 +26,6 @@ pub struct InvoiceView<'a> {
     #[schema(minimum = 1, maximum = 4194304)]
     pub size: Option<u64>,
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     pub uploaded_at: Option<DateTime<Utc>>,
 }
 
@@ -47,7 +46,7 @@ impl<'a> From<Option<&'a Invoice>> for InvoiceView<'a> {
 #[serde(rename_all = "camelCase")]
 #[schema(as = Payout)]
 pub struct PayoutView<'a> {
-    #[schema(pattern = "^po_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("po_01JD9A7C2E4G6J8M0P2R4T6V8Y"))]
+    #[schema(value_type = domain::ids::PayoutId)]
     pub id: &'a str,
     pub object: &'static str,
     pub affiliate_id: &'a str,
@@ -63,7 +62,7 @@ pub struct PayoutView<'a> {
     pub method: PayoutMethod,
     /// When the payout job created it. List order and `from`/`to` use it.
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     pub requested_at: DateTime<Utc>,
     #[schema(minimum = 0)]
     pub conversion_count: u64,
@@ -76,10 +75,8 @@ pub struct PayoutView<'a> {
     #[schema(value_type = crate::payout::InvoiceView)]
     pub invoice: InvoiceView<'a>,
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     pub approved_at: Option<DateTime<Utc>>,
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     pub paid_at: Option<DateTime<Utc>>,
     /// From POST mark-paid.
     #[schema(format = Date)]
@@ -103,10 +100,10 @@ pub struct PayoutView<'a> {
     #[schema(value_type = Option<domain::payout_account::PaymentError>)]
     pub last_payment_error: Option<&'a PaymentError>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     pub created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
     pub updated_at: DateTime<Utc>,
 }
 

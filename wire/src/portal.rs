@@ -36,7 +36,6 @@ pub struct PortalSession {
     /// `pt_<mode>_…`: the bearer of the portal routes (and of nothing else).
     pub token: String,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub expires_at: DateTime<Utc>,
 }
 
@@ -151,7 +150,6 @@ pub struct PortalConversion<'a> {
     /// The customer's n-th attributed payment (1 = the first); null for a lead.
     pub payment_number: Option<u32>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub occurred_at: DateTime<Utc>,
     pub payout_id: Option<&'a str>,
 }
@@ -189,10 +187,8 @@ pub struct PortalPayout<'a> {
     pub status: PayoutStatus,
     pub method: PayoutMethod,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub requested_at: DateTime<Utc>,
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     pub paid_at: Option<DateTime<Utc>>,
     pub conversion_count: u64,
     #[serde(with = "json_number")]

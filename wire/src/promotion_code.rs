@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 #[schema(as = PromotionCode)]
 pub struct PromotionCodeView<'a> {
-    #[schema(pattern = "^prc_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("prc_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::PromotionCodeId)]
     pub id: &'a str,
     pub object: &'static str,
     pub affiliate_id: &'a str,
@@ -26,7 +26,6 @@ pub struct PromotionCodeView<'a> {
     /// Whether payments carrying it are attributed.
     pub active: bool,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub created_at: DateTime<Utc>,
 }
 
@@ -60,7 +59,6 @@ pub struct PortalPromotionCode<'a> {
     /// Whether payments carrying it are yours.
     pub active: bool,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub created_at: DateTime<Utc>,
 }
 
@@ -82,7 +80,7 @@ impl<'a> From<&'a PromotionCode> for PortalPromotionCode<'a> {
 #[schema(as = PromotionCodeRequest)]
 pub struct NewPromotionCode {
     /// The STRIPE or PADDLE integration of the provider the code lives at.
-    #[schema(pattern = "^int_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::IntegrationId)]
     pub integration_id: String,
     /// The customer-facing code, letters and digits (Stripe's rule). Required with `couponId`
     /// to create the code at Stripe; with `providerId`, shown as given.

@@ -20,13 +20,11 @@ pub struct ReferralView {
     /// The customer's first attributed payment (the start of a limited recurring window), as
     /// this binding knows it.
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     pub first_payment_at: Option<DateTime<Utc>>,
     /// How the customer was bound to the affiliate.
     pub attribution: ReferralSource,
     /// When the customer was bound.
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub created_at: DateTime<Utc>,
 }
 

@@ -33,7 +33,7 @@ impl<'a> From<&'a Enrollment> for SignUpView<'a> {
 #[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SignUpAffiliate<'a> {
-    #[schema(pattern = "^aff_[0-9A-HJKMNP-TV-Z]{26}$")]
+    #[schema(value_type = domain::ids::AffiliateId)]
     id: &'a str,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case.
@@ -72,13 +72,8 @@ pub struct SignUp {
 
 impl From<SignUp> for SignUpDraft {
     fn from(b: SignUp) -> Self {
-        SignUpDraft {
-            campaign_id: b.campaign_id,
-            email: b.email,
-            name: b.name,
-            code: b.code,
-            website: b.website,
-            message: b.message,
-        }
+        moved! { b => SignUpDraft {
+            campaign_id, email, name, code, website, message,
+        } }
     }
 }

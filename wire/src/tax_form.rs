@@ -12,7 +12,6 @@ use serde::Serialize;
 pub struct TaxFormView {
     pub form_type: TaxFormType,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     pub uploaded_at: DateTime<Utc>,
 }
 

@@ -34,19 +34,15 @@ pub struct ClickRequest {
     /// A session the browser already holds; kept on the new click for reference (a new click
     /// always starts a new session).
     #[serde(default)]
-    #[schema(pattern = "^ses_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = Option<domain::ids::SessionId>)]
     pub session_id: Option<String>,
 }
 
 impl From<ClickRequest> for ClickDraft {
     fn from(b: ClickRequest) -> Self {
-        ClickDraft {
-            campaign_id: b.campaign_id,
-            code: b.code,
-            url: b.url,
-            referrer: b.referrer,
-            session_id: b.session_id,
-        }
+        moved! { b => ClickDraft {
+            campaign_id, code, url, referrer, session_id,
+        } }
     }
 }
 
@@ -121,7 +117,11 @@ fn identify_form(
     required: &str,
     identities: serde_json::Value,
 ) -> serde_json::Value {
-    let mut properties = serde_json::json!({"sessionId": {"type": "string", "pattern": "^ses_[0-9A-HJKMNP-TV-Z]{26}$", "example": "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F", "description": "A live session from `POST /api/v1/track/click`."}});
+    let session = described::<domain::ids::SessionId>(
+        "A live session from `POST /api/v1/track/click`.",
+        false,
+    );
+    let mut properties = serde_json::json!({ "sessionId": session });
     if let (Some(all), Some(more)) = (properties.as_object_mut(), identities.as_object()) {
         all.extend(more.clone());
     }

@@ -24,7 +24,7 @@ use serde_json::Value;
 #[serde(rename_all = "camelCase")]
 #[schema(as = WebhookEndpoint)]
 pub struct EndpointView<'a> {
-    #[schema(example = json!("whe_01JD9C4E6G8J0M2P4R6T8V0X2Z"))]
+    #[schema(value_type = domain::ids::WebhookEndpointId)]
     id: &'a str,
     object: &'static str,
     #[schema(format = "uri")]
@@ -38,10 +38,8 @@ pub struct EndpointView<'a> {
     /// merchant.
     disabled_reason: Option<&'a str>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     created_at: DateTime<Utc>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     updated_at: DateTime<Utc>,
 }
 
@@ -66,7 +64,7 @@ impl<'a> From<&'a Endpoint> for EndpointView<'a> {
 #[serde(rename_all = "camelCase")]
 #[schema(as = WebhookDelivery)]
 pub struct DeliveryView<'a> {
-    #[schema(example = json!("dlv_01JD9C8J0M2P4R6T8V0X2Z4B6D"))]
+    #[schema(value_type = domain::ids::DeliveryId)]
     id: &'a str,
     object: &'static str,
     endpoint_id: &'a str,
@@ -84,10 +82,8 @@ pub struct DeliveryView<'a> {
     #[schema(max_length = 1024)]
     response_body: Option<&'a str>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     attempted_at: DateTime<Utc>,
     #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
     next_attempt_at: Option<DateTime<Utc>>,
 }
 
@@ -116,13 +112,12 @@ impl<'a> From<&'a DeliveryAttempt> for DeliveryView<'a> {
 #[serde(rename_all = "camelCase")]
 #[schema(as = Event)]
 pub struct EventView<'a> {
-    #[schema(example = json!("evt_01JD9C5F7H9K1N3Q5S7T9W1Y3A"))]
+    #[schema(value_type = domain::ids::EventId)]
     id: &'a str,
     object: &'static str,
     #[serde(rename = "type")]
     event_type: EventType,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
     created_at: DateTime<Utc>,
     /// The record's API view after the change (a conversion for `conversion.*`, and so on);
     /// never a private field.
@@ -319,22 +314,17 @@ domain::described!(EventTypesSchema, "EventTypes", {
 
 impl From<NewEndpoint> for EndpointDraft {
     fn from(b: NewEndpoint) -> Self {
-        EndpointDraft {
-            url: b.url,
-            event_types: b.event_types,
-            description: b.description,
-        }
+        moved! { b => EndpointDraft {
+            url, event_types, description,
+        } }
     }
 }
 
 impl From<EndpointPatch> for EndpointChanges {
     fn from(b: EndpointPatch) -> Self {
-        EndpointChanges {
-            url: b.url,
-            event_types: b.event_types,
-            description: b.description,
-            status: b.status,
-        }
+        moved! { b => EndpointChanges {
+            url, event_types, description, status,
+        } }
     }
 }
 

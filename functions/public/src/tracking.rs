@@ -18,11 +18,11 @@ use serde::Serialize;
 #[schema(as = TrackClick)]
 struct ClickView {
     /// Send as `clickId` in a postback when the merchant's server knows it.
-    #[schema(pattern = "^clk_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("clk_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = api::domain::ids::ClickId)]
     click_id: String,
     /// The session of this click (same ULID as `clickId`). The browser script keeps it only
     /// after consent; send it to `identify` and as `sessionId` in a postback.
-    #[schema(pattern = "^ses_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = api::domain::ids::SessionId)]
     session_id: String,
     /// When the click and its session stop counting (`cookieDays` of the campaign after the
     /// click).
@@ -34,7 +34,7 @@ struct ClickView {
 #[serde(rename_all = "camelCase")]
 #[schema(as = TrackIdentify)]
 struct IdentifyView {
-    #[schema(pattern = "^ses_[0-9A-HJKMNP-TV-Z]{26}$", example = json!("ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = api::domain::ids::SessionId)]
     session_id: String,
     /// true when at least one identity was newly bound; false when every identity was already
     /// bound (first touch kept).

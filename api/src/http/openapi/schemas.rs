@@ -16,7 +16,6 @@ use utoipa::Modify;
 
 use super::components::{constant, of_type};
 use ::domain::field::LINE_PATTERN;
-use ::domain::ids::IdKind;
 
 type Schemas = std::collections::BTreeMap<String, RefOr<Schema>>;
 
@@ -147,33 +146,12 @@ fn merged(schema: &RefOr<Schema>, schemas: &Schemas) -> Option<Object> {
     Some(out)
 }
 
-/// A resource's answer: its `object` is its name, its `id` has its prefix.
+/// A resource's answer: its `object` is its name (its `id` is described by
+/// its kind's type, `domain::ids`).
 fn record_fields(name: &str, object: &mut Object) {
     if let Some(field) = object.properties.get_mut("object") {
         *field = constant(Type::String, json!(snake(name))).into();
     }
-    let id = object.properties.get_mut("id");
-    if let (Some(RefOr::T(Schema::Object(id))), Some(kind)) = (id, kind_of(name)) {
-        let pattern = format!("^{}_[0-9A-HJKMNP-TV-Z]{{26}}$", kind.prefix());
-        id.pattern.get_or_insert(pattern);
-    }
-}
-
-/// The id kind of a resource's answer, by its schema name.
-fn kind_of(schema: &str) -> Option<IdKind> {
-    Some(match schema {
-        "Campaign" | "PublicCampaign" => IdKind::Campaign,
-        "Affiliate" => IdKind::Affiliate,
-        "Application" => IdKind::Application,
-        "Asset" => IdKind::Asset,
-        "Conversion" => IdKind::Conversion,
-        "Payout" => IdKind::Payout,
-        "Event" => IdKind::Event,
-        "WebhookEndpoint" => IdKind::WebhookEndpoint,
-        "WebhookDelivery" => IdKind::Delivery,
-        "Integration" => IdKind::Integration,
-        _ => return None,
-    })
 }
 
 /// `WebhookEndpoint` is `webhook_endpoint`.
