@@ -86,7 +86,7 @@ impl PayoutAccount {
 /// A Stripe onboarding link: open `url` in the affiliate's browser before `expiresAt`.
 #[derive(utoipa::ToSchema, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = PayoutAccountLink)]
+#[schema(as = AccountLink)]
 pub struct OnboardingLink {
     /// Always `account_link`.
     pub object: &'static str,

@@ -1,7 +1,7 @@
 //! Conversions' earnings, statuses, reversals and stages, as tables of cases.
 
 use super::*;
-use crate::conversion_changes::ReversedBy;
+use crate::conversion_changes::{Reversal, ReversedBy};
 
 #[test]
 fn an_earning_keeps_its_status_condition_only_for_a_cached_affiliate() {
@@ -75,6 +75,17 @@ fn recorded(status: ConversionStatus, payout: Option<&str>) -> Conversion {
     }
 }
 
+/// The merchant's reversal of `c`.
+fn by_merchant(
+    c: &Conversion,
+    payout: HoldingPayout,
+    part: Option<Decimal>,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Reversal, Error> {
+    c.reverse(ReversedBy::Merchant, payout, part, reason, now)
+}
+
 #[test]
 fn reversal_transitions() {
     use ConversionStatus::*;
@@ -93,13 +104,7 @@ fn reversal_transitions() {
         } else {
             HoldingPayout::None
         };
-        match c.reverse(
-            ReversedBy::Merchant,
-            payout,
-            None,
-            Some("refund".into()),
-            now,
-        ) {
+        match by_merchant(&c, payout, None, Some("refund".into()), now) {
             Ok(r) => {
                 assert!(ok, "{from:?} must not reverse");
                 assert_eq!(r.from, from);
@@ -131,16 +136,14 @@ fn reversal_transitions() {
     let mut free = recorded(Pending, None);
     free.commission = Decimal::ZERO;
     assert_eq!(
-        free.reverse(ReversedBy::Merchant, HoldingPayout::None, None, None, now)
+        by_merchant(&free, HoldingPayout::None, None, None, now)
             .unwrap()
             .give_back,
         None
     );
     // A paid conversion of a paid payout is clawed back.
     let paid = recorded(Paid, Some("po_1"));
-    let r = paid
-        .reverse(ReversedBy::Merchant, HoldingPayout::Paid, None, None, now)
-        .unwrap();
+    let r = by_merchant(&paid, HoldingPayout::Paid, None, None, now).unwrap();
     let claw = r.clawback.expect("clawback");
     assert_eq!(
         (claw.amount, claw.conversion_id.as_deref()),
@@ -187,14 +190,7 @@ fn partial_reversals_cut_the_commission_in_proportion_and_add_up_to_it() {
         (None, "10.00", "3.33", "0", ConversionStatus::Reversed),
     ];
     for (i, (part, total, commission, cut, status)) in steps.into_iter().enumerate() {
-        let r = c
-            .reverse(
-                ReversedBy::Merchant,
-                HoldingPayout::None,
-                part.map(dec),
-                None,
-                now,
-            )
+        let r = by_merchant(&c, HoldingPayout::None, part.map(dec), None, now)
             .unwrap_or_else(|e| panic!("step {i}: {e:?}"));
         assert_eq!(r.reversed.reversed_amount, dec(total), "step {i}");
         assert_eq!(r.reversed.commission_reversed, dec(commission), "step {i}");
@@ -210,9 +206,7 @@ fn partial_reversals_cut_the_commission_in_proportion_and_add_up_to_it() {
         c = r.reversed;
     }
     // Nothing is left: another reversal is 409.
-    let err = c
-        .reverse(ReversedBy::Merchant, HoldingPayout::None, None, None, now)
-        .unwrap_err();
+    let err = by_merchant(&c, HoldingPayout::None, None, None, now).unwrap_err();
     assert!(matches!(err, Error::InvalidState { .. }));
 
     // Refused parts: above what is left, zero, more decimals than USD has.
@@ -223,13 +217,7 @@ fn partial_reversals_cut_the_commission_in_proportion_and_add_up_to_it() {
         ("0", "too_small"),
         ("1.005", "invalid_value"),
     ] {
-        match c.reverse(
-            ReversedBy::Merchant,
-            HoldingPayout::None,
-            Some(dec(part)),
-            None,
-            now,
-        ) {
+        match by_merchant(&c, HoldingPayout::None, Some(dec(part)), None, now) {
             Err(Error::Validation(issues)) => assert_eq!(issues[0].code, code, "{part}"),
             other => panic!("{part}: {other:?}"),
         }
@@ -238,15 +226,7 @@ fn partial_reversals_cut_the_commission_in_proportion_and_add_up_to_it() {
     let mut paid = recorded(ConversionStatus::Paid, Some("po_1"));
     paid.amount = dec("100");
     paid.commission = dec("20.00");
-    let r = paid
-        .reverse(
-            ReversedBy::Merchant,
-            HoldingPayout::Paid,
-            Some(dec("25")),
-            None,
-            now,
-        )
-        .unwrap();
+    let r = by_merchant(&paid, HoldingPayout::Paid, Some(dec("25")), None, now).unwrap();
     assert_eq!(r.reversed.status, ConversionStatus::Paid);
     assert_eq!(r.clawback.map(|a| a.amount), Some(dec("-5.00")));
     assert_eq!(r.reversed.rollup_figures(), (dec("75"), dec("15.00")));
