@@ -1,7 +1,9 @@
 //! A change's events as the domain plans them: what happened, when, and the
 //! record after it (the subject), which is rendered to the record's API
-//! view where the event is written (`wire::event`). Each record's events
-//! are made here, above the records, so no record module names an event.
+//! view where the event is written (`wire::event`). It sits above the
+//! records, so no record module names an event: the records' own events
+//! are made here, and the changes that plan events (a postback, a reversal,
+//! a payout's moves) are modules above it.
 
 use chrono::{DateTime, Utc};
 

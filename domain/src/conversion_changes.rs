@@ -118,7 +118,7 @@ impl Conversion {
         };
         let mut reversed = self.reversed_part(part, now)?;
         let cut = reversed.commission_reversed - self.commission_reversed;
-        let give_back = Earning::of_cut(self, cut, -cut);
+        let give_back = Earning::of_cut(self, -cut);
         let clawback = give_back
             .as_ref()
             .filter(|_| clawback)

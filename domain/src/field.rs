@@ -11,8 +11,8 @@
 //! a parameter ([`Token`], [`Line`], [`Phrase`], [`Text`], [`Passage`],
 //! [`Identifier`]); the aliases below name each rule the fields follow, so
 //! each length is written once. E-mail addresses and affiliate codes are
-//! types of their own modules, re-exported here; the currency is
-//! [`Currency`](crate::money::Currency).
+//! types of their own modules (`crate::email`, `crate::affiliate_code`);
+//! the currency is [`Currency`](crate::money::Currency).
 
 use std::borrow::Cow;
 
@@ -388,8 +388,7 @@ impl ReturnUrl {
 
     /// The value against the rule; the issue names `path`.
     pub fn parse(path: &str, v: &str) -> Result<(), Issue> {
-        check_http_url(path, v)?;
-        check_len(path, v, 0, Url::MAX)?;
+        Url::parse(path, v)?;
         match v.is_ascii() {
             true => Ok(()),
             false => Err(Issue::new(
@@ -680,6 +679,7 @@ mod tests {
             Some("invalid_string")
         );
         assert!(code("ftp://shop.example.com").is_some());
+        assert!(code("https://shop.example.com/\u{1}").is_some());
         let long = format!("https://x.io/{}", "a".repeat(Url::MAX));
         assert_eq!(code(&long).as_deref(), Some("too_big"));
     }

@@ -54,7 +54,7 @@ impl IdKind {
 }
 
 /// An id's pattern in the description: its kind's prefix, then a ULID.
-pub fn id_pattern(kind: IdKind) -> String {
+fn id_pattern(kind: IdKind) -> String {
     format!("^{}_[0-9A-HJKMNP-TV-Z]{{26}}$", kind.prefix())
 }
 
@@ -66,21 +66,15 @@ macro_rules! id_types {
         #[doc = concat!("The description of a `", stringify!($kind), "` id.")]
         pub struct $name;
 
-        impl utoipa::PartialSchema for $name {
-            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-                crate::schema::from_json(serde_json::json!({
-                    "type": "string",
-                    "pattern": id_pattern(IdKind::$kind),
-                    "example": $example,
-                }))
-            }
-        }
-
-        impl utoipa::ToSchema for $name {
-            fn name() -> std::borrow::Cow<'static, str> {
-                std::borrow::Cow::Borrowed(stringify!($name))
-            }
-        }
+        crate::described!(
+            $name,
+            stringify!($name),
+            serde_json::json!({
+                "type": "string",
+                "pattern": id_pattern(IdKind::$kind),
+                "example": $example,
+            }),
+        );
     )*};
 }
 

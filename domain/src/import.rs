@@ -1,7 +1,7 @@
-//! Bulk import from another platform: the rows of the affiliates and
-//! referrals imports, each judged by the rules of the single-record routes
-//! (the affiliate create's body, the postback's customer identities), and
-//! the records each row plans. A row's `externalId` names it for good: the
+//! Bulk import from another platform: the records each row of the
+//! affiliates and referrals imports plans, each row judged by the rules of
+//! the single-record routes (the affiliate create's, the postback's customer
+//! identities; the rows' bodies are `wire::import`'s). A row's `externalId` names it for good: the
 //! records it makes have ids derived from it, so a re-run finds them and
 //! changes nothing.
 
@@ -16,8 +16,6 @@ use crate::ids::{derived_id, sibling, IdKind};
 use crate::referral::{CustomerKey, Referral, ReferralSource};
 use crate::tenant::Tenant;
 use crate::validation::Issues;
-
-pub use crate::field::MAX_EXTERNAL_ID_CHARS;
 
 /// The most rows an import takes.
 pub const MAX_ROWS: usize = 500;

@@ -14,8 +14,7 @@ use crate::ids::{new_id, IdKind};
 use crate::timestamp::{serde_ts, serde_ts_opt};
 use crate::validation::Issue;
 
-/// Longest `customerId` accepted (characters).
-pub use crate::field::{is_email_hash, MAX_CUSTOMER_ID_CHARS};
+use crate::field::is_email_hash;
 
 wire_enum! {
     /// How a referral's binding came about.

@@ -1,7 +1,8 @@
 //! Giving back a provider's reversal: a refund that failed (Stripe
 //! `refund.failed`) or a chargeback reversed because the merchant won the
 //! dispute (Paddle `chargeback_reverse`). The inverse of
-//! [`Conversion::refund`]: the amount and commission reversed shrink, the
+//! a provider's reversal ([`Conversion::reverse`] by
+//! [`ReversedBy::Provider`](crate::conversion_changes::ReversedBy)): the amount and commission reversed shrink, the
 //! affiliate earns the cut again, and what had become a clawback is given
 //! back as a positive adjustment netted into its next payout.
 
@@ -61,7 +62,7 @@ impl Conversion {
         }
         after.reversal_reason = Some(reason);
         after.updated_at = now;
-        let earning = Earning::of_cut(self, cut, cut);
+        let earning = Earning::of_cut(self, cut);
         let clawback = (unclawed > Decimal::ZERO && earning.is_some())
             .then(|| Adjustment::clawback(self, unclawed, now));
         let event = Event::new(EventType::ConversionRestored, &after, now);

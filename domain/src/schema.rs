@@ -14,7 +14,7 @@ pub use crate::json_schema::from_json;
 /// argument, `[("Other", json!({...})), ...]`, adds schemas it refers to.
 #[macro_export]
 macro_rules! described {
-    ($ty:ty, $name:literal, $schema:expr $(, [$(($dep:expr, $dep_schema:expr)),* $(,)?])? $(,)?) => {
+    ($ty:ty, $name:expr, $schema:expr $(, [$(($dep:expr, $dep_schema:expr)),* $(,)?])? $(,)?) => {
         impl ::utoipa::PartialSchema for $ty {
             fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema> {
                 $crate::schema::from_json($schema)
@@ -89,7 +89,7 @@ impl Limits {
 
     /// A string's length against `minLength` and `maxLength`.
     pub fn check_len(&self, path: &str, value: &str) -> Result<(), Issue> {
-        crate::validation::check_len(path, value, self.min_length, self.max_length)
+        crate::field::check_len(path, value, self.min_length, self.max_length)
     }
 
     /// An integer against `minimum` and `maximum`.
@@ -107,7 +107,7 @@ impl Limits {
 /// read: the value (a number brought inside its range), and the issue when it
 /// broke a limit. The domain records the issue where its own checks stand, so
 /// a refused body lists its issues in the order of its fields.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Judged<T> {
     pub value: T,
     pub issue: Option<Issue>,
@@ -117,7 +117,8 @@ pub struct Judged<T> {
 pub type Ranged = Judged<u32>;
 
 impl<T> Judged<T> {
-    /// A value within its limits (tests and defaults).
+    /// A value within its limits (the domain's tests).
+    #[cfg(test)]
     pub fn ok(value: T) -> Judged<T> {
         Judged { value, issue: None }
     }
@@ -125,7 +126,7 @@ impl<T> Judged<T> {
     /// Records the issue, if any; the value.
     pub fn take(self, issues: &mut crate::validation::Issues) -> T {
         if let Some(i) = self.issue {
-            issues.check::<()>(Err(i));
+            issues.push(i);
         }
         self.value
     }
@@ -134,7 +135,7 @@ impl<T> Judged<T> {
     /// kept after it is checked).
     pub fn judge(&self, issues: &mut crate::validation::Issues) -> &T {
         if let Some(i) = &self.issue {
-            issues.check::<()>(Err(i.clone()));
+            issues.push(i.clone());
         }
         &self.value
     }

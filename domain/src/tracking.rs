@@ -1,6 +1,6 @@
 //! Click tracking for the browser script: click and session ids, the
-//! attribution window, hashing of client addresses, and the two public
-//! request bodies.
+//! attribution window, hashing of client addresses, and what the two
+//! public requests ask for (their bodies are `wire::tracking`'s).
 //!
 //! A click is one record, `clk_<ULID>`; its session is `ses_<ULID>` with the
 //! same ULID, so a session resolves to its click with one GetItem and needs no

@@ -4,7 +4,6 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::field::is_refused_control;
-pub use crate::field::{check_http_url, check_len};
 pub use crate::issue::Issue;
 
 /// Collects issues so a caller hears about every bad field at once.

@@ -1,4 +1,5 @@
-//! What the API and the events show of an affiliate (its totals as numbers, never its version).
+//! What the API and the events show of an affiliate (its totals as numbers,
+//! never its version), and the bodies that create and change one.
 
 use crate::tax_form::TaxFormView;
 use chrono::{DateTime, Utc};
@@ -17,7 +18,6 @@ use domain::patch::Patch;
 use domain::payout_account::PayoutAccount;
 use domain::risk::Risk;
 use domain::timestamp::serde_ts;
-use rust_decimal::Decimal;
 use serde::ser::SerializeMap;
 use serde::Deserialize;
 use serde::{Serialize, Serializer};
@@ -121,19 +121,11 @@ domain::described!(
 /// Serialises totals as `{ "USD": 12.5 }` with JSON numbers.
 struct TotalsJson<'a>(&'a Totals);
 
-struct Amount(Decimal);
-
-impl Serialize for Amount {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        json_number::serialize(&self.0, s)
-    }
-}
-
 impl Serialize for TotalsJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.0.len()))?;
         for (c, d) in self.0 {
-            m.serialize_entry(c.code(), &Amount(*d))?;
+            m.serialize_entry(c.code(), &json_number::number(d))?;
         }
         m.end()
     }
@@ -243,6 +235,7 @@ mod tests {
     use super::*;
     use domain::money::Currency;
     use domain::validation::Issues;
+    use rust_decimal::Decimal;
 
     #[test]
     fn view_hides_the_version_and_shows_totals_as_numbers() {

@@ -1,4 +1,5 @@
-//! What the API, the events and the portal show of a marketing asset.
+//! What the API, the events and the portal show of a marketing asset, and
+//! the bodies that create and change one.
 
 use chrono::{DateTime, Utc};
 use domain::asset::AssetChanges;

@@ -1,5 +1,6 @@
-//! What the API and the events show of a campaign: the merchant's view, the
-//! commission terms an affiliate sees, and the public profile.
+//! What the API and the events show of a campaign (the merchant's view, the
+//! commission terms an affiliate sees, the public profile), and the bodies
+//! that create and change one.
 
 use crate::risk::RiskSettingsInput;
 use crate::risk::RiskSettingsView;
@@ -221,11 +222,11 @@ pub struct NewCampaign {
     pub recurring_months_limit: Option<i64>,
     /// null or absent: 30.
     #[serde(default)]
-    #[schema(minimum = 1, maximum = 365, default = json!(30))]
+    #[schema(minimum = 1, maximum = 365, default = json!(domain::campaign::DEFAULT_COOKIE_DAYS))]
     pub cookie_days: Option<i64>,
     /// null or absent: 30.
     #[serde(default)]
-    #[schema(minimum = 0, maximum = 365, default = json!(30))]
+    #[schema(minimum = 0, maximum = 365, default = json!(domain::campaign::DEFAULT_HOLD_DAYS))]
     pub hold_days: Option<i64>,
     /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency. Null or
     /// absent: 0.

@@ -1,10 +1,11 @@
-//! What a commission preview answers.
+//! A commission preview: its body, and what it answers.
 
 use domain::commission_plan::CommissionSource;
 use domain::commission_plan::PreviewRequest;
 use domain::commission_terms::check_amount;
 use domain::commission_terms::CommissionReason;
 use domain::commission_terms::ConversionType;
+use domain::conversion::Keys;
 use domain::error::Error;
 use domain::field;
 use domain::money::json_number;
@@ -84,43 +85,36 @@ impl PreviewBody {
         let conversion_type = self.conversion_type.unwrap_or_default();
         let amount = self.amount.unwrap_or_default();
         check_amount(conversion_type, amount, currency, &mut issues);
-        for (name, id) in [("productId", &self.product_id), ("planId", &self.plan_id)] {
-            if let Some(id) = id {
-                issues.check(field::Key::parse(name, id));
-            }
-        }
-        let months = self.months_since_first_payment.unwrap_or(0);
-        if months > 1200 {
-            issues.add(
-                &["monthsSinceFirstPayment"],
-                "too_big",
-                "monthsSinceFirstPayment must be at most 1200",
-            );
-        }
-        if self.payment_number == Some(0) {
-            issues.add(
-                &["paymentNumber"],
-                "too_small",
-                "paymentNumber must be at least 1",
-            );
-        }
+        let keys = Keys {
+            product_id: self.product_id,
+            plan_id: self.plan_id,
+            ..Keys::default()
+        };
+        keys.check(&mut issues);
+        let months = self.months_since_first_payment.map_or(0, |m| {
+            ranged!(PreviewBody, "monthsSinceFirstPayment", i64::from(m)).take(&mut issues)
+        });
+        let payment_number = self
+            .payment_number
+            .map(|n| ranged!(PreviewBody, "paymentNumber", i64::from(n)).take(&mut issues));
+        let customers = self
+            .customers
+            .map(|n| ranged!(PreviewBody, "customers", i64::from(n)).take(&mut issues));
         let payment_number = match conversion_type {
             ConversionType::Lead => 0,
-            ConversionType::Sale => self
-                .payment_number
-                .unwrap_or(if months > 0 { 2 } else { 1 }),
+            ConversionType::Sale => payment_number.unwrap_or(if months > 0 { 2 } else { 1 }),
         };
         issues.finish()?;
         Ok(PreviewRequest {
             amount,
             currency: currency.expect("checked above"),
             conversion_type,
-            product_id: self.product_id,
-            plan_id: self.plan_id,
+            product_id: keys.product_id,
+            plan_id: keys.plan_id,
             months_since_first_payment: months,
             payment_number,
             affiliate_id: self.affiliate_id,
-            customers: self.customers,
+            customers,
         })
     }
 }

@@ -1,4 +1,5 @@
-//! What the API and the events show of a conversion.
+//! What the API and the events show of a conversion, and the bodies of the
+//! postback and of a reversal.
 
 use chrono::{DateTime, Utc};
 use domain::commission_plan::CommissionSource;
@@ -12,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use chrono::Duration;
 use domain::conversion::{
-    amount_of, AttributionMethod, Conversion, ConversionStatus, ConversionType, Keys, Postback,
-    ReverseRequest, Sale, FUTURE_TOLERANCE_MINUTES,
+    amount_of, since_epoch, AttributionMethod, Conversion, ConversionStatus, ConversionType, Keys,
+    Postback, ReverseRequest, Sale, FUTURE_TOLERANCE_MINUTES,
 };
 use domain::error::Error;
 use domain::field;
@@ -262,7 +263,7 @@ fn unknown_type(issues: &mut Issues) {
 
 /// The customer's e-mail identity from `customerEmail` and/or
 /// `customerEmailHash` (both given: they must agree).
-fn email_identity(
+pub(crate) fn email_identity(
     email: Option<&str>,
     hash: Option<&str>,
     issues: &mut Issues,
@@ -299,15 +300,7 @@ fn occurred_at(raw: Option<&str>, now: DateTime<Utc>, issues: &mut Issues) -> Da
                 );
                 now
             }
-            Some(t) if t.timestamp() < 0 => {
-                issues.add(
-                    &["occurredAt"],
-                    "too_small",
-                    "occurredAt must not be before 1970",
-                );
-                now
-            }
-            Some(t) => t,
+            Some(t) => issues.check(since_epoch(t)).map_or(now, |()| t),
             None => {
                 issues.add(
                     &["occurredAt"],

@@ -18,8 +18,7 @@ use serde::Deserialize;
 /// The description of an affiliates import row: the create body's, with
 /// `externalId` (required) and `status`.
 fn affiliate_row_schema() -> serde_json::Value {
-    let create =
-        serde_json::to_value(<NewAffiliate as utoipa::PartialSchema>::schema()).unwrap_or_default();
+    let create = field::keywords::<NewAffiliate>();
     let mut properties = serde_json::json!({
         "externalId": {
             "$ref": format!("#/components/schemas/{}", import_id_name()),
@@ -81,11 +80,7 @@ domain::described!(
     "ReferralImport",
     rows_schema("ReferralImportRow"),
     [
-        (
-            "ReferralImportRow",
-            serde_json::to_value(<ReferralRow as utoipa::PartialSchema>::schema())
-                .unwrap_or_default()
-        ),
+        ("ReferralImportRow", field::keywords::<ReferralRow>()),
         (import_id_name(), field::keywords::<field::ImportId>()),
     ]
 );

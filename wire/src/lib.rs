@@ -1,9 +1,9 @@
 //! The API's wire types: each record's view, the one shape a response and an
-//! event's payload share, rendered from the domain's records; and the request
-//! bodies that validate into the domain's inputs at the edge (a payout
-//! command, a postback, a reversal, an adjustment, an application decision,
-//! a preview, a replay window). The domain decides; this crate only says how
-//! a request and a decision read on the wire.
+//! event's payload share, rendered from the domain's records; and every
+//! request body, which converts into the domain's input at the edge (a
+//! `*Draft` or `*Changes` through `From`, or a checked request such as a
+//! `Postback` or a payout `Command` through `validate`). The domain decides;
+//! this crate only says how a request and a decision read on the wire.
 
 /// `$body`'s whole-number field `$field` judged against the range its
 /// attribute states (the issue at `$parent.$field` when nested).

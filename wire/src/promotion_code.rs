@@ -1,4 +1,5 @@
-//! What the API and the portal show of a promotion code.
+//! What the API and the portal show of a promotion code, and the body that
+//! registers or creates one.
 
 use chrono::{DateTime, Utc};
 use domain::connector::Provider;

@@ -1,4 +1,5 @@
-//! What the API shows of a campaign's risk settings.
+//! What the API shows of a campaign's risk settings, and the body that
+//! changes them.
 
 use domain::money::json_number_opt;
 use domain::patch::Patch;

@@ -1,4 +1,4 @@
-//! What a public sign-up answers.
+//! A public sign-up: its body, and what it answers.
 
 use domain::affiliate::{AffiliateStatus, Enrollment};
 use domain::field;

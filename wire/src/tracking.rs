@@ -157,23 +157,11 @@ impl IdentifyRequest {
         if let Some(id) = &self.customer_id {
             keys.extend(issues.check(CustomerKey::from_id(id)));
         }
-        let from_email = self
-            .customer_email
-            .as_deref()
-            .and_then(|e| issues.check(CustomerKey::from_email(e)));
-        let from_hash = self
-            .customer_email_hash
-            .as_deref()
-            .and_then(|h| issues.check(CustomerKey::from_email_hash(h)));
-        match (from_email, from_hash) {
-            (Some(a), Some(b)) if a != b => issues.add(
-                &["customerEmailHash"],
-                "invalid_combination",
-                "customerEmailHash is not the hash of customerEmail; send one of them",
-            ),
-            (Some(k), _) | (None, Some(k)) => keys.push(k),
-            (None, None) => {}
-        }
+        keys.extend(crate::conversion::email_identity(
+            self.customer_email.as_deref(),
+            self.customer_email_hash.as_deref(),
+            &mut issues,
+        ));
         if issues.is_empty() && keys.is_empty() {
             issues.add(
                 &[],

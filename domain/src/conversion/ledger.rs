@@ -82,13 +82,13 @@ pub struct Earning {
 }
 
 impl Earning {
-    /// `c`'s affiliate's `earned` moved by `amount` for a `cut` of its
-    /// commission (given back or restored): none without an affiliate, or
-    /// when nothing is cut.
-    pub fn of_cut(c: &Conversion, cut: Decimal, amount: Decimal) -> Option<Earning> {
+    /// `c`'s affiliate's `earned` moved by `amount`, a cut of its commission
+    /// given back (negative) or restored: none without an affiliate, or when
+    /// nothing is cut.
+    pub fn of_cut(c: &Conversion, amount: Decimal) -> Option<Earning> {
         c.affiliate_id
             .as_ref()
-            .filter(|_| cut > Decimal::ZERO)
+            .filter(|_| !amount.is_zero())
             .map(|aff| Earning {
                 affiliate_id: aff.clone(),
                 currency: c.currency,

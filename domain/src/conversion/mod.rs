@@ -1,6 +1,6 @@
-//! Conversions: the stored record, its statuses and what changes it
-//! (holds, releases, reversals); the requests, the money they move and the
-//! view are submodules.
+//! Conversions: the stored record and its statuses; the requests and the
+//! money they move are submodules. What changes a conversion (releases,
+//! reversals) is `crate::conversion_changes`; its view is `wire::conversion`.
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
@@ -344,7 +344,8 @@ mod requests;
 
 pub use ledger::{Adjustment, Earning};
 pub use requests::{
-    amount_of, truncate_millis, Keys, Postback, ReverseRequest, Sale, FUTURE_TOLERANCE_MINUTES,
+    amount_of, since_epoch, truncate_millis, Keys, Postback, ReverseRequest, Sale,
+    FUTURE_TOLERANCE_MINUTES,
 };
 
 #[cfg(test)]

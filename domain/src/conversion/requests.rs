@@ -3,6 +3,7 @@
 //! `ReverseRequest`; their bodies are `wire::conversion`.
 
 use super::*;
+use crate::issue::Issue;
 
 /// A validated postback.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +67,18 @@ impl Keys {
     }
 }
 
+/// `occurredAt` no earlier than 1970-01-01T00:00:00Z, as the postback documents.
+pub fn since_epoch(t: DateTime<Utc>) -> Result<(), Issue> {
+    match t.timestamp() < 0 {
+        false => Ok(()),
+        true => Err(Issue::new(
+            &["occurredAt"],
+            "too_small",
+            "occurredAt must not be before 1970",
+        )),
+    }
+}
+
 /// A postback's amount: required for a SALE (an unknown type is checked
 /// as one), 0 or left out for a LEAD.
 pub fn amount_of(
@@ -121,8 +134,8 @@ impl Postback {
     }
 }
 
-/// A payment a provider reported, as typed facts: what a provider's event
-/// makes the postback of (`Postback::sale`).
+/// A payment's checked facts, as typed values: what the HTTP postback's
+/// body and a provider's event (`Postback::sale`) each make a postback of.
 #[derive(Debug, Clone)]
 pub struct Sale {
     pub amount: Decimal,
@@ -145,19 +158,13 @@ impl Postback {
     pub fn sale(s: Sale) -> Result<Postback, Error> {
         let mut issues = Issues::new();
         let kind = Some(ConversionType::Sale);
-        let amount = amount_of(Some(s.amount), kind, Some(s.currency), &mut issues);
+        amount_of(Some(s.amount), kind, Some(s.currency), &mut issues);
         issues.check(field::Key::parse("externalId", &s.external_id));
         s.keys.check(&mut issues);
-        if s.occurred_at.timestamp() < 0 {
-            issues.add(
-                &["occurredAt"],
-                "too_small",
-                "occurredAt must not be before 1970",
-            );
-        }
+        issues.check(since_epoch(s.occurred_at));
         metadata::validate(&s.metadata, &mut issues);
         issues.finish()?;
-        Ok(Postback::of(Sale { amount, ..s }, ConversionType::Sale))
+        Ok(Postback::of(s, ConversionType::Sale))
     }
 
     /// The postback of a payment's checked facts: the one place both the

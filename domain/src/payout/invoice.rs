@@ -1,5 +1,5 @@
-//! A payout's invoice: where its file is stored, what the API shows of it,
-//! and when a payout takes one.
+//! A payout's invoice: where its file is stored and when a payout takes
+//! one (what the API shows of it is `wire::payout`'s).
 
 use super::{serde_ts, DateTime, Deserialize, Error, Payout, PayoutStatus, Serialize, Tenant, Utc};
 
