@@ -28,9 +28,19 @@ step "supply chain: cargo deny (licences, sources, duplicate majors, RustSec adv
 scripts/deny.sh
 
 # Fails when one of the packages links the crate: `refuse_link <crate> <package>...`.
+# A name that is not in the workspace's graph fails too, so a misspelt or
+# renamed crate or package cannot make the check pass unnoticed.
 refuse_link() {
   local dep=$1; shift
+  if ! cargo tree --quiet -e normal --workspace -i "$dep" --depth 0 >/dev/null 2>&1; then
+    echo "refuse_link: $dep is in no package's graph (misspelt or renamed?)" >&2
+    exit 1
+  fi
   for p in "$@"; do
+    if ! cargo tree --quiet -e normal -p "$p" --depth 0 >/dev/null 2>&1; then
+      echo "refuse_link: no package $p in the workspace" >&2
+      exit 1
+    fi
     if cargo tree --quiet -e normal -p "$p" -i "$dep" >/dev/null 2>&1; then
       echo "$p links $dep (cargo tree -e features -p $p -i $dep)" >&2
       exit 1
@@ -38,11 +48,12 @@ refuse_link() {
   done
 }
 
-step "the layers link what docs/architecture.md says: domain and wire no AWS SDK, axum or tokio; store and services no axum"
-refuse_link aws-sdk-dynamodb domain wire
+step "the layers link what docs/architecture.md says: domain and wire no AWS SDK, axum or tokio; store and services no axum; payout-job and invoices no axum or api"
+refuse_link aws-smithy-types domain wire
 refuse_link tokio domain wire
-refuse_link axum domain wire store services
+refuse_link axum domain wire store services payout-job invoices
 refuse_link lambda_http domain wire store services
+refuse_link api payout-job invoices
 echo "ok: none of them"
 
 step "functions that never touch S3 do not link aws-sdk-s3"

@@ -9,7 +9,7 @@ pub mod http;
 pub mod lambda;
 
 // The domain's error and its description macros, the API's vocabulary.
-pub use ::domain::{described, limits, Error, ErrorCode};
+pub use ::domain::{described, Error, ErrorCode};
 /// DynamoDB and S3 over the domain's types (the `store` crate).
 pub mod store {
     pub use ::store::*;

@@ -47,6 +47,12 @@ pub enum ReversedBy {
 }
 
 impl Conversion {
+    /// `conversion.approved` of a conversion just approved (by its release,
+    /// or by the payout job once its hold is over).
+    pub fn approved_event(&self, now: DateTime<Utc>) -> Event {
+        Event::new(EventType::ConversionApproved, self, now)
+    }
+
     /// Ends a hold: ON_HOLD -> PENDING, or APPROVED when its hold period is
     /// over at `now` (409 from any other status). Its flags stay as history.
     /// The events: `conversion.released`, and `conversion.approved` when it
@@ -61,7 +67,7 @@ impl Conversion {
         };
         let mut events = vec![Event::new(EventType::ConversionReleased, &after, now)];
         if after.status == ConversionStatus::Approved {
-            events.push(Event::new(EventType::ConversionApproved, &after, now));
+            events.push(after.approved_event(now));
         }
         Ok(Release {
             before: self.clone(),

@@ -91,6 +91,7 @@ id_types! {
     IntegrationId: Integration, "int_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
     PayoutId: Payout, "po_01JD9A7C2E4G6J8M0P2R4T6V8Y";
     PromotionCodeId: PromotionCode, "prc_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
+    ReferralId: Referral, "ref_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
     SessionId: Session, "ses_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
     WebhookEndpointId: WebhookEndpoint, "whe_01JD9C4E6G8J0M2P4R6T8V0X2Z";
 }

@@ -12,9 +12,8 @@ use api::domain::validation::Issues;
 use api::services::app::App;
 use api::services::enrollments;
 use api::services::postback::{self, Recorded};
-use api::store::attrs;
 use api::store::keys::{DEMO_MARKER, RECORD_SK};
-use api::store::{accounts, assets, campaigns, string_value, Item};
+use api::store::{accounts, assets, campaigns, item_key, string_value, Item};
 use api::wire::affiliate::NewAffiliate;
 use api::wire::asset::NewSwipeCopy;
 use api::wire::campaign::NewCampaign;
@@ -131,17 +130,14 @@ fn save(keys_file: &Path, saved: &Value) -> Result<(), Error> {
 
 /// Records that the demo account was seeded, so later runs leave it be.
 async fn mark_seeded(app: &App, account_id: &str) -> Result<(), Error> {
-    let marker: Item = [
-        (attrs::PK.to_string(), string_value(DEMO_MARKER)),
-        (attrs::SK.to_string(), string_value(RECORD_SK)),
+    let mut marker = item_key(DEMO_MARKER, RECORD_SK);
+    marker.extend([
         (ACCOUNT_ID.to_string(), string_value(account_id)),
         (
             "seededAt".to_string(),
             string_value(timestamp::format(&timestamp::now())),
         ),
-    ]
-    .into_iter()
-    .collect();
+    ]);
     app.store.put(marker).await
 }
 

@@ -27,7 +27,6 @@ use crate::retry::{retry, Attempt};
 use domain::change::Event;
 use domain::conversion::{Adjustment, Conversion, ConversionStatus};
 use domain::error::Result;
-use domain::event::EventType;
 use domain::payout::{Payout, PayoutQueue, PoolEntry};
 use domain::tenant::Tenant;
 use store::payouts::{self as store_payouts, ClaimChunk, CLAIM_CHUNK, STATUS_CHUNK};
@@ -140,7 +139,7 @@ async fn approve_due(run: &mut Run<'_>, shard: u32) -> Result<()> {
             for chunk in approved.chunks(STATUS_CHUNK) {
                 let recorded: Vec<Event> = chunk
                     .iter()
-                    .map(|(_, a)| Event::new(EventType::ConversionApproved, a, run.now))
+                    .map(|(_, a)| a.approved_event(run.now))
                     .collect();
                 if store_payouts::approve_chunk(store, &tenant, chunk, &recorded).await? {
                     run.report.approved += chunk.len();

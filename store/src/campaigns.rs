@@ -5,7 +5,9 @@ use crate::keys::{self, Index, ListKind, RECORD_SK, STAMP_SK};
 use crate::page::{ListQuery, Page, PageRequest};
 use crate::tx::Tx;
 use crate::update::UpdateExpr;
-use crate::{events, from_item, record_item, string_of, string_value, IndexKeys, Item, Store};
+use crate::{
+    events, from_item, item_key, record_item, string_of, string_value, IndexKeys, Item, Store,
+};
 use domain::campaign::Campaign;
 use domain::error::{Error, Result};
 use domain::ids::{self, IdKind};
@@ -35,15 +37,15 @@ enum Write {
 /// size of the item it reads, and the record grows with its commission
 /// plan (20 rules and 10 tiers: 4 KB).
 fn stamp(tenant: &Tenant, c: &Campaign) -> Item {
-    Item::from([
-        (attrs::PK.to_string(), string_value(&c.id)),
-        (attrs::SK.to_string(), string_value(STAMP_SK)),
+    let mut item = item_key(&c.id, STAMP_SK);
+    item.extend([
         (attrs::TENANT.to_string(), string_value(tenant.key())),
         (
             attrs::UPDATED_AT.to_string(),
             string_value(timestamp::format(&c.updated_at)),
         ),
-    ])
+    ]);
+    item
 }
 
 /// Writes a campaign (new when `when` is none, else under `when`), its

@@ -10,9 +10,9 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 #[schema(as = AffiliateTierChange)]
 pub struct TierChangeView<'a> {
-    #[schema(example = json!("aff_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::AffiliateId)]
     pub affiliate_id: &'a str,
-    #[schema(example = json!("cmp_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::CampaignId)]
     pub campaign_id: &'a str,
     pub tier: Option<&'a TierMark>,
     /// The name of the tier before; null: none.

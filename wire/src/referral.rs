@@ -10,7 +10,7 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 #[schema(as = Referral)]
 pub struct ReferralView {
-    #[schema(example = json!("ref_01JD3Q5W6X7Y8Z9A0B1C2D3E4F"))]
+    #[schema(value_type = domain::ids::ReferralId)]
     pub id: String,
     pub affiliate_id: String,
     pub campaign_id: String,

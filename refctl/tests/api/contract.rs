@@ -79,7 +79,7 @@ pub fn rule_of<'a>(schemas: &'a Value, property: &'a Value) -> &'a Value {
 }
 
 /// A limit is written once, as a field rule's type or on the create body's
-/// field (the validation reads it from there, `api::limits!`); a PATCH body
+/// field (`wire` judges it by what it reads there, `domain::limits!`); a PATCH body
 /// names the same rule or restates the limit for the description, so it
 /// must state the very same limits.
 #[test]

@@ -28,7 +28,7 @@ use domain::issue::Issue;
 use domain::tenant::Mode;
 
 /// The longest endpoint URL accepted: the body's rule.
-pub const MAX_URL_LEN: usize = domain::field::WebhookUrl::MAX;
+const MAX_URL_LEN: usize = domain::field::WebhookUrl::MAX;
 /// How long a DNS lookup may take: a stalled resolver must not hold a
 /// request or a delivery until the gateway gives up.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);

@@ -2,9 +2,9 @@
 //! the types (each could be an attribute on every type it concerns): a
 //! record carrying another's fields (`#[serde(flatten)]`, which the derive
 //! writes as `allOf`) is the one object it is sent as; answers carry every
-//! field (nullable ones as `null`); a resource's `object` is its name and
-//! its `id` has its prefix; request text in arrays refuses control
-//! characters and a text `from`/`to` takes a date or a date-time.
+//! field (nullable ones as `null`); a resource's `object` is its name (its
+//! `id` is its kind's type, `domain::ids`); request text in arrays refuses
+//! control characters and a text `from`/`to` takes a date or a date-time.
 
 use serde_json::{json, Value};
 use utoipa::openapi::schema::{
