@@ -50,7 +50,10 @@ fn a_booking_joins_the_pool_moves_earned_and_records_its_event() {
     assert_eq!(b.event.event_type, EventType::AdjustmentCreated);
     assert_eq!(adj.reason.as_deref(), Some("Refund outside the product"));
     assert_eq!(adj.external_id.as_deref(), Some("x-1"));
-    assert_eq!(b.event.subject, Subject::Adjustment(Box::new(adj.clone())));
+    assert_eq!(
+        b.event.subject,
+        Subject::Adjustment(std::sync::Arc::new(adj.clone()))
+    );
 }
 
 #[test]

@@ -5,6 +5,8 @@
 //! are made here, and the changes that plan events (a postback, a reversal,
 //! a payout's moves) are modules above it.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
 use crate::affiliate::{Affiliate, Enrollment};
@@ -18,17 +20,18 @@ use crate::payout::Payout;
 
 /// What an event is about: the record after the change. It is rendered to
 /// the record's API view where the event is written (`wire::event`), so the
-/// domain decides what happened and never how it reads on the wire.
+/// domain decides what happened and never how it reads on the wire. Shared:
+/// two events of one change about the same record hold one copy of it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Subject {
-    Campaign(Box<Campaign>),
-    Affiliate(Box<Affiliate>),
-    Application(Box<Application>),
-    Conversion(Box<Conversion>),
-    Payout(Box<Payout>),
-    Adjustment(Box<Adjustment>),
-    Asset(Box<Asset>),
-    TierChange(Box<TierChange>),
+    Campaign(Arc<Campaign>),
+    Affiliate(Arc<Affiliate>),
+    Application(Arc<Application>),
+    Conversion(Arc<Conversion>),
+    Payout(Arc<Payout>),
+    Adjustment(Arc<Adjustment>),
+    Asset(Arc<Asset>),
+    TierChange(Arc<TierChange>),
 }
 
 /// An affiliate's move to another commission tier, caused by a conversion.
@@ -68,6 +71,12 @@ impl Event {
             subject: subject.into(),
         }
     }
+
+    /// Another event of the same change about the same record (one copy of
+    /// it for both), made at `now`.
+    pub fn also(&self, event_type: EventType, now: DateTime<Utc>) -> Event {
+        Event::new(event_type, self.subject.clone(), now)
+    }
 }
 
 /// Each record an event can be about, as its subject.
@@ -75,7 +84,13 @@ macro_rules! subjects {
     ($($variant:ident: $record:ty),* $(,)?) => {$(
         impl From<&$record> for Subject {
             fn from(r: &$record) -> Subject {
-                Subject::$variant(Box::new(r.clone()))
+                Subject::$variant(Arc::new(r.clone()))
+            }
+        }
+
+        impl From<$record> for Subject {
+            fn from(r: $record) -> Subject {
+                Subject::$variant(Arc::new(r))
             }
         }
     )*};

@@ -412,9 +412,10 @@ pub fn plan(
         }
         _ => counts,
     };
+    let event = created_event(&conversion, now);
     Ok(Plan {
-        event: created_event(&conversion, now),
-        flagged: flagged_event(&conversion, now),
+        flagged: flagged_event(&event, &conversion, now),
+        event,
         counts,
         quota: quota.map(|q| q.charge(now)),
         referrals,
@@ -489,7 +490,7 @@ fn referred_change(
     let event = match &counted.change {
         Some(tier) => Some(Event::new(
             EventType::AffiliateTierChanged,
-            &TierChange {
+            TierChange {
                 affiliate_id: a.affiliate_id.clone(),
                 campaign_id: c
                     .campaign_id
@@ -517,11 +518,12 @@ fn created_event(c: &Conversion, now: DateTime<Utc>) -> Event {
     Event::new(EventType::ConversionCreated, c, now)
 }
 
-/// `conversion.flagged` for a conversion with risk flags.
-fn flagged_event(c: &Conversion, now: DateTime<Utc>) -> Option<Event> {
+/// `conversion.flagged` for a conversion with risk flags, beside `event`
+/// about the same conversion (its copy shared).
+fn flagged_event(event: &Event, c: &Conversion, now: DateTime<Utc>) -> Option<Event> {
     match c.risk.is_clear() {
         true => None,
-        false => Some(Event::new(EventType::ConversionFlagged, c, now)),
+        false => Some(event.also(EventType::ConversionFlagged, now)),
     }
 }
 
@@ -736,7 +738,7 @@ pub fn attribute_late(
     after.created_at = recorded.created_at;
     after.updated_at = now;
     let event = Event::new(EventType::ConversionAttributed, &after, now);
-    let flagged = flagged_event(&after, now);
+    let flagged = flagged_event(&event, &after, now);
     // Its payment is not counted for RAPID_CONVERSIONS: no binding holds it.
     let mut referrals = plan.referrals;
     for change in &mut referrals {

@@ -97,21 +97,32 @@ fn position(created_at: &DateTime<Utc>, id: &str) -> String {
 
 /// The item of an event of `tenant`.
 pub fn item(tenant: &Tenant, e: &Published) -> Result<Item> {
-    let sk = position(&e.created_at, &e.id);
-    let index = IndexKeys::new().with(Index::Gsi2, type_partition(tenant, e.event_type), &sk);
+    let head = (e.id.as_str(), e.event_type, e.created_at);
+    item_of(tenant, head, &e.data.to_string())
+}
+
+/// The item of an event of `tenant` (its id, type and time) whose data is
+/// the JSON text `data`.
+fn item_of(
+    tenant: &Tenant,
+    (id, event_type, created_at): (&str, EventType, DateTime<Utc>),
+    data: &str,
+) -> Result<Item> {
+    let sk = position(&created_at, id);
+    let index = IndexKeys::new().with(Index::Gsi2, type_partition(tenant, event_type), &sk);
     let stored = Stored {
-        id: e.id.clone(),
-        event_type: e.event_type,
-        created_at: e.created_at,
+        id: id.to_string(),
+        event_type,
+        created_at,
         data: None,
     };
     let mut item = record_item(&partition(tenant), Some(&tenant.key()), &stored, &index)?;
     item.insert(attrs::SK.into(), string_value(sk));
     item.insert(
         DATA_DEFLATED.into(),
-        AttributeValue::B(Blob::new(deflate(&e.data.to_string()))),
+        AttributeValue::B(Blob::new(deflate(data))),
     );
-    let expires = e.created_at + Duration::days(RETENTION_DAYS);
+    let expires = created_at + Duration::days(RETENTION_DAYS);
     item.insert(attrs::TTL.into(), number_value(expires.timestamp()));
     Ok(item)
 }
@@ -148,7 +159,11 @@ pub fn from_stored(mut item: Item) -> Result<(Tenant, Published)> {
 /// Appends an event to a transaction (the outbox), its subject rendered to
 /// the record's view: it exists exactly when the change does.
 pub fn append<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, e: &Event) -> Result<()> {
-    tx.put_new(role, item(tenant, &wire::event::publish(e)?)?);
+    let head = (e.id.as_str(), e.event_type, e.created_at);
+    tx.put_new(
+        role,
+        item_of(tenant, head, &wire::event::data_text(&e.subject)?)?,
+    );
     Ok(())
 }
 
