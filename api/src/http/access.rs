@@ -34,7 +34,7 @@ impl Merchant {
 }
 
 impl FromRequestParts<Arc<App>> for Merchant {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     /// The signature names the account: its key record and its rate-limit
     /// counter are read and written at once (one round trip).
@@ -111,7 +111,7 @@ pub struct Public {
 }
 
 impl FromRequestParts<Arc<App>> for Public {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     async fn from_request_parts(
         parts: &mut Parts,
@@ -159,7 +159,7 @@ impl Admission {
 }
 
 impl FromRequestParts<Arc<App>> for PublicCount {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     async fn from_request_parts(
         parts: &mut Parts,
@@ -206,7 +206,7 @@ pub fn client_ip(parts: &Parts) -> Option<String> {
 pub struct PathId(pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for PathId {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let params = path_params(parts, state).await?;
@@ -224,7 +224,7 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
 pub struct PathIds(pub String, pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for PathIds {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let params = path_params(parts, state).await?;
@@ -260,7 +260,7 @@ async fn path_params<S: Send + Sync>(
 pub struct BaseUrl(pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for BaseUrl {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         if let Some(RequestContext::ApiGatewayV2(ctx)) = parts.extensions.get::<RequestContext>() {
@@ -301,7 +301,7 @@ impl Portal {
 }
 
 impl FromRequestParts<Arc<App>> for Portal {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     /// The affiliate and account are read while the request is counted.
     async fn from_request_parts(

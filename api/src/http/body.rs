@@ -17,7 +17,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub struct Json<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         let (parts, body) = req.into_parts();
@@ -43,7 +43,7 @@ pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
 pub struct EventBody(pub bytes::Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for EventBody {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         axum::body::to_bytes(req.into_body(), MAX_EVENT_BYTES)

@@ -44,7 +44,7 @@ pub async fn idempotent(State(app): State<Arc<App>>, req: Request, next: Next) -
     }
     match under_key(&app, req, next).await {
         Ok(resp) => resp,
-        Err(e) => crate::http::Failure(e).into_response(),
+        Err(e) => crate::http::reply::Failure(e).into_response(),
     }
 }
 

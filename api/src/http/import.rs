@@ -79,7 +79,7 @@ pub type ImportRow<T> = (usize, Result<T, Error>);
 pub struct Import<T>(pub Vec<ImportRow<T>>);
 
 impl<T: FromRow, S: Send + Sync> FromRequest<S> for Import<T> {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         let (parts, raw) = req.into_parts();

@@ -25,7 +25,7 @@ pub trait FromQuery: Sized {
 }
 
 impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for Params<T> {
-    type Rejection = crate::http::Failure;
+    type Rejection = crate::http::reply::Failure;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         let pairs: Vec<(String, String)> = parts

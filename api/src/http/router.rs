@@ -84,7 +84,7 @@ pub fn service(routes: ApiRouter, app: Arc<App>) -> Router {
     Router::new().fallback_service(svc)
 }
 
-async fn not_found(method: Method, uri: Uri) -> crate::http::Failure {
+async fn not_found(method: Method, uri: Uri) -> crate::http::reply::Failure {
     Error::RouteNotFound(format!("{method} {}", uri.path())).into()
 }
 
