@@ -5,22 +5,21 @@
 use crate::app::App;
 use chrono::{DateTime, Utc};
 
-use domain::commission::{self, CommissionReason, Earner};
+use domain::commission::{self, Decision, Earner};
 use domain::commission_plan::PreviewRequest;
 use domain::error::{Error, Result};
 use domain::tenant::Tenant;
 use store::{affiliates, campaigns};
-use wire::commission_plan::PreviewView;
 
-/// The preview of `request` on campaign `campaign_id` (404 when unknown; an
-/// affiliate of another campaign is 404 too).
+/// What `request` would earn on campaign `campaign_id` now (404 when
+/// unknown; an affiliate of another campaign is 404 too).
 pub async fn preview(
     app: &App,
     tenant: &Tenant,
     campaign_id: &str,
     request: &PreviewRequest,
     now: DateTime<Utc>,
-) -> Result<PreviewView> {
+) -> Result<Decision> {
     let store = &app.store;
     let affiliate = async {
         match &request.affiliate_id {
@@ -52,16 +51,5 @@ pub async fn preview(
         }),
         lead_paid: false,
     };
-    let facts = request.facts(now);
-    let decision = commission::decide(&campaign, &earner, &facts);
-    let recurring_earns = !matches!(
-        decision.reason,
-        Some(CommissionReason::NotRecurring | CommissionReason::RecurringWindowEnded)
-    );
-    Ok(PreviewView {
-        commission: decision.commission,
-        commission_source: decision.source,
-        recurring_earns,
-        reason: decision.reason,
-    })
+    Ok(commission::decide(&campaign, &earner, &request.facts(now)))
 }

@@ -6,11 +6,17 @@ use chrono::{DateTime, Utc};
 use crate::app::App;
 use crate::auth::portal::{self as token, PortalClaims};
 use domain::error::{Error, Result};
-use domain::field;
 use domain::tenant::Tenant;
 use store::affiliates;
-use wire::portal::NewPortalSession;
-use wire::portal::PortalSession;
+
+/// A session just opened: the portal's address, its bearer token and when
+/// it ends.
+#[derive(Debug)]
+pub struct Opened {
+    pub url: String,
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+}
 
 /// Opens a one-hour portal session for an ACTIVE affiliate of the tenant
 /// (404 for another tenant's, 409 for one that is not ACTIVE).
@@ -18,13 +24,10 @@ pub async fn open_session(
     app: &App,
     tenant: &Tenant,
     affiliate_id: &str,
-    body: &NewPortalSession,
+    return_url: Option<&str>,
     base: &str,
     now: DateTime<Utc>,
-) -> Result<PortalSession> {
-    if let Some(u) = &body.return_url {
-        field::ReturnUrl::parse("returnUrl", u).map_err(|i| Error::Validation(vec![i]))?;
-    }
+) -> Result<Opened> {
     let (affiliate, signer) = tokio::join!(
         affiliates::get(&app.store, tenant, affiliate_id),
         app.signing.current()
@@ -37,11 +40,9 @@ pub async fn open_session(
             "open a portal session",
         ));
     }
-    let claims =
-        PortalClaims::new(tenant, &affiliate.id, now).returning_to(body.return_url.as_deref());
+    let claims = PortalClaims::new(tenant, &affiliate.id, now).returning_to(return_url);
     let token = token::issue(&signer?.secret, &claims);
-    Ok(PortalSession {
-        object: "portal_session",
+    Ok(Opened {
         url: format!("{base}/portal?account={}#token={token}", tenant.account_id),
         token,
         expires_at: claims.expires_at(),

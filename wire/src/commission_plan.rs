@@ -1,5 +1,6 @@
 //! A commission preview: its body, and what it answers.
 
+use domain::commission::Decision;
 use domain::commission_plan::CommissionSource;
 use domain::commission_plan::PreviewRequest;
 use domain::commission_terms::check_amount;
@@ -31,6 +32,21 @@ pub struct PreviewView {
     pub recurring_earns: bool,
     /// Why it earns 0, when a rule says so.
     pub reason: Option<CommissionReason>,
+}
+
+impl From<Decision> for PreviewView {
+    fn from(d: Decision) -> Self {
+        let recurring_earns = !matches!(
+            d.reason,
+            Some(CommissionReason::NotRecurring | CommissionReason::RecurringWindowEnded)
+        );
+        PreviewView {
+            commission: d.commission,
+            commission_source: d.source,
+            recurring_earns,
+            reason: d.reason,
+        }
+    }
 }
 
 /// Body of `POST /api/v1/campaigns/{id}/commission-preview`: the facts of a

@@ -13,6 +13,7 @@ use domain::commission_plan::CommissionSource;
 use domain::commission_terms::ConversionType;
 use domain::commission_tiers::TierMark;
 use domain::conversion::{Conversion, ConversionStatus};
+use domain::error::Error;
 use domain::field;
 use domain::money::{json_number, Currency};
 use domain::patch::Patch;
@@ -37,6 +38,18 @@ pub struct PortalSession {
     pub token: String,
     #[serde(with = "serde_ts")]
     pub expires_at: DateTime<Utc>,
+}
+
+impl PortalSession {
+    /// The session opened at `url` with `token`, valid until `expires_at`.
+    pub fn new(url: String, token: String, expires_at: DateTime<Utc>) -> PortalSession {
+        PortalSession {
+            object: "portal_session",
+            url,
+            token,
+            expires_at,
+        }
+    }
 }
 
 /// The affiliate as it sees itself.
@@ -248,6 +261,16 @@ pub struct NewPortalSession {
     #[serde(default)]
     #[schema(value_type = Option<field::ReturnUrl>)]
     pub return_url: Option<String>,
+}
+
+impl NewPortalSession {
+    /// The `returnUrl`, checked against its rule (400 VALIDATION_ERROR).
+    pub fn return_url(self) -> Result<Option<String>, Error> {
+        if let Some(u) = &self.return_url {
+            field::ReturnUrl::parse("returnUrl", u).map_err(|i| Error::Validation(vec![i]))?;
+        }
+        Ok(self.return_url)
+    }
 }
 
 /// Body of `PATCH /api/v1/portal/me`: the affiliate's own name and payout details.

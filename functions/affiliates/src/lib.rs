@@ -17,6 +17,7 @@ use api::wire::adjustment::NewAdjustment;
 use api::wire::affiliate::AffiliatePatch;
 use api::wire::affiliate::AffiliateView;
 use api::wire::affiliate::NewAffiliate;
+use api::wire::portal::PortalSession;
 use api::wire::promotion_code::NewPromotionCode;
 use api::wire::promotion_code::PromotionCodeView;
 use axum::extract::State;
@@ -187,7 +188,7 @@ async fn deactivate_promotion_code(
     tag = "Affiliates",
     request_body = Option<api::wire::portal::NewPortalSession>,
     responses(
-        (status = 201, description = "The session.", body = api::wire::portal::PortalSession),
+        (status = 201, description = "The session.", body = PortalSession),
         (status = 409, response = api::http::openapi::Conflict)
     )
 )]
@@ -199,8 +200,10 @@ async fn portal_session(
     Json(body): Json<api::wire::portal::NewPortalSession>,
 ) -> Answer {
     let now = timestamp::now();
-    let s = portal_sessions::open_session(&app, m.tenant(), &id, &body, &base, now).await?;
-    Reply::created(s)
+    let return_url = body.return_url()?;
+    let s = portal_sessions::open_session(&app, m.tenant(), &id, return_url.as_deref(), &base, now)
+        .await?;
+    Reply::created(PortalSession::new(s.url, s.token, s.expires_at))
 }
 
 /// Create a payout account onboarding link

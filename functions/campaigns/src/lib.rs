@@ -140,6 +140,6 @@ async fn preview(
 ) -> Answer {
     let request = body.validate()?;
     let now = timestamp::now();
-    let view = commission_preview::preview(&app, m.tenant(), &id, &request, now).await?;
-    Reply::ok(view)
+    let decision = commission_preview::preview(&app, m.tenant(), &id, &request, now).await?;
+    Reply::ok(PreviewView::from(decision))
 }
