@@ -27,8 +27,7 @@ use serde::Serialize;
 
 use crate::conversion::{Conversion, ConversionStatus, FUTURE_TOLERANCE_MINUTES};
 use crate::enums::wire_enum;
-use crate::money::{json_number, Currency};
-use crate::timestamp;
+use crate::money::Currency;
 
 wire_enum! {
     /// A summary window: whole UTC days ending today (`24h` = today and yesterday), or `all`
@@ -228,22 +227,15 @@ pub fn net(rows: impl IntoIterator<Item = RollupRow>) -> Vec<RollupRow> {
     sums.into_values().filter(|r| !r.is_zero()).collect()
 }
 
-/// Revenue, commission and count in one currency.
-#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = SummaryFigures)]
+/// Revenue, commission and count in one currency
+/// (`wire::summary::FiguresView` shows them).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
-    #[schema(value_type = crate::money::Currency)]
     pub currency: Currency,
     /// Sum of the amounts, exact.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
     pub revenue: Decimal,
     /// Sum of the commissions, exact.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
     pub commission: Decimal,
-    #[schema(minimum = 0)]
     pub count: i64,
 }
 
@@ -271,13 +263,11 @@ impl Figures {
 }
 
 /// The key of a group.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum GroupKey {
     Status {
         status: ConversionStatus,
     },
-    #[serde(rename_all = "camelCase")]
     Campaign {
         /// Null for conversions without a campaign (unattributed, no `campaignId`).
         campaign_id: Option<String>,
@@ -285,79 +275,38 @@ pub enum GroupKey {
 }
 
 /// One group: its key and its figures in one currency.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Group {
-    #[serde(flatten)]
     pub key: GroupKey,
-    #[serde(flatten)]
     pub figures: Figures,
 }
 
-// The description of [`Group`]: its key (flattened, so stated here) and
-// the figures of [`Figures`].
-crate::described!(Group, "SummaryGroup", {
-    let figures =
-        serde_json::to_value(<Figures as utoipa::PartialSchema>::schema()).unwrap_or_default();
-    let mut properties = serde_json::json!({
-        "status": {"$ref": "#/components/schemas/ConversionStatus"},
-        "campaignId": {"type": ["string", "null"]},
-    });
-    if let (Some(all), Some(more)) = (
-        properties.as_object_mut(),
-        figures["properties"].as_object(),
-    ) {
-        all.extend(more.clone());
-    }
-    serde_json::json!({
-        "type": "object",
-        "required": figures["required"],
-        "description": "Figures of one group in one currency: keyed by `status` (group_by=status) or `campaignId` (group_by=campaign; null for conversions without a campaign).",
-        "properties": properties,
-    })
-});
-
-/// The summary as returned.
-#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = ConversionSummary)]
+/// A window's rollups added up (`wire::summary::SummaryView` shows it).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
-    /// The period asked for (null when the window is given by `from`/`to`).
-    #[schema(value_type = Option<crate::summary::Period>)]
-    pub period: Option<&'static str>,
-    /// The rollups read: daily for every period but `all`, monthly for `all`.
+    /// The period asked for (none when the window is given by days).
+    pub period: Option<Period>,
+    /// The rollups read.
     pub granularity: Granularity,
-    /// Start of the first UTC day counted (null for `all`).
-    #[serde(with = "timestamp::serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
+    /// Start of the first UTC day counted (none for `all`).
     pub from: Option<DateTime<Utc>>,
-    /// The time of the request; with `from`/`to`, the end of the last day.
-    #[serde(with = "timestamp::serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    /// The time of the request; with days, the end of the last day.
     pub to: DateTime<Utc>,
-    /// The `group_by` asked for, or null.
-    #[schema(value_type = Option<crate::summary::GroupBy>)]
-    pub group_by: Option<&'static str>,
+    pub group_by: Option<GroupBy>,
     pub campaign_id: Option<String>,
-    /// Per currency (sorted by code), every conversion of the window except REVERSED ones.
-    /// Currencies are never mixed or converted.
+    /// Per currency (sorted by code), every conversion except REVERSED ones.
     pub totals: Vec<Figures>,
     /// Empty without `group_by=status|campaign`.
     pub groups: Vec<Group>,
-    /// With `group_by=day|week|month`: per bucket and currency (by date, then
-    /// currency code), every conversion but REVERSED ones; buckets without
-    /// conversions are left out. Empty otherwise.
+    /// With a series grouping: per bucket and currency, by date then code.
     pub series: Vec<Point>,
 }
 
 /// One point of a series: a bucket's figures in one currency.
-#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = SummaryPoint)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     /// The bucket's first day (UTC): the day, the Monday of the ISO week, or the month's first day.
-    #[schema(value_type = String, format = Date, example = json!("2026-11-02"))]
     pub date: NaiveDate,
-    #[serde(flatten)]
     pub figures: Figures,
 }
 
@@ -394,14 +343,10 @@ wire_enum! {
 
 /// One day of an affiliate's daily series: its clicks and its figures per
 /// currency (every conversion but REVERSED ones).
-#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PortalStatsDay)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Day {
     /// The UTC day.
-    #[schema(value_type = String, format = Date, example = json!("2026-11-02"))]
     pub date: NaiveDate,
-    #[schema(minimum = 0)]
     pub clicks: i64,
     /// Per currency (sorted by code); empty on a day without conversions.
     pub totals: Vec<Figures>,
@@ -472,11 +417,11 @@ pub fn summarise(
             .add(r);
     }
     Summary {
-        period: period.map(Period::as_str),
+        period,
         granularity: window.granularity,
         from: window.from,
         to: window.to,
-        group_by: group_by.map(GroupBy::as_str),
+        group_by,
         campaign_id,
         totals: totals
             .into_values()
@@ -501,6 +446,7 @@ pub fn summarise(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::timestamp;
     use std::str::FromStr;
 
     fn at(s: &str) -> DateTime<Utc> {
@@ -571,23 +517,31 @@ mod tests {
         ];
         let w = window(Period::Days30, at("2026-03-31T15:00:00Z"));
         let s = summarise(Some(Period::Days30), &w, Some(GroupBy::Status), None, &rows);
-        let v = serde_json::to_value(&s).unwrap();
+        let shown = |f: &Figures| {
+            format!(
+                "{} {} {} {}",
+                f.currency.code(),
+                f.revenue,
+                f.commission,
+                f.count
+            )
+        };
+        let totals: Vec<_> = s.totals.iter().map(shown).collect();
+        assert_eq!(totals, ["EUR 7.00 0.00 2", "USD 20.29 2.03 3"]);
+        let groups = |s: &Summary| {
+            s.groups
+                .iter()
+                .map(|g| format!("{:?} {}", g.key, shown(&g.figures)))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            v["totals"],
-            serde_json::json!([
-                {"currency": "EUR", "revenue": 7, "commission": 0, "count": 2},
-                {"currency": "USD", "revenue": 20.29, "commission": 2.03, "count": 3},
-            ])
-        );
-        assert_eq!(s.totals[1].revenue.to_string(), "20.29");
-        assert_eq!(
-            v["groups"],
-            serde_json::json!([
-                {"status": "PENDING", "currency": "USD", "revenue": 0.3, "commission": 0.03, "count": 2},
-                {"status": "APPROVED", "currency": "USD", "revenue": 19.99, "commission": 2, "count": 1},
-                {"status": "REVERSED", "currency": "USD", "revenue": 5, "commission": 0.5, "count": 1},
-                {"status": "UNATTRIBUTED", "currency": "EUR", "revenue": 7, "commission": 0, "count": 2},
-            ])
+            groups(&s),
+            [
+                "Status { status: Pending } USD 0.30 0.03 2",
+                "Status { status: Approved } USD 19.99 2.00 1",
+                "Status { status: Reversed } USD 5.00 0.50 1",
+                "Status { status: Unattributed } EUR 7.00 0.00 2",
+            ]
         );
         let s = summarise(
             Some(Period::Days30),
@@ -596,15 +550,14 @@ mod tests {
             None,
             &rows,
         );
-        let v = serde_json::to_value(&s).unwrap();
-        assert_eq!(v["groupBy"], "campaign");
+        assert_eq!(s.group_by, Some(GroupBy::Campaign));
         assert_eq!(
-            v["groups"],
-            serde_json::json!([
-                {"campaignId": null, "currency": "EUR", "revenue": 7, "commission": 0, "count": 2},
-                {"campaignId": "cmp_a", "currency": "USD", "revenue": 0.3, "commission": 0.03, "count": 2},
-                {"campaignId": "cmp_b", "currency": "USD", "revenue": 19.99, "commission": 2, "count": 1},
-            ])
+            groups(&s),
+            [
+                "Campaign { campaign_id: None } EUR 7.00 0.00 2",
+                "Campaign { campaign_id: Some(\"cmp_a\") } USD 0.30 0.03 2",
+                "Campaign { campaign_id: Some(\"cmp_b\") } USD 19.99 2.00 1",
+            ]
         );
         let none = summarise(
             Some(Period::All),
@@ -614,10 +567,7 @@ mod tests {
             &rows,
         );
         assert!(none.groups.is_empty());
-        assert_eq!(
-            serde_json::to_value(&none).unwrap()["from"],
-            serde_json::Value::Null
-        );
+        assert_eq!(none.from, None);
     }
 
     /// A conversion of 49.99 USD earning 5.00 on 2 March, partly reversed.
@@ -738,14 +688,14 @@ mod tests {
         );
         let w = window_between(day("2026-03-01"), day("2026-04-01"));
         let s = summarise(None, &w, Some(GroupBy::Week), None, &rows);
-        let v = serde_json::to_value(&s).unwrap();
-        assert_eq!(v["period"], serde_json::Value::Null);
-        assert_eq!(v["from"], "2026-03-01T00:00:00.000Z");
-        assert_eq!(v["to"], "2026-04-01T23:59:59.999Z");
+        assert_eq!(s.period, None);
         assert_eq!(
-            v["series"][0],
-            serde_json::json!({"date": "2026-02-23", "currency": "USD", "revenue": 10, "commission": 1, "count": 1})
+            s.from.map(|t| timestamp::format(&t)).as_deref(),
+            Some("2026-03-01T00:00:00.000Z")
         );
+        assert_eq!(timestamp::format(&s.to), "2026-04-01T23:59:59.999Z");
+        assert_eq!(s.series[0].date, day("2026-02-23"));
+        assert_eq!(s.series[0].figures.revenue.to_string(), "10.00");
         assert!(s.groups.is_empty());
         assert_eq!(days_spanned(day("2025-03-02"), day("2026-03-02")), 366);
     }

@@ -47,6 +47,7 @@ pub mod promotion_code;
 pub mod referral;
 pub mod risk;
 pub mod signup;
+pub mod summary;
 pub mod tax_form;
 pub mod tracking;
 pub mod webhook;

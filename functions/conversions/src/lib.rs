@@ -17,6 +17,7 @@ use api::wire::conversion::ConversionView;
 use api::wire::conversion::PostbackBody;
 use api::wire::conversion::ReleaseBody;
 use api::wire::conversion::ReverseBody;
+use api::wire::summary::SummaryView;
 use axum::extract::State;
 use std::sync::Arc;
 
@@ -216,7 +217,7 @@ impl FromQuery for SummaryQuery {
         ("campaign_id" = inline(Option<api::http::openapi::Line>), Query, description = "Only this campaign's conversions (an unknown id gives zero totals).")
     ),
     responses(
-        (status = 200, description = "The summary.", body = api::domain::summary::Summary)
+        (status = 200, description = "The summary.", body = SummaryView)
     )
 )]
 async fn summary(
@@ -225,13 +226,8 @@ async fn summary(
     Params(q): Params<SummaryQuery>,
 ) -> Answer {
     let rows = rollups::read(&app.store, m.tenant(), &q.window, q.campaign_id.as_deref()).await?;
-    Reply::ok(summary::summarise(
-        q.period,
-        &q.window,
-        q.group_by,
-        q.campaign_id,
-        &rows,
-    ))
+    let s = summary::summarise(q.period, &q.window, q.group_by, q.campaign_id, &rows);
+    Reply::ok(SummaryView::from(s))
 }
 
 /// Retrieve a conversion (ext)

@@ -7,7 +7,7 @@
 
 use api::domain::error::Error;
 use api::domain::payout_rail::OnboardingLink;
-use api::domain::summary::{Day, Figures, Group, Period, SeriesBy};
+use api::domain::summary::{Period, SeriesBy};
 use api::domain::tax_form::{self, TaxFormType};
 use api::domain::timestamp;
 use api::domain::validation::Issue;
@@ -28,11 +28,11 @@ use api::wire::portal::PortalMe;
 use api::wire::portal::PortalMePatch;
 use api::wire::portal::PortalPayout;
 use api::wire::promotion_code::PortalPromotionCode;
+use api::wire::summary::PortalStats;
 use api::wire::tax_form::TaxFormView;
 use axum::body::Body;
 use axum::extract::State;
 use http::HeaderMap;
-use serde::Serialize;
 use std::sync::Arc;
 
 /// The routes this function serves.
@@ -195,29 +195,6 @@ impl FromQuery for StatsQuery {
     }
 }
 
-/// The affiliate's figures of a period.
-#[derive(utoipa::ToSchema, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PortalStats)]
-struct Stats {
-    #[schema(value_type = api::domain::summary::Period)]
-    period: &'static str,
-    #[schema(value_type = Option<String>, format = DateTime)]
-    from: Option<String>,
-    #[schema(value_type = String, format = DateTime)]
-    to: String,
-    /// Clicks on the affiliate's links in the period.
-    #[schema(minimum = 0)]
-    clicks: i64,
-    /// Per currency, every conversion but REVERSED ones.
-    totals: Vec<Figures>,
-    /// Per status and currency.
-    by_status: Vec<Group>,
-    /// With `series=day`: every UTC day of the period, oldest first, with its clicks and
-    /// figures; null otherwise.
-    series: Option<Vec<Day>>,
-}
-
 /// Your numbers
 ///
 /// Clicks, conversions, revenue and commission per currency and per status over a period (the
@@ -234,21 +211,13 @@ struct Stats {
         ("period" = inline(Option<api::http::openapi::PeriodParam>), Query, description = "Default `30d`."),
         ("series" = Option<api::domain::summary::SeriesBy>, Query, description = "`day`: add the daily series.")
     ),
-    responses((status = 200, description = "The affiliate's figures.", body = Stats))
+    responses((status = 200, description = "The affiliate's figures.", body = PortalStats))
 )]
 async fn stats(p: Portal, State(app): State<Arc<App>>, Params(q): Params<StatsQuery>) -> Answer {
     let now = timestamp::now();
     let st = service::stats(&app, p.tenant(), p.affiliate(), q.period, q.daily, now).await?;
-    let s = st.summary;
-    Reply::ok(Stats {
-        period: q.period.as_str(),
-        from: s.from.map(|f| timestamp::format(&f)),
-        to: timestamp::format(&s.to),
-        clicks: st.clicks,
-        totals: s.totals,
-        by_status: s.groups,
-        series: st.days,
-    })
+    let days = st.days.as_deref();
+    Reply::ok(PortalStats::of(q.period, &st.summary, st.clicks, days))
 }
 
 /// Your conversions
