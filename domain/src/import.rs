@@ -6,7 +6,6 @@
 //! changes nothing.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use crate::affiliate::{Affiliate, AffiliateDraft, AffiliateStatus, Enrollment};
 use crate::application::Application;
@@ -167,11 +166,9 @@ pub fn claimed_by(row: usize) -> Error {
 }
 
 /// One row's outcome: its index and the record it names.
-#[derive(utoipa::ToSchema, Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = ImportedRow)]
+#[derive(Debug, Clone)]
 pub struct Imported {
-    /// The row's 0-based index (of the array element, or of the CSV line after the header).
+    /// The row's 0-based index.
     pub row: usize,
     pub external_id: String,
     /// The record's id (`aff_…` or `ref_…`).
@@ -179,9 +176,7 @@ pub struct Imported {
 }
 
 /// A row that was not imported.
-#[derive(utoipa::ToSchema, Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = ImportFailure)]
+#[derive(Debug, Clone)]
 pub struct Failed {
     pub row: usize,
     pub code: ErrorCode,
@@ -199,9 +194,9 @@ impl Failed {
     }
 }
 
-/// Every row lands in exactly one list, in row order.
-#[derive(utoipa::ToSchema, Debug, Clone, Default, Serialize)]
-#[schema(as = ImportResult)]
+/// Every row lands in exactly one list, in row order
+/// (`wire::import::ImportResult` shows it).
+#[derive(Debug, Clone, Default)]
 pub struct Outcome {
     /// Rows that made a new record.
     pub created: Vec<Imported>,

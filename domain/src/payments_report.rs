@@ -6,53 +6,29 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::Datelike;
 use rust_decimal::Decimal;
-use serde::Serialize;
 
 use crate::affiliate::Affiliate;
-use crate::money::{json_number, Currency};
+use crate::money::Currency;
 use crate::payout::{Payout, PayoutStatus};
 use crate::tax_form::TaxFormType;
 
-/// One affiliate's payments in one currency.
-#[derive(utoipa::ToSchema, Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = PaymentsReportRow)]
+/// One affiliate's payments in one currency
+/// (`wire::payments_report::PaymentsReportRow` shows it).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub affiliate_id: String,
     /// The affiliate's name now (empty when the affiliate is gone).
     pub name: String,
-    #[schema(value_type = crate::money::Currency)]
     pub currency: Currency,
     /// The sum of the year's PAID payouts, exact.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
     pub total: Decimal,
     /// How many payouts.
-    #[schema(minimum = 1)]
     pub count: u64,
     /// The payout methods they went by (sorted).
     pub methods: Vec<String>,
-    /// The tax form the affiliate sent; null: none.
+    /// The tax form the affiliate sent, if any.
     pub tax_form_type: Option<TaxFormType>,
 }
-
-/// The whole report as the JSON answer's `data` holds it: every row at
-/// once (no paging: one row per affiliate and currency of the year).
-pub struct Rows;
-
-crate::described!(
-    Rows,
-    "PaymentsReport",
-    serde_json::json!({
-        "type": "array",
-        "description": "Every row of the year, sorted by affiliate id, then currency.",
-        "items": {"$ref": "#/components/schemas/PaymentsReportRow"},
-    }),
-    [(
-        "PaymentsReportRow",
-        serde_json::to_value(<Row as utoipa::PartialSchema>::schema()).unwrap_or_default()
-    )]
-);
 
 /// Whether the report of `year` counts `p`: PAID in that year (UTC).
 pub fn counts(p: &Payout, year: i32) -> bool {

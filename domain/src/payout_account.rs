@@ -83,32 +83,6 @@ impl PayoutAccount {
     }
 }
 
-/// A Stripe onboarding link: open `url` in the affiliate's browser before `expiresAt`.
-#[derive(utoipa::ToSchema, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = AccountLink)]
-pub struct OnboardingLink {
-    /// Always `account_link`.
-    pub object: &'static str,
-    /// Stripe's hosted onboarding, for this affiliate's connected account.
-    #[schema(example = json!("https://connect.stripe.com/setup/e/acct_1Nv0FGQ9RKHgCVdK/aBcDeF"))]
-    pub url: String,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub expires_at: DateTime<Utc>,
-}
-
-impl OnboardingLink {
-    /// The link Stripe made.
-    pub fn new(url: String, expires_at: DateTime<Utc>) -> Self {
-        OnboardingLink {
-            object: "account_link",
-            url,
-            expires_at,
-        }
-    }
-}
-
 /// What Stripe's `account.updated` says of a connected account.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountUpdate {

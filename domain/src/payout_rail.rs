@@ -12,7 +12,7 @@
 use crate::affiliate::{Affiliate, PayoutMethod};
 use crate::payout::{Payout, PayoutStatus};
 pub use crate::payout_account::{
-    AccountUpdate, OnboardingLink, PaymentError, PayoutAccount, PayoutAccountStatus, Rail,
+    AccountUpdate, PaymentError, PayoutAccount, PayoutAccountStatus, Rail,
 };
 use crate::payout_command::Command;
 

@@ -6,15 +6,16 @@
 use crate::affiliate::NewAffiliate;
 use chrono::DateTime;
 use chrono::Utc;
-use domain::error::Error;
+use domain::error::{Error, ErrorCode};
 use domain::field;
 use domain::import::AffiliateRef;
 use domain::import::ReferralImport;
 use domain::import::MAX_ROWS;
+use domain::import::{Imported, Outcome};
 use domain::referral::CustomerKey;
 use domain::timestamp;
 use domain::validation::Issues;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 /// The description of an affiliates import row: the create body's, with
 /// `externalId` (required) and `status`.
 fn affiliate_row_schema() -> serde_json::Value {
@@ -180,5 +181,64 @@ impl ReferralRow {
             customer,
             first_payment_at,
         })
+    }
+}
+
+/// One row's outcome: its index and the record it names.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ImportedRow)]
+pub struct ImportedRow<'a> {
+    /// The row's 0-based index (of the array element, or of the CSV line after the header).
+    pub row: usize,
+    pub external_id: &'a str,
+    /// The record's id (`aff_…` or `ref_…`).
+    pub id: &'a str,
+}
+
+impl<'a> From<&'a Imported> for ImportedRow<'a> {
+    fn from(r: &'a Imported) -> Self {
+        ImportedRow {
+            row: r.row,
+            external_id: &r.external_id,
+            id: &r.id,
+        }
+    }
+}
+
+/// A row that was not imported.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ImportFailure)]
+pub struct ImportFailure<'a> {
+    pub row: usize,
+    pub code: ErrorCode,
+    pub message: &'a str,
+}
+
+/// Every row lands in exactly one list, in row order.
+#[derive(utoipa::ToSchema, Debug, Serialize)]
+#[schema(as = ImportResult)]
+pub struct ImportResult<'a> {
+    /// Rows that made a new record.
+    pub created: Vec<ImportedRow<'a>>,
+    /// Rows whose `externalId` was imported before: nothing changed.
+    pub existing: Vec<ImportedRow<'a>>,
+    /// Rows refused, with why; nothing of them was written.
+    pub failed: Vec<ImportFailure<'a>>,
+}
+
+impl<'a> From<&'a Outcome> for ImportResult<'a> {
+    fn from(o: &'a Outcome) -> Self {
+        let failed = o.failed.iter().map(|f| ImportFailure {
+            row: f.row,
+            code: f.code,
+            message: &f.message,
+        });
+        ImportResult {
+            created: o.created.iter().map(ImportedRow::from).collect(),
+            existing: o.existing.iter().map(ImportedRow::from).collect(),
+            failed: failed.collect(),
+        }
     }
 }

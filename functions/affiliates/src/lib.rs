@@ -1,6 +1,5 @@
 //! Affiliate routes: list, merchant create, get and partial update, portal
 //! sessions, payout accounts, promotion codes and manual adjustments.
-use api::domain::payout_rail::OnboardingLink;
 use api::domain::timestamp;
 use api::http::idempotency::REPLAYED;
 use api::http::Answer;
@@ -17,6 +16,7 @@ use api::wire::adjustment::NewAdjustment;
 use api::wire::affiliate::AffiliatePatch;
 use api::wire::affiliate::AffiliateView;
 use api::wire::affiliate::NewAffiliate;
+use api::wire::payout_account::AccountLink;
 use api::wire::portal::PortalSession;
 use api::wire::promotion_code::NewPromotionCode;
 use api::wire::promotion_code::PromotionCodeView;
@@ -219,7 +219,7 @@ async fn portal_session(
     operation_id = "createAffiliatePayoutAccountLink",
     tag = "Affiliates",
     responses(
-        (status = 201, description = "The onboarding link.", body = api::domain::payout_rail::OnboardingLink),
+        (status = 201, description = "The onboarding link.", body = AccountLink),
         (status = 409, response = api::http::openapi::Conflict),
         (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
@@ -234,7 +234,7 @@ async fn payout_account(
     let back = payout_accounts::Return::portal(&base, &m.tenant().account_id);
     let link =
         payout_accounts::onboard(&app, m.tenant(), affiliate, &back, timestamp::now()).await?;
-    Reply::created(OnboardingLink::new(link.url, link.expires_at))
+    Reply::created(AccountLink::new(link.url, link.expires_at))
 }
 
 /// List affiliates

@@ -6,7 +6,6 @@
 //! `api::services::portal`.
 
 use api::domain::error::Error;
-use api::domain::payout_rail::OnboardingLink;
 use api::domain::summary::{Period, SeriesBy};
 use api::domain::tax_form::{self, TaxFormType};
 use api::domain::timestamp;
@@ -22,6 +21,7 @@ use api::services::tax_forms;
 use api::services::{adjustments, payout_accounts, promotion_codes};
 use api::store::page::PageRequest;
 use api::wire::adjustment::PortalAdjustment;
+use api::wire::payout_account::AccountLink;
 use api::wire::portal::PortalAsset;
 use api::wire::portal::PortalConversion;
 use api::wire::portal::PortalMe;
@@ -126,7 +126,7 @@ async fn me(p: Portal, State(app): State<Arc<App>>) -> Answer {
     tag = "Portal",
     security(("portalToken" = [])),
     responses(
-        (status = 201, description = "The onboarding link.", body = api::domain::payout_rail::OnboardingLink),
+        (status = 201, description = "The onboarding link.", body = AccountLink),
         (status = 409, response = api::http::openapi::Conflict),
         (status = 503, response = api::http::openapi::ServiceUnavailable)
     )
@@ -141,7 +141,7 @@ async fn payout_account(p: Portal, State(app): State<Arc<App>>, BaseUrl(base): B
         timestamp::now(),
     )
     .await?;
-    Reply::created(OnboardingLink::new(link.url, link.expires_at))
+    Reply::created(AccountLink::new(link.url, link.expires_at))
 }
 
 /// Update your name and payout details

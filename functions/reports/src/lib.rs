@@ -20,6 +20,8 @@ use api::store::conversions::ConversionFilter;
 use api::store::page::PageRequest;
 use api::store::referrals::{self, ReferralFilter};
 use api::wire::conversion::ConversionView;
+use api::wire::import::ImportResult;
+use api::wire::payments_report::PaymentsReportRow;
 use api::wire::referral::ReferralView;
 use axum::extract::State;
 use chrono::Datelike;
@@ -213,7 +215,7 @@ fn conversion_columns() -> &'static [String] {
         (String = "text/csv")
     )),
     responses(
-        (status = 200, description = "Each row's outcome.", body = api::domain::import::Outcome)
+        (status = 200, description = "Each row's outcome.", body = ImportResult)
     )
 )]
 async fn import_affiliates(
@@ -221,7 +223,8 @@ async fn import_affiliates(
     State(app): State<Arc<App>>,
     Import(rows): Import<AffiliateRow>,
 ) -> Answer {
-    Reply::ok(imports::affiliates(&app, m.tenant(), rows).await?)
+    let outcome = imports::affiliates(&app, m.tenant(), rows).await?;
+    Reply::ok(ImportResult::from(&outcome))
 }
 
 /// Import referrals (ext)
@@ -243,7 +246,7 @@ async fn import_affiliates(
         (String = "text/csv")
     )),
     responses(
-        (status = 200, description = "Each row's outcome.", body = api::domain::import::Outcome)
+        (status = 200, description = "Each row's outcome.", body = ImportResult)
     )
 )]
 async fn import_referrals(
@@ -251,7 +254,8 @@ async fn import_referrals(
     State(app): State<Arc<App>>,
     Import(rows): Import<ReferralImport>,
 ) -> Answer {
-    Reply::ok(imports::referrals(&app, m.tenant(), rows).await?)
+    let outcome = imports::referrals(&app, m.tenant(), rows).await?;
+    Reply::ok(ImportResult::from(&outcome))
 }
 
 /// The report's query: its calendar year.
@@ -295,7 +299,7 @@ impl FromQuery for YearQuery {
     ),
     responses(
         (status = 200, description = "The rows.", content(
-            (api::domain::payments_report::Rows = "application/json"),
+            (api::wire::payments_report::Rows = "application/json"),
             (String = "text/csv")
         ))
     )
@@ -307,6 +311,7 @@ async fn payments_report(
     Params(YearQuery(year)): Params<YearQuery>,
 ) -> Answer {
     let rows = payments_report::year(&app, m.tenant(), year).await?;
+    let rows: Vec<_> = rows.iter().map(PaymentsReportRow::from).collect();
     let wants_csv = headers
         .get_all(http::header::ACCEPT)
         .iter()
@@ -315,7 +320,7 @@ async fn payments_report(
     if !wants_csv {
         return Reply::ok(rows);
     }
-    let columns = csv::columns::<api::domain::payments_report::Row>();
+    let columns = csv::columns::<PaymentsReportRow>();
     let mut out = csv::Writer::new(&columns)?;
     for r in &rows {
         let value = serde_json::to_value(r).map_err(Error::internal)?;
