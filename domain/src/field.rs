@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 
+use chrono::{Datelike, NaiveDate};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use utoipa::openapi::schema::Schema;
@@ -458,6 +459,55 @@ impl utoipa::PartialSchema for EmailHash {
 impl utoipa::ToSchema for EmailHash {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("EmailHash")
+    }
+}
+
+/// A calendar date, exactly `YYYY-MM-DD`, not before 1970-01-01 (as every
+/// other date of the API: a year 0000 is no date a client library reads
+/// back).
+#[derive(Debug, Clone, Copy)]
+pub struct CalendarDate;
+
+impl CalendarDate {
+    /// The pattern: four digits of a year from 1970, two of a month, two of a day.
+    const PATTERN: &'static str = r"^(19[7-9]\d|[2-9]\d{3})-\d{2}-\d{2}$";
+
+    /// The date `v` names; the issue names `path`.
+    pub fn parse(path: &str, v: &str) -> Result<NaiveDate, Issue> {
+        let well_formed = v.len() == 10
+            && v.char_indices().all(|(i, c)| match i {
+                4 | 7 => c == '-',
+                _ => c.is_ascii_digit(),
+            });
+        well_formed
+            .then(|| NaiveDate::parse_from_str(v, "%Y-%m-%d").ok())
+            .flatten()
+            .filter(|d| d.year() >= 1970)
+            .ok_or_else(|| {
+                Issue::new(
+                    &[path],
+                    "invalid_date",
+                    format!("{path} must be a date as YYYY-MM-DD, not before 1970-01-01"),
+                )
+            })
+    }
+}
+
+impl utoipa::PartialSchema for CalendarDate {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({
+            "type": "string",
+            "format": "date",
+            "description": "A calendar date, exactly `YYYY-MM-DD`, not before 1970-01-01.",
+            "pattern": CalendarDate::PATTERN,
+            "example": "2026-11-20",
+        }))
+    }
+}
+
+impl utoipa::ToSchema for CalendarDate {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("CalendarDate")
     }
 }
 

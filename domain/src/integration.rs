@@ -138,23 +138,6 @@ fn value(judged: Option<Judged<String>>) -> Option<String> {
     judged.map(|j| j.value)
 }
 
-/// A PayPal credential: printable ASCII without spaces (`webhookId`: letters
-/// and digits), within its limits.
-fn check_paypal(field: &'static str, value: &Judged<String>, issues: &mut Issues) {
-    let value = value.judge(issues);
-    let allowed = |b: u8| match field {
-        "webhookId" => b.is_ascii_alphanumeric(),
-        _ => (b'!'..=b'~').contains(&b),
-    };
-    if !value.bytes().all(allowed) {
-        issues.add(
-            &[field],
-            "invalid_string",
-            format!("{field} has a character PayPal never uses"),
-        );
-    }
-}
-
 /// A field its provider does not take.
 fn not_taken(field: &str, provider: Provider, issues: &mut Issues) {
     issues.add(
@@ -171,26 +154,11 @@ fn not_taken(field: &str, provider: Provider, issues: &mut Issues) {
 fn check_required(fields: &[(&'static str, Option<&Judged<String>>)], issues: &mut Issues) {
     for (field, value) in fields {
         match value {
-            Some(v) => check_paypal(field, v, issues),
+            Some(v) => {
+                v.judge(issues);
+            }
             None => issues.add(&[field], "required", format!("{field} is required")),
         }
-    }
-}
-
-fn check_secret(secret: &Judged<String>, issues: &mut Issues) {
-    check_signing_secret("signingSecret", secret, issues);
-}
-
-/// A signing secret (`signingSecret`, `connectSigningSecret`): printable
-/// ASCII without spaces, within its body's limits.
-fn check_signing_secret(field: &str, secret: &Judged<String>, issues: &mut Issues) {
-    let secret = secret.judge(issues);
-    if secret.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
-        issues.add(
-            &[field],
-            "invalid_string",
-            format!("{field} must be printable ASCII without spaces"),
-        );
     }
 }
 
@@ -225,13 +193,15 @@ fn secret_shape(provider: Provider) -> String {
 /// STRIPE's Connect endpoint secret; another provider takes none.
 fn check_connect_secret(provider: Provider, secret: &Judged<String>, issues: &mut Issues) {
     match provider {
-        Provider::Stripe => check_signing_secret("connectSigningSecret", secret, issues),
+        Provider::Stripe => {
+            secret.judge(issues);
+        }
         other => not_taken("connectSigningSecret", other, issues),
     }
 }
 
-/// A Stripe key of the integration's mode: `sk_` or `rk_`, then `live_` or
-/// `test_`, then letters and digits.
+/// A Stripe key (its format judged where the body was read) of the
+/// integration's mode.
 fn check_api_key(provider: Provider, mode: Mode, key: &Judged<String>, issues: &mut Issues) {
     if provider != Provider::Stripe {
         issues.add(
@@ -241,18 +211,14 @@ fn check_api_key(provider: Provider, mode: Mode, key: &Judged<String>, issues: &
         );
         return;
     }
+    let formed = key.issue.is_none();
     let key = key.judge(issues);
     let want = match mode {
         Mode::Live => "live_",
         Mode::Test => "test_",
     };
-    let rest = key
-        .strip_prefix("sk_")
-        .or_else(|| key.strip_prefix("rk_"))
-        .and_then(|r| r.strip_prefix(want));
-    let shaped =
-        rest.is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_alphanumeric()));
-    if !shaped {
+    // `sk_` or `rk_` (the format), then the mode.
+    if formed && key.get(3..).is_some_and(|rest| !rest.starts_with(want)) {
         issues.add(
             &["apiKey"],
             "invalid_string",
@@ -282,7 +248,9 @@ fn check_new_credentials(input: &IntegrationDraft, mode: Mode, issues: &mut Issu
         return;
     }
     match &input.signing_secret {
-        Some(secret) => check_secret(secret, issues),
+        Some(secret) => {
+            secret.judge(issues);
+        }
         None => issues.add(&["signingSecret"], "required", "signingSecret is required"),
     }
     for (field, value) in paypal {
@@ -400,7 +368,7 @@ impl Integration {
                 .clone()
                 .required("signingSecret", &mut issues)
             {
-                check_secret(&s, &mut issues);
+                s.judge(&mut issues);
                 next.secret_unshaped = !shaped(self.provider, &s.value);
                 next.signing_secret = s.value;
             }
@@ -474,8 +442,7 @@ impl Integration {
         ];
         for (field, sent, kept) in fields {
             if let Some(v) = sent.clone().required(field, issues) {
-                check_paypal(field, &v, issues);
-                *kept = Some(v.value);
+                *kept = Some(v.take(issues));
             }
         }
     }

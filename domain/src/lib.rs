@@ -37,6 +37,7 @@ pub mod payout_work;
 pub mod portal;
 pub mod postback;
 pub mod promotion_code;
+pub mod provider_format;
 pub mod referral;
 pub mod restoral;
 pub mod risk;

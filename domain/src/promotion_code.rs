@@ -77,17 +77,10 @@ impl PromotionCodeDraft {
     /// does not fit, 409 INVALID_STATE for a Stripe creation without a key.
     pub fn making(&self, integration: &Integration) -> Result<Making, Error> {
         let mut issues = Issues::new();
+        // A provider id of no provider's format is not asked whose it is.
+        let formed = self.provider_id.as_ref().is_none_or(|j| j.issue.is_none());
         let [code, provider_id, coupon_id] = [&self.code, &self.provider_id, &self.coupon_id]
             .map(|field| field.clone().map(|judged| judged.take(&mut issues)));
-        if let Some(code) = &code {
-            if !code.bytes().all(|b| b.is_ascii_alphanumeric()) {
-                issues.add(
-                    &["code"],
-                    "invalid_string",
-                    "code must be letters and digits",
-                );
-            }
-        }
         let Some(prefix) = provider_prefix(integration.provider) else {
             issues.add(
                 &["integrationId"],
@@ -99,6 +92,7 @@ impl PromotionCodeDraft {
         };
         let making = choose(
             (provider_id, code, coupon_id),
+            formed,
             integration,
             prefix,
             &mut issues,
@@ -117,16 +111,20 @@ impl PromotionCodeDraft {
 }
 
 /// The making the fields (provider id, code, coupon) name, their
-/// combination's issues recorded.
+/// combination's issues recorded (`formed`: the provider id has a
+/// provider's format).
 fn choose(
     fields: (Option<String>, Option<String>, Option<String>),
+    formed: bool,
     integration: &Integration,
     prefix: &str,
     issues: &mut Issues,
 ) -> Option<Making> {
     match (&fields.0, &fields.1, &fields.2) {
         (Some(id), _, None) => {
-            check_provider_id(id, integration.provider, prefix, issues);
+            if formed {
+                check_provider_id(id, integration.provider, prefix, issues);
+            }
             Some(Making::Register {
                 provider_id: id.clone(),
             })
@@ -160,11 +158,10 @@ fn choose(
     }
 }
 
-/// Records an issue when `id` is not one of `provider`'s: its `prefix`,
-/// then letters and digits.
+/// Records an issue when `id` (of a provider's format) is not one of
+/// `provider`'s: its `prefix`.
 fn check_provider_id(id: &str, provider: Provider, prefix: &str, issues: &mut Issues) {
-    let rest = id.strip_prefix(prefix);
-    if !rest.is_some_and(|r| r.bytes().all(|b| b.is_ascii_alphanumeric())) {
+    if !id.starts_with(prefix) {
         issues.add(
             &["providerId"],
             "invalid_string",

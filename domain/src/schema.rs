@@ -38,17 +38,13 @@ macro_rules! described {
 }
 
 /// The limits a type's description states for one of its properties: the
-/// rules of a single body (integer ranges, item counts, a provider's
-/// formats), written once in the `#[schema(...)]` attribute of its field;
+/// rules of a single body (integer ranges, item counts), written once in the `#[schema(...)]` attribute of its field;
 /// the validation reads them from there (through [`limits!`](crate::limits)),
 /// so the description and the check cannot drift apart. Rules fields share
-/// are types of `crate::field`.
+/// are types of `crate::field` (a provider's formats, of
+/// `crate::provider_format`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
-    /// `minLength` (0 when not stated).
-    pub min_length: usize,
-    /// `maxLength` (unbounded when not stated).
-    pub max_length: usize,
     /// `minimum` (unbounded when not stated).
     pub minimum: i64,
     /// `maximum` (unbounded when not stated).
@@ -61,8 +57,6 @@ impl Limits {
     /// What `T`'s schema states for `property`.
     pub fn of<T: utoipa::PartialSchema>(property: &str) -> Limits {
         let mut limits = Limits {
-            min_length: 0,
-            max_length: usize::MAX,
             minimum: i64::MIN,
             maximum: i64::MAX,
             max_items: usize::MAX,
@@ -74,8 +68,6 @@ impl Limits {
         debug_assert!(stated.is_some(), "no property {property} in the schema");
         match stated {
             Some(RefOr::T(Schema::Object(p))) => {
-                limits.min_length = p.min_length.unwrap_or(limits.min_length);
-                limits.max_length = p.max_length.unwrap_or(limits.max_length);
                 limits.minimum = p.minimum.as_ref().map_or(limits.minimum, whole);
                 limits.maximum = p.maximum.as_ref().map_or(limits.maximum, whole);
             }
@@ -85,11 +77,6 @@ impl Limits {
             _ => {}
         }
         limits
-    }
-
-    /// A string's length against `minLength` and `maxLength`.
-    pub fn check_len(&self, path: &str, value: &str) -> Result<(), Issue> {
-        crate::field::check_len(path, value, self.min_length, self.max_length)
     }
 
     /// An integer against `minimum` and `maximum`.
@@ -158,14 +145,6 @@ impl Judged<u32> {
     }
 }
 
-impl Judged<String> {
-    /// `value` against `limits`' lengths, the issue at `path`.
-    pub fn length(path: &str, value: String, limits: Limits) -> Judged<String> {
-        let issue = limits.check_len(path, &value).err();
-        Judged { value, issue }
-    }
-}
-
 fn whole(n: &utoipa::Number) -> i64 {
     match n {
         utoipa::Number::Int(i) => *i as i64,
@@ -191,8 +170,6 @@ mod tests {
     #[derive(utoipa::ToSchema)]
     #[serde(rename_all = "camelCase")]
     struct Body {
-        #[schema(min_length = 1, max_length = 7)]
-        short_name: String,
         #[schema(minimum = 2, maximum = 9)]
         days: Option<i64>,
         #[schema(max_items = 3)]
@@ -202,23 +179,12 @@ mod tests {
 
     #[test]
     fn limits_are_read_from_what_the_schema_states() {
-        let name = limits!(Body, "shortName");
-        assert_eq!((name.min_length, name.max_length), (1, 7));
-        assert!(name.check_len("shortName", "1234567").is_ok());
-        assert_eq!(
-            name.check_len("shortName", "12345678").unwrap_err().code,
-            "too_big"
-        );
-        assert_eq!(
-            name.check_len("shortName", "").unwrap_err().code,
-            "too_small"
-        );
-        let days = Limits::of::<Body>("days");
+        let days = limits!(Body, "days");
         assert_eq!((days.minimum, days.maximum), (2, 9));
         assert_eq!(days.clamp(40), 9);
         assert!(days.check_range("days", 1).is_err());
         assert_eq!(Limits::of::<Body>("ids").max_items, 3);
         let free = Limits::of::<Body>("free");
-        assert_eq!((free.min_length, free.max_length), (0, usize::MAX));
+        assert_eq!((free.minimum, free.maximum), (i64::MIN, i64::MAX));
     }
 }

@@ -6,6 +6,7 @@ use domain::connector::Provider;
 use domain::field;
 use domain::integration::{Integration, IntegrationChanges, IntegrationDraft, IntegrationStatus};
 use domain::patch::Patch;
+use domain::provider_format::{ProviderCode, ProviderToken, SigningSecret, StripeKey};
 use domain::timestamp::{serde_ts, serde_ts_opt};
 use serde::{Deserialize, Serialize};
 
@@ -67,33 +68,33 @@ pub struct NewIntegration {
     /// provider's shape (a placeholder; Stripe `whsec_` and Paddle `pdl_ntfset_`, each followed
     /// by at least 24 characters) leaves the integration DISABLED until a PATCH gives one.
     #[serde(default)]
-    #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#, example = json!("whsec_5f1a2b3c4d5e6f708192a3b4c5d6e7f8"))]
+    #[schema(value_type = Option<SigningSecret>)]
     pub signing_secret: Option<String>,
     /// STRIPE only: the signing secret of a Connect endpoint pointed at the same `webhookUrl`
     /// (it sends connected accounts' `account.updated`), when it differs from `signingSecret`.
     /// Write-only.
     #[serde(default)]
-    #[schema(min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
+    #[schema(value_type = Option<SigningSecret>)]
     pub connect_signing_secret: Option<String>,
     /// STRIPE only: the secret or restricted key batch-process pays with (`sk_live_…`/`rk_live_…`
     /// on a live integration, `sk_test_…`/`rk_test_…` on a test one). Write-only: never
     /// returned; stored encrypted. One integration per account and mode can pay.
     #[serde(default)]
-    #[schema(max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#, example = json!("rk_test_51Habc0123456789"))]
+    #[schema(value_type = Option<StripeKey>)]
     pub api_key: Option<String>,
     /// PAYPAL (required): the REST app's client id (PayPal Developer: Apps & Credentials).
     /// Write-only.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    #[schema(value_type = Option<ProviderToken>)]
     pub client_id: Option<String>,
     /// PAYPAL (required): the REST app's secret. Write-only; stored encrypted.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    #[schema(value_type = Option<ProviderToken>)]
     pub client_secret: Option<String>,
     /// PAYPAL (required): the id PayPal shows for the webhook that points at this
     /// integration's `webhookUrl` (its events are verified with it).
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 50, pattern = r#"^[A-Za-z0-9]+$"#, example = json!("8PT597110X687430LKGECATA"))]
+    #[schema(value_type = Option<ProviderCode>)]
     pub webhook_id: Option<String>,
     /// A campaign of the key's account and mode: the default for code attribution.
     #[serde(default)]
@@ -105,9 +106,9 @@ pub struct NewIntegration {
 }
 
 /// The description of `POST /api/v1/integrations`'s body: one object per
-/// provider, each with the fields that provider takes (the limits are
-/// [`NewIntegration`]'s; [`IntegrationPatch`] restates them for its own
-/// description, and a test fails when the two differ).
+/// provider, each with the fields that provider takes (as
+/// [`NewIntegration`] states them; each credential is of a provider's
+/// format, which [`IntegrationPatch`] names too).
 pub struct IntegrationCreate;
 
 /// The fields each provider takes, and those it requires.
@@ -125,6 +126,21 @@ const PROVIDER_FIELDS: [(Provider, &[&str], &[&str]); 3] = [
     ),
 ];
 
+/// `property` without its null alternative: `{oneOf: [null, X], ..}`
+/// becomes `{..X, ..}`.
+fn not_null(property: &serde_json::Value) -> serde_json::Value {
+    let mut out = property.clone();
+    let alternatives = out.as_object_mut().and_then(|o| o.remove("oneOf"));
+    let kept = alternatives
+        .as_ref()
+        .and_then(|a| a.as_array())
+        .and_then(|a| a.iter().find(|s| s["type"] != "null"));
+    if let (Some(out), Some(kept)) = (out.as_object_mut(), kept.and_then(|k| k.as_object())) {
+        out.extend(kept.clone());
+    }
+    out
+}
+
 fn integration_create_schema() -> serde_json::Value {
     use serde_json::{json, Value};
     let fields = field::keywords::<NewIntegration>();
@@ -139,7 +155,7 @@ fn integration_create_schema() -> serde_json::Value {
             }
             // A required field takes no null either.
             for name in required.iter() {
-                properties[*name]["type"] = json!("string");
+                properties[*name] = not_null(&properties[*name]);
             }
             let mut required: Vec<&str> = required.to_vec();
             required.insert(0, "provider");
@@ -164,26 +180,26 @@ domain::described!(
 pub struct IntegrationPatch {
     /// A new signing secret (after the provider rolled it).
     #[serde(default)]
-    #[schema(value_type = String, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
+    #[schema(value_type = SigningSecret)]
     pub signing_secret: Patch<String>,
     /// STRIPE: a new Connect endpoint signing secret; null removes it.
     #[serde(default)]
-    #[schema(value_type = Option<String>, min_length = 8, max_length = 500, pattern = r#"^[!-~]+$"#)]
+    #[schema(value_type = Option<SigningSecret>)]
     pub connect_signing_secret: Patch<String>,
     /// A new Stripe key to pay with (STRIPE only); null removes it, and the integration no
     /// longer pays.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 255, pattern = r#"^[sr]k_(live|test)_[A-Za-z0-9]+$"#)]
+    #[schema(value_type = Option<StripeKey>)]
     pub api_key: Patch<String>,
     /// PAYPAL: new REST app credentials.
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    #[schema(value_type = ProviderToken)]
     pub client_id: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 255, pattern = r#"^[!-~]+$"#)]
+    #[schema(value_type = ProviderToken)]
     pub client_secret: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 50, pattern = r#"^[A-Za-z0-9]+$"#)]
+    #[schema(value_type = ProviderCode)]
     pub webhook_id: Patch<String>,
     /// Null removes the default campaign.
     #[serde(default)]
@@ -203,18 +219,18 @@ impl From<NewIntegration> for IntegrationDraft {
             provider, campaign_id, description;
             signing_secret: b
                 .signing_secret
-                .map(|v| length!(NewIntegration, "signingSecret", v)),
+                .map(|v| SigningSecret::judge("signingSecret", v)),
             connect_signing_secret: b
                 .connect_signing_secret
-                .map(|v| length!(NewIntegration, "connectSigningSecret", v)),
-            api_key: b.api_key.map(|v| length!(NewIntegration, "apiKey", v)),
-            client_id: b.client_id.map(|v| length!(NewIntegration, "clientId", v)),
+                .map(|v| SigningSecret::judge("connectSigningSecret", v)),
+            api_key: b.api_key.map(|v| StripeKey::judge("apiKey", v)),
+            client_id: b.client_id.map(|v| ProviderToken::judge("clientId", v)),
             client_secret: b
                 .client_secret
-                .map(|v| length!(NewIntegration, "clientSecret", v)),
+                .map(|v| ProviderToken::judge("clientSecret", v)),
             webhook_id: b
                 .webhook_id
-                .map(|v| length!(NewIntegration, "webhookId", v)),
+                .map(|v| ProviderCode::judge("webhookId", v)),
         } }
     }
 }
@@ -227,18 +243,18 @@ impl From<IntegrationPatch> for IntegrationChanges {
             campaign_id, description, status;
             signing_secret: b
                 .signing_secret
-                .map(|v| length!(NewIntegration, "signingSecret", v)),
+                .map(|v| SigningSecret::judge("signingSecret", v)),
             connect_signing_secret: b
                 .connect_signing_secret
-                .map(|v| length!(NewIntegration, "connectSigningSecret", v)),
-            api_key: b.api_key.map(|v| length!(NewIntegration, "apiKey", v)),
-            client_id: b.client_id.map(|v| length!(NewIntegration, "clientId", v)),
+                .map(|v| SigningSecret::judge("connectSigningSecret", v)),
+            api_key: b.api_key.map(|v| StripeKey::judge("apiKey", v)),
+            client_id: b.client_id.map(|v| ProviderToken::judge("clientId", v)),
             client_secret: b
                 .client_secret
-                .map(|v| length!(NewIntegration, "clientSecret", v)),
+                .map(|v| ProviderToken::judge("clientSecret", v)),
             webhook_id: b
                 .webhook_id
-                .map(|v| length!(NewIntegration, "webhookId", v)),
+                .map(|v| ProviderCode::judge("webhookId", v)),
         } }
     }
 }
@@ -442,10 +458,18 @@ mod tests {
     }
 
     #[test]
-    fn the_patch_states_the_create_body_s_credential_limits() {
-        use domain::schema::Limits;
+    fn the_patch_names_the_create_body_s_credential_formats() {
         // The create body's oneOf has no top-level properties for the API's
         // contract test to compare, so the credentials are compared here.
+        let format = |body: &serde_json::Value, field: &str| {
+            let text = body["properties"][field].to_string();
+            let at = text.find("#/components/schemas/").map(|i| i + 21);
+            at.map(|i| text[i..].split('"').next().unwrap_or_default().to_string())
+        };
+        let (patch, create) = (
+            field::keywords::<IntegrationPatch>(),
+            field::keywords::<NewIntegration>(),
+        );
         for field in [
             "signingSecret",
             "connectSigningSecret",
@@ -454,11 +478,9 @@ mod tests {
             "clientSecret",
             "webhookId",
         ] {
-            assert_eq!(
-                Limits::of::<IntegrationPatch>(field),
-                Limits::of::<NewIntegration>(field),
-                "{field}"
-            );
+            let named = format(&create, field);
+            assert!(named.is_some(), "{field}");
+            assert_eq!(format(&patch, field), named, "{field}");
         }
     }
 

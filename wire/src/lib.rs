@@ -13,13 +13,6 @@ macro_rules! ranged {
     };
 }
 
-/// `$body`'s text field `$field` judged against the lengths its attribute states.
-macro_rules! length {
-    ($body:ty, $field:literal, $value:expr) => {
-        domain::schema::Judged::length($field, $value, domain::limits!($body, $field))
-    };
-}
-
 /// `$to { $field: $from.$field, .., $name: $value, .. }`: a body's fields
 /// moved by name into the domain's input of the same fields, the others as
 /// given.

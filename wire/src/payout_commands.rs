@@ -1,7 +1,6 @@
 //! Request bodies of the payout routes, validated into the commands of
 //! `domain::payout::Payout::apply`.
 
-use chrono::{Datelike, NaiveDate};
 use serde::Deserialize;
 
 use domain::error::Error;
@@ -41,8 +40,8 @@ impl RejectPayout {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(as = PayoutMarkPaid)]
 pub struct MarkPaid {
-    /// A calendar date, exactly `YYYY-MM-DD`, not before 1970-01-01.
-    #[schema(format = Date, pattern = r#"^(19[7-9]\d|[2-9]\d{3})-\d{2}-\d{2}$"#, example = json!("2026-11-20"))]
+    /// The day it was paid.
+    #[schema(value_type = field::CalendarDate)]
     pub payment_date: String,
     /// How it was paid; trimmed, 1-100 characters.
     #[schema(value_type = field::Label)]
@@ -53,16 +52,10 @@ impl MarkPaid {
     /// `Command::MarkPaid`: a `YYYY-MM-DD` date and a 1-100 character method.
     pub fn into_command(self) -> Result<Command, Error> {
         let mut issues = Issues::new();
-        // Not before 1970, as every other date of the API (a year 0000 is
-        // no date a client library reads back).
-        let payment_date = parse_date(&self.payment_date).filter(|d| d.year() >= 1970);
-        if payment_date.is_none() {
-            issues.add(
-                &["paymentDate"],
-                "invalid_date",
-                "paymentDate must be a date as YYYY-MM-DD, not before 1970-01-01",
-            );
-        }
+        let payment_date = issues.check(field::CalendarDate::parse(
+            "paymentDate",
+            &self.payment_date,
+        ));
         let method = self.payment_method.trim();
         issues.check(field::Label::parse("paymentMethod", method));
         issues.finish()?;
@@ -170,24 +163,10 @@ fn non_blank(v: Option<String>) -> Option<String> {
     v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
-/// A calendar date written exactly as `YYYY-MM-DD`.
-fn parse_date(raw: &str) -> Option<NaiveDate> {
-    let well_formed = raw.len() == 10
-        && raw.char_indices().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                c == '-'
-            } else {
-                c.is_ascii_digit()
-            }
-        });
-    well_formed
-        .then(|| NaiveDate::parse_from_str(raw, "%Y-%m-%d").ok())
-        .flatten()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::NaiveDate;
 
     fn issue_paths(e: Error) -> Vec<String> {
         match e {

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use domain::connector::Provider;
 use domain::promotion_code::PromotionCode;
 use domain::promotion_code::PromotionCodeDraft;
+use domain::provider_format::{DiscountId, ProviderCode, ProviderToken};
 use domain::timestamp::serde_ts;
 use serde::{Deserialize, Serialize};
 
@@ -86,17 +87,17 @@ pub struct NewPromotionCode {
     /// The customer-facing code, letters and digits (Stripe's rule). Required with `couponId`
     /// to create the code at Stripe; with `providerId`, shown as given.
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 50, pattern = "^[A-Za-z0-9]+$", example = json!("ANNA20"))]
+    #[schema(value_type = Option<ProviderCode>)]
     pub code: Option<String>,
     /// An existing code to register: a Stripe promotion code (`promo_…`) or a Paddle discount
     /// (`dsc_…`), of the integration's provider.
     #[serde(default)]
-    #[schema(min_length = 5, max_length = 255, pattern = "^(promo|dsc)_[A-Za-z0-9]+$", example = json!("promo_1Pgc79B7WZ01zgkWNy4mn5NX"))]
+    #[schema(value_type = Option<DiscountId>)]
     pub provider_id: Option<String>,
     /// STRIPE, without `providerId`: the coupon the new promotion code applies (the integration
     /// needs its `apiKey`).
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 255, pattern = "^[!-~]+$", example = json!("SUMMER20"))]
+    #[schema(value_type = Option<ProviderToken>)]
     pub coupon_id: Option<String>,
 }
 
@@ -104,13 +105,9 @@ impl From<NewPromotionCode> for PromotionCodeDraft {
     fn from(b: NewPromotionCode) -> Self {
         PromotionCodeDraft {
             integration_id: b.integration_id,
-            code: b.code.map(|v| length!(NewPromotionCode, "code", v)),
-            provider_id: b
-                .provider_id
-                .map(|v| length!(NewPromotionCode, "providerId", v)),
-            coupon_id: b
-                .coupon_id
-                .map(|v| length!(NewPromotionCode, "couponId", v)),
+            code: b.code.map(|v| ProviderCode::judge("code", v)),
+            provider_id: b.provider_id.map(|v| DiscountId::judge("providerId", v)),
+            coupon_id: b.coupon_id.map(|v| ProviderToken::judge("couponId", v)),
         }
     }
 }
