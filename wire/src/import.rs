@@ -6,35 +6,72 @@
 use crate::affiliate::NewAffiliate;
 use chrono::DateTime;
 use chrono::Utc;
+use domain::affiliate::AffiliateStatus;
 use domain::error::{Error, ErrorCode};
 use domain::field;
 use domain::import::AffiliateRef;
+use domain::import::AffiliateRow;
 use domain::import::ReferralImport;
 use domain::import::MAX_ROWS;
 use domain::import::{Imported, Outcome};
+use domain::json_body::from_value;
 use domain::referral::CustomerKey;
 use domain::timestamp;
 use domain::validation::Issues;
 use serde::{Deserialize, Serialize};
-/// The description of an affiliates import row: the create body's, with
-/// `externalId` (required) and `status`.
+use serde_json::Value;
+/// An affiliates row's own fields, beside the create body's.
+#[derive(utoipa::ToSchema, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RowFields {
+    /// The affiliate's id on the platform it comes from: a re-run with the same `externalId`
+    /// changes nothing.
+    #[schema(value_type = field::ImportId)]
+    external_id: String,
+    /// ACTIVE (the default) or PENDING (with an application for the merchant to accept);
+    /// another status fails the row.
+    #[serde(default)]
+    status: Option<AffiliateStatus>,
+}
+
+/// An affiliates row: `externalId` and `status`, then the rest as the
+/// create's body (its type: the same fields, the same rules, unknown names
+/// refused); the issues of both parts together.
+pub fn affiliate_row(v: Value) -> Result<AffiliateRow, Error> {
+    let Value::Object(mut fields) = v else {
+        return Err(Error::internal("an object row is no object"));
+    };
+    let own: serde_json::Map<String, Value> = ["externalId", "status"]
+        .into_iter()
+        .filter_map(|k| fields.remove_entry(k))
+        .collect();
+    let affiliate: Result<NewAffiliate, Error> = from_value(Value::Object(fields));
+    let own: Result<RowFields, Error> = from_value(Value::Object(own));
+    match (own, affiliate) {
+        (Ok(own), Ok(affiliate)) => Ok(AffiliateRow {
+            external_id: own.external_id,
+            status: own.status,
+            affiliate: affiliate.into(),
+        }),
+        (Err(Error::Validation(mut a)), Err(Error::Validation(b))) => {
+            a.extend(b);
+            Err(Error::Validation(a))
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    }
+}
+
+/// The description of an affiliates import row: its own fields, then the
+/// create body's.
 fn affiliate_row_schema() -> serde_json::Value {
+    let own = field::keywords::<RowFields>();
     let create = field::keywords::<NewAffiliate>();
-    let mut properties = serde_json::json!({
-        "externalId": {
-            "$ref": format!("#/components/schemas/{}", import_id_name()),
-            "description": "The affiliate's id on the platform it comes from: a re-run with the same `externalId` changes nothing."
-        },
-        "status": {
-            "oneOf": [{"$ref": "#/components/schemas/AffiliateStatus"}, {"type": "null"}],
-            "description": "ACTIVE (the default) or PENDING (with an application for the merchant to accept); another status fails the row."
-        },
-    });
+    let mut properties = own["properties"].clone();
     if let (Some(all), Some(more)) = (properties.as_object_mut(), create["properties"].as_object())
     {
         all.extend(more.clone());
     }
-    let mut required = vec![serde_json::json!("externalId")];
+    let mut required = own["required"].as_array().cloned().unwrap_or_default();
     required.extend(create["required"].as_array().cloned().unwrap_or_default());
     serde_json::json!({
         "type": "object",

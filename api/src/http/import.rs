@@ -6,11 +6,9 @@
 use axum::extract::{FromRequest, Request};
 use serde_json::Value;
 
-use crate::domain::affiliate::AffiliateStatus;
 use crate::domain::import::{AffiliateRow, ReferralImport, MAX_ROWS};
 use crate::domain::timestamp;
 use crate::http::{body, csv};
-use crate::wire::affiliate::NewAffiliate;
 use crate::wire::import::ReferralRow;
 use ::domain::error::Error;
 
@@ -31,40 +29,9 @@ impl FromRow for ReferralImport {
     }
 }
 
-/// The row's own fields, beside the create body's.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RowFields {
-    external_id: String,
-    #[serde(default)]
-    status: Option<AffiliateStatus>,
-}
-
 impl FromRow for AffiliateRow {
-    /// `externalId` and `status`, then the rest as the create's body (its
-    /// type: the same fields, the same rules, unknown names refused).
     fn from_row(v: Value) -> Result<Self, Error> {
-        let Value::Object(mut fields) = object(v)? else {
-            return Err(Error::internal("an object row is no object"));
-        };
-        let own: serde_json::Map<String, Value> = ["externalId", "status"]
-            .into_iter()
-            .filter_map(|k| fields.remove_entry(k))
-            .collect();
-        let affiliate: Result<NewAffiliate, Error> = body::from_value(Value::Object(fields));
-        let own: Result<RowFields, Error> = body::from_value(Value::Object(own));
-        match (own, affiliate) {
-            (Ok(own), Ok(affiliate)) => Ok(AffiliateRow {
-                external_id: own.external_id,
-                status: own.status,
-                affiliate: affiliate.into(),
-            }),
-            (Err(Error::Validation(mut a)), Err(Error::Validation(b))) => {
-                a.extend(b);
-                Err(Error::Validation(a))
-            }
-            (Err(e), _) | (_, Err(e)) => Err(e),
-        }
+        crate::wire::import::affiliate_row(v)
     }
 }
 
