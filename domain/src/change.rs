@@ -34,6 +34,28 @@ pub enum Subject {
     TierChange(Arc<TierChange>),
 }
 
+impl Subject {
+    /// Whether both are the one copy of a record that events of the same
+    /// change share ([`Event::also`]), so its rendering can be shared too.
+    pub fn is(&self, other: &Subject) -> bool {
+        std::ptr::eq(self.address(), other.address())
+    }
+
+    /// Where the record's copy is.
+    fn address(&self) -> *const () {
+        match self {
+            Subject::Campaign(r) => Arc::as_ptr(r).cast(),
+            Subject::Affiliate(r) => Arc::as_ptr(r).cast(),
+            Subject::Application(r) => Arc::as_ptr(r).cast(),
+            Subject::Conversion(r) => Arc::as_ptr(r).cast(),
+            Subject::Payout(r) => Arc::as_ptr(r).cast(),
+            Subject::Adjustment(r) => Arc::as_ptr(r).cast(),
+            Subject::Asset(r) => Arc::as_ptr(r).cast(),
+            Subject::TierChange(r) => Arc::as_ptr(r).cast(),
+        }
+    }
+}
+
 /// An affiliate's move to another commission tier, caused by a conversion.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TierChange {

@@ -169,9 +169,7 @@ fn decision_actions(tx: &mut Tx<Write>, tenant: &Tenant, plan: &DecisionPlan) ->
         &app_update,
     )
     .update(Write::Affiliate, &plan.affiliate.id, RECORD_SK, &aff_update);
-    for e in &plan.events {
-        events::append(tx, Write::Event, tenant, e)?;
-    }
+    events::append_all(tx, Write::Event, tenant, &plan.events)?;
     Ok(())
 }
 

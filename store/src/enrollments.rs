@@ -51,9 +51,7 @@ pub async fn commit(
     if let Some(app) = &e.application {
         tx.put_new(Write::Application, applications::item(tenant, app)?);
     }
-    for event in recorded {
-        events::append(&mut tx, Write::Event, tenant, event)?;
-    }
+    events::append_all(&mut tx, Write::Event, tenant, recorded)?;
     match store.transact(tx).await {
         Ok(()) => Ok(Enrolled::Stored),
         // The record first: an import row written before also holds its guards.

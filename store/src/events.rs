@@ -98,15 +98,15 @@ fn position(created_at: &DateTime<Utc>, id: &str) -> String {
 /// The item of an event of `tenant`.
 pub fn item(tenant: &Tenant, e: &Published) -> Result<Item> {
     let head = (e.id.as_str(), e.event_type, e.created_at);
-    item_of(tenant, head, &e.data.to_string())
+    item_of(tenant, head, deflate(&e.data.to_string()))
 }
 
 /// The item of an event of `tenant` (its id, type and time) whose data is
-/// the JSON text `data`.
+/// the deflated JSON text `deflated`.
 fn item_of(
     tenant: &Tenant,
     (id, event_type, created_at): (&str, EventType, DateTime<Utc>),
-    data: &str,
+    deflated: Vec<u8>,
 ) -> Result<Item> {
     let sk = position(&created_at, id);
     let index = IndexKeys::new().with(Index::Gsi2, type_partition(tenant, event_type), &sk);
@@ -118,10 +118,7 @@ fn item_of(
     };
     let mut item = record_item(&partition(tenant), Some(&tenant.key()), &stored, &index)?;
     item.insert(attrs::SK.into(), string_value(sk));
-    item.insert(
-        DATA_DEFLATED.into(),
-        AttributeValue::B(Blob::new(deflate(data))),
-    );
+    item.insert(DATA_DEFLATED.into(), AttributeValue::B(Blob::new(deflated)));
     let expires = created_at + Duration::days(RETENTION_DAYS);
     item.insert(attrs::TTL.into(), number_value(expires.timestamp()));
     Ok(item)
@@ -159,11 +156,28 @@ pub fn from_stored(mut item: Item) -> Result<(Tenant, Published)> {
 /// Appends an event to a transaction (the outbox), its subject rendered to
 /// the record's view: it exists exactly when the change does.
 pub fn append<R: Copy>(tx: &mut Tx<R>, role: R, tenant: &Tenant, e: &Event) -> Result<()> {
-    let head = (e.id.as_str(), e.event_type, e.created_at);
-    tx.put_new(
-        role,
-        item_of(tenant, head, &wire::event::data_text(&e.subject)?)?,
-    );
+    append_all(tx, role, tenant, [e])
+}
+
+/// Appends the events of one change (see [`append`]); one that follows an
+/// event about the same copy of a record ([`Event::also`]) shares its
+/// rendered and deflated data.
+pub fn append_all<'a, R: Copy>(
+    tx: &mut Tx<R>,
+    role: R,
+    tenant: &Tenant,
+    events: impl IntoIterator<Item = &'a Event>,
+) -> Result<()> {
+    let mut last: Option<(&Event, Vec<u8>)> = None;
+    for e in events {
+        let data = match last {
+            Some((before, data)) if before.subject.is(&e.subject) => data,
+            _ => deflate(&wire::event::data_text(&e.subject)?),
+        };
+        let head = (e.id.as_str(), e.event_type, e.created_at);
+        tx.put_new(role, item_of(tenant, head, data.clone())?);
+        last = Some((e, data));
+    }
     Ok(())
 }
 
@@ -301,6 +315,41 @@ mod tests {
             tenant,
             Published::unstored(EventType::ConversionCreated, view, at),
         )
+    }
+
+    #[test]
+    fn events_about_one_copy_share_its_data_and_others_have_their_own() {
+        use domain::change::TierChange;
+        let (tenant, _) = event();
+        let at = timestamp::parse_datetime("2026-11-25T23:18:17.175Z").unwrap();
+        let change = |customers| TierChange {
+            affiliate_id: "aff_01JD0000000000000000000003".into(),
+            campaign_id: "cmp_01JD0000000000000000000002".into(),
+            tier: None,
+            previous_tier: Some("Gold".into()),
+            customers_referred: customers,
+            conversion_id: "cnv_01JD0000000000000000000001".into(),
+        };
+        let first = Event::new(EventType::AffiliateTierChanged, change(3), at);
+        let also = first.also(EventType::AffiliateTierChanged, at);
+        let other = Event::new(EventType::AffiliateTierChanged, change(4), at);
+        let mut tx = Tx::<()>::on("t");
+        append_all(&mut tx, (), &tenant, [&first, &also, &other]).unwrap();
+        let stored: Vec<Published> = tx
+            .actions()
+            .iter()
+            .map(|(_, a)| {
+                let item = a.put().expect("a put").item().clone();
+                from_stored(item).unwrap().1
+            })
+            .collect();
+        let customers: Vec<_> = stored
+            .iter()
+            .map(|p| p.data["customersReferred"].clone())
+            .collect();
+        assert_eq!(customers, [3, 3, 4]);
+        let ids: Vec<_> = stored.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, [&first.id, &also.id, &other.id]);
     }
 
     #[test]

@@ -248,9 +248,7 @@ fn transitions_tx(store: &Store, tenant: &Tenant, plans: &[TransitionPlan]) -> R
     let mut tx = store.tx();
     for plan in plans {
         put_transition(&mut tx, tenant, &plan.payout, plan.from)?;
-        for e in &plan.events {
-            events::append(&mut tx, Write::Event, tenant, e)?;
-        }
+        events::append_all(&mut tx, Write::Event, tenant, &plan.events)?;
     }
     shared_moves(&mut tx, tenant, plans)?;
     Ok(tx)
@@ -522,9 +520,7 @@ pub async fn approve_chunk(
     recorded: &[Event],
 ) -> Result<bool> {
     status_chunk(store, tenant, approved, None, |tx| {
-        for e in recorded {
-            events::append(tx, Write::Event, tenant, e)?;
-        }
+        events::append_all(tx, Write::Event, tenant, recorded)?;
         let afters = approved.iter().map(|(_, after)| after);
         touch_pools_joined(tx, Write::Marker, tenant, afters);
         Ok(())

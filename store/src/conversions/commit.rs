@@ -231,10 +231,8 @@ async fn transact(
         hourly_count(&mut tx, tenant, count, now);
     }
     rollups::record(&mut tx, A::Rollup, tenant, &plan.conversion);
-    events::append(&mut tx, A::Event, tenant, &plan.event)?;
-    if let Some(flagged) = &plan.flagged {
-        events::append(&mut tx, A::Event, tenant, flagged)?;
-    }
+    let made = std::iter::once(&plan.event).chain(&plan.flagged);
+    events::append_all(&mut tx, A::Event, tenant, made)?;
     let roles = (A::CachedCampaign, A::AffiliateStatus);
     let credited = (&plan.conversion, plan.earning.as_ref());
     check_cached(&mut tx, roles, &tenant_key, credited, cached);
@@ -302,10 +300,8 @@ pub async fn commit_late(
     }
     let credited = (late.earning.as_ref(), late.referred.as_ref());
     credit(&mut tx, tenant, credited, cached)?;
-    events::append(&mut tx, A::Event, tenant, &late.event)?;
-    if let Some(flagged) = &late.flagged {
-        events::append(&mut tx, A::Event, tenant, flagged)?;
-    }
+    let made = std::iter::once(&late.event).chain(&late.flagged);
+    events::append_all(&mut tx, A::Event, tenant, made)?;
     let roles = (A::CachedCampaign, A::AffiliateStatus);
     let credited = (&late.after, late.earning.as_ref());
     check_cached(&mut tx, roles, &tenant_key, credited, cached);

@@ -157,9 +157,7 @@ pub async fn commit_release(store: &Store, tenant: &Tenant, r: &Release) -> Resu
         &[(r.before.clone(), r.after.clone())],
     );
     pools::touch_pools_joined(&mut tx, A::Marker, tenant, [&r.after]);
-    for e in &r.events {
-        events::append(&mut tx, A::Event, tenant, e)?;
-    }
+    events::append_all(&mut tx, A::Event, tenant, &r.events)?;
     match store.transact(tx).await {
         Ok(()) => Ok(true),
         Err(e) if e.failed(A::Conversion) => Ok(false),
