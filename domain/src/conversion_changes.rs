@@ -26,7 +26,6 @@ pub struct Reversal {
     pub reversed: Conversion,
     /// The conversion as it was read.
     pub before: Conversion,
-    pub from: ConversionStatus,
     pub give_back: Option<Earning>,
     pub clawback: Option<Adjustment>,
     /// `conversion.reversed`, recorded with the change.
@@ -136,7 +135,6 @@ impl Conversion {
         let event = Event::new(EventType::ConversionReversed, &reversed, now);
         Ok(Reversal {
             event,
-            from: self.status,
             before: self.clone(),
             reversed,
             give_back,

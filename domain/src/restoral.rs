@@ -68,7 +68,6 @@ impl Conversion {
         let event = Event::new(EventType::ConversionRestored, &after, now);
         Ok(Some(Reversal {
             event,
-            from: self.status,
             before: self.clone(),
             reversed: after,
             give_back: earning,
@@ -173,7 +172,7 @@ mod tests {
             let reversed = refunded(&c, holding, None);
             assert_eq!(reversed.status, ConversionStatus::Reversed, "{status}");
             let r = restored(&reversed, holding, None).unwrap();
-            assert_eq!(r.from, ConversionStatus::Reversed);
+            assert_eq!(r.before.status, ConversionStatus::Reversed);
             assert_eq!(r.reversed.status.as_str(), back, "{status}");
             assert!(r.reversed.reversed_amount.is_zero());
             assert!(r.reversed.commission_reversed.is_zero());

@@ -88,7 +88,7 @@ pub async fn commit_reversal(
         .copy_from(&after, &REVERSAL_FIELDS)
         .copy_from(&after, &Index::attributes())
         .when_tenant(&tenant_key)
-        .when_status(r.from)
+        .when_status(r.before.status)
         .when_absent_or_eq(REVERSED_AMOUNT, decimal_value(read.reversed_amount));
     tx.update(A::Conversion, &read.id, RECORD_SK, &change);
     rollups::moved_many(
