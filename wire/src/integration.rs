@@ -470,14 +470,10 @@ mod tests {
             field::keywords::<IntegrationPatch>(),
             field::keywords::<NewIntegration>(),
         );
-        for field in [
-            "signingSecret",
-            "connectSigningSecret",
-            "apiKey",
-            "clientId",
-            "clientSecret",
-            "webhookId",
-        ] {
+        for field in PROVIDER_FIELDS
+            .iter()
+            .flat_map(|(_, takes, _)| takes.iter())
+        {
             let named = format(&create, field);
             assert!(named.is_some(), "{field}");
             assert_eq!(format(&patch, field), named, "{field}");
