@@ -167,7 +167,7 @@ provider_format! {
         max: 50,
         chars: Chars::Alphanumeric,
         about: "A code or id the provider takes in letters and digits",
-        example: Some("ANNA20"),
+        example: None,
     }
 }
 
