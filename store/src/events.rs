@@ -168,15 +168,22 @@ pub fn append_all<'a, R: Copy>(
     tenant: &Tenant,
     events: impl IntoIterator<Item = &'a Event>,
 ) -> Result<()> {
-    let mut last: Option<(&Event, Vec<u8>)> = None;
-    for e in events {
-        let data = match last {
-            Some((before, data)) if before.subject.is(&e.subject) => data,
-            _ => deflate(&wire::event::data_text(&e.subject)?),
+    let mut events = events.into_iter().peekable();
+    let mut shared: Option<Vec<u8>> = None;
+    while let Some(e) = events.next() {
+        let data = match shared.take() {
+            Some(data) => data,
+            None => deflate(&wire::event::data_text(&e.subject)?),
         };
+        // Copied only for a next event about the same copy.
+        if events
+            .peek()
+            .is_some_and(|next| next.subject.is(&e.subject))
+        {
+            shared = Some(data.clone());
+        }
         let head = (e.id.as_str(), e.event_type, e.created_at);
-        tx.put_new(role, item_of(tenant, head, data.clone())?);
-        last = Some((e, data));
+        tx.put_new(role, item_of(tenant, head, data)?);
     }
     Ok(())
 }
