@@ -52,10 +52,11 @@ impl Chars {
             Chars::Prefixed(prefixes) => {
                 let quoted: Vec<String> = prefixes.iter().map(|p| format!("`{p}`")).collect();
                 match quoted.split_last() {
-                    Some((last, rest)) if !rest.is_empty() => {
+                    Some((last, [])) => format!("letters and digits after {last}"),
+                    Some((last, rest)) => {
                         format!("letters and digits after {} or {last}", rest.join(", "))
                     }
-                    _ => format!("letters and digits after {}", quoted.join("")),
+                    None => "letters and digits".into(),
                 }
             }
         }

@@ -278,13 +278,8 @@ mod tests {
         ];
         let now = domain::timestamp::parse_datetime("2026-03-31T15:00:00Z").unwrap();
         let w = window(Period::Days30, now);
-        let v = json(summarise(
-            Some(Period::Days30),
-            &w,
-            Some(GroupBy::Status),
-            None,
-            &rows,
-        ));
+        let by = |g| json(summarise(Some(Period::Days30), &w, Some(g), None, &rows));
+        let v = by(GroupBy::Status);
         assert_eq!(v["period"], "30d");
         assert_eq!(v["granularity"], "day");
         assert_eq!(v["from"], "2026-03-02T00:00:00.000Z");
@@ -299,13 +294,7 @@ mod tests {
             v["groups"][0],
             serde_json::json!({"status": "PENDING", "currency": "USD", "revenue": 0.3, "commission": 0.03, "count": 2})
         );
-        let v = json(summarise(
-            Some(Period::Days30),
-            &w,
-            Some(GroupBy::Campaign),
-            None,
-            &rows,
-        ));
+        let v = by(GroupBy::Campaign);
         assert_eq!(v["groupBy"], "campaign");
         assert_eq!(
             v["groups"],
