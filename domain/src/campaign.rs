@@ -41,7 +41,6 @@ pub struct Campaign {
     pub auto_approve_affiliates: bool,
     /// Where affiliates send visitors: the portal's referral link is this
     /// URL with `?ref=<code>`.
-    #[serde(default)]
     pub landing_url: Option<String>,
     /// What risk checks flag and hold (defaults for campaigns stored before them).
     #[serde(default)]

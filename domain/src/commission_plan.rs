@@ -37,7 +37,6 @@ pub struct Pay {
     pub value: Decimal,
     /// Required for FIXED, absent for PERCENTAGE.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<crate::money::Currency>)]
     pub currency: Option<Currency>,
 }
 
@@ -99,7 +98,6 @@ pub struct LeadCommission {
     #[serde(with = "json_number")]
     #[schema(value_type = field::Amount)]
     pub value: Decimal,
-    #[schema(value_type = crate::money::Currency)]
     pub currency: Currency,
 }
 
@@ -172,10 +170,8 @@ wire_enum! {
 pub struct CommissionSource {
     pub kind: SourceKind,
     /// The rule's (or tier's) name; null for the others.
-    #[serde(default)]
     pub name: Option<String>,
     /// The rule's position in `commissionRules`, 0-based; null for the others.
-    #[serde(default)]
     pub index: Option<u32>,
 }
 

@@ -1,13 +1,13 @@
 //! What the API, the events and the portal show of an adjustment.
 
-use chrono::{DateTime, Utc};
+use crate::number::Number;
+use crate::timestamp::Timestamp;
 use domain::adjustment::AdjustmentRequest;
 use domain::commission_terms::check_money;
 use domain::conversion::Adjustment;
 use domain::error::Error;
 use domain::field;
 use domain::money::{json_number, Currency};
-use domain::timestamp::serde_ts;
 use domain::validation::Issues;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -23,10 +23,7 @@ pub struct AdjustmentView<'a> {
     pub affiliate_id: &'a str,
     /// Positive: a bonus; negative: a manual clawback. Major units of `currency`, exact to its
     /// minor unit.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub amount: Decimal,
-    #[schema(value_type = domain::money::Currency)]
+    pub amount: Number,
     pub currency: Currency,
     pub reason: &'a str,
     /// The merchant's idempotency key, when one was given.
@@ -35,8 +32,7 @@ pub struct AdjustmentView<'a> {
     /// when that payout is rejected or cancelled).
     #[schema(value_type = Option<domain::ids::PayoutId>)]
     pub payout_id: Option<&'a str>,
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 impl<'a> From<&'a Adjustment> for AdjustmentView<'a> {
@@ -45,12 +41,12 @@ impl<'a> From<&'a Adjustment> for AdjustmentView<'a> {
             id: &a.id,
             object: "adjustment",
             affiliate_id: &a.affiliate_id,
-            amount: a.amount,
+            amount: a.amount.into(),
             currency: a.currency,
             reason: a.reason.as_deref().unwrap_or_default(),
             external_id: a.external_id.as_deref(),
             payout_id: a.payout_id.as_deref(),
-            created_at: a.created_at,
+            created_at: a.created_at.into(),
         }
     }
 }
@@ -63,27 +59,23 @@ impl<'a> From<&'a Adjustment> for AdjustmentView<'a> {
 pub struct PortalAdjustment<'a> {
     pub id: &'a str,
     /// Positive: a bonus; negative: taken back.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub amount: Decimal,
-    #[schema(value_type = domain::money::Currency)]
+    pub amount: Number,
     pub currency: Currency,
     pub reason: &'a str,
     /// The payout it was netted into; null while it waits for your next payout.
     pub payout_id: Option<&'a str>,
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 impl<'a> From<&'a Adjustment> for PortalAdjustment<'a> {
     fn from(a: &'a Adjustment) -> Self {
         PortalAdjustment {
             id: &a.id,
-            amount: a.amount,
+            amount: a.amount.into(),
             currency: a.currency,
             reason: a.reason.as_deref().unwrap_or_default(),
             payout_id: a.payout_id.as_deref(),
-            created_at: a.created_at,
+            created_at: a.created_at.into(),
         }
     }
 }
@@ -108,7 +100,6 @@ pub struct NewAdjustment {
     /// same affiliate, amount, currency and reason answers 200 with the original adjustment
     /// (header `Idempotent-Replayed: true`) and writes nothing; with anything else, 409
     /// ALREADY_EXISTS.
-    #[serde(default)]
     #[schema(value_type = Option<field::Key>)]
     pub external_id: Option<String>,
 }

@@ -2,7 +2,7 @@
 //! never its version), and the bodies that create and change one.
 
 use crate::tax_form::TaxFormView;
-use chrono::{DateTime, Utc};
+use crate::timestamp::Timestamp;
 use domain::affiliate::AffiliateChanges;
 use domain::affiliate::AffiliateDraft;
 use domain::affiliate::SettableStatus;
@@ -17,7 +17,6 @@ use domain::money::json_number;
 use domain::patch::Patch;
 use domain::payout_account::PayoutAccount;
 use domain::risk::Risk;
-use domain::timestamp::serde_ts;
 use serde::ser::SerializeMap;
 use serde::Deserialize;
 use serde::{Serialize, Serializer};
@@ -67,12 +66,8 @@ pub struct AffiliateView<'a> {
     earned: TotalsJson<'a>,
     #[schema(value_type = TotalsSchema)]
     paid: TotalsJson<'a>,
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    updated_at: DateTime<Utc>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
 }
 
 impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
@@ -97,8 +92,8 @@ impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
             tax_form: a.tax_form.as_ref().map(TaxFormView::from),
             earned: TotalsJson(&a.earned),
             paid: TotalsJson(&a.paid),
-            created_at: a.created_at,
-            updated_at: a.updated_at,
+            created_at: a.created_at.into(),
+            updated_at: a.updated_at.into(),
         }
     }
 }
@@ -147,20 +142,15 @@ pub struct NewAffiliate {
     pub name: String,
     /// The affiliate code (`ref` in links, `affiliateCode` in postbacks). Unique per account
     /// and mode in any letter case. Generated (8 characters) when absent.
-    #[serde(default)]
     #[schema(value_type = Option<domain::affiliate_code::AffiliateCode>)]
     pub code: Option<String>,
-    #[serde(default)]
     pub payout_method: Option<PayoutMethod>,
-    #[serde(default)]
     #[schema(value_type = Option<domain::email::Email>)]
     pub payout_email: Option<String>,
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
-    #[serde(default)]
     #[schema(value_type = Option<field::Url>)]
     pub website: Option<String>,
-    #[serde(default)]
     #[schema(value_type = Option<domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }

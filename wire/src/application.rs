@@ -1,12 +1,11 @@
 //! What the API and the events show of an application, and of a bulk acceptance.
 
-use chrono::{DateTime, Utc};
+use crate::timestamp::Timestamp;
 use domain::application::Decision;
 use domain::application::{Application, ApplicationStatus};
 use domain::error::{Error, ErrorCode};
 use domain::field;
 use domain::risk::Risk;
-use domain::timestamp::{serde_ts, serde_ts_opt};
 use domain::validation::distinct_ids;
 use domain::validation::Issues;
 use serde::Deserialize;
@@ -29,14 +28,9 @@ pub struct ApplicationView<'a> {
     message: Option<&'a str>,
     /// The rejection reason, when one was given.
     reason: Option<&'a str>,
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    updated_at: DateTime<Utc>,
-    #[serde(with = "serde_ts_opt")]
-    decided_at: Option<DateTime<Utc>>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    decided_at: Option<Timestamp>,
     /// Risk flags of the sign-up, and their level (see `docs/risk.md`).
     risk: &'a Risk,
 }
@@ -51,9 +45,9 @@ impl<'a> From<&'a Application> for ApplicationView<'a> {
             status: a.status,
             message: a.message.as_deref(),
             reason: a.reason.as_deref(),
-            created_at: a.created_at,
-            updated_at: a.updated_at,
-            decided_at: a.decided_at,
+            created_at: a.created_at.into(),
+            updated_at: a.updated_at.into(),
+            decided_at: a.decided_at.map(Timestamp),
             risk: &a.risk,
         }
     }
@@ -102,7 +96,6 @@ pub struct AcceptApplication {}
 #[schema(as = ApplicationReject)]
 pub struct RejectApplication {
     /// Optional; a blank reason counts as none.
-    #[serde(default)]
     #[schema(value_type = Option<field::RejectReason>)]
     pub reason: Option<String>,
 }

@@ -1,7 +1,7 @@
 //! What the API, the events and the portal show of a marketing asset, and
 //! the bodies that create and change one.
 
-use chrono::{DateTime, Utc};
+use crate::timestamp::Timestamp;
 use domain::asset::AssetChanges;
 use domain::asset::SwipeCopyDraft;
 use domain::asset::{Asset, AssetStatus, AssetType};
@@ -9,7 +9,6 @@ use domain::field;
 use domain::metadata::Metadata;
 use domain::metadata::MetadataPatch;
 use domain::patch::Patch;
-use domain::timestamp::{serde_ts, serde_ts_opt};
 use serde::{Deserialize, Serialize};
 
 /// A marketing asset.
@@ -31,14 +30,9 @@ pub struct AssetView<'a> {
     #[schema(value_type = domain::metadata::MetadataSchema)]
     metadata: &'a Metadata,
     status: AssetStatus,
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    updated_at: DateTime<Utc>,
-    #[serde(with = "serde_ts_opt")]
-    archived_at: Option<DateTime<Utc>>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    archived_at: Option<Timestamp>,
 }
 
 impl<'a> From<&'a Asset> for AssetView<'a> {
@@ -52,9 +46,9 @@ impl<'a> From<&'a Asset> for AssetView<'a> {
             campaign_id: a.campaign_id.as_deref(),
             metadata: &a.metadata,
             status: a.status,
-            created_at: a.created_at,
-            updated_at: a.updated_at,
-            archived_at: a.archived_at,
+            created_at: a.created_at.into(),
+            updated_at: a.updated_at.into(),
+            archived_at: a.archived_at.map(Timestamp),
         }
     }
 }
@@ -70,10 +64,8 @@ pub struct NewSwipeCopy {
     #[schema(value_type = field::SwipeBody)]
     pub body: String,
     /// A campaign of the key's account and mode; another one is 404.
-    #[serde(default)]
     #[schema(value_type = Option<field::IdRef>)]
     pub campaign_id: Option<String>,
-    #[serde(default)]
     #[schema(value_type = Option<domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }

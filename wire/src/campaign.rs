@@ -2,9 +2,10 @@
 //! commission terms an affiliate sees, the public profile), and the bodies
 //! that create and change one.
 
+use crate::number::Number;
 use crate::risk::RiskSettingsInput;
 use crate::risk::RiskSettingsView;
-use chrono::{DateTime, Utc};
+use crate::timestamp::Timestamp;
 use domain::campaign::CampaignChanges;
 use domain::campaign::CampaignDraft;
 use domain::campaign::{Campaign, CommissionType};
@@ -19,7 +20,6 @@ use domain::money::{json_number, Currency};
 use domain::patch::Patch;
 use domain::risk::RiskChanges;
 use domain::tax_form::TaxFormSetting;
-use domain::timestamp::serde_ts;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
@@ -38,11 +38,8 @@ pub struct CampaignView<'a> {
     pub commission_type: CommissionType,
     /// PERCENTAGE: percent of the payment, 0-100 (at most 4 decimals). FIXED: an amount in
     /// major units of `currency`, greater than 0.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission_value: Decimal,
+    pub commission_value: Number,
     /// ISO 4217 code of a FIXED commission; null for PERCENTAGE.
-    #[schema(value_type = Option<domain::money::Currency>)]
     pub currency: Option<Currency>,
     /// Whether later payments of a referred customer earn commission too.
     pub commission_recurring: bool,
@@ -58,9 +55,8 @@ pub struct CampaignView<'a> {
     #[schema(minimum = 0, maximum = 365)]
     pub hold_days: u32,
     /// Smallest payable commission total, in major units, applied in each currency.
-    #[serde(with = "json_number")]
     #[schema(value_type = f64, minimum = 0)]
-    pub minimum_payout: Decimal,
+    pub minimum_payout: Number,
     /// The public profile is visible (and sign-up possible when `signupOpen`).
     pub is_public: bool,
     /// Affiliates may sign up (only effective when `isPublic`).
@@ -83,13 +79,9 @@ pub struct CampaignView<'a> {
     #[schema(value_type = domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
     /// ISO-8601 UTC with milliseconds and `Z`.
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
     /// ISO-8601 UTC with milliseconds and `Z`.
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    pub updated_at: DateTime<Utc>,
+    pub updated_at: Timestamp,
 }
 
 impl<'a> From<&'a Campaign> for CampaignView<'a> {
@@ -100,13 +92,13 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
             name: &c.name,
             description: c.description.as_deref(),
             commission_type: c.commission_type,
-            commission_value: c.commission_value,
+            commission_value: c.commission_value.into(),
             currency: c.currency,
             commission_recurring: c.commission_recurring,
             recurring_months_limit: c.recurring_months_limit,
             cookie_days: c.cookie_days,
             hold_days: c.hold_days,
-            minimum_payout: c.minimum_payout,
+            minimum_payout: c.minimum_payout.into(),
             is_public: c.is_public,
             signup_open: c.signup_open,
             auto_approve_affiliates: c.auto_approve_affiliates,
@@ -117,8 +109,8 @@ impl<'a> From<&'a Campaign> for CampaignView<'a> {
             lead_commission: c.lead_commission.as_ref(),
             tax_form: c.tax_form.as_ref(),
             metadata: &c.metadata,
-            created_at: c.created_at,
-            updated_at: c.updated_at,
+            created_at: c.created_at.into(),
+            updated_at: c.updated_at.into(),
         }
     }
 }
@@ -134,10 +126,7 @@ pub struct CampaignTerms<'a> {
     pub name: &'a str,
     pub commission_type: CommissionType,
     /// Percent (PERCENTAGE) or an amount in major units of `currency` (FIXED).
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission_value: Decimal,
-    #[schema(value_type = Option<domain::money::Currency>)]
+    pub commission_value: Number,
     pub currency: Option<Currency>,
     pub commission_recurring: bool,
     /// null: lifetime (or not recurring).
@@ -153,7 +142,7 @@ impl<'a> From<&'a Campaign> for CampaignTerms<'a> {
             id: &c.id,
             name: &c.name,
             commission_type: c.commission_type,
-            commission_value: c.commission_value,
+            commission_value: c.commission_value.into(),
             currency: c.currency,
             commission_recurring: c.commission_recurring,
             recurring_months_limit: c.recurring_months_limit,
@@ -193,12 +182,10 @@ impl<'a> From<&'a Campaign> for PublicCampaignView<'a> {
 pub struct NewCampaign {
     #[schema(value_type = field::Name)]
     pub name: String,
-    #[serde(default)]
     #[schema(value_type = Option<field::LongText>)]
     pub description: Option<String>,
     /// Where affiliates send visitors: an `http` or `https` URL with a host, without white
     /// space; the affiliate portal's referral link is it with `?ref=<code>`.
-    #[serde(default)]
     #[schema(value_type = Option<field::Url>)]
     pub landing_url: Option<String>,
     pub commission_type: CommissionType,
@@ -210,22 +197,18 @@ pub struct NewCampaign {
     pub commission_value: Decimal,
     /// ISO 4217 code, any letter case (returned uppercase). Required for FIXED; must be absent
     /// or null for PERCENTAGE.
-    #[serde(default)]
     #[schema(value_type = Option<domain::money::Currency>)]
     pub currency: Option<String>,
     #[serde(default)]
     #[schema(default = json!(false))]
     pub commission_recurring: bool,
     /// null or absent: lifetime. Must be null or absent when `commissionRecurring` is false.
-    #[serde(default)]
     #[schema(minimum = 1, maximum = 120, default = json!(null))]
     pub recurring_months_limit: Option<i64>,
     /// null or absent: 30.
-    #[serde(default)]
     #[schema(minimum = 1, maximum = 365, default = json!(domain::campaign::DEFAULT_COOKIE_DAYS))]
     pub cookie_days: Option<i64>,
     /// null or absent: 30.
-    #[serde(default)]
     #[schema(minimum = 0, maximum = 365, default = json!(domain::campaign::DEFAULT_HOLD_DAYS))]
     pub hold_days: Option<i64>,
     /// Major units, 0 to below 10^12, at most 28 decimals; applied per currency. Null or
@@ -237,14 +220,12 @@ pub struct NewCampaign {
     #[schema(default = json!(false))]
     pub is_public: bool,
     /// null or absent: true.
-    #[serde(default)]
     #[schema(default = json!(true))]
     pub signup_open: Option<bool>,
     #[serde(default)]
     #[schema(default = json!(false))]
     pub auto_approve_affiliates: bool,
     /// Risk checks (see `docs/risk.md`); absent fields take their defaults.
-    #[serde(default)]
     pub risk: Option<RiskSettingsInput>,
     /// At most 20, ordered: the first whose `when` holds decides how much an earning payment
     /// earns (see `docs/commissions.md`); none -> the campaign's own rate. Default `[]`.
@@ -258,12 +239,9 @@ pub struct NewCampaign {
     #[schema(max_items = 10)]
     pub tiers: Vec<Tier>,
     /// What a LEAD earns when no rule for leads decides; absent: leads earn 0.
-    #[serde(default)]
     pub lead_commission: Option<LeadCommission>,
     /// Whether payment waits for the affiliate's tax form; absent: never.
-    #[serde(default)]
     pub tax_form: Option<TaxFormSetting>,
-    #[serde(default)]
     #[schema(value_type = Option<domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }

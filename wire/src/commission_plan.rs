@@ -1,5 +1,6 @@
 //! A commission preview: its body, and what it answers.
 
+use crate::number::Number;
 use domain::commission::Decision;
 use domain::commission_plan::CommissionSource;
 use domain::commission_plan::PreviewRequest;
@@ -9,7 +10,6 @@ use domain::commission_terms::ConversionType;
 use domain::conversion::Keys;
 use domain::error::Error;
 use domain::field;
-use domain::money::json_number;
 use domain::money::json_number_opt;
 use domain::money::Currency;
 use domain::validation::Issues;
@@ -23,9 +23,7 @@ use serde::Serialize;
 #[schema(as = CommissionPreview)]
 pub struct PreviewView {
     /// In the payment's currency, rounded half-even to its minor unit.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission: Decimal,
+    pub commission: Number,
     pub commission_source: CommissionSource,
     /// Whether the campaign's recurring rules let such a payment earn (always true for a
     /// first payment).
@@ -41,7 +39,7 @@ impl From<Decision> for PreviewView {
             Some(CommissionReason::NotRecurring | CommissionReason::RecurringWindowEnded)
         );
         PreviewView {
-            commission: d.commission,
+            commission: d.commission.into(),
             commission_source: d.source,
             recurring_earns,
             reason: d.reason,
@@ -62,33 +60,26 @@ pub struct PreviewBody {
     pub amount: Option<Decimal>,
     #[schema(value_type = domain::money::Currency)]
     pub currency: String,
-    #[serde(default)]
     pub conversion_type: Option<ConversionType>,
-    #[serde(default)]
     #[schema(value_type = Option<field::Key>)]
     pub product_id: Option<String>,
-    #[serde(default)]
     #[schema(value_type = Option<field::Key>)]
     pub plan_id: Option<String>,
     /// Whole calendar months since the customer's first payment; 0 or absent: the first
     /// payment.
-    #[serde(default)]
     #[schema(minimum = 0, maximum = 1200)]
     pub months_since_first_payment: Option<u32>,
     /// The customer's n-th attributed payment (1 = the first); default 1, or 2 when
     /// `monthsSinceFirstPayment` is above 0. Ignored for a LEAD.
-    #[serde(default)]
     #[schema(minimum = 1, maximum = 1000000000)]
     pub payment_number: Option<u32>,
     /// Preview for this affiliate of the campaign: its status, `commissionOverride` and
     /// `customersReferred` count.
-    #[serde(default)]
     #[schema(value_type = Option<domain::ids::AffiliateId>)]
     pub affiliate_id: Option<String>,
     /// Distinct paying customers referred, this payment's customer included, for the tiers;
     /// default the affiliate's `customersReferred` (plus this customer on a first payment),
     /// else 0.
-    #[serde(default)]
     #[schema(minimum = 0, maximum = 1000000000)]
     pub customers: Option<u32>,
 }

@@ -1,13 +1,14 @@
 //! What the API and the events show of a conversion, and the bodies of the
 //! postback and of a reversal.
 
+use crate::number::Number;
+use crate::timestamp::Timestamp;
 use chrono::{DateTime, Utc};
 use domain::commission_plan::CommissionSource;
 use domain::commission_terms::CommissionReason;
 use domain::metadata::Metadata;
-use domain::money::{json_number, Currency};
+use domain::money::Currency;
 use domain::risk::Risk;
-use domain::timestamp::{serde_ts, serde_ts_opt};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
@@ -40,18 +41,13 @@ pub struct ConversionView<'a> {
     /// Null when unattributed.
     pub affiliate_id: Option<&'a str>,
     /// The payment in major units of `currency`, exact to its minor unit.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub amount: Decimal,
+    pub amount: Number,
     /// ISO 4217 code.
-    #[schema(value_type = domain::money::Currency)]
     pub currency: Currency,
     pub conversion_type: ConversionType,
     /// In `currency`, rounded half-even to its minor unit. 0 when the payment earns nothing
     /// (see `commissionReason`).
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission: Decimal,
+    pub commission: Number,
     /// Null when the commission rules applied normally, even if the rounded commission is 0.
     pub commission_reason: Option<CommissionReason>,
     /// What decided the commission: the affiliate's override, a campaign rule (its name and
@@ -80,41 +76,30 @@ pub struct ConversionView<'a> {
     #[schema(minimum = 0)]
     pub hold_days: u32,
     /// `occurredAt + holdDays` days: from then on the payout job approves the commission.
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    pub payable_at: DateTime<Utc>,
+    pub payable_at: Timestamp,
     /// The payout holding this conversion, once one does.
     pub payout_id: Option<&'a str>,
     #[schema(value_type = domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
     /// When the payment happened (the postback's `occurredAt`, default the time of the
     /// postback). List order, `from`/`to`, summary periods and the hold period all use it.
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    pub occurred_at: DateTime<Utc>,
+    pub occurred_at: Timestamp,
     /// ISO-8601 UTC with milliseconds and `Z`.
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
     /// ISO-8601 UTC with milliseconds and `Z`.
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    pub updated_at: DateTime<Utc>,
+    pub updated_at: Timestamp,
     /// When the conversion was last reversed (in full or in part).
-    #[serde(with = "serde_ts_opt")]
-    pub reversed_at: Option<DateTime<Utc>>,
+    pub reversed_at: Option<Timestamp>,
     /// The reason given with the last reversal.
     pub reversal_reason: Option<&'a str>,
     /// The part of `amount` reversed so far (0 until a reversal; `amount` once REVERSED).
-    #[serde(with = "json_number")]
     #[schema(value_type = f64, minimum = 0)]
-    pub reversed_amount: Decimal,
+    pub reversed_amount: Number,
     /// The part of `commission` given back so far: `commission * reversedAmount / amount`,
     /// rounded half-even to the minor unit. The commission still earned is `commission -
     /// commissionReversed`.
-    #[serde(with = "json_number")]
     #[schema(value_type = f64, minimum = 0)]
-    pub commission_reversed: Decimal,
+    pub commission_reversed: Number,
     /// Risk flags found when it was recorded, and their level (see `docs/risk.md`).
     pub risk: &'a Risk,
 }
@@ -142,10 +127,10 @@ impl<'a> From<&'a Conversion> for ConversionView<'a> {
             external_id: &c.external_id,
             campaign_id: c.campaign_id.as_deref(),
             affiliate_id: c.affiliate_id.as_deref(),
-            amount: c.amount,
+            amount: c.amount.into(),
             currency: c.currency,
             conversion_type: c.conversion_type,
-            commission: c.commission,
+            commission: c.commission.into(),
             commission_reason: c.commission_reason,
             commission_source: c.source(),
             product_id: c.product_id.as_deref(),
@@ -159,16 +144,16 @@ impl<'a> From<&'a Conversion> for ConversionView<'a> {
             session_id: c.session_id.as_deref(),
             customer_id: c.customer_id.as_deref(),
             hold_days: c.hold_days,
-            payable_at: c.payable_at,
+            payable_at: c.payable_at.into(),
             payout_id: c.payout_id.as_deref(),
             metadata: &c.metadata,
-            occurred_at: c.occurred_at,
-            created_at: c.created_at,
-            updated_at: c.updated_at,
-            reversed_at: c.reversed_at,
+            occurred_at: c.occurred_at.into(),
+            created_at: c.created_at.into(),
+            updated_at: c.updated_at.into(),
+            reversed_at: c.reversed_at.map(Timestamp),
             reversal_reason: c.reversal_reason.as_deref(),
-            reversed_amount: c.reversed_amount,
-            commission_reversed: c.commission_reversed,
+            reversed_amount: c.reversed_amount.into(),
+            commission_reversed: c.commission_reversed.into(),
             risk: &c.risk,
         }
     }
@@ -199,52 +184,41 @@ pub struct PostbackBody {
     #[schema(value_type = ConversionType)]
     pub conversion_type: String,
     /// Explicit code attribution (any letter case).
-    #[serde(default)]
     #[schema(value_type = Option<field::Key>)]
     pub affiliate_code: Option<String>,
     /// `ses_…` from the browser script (after consent). Counts when the payment's `occurredAt`
     /// falls inside its click's window: from 5 minutes before the click until `expiresAt`
     /// (`cookieDays` after the click).
-    #[serde(default)]
     #[schema(value_type = Option<field::Key>)]
     pub session_id: Option<String>,
     /// `clk_…`, same window rule as `sessionId`.
-    #[serde(default)]
     #[schema(value_type = Option<field::Key>)]
     pub click_id: Option<String>,
     /// Hex SHA-256 of the trimmed, lowercased e-mail (stored lowercase).
-    #[serde(default)]
     #[schema(value_type = Option<field::EmailHash>)]
     pub customer_email_hash: Option<String>,
     /// Hashed on arrival; the address itself is never stored. With `customerEmailHash` too,
     /// both must denote the same address.
-    #[serde(default)]
     #[schema(value_type = Option<domain::email::Email>)]
     pub customer_email: Option<String>,
     /// Restricts attribution to this campaign (signals of other campaigns are skipped) and
     /// files an unattributed conversion under it. Unknown: 404 NOT_FOUND.
-    #[serde(default)]
     #[schema(value_type = Option<field::Key>)]
     pub campaign_id: Option<String>,
     /// The merchant's customer id. Send it (or the e-mail) on every payment of a customer so
     /// later payments are recognised and the recurring rules apply.
-    #[serde(default)]
     #[schema(value_type = Option<field::CustomerRef>)]
     pub customer_id: Option<String>,
     /// The product paid for (1-255 characters): `commissionRules` may pay by it.
-    #[serde(default)]
     #[schema(value_type = Option<field::Key>)]
     pub product_id: Option<String>,
     /// The plan or price paid (1-255 characters): `commissionRules` may pay by it.
-    #[serde(default)]
     #[schema(value_type = Option<field::Key>)]
     pub plan_id: Option<String>,
     /// When the payment happened; default now. At most 5 minutes in the future; may be
     /// back-dated. Stored at millisecond precision. Not before 1970-01-01T00:00:00Z.
-    #[serde(default)]
     #[schema(format = DateTime)]
     pub occurred_at: Option<String>,
-    #[serde(default)]
     #[schema(value_type = Option<domain::metadata::MetadataSchema>)]
     pub metadata: Option<Metadata>,
 }
@@ -378,7 +352,6 @@ pub struct ReverseBody {
     #[serde(default, with = "json_number_opt")]
     #[schema(value_type = Option<field::Amount>)]
     pub amount: Option<Decimal>,
-    #[serde(default)]
     #[schema(value_type = Option<field::Reason>)]
     pub reason: Option<String>,
 }

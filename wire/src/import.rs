@@ -30,7 +30,6 @@ struct RowFields {
     external_id: String,
     /// ACTIVE (the default) or PENDING (with an application for the merchant to accept);
     /// another status fails the row.
-    #[serde(default)]
     status: Option<AffiliateStatus>,
 }
 
@@ -136,24 +135,18 @@ pub struct ReferralRow {
     /// The affiliate's campaign.
     pub campaign_id: String,
     /// The affiliate, by its code (any letter case) or its id: exactly one of the two.
-    #[serde(default)]
     pub affiliate_code: Option<String>,
-    #[serde(default)]
     pub affiliate_id: Option<String>,
     /// The customer, as a postback names it: exactly one of `customerId`, `customerEmail` (hashed
     /// at once, never stored) and `customerEmailHash`.
-    #[serde(default)]
     #[schema(value_type = Option<field::CustomerRef>)]
     pub customer_id: Option<String>,
-    #[serde(default)]
     #[schema(value_type = Option<domain::email::Email>)]
     pub customer_email: Option<String>,
-    #[serde(default)]
     #[schema(value_type = Option<field::EmailHash>)]
     pub customer_email_hash: Option<String>,
     /// The customer's first payment (ISO-8601 date-time, not in the future): its recurring window
     /// continues from there.
-    #[serde(default)]
     #[schema(format = DateTime)]
     pub first_payment_at: Option<String>,
 }

@@ -1,13 +1,12 @@
 //! What the API shows of an integration (the URL to paste, never a secret or
 //! key), and the bodies that create and change one.
 
-use chrono::{DateTime, Utc};
+use crate::timestamp::Timestamp;
 use domain::connector::Provider;
 use domain::field;
 use domain::integration::{Integration, IntegrationChanges, IntegrationDraft, IntegrationStatus};
 use domain::patch::Patch;
 use domain::provider_format::{ProviderCode, ProviderToken, SigningSecret, StripeKey};
-use domain::timestamp::{serde_ts, serde_ts_opt};
 use serde::{Deserialize, Serialize};
 
 /// An integration as the API shows it (never its signing secret).
@@ -29,13 +28,10 @@ pub struct IntegrationView<'a> {
     pub webhook_url: String,
     /// Whether batch-process pays through it (a STRIPE integration with an `apiKey`).
     pub can_pay: bool,
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
     /// When the last verified event arrived.
-    #[serde(with = "serde_ts_opt")]
-    pub last_event_at: Option<DateTime<Utc>>,
+    pub last_event_at: Option<Timestamp>,
 }
 
 impl<'a> IntegrationView<'a> {
@@ -50,9 +46,9 @@ impl<'a> IntegrationView<'a> {
             description: i.description.as_deref(),
             webhook_url: i.webhook_url(base),
             can_pay: i.can_pay(),
-            created_at: i.created_at,
-            updated_at: i.updated_at,
-            last_event_at: i.last_event_at,
+            created_at: i.created_at.into(),
+            updated_at: i.updated_at.into(),
+            last_event_at: i.last_event_at.map(Timestamp),
         }
     }
 }
@@ -67,40 +63,32 @@ pub struct NewIntegration {
     /// `whsec_…`, Paddle `pdl_ntfset_…`). Write-only: never returned. One without its
     /// provider's shape (a placeholder; Stripe `whsec_` and Paddle `pdl_ntfset_`, each followed
     /// by at least 24 characters) leaves the integration DISABLED until a PATCH gives one.
-    #[serde(default)]
     #[schema(value_type = Option<SigningSecret>)]
     pub signing_secret: Option<String>,
     /// STRIPE only: the signing secret of a Connect endpoint pointed at the same `webhookUrl`
     /// (it sends connected accounts' `account.updated`), when it differs from `signingSecret`.
     /// Write-only.
-    #[serde(default)]
     #[schema(value_type = Option<SigningSecret>)]
     pub connect_signing_secret: Option<String>,
     /// STRIPE only: the secret or restricted key batch-process pays with (`sk_live_…`/`rk_live_…`
     /// on a live integration, `sk_test_…`/`rk_test_…` on a test one). Write-only: never
     /// returned; stored encrypted. One integration per account and mode can pay.
-    #[serde(default)]
     #[schema(value_type = Option<StripeKey>)]
     pub api_key: Option<String>,
     /// PAYPAL (required): the REST app's client id (PayPal Developer: Apps & Credentials).
     /// Write-only.
-    #[serde(default)]
     #[schema(value_type = Option<ProviderToken>)]
     pub client_id: Option<String>,
     /// PAYPAL (required): the REST app's secret. Write-only; stored encrypted.
-    #[serde(default)]
     #[schema(value_type = Option<ProviderToken>)]
     pub client_secret: Option<String>,
     /// PAYPAL (required): the id PayPal shows for the webhook that points at this
     /// integration's `webhookUrl` (its events are verified with it).
-    #[serde(default)]
     #[schema(value_type = Option<ProviderCode>)]
     pub webhook_id: Option<String>,
     /// A campaign of the key's account and mode: the default for code attribution.
-    #[serde(default)]
     #[schema(value_type = Option<domain::ids::CampaignId>)]
     pub campaign_id: Option<String>,
-    #[serde(default)]
     #[schema(value_type = Option<field::ShortText>)]
     pub description: Option<String>,
 }

@@ -1,10 +1,10 @@
 //! The yearly payments report as the API shows it: a row per affiliate
 //! and currency, as JSON or as the columns of a CSV.
 
-use domain::money::{json_number, Currency};
+use crate::number::Number;
+use domain::money::Currency;
 use domain::payments_report::Row;
 use domain::tax_form::TaxFormType;
-use rust_decimal::Decimal;
 use serde::Serialize;
 
 /// One affiliate's payments in one currency.
@@ -15,12 +15,9 @@ pub struct PaymentsReportRow<'a> {
     pub affiliate_id: &'a str,
     /// The affiliate's name now (empty when the affiliate is gone).
     pub name: &'a str,
-    #[schema(value_type = domain::money::Currency)]
     pub currency: Currency,
     /// The sum of the year's PAID payouts, exact.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub total: Decimal,
+    pub total: Number,
     /// How many payouts.
     #[schema(minimum = 1)]
     pub count: u64,
@@ -36,7 +33,7 @@ impl<'a> From<&'a Row> for PaymentsReportRow<'a> {
             affiliate_id: &r.affiliate_id,
             name: &r.name,
             currency: r.currency,
-            total: r.total,
+            total: r.total.into(),
             count: r.count,
             methods: &r.methods,
             tax_form_type: r.tax_form_type,

@@ -1,12 +1,12 @@
 //! What the API and the events show of a payout and its invoice (never the
 //! invoice's storage key or the payout's work).
 
-use chrono::{DateTime, NaiveDate, Utc};
+use crate::number::Number;
+use crate::timestamp::Timestamp;
+use chrono::NaiveDate;
 use domain::affiliate::PayoutMethod;
-use domain::money::{json_number, Currency};
+use domain::money::Currency;
 use domain::payout_account::PaymentError;
-use domain::timestamp::{serde_ts, serde_ts_opt};
-use rust_decimal::Decimal;
 use serde::Serialize;
 
 use domain::payout::{Invoice, Payout, PayoutStatus};
@@ -25,8 +25,7 @@ pub struct InvoiceView<'a> {
     /// Bytes.
     #[schema(minimum = 1, maximum = 4194304)]
     pub size: Option<u64>,
-    #[serde(with = "serde_ts_opt")]
-    pub uploaded_at: Option<DateTime<Utc>>,
+    pub uploaded_at: Option<Timestamp>,
 }
 
 impl<'a> From<Option<&'a Invoice>> for InvoiceView<'a> {
@@ -36,7 +35,7 @@ impl<'a> From<Option<&'a Invoice>> for InvoiceView<'a> {
             file_name: i.map(|i| i.file_name.as_str()),
             content_type: i.map(|i| i.content_type.as_str()),
             size: i.map(|i| i.size),
-            uploaded_at: i.map(|i| i.uploaded_at),
+            uploaded_at: i.map(|i| i.uploaded_at).map(Timestamp),
         }
     }
 }
@@ -53,31 +52,22 @@ pub struct PayoutView<'a> {
     pub campaign_id: &'a str,
     /// The sum of its conversions' commissions plus `adjustmentTotal`, in major units of
     /// `currency`, exact to its minor unit.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub amount: Decimal,
-    #[schema(value_type = domain::money::Currency)]
+    pub amount: Number,
     pub currency: Currency,
     pub status: PayoutStatus,
     pub method: PayoutMethod,
     /// When the payout job created it. List order and `from`/`to` use it.
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    pub requested_at: DateTime<Utc>,
+    pub requested_at: Timestamp,
     #[schema(minimum = 0)]
     pub conversion_count: u64,
     /// The adjustments netted into this payout: clawbacks of reversed, already paid
     /// conversions (negative) and the merchant's manual adjustments (a bonus positive, a manual
     /// clawback negative). Zero when there were none.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub adjustment_total: Decimal,
+    pub adjustment_total: Number,
     #[schema(value_type = crate::payout::InvoiceView)]
     pub invoice: InvoiceView<'a>,
-    #[serde(with = "serde_ts_opt")]
-    pub approved_at: Option<DateTime<Utc>>,
-    #[serde(with = "serde_ts_opt")]
-    pub paid_at: Option<DateTime<Utc>>,
+    pub approved_at: Option<Timestamp>,
+    pub paid_at: Option<Timestamp>,
     /// From POST mark-paid.
     #[schema(format = Date)]
     pub payment_date: Option<NaiveDate>,
@@ -99,12 +89,8 @@ pub struct PayoutView<'a> {
     /// affiliate had no usable destination), and when.
     #[schema(value_type = Option<domain::payout_account::PaymentError>)]
     pub last_payment_error: Option<&'a PaymentError>,
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    #[schema(example = json!("2026-11-22T10:00:00.000Z"))]
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl<'a> From<&'a Payout> for PayoutView<'a> {
@@ -114,16 +100,16 @@ impl<'a> From<&'a Payout> for PayoutView<'a> {
             object: "payout",
             affiliate_id: &p.affiliate_id,
             campaign_id: &p.campaign_id,
-            amount: p.amount,
+            amount: p.amount.into(),
             currency: p.currency,
             status: p.status,
             method: p.method,
-            requested_at: p.requested_at,
+            requested_at: p.requested_at.into(),
             conversion_count: p.conversion_count,
-            adjustment_total: p.adjustment_total,
+            adjustment_total: p.adjustment_total.into(),
             invoice: InvoiceView::from(p.invoice.as_ref()),
-            approved_at: p.approved_at,
-            paid_at: p.paid_at,
+            approved_at: p.approved_at.map(Timestamp),
+            paid_at: p.paid_at.map(Timestamp),
             payment_date: p.payment_date,
             payment_method: p.payment_method.as_deref(),
             payment_reference: p.payment_reference.as_deref(),
@@ -133,8 +119,8 @@ impl<'a> From<&'a Payout> for PayoutView<'a> {
             payment_error: p.payment_error.as_deref(),
             payment_attempt: p.payment_attempt,
             last_payment_error: p.last_payment_error.as_ref(),
-            created_at: p.created_at,
-            updated_at: p.updated_at,
+            created_at: p.created_at.into(),
+            updated_at: p.updated_at.into(),
         }
     }
 }

@@ -1,8 +1,8 @@
 //! What the API answers of an affiliate's payout account: the onboarding
 //! link.
 
+use crate::timestamp::Timestamp;
 use chrono::{DateTime, Utc};
-use domain::timestamp::serde_ts;
 use serde::Serialize;
 
 /// A Stripe onboarding link: open `url` in the affiliate's browser before `expiresAt`.
@@ -14,9 +14,7 @@ pub struct AccountLink {
     /// Stripe's hosted onboarding, for this affiliate's connected account.
     #[schema(example = json!("https://connect.stripe.com/setup/e/acct_1Nv0FGQ9RKHgCVdK/aBcDeF"))]
     pub url: String,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub expires_at: DateTime<Utc>,
+    pub expires_at: Timestamp,
 }
 
 impl AccountLink {
@@ -25,7 +23,7 @@ impl AccountLink {
         AccountLink {
             object: "account_link",
             url,
-            expires_at,
+            expires_at: expires_at.into(),
         }
     }
 }

@@ -72,11 +72,9 @@ impl MarkPaid {
 #[schema(as = PayoutSettle)]
 pub struct SettlePayout {
     /// Optional; blank counts as none.
-    #[serde(default)]
     #[schema(value_type = Option<field::PaymentReference>)]
     pub payment_reference: Option<String>,
     /// Optional; blank counts as none; may hold line breaks.
-    #[serde(default)]
     #[schema(value_type = Option<field::Note>)]
     pub note: Option<String>,
 }

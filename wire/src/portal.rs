@@ -2,8 +2,10 @@
 //! no merchant metadata and no merchant-only note.
 
 use crate::campaign::CampaignTerms;
+use crate::number::Number;
 use crate::payout::InvoiceView;
 use crate::tax_form::TaxFormView;
+use crate::timestamp::Timestamp;
 use chrono::{DateTime, Utc};
 use domain::affiliate::AffiliateChanges;
 use domain::affiliate::{Affiliate, AffiliateStatus, PayoutMethod};
@@ -15,13 +17,11 @@ use domain::commission_tiers::TierMark;
 use domain::conversion::{Conversion, ConversionStatus};
 use domain::error::Error;
 use domain::field;
-use domain::money::{json_number, Currency};
+use domain::money::Currency;
 use domain::patch::Patch;
 use domain::payout::{Payout, PayoutStatus};
 use domain::portal::referral_link;
 use domain::tax_form::TaxFormSetting;
-use domain::timestamp::{serde_ts, serde_ts_opt};
-use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 /// A portal session: the page's URL (the token in its fragment, kept out of
@@ -36,8 +36,7 @@ pub struct PortalSession {
     pub url: String,
     /// `pt_<mode>_…`: the bearer of the portal routes (and of nothing else).
     pub token: String,
-    #[serde(with = "serde_ts")]
-    pub expires_at: DateTime<Utc>,
+    pub expires_at: Timestamp,
 }
 
 impl PortalSession {
@@ -47,7 +46,7 @@ impl PortalSession {
             object: "portal_session",
             url,
             token,
-            expires_at,
+            expires_at: expires_at.into(),
         }
     }
 }
@@ -84,9 +83,7 @@ pub struct PortalTerms<'a> {
     #[serde(flatten)]
     pub terms: CampaignTerms<'a>,
     pub hold_days: u32,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub minimum_payout: Decimal,
+    pub minimum_payout: Number,
     /// Whether payment waits for the affiliate's tax form (W-9, W-8BEN or W-8BEN-E); null:
     /// never.
     pub tax_form: Option<&'a TaxFormSetting>,
@@ -126,7 +123,7 @@ impl<'a> PortalMe<'a> {
             campaign: PortalTerms {
                 terms: CampaignTerms::from(c),
                 hold_days: c.hold_days,
-                minimum_payout: c.minimum_payout,
+                minimum_payout: c.minimum_payout.into(),
                 tax_form: c.tax_form.as_ref(),
             },
             referral_link: c
@@ -144,17 +141,10 @@ impl<'a> PortalMe<'a> {
 #[schema(as = PortalConversion)]
 pub struct PortalConversion<'a> {
     pub id: &'a str,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub amount: Decimal,
-    #[schema(value_type = domain::money::Currency)]
+    pub amount: Number,
     pub currency: Currency,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission: Decimal,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission_reversed: Decimal,
+    pub commission: Number,
+    pub commission_reversed: Number,
     pub status: ConversionStatus,
     pub is_recurring: bool,
     pub conversion_type: ConversionType,
@@ -162,8 +152,7 @@ pub struct PortalConversion<'a> {
     pub commission_source: CommissionSource,
     /// The customer's n-th attributed payment (1 = the first); null for a lead.
     pub payment_number: Option<u32>,
-    #[serde(with = "serde_ts")]
-    pub occurred_at: DateTime<Utc>,
+    pub occurred_at: Timestamp,
     pub payout_id: Option<&'a str>,
 }
 
@@ -171,16 +160,16 @@ impl<'a> From<&'a Conversion> for PortalConversion<'a> {
     fn from(c: &'a Conversion) -> Self {
         PortalConversion {
             id: &c.id,
-            amount: c.amount,
+            amount: c.amount.into(),
             currency: c.currency,
-            commission: c.commission,
-            commission_reversed: c.commission_reversed,
+            commission: c.commission.into(),
+            commission_reversed: c.commission_reversed.into(),
             status: c.status,
             is_recurring: c.is_recurring,
             conversion_type: c.conversion_type,
             commission_source: c.source(),
             payment_number: c.payment_number,
-            occurred_at: c.occurred_at,
+            occurred_at: c.occurred_at.into(),
             payout_id: c.payout_id.as_deref(),
         }
     }
@@ -192,21 +181,14 @@ impl<'a> From<&'a Conversion> for PortalConversion<'a> {
 #[schema(as = PortalPayout)]
 pub struct PortalPayout<'a> {
     pub id: &'a str,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub amount: Decimal,
-    #[schema(value_type = domain::money::Currency)]
+    pub amount: Number,
     pub currency: Currency,
     pub status: PayoutStatus,
     pub method: PayoutMethod,
-    #[serde(with = "serde_ts")]
-    pub requested_at: DateTime<Utc>,
-    #[serde(with = "serde_ts_opt")]
-    pub paid_at: Option<DateTime<Utc>>,
+    pub requested_at: Timestamp,
+    pub paid_at: Option<Timestamp>,
     pub conversion_count: u64,
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub adjustment_total: Decimal,
+    pub adjustment_total: Number,
     pub invoice: InvoiceView<'a>,
 }
 
@@ -214,14 +196,14 @@ impl<'a> From<&'a Payout> for PortalPayout<'a> {
     fn from(p: &'a Payout) -> Self {
         PortalPayout {
             id: &p.id,
-            amount: p.amount,
+            amount: p.amount.into(),
             currency: p.currency,
             status: p.status,
             method: p.method,
-            requested_at: p.requested_at,
-            paid_at: p.paid_at,
+            requested_at: p.requested_at.into(),
+            paid_at: p.paid_at.map(Timestamp),
             conversion_count: p.conversion_count,
-            adjustment_total: p.adjustment_total,
+            adjustment_total: p.adjustment_total.into(),
             invoice: InvoiceView::from(p.invoice.as_ref()),
         }
     }
@@ -258,7 +240,6 @@ pub struct NewPortalSession {
     /// Where the page's "Back" link leads (an `http` or `https` URL, ASCII: percent-encode
     /// anything else): signed into the token, and shown by `GET /portal/me` as `returnUrl`;
     /// not otherwise used.
-    #[serde(default)]
     #[schema(value_type = Option<field::ReturnUrl>)]
     pub return_url: Option<String>,
 }

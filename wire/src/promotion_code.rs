@@ -1,12 +1,11 @@
 //! What the API and the portal show of a promotion code, and the body that
 //! registers or creates one.
 
-use chrono::{DateTime, Utc};
+use crate::timestamp::Timestamp;
 use domain::connector::Provider;
 use domain::promotion_code::PromotionCode;
 use domain::promotion_code::PromotionCodeDraft;
 use domain::provider_format::{DiscountId, ProviderCode, ProviderToken};
-use domain::timestamp::serde_ts;
 use serde::{Deserialize, Serialize};
 
 /// A promotion code as the API shows it.
@@ -27,8 +26,7 @@ pub struct PromotionCodeView<'a> {
     pub provider_id: &'a str,
     /// Whether payments carrying it are attributed.
     pub active: bool,
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 impl<'a> From<&'a PromotionCode> for PromotionCodeView<'a> {
@@ -42,7 +40,7 @@ impl<'a> From<&'a PromotionCode> for PromotionCodeView<'a> {
             code: p.code.as_deref(),
             provider_id: &p.provider_id,
             active: p.active,
-            created_at: p.created_at,
+            created_at: p.created_at.into(),
         }
     }
 }
@@ -60,8 +58,7 @@ pub struct PortalPromotionCode<'a> {
     pub provider: Provider,
     /// Whether payments carrying it are yours.
     pub active: bool,
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 impl<'a> From<&'a PromotionCode> for PortalPromotionCode<'a> {
@@ -70,7 +67,7 @@ impl<'a> From<&'a PromotionCode> for PortalPromotionCode<'a> {
             code: p.code.as_deref(),
             provider: p.provider,
             active: p.active,
-            created_at: p.created_at,
+            created_at: p.created_at.into(),
         }
     }
 }
@@ -86,17 +83,14 @@ pub struct NewPromotionCode {
     pub integration_id: String,
     /// The customer-facing code, letters and digits (Stripe's rule). Required with `couponId`
     /// to create the code at Stripe; with `providerId`, shown as given.
-    #[serde(default)]
     #[schema(value_type = Option<ProviderCode>)]
     pub code: Option<String>,
     /// An existing code to register: a Stripe promotion code (`promo_…`) or a Paddle discount
     /// (`dsc_…`), of the integration's provider.
-    #[serde(default)]
     #[schema(value_type = Option<DiscountId>)]
     pub provider_id: Option<String>,
     /// STRIPE, without `providerId`: the coupon the new promotion code applies (the integration
     /// needs its `apiKey`).
-    #[serde(default)]
     #[schema(value_type = Option<ProviderToken>)]
     pub coupon_id: Option<String>,
 }

@@ -1,8 +1,7 @@
 //! What the API shows of a referral.
 
-use chrono::{DateTime, Utc};
+use crate::timestamp::Timestamp;
 use domain::referral::{CustomerKey, Referral, ReferralSource};
-use domain::timestamp::{serde_ts, serde_ts_opt};
 use serde::Serialize;
 
 /// A referral as the API lists it: never an e-mail or its hash.
@@ -19,13 +18,11 @@ pub struct ReferralView {
     pub customer_id: Option<String>,
     /// The customer's first attributed payment (the start of a limited recurring window), as
     /// this binding knows it.
-    #[serde(with = "serde_ts_opt")]
-    pub first_payment_at: Option<DateTime<Utc>>,
+    pub first_payment_at: Option<Timestamp>,
     /// How the customer was bound to the affiliate.
     pub attribution: ReferralSource,
     /// When the customer was bound.
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
+    pub created_at: Timestamp,
 }
 
 impl ReferralView {
@@ -40,9 +37,9 @@ impl ReferralView {
                 .as_ref()
                 .and_then(CustomerKey::customer_id)
                 .map(str::to_string),
-            first_payment_at: r.first_payment_at,
+            first_payment_at: r.first_payment_at.map(Timestamp),
             attribution: r.source,
-            created_at: r.bound_at,
+            created_at: r.bound_at.into(),
         })
     }
 }

@@ -1,11 +1,10 @@
 //! What the API shows of a campaign's risk settings, and the body that
 //! changes them.
 
-use domain::money::json_number_opt;
+use crate::number::Number;
 use domain::patch::Patch;
 use domain::risk::RiskChanges;
 use domain::risk::RiskSettings;
-use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 /// A campaign's risk settings in its view.
@@ -15,9 +14,7 @@ use serde::{Deserialize, Serialize};
 pub struct RiskSettingsView {
     pub hold_flagged: bool,
     /// null: LARGE_AMOUNT is off.
-    #[serde(with = "json_number_opt")]
-    #[schema(value_type = Option<f64>)]
-    pub review_above: Option<Decimal>,
+    pub review_above: Option<Number>,
     pub max_clicks_per_hour: u32,
     pub max_conversions_per_hour: u32,
 }
@@ -26,7 +23,7 @@ impl From<&RiskSettings> for RiskSettingsView {
     fn from(s: &RiskSettings) -> Self {
         RiskSettingsView {
             hold_flagged: s.hold_flagged,
-            review_above: s.review_above,
+            review_above: s.review_above.map(Number),
             max_clicks_per_hour: s.max_clicks_per_hour,
             max_conversions_per_hour: s.max_conversions_per_hour,
         }

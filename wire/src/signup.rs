@@ -56,16 +56,13 @@ pub struct SignUp {
     #[schema(value_type = field::Name)]
     pub name: String,
     /// The code the applicant would like; generated when absent. Taken: 409 ALREADY_EXISTS.
-    #[serde(default)]
     #[schema(value_type = Option<domain::affiliate_code::AffiliateCode>)]
     pub code: Option<String>,
     /// An `http` or `https` URL (scheme in any letter case) with a host, without white space;
     /// at most 2000 characters.
-    #[serde(default)]
     #[schema(value_type = Option<field::Url>)]
     pub website: Option<String>,
     /// A note to the merchant, kept on the application.
-    #[serde(default)]
     #[schema(value_type = Option<field::LongText>)]
     pub message: Option<String>,
 }

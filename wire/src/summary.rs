@@ -1,14 +1,14 @@
 //! The conversion summary and the affiliate's stats as the API shows them:
 //! the domain's exact sums (`domain::summary`) as JSON numbers.
 
-use chrono::{DateTime, NaiveDate, Utc};
+use crate::number::Number;
+use crate::timestamp::Timestamp;
+use chrono::NaiveDate;
 use domain::conversion::ConversionStatus;
-use domain::money::{json_number, Currency};
+use domain::money::Currency;
 use domain::summary::{
     Day, Figures, Granularity, Group, GroupBy, GroupKey, Period, Point, Summary,
 };
-use domain::timestamp::{serde_ts, serde_ts_opt};
-use rust_decimal::Decimal;
 use serde::Serialize;
 
 /// Revenue, commission and count in one currency.
@@ -16,16 +16,11 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 #[schema(as = SummaryFigures)]
 pub struct FiguresView {
-    #[schema(value_type = domain::money::Currency)]
     pub currency: Currency,
     /// Sum of the amounts, exact.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub revenue: Decimal,
+    pub revenue: Number,
     /// Sum of the commissions, exact.
-    #[serde(with = "json_number")]
-    #[schema(value_type = f64)]
-    pub commission: Decimal,
+    pub commission: Number,
     #[schema(minimum = 0)]
     pub count: i64,
 }
@@ -34,8 +29,8 @@ impl From<&Figures> for FiguresView {
     fn from(f: &Figures) -> Self {
         FiguresView {
             currency: f.currency,
-            revenue: f.revenue,
-            commission: f.commission,
+            revenue: f.revenue.into(),
+            commission: f.commission.into(),
             count: f.count,
         }
     }
@@ -137,13 +132,9 @@ pub struct SummaryView {
     /// The rollups read: daily for every period but `all`, monthly for `all`.
     pub granularity: Granularity,
     /// Start of the first UTC day counted (null for `all`).
-    #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub from: Option<DateTime<Utc>>,
+    pub from: Option<Timestamp>,
     /// The time of the request; with `from`/`to`, the end of the last day.
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
-    pub to: DateTime<Utc>,
+    pub to: Timestamp,
     /// The `group_by` asked for, or null.
     pub group_by: Option<GroupBy>,
     pub campaign_id: Option<String>,
@@ -163,8 +154,8 @@ impl From<Summary> for SummaryView {
         SummaryView {
             period: s.period,
             granularity: s.granularity,
-            from: s.from,
-            to: s.to,
+            from: s.from.map(Timestamp),
+            to: s.to.into(),
             group_by: s.group_by,
             totals: shown(&s.totals),
             groups: s.groups.iter().map(GroupView::from).collect(),
@@ -205,12 +196,8 @@ impl From<&Day> for DayView {
 #[schema(as = PortalStats)]
 pub struct PortalStats {
     pub period: Period,
-    #[serde(with = "serde_ts_opt")]
-    #[schema(value_type = Option<String>, format = DateTime)]
-    pub from: Option<DateTime<Utc>>,
-    #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
-    pub to: DateTime<Utc>,
+    pub from: Option<Timestamp>,
+    pub to: Timestamp,
     /// Clicks on the affiliate's links in the period.
     #[schema(minimum = 0)]
     pub clicks: i64,
@@ -229,8 +216,8 @@ impl PortalStats {
     pub fn of(period: Period, s: &Summary, clicks: i64, days: Option<&[Day]>) -> PortalStats {
         PortalStats {
             period,
-            from: s.from,
-            to: s.to,
+            from: s.from.map(Timestamp),
+            to: s.to.into(),
             clicks,
             totals: shown(&s.totals),
             by_status: s.groups.iter().map(GroupView::from).collect(),
@@ -244,6 +231,7 @@ mod tests {
     use super::*;
     use chrono::NaiveDate;
     use domain::summary::{series, summarise, window, window_between, RollupRow};
+    use rust_decimal::Decimal;
     use std::str::FromStr;
 
     fn day(s: &str) -> NaiveDate {

@@ -1,8 +1,7 @@
 //! What the API and the portal show of an affiliate's tax form.
 
-use chrono::{DateTime, Utc};
+use crate::timestamp::Timestamp;
 use domain::tax_form::{TaxForm, TaxFormType};
-use domain::timestamp::serde_ts;
 use serde::Serialize;
 
 /// The form as the affiliate's view shows it.
@@ -11,15 +10,14 @@ use serde::Serialize;
 #[schema(as = TaxForm)]
 pub struct TaxFormView {
     pub form_type: TaxFormType,
-    #[serde(with = "serde_ts")]
-    pub uploaded_at: DateTime<Utc>,
+    pub uploaded_at: Timestamp,
 }
 
 impl From<&TaxForm> for TaxFormView {
     fn from(t: &TaxForm) -> Self {
         TaxFormView {
             form_type: t.form_type,
-            uploaded_at: t.uploaded_at,
+            uploaded_at: t.uploaded_at.into(),
         }
     }
 }

@@ -24,16 +24,13 @@ pub struct ClickRequest {
     #[schema(value_type = field::ClickKey)]
     pub code: String,
     /// The landing page URL (stored as `landingUrl`).
-    #[serde(default)]
     #[schema(value_type = Option<field::PageUrl>)]
     pub url: Option<String>,
     /// `document.referrer` of the landing page.
-    #[serde(default)]
     #[schema(value_type = Option<field::PageUrl>)]
     pub referrer: Option<String>,
     /// A session the browser already holds; kept on the new click for reference (a new click
     /// always starts a new session).
-    #[serde(default)]
     #[schema(value_type = Option<domain::ids::SessionId>)]
     pub session_id: Option<String>,
 }
@@ -51,11 +48,8 @@ impl From<ClickRequest> for ClickDraft {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct IdentifyRequest {
     pub session_id: String,
-    #[serde(default)]
     pub customer_email: Option<String>,
-    #[serde(default)]
     pub customer_email_hash: Option<String>,
-    #[serde(default)]
     pub customer_id: Option<String>,
 }
 

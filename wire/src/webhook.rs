@@ -1,5 +1,6 @@
 //! What the API shows of webhook endpoints, their deliveries and the events.
 
+use crate::timestamp::Timestamp;
 use chrono::Duration;
 use chrono::{DateTime, Utc};
 use domain::error::Error;
@@ -7,7 +8,6 @@ use domain::event::{EventType, Published};
 use domain::field;
 use domain::patch::Patch;
 use domain::timestamp::Bound;
-use domain::timestamp::{serde_ts, serde_ts_opt};
 use domain::validation::Issues;
 use domain::webhook::EndpointChanges;
 use domain::webhook::EndpointDraft;
@@ -32,15 +32,12 @@ pub struct EndpointView<'a> {
     #[schema(value_type = EventTypesSchema)]
     event_types: &'a [String],
     description: Option<&'a str>,
-    #[schema(value_type = domain::webhook::EndpointStatus)]
     status: EndpointStatus,
     /// Why the endpoint is DISABLED: a 410 answer, 5 days of failed deliveries, or the
     /// merchant.
     disabled_reason: Option<&'a str>,
-    #[serde(with = "serde_ts")]
-    created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    updated_at: DateTime<Utc>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
 }
 
 impl<'a> From<&'a Endpoint> for EndpointView<'a> {
@@ -53,8 +50,8 @@ impl<'a> From<&'a Endpoint> for EndpointView<'a> {
             description: e.description.as_deref(),
             status: e.status,
             disabled_reason: e.disabled_reason.as_deref(),
-            created_at: e.created_at,
-            updated_at: e.updated_at,
+            created_at: e.created_at.into(),
+            updated_at: e.updated_at.into(),
         }
     }
 }
@@ -81,10 +78,8 @@ pub struct DeliveryView<'a> {
     /// The start of the answer, at most 1 KB.
     #[schema(max_length = 1024)]
     response_body: Option<&'a str>,
-    #[serde(with = "serde_ts")]
-    attempted_at: DateTime<Utc>,
-    #[serde(with = "serde_ts_opt")]
-    next_attempt_at: Option<DateTime<Utc>>,
+    attempted_at: Timestamp,
+    next_attempt_at: Option<Timestamp>,
 }
 
 impl<'a> From<&'a DeliveryAttempt> for DeliveryView<'a> {
@@ -101,8 +96,8 @@ impl<'a> From<&'a DeliveryAttempt> for DeliveryView<'a> {
             duration_ms: d.duration_ms,
             error: d.error.as_deref(),
             response_body: d.response_body.as_deref(),
-            attempted_at: d.attempted_at,
-            next_attempt_at: d.next_attempt_at,
+            attempted_at: d.attempted_at.into(),
+            next_attempt_at: d.next_attempt_at.map(Timestamp),
         }
     }
 }
@@ -117,8 +112,7 @@ pub struct EventView<'a> {
     object: &'static str,
     #[serde(rename = "type")]
     event_type: EventType,
-    #[serde(with = "serde_ts")]
-    created_at: DateTime<Utc>,
+    created_at: Timestamp,
     /// The record's API view after the change (a conversion for `conversion.*`, and so on);
     /// never a private field.
     #[schema(value_type = Object)]
@@ -131,7 +125,7 @@ impl<'a> From<&'a Published> for EventView<'a> {
             id: &e.id,
             object: "event",
             event_type: e.event_type,
-            created_at: e.created_at,
+            created_at: e.created_at.into(),
             data: &e.data,
         }
     }
@@ -192,7 +186,6 @@ pub struct ReplayRequest {
     /// ISO-8601 date (whole UTC day) or date-time, at most 30 days back.
     pub from: String,
     /// ISO-8601 date or date-time; default now.
-    #[serde(default)]
     pub to: Option<String>,
 }
 
@@ -252,7 +245,6 @@ impl ReplayRequest {
 pub struct RedeliverRequest {
     /// Only this endpoint (ENABLED, subscribed to the event's type). Without it: every ENABLED
     /// endpoint that received the event.
-    #[serde(default)]
     #[schema(value_type = Option<field::IdRef>)]
     pub endpoint_id: Option<String>,
 }
@@ -266,10 +258,8 @@ pub struct NewEndpoint {
     /// link-local, unique-local or multicast address).
     #[schema(value_type = field::WebhookUrl)]
     pub url: String,
-    #[serde(default)]
     #[schema(value_type = Option<EventTypesSchema>)]
     pub event_types: Option<Vec<String>>,
-    #[serde(default)]
     #[schema(value_type = Option<field::ShortText>)]
     pub description: Option<String>,
 }

@@ -20,16 +20,12 @@ pub struct Adjustment {
     /// Negative to claw back, positive to pay more.
     pub amount: Decimal,
     /// The reversed conversion it claws back; none for a manual adjustment.
-    #[serde(default)]
     pub conversion_id: Option<String>,
     /// A manual adjustment's reason, as the merchant gave it.
-    #[serde(default)]
     pub reason: Option<String>,
     /// A manual adjustment's `externalId`, when the merchant gave one.
-    #[serde(default)]
     pub external_id: Option<String>,
     /// The payout it was netted into, once it was.
-    #[serde(default)]
     pub payout_id: Option<String>,
     #[serde(with = "serde_ts")]
     pub created_at: DateTime<Utc>,

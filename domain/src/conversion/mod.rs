@@ -127,7 +127,6 @@ pub struct Conversion {
     pub updated_at: DateTime<Utc>,
     #[serde(with = "serde_ts_opt", default)]
     pub reversed_at: Option<DateTime<Utc>>,
-    #[serde(default)]
     pub reversal_reason: Option<String>,
     /// The part of `amount` reversed so far (partial refunds add up). Not
     /// stored while 0, so an item written before any reversal stays as small.

@@ -89,39 +89,28 @@ pub struct Payout {
     /// Adjustments netted into this payout (clawbacks negative, bonuses
     /// positive); zero when there were none.
     pub adjustment_total: Decimal,
-    #[serde(default)]
     pub invoice: Option<Invoice>,
     /// Private: the invoice's storage key. It appears in no response.
-    #[serde(default)]
     pub invoice_key: Option<String>,
     #[serde(with = "serde_ts_opt", default)]
     pub approved_at: Option<DateTime<Utc>>,
     #[serde(with = "serde_ts_opt", default)]
     pub paid_at: Option<DateTime<Utc>>,
-    #[serde(default)]
     pub payment_date: Option<NaiveDate>,
-    #[serde(default)]
     pub payment_method: Option<String>,
-    #[serde(default)]
     pub payment_reference: Option<String>,
-    #[serde(default)]
     pub note: Option<String>,
-    #[serde(default)]
     pub rejection_reason: Option<String>,
-    #[serde(default)]
     pub cancellation_reason: Option<String>,
     /// Why the provider's last attempt failed, when it did.
-    #[serde(default)]
     pub payment_error: Option<String>,
     /// The provider's attempts so far (each PROCESSING starts one); its
     /// idempotency key is `{id}-{payment_attempt}`.
     #[serde(default)]
     pub payment_attempt: u32,
     /// The last refusal, with the provider's code.
-    #[serde(default)]
     pub last_payment_error: Option<PaymentError>,
     /// Work on its conversions still to be completed (resumable, by the job).
-    #[serde(default)]
     pub work: Option<PayoutWork>,
     /// Counted as the multi-record steps commit (never shown).
     #[serde(flatten)]
