@@ -17,11 +17,12 @@ use futures::stream::{self, StreamExt};
 
 use crate::app::App;
 use crate::payout_accounts::{paying, Paying};
+use crate::payout_transitions;
+use crate::payouts::{self, Outcomes};
 use crate::rails::paypal::PaypalPayout;
 use crate::rails::stripe::Transfer;
 use crate::retry::Attempt;
 use crate::tax_forms;
-use crate::{payout_transitions, payouts};
 use domain::affiliate::Affiliate;
 use domain::error::{Error, Result};
 use domain::payout::{Payout, PayoutStatus};
@@ -46,7 +47,7 @@ pub async fn process_many(
     tenant: &Tenant,
     ids: Vec<String>,
     now: DateTime<Utc>,
-) -> Vec<(String, Result<Payout>)> {
+) -> Outcomes {
     let paying = match paying(app, tenant).await {
         Ok(Some(p)) => p,
         Ok(None) => return payouts::process_many(app, tenant, ids, now).await,
@@ -74,7 +75,7 @@ pub async fn process_many(
 }
 
 /// Every payout answered 503: `what` could not be read.
-fn failed_all(ids: Vec<String>, what: &str, e: &Error) -> Vec<(String, Result<Payout>)> {
+fn failed_all(ids: Vec<String>, what: &str, e: &Error) -> Outcomes {
     let message = format!("{what} could not be read: {e}");
     ids.into_iter()
         .map(|id| (id, Err(Error::Unavailable(message.clone()))))
@@ -168,7 +169,7 @@ async fn pay_many(
     paying: &Paying,
     on_rail: Vec<(Payout, Affiliate)>,
     now: DateTime<Utc>,
-) -> Vec<(String, Result<Payout>)> {
+) -> Outcomes {
     let on_rail = match tax_held(app, tenant, on_rail, now).await {
         Ok(on_rail) => on_rail,
         Err(failed) => return failed,
@@ -190,7 +191,7 @@ async fn tax_held(
     tenant: &Tenant,
     on_rail: Vec<(Payout, Affiliate)>,
     now: DateTime<Utc>,
-) -> std::result::Result<Vec<(Payout, Affiliate, Option<Error>)>, Vec<(String, Result<Payout>)>> {
+) -> std::result::Result<Vec<(Payout, Affiliate, Option<Error>)>, Outcomes> {
     let asked: Vec<&Payout> = on_rail.iter().map(|(p, _)| p).collect();
     let mut held = match tax_forms::holds(app, tenant, &asked, now).await {
         Ok(held) => held,
@@ -212,7 +213,7 @@ async fn tax_held(
 #[derive(Default)]
 struct Batch {
     /// Answered.
-    done: Vec<(String, Result<Payout>)>,
+    done: Outcomes,
     /// PROCESSING: the provider is asked (again).
     to_call: Vec<(Payout, Affiliate)>,
     /// A plan to commit, with the payout's affiliate and the payout as read.
@@ -296,7 +297,7 @@ async fn pay_alone(
     paying: &Paying,
     alone: Vec<(Payout, Affiliate)>,
     now: DateTime<Utc>,
-) -> Vec<(String, Result<Payout>)> {
+) -> Outcomes {
     stream::iter(alone)
         .map(|(p, a)| async move { (p.id.clone(), pay(app, tenant, paying, p, &a, now).await) })
         .buffer_unordered(CALLS_AT_ONCE)
@@ -364,7 +365,7 @@ async fn commit_answers(
     tenant: &Tenant,
     answers: Vec<(Payout, Affiliate, ProviderAnswer)>,
     now: DateTime<Utc>,
-) -> Vec<(String, Result<Payout>)> {
+) -> Outcomes {
     let planned: Vec<(Payout, ProviderAnswer, Option<TransitionPlan>)> = stream::iter(answers)
         .map(|(p, _, answer)| async move {
             let plan = match answer.command() {

@@ -21,6 +21,9 @@ use store::payouts as store_payouts;
 use store::tx::MAX_ACTIONS;
 use store::Store;
 
+/// Each payout id's outcome, in the order the ids were given.
+pub type Outcomes = Vec<(String, Result<Payout>)>;
+
 /// Approves a payout whose invoice is in storage.
 pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -> Result<Payout> {
     let (payout, checked) = with_invoice_presence(app, tenant, id).await?;
@@ -133,7 +136,7 @@ pub async fn process_many(
     tenant: &Tenant,
     ids: Vec<String>,
     now: DateTime<Utc>,
-) -> Vec<(String, Result<Payout>)> {
+) -> Outcomes {
     let reads = batch_read(&app.store, tenant, &ids).await;
     let reads = tax_held(app, tenant, reads, now).await;
     let decided = decide_all(app, tenant, reads, now).await;
@@ -231,7 +234,7 @@ async fn process_rest(
     tenant: &Tenant,
     results: Vec<(String, Option<Result<Payout>>)>,
     now: DateTime<Utc>,
-) -> Vec<(String, Result<Payout>)> {
+) -> Outcomes {
     stream::iter(results)
         .map(|(id, r)| async move {
             let r = match r {

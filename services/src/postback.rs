@@ -221,22 +221,25 @@ async fn parties(
     signals: &[Signal],
     named: Option<&Campaign>,
 ) -> Result<(Parties, Unchanged)> {
-    let mut parties = Parties::default();
-    let mut unchanged = Unchanged::default();
+    let mut gathered = Gathered::default();
     let (mut affiliates, mut campaigns) = (Vec::new(), Vec::new());
     for sig in signals {
         let aff = sig.affiliate_id.as_str();
-        if !cached_affiliate(cache, tenant_key, aff, &mut parties, &mut unchanged) {
+        if !gathered.cached_affiliate(cache, tenant_key, aff) {
             affiliates.push(aff);
         }
         let cmp = sig.campaign_id.as_str();
         if named.is_some_and(|c| c.id == cmp) {
             continue;
         }
-        if !cached_campaign(cache, tenant_key, cmp, &mut parties, &mut unchanged) {
+        if !gathered.cached_campaign(cache, tenant_key, cmp) {
             campaigns.push(cmp);
         }
     }
+    let Gathered {
+        mut parties,
+        unchanged,
+    } = gathered;
     let read = conversions::read_parties(store, &affiliates, &campaigns).await?;
     for (a, owner) in read.affiliates {
         let facts = AffiliateFacts::from(&a);
@@ -260,53 +263,51 @@ async fn parties(
     Ok((parties, unchanged))
 }
 
-/// Takes an affiliate from the cache when it may serve it (another
-/// tenant's is as if unknown); false when it is to be read.
-fn cached_affiliate(
-    cache: Cache<'_>,
-    tenant_key: &str,
-    id: &str,
-    parties: &mut Parties,
-    unchanged: &mut Unchanged,
-) -> bool {
-    match cache
-        .read
-        .then(|| cache.lookups.cached_affiliate(id))
-        .flatten()
-    {
-        Some((facts, status, t)) if t == tenant_key => {
-            let overrides = facts.commission_override.clone();
-            parties.affiliates.insert(id.to_string(), facts);
-            unchanged
-                .affiliates
-                .insert(id.to_string(), (status, overrides));
-            true
-        }
-        Some(_) => true,
-        None => false,
-    }
+/// The parties gathered so far: what the plan reads, and what the commit
+/// checks is still as it was.
+#[derive(Default)]
+struct Gathered {
+    parties: Parties,
+    unchanged: Unchanged,
 }
 
-/// Takes a campaign from the cache when it may serve it (another tenant's
-/// is as if unknown); false when it is to be read.
-fn cached_campaign(
-    cache: Cache<'_>,
-    tenant_key: &str,
-    id: &str,
-    parties: &mut Parties,
-    unchanged: &mut Unchanged,
-) -> bool {
-    match cache
-        .read
-        .then(|| cache.lookups.cached_campaign(id))
-        .flatten()
-    {
-        Some((c, t)) if t == tenant_key => {
-            parties.campaigns.insert(id.to_string(), c.clone());
-            unchanged.campaigns.insert(id.to_string(), c);
-            true
+impl Gathered {
+    /// Takes an affiliate from the cache when it may serve it (another
+    /// tenant's is as if unknown); false when it is to be read.
+    fn cached_affiliate(&mut self, cache: Cache<'_>, tenant_key: &str, id: &str) -> bool {
+        match cache
+            .read
+            .then(|| cache.lookups.cached_affiliate(id))
+            .flatten()
+        {
+            Some((facts, status, t)) if t == tenant_key => {
+                let overrides = facts.commission_override.clone();
+                self.parties.affiliates.insert(id.to_string(), facts);
+                self.unchanged
+                    .affiliates
+                    .insert(id.to_string(), (status, overrides));
+                true
+            }
+            Some(_) => true,
+            None => false,
         }
-        Some(_) => true,
-        None => false,
+    }
+
+    /// Takes a campaign from the cache when it may serve it (another
+    /// tenant's is as if unknown); false when it is to be read.
+    fn cached_campaign(&mut self, cache: Cache<'_>, tenant_key: &str, id: &str) -> bool {
+        match cache
+            .read
+            .then(|| cache.lookups.cached_campaign(id))
+            .flatten()
+        {
+            Some((c, t)) if t == tenant_key => {
+                self.parties.campaigns.insert(id.to_string(), c.clone());
+                self.unchanged.campaigns.insert(id.to_string(), c);
+                true
+            }
+            Some(_) => true,
+            None => false,
+        }
     }
 }

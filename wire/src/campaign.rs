@@ -246,20 +246,30 @@ pub struct NewCampaign {
     pub metadata: Option<Metadata>,
 }
 
-impl From<NewCampaign> for CampaignDraft {
-    fn from(b: NewCampaign) -> Self {
-        moved! { b => CampaignDraft {
+/// A campaign body's fields moved into the domain's input of the same
+/// fields, the ranges judged by the create body's limits: the create body
+/// and the PATCH hold the same fields (as values or as changes), so one
+/// list serves both.
+macro_rules! campaign_input {
+    ($b:ident => $to:ident) => {
+        moved! { $b => $to {
             name, description, landing_url, commission_type, commission_value, currency,
             commission_recurring, minimum_payout, is_public, signup_open,
             auto_approve_affiliates, commission_rules, tiers, lead_commission, tax_form,
             metadata;
-            recurring_months_limit: b
+            recurring_months_limit: $b
                 .recurring_months_limit
                 .map(|v| ranged!(NewCampaign, "recurringMonthsLimit", v)),
-            cookie_days: b.cookie_days.map(|v| ranged!(NewCampaign, "cookieDays", v)),
-            hold_days: b.hold_days.map(|v| ranged!(NewCampaign, "holdDays", v)),
-            risk: b.risk.map(RiskChanges::from),
+            cookie_days: $b.cookie_days.map(|v| ranged!(NewCampaign, "cookieDays", v)),
+            hold_days: $b.hold_days.map(|v| ranged!(NewCampaign, "holdDays", v)),
+            risk: $b.risk.map(RiskChanges::from),
         } }
+    };
+}
+
+impl From<NewCampaign> for CampaignDraft {
+    fn from(b: NewCampaign) -> Self {
+        campaign_input!(b => CampaignDraft)
     }
 }
 
@@ -350,18 +360,7 @@ pub struct CampaignPatch {
 
 impl From<CampaignPatch> for CampaignChanges {
     fn from(b: CampaignPatch) -> Self {
-        moved! { b => CampaignChanges {
-            name, description, landing_url, commission_type, commission_value, currency,
-            commission_recurring, minimum_payout, is_public, signup_open,
-            auto_approve_affiliates, commission_rules, tiers, lead_commission, tax_form,
-            metadata;
-            recurring_months_limit: b
-                .recurring_months_limit
-                .map(|v| ranged!(NewCampaign, "recurringMonthsLimit", v)),
-            cookie_days: b.cookie_days.map(|v| ranged!(NewCampaign, "cookieDays", v)),
-            hold_days: b.hold_days.map(|v| ranged!(NewCampaign, "holdDays", v)),
-            risk: b.risk.map(RiskChanges::from),
-        } }
+        campaign_input!(b => CampaignChanges)
     }
 }
 

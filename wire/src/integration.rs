@@ -201,49 +201,40 @@ pub struct IntegrationPatch {
     pub status: Patch<IntegrationStatus>,
 }
 
-impl From<NewIntegration> for IntegrationDraft {
-    fn from(b: NewIntegration) -> Self {
-        moved! { b => IntegrationDraft {
-            provider, campaign_id, description;
-            signing_secret: b
+/// An integration body's fields moved into the domain's input, each
+/// credential judged by its format: the create body holds the credentials
+/// as values and the PATCH as changes, so one list serves both.
+macro_rules! integration_input {
+    ($b:ident => $to:ident { $($field:ident),+ }) => {
+        moved! { $b => $to {
+            $($field),+;
+            signing_secret: $b
                 .signing_secret
                 .map(|v| SigningSecret::judge("signingSecret", v)),
-            connect_signing_secret: b
+            connect_signing_secret: $b
                 .connect_signing_secret
                 .map(|v| SigningSecret::judge("connectSigningSecret", v)),
-            api_key: b.api_key.map(|v| StripeKey::judge("apiKey", v)),
-            client_id: b.client_id.map(|v| ProviderToken::judge("clientId", v)),
-            client_secret: b
+            api_key: $b.api_key.map(|v| StripeKey::judge("apiKey", v)),
+            client_id: $b.client_id.map(|v| ProviderToken::judge("clientId", v)),
+            client_secret: $b
                 .client_secret
                 .map(|v| ProviderToken::judge("clientSecret", v)),
-            webhook_id: b
+            webhook_id: $b
                 .webhook_id
                 .map(|v| ProviderCode::judge("webhookId", v)),
         } }
+    };
+}
+
+impl From<NewIntegration> for IntegrationDraft {
+    fn from(b: NewIntegration) -> Self {
+        integration_input!(b => IntegrationDraft { provider, campaign_id, description })
     }
 }
 
-/// A PATCH's credentials are judged by the lengths of the create body's
-/// fields of the same names.
 impl From<IntegrationPatch> for IntegrationChanges {
     fn from(b: IntegrationPatch) -> Self {
-        moved! { b => IntegrationChanges {
-            campaign_id, description, status;
-            signing_secret: b
-                .signing_secret
-                .map(|v| SigningSecret::judge("signingSecret", v)),
-            connect_signing_secret: b
-                .connect_signing_secret
-                .map(|v| SigningSecret::judge("connectSigningSecret", v)),
-            api_key: b.api_key.map(|v| StripeKey::judge("apiKey", v)),
-            client_id: b.client_id.map(|v| ProviderToken::judge("clientId", v)),
-            client_secret: b
-                .client_secret
-                .map(|v| ProviderToken::judge("clientSecret", v)),
-            webhook_id: b
-                .webhook_id
-                .map(|v| ProviderCode::judge("webhookId", v)),
-        } }
+        integration_input!(b => IntegrationChanges { campaign_id, description, status })
     }
 }
 
