@@ -126,6 +126,14 @@ macro_rules! provider_format {
     };
 }
 
+/// The id prefix of a Stripe promotion code.
+pub const STRIPE_PROMOTION_CODE: &str = "promo_";
+/// The id prefix of a Paddle discount.
+pub const PADDLE_DISCOUNT: &str = "dsc_";
+/// The prefixes of a Stripe key: secret or restricted, live or test (all
+/// of one length).
+const STRIPE_KEY_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "rk_live_", "rk_test_"];
+
 provider_format! {
     /// The secret a provider shows for a webhook endpoint.
     SigningSecret = Format {
@@ -140,9 +148,10 @@ provider_format! {
 provider_format! {
     /// A Stripe secret or restricted key (`sk_…`, `rk_…`), live or test.
     StripeKey = Format {
-        min: 9,
+        // A prefix and at least one character.
+        min: STRIPE_KEY_PREFIXES[0].len() + 1,
         max: 255,
-        chars: Chars::Prefixed(&["sk_live_", "sk_test_", "rk_live_", "rk_test_"]),
+        chars: Chars::Prefixed(STRIPE_KEY_PREFIXES),
         about: "A Stripe secret or restricted key, of the integration's mode",
         example: Some("rk_test_51Habc0123456789"),
     }
@@ -176,9 +185,10 @@ provider_format! {
     /// A promotion code's id at its provider: a Stripe promotion code
     /// (`promo_…`) or a Paddle discount (`dsc_…`).
     DiscountId = Format {
-        min: 5,
+        // The shorter prefix and at least one character.
+        min: PADDLE_DISCOUNT.len() + 1,
         max: 255,
-        chars: Chars::Prefixed(&["promo_", "dsc_"]),
+        chars: Chars::Prefixed(&[STRIPE_PROMOTION_CODE, PADDLE_DISCOUNT]),
         about: "A Stripe promotion code's id (`promo_…`) or a Paddle discount's (`dsc_…`)",
         example: Some("promo_1Pgc79B7WZ01zgkWNy4mn5NX"),
     }
@@ -224,5 +234,12 @@ mod tests {
             "^(sk_live_|sk_test_|rk_live_|rk_test_)[A-Za-z0-9]+$"
         );
         assert_eq!(schema["maxLength"], 255);
+        // The shortest key is one of the prefixes and a character.
+        assert_eq!(schema["minLength"], 9);
+        assert!(STRIPE_KEY_PREFIXES.iter().all(|p| p.len() == 8));
+        let discount =
+            serde_json::to_value(<DiscountId as utoipa::PartialSchema>::schema()).unwrap();
+        assert_eq!(discount["minLength"], 5);
+        assert_eq!(discount["pattern"], "^(promo_|dsc_)[A-Za-z0-9]+$");
     }
 }
