@@ -15,7 +15,7 @@ use crate::connector::Provider;
 use crate::error::Error;
 use crate::ids::{new_id, IdKind};
 use crate::integration::Integration;
-use crate::provider_format::{PADDLE_DISCOUNT, STRIPE_PROMOTION_CODE};
+use crate::provider_format::{PADDLE_DISCOUNT_PREFIX, STRIPE_PROMOTION_CODE_PREFIX};
 use crate::schema::Judged;
 use crate::timestamp::serde_ts;
 use crate::validation::Issues;
@@ -66,8 +66,8 @@ pub enum Making {
 /// The id prefix of a provider's codes.
 fn provider_prefix(provider: Provider) -> Option<&'static str> {
     match provider {
-        Provider::Stripe => Some(STRIPE_PROMOTION_CODE),
-        Provider::Paddle => Some(PADDLE_DISCOUNT),
+        Provider::Stripe => Some(STRIPE_PROMOTION_CODE_PREFIX),
+        Provider::Paddle => Some(PADDLE_DISCOUNT_PREFIX),
         Provider::Paypal => None,
     }
 }

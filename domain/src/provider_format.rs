@@ -127,9 +127,9 @@ macro_rules! provider_format {
 }
 
 /// The id prefix of a Stripe promotion code.
-pub const STRIPE_PROMOTION_CODE: &str = "promo_";
+pub const STRIPE_PROMOTION_CODE_PREFIX: &str = "promo_";
 /// The id prefix of a Paddle discount.
-pub const PADDLE_DISCOUNT: &str = "dsc_";
+pub const PADDLE_DISCOUNT_PREFIX: &str = "dsc_";
 /// The prefixes of a Stripe key: secret or restricted, live or test (all
 /// of one length).
 const STRIPE_KEY_PREFIXES: &[&str] = &["sk_live_", "sk_test_", "rk_live_", "rk_test_"];
@@ -186,9 +186,9 @@ provider_format! {
     /// (`promo_…`) or a Paddle discount (`dsc_…`).
     DiscountId = Format {
         // The shorter prefix and at least one character.
-        min: PADDLE_DISCOUNT.len() + 1,
+        min: PADDLE_DISCOUNT_PREFIX.len() + 1,
         max: 255,
-        chars: Chars::Prefixed(&[STRIPE_PROMOTION_CODE, PADDLE_DISCOUNT]),
+        chars: Chars::Prefixed(&[STRIPE_PROMOTION_CODE_PREFIX, PADDLE_DISCOUNT_PREFIX]),
         about: "A Stripe promotion code's id (`promo_…`) or a Paddle discount's (`dsc_…`)",
         example: Some("promo_1Pgc79B7WZ01zgkWNy4mn5NX"),
     }

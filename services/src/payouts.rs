@@ -21,7 +21,7 @@ use store::payouts as store_payouts;
 use store::tx::MAX_ACTIONS;
 use store::Store;
 
-/// Each payout id's outcome, in the order the ids were given.
+/// Each payout id with its outcome.
 pub type Outcomes = Vec<(String, Result<Payout>)>;
 
 /// Approves a payout whose invoice is in storage.

@@ -55,6 +55,7 @@ pub struct CampaignView<'a> {
     #[schema(minimum = 0, maximum = 365)]
     pub hold_days: u32,
     /// Smallest payable commission total, in major units, applied in each currency.
+    // A bound cannot stand beside the `Number` component: described inline.
     #[schema(value_type = f64, minimum = 0)]
     pub minimum_payout: Number,
     /// The public profile is visible (and sign-up possible when `signupOpen`).
@@ -78,9 +79,7 @@ pub struct CampaignView<'a> {
     pub tax_form: Option<&'a TaxFormSetting>,
     #[schema(value_type = domain::metadata::MetadataSchema)]
     pub metadata: &'a Metadata,
-    /// ISO-8601 UTC with milliseconds and `Z`.
     pub created_at: Timestamp,
-    /// ISO-8601 UTC with milliseconds and `Z`.
     pub updated_at: Timestamp,
 }
 

@@ -84,20 +84,20 @@ pub struct ConversionView<'a> {
     /// When the payment happened (the postback's `occurredAt`, default the time of the
     /// postback). List order, `from`/`to`, summary periods and the hold period all use it.
     pub occurred_at: Timestamp,
-    /// ISO-8601 UTC with milliseconds and `Z`.
     pub created_at: Timestamp,
-    /// ISO-8601 UTC with milliseconds and `Z`.
     pub updated_at: Timestamp,
     /// When the conversion was last reversed (in full or in part).
     pub reversed_at: Option<Timestamp>,
     /// The reason given with the last reversal.
     pub reversal_reason: Option<&'a str>,
     /// The part of `amount` reversed so far (0 until a reversal; `amount` once REVERSED).
+    // A bound cannot stand beside the `Number` component: described inline.
     #[schema(value_type = f64, minimum = 0)]
     pub reversed_amount: Number,
     /// The part of `commission` given back so far: `commission * reversedAmount / amount`,
     /// rounded half-even to the minor unit. The commission still earned is `commission -
     /// commissionReversed`.
+    // A bound cannot stand beside the `Number` component: described inline.
     #[schema(value_type = f64, minimum = 0)]
     pub commission_reversed: Number,
     /// Risk flags found when it was recorded, and their level (see `docs/risk.md`).

@@ -3,7 +3,7 @@
 use rust_decimal::Decimal;
 use serde::{Serialize, Serializer};
 
-/// An amount, a rate or a count in a view: a JSON number with its exact
+/// An amount or a rate in a view: a JSON number with its exact
 /// digits, trailing zeros dropped (as [`domain::money::json_number`] writes
 /// it), described once as a component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +26,6 @@ domain::described!(
     "Number",
     serde_json::json!({
         "type": "number",
-        "format": "double",
         "description": "An exact decimal, written with its digits (trailing zeros dropped).",
     }),
 );

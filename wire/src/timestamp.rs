@@ -3,6 +3,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Serialize, Serializer};
 
+/// The example every time of the description shows.
+pub const EXAMPLE: &str = "2026-11-22T10:00:00.000Z";
+
 /// A time in a view: ISO-8601 UTC with milliseconds and `Z` (the one format
 /// of [`domain::timestamp::format`]), described once as a component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +30,7 @@ domain::described!(
         "type": "string",
         "format": "date-time",
         "description": "ISO-8601 UTC with milliseconds and `Z`.",
-        "example": "2026-11-22T10:00:00.000Z",
+        "example": EXAMPLE,
     }),
 );
 

@@ -3,6 +3,7 @@
 
 use api::domain::error::{Error, Result};
 use api::domain::payout::Payout;
+use api::services::payouts::Outcomes;
 use api::wire::application::BulkFailure;
 use api::wire::payout::PayoutView;
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -16,7 +17,7 @@ const CONCURRENCY: usize = 8;
 
 /// Runs `op` for every id, at most [`CONCURRENCY`] at a time; the results
 /// keep the ids' order.
-pub async fn each_id<F, Fut>(ids: Vec<String>, op: F) -> Vec<(String, Result<Payout>)>
+pub async fn each_id<F, Fut>(ids: Vec<String>, op: F) -> Outcomes
 where
     F: Fn(String) -> Fut,
     Fut: Future<Output = Result<Payout>> + Send + 'static,

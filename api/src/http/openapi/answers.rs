@@ -20,13 +20,11 @@ use ::domain::issue::Issue;
 
 /// The request id every example shows.
 pub(super) const EXAMPLE_REQUEST_ID: &str = "req_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
-/// The time every example shows.
-pub(super) const EXAMPLE_TIMESTAMP: &str = "2026-11-22T10:00:00.000Z";
 
 /// The envelope the API answers `err` with, as an example.
 fn example(err: &Error) -> Value {
     let (_, mut body, _) = envelope::failure(err, EXAMPLE_REQUEST_ID);
-    body["meta"]["timestamp"] = json!(EXAMPLE_TIMESTAMP);
+    body["meta"]["timestamp"] = json!(wire::timestamp::EXAMPLE);
     body
 }
 

@@ -6,7 +6,7 @@ use serde_json::json;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::{Ref, RefOr};
 
-use super::answers::{EXAMPLE_REQUEST_ID, EXAMPLE_TIMESTAMP};
+use super::answers::EXAMPLE_REQUEST_ID;
 use super::components::constant;
 use crate::http::envelope::ListMeta;
 use crate::store::page::{MAX_LIMIT, MAX_OFFSET};
@@ -20,7 +20,7 @@ crate::described!(
     json!({
         "type": "object", "required": ["timestamp", "requestId"],
         "properties": {
-            "timestamp": {"type": "string", "format": "date-time", "description": "ISO-8601 UTC with milliseconds and `Z`.", "example": EXAMPLE_TIMESTAMP},
+            "timestamp": {"$ref": "#/components/schemas/Timestamp"},
             "requestId": {"type": "string", "description": "Equals the `X-Request-Id` response header.", "example": EXAMPLE_REQUEST_ID},
         },
     }),
@@ -34,7 +34,7 @@ crate::described!(
         "description": "`meta` of list responses: `Meta` plus paging facts. There is no total count.",
         "required": ["timestamp", "requestId", "limit", "offset", "hasMore", "nextCursor"],
         "properties": {
-            "timestamp": {"type": "string", "format": "date-time", "description": "ISO-8601 UTC with milliseconds and `Z`.", "example": EXAMPLE_TIMESTAMP},
+            "timestamp": {"$ref": "#/components/schemas/Timestamp"},
             "requestId": {"type": "string", "description": "Equals the `X-Request-Id` response header."},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "The page size applied."},
             "offset": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "description": "The offset applied."},
