@@ -437,81 +437,19 @@ mod tests {
         let usd = Currency::parse("c", "USD").unwrap();
         let jpy = Currency::parse("c", "JPY").unwrap();
         let d = |s: &str| s.parse::<Decimal>().unwrap();
+        let so_far = |refunded, total| RefundPart::SoFar { refunded, total };
         // (part, conversion amount, already reversed, currency, to reverse now)
         let cases = [
             (RefundPart::Full, "100", "0", usd, Some("100")),
             (RefundPart::Full, "100", "40", usd, Some("60")),
             (RefundPart::Full, "100", "100", usd, None),
-            (
-                RefundPart::SoFar {
-                    refunded: 2500,
-                    total: 10000,
-                },
-                "80.00",
-                "0",
-                usd,
-                Some("20.00"),
-            ),
-            (
-                RefundPart::SoFar {
-                    refunded: 5000,
-                    total: 10000,
-                },
-                "80.00",
-                "20.00",
-                usd,
-                Some("20.00"),
-            ),
-            (
-                RefundPart::SoFar {
-                    refunded: 5000,
-                    total: 10000,
-                },
-                "80.00",
-                "40.00",
-                usd,
-                None,
-            ),
-            (
-                RefundPart::SoFar {
-                    refunded: 10000,
-                    total: 10000,
-                },
-                "80.00",
-                "40.00",
-                usd,
-                Some("40.00"),
-            ),
-            (
-                RefundPart::SoFar {
-                    refunded: 12000,
-                    total: 10000,
-                },
-                "80.00",
-                "0",
-                usd,
-                Some("80.00"),
-            ),
-            (
-                RefundPart::SoFar {
-                    refunded: 1,
-                    total: 3,
-                },
-                "1000",
-                "0",
-                jpy,
-                Some("333"),
-            ),
-            (
-                RefundPart::SoFar {
-                    refunded: 1,
-                    total: 0,
-                },
-                "10",
-                "0",
-                usd,
-                None,
-            ),
+            (so_far(2500, 10000), "80.00", "0", usd, Some("20.00")),
+            (so_far(5000, 10000), "80.00", "20.00", usd, Some("20.00")),
+            (so_far(5000, 10000), "80.00", "40.00", usd, None),
+            (so_far(10000, 10000), "80.00", "40.00", usd, Some("40.00")),
+            (so_far(12000, 10000), "80.00", "0", usd, Some("80.00")),
+            (so_far(1, 3), "1000", "0", jpy, Some("333")),
+            (so_far(1, 0), "10", "0", usd, None),
             (RefundPart::Minor(1999), "100.00", "0", usd, Some("19.99")),
             (
                 RefundPart::Minor(1999),
@@ -523,10 +461,7 @@ mod tests {
             (RefundPart::Minor(0), "100.00", "0", usd, None),
             // A product past a decimal's range goes through the share.
             (
-                RefundPart::SoFar {
-                    refunded: i64::MAX - 1,
-                    total: i64::MAX,
-                },
+                so_far(i64::MAX - 1, i64::MAX),
                 "999999999999.99",
                 "0",
                 usd,
