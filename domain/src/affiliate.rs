@@ -10,7 +10,7 @@ use crate::affiliate_code::AffiliateCode;
 use crate::application::{Application, Decision};
 use crate::commission_plan::Pay;
 use crate::commission_tiers::Referred;
-use crate::edit::{self, Stamped};
+use crate::edit::{self, Stamped, Stamps};
 use crate::email::Email;
 use crate::enums::wire_enum;
 use crate::error::Error;
@@ -22,7 +22,7 @@ use crate::patch::Patch;
 use crate::payout_account::PayoutAccount;
 use crate::risk::Risk;
 use crate::tax_form::TaxForm;
-use crate::timestamp::{serde_ts, serde_ts_opt};
+use crate::timestamp::serde_ts_opt;
 use crate::validation::Issues;
 
 wire_enum! {
@@ -134,14 +134,10 @@ pub struct Affiliate {
     /// with the totals by the conversion flow, not in the record).
     #[serde(skip)]
     pub referred: Referred,
-    /// Bumped by every write of the fields above the totals, so a read-modify-write
-    /// can tell that somebody else changed the record meanwhile.
-    #[serde(default)]
-    pub version: u64,
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    pub updated_at: DateTime<Utc>,
+    /// Its version and times; the version is bumped by every write of the
+    /// fields above the totals.
+    #[serde(flatten)]
+    pub stamps: Stamps,
 }
 
 /// A new affiliate as the merchant, a sign-up or an import row asks for it
@@ -175,8 +171,7 @@ pub struct AffiliateChanges {
 
 impl Stamped for Affiliate {
     fn stamp(&mut self, now: DateTime<Utc>) {
-        self.updated_at = now;
-        self.version += 1;
+        self.stamps.stamp(now);
     }
 }
 
@@ -202,8 +197,7 @@ impl Affiliate {
     pub fn decided(&self, decision: &Decision, now: DateTime<Utc>) -> Affiliate {
         let mut a = self.clone();
         a.status = AffiliateStatus::after(decision);
-        a.updated_at = now;
-        a.version = self.version + 1;
+        a.stamps.stamp(now);
         a
     }
 }
@@ -292,9 +286,7 @@ impl Affiliate {
                 earned: Totals::new(),
                 paid: Totals::new(),
                 referred: Referred::default(),
-                version: 0,
-                created_at: now,
-                updated_at: now,
+                stamps: Stamps::new(now),
             },
             application: None,
             code_generated,
@@ -457,7 +449,12 @@ mod tests {
         };
         let mut e = enrollment(None, "a@x.io");
         assert_eq!(types(&e), [EventType::AffiliateCreated]);
-        let mut app = Application::pending(&e.affiliate.id, "cmp_1", None, e.affiliate.created_at);
+        let mut app = Application::pending(
+            &e.affiliate.id,
+            "cmp_1",
+            None,
+            e.affiliate.stamps.created_at,
+        );
         e.application = Some(app.clone());
         assert_eq!(
             types(&e),
@@ -549,7 +546,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(s.status, AffiliateStatus::Suspended);
-        assert_eq!(s.version, 1);
+        assert_eq!(s.stamps.version, 1);
         assert!(matches!(
             a.apply(patch(serde_json::json!({"status": "PENDING"})), Utc::now()),
             Err(Error::Validation(_))

@@ -3,14 +3,14 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::edit::{self, Stamped};
+use crate::edit::{self, Stamped, Stamps};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::field;
 use crate::ids::{new_id, IdKind};
 use crate::metadata::{self, Metadata, MetadataPatch};
 use crate::patch::Patch;
-use crate::timestamp::{serde_ts, serde_ts_opt};
+use crate::timestamp::serde_ts_opt;
 use crate::validation::Issues;
 
 wire_enum! {
@@ -51,13 +51,9 @@ pub struct Asset {
     #[serde(default)]
     pub metadata: Metadata,
     pub status: AssetStatus,
-    /// Bumped by every write, so a read-modify-write sees concurrent changes.
-    #[serde(default)]
-    pub version: u64,
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    pub updated_at: DateTime<Utc>,
+    /// Its version and times.
+    #[serde(flatten)]
+    pub stamps: Stamps,
     #[serde(with = "serde_ts_opt", default)]
     pub archived_at: Option<DateTime<Utc>>,
 }
@@ -87,8 +83,7 @@ fn required(path: &str, issues: &mut Issues) {
 
 impl Stamped for Asset {
     fn stamp(&mut self, now: DateTime<Utc>) {
-        self.updated_at = now;
-        self.version += 1;
+        self.stamps.stamp(now);
     }
 }
 
@@ -115,9 +110,7 @@ impl Asset {
             campaign_id: input.campaign_id,
             metadata,
             status: AssetStatus::Finalized,
-            version: 0,
-            created_at: now,
-            updated_at: now,
+            stamps: Stamps::new(now),
             archived_at: None,
         })
     }
@@ -165,8 +158,7 @@ impl Asset {
         let mut a = self.clone();
         a.status = AssetStatus::Archived;
         a.archived_at = Some(now);
-        a.updated_at = now;
-        a.version = self.version + 1;
+        a.stamps.stamp(now);
         Ok(a)
     }
 
@@ -215,7 +207,7 @@ mod tests {
             .unwrap();
         assert_eq!(b.body.as_deref(), Some("New"));
         assert_eq!(b.metadata.get("k").map(String::as_str), Some("v"));
-        assert_eq!(b.version, 1);
+        assert_eq!(b.stamps.version, 1);
         let mut image = a.clone();
         image.kind = AssetType::Image;
         image.body = None;

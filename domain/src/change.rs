@@ -155,7 +155,7 @@ impl Asset {
 
     /// Its `asset.created` event.
     pub fn created_event(&self) -> Event {
-        self.event(EventType::AssetCreated, self.created_at)
+        self.event(EventType::AssetCreated, self.stamps.created_at)
     }
 
     /// The event of the change that made it what it is: its archiving, or
@@ -165,7 +165,7 @@ impl Asset {
             AssetStatus::Archived => EventType::AssetArchived,
             _ => EventType::AssetUpdated,
         };
-        self.event(event_type, self.updated_at)
+        self.event(event_type, self.stamps.updated_at)
     }
 }
 
@@ -184,7 +184,7 @@ impl Affiliate {
 
     /// The event of the change that made it what it is: `affiliate.updated`.
     pub fn changed_event(&self) -> Event {
-        self.event(EventType::AffiliateUpdated, self.updated_at)
+        self.event(EventType::AffiliateUpdated, self.stamps.updated_at)
     }
 }
 
@@ -201,7 +201,7 @@ impl Enrollment {
             }
         }
         let a = &self.affiliate;
-        events.push(a.event(EventType::AffiliateCreated, a.created_at));
+        events.push(a.event(EventType::AffiliateCreated, a.stamps.created_at));
         events
     }
 }

@@ -92,8 +92,8 @@ mod tests {
                 (status, Some(now))
             );
             assert_eq!(
-                (plan.affiliate.status, plan.affiliate.version),
-                (became, affiliate.version + 1)
+                (plan.affiliate.status, plan.affiliate.stamps.version),
+                (became, affiliate.stamps.version + 1)
             );
             let types: Vec<EventType> = plan.events.iter().map(|e| e.event_type).collect();
             assert_eq!(types, [event, EventType::AffiliateUpdated]);

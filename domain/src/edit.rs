@@ -3,6 +3,42 @@
 //! not written and records no event.
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::timestamp::serde_ts;
+
+/// What a record edited in place carries beside its fields (flattened into
+/// its item and JSON): its version, bumped by every write, so a
+/// read-modify-write can tell that somebody else changed it meanwhile; when
+/// it was created; and when it last changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stamps {
+    /// Absent from records written before versions were kept: 0.
+    #[serde(default)]
+    pub version: u64,
+    #[serde(with = "serde_ts")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_ts")]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Stamps {
+    /// A new record's: version 0, created and changed `now`.
+    pub fn new(now: DateTime<Utc>) -> Stamps {
+        Stamps {
+            version: 0,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    /// Marks a write at `now`: one version on, changed `now`.
+    pub fn stamp(&mut self, now: DateTime<Utc>) {
+        self.updated_at = now;
+        self.version += 1;
+    }
+}
 
 /// A record edited in place, stamped when an edit changes it.
 pub trait Stamped: Clone + PartialEq {

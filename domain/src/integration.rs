@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::connector::Provider;
-use crate::edit::{self, Stamped};
+use crate::edit::{self, Stamped, Stamps};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::field;
@@ -15,7 +15,7 @@ use crate::ids::{new_id, IdKind};
 use crate::patch::Patch;
 use crate::schema::Judged;
 use crate::tenant::Mode;
-use crate::timestamp::{serde_ts, serde_ts_opt};
+use crate::timestamp::serde_ts_opt;
 use crate::validation::Issues;
 
 wire_enum! {
@@ -80,13 +80,9 @@ pub struct Integration {
     /// placeholder): DISABLED until a PATCH gives one that has it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub secret_unshaped: bool,
-    /// Bumped by every write, so a read-modify-write sees concurrent changes.
-    #[serde(default)]
-    pub version: u64,
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    pub updated_at: DateTime<Utc>,
+    /// Its version and times.
+    #[serde(flatten)]
+    pub stamps: Stamps,
     #[serde(with = "serde_ts_opt", default)]
     pub last_event_at: Option<DateTime<Utc>>,
 }
@@ -272,8 +268,7 @@ fn check_description(d: &str, issues: &mut Issues) {
 
 impl Stamped for Integration {
     fn stamp(&mut self, now: DateTime<Utc>) {
-        self.updated_at = now;
-        self.version += 1;
+        self.stamps.stamp(now);
     }
 }
 
@@ -335,9 +330,7 @@ impl Integration {
             client_secret: value(input.client_secret),
             webhook_id: value(input.webhook_id),
             deleted: false,
-            version: 0,
-            created_at: now,
-            updated_at: now,
+            stamps: Stamps::new(now),
             last_event_at: None,
         })
     }
@@ -452,8 +445,7 @@ impl Integration {
         let mut next = self.clone();
         next.deleted = true;
         next.status = IntegrationStatus::Disabled;
-        next.version += 1;
-        next.updated_at = now;
+        next.stamps.stamp(now);
         Ok(next)
     }
 

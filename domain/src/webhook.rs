@@ -8,7 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::edit::{self, Stamped};
+use crate::edit::{self, Stamped, Stamps};
 use crate::enums::wire_enum;
 use crate::error::Error;
 use crate::event::{EventType, Published};
@@ -106,13 +106,9 @@ pub struct Endpoint {
     /// Private: the start of the current streak of failed attempts.
     #[serde(with = "serde_ts_opt", default)]
     pub failing_since: Option<DateTime<Utc>>,
-    /// Bumped by every write, so a read-modify-write sees concurrent changes.
-    #[serde(default)]
-    pub version: u64,
-    #[serde(with = "serde_ts")]
-    pub created_at: DateTime<Utc>,
-    #[serde(with = "serde_ts")]
-    pub updated_at: DateTime<Utc>,
+    /// Its version and times.
+    #[serde(flatten)]
+    pub stamps: Stamps,
 }
 
 /// A new endpoint as the merchant asks for it (`wire::webhook::NewEndpoint`
@@ -182,8 +178,7 @@ fn description(text: String, issues: &mut Issues) -> Option<String> {
 
 impl Stamped for Endpoint {
     fn stamp(&mut self, now: DateTime<Utc>) {
-        self.updated_at = now;
-        self.version += 1;
+        self.stamps.stamp(now);
     }
 }
 
@@ -214,9 +209,7 @@ impl Endpoint {
             previous_secret: None,
             previous_secret_until: None,
             failing_since: None,
-            version: 0,
-            created_at: now,
-            updated_at: now,
+            stamps: Stamps::new(now),
         })
     }
 
@@ -267,8 +260,7 @@ impl Endpoint {
         e.previous_secret = Some(self.secret.clone());
         e.previous_secret_until = Some(now + Duration::hours(ROTATION_OVERLAP_HOURS));
         e.secret = Secret::generate();
-        e.updated_at = now;
-        e.version = self.version + 1;
+        e.stamps.stamp(now);
         e
     }
 
@@ -294,7 +286,7 @@ impl Endpoint {
     pub fn receives(&self, event: &Published) -> bool {
         self.status == EndpointStatus::Enabled
             && self.subscribes(event.event_type)
-            && self.created_at <= event.created_at
+            && self.stamps.created_at <= event.created_at
     }
 
     /// 409 unless ENABLED (redeliver and replay need a receiving endpoint).

@@ -142,7 +142,7 @@ fn patches_change_what_is_sent_and_status_moves_the_reason() {
         .unwrap();
     assert_eq!(off.status, EndpointStatus::Disabled);
     assert_eq!(off.disabled_reason.as_deref(), Some(MANUAL_REASON));
-    assert_eq!((off.version, off.updated_at), (1, later));
+    assert_eq!((off.stamps.version, off.stamps.updated_at), (1, later));
 
     let mut failing = off.clone();
     failing.failing_since = Some(t0());
@@ -206,7 +206,7 @@ fn a_rotation_keeps_the_old_secret_signing_for_a_day() {
     }
     let again = r.rotate(t0() + Duration::hours(1));
     assert_eq!(again.previous_secret.as_ref(), Some(&r.secret));
-    assert_eq!(again.version, 2);
+    assert_eq!(again.stamps.version, 2);
 }
 
 #[test]

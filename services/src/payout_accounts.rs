@@ -205,8 +205,7 @@ async fn set(
             };
             let mut new = old.clone();
             new.payout_account = Some(account);
-            new.version += 1;
-            new.updated_at = now;
+            new.stamps.stamp(now);
             Ok(
                 match payout_accounts::replace(&app.store, tenant, &new, &old).await? {
                     true => Attempt::Done(true),

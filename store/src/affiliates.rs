@@ -288,7 +288,7 @@ pub async fn replace(
     let update = UpdateExpr::new()
         .copy_from(&full, &fields)
         .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.version));
+        .when_eq(attrs::VERSION, number_value(old.stamps.version));
     let email_changed = new.email.lower() != old.email.lower();
     let code_changed = new.code.lower() != old.code.lower();
     let mut tx = store.tx();
@@ -426,5 +426,37 @@ mod tests {
         let none = from_parts(stored, None, &tk).unwrap();
         assert!(none.earned.is_empty() && none.paid.is_empty());
         assert_eq!(none.id, e.affiliate.id);
+    }
+
+    #[test]
+    fn the_stamps_are_attributes_of_the_record_and_an_unversioned_record_reads_as_version_0() {
+        let now = domain::timestamp::parse_datetime("2026-11-22T10:00:00.123Z").unwrap();
+        let input = AffiliateDraft {
+            campaign_id: "cmp_1".into(),
+            email: "a@x.io".into(),
+            name: "A".into(),
+            ..Default::default()
+        };
+        let mut a = Affiliate::enroll(input, AffiliateStatus::Active, now, Issues::new())
+            .unwrap()
+            .affiliate;
+        a.stamps.stamp(now + chrono::Duration::seconds(1));
+        let tenant = Tenant::new("acct_1", Mode::Test);
+        let mut stored = item(&tenant, &a).unwrap();
+        assert_eq!(stored["version"], number_value(1));
+        assert_eq!(
+            stored["createdAt"],
+            string_value("2026-11-22T10:00:00.123Z")
+        );
+        assert_eq!(
+            stored["updatedAt"],
+            string_value("2026-11-22T10:00:01.123Z")
+        );
+        assert!(!stored.contains_key("stamps"));
+        assert_eq!(from_parts(stored.clone(), None, &tenant.key()).unwrap(), a);
+        stored.remove("version");
+        let unversioned = from_parts(stored, None, &tenant.key()).unwrap();
+        assert_eq!(unversioned.stamps.version, 0);
+        assert_eq!(unversioned.stamps.updated_at, a.stamps.updated_at);
     }
 }

@@ -76,7 +76,7 @@ pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -
     let update = UpdateExpr::new()
         .copy_from(&item(tenant, new)?, &fields)
         .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.version))
+        .when_eq(attrs::VERSION, number_value(old.stamps.version))
         .when_status(old.status);
     let event = new.changed_event();
     Ok(events::update_with(store, tenant, &new.id, &update, &event)

@@ -155,7 +155,7 @@ pub async fn replace(
     let update = UpdateExpr::new()
         .copy_from(&item(tenant, new)?, &fields)
         .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.version));
+        .when_eq(attrs::VERSION, number_value(old.stamps.version));
     if new.can_pay() == old.can_pay() {
         return Ok(matches!(
             store.update(&new.id, RECORD_SK, &update).await?,

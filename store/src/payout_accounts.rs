@@ -41,7 +41,7 @@ pub async fn replace(
     let update = UpdateExpr::new()
         .copy_from(&item(tenant, new)?, &FIELDS)
         .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.version));
+        .when_eq(attrs::VERSION, number_value(old.stamps.version));
     let mut tx = store.tx();
     tx.update(Write::Record, &new.id, RECORD_SK, &update);
     let added = new

@@ -270,7 +270,7 @@ pub async fn replace_endpoint(
     let update = UpdateExpr::new()
         .copy_from(&endpoint_item(tenant, new)?, &ENDPOINT_FIELDS)
         .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.version));
+        .when_eq(attrs::VERSION, number_value(old.stamps.version));
     let done = store.update(&new.id, RECORD_SK, &update).await?;
     Ok(matches!(done, Updated::Applied(_)))
 }
@@ -287,7 +287,7 @@ pub async fn delete_endpoint(
     let mut tx = store.tx();
     let when = UpdateExpr::new()
         .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(current.version));
+        .when_eq(attrs::VERSION, number_value(current.stamps.version));
     tx.delete(Role::Endpoint, &current.id, RECORD_SK, &when);
     count_deleted(&mut tx, tenant, count);
     match store.transact(tx).await {

@@ -92,8 +92,8 @@ impl<'a> From<&'a Affiliate> for AffiliateView<'a> {
             tax_form: a.tax_form.as_ref().map(TaxFormView::from),
             earned: TotalsJson(&a.earned),
             paid: TotalsJson(&a.paid),
-            created_at: a.created_at.into(),
-            updated_at: a.updated_at.into(),
+            created_at: a.stamps.created_at.into(),
+            updated_at: a.stamps.updated_at.into(),
         }
     }
 }

@@ -46,8 +46,8 @@ impl<'a> From<&'a Asset> for AssetView<'a> {
             campaign_id: a.campaign_id.as_deref(),
             metadata: &a.metadata,
             status: a.status,
-            created_at: a.created_at.into(),
-            updated_at: a.updated_at.into(),
+            created_at: a.stamps.created_at.into(),
+            updated_at: a.stamps.updated_at.into(),
             archived_at: a.archived_at.map(Timestamp),
         }
     }

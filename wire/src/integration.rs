@@ -46,8 +46,8 @@ impl<'a> IntegrationView<'a> {
             description: i.description.as_deref(),
             webhook_url: i.webhook_url(base),
             can_pay: i.can_pay(),
-            created_at: i.created_at.into(),
-            updated_at: i.updated_at.into(),
+            created_at: i.stamps.created_at.into(),
+            updated_at: i.stamps.updated_at.into(),
             last_event_at: i.last_event_at.map(Timestamp),
         }
     }
@@ -296,7 +296,7 @@ mod tests {
         };
         let next = i.apply(patch.into(), Mode::Live, now).unwrap();
         assert_eq!(
-            (next.status, next.version),
+            (next.status, next.stamps.version),
             (IntegrationStatus::Disabled, 1)
         );
         assert_eq!(next.signing_secret, "whsec_rolled_0123456789abcdefghij");

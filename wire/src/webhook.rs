@@ -50,8 +50,8 @@ impl<'a> From<&'a Endpoint> for EndpointView<'a> {
             description: e.description.as_deref(),
             status: e.status,
             disabled_reason: e.disabled_reason.as_deref(),
-            created_at: e.created_at.into(),
-            updated_at: e.updated_at.into(),
+            created_at: e.stamps.created_at.into(),
+            updated_at: e.stamps.updated_at.into(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! ARCHIVED, lists that hide archived assets, state and type rules.
 
 use api::domain::asset::{Asset, AssetStatus, AssetType};
+use api::domain::edit::Stamps;
 use api::domain::tenant::{Mode, Tenant};
 use api::domain::timestamp;
 use api::store::assets;
@@ -186,9 +187,7 @@ async fn stored(m: &Merchant, kind: AssetType, status: AssetStatus) -> String {
         campaign_id: None,
         metadata: Default::default(),
         status,
-        version: 0,
-        created_at: now,
-        updated_at: now,
+        stamps: Stamps::new(now),
         archived_at: None,
     };
     let tenant = Tenant::new(m.account_id.clone(), Mode::Test);
