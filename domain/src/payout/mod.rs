@@ -206,14 +206,30 @@ impl Payout {
         if net <= Decimal::ZERO || net < campaign.minimum_payout {
             return None;
         }
+        let method = affiliate.payout_method.unwrap_or(PayoutMethod::Manual);
         Some(Payout {
+            work: Some(PayoutWork::Claim),
+            ..Payout::requested(&affiliate.id, &campaign.id, currency, method, now)
+        })
+    }
+
+    /// A payout of nothing yet, requested `now`: PENDING, no conversion in
+    /// it, not invoiced, decided or paid, no work to do.
+    fn requested(
+        affiliate_id: &str,
+        campaign_id: &str,
+        currency: Currency,
+        method: PayoutMethod,
+        now: DateTime<Utc>,
+    ) -> Payout {
+        Payout {
             id: new_id(IdKind::Payout),
-            affiliate_id: affiliate.id.clone(),
-            campaign_id: campaign.id.clone(),
+            affiliate_id: affiliate_id.to_string(),
+            campaign_id: campaign_id.to_string(),
             amount: currency.round(Decimal::ZERO),
             currency,
             status: PayoutStatus::Pending,
-            method: affiliate.payout_method.unwrap_or(PayoutMethod::Manual),
+            method,
             requested_at: now,
             conversion_count: 0,
             adjustment_total: currency.round(Decimal::ZERO),
@@ -230,11 +246,11 @@ impl Payout {
             payment_error: None,
             payment_attempt: 0,
             last_payment_error: None,
-            work: Some(PayoutWork::Claim),
+            work: None,
             progress: Progress::default(),
             created_at: now,
             updated_at: now,
-        })
+        }
     }
 
     /// The payout job's queue it waits in, if any.

@@ -15,34 +15,13 @@ const CHECKED: &str = "invoices/k";
 /// A payout of 123.45 USD to `aff_1` by PayPal (for other modules' tests too).
 pub(crate) fn payout(status: PayoutStatus) -> Payout {
     let t = parse_datetime("2026-01-01T00:00:00Z").unwrap();
+    let usd = Currency::parse("currency", "USD").unwrap();
     Payout {
         id: "po_1".into(),
-        affiliate_id: "aff_1".into(),
-        campaign_id: "cmp_1".into(),
         amount: Decimal::new(12_345, 2),
-        currency: Currency::parse("currency", "USD").unwrap(),
         status,
-        method: PayoutMethod::Paypal,
-        requested_at: t,
         conversion_count: 3,
-        adjustment_total: Decimal::ZERO,
-        invoice: None,
-        invoice_key: None,
-        approved_at: None,
-        paid_at: None,
-        payment_date: None,
-        payment_method: None,
-        payment_reference: None,
-        note: None,
-        rejection_reason: None,
-        cancellation_reason: None,
-        payment_error: None,
-        payment_attempt: 0,
-        last_payment_error: None,
-        work: None,
-        progress: Progress::default(),
-        created_at: t,
-        updated_at: t,
+        ..Payout::requested("aff_1", "cmp_1", usd, PayoutMethod::Paypal, t)
     }
 }
 
