@@ -64,6 +64,21 @@ use crate::keys::{Index, RECORD_SK};
 use crate::metrics::CallMetrics;
 use domain::error::{Error, Result};
 
+/// Sends one DynamoDB call asking for its consumed capacity, which the
+/// store's `CallMetrics` method `$record` counts; the call's output, or the
+/// SDK's failure as the store's error. Every simple call is counted here.
+macro_rules! metered {
+    ($store:expr, $record:ident, $call:expr) => {{
+        let out = $call
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .map_err(crate::storage_error::sdk)?;
+        $store.metrics.$record(out.consumed_capacity());
+        out
+    }};
+}
+
 /// A raw DynamoDB item.
 pub type Item = HashMap<String, AttributeValue>;
 
@@ -186,18 +201,13 @@ impl Store {
 
     /// Reads one item with a strongly consistent GetItem.
     pub async fn get_item(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
-        let out = self
+        let call = self
             .client
             .get_item()
             .table_name(&self.table)
             .set_key(Some(item_key(pk, sk)))
-            .consistent_read(true)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(crate::storage_error::sdk)?;
-        self.metrics.record_read_total(out.consumed_capacity());
-        Ok(out.item)
+            .consistent_read(true);
+        Ok(metered!(self, record_read_total, call).item)
     }
 
     /// Reads a record by id if it belongs to `tenant` (anything else is "not there").
@@ -269,13 +279,7 @@ impl Store {
         q: QueryFluentBuilder,
         start: Option<Item>,
     ) -> Result<(Vec<Item>, Option<Item>)> {
-        let out = q
-            .set_exclusive_start_key(start)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(crate::storage_error::sdk)?;
-        self.metrics.record_read_total(out.consumed_capacity());
+        let out = metered!(self, record_read_total, q.set_exclusive_start_key(start));
         Ok((out.items.unwrap_or_default(), out.last_evaluated_key))
     }
 
@@ -374,31 +378,23 @@ impl Store {
 
     /// Writes an item unconditionally.
     pub async fn put(&self, item: Item) -> Result<()> {
-        let out = self
+        let call = self
             .client
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(item))
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(crate::storage_error::sdk)?;
-        self.metrics.record_write_total(out.consumed_capacity());
+            .set_item(Some(item));
+        metered!(self, record_write_total, call);
         Ok(())
     }
 
     /// Deletes an item (nothing when it does not exist).
     pub async fn delete(&self, pk: &str, sk: &str) -> Result<()> {
-        let out = self
+        let call = self
             .client
             .delete_item()
             .table_name(&self.table)
-            .set_key(Some(item_key(pk, sk)))
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(crate::storage_error::sdk)?;
-        self.metrics.record_write_total(out.consumed_capacity());
+            .set_key(Some(item_key(pk, sk)));
+        metered!(self, record_write_total, call);
         Ok(())
     }
 }

@@ -440,31 +440,24 @@ mod tests {
             v
         };
         let (tenant_pk, affiliate_pk) = (keys::rollups(&t), keys::affiliate_rollups(&t, "aff_1"));
-        let mut expected = vec![
-            (
-                tenant_pk.clone(),
-                "M#2026-01#USD#APPROVED#cmp_1",
-                sum("2", "99.98", "10.00"),
-            ),
-            (
-                tenant_pk,
-                "M#2026-01#USD#PENDING#cmp_1",
-                sum("-2", "-99.98", "-10.00"),
-            ),
-            (
-                affiliate_pk.clone(),
-                "M#2026-01#USD#APPROVED#cmp_1",
-                sum("2", "99.98", "10.00"),
-            ),
-            (
-                affiliate_pk,
-                "M#2026-01#USD#PENDING#cmp_1",
-                sum("-2", "-99.98", "-10.00"),
-            ),
-        ]
-        .into_iter()
-        .map(|(pk, sk, n)| (pk, sk.to_string(), n))
-        .collect::<Vec<_>>();
+        // Each of the two partitions: two more APPROVED, two fewer PENDING.
+        let mut expected = [tenant_pk, affiliate_pk]
+            .into_iter()
+            .flat_map(|pk| {
+                [
+                    (
+                        pk.clone(),
+                        "M#2026-01#USD#APPROVED#cmp_1".to_string(),
+                        sum("2", "99.98", "10.00"),
+                    ),
+                    (
+                        pk,
+                        "M#2026-01#USD#PENDING#cmp_1".to_string(),
+                        sum("-2", "-99.98", "-10.00"),
+                    ),
+                ]
+            })
+            .collect::<Vec<_>>();
         expected.sort();
         let mut got = updates(&tx);
         got.sort();

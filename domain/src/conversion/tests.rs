@@ -36,43 +36,17 @@ fn statuses_parse_and_reverse_rules() {
     assert!(!ConversionStatus::Reversed.reversible());
 }
 
+/// A SALE of 19.99 USD earning 2.50 by code, recorded now with a 30-day hold.
 fn recorded(status: ConversionStatus, payout: Option<&str>) -> Conversion {
     let at = truncate_millis(Utc::now());
-    Conversion {
-        id: "cnv_1".into(),
-        external_id: "ord_1".into(),
-        campaign_id: Some("cmp_1".into()),
-        affiliate_id: Some("aff_1".into()),
-        amount: Decimal::new(1999, 2),
-        currency: Currency::parse("currency", "USD").unwrap(),
-        conversion_type: ConversionType::Sale,
-        commission: Decimal::new(250, 2),
-        commission_reason: None,
-        status,
-        attribution: AttributionMethod::Code,
-        customer_ref: None,
-        is_recurring: false,
-        click_id: None,
-        session_id: None,
-        customer_id: None,
-        hold_days: 30,
-        payable_at: at,
-        payout_id: payout.map(str::to_string),
-        metadata: Metadata::default(),
-        occurred_at: at,
-        created_at: at,
-        updated_at: at,
-        reversed_at: None,
-        reversal_reason: None,
-        reversed_amount: Decimal::ZERO,
-        commission_reversed: Decimal::ZERO,
-        commission_clawed_back: Decimal::ZERO,
-        risk: Risk::default(),
-        product_id: None,
-        plan_id: None,
-        commission_source: None,
-        payment_number: None,
-    }
+    serde_json::from_value(serde_json::json!({
+        "id": "cnv_1", "externalId": "ord_1", "campaignId": "cmp_1",
+        "affiliateId": "aff_1", "amount": "19.99", "currency": "USD",
+        "conversionType": "SALE", "commission": "2.50", "status": status,
+        "attribution": "CODE", "holdDays": 30, "payableAt": at, "payoutId": payout,
+        "occurredAt": at, "createdAt": at, "updatedAt": at,
+    }))
+    .unwrap()
 }
 
 /// The merchant's reversal of `c`.
