@@ -43,7 +43,7 @@ pub struct TierMark {
     pub name: String,
     /// When the payment that moved the affiliate into it was recorded.
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime, example = json!("2026-11-22T10:00:00.000Z"))]
+    #[schema(value_type = crate::timestamp::Timestamp)]
     pub since: DateTime<Utc>,
 }
 

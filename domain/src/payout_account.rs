@@ -30,7 +30,7 @@ pub struct PaymentError {
     pub code: String,
     pub message: String,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
+    #[schema(value_type = crate::timestamp::Timestamp)]
     pub at: DateTime<Utc>,
 }
 
@@ -66,7 +66,7 @@ pub struct PayoutAccount {
     /// What Stripe still needs (`requirements.currently_due`).
     pub requirements_due: Vec<String>,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
+    #[schema(value_type = crate::timestamp::Timestamp)]
     pub updated_at: DateTime<Utc>,
 }
 

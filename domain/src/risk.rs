@@ -76,7 +76,7 @@ pub struct Flag {
     /// What matched, without personal data.
     pub message: String,
     #[serde(with = "serde_ts")]
-    #[schema(value_type = String, format = DateTime)]
+    #[schema(value_type = crate::timestamp::Timestamp)]
     pub detected_at: DateTime<Utc>,
 }
 

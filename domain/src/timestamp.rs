@@ -123,6 +123,38 @@ pub mod serde_ts_opt {
     }
 }
 
+/// The example every time of the description shows.
+pub const EXAMPLE: &str = "2026-11-22T10:00:00.000Z";
+
+/// A time as the API answers it: [`format`]ted, described once as the
+/// `Timestamp` component (views hold it; a record's own time names it as its
+/// schema's `value_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timestamp(pub DateTime<Utc>);
+
+impl From<DateTime<Utc>> for Timestamp {
+    fn from(t: DateTime<Utc>) -> Self {
+        Timestamp(t)
+    }
+}
+
+impl serde::Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format(&self.0))
+    }
+}
+
+crate::described!(
+    Timestamp,
+    "Timestamp",
+    serde_json::json!({
+        "type": "string",
+        "format": "date-time",
+        "description": "ISO-8601 UTC with milliseconds and `Z`.",
+        "example": EXAMPLE,
+    }),
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +189,22 @@ mod tests {
         assert!(parse_datetime("2026-11-20T10:00:60.500Z").is_none());
         assert!(Bound::parse("2026-11-20T10:00:60Z").is_none());
         assert!(parse_datetime("2026-11-20T10:00:59.999Z").is_some());
+    }
+
+    #[test]
+    fn a_time_is_written_with_milliseconds_and_z() {
+        let at = |s: &str| Timestamp(DateTime::parse_from_rfc3339(s).unwrap().to_utc());
+        let cases = [
+            (
+                "2026-11-18T07:46:40.123456+02:00",
+                "2026-11-18T05:46:40.123Z",
+            ),
+            ("2026-11-18T07:46:40Z", "2026-11-18T07:46:40.000Z"),
+        ];
+        for (given, written) in cases {
+            assert_eq!(serde_json::to_value(at(given)).unwrap(), written);
+        }
+        let none: Option<Timestamp> = None;
+        assert_eq!(serde_json::to_value(none).unwrap(), serde_json::Value::Null);
     }
 }

@@ -1,13 +1,13 @@
 //! What the API, the events and the portal show of an adjustment.
 
 use crate::number::Number;
-use crate::timestamp::Timestamp;
 use domain::adjustment::AdjustmentRequest;
 use domain::commission_terms::check_money;
 use domain::conversion::Adjustment;
 use domain::error::Error;
 use domain::field;
 use domain::money::{json_number, Currency};
+use domain::timestamp::Timestamp;
 use domain::validation::Issues;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,6 @@
 //! never its version), and the bodies that create and change one.
 
 use crate::tax_form::TaxFormView;
-use crate::timestamp::Timestamp;
 use domain::affiliate::AffiliateChanges;
 use domain::affiliate::AffiliateDraft;
 use domain::affiliate::SettableStatus;
@@ -17,6 +16,7 @@ use domain::money::json_number;
 use domain::patch::Patch;
 use domain::payout_account::PayoutAccount;
 use domain::risk::Risk;
+use domain::timestamp::Timestamp;
 use serde::ser::SerializeMap;
 use serde::Deserialize;
 use serde::{Serialize, Serializer};

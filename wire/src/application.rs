@@ -1,11 +1,11 @@
 //! What the API and the events show of an application, and of a bulk acceptance.
 
-use crate::timestamp::Timestamp;
 use domain::application::Decision;
 use domain::application::{Application, ApplicationStatus};
 use domain::error::{Error, ErrorCode};
 use domain::field;
 use domain::risk::Risk;
+use domain::timestamp::Timestamp;
 use domain::validation::distinct_ids;
 use domain::validation::Issues;
 use serde::Deserialize;

@@ -1,7 +1,6 @@
 //! What the API, the events and the portal show of a marketing asset, and
 //! the bodies that create and change one.
 
-use crate::timestamp::Timestamp;
 use domain::asset::AssetChanges;
 use domain::asset::SwipeCopyDraft;
 use domain::asset::{Asset, AssetStatus, AssetType};
@@ -9,6 +8,7 @@ use domain::field;
 use domain::metadata::Metadata;
 use domain::metadata::MetadataPatch;
 use domain::patch::Patch;
+use domain::timestamp::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// A marketing asset.

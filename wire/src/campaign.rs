@@ -5,7 +5,6 @@
 use crate::number::Number;
 use crate::risk::RiskSettingsInput;
 use crate::risk::RiskSettingsView;
-use crate::timestamp::Timestamp;
 use domain::campaign::CampaignChanges;
 use domain::campaign::CampaignDraft;
 use domain::campaign::{Campaign, CommissionType};
@@ -20,6 +19,7 @@ use domain::money::{json_number, Currency};
 use domain::patch::Patch;
 use domain::risk::RiskChanges;
 use domain::tax_form::TaxFormSetting;
+use domain::timestamp::Timestamp;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 

@@ -2,13 +2,13 @@
 //! postback and of a reversal.
 
 use crate::number::Number;
-use crate::timestamp::Timestamp;
 use chrono::{DateTime, Utc};
 use domain::commission_plan::CommissionSource;
 use domain::commission_terms::CommissionReason;
 use domain::metadata::Metadata;
 use domain::money::Currency;
 use domain::risk::Risk;
+use domain::timestamp::Timestamp;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 

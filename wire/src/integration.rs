@@ -1,12 +1,12 @@
 //! What the API shows of an integration (the URL to paste, never a secret or
 //! key), and the bodies that create and change one.
 
-use crate::timestamp::Timestamp;
 use domain::connector::Provider;
 use domain::field;
 use domain::integration::{Integration, IntegrationChanges, IntegrationDraft, IntegrationStatus};
 use domain::patch::Patch;
 use domain::provider_format::{ProviderCode, ProviderToken, SigningSecret, StripeKey};
+use domain::timestamp::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// An integration as the API shows it (never its signing secret).

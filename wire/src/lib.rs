@@ -45,6 +45,5 @@ pub mod risk;
 pub mod signup;
 pub mod summary;
 pub mod tax_form;
-pub mod timestamp;
 pub mod tracking;
 pub mod webhook;

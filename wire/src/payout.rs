@@ -2,11 +2,11 @@
 //! invoice's storage key or the payout's work).
 
 use crate::number::Number;
-use crate::timestamp::Timestamp;
 use chrono::NaiveDate;
 use domain::affiliate::PayoutMethod;
 use domain::money::Currency;
 use domain::payout_account::PaymentError;
+use domain::timestamp::Timestamp;
 use serde::Serialize;
 
 use domain::payout::{Invoice, Payout, PayoutStatus};

@@ -1,8 +1,8 @@
 //! What the API answers of an affiliate's payout account: the onboarding
 //! link.
 
-use crate::timestamp::Timestamp;
 use chrono::{DateTime, Utc};
+use domain::timestamp::Timestamp;
 use serde::Serialize;
 
 /// A Stripe onboarding link: open `url` in the affiliate's browser before `expiresAt`.

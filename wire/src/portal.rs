@@ -5,7 +5,6 @@ use crate::campaign::CampaignTerms;
 use crate::number::Number;
 use crate::payout::InvoiceView;
 use crate::tax_form::TaxFormView;
-use crate::timestamp::Timestamp;
 use chrono::{DateTime, Utc};
 use domain::affiliate::AffiliateChanges;
 use domain::affiliate::{Affiliate, AffiliateStatus, PayoutMethod};
@@ -22,6 +21,7 @@ use domain::patch::Patch;
 use domain::payout::{Payout, PayoutStatus};
 use domain::portal::referral_link;
 use domain::tax_form::TaxFormSetting;
+use domain::timestamp::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// A portal session: the page's URL (the token in its fragment, kept out of

@@ -1,11 +1,11 @@
 //! What the API and the portal show of a promotion code, and the body that
 //! registers or creates one.
 
-use crate::timestamp::Timestamp;
 use domain::connector::Provider;
 use domain::promotion_code::PromotionCode;
 use domain::promotion_code::PromotionCodeDraft;
 use domain::provider_format::{DiscountId, ProviderCode, ProviderToken};
+use domain::timestamp::Timestamp;
 use serde::{Deserialize, Serialize};
 
 /// A promotion code as the API shows it.

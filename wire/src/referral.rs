@@ -1,7 +1,7 @@
 //! What the API shows of a referral.
 
-use crate::timestamp::Timestamp;
 use domain::referral::{CustomerKey, Referral, ReferralSource};
+use domain::timestamp::Timestamp;
 use serde::Serialize;
 
 /// A referral as the API lists it: never an e-mail or its hash.

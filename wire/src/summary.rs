@@ -2,13 +2,13 @@
 //! the domain's exact sums (`domain::summary`) as JSON numbers.
 
 use crate::number::Number;
-use crate::timestamp::Timestamp;
 use chrono::NaiveDate;
 use domain::conversion::ConversionStatus;
 use domain::money::Currency;
 use domain::summary::{
     Day, Figures, Granularity, Group, GroupBy, GroupKey, Period, Point, Summary,
 };
+use domain::timestamp::Timestamp;
 use serde::Serialize;
 
 /// Revenue, commission and count in one currency.

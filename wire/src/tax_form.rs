@@ -1,7 +1,7 @@
 //! What the API and the portal show of an affiliate's tax form.
 
-use crate::timestamp::Timestamp;
 use domain::tax_form::{TaxForm, TaxFormType};
+use domain::timestamp::Timestamp;
 use serde::Serialize;
 
 /// The form as the affiliate's view shows it.

@@ -1,6 +1,5 @@
 //! What the API shows of webhook endpoints, their deliveries and the events.
 
-use crate::timestamp::Timestamp;
 use chrono::Duration;
 use chrono::{DateTime, Utc};
 use domain::error::Error;
@@ -8,6 +7,7 @@ use domain::event::{EventType, Published};
 use domain::field;
 use domain::patch::Patch;
 use domain::timestamp::Bound;
+use domain::timestamp::Timestamp;
 use domain::validation::Issues;
 use domain::webhook::EndpointChanges;
 use domain::webhook::EndpointDraft;

@@ -24,7 +24,7 @@ pub(super) const EXAMPLE_REQUEST_ID: &str = "req_01JD3Q5W6X7Y8Z9A0B1C2D3E4F";
 /// The envelope the API answers `err` with, as an example.
 fn example(err: &Error) -> Value {
     let (_, mut body, _) = envelope::failure(err, EXAMPLE_REQUEST_ID);
-    body["meta"]["timestamp"] = json!(wire::timestamp::EXAMPLE);
+    body["meta"]["timestamp"] = json!(domain::timestamp::EXAMPLE);
     body
 }
 
