@@ -12,8 +12,18 @@
 //!
 //! generates the enum (`Debug, Clone, Copy, PartialEq, Eq`, serde with each
 //! variant renamed to its wire name; more derives may be added above `pub`),
-//! `ALL`, `NAMES`, `as_str`, `parse` and `Display`. `parse` matches the exact
-//! case; write `pub enum Name [ignore_case] { .. }` for a case-insensitive one.
+//! `ALL`, `NAMES`, `as_str`, `parse`, `Display` and [`WireEnum`]. `parse`
+//! matches the exact case; write `pub enum Name [ignore_case] { .. }` for a
+//! case-insensitive one.
+
+/// What every `wire_enum!` enum answers, for code generic over them (a
+/// query parameter naming a variant).
+pub trait WireEnum: Sized + Copy + 'static {
+    /// Every wire name, in declaration order.
+    fn names() -> &'static [&'static str];
+    /// Parses a wire name, as the enum's own `parse` does.
+    fn from_wire(s: &str) -> Option<Self>;
+}
 
 /// Declares an enum with its wire names once; see the module docs.
 macro_rules! wire_enum {
@@ -53,6 +63,16 @@ macro_rules! wire_enum {
         impl ::std::fmt::Display for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.as_str())
+            }
+        }
+
+        impl $crate::enums::WireEnum for $name {
+            fn names() -> &'static [&'static str] {
+                &$name::NAMES
+            }
+
+            fn from_wire(s: &str) -> Option<Self> {
+                $name::parse(s)
             }
         }
     };
@@ -98,6 +118,11 @@ mod tests {
         assert_eq!(Colour::parse("dark_blue"), None);
         assert_eq!(Size::parse("L"), Some(Size::Large));
         assert_eq!(Size::NAMES, ["s", "l"]);
+        // Generic code reads the same names and parser.
+        use super::WireEnum;
+        assert_eq!(Colour::names(), Colour::NAMES);
+        assert_eq!(Colour::from_wire("DARK_BLUE"), Some(Colour::DarkBlue));
+        assert_eq!(Size::from_wire("S"), Some(Size::Small));
         // Serde's refusal reads as it did with `rename_all`.
         #[derive(Debug, serde::Deserialize)]
         #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

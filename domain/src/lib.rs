@@ -64,6 +64,6 @@ pub mod validation;
 pub mod webhook_schedule;
 pub mod webhook_signature;
 
-mod enums;
+pub mod enums;
 
 pub use error::{Error, ErrorCode};

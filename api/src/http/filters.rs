@@ -28,9 +28,7 @@ impl ListFilter for AffiliateFilter {
     const NAMES: &'static [&'static str] = &["campaign_id", "status", "email", "tax_form"];
 
     fn read(q: &mut Query<'_>) -> Self {
-        let status = q
-            .one_of("status", &AffiliateStatus::NAMES)
-            .and_then(AffiliateStatus::parse);
+        let status = q.variant::<AffiliateStatus>("status");
         let email = match q.str("email").map(|e| Email::parse("email", e)) {
             Some(Ok(e)) => Some(e.lower()),
             Some(Err(issue)) => {
@@ -64,13 +62,9 @@ impl ListFilter for ApplicationFilter {
 
     fn read(q: &mut Query<'_>) -> Self {
         ApplicationFilter {
-            status: q
-                .one_of("status", &ApplicationStatus::NAMES)
-                .and_then(ApplicationStatus::parse),
+            status: q.variant::<ApplicationStatus>("status"),
             campaign_id: q.str("campaign_id").map(str::to_string),
-            risk_level: q
-                .one_of("risk_level", &RiskLevel::NAMES)
-                .and_then(RiskLevel::parse),
+            risk_level: q.variant::<RiskLevel>("risk_level"),
         }
     }
 }
@@ -80,13 +74,9 @@ impl ListFilter for AssetFilter {
 
     fn read(q: &mut Query<'_>) -> Self {
         AssetFilter {
-            status: q
-                .one_of("status", &AssetStatus::NAMES)
-                .and_then(AssetStatus::parse),
+            status: q.variant::<AssetStatus>("status"),
             campaign_id: q.str("campaign_id").map(str::to_string),
-            kind: q
-                .one_of("type", &AssetType::NAMES)
-                .and_then(AssetType::parse),
+            kind: q.variant::<AssetType>("type"),
         }
     }
 }
@@ -106,12 +96,8 @@ impl ListFilter for ConversionFilter {
     ];
 
     fn read(q: &mut Query<'_>) -> Self {
-        let status = q
-            .one_of("status", &ConversionStatus::NAMES)
-            .and_then(ConversionStatus::parse);
-        let risk_level = q
-            .one_of("risk_level", &RiskLevel::NAMES)
-            .and_then(RiskLevel::parse);
+        let status = q.variant::<ConversionStatus>("status");
+        let risk_level = q.variant::<RiskLevel>("risk_level");
         let currency = match q.str("currency").map(|c| Currency::parse("currency", c)) {
             Some(Ok(c)) => Some(c),
             Some(Err(issue)) => {
@@ -173,9 +159,7 @@ impl ListFilter for EventFilter {
     const NAMES: &'static [&'static str] = &["type", "from", "to"];
 
     fn read(q: &mut Query<'_>) -> Self {
-        let event_type = q
-            .one_of("type", &EventType::NAMES)
-            .and_then(EventType::parse);
+        let event_type = q.variant::<EventType>("type");
         let (from, to) = q.range();
         EventFilter {
             event_type,
@@ -191,9 +175,7 @@ impl ListFilter for AttemptFilter {
     fn read(q: &mut Query<'_>) -> Self {
         AttemptFilter {
             event_id: q.str("event_id").map(str::to_string),
-            status: q
-                .one_of("status", &DeliveryStatus::NAMES)
-                .and_then(DeliveryStatus::parse),
+            status: q.variant::<DeliveryStatus>("status"),
         }
     }
 }

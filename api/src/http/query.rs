@@ -7,6 +7,7 @@ use rust_decimal::Decimal;
 
 use crate::domain::summary;
 use crate::store::page::{PageRequest, DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET};
+use ::domain::enums::WireEnum;
 use ::domain::error::Error;
 use ::domain::timestamp::{self, Bound};
 use ::domain::validation::{self, Issue, Issues};
@@ -158,6 +159,12 @@ impl<'a> Query<'a> {
             );
         }
         found
+    }
+
+    /// A parameter naming a variant of `E` (in any letter case), as
+    /// [`Query::one_of`] judges it.
+    pub fn variant<E: WireEnum>(&mut self, name: &str) -> Option<E> {
+        self.one_of(name, E::names()).and_then(E::from_wire)
     }
 
     /// A non-negative decimal parameter.

@@ -153,10 +153,8 @@ impl FromQuery for SummaryQuery {
     }
 
     fn read(q: &mut Query<'_>) -> Self {
-        let period = q.one_of("period", &Period::NAMES).and_then(Period::parse);
-        let group_by = q
-            .one_of("group_by", &GroupBy::NAMES)
-            .and_then(GroupBy::parse);
+        let period = q.variant::<Period>("period");
+        let group_by = q.variant::<GroupBy>("group_by");
         let (window, period) = match q.days() {
             Some(_) if period.is_some() => {
                 q.issue(Issue::new(

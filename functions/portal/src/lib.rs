@@ -180,7 +180,7 @@ impl FromQuery for StatsQuery {
     fn read(q: &mut Query<'_>) -> Self {
         let period = match q.str("period") {
             None => Some(Period::Days30),
-            Some(_) => q.one_of("period", &Period::NAMES).and_then(Period::parse),
+            Some(_) => q.variant::<Period>("period"),
         };
         let period = period.unwrap_or(Period::Days30);
         let daily = q.one_of("series", &SeriesBy::NAMES).is_some();
@@ -345,9 +345,7 @@ impl FromQuery for TaxFormQuery {
     }
 
     fn read(q: &mut Query<'_>) -> Self {
-        let found = q
-            .one_of("formType", &TaxFormType::NAMES)
-            .and_then(TaxFormType::parse);
+        let found = q.variant::<TaxFormType>("formType");
         if q.str("formType").is_none() {
             q.issue(Issue::new(
                 &["formType"],
