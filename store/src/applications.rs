@@ -13,7 +13,7 @@ use crate::update::UpdateExpr;
 use crate::{affiliates, events, from_item, record_item, string_of, IndexKeys, Item, Store};
 use domain::application::{Application, ApplicationStatus};
 use domain::decision::DecisionPlan;
-use domain::error::{Error, Result};
+use domain::error::Result;
 use domain::ids::{self, IdKind};
 use domain::risk::RiskLevel;
 use domain::tenant::Tenant;
@@ -57,13 +57,9 @@ pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
 
 /// The tenant's application, or NOT_FOUND.
 pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Application> {
-    if !ids::is_valid(IdKind::Application, id) {
-        return Err(Error::NotFound("application"));
-    }
     store
-        .get_owned(id, &tenant.key())
-        .await?
-        .ok_or(Error::NotFound("application"))
+        .get_record(IdKind::Application, "application", id, &tenant.key())
+        .await
 }
 
 /// The tenant's applications among `ids` (invalid or unknown ones left

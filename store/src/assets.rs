@@ -9,7 +9,7 @@ use crate::update::UpdateExpr;
 use crate::{events, from_item, number_value, record_item, IndexKeys, Item, Store};
 use domain::asset::{Asset, AssetStatus, AssetType};
 use domain::error::{Error, Result};
-use domain::ids::{self, IdKind};
+use domain::ids::IdKind;
 use domain::tenant::Tenant;
 
 /// Attributes a PATCH owns.
@@ -59,13 +59,9 @@ pub async fn insert(store: &Store, tenant: &Tenant, a: &Asset) -> Result<()> {
 
 /// The tenant's asset (archived ones included), or NOT_FOUND.
 pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Asset> {
-    if !ids::is_valid(IdKind::Asset, id) {
-        return Err(Error::NotFound("asset"));
-    }
     store
-        .get_owned(id, &tenant.key())
-        .await?
-        .ok_or(Error::NotFound("asset"))
+        .get_record(IdKind::Asset, "asset", id, &tenant.key())
+        .await
 }
 
 /// Writes a changed asset (an edit or its archiving) and its event if the

@@ -83,13 +83,9 @@ pub async fn insert(store: &Store, tenant: &Tenant, c: &Campaign) -> Result<()> 
 
 /// The tenant's campaign, or NOT_FOUND.
 pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Campaign> {
-    if !ids::is_valid(IdKind::Campaign, id) {
-        return Err(Error::NotFound("campaign"));
-    }
     store
-        .get_owned(id, &tenant.key())
-        .await?
-        .ok_or(Error::NotFound("campaign"))
+        .get_record(IdKind::Campaign, "campaign", id, &tenant.key())
+        .await
 }
 
 /// Any tenant's campaign with its tenant key (public endpoints resolve by id alone).

@@ -117,14 +117,13 @@ pub async fn paying(store: &Store, tenant: &Tenant) -> Result<Option<Integration
 
 /// The tenant's integration (not deleted), or NOT_FOUND.
 pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Integration> {
-    if !ids::is_valid(IdKind::Integration, id) {
-        return Err(Error::NotFound(NOT_FOUND));
+    let found: Integration = store
+        .get_record(IdKind::Integration, NOT_FOUND, id, &tenant.key())
+        .await?;
+    match found.deleted {
+        false => Ok(found),
+        true => Err(Error::NotFound(NOT_FOUND)),
     }
-    store
-        .get_owned::<Integration>(id, &tenant.key())
-        .await?
-        .filter(|i| !i.deleted)
-        .ok_or(Error::NotFound(NOT_FOUND))
 }
 
 /// An integration and its tenant, found by id alone (the public receiver);

@@ -63,6 +63,7 @@ use serde::Serialize;
 use crate::keys::{Index, RECORD_SK};
 use crate::metrics::CallMetrics;
 use domain::error::{Error, Result};
+use domain::ids::{self, IdKind};
 
 /// Sends one DynamoDB call asking for its consumed capacity, which the
 /// store's `CallMetrics` method `$record` counts; the call's output, or the
@@ -220,6 +221,24 @@ impl Store {
             .await?
             .map(from_item)
             .transpose()
+    }
+
+    /// The record `id` of `kind` that `tenant` owns, or NOT_FOUND (`what`):
+    /// an id not of the kind's shape is not looked up, and another tenant's
+    /// record is "not there".
+    pub async fn get_record<T: DeserializeOwned>(
+        &self,
+        kind: IdKind,
+        what: &'static str,
+        id: &str,
+        tenant: &str,
+    ) -> Result<T> {
+        if !ids::is_valid(kind, id) {
+            return Err(Error::NotFound(what));
+        }
+        self.get_owned(id, tenant)
+            .await?
+            .ok_or(Error::NotFound(what))
     }
 
     /// The item of the record `id` when `tenant` owns it (absent otherwise).

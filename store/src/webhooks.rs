@@ -37,7 +37,7 @@ use crate::{
     from_item, item_at, number_value, record_item, string_of, string_value, IndexKeys, Item, Store,
 };
 use domain::error::{Error, Result};
-use domain::ids::{self, IdKind};
+use domain::ids::IdKind;
 use domain::tenant::Tenant;
 use domain::timestamp;
 use domain::webhook::{DeliveryAttempt, DeliveryStatus, Endpoint, EndpointChange, Outcome, Task};
@@ -251,13 +251,9 @@ pub async fn insert_endpoint(
 
 /// The tenant's endpoint, or NOT_FOUND.
 pub async fn get_endpoint(store: &Store, tenant: &Tenant, id: &str) -> Result<Endpoint> {
-    if !ids::is_valid(IdKind::WebhookEndpoint, id) {
-        return Err(Error::NotFound(NOT_FOUND));
-    }
     store
-        .get_owned(id, &tenant.key())
-        .await?
-        .ok_or(Error::NotFound(NOT_FOUND))
+        .get_record(IdKind::WebhookEndpoint, NOT_FOUND, id, &tenant.key())
+        .await
 }
 
 /// Writes `new` if the endpoint is unchanged since `old` was read.
