@@ -233,10 +233,22 @@ impl Store {
         id: &str,
         tenant: &str,
     ) -> Result<T> {
+        from_item(self.get_record_item(kind, what, id, tenant).await?)
+    }
+
+    /// As [`Store::get_record`], the item as stored (for a record read
+    /// through its own decoding).
+    pub async fn get_record_item(
+        &self,
+        kind: IdKind,
+        what: &'static str,
+        id: &str,
+        tenant: &str,
+    ) -> Result<Item> {
         if !ids::is_valid(kind, id) {
             return Err(Error::NotFound(what));
         }
-        self.get_owned(id, tenant)
+        self.get_owned_item(id, tenant)
             .await?
             .ok_or(Error::NotFound(what))
     }

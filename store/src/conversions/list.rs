@@ -10,22 +10,18 @@ use crate::keys::{self, Index, ListKind};
 use crate::page::{ListQuery, Page, PageRequest};
 use crate::Store;
 use domain::conversion::{Conversion, ConversionStatus};
-use domain::error::{Error, Result};
-use domain::ids::{self, IdKind};
+use domain::error::Result;
+use domain::ids::IdKind;
 use domain::money::Currency;
 use domain::risk::RiskLevel;
 use domain::tenant::Tenant;
 
 /// The tenant's conversion, or NOT_FOUND.
 pub async fn get(store: &Store, tenant: &Tenant, id: &str) -> Result<Conversion> {
-    if !ids::is_valid(IdKind::Conversion, id) {
-        return Err(Error::NotFound("conversion"));
-    }
-    store
-        .get_owned_item(id, &tenant.key())
-        .await?
-        .map(decode)
-        .unwrap_or(Err(Error::NotFound("conversion")))
+    let item = store
+        .get_record_item(IdKind::Conversion, "conversion", id, &tenant.key())
+        .await?;
+    decode(item)
 }
 
 /// List filters. One of them picks the index partition (payout, else
