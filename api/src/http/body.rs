@@ -21,13 +21,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
 
     async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         let (parts, body) = req.into_parts();
-        let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
-            .await
-            .map_err(|_| {
-                Error::InvalidRequest(format!(
-                    "request body is larger than {MAX_BODY_BYTES} bytes"
-                ))
-            })?;
+        let bytes = read(body, MAX_BODY_BYTES).await?;
         Ok(parse(&parts.headers, &bytes).map(Json)?)
     }
 }
@@ -46,16 +40,17 @@ impl<S: Send + Sync> FromRequest<S> for EventBody {
     type Rejection = crate::http::reply::Failure;
 
     async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
-        axum::body::to_bytes(req.into_body(), MAX_EVENT_BYTES)
+        Ok(read(req.into_body(), MAX_EVENT_BYTES)
             .await
-            .map(EventBody)
-            .map_err(|_| {
-                Error::InvalidRequest(format!(
-                    "request body is larger than {MAX_EVENT_BYTES} bytes"
-                ))
-                .into()
-            })
+            .map(EventBody)?)
     }
+}
+
+/// A request body read whole, up to `max` bytes (400 in the envelope past it).
+pub async fn read(body: axum::body::Body, max: usize) -> Result<bytes::Bytes, Error> {
+    axum::body::to_bytes(body, max)
+        .await
+        .map_err(|_| Error::InvalidRequest(format!("request body is larger than {max} bytes")))
 }
 
 /// A file sent as the raw body (an invoice, a tax form): at most `max`

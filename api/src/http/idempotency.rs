@@ -56,13 +56,7 @@ async fn under_key(app: &Arc<App>, req: Request, next: Next) -> Result<Response>
     parts.extensions.insert(merchant.clone());
     let raw = parts.headers.get(HEADER).map(HeaderValue::as_bytes);
     let key = IdempotencyKey::parse(raw.unwrap_or_default())?;
-    let bytes = axum::body::to_bytes(body, MAX_FINGERPRINTED_BYTES)
-        .await
-        .map_err(|_| {
-            Error::InvalidRequest(format!(
-                "request body is larger than {MAX_FINGERPRINTED_BYTES} bytes"
-            ))
-        })?;
+    let bytes = crate::http::body::read(body, MAX_FINGERPRINTED_BYTES).await?;
     let fingerprint = idempotency::fingerprint(parts.method.as_str(), parts.uri.path(), &bytes);
     let tenant = merchant.tenant();
     let claim = match service::begin(app, tenant, key, &fingerprint, timestamp::now()).await? {

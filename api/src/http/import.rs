@@ -50,13 +50,7 @@ impl<T: FromRow, S: Send + Sync> FromRequest<S> for Import<T> {
 
     async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
         let (parts, raw) = req.into_parts();
-        let bytes = axum::body::to_bytes(raw, MAX_IMPORT_BYTES)
-            .await
-            .map_err(|_| {
-                Error::InvalidRequest(format!(
-                    "request body is larger than {MAX_IMPORT_BYTES} bytes"
-                ))
-            })?;
+        let bytes = body::read(raw, MAX_IMPORT_BYTES).await?;
         let content_type = parts
             .headers
             .get("content-type")
