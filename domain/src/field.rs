@@ -591,35 +591,28 @@ amount_rule! {
 impl Amount {
     /// The amount against the rule; the issue names `path`.
     pub fn parse(path: &str, v: Decimal) -> Result<(), Issue> {
-        if v <= Decimal::ZERO {
-            return Err(Issue::new(
-                &[path],
-                "too_small",
-                format!("{path} must be greater than 0"),
-            ));
-        }
-        if v >= amount_limit() {
-            return Err(too_big(path, ""));
-        }
-        Ok(())
+        below_limit(path, v, v > Decimal::ZERO, "greater than 0")
     }
 }
 
 impl AmountOrZero {
     /// The amount against the rule; the issue names `path`.
     pub fn parse(path: &str, v: Decimal) -> Result<(), Issue> {
-        if v < Decimal::ZERO {
-            return Err(Issue::new(
-                &[path],
-                "too_small",
-                format!("{path} must be >= 0"),
-            ));
-        }
-        if v >= amount_limit() {
-            return Err(too_big(path, ""));
-        }
-        Ok(())
+        below_limit(path, v, v >= Decimal::ZERO, ">= 0")
     }
+}
+
+/// An amount that passed its lower bound (`low`, which must be `floor`)
+/// and is below the limit.
+fn below_limit(path: &str, v: Decimal, low: bool, floor: &str) -> Result<(), Issue> {
+    if !low {
+        let message = format!("{path} must be {floor}");
+        return Err(Issue::new(&[path], "too_small", message));
+    }
+    if v >= amount_limit() {
+        return Err(too_big(path, ""));
+    }
+    Ok(())
 }
 
 impl SignedAmount {
@@ -639,22 +632,35 @@ impl SignedAmount {
 
 /// Checks a string's length in characters.
 pub fn check_len(path: &str, value: &str, min: usize, max: usize) -> Result<(), Issue> {
-    let n = value.chars().count();
-    if n < min {
-        return Err(Issue::new(
-            &[path],
-            "too_small",
-            format!("{path} must be at least {min} characters"),
-        ));
-    }
-    if n > max {
-        return Err(Issue::new(
-            &[path],
-            "too_big",
-            format!("{path} must be at most {max} characters"),
-        ));
-    }
-    Ok(())
+    check_within(path, value.chars().count(), min, max, " characters")
+}
+
+/// Checks a whole number lies in `min..=max`.
+pub fn check_range(path: &str, value: i64, min: i64, max: i64) -> Result<(), Issue> {
+    check_within(path, value, min, max, "")
+}
+
+/// The issue of a value outside `min..=max`, naming the bound it passed
+/// and `unit` after it.
+fn check_within<T: PartialOrd + std::fmt::Display>(
+    path: &str,
+    value: T,
+    min: T,
+    max: T,
+    unit: &str,
+) -> Result<(), Issue> {
+    let (code, side, bound) = if value < min {
+        ("too_small", "least", min)
+    } else if value > max {
+        ("too_big", "most", max)
+    } else {
+        return Ok(());
+    };
+    Err(Issue::new(
+        &[path],
+        code,
+        format!("{path} must be at {side} {bound}{unit}"),
+    ))
 }
 
 /// An `http` or `https` URL (scheme in any letter case) with a host and

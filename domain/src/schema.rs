@@ -81,7 +81,7 @@ impl Limits {
 
     /// An integer against `minimum` and `maximum`.
     pub fn check_range(&self, path: &str, value: i64) -> Result<(), Issue> {
-        crate::validation::check_range(path, value, self.minimum, self.maximum)
+        crate::field::check_range(path, value, self.minimum, self.maximum)
     }
 
     /// An integer brought inside `minimum` and `maximum` (after its issue is recorded).

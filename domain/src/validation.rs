@@ -61,24 +61,6 @@ impl Issues {
     }
 }
 
-pub fn check_range(path: &str, value: i64, min: i64, max: i64) -> Result<(), Issue> {
-    if value < min {
-        return Err(Issue::new(
-            &[path],
-            "too_small",
-            format!("{path} must be at least {min}"),
-        ));
-    }
-    if value > max {
-        return Err(Issue::new(
-            &[path],
-            "too_big",
-            format!("{path} must be at most {max}"),
-        ));
-    }
-    Ok(())
-}
-
 /// Long free-text fields, where tab, line feed and carriage return are allowed.
 pub const FREE_TEXT_FIELDS: &[&str] = &["body", "description", "message", "note"];
 
