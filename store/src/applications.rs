@@ -14,7 +14,7 @@ use crate::{affiliates, events, from_item, record_item, string_of, IndexKeys, It
 use domain::application::{Application, ApplicationStatus};
 use domain::decision::DecisionPlan;
 use domain::error::Result;
-use domain::ids::{self, IdKind};
+use domain::ids::IdKind;
 use domain::risk::RiskLevel;
 use domain::tenant::Tenant;
 
@@ -69,17 +69,10 @@ pub async fn get_many(
     tenant: &Tenant,
     ids: &[String],
 ) -> Result<HashMap<String, Application>> {
-    let keys: Vec<(String, String)> = ids
-        .iter()
-        .filter(|id| ids::is_valid(IdKind::Application, id))
-        .map(|id| (id.clone(), RECORD_SK.to_string()))
-        .collect();
-    Ok(store
-        .batch_get_owned::<Application>(&keys, &tenant.key())
-        .await?
-        .into_iter()
-        .map(|app| (app.id.clone(), app))
-        .collect())
+    let found: Vec<Application> = store
+        .get_records(IdKind::Application, ids, &tenant.key())
+        .await?;
+    Ok(found.into_iter().map(|a| (a.id.clone(), a)).collect())
 }
 
 /// How a decision's transaction ended.

@@ -144,17 +144,9 @@ pub async fn replace(
 /// BatchGetItem; another tenant's, and ids of no campaign's shape, are left
 /// out.
 pub async fn get_each(store: &Store, tenant: &Tenant, ids: &[&str]) -> Result<Vec<Campaign>> {
-    // An id of no campaign's shape names none (and is no key to read).
-    let distinct: std::collections::BTreeSet<&str> = ids
-        .iter()
-        .copied()
-        .filter(|id| domain::ids::is_valid(domain::ids::IdKind::Campaign, id))
-        .collect();
-    let keys: Vec<(String, String)> = distinct
-        .into_iter()
-        .map(|id| (id.to_string(), RECORD_SK.to_string()))
-        .collect();
-    store.batch_get_owned(&keys, &tenant.key()).await
+    store
+        .get_records(IdKind::Campaign, ids, &tenant.key())
+        .await
 }
 
 /// The tenant's campaigns, newest first.

@@ -253,6 +253,44 @@ impl Store {
             .ok_or(Error::NotFound(what))
     }
 
+    /// The records of `kind` among `ids` that `tenant` owns, in one
+    /// strongly consistent BatchGetItem (at most 100 distinct ids): ids not
+    /// of the kind's shape, unknown ones and another tenant's are left out.
+    pub async fn get_records<T: DeserializeOwned>(
+        &self,
+        kind: IdKind,
+        ids: &[impl AsRef<str>],
+        tenant: &str,
+    ) -> Result<Vec<T>> {
+        let items = self.get_records_items(kind, ids, tenant).await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    /// As [`Store::get_records`], the items as stored (for records read
+    /// through their own decoding).
+    pub async fn get_records_items(
+        &self,
+        kind: IdKind,
+        ids: &[impl AsRef<str>],
+        tenant: &str,
+    ) -> Result<Vec<Item>> {
+        let distinct: std::collections::BTreeSet<&str> = ids
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|id| ids::is_valid(kind, id))
+            .collect();
+        let keys: Vec<(String, String)> = distinct
+            .into_iter()
+            .map(|id| (id.to_string(), RECORD_SK.to_string()))
+            .collect();
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut items = self.batch_get(&keys).await?;
+        items.retain(|item| string_of(item, attrs::TENANT) == Some(tenant));
+        Ok(items)
+    }
+
     /// The item of the record `id` when `tenant` owns it (absent otherwise).
     pub async fn get_owned_item(&self, id: &str, tenant: &str) -> Result<Option<Item>> {
         Ok(self

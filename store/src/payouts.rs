@@ -95,21 +95,12 @@ pub async fn get_many(
     tenant: &Tenant,
     ids: &[String],
 ) -> Result<HashMap<String, Payout>> {
-    let keys: Vec<(String, String)> = ids
-        .iter()
-        .filter(|id| ids::is_valid(IdKind::Payout, id))
-        .map(|id| (id.clone(), RECORD_SK.to_string()))
-        .collect();
-    if keys.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let t = tenant.key();
+    let items = store
+        .get_records_items(IdKind::Payout, ids, &tenant.key())
+        .await?;
     let mut found = HashMap::new();
-    for item in store.batch_get(&keys).await? {
-        if string_of(&item, attrs::TENANT) != Some(t.as_str()) {
-            continue;
-        }
-        let p = decode(item)?;
+    for p in items.into_iter().map(decode) {
+        let p = p?;
         if p.is_visible() {
             found.insert(p.id.clone(), p);
         }
