@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::keys::{self, Index, ListKind, GUARD_SK, RECORD_SK};
+use crate::keys::{self, ListKind, GUARD_SK, RECORD_SK};
 use crate::page::{ListQuery, Page, PageRequest};
 use crate::{
     affiliate_totals, affiliates, attrs, events, from_item, item_at, pools, string_value, Store,
@@ -119,7 +119,6 @@ pub async fn list(
     if !ids::is_valid(IdKind::Affiliate, affiliate_id) {
         return Err(Error::NotFound("affiliate"));
     }
-    let pk = keys::by_affiliate(tenant, ListKind::Adjustment, affiliate_id);
-    let q = ListQuery::new(Index::Gsi4, pk);
+    let q = ListQuery::of(ListKind::Adjustment.of_affiliate(tenant, affiliate_id));
     store.query_page(&q, page).await?.try_map(from_item)
 }

@@ -59,21 +59,12 @@ const EDITABLE: [&str; 13] = [
 
 pub(crate) fn item(tenant: &Tenant, a: &Affiliate) -> Result<Item> {
     let index = IndexKeys::new()
-        .with(
-            Index::Gsi1,
-            keys::tenant_list(tenant, ListKind::Affiliate),
+        .at(ListKind::Affiliate.all(tenant), &a.id)
+        .at(
+            ListKind::Affiliate.of_campaign(tenant, &a.campaign_id),
             &a.id,
         )
-        .with(
-            Index::Gsi2,
-            keys::by_campaign(tenant, ListKind::Affiliate, &a.campaign_id),
-            &a.id,
-        )
-        .with(
-            Index::Gsi3,
-            keys::by_status(tenant, ListKind::Affiliate, a.status),
-            &a.id,
-        )
+        .at(ListKind::Affiliate.in_status(tenant, a.status), &a.id)
         .with(
             Index::Gsi4,
             keys::affiliate_by_email(tenant, &a.email.lower()),
@@ -342,17 +333,11 @@ pub async fn list(
     let mut q = if let Some(email) = &f.email {
         ListQuery::new(Index::Gsi4, keys::affiliate_by_email(tenant, email))
     } else if let Some(c) = &f.campaign_id {
-        ListQuery::new(
-            Index::Gsi2,
-            keys::by_campaign(tenant, ListKind::Affiliate, c),
-        )
+        ListQuery::of(ListKind::Affiliate.of_campaign(tenant, c))
     } else if let Some(st) = f.status {
-        ListQuery::new(
-            Index::Gsi3,
-            keys::by_status(tenant, ListKind::Affiliate, st),
-        )
+        ListQuery::of(ListKind::Affiliate.in_status(tenant, st))
     } else {
-        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Affiliate))
+        ListQuery::of(ListKind::Affiliate.all(tenant))
     };
     if let (Some(c), Some(Index::Gsi4)) = (&f.campaign_id, q.index) {
         q.filter = q.filter.eq(attrs::CAMPAIGN_ID, c);

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::attrs;
-use crate::keys::{self, Index, ListKind, RECORD_SK};
+use crate::keys::{Index, ListKind, RECORD_SK};
 use crate::page;
 use crate::page::{ListQuery, Page, PageRequest};
 use crate::tx::Tx;
@@ -35,21 +35,12 @@ enum Write {
 /// written there: an index entry costs a write unit at every change).
 pub(crate) fn item(tenant: &Tenant, a: &Application) -> Result<Item> {
     let index = IndexKeys::new()
-        .with(
-            Index::Gsi1,
-            keys::tenant_list(tenant, ListKind::Application),
+        .at(ListKind::Application.all(tenant), &a.id)
+        .at(
+            ListKind::Application.of_campaign(tenant, &a.campaign_id),
             &a.id,
         )
-        .with(
-            Index::Gsi2,
-            keys::by_campaign(tenant, ListKind::Application, &a.campaign_id),
-            &a.id,
-        )
-        .with(
-            Index::Gsi3,
-            keys::by_status(tenant, ListKind::Application, a.status),
-            &a.id,
-        );
+        .at(ListKind::Application.in_status(tenant, a.status), &a.id);
     let mut item = record_item(&a.id, Some(&tenant.key()), a, &index)?;
     page::mark_risk(&mut item, &a.risk);
     Ok(item)
@@ -179,23 +170,14 @@ pub async fn list(
 ) -> Result<Page<Application>> {
     let q = match (&f.campaign_id, f.status) {
         (Some(c), st) => {
-            let mut q = ListQuery::new(
-                Index::Gsi2,
-                keys::by_campaign(tenant, ListKind::Application, c),
-            );
+            let mut q = ListQuery::of(ListKind::Application.of_campaign(tenant, c));
             if let Some(st) = st {
                 q.filter = q.filter.status(st);
             }
             q
         }
-        (None, Some(st)) => ListQuery::new(
-            Index::Gsi3,
-            keys::by_status(tenant, ListKind::Application, st),
-        ),
-        (None, None) => ListQuery::new(
-            Index::Gsi1,
-            keys::tenant_list(tenant, ListKind::Application),
-        ),
+        (None, Some(st)) => ListQuery::of(ListKind::Application.in_status(tenant, st)),
+        (None, None) => ListQuery::of(ListKind::Application.all(tenant)),
     };
     let mut q = q;
     if let Some(level) = f.risk_level {

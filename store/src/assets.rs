@@ -3,7 +3,7 @@
 //! they stay reachable by id and through the status index (GSI3).
 
 use crate::attrs;
-use crate::keys::{self, Index, ListKind};
+use crate::keys::{Index, ListKind};
 use crate::page::{ListQuery, Page, PageRequest};
 use crate::update::UpdateExpr;
 use crate::{events, from_item, number_value, record_item, IndexKeys, Item, Store};
@@ -26,24 +26,12 @@ const EDITABLE: [&str; 7] = [
 fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
     let mut index = IndexKeys::new();
     if a.in_default_lists() {
-        index = index.with(
-            Index::Gsi1,
-            keys::tenant_list(tenant, ListKind::Asset),
-            &a.id,
-        );
+        index = index.at(ListKind::Asset.all(tenant), &a.id);
         if let Some(c) = &a.campaign_id {
-            index = index.with(
-                Index::Gsi2,
-                keys::by_campaign(tenant, ListKind::Asset, c),
-                &a.id,
-            );
+            index = index.at(ListKind::Asset.of_campaign(tenant, c), &a.id);
         }
     }
-    index = index.with(
-        Index::Gsi3,
-        keys::by_status(tenant, ListKind::Asset, a.status),
-        &a.id,
-    );
+    index = index.at(ListKind::Asset.in_status(tenant, a.status), &a.id);
     record_item(&a.id, Some(&tenant.key()), a, &index)
 }
 
@@ -97,16 +85,14 @@ pub async fn list(
 ) -> Result<Page<Asset>> {
     let mut q = match (f.status, &f.campaign_id) {
         (Some(st), c) => {
-            let mut q = ListQuery::new(Index::Gsi3, keys::by_status(tenant, ListKind::Asset, st));
+            let mut q = ListQuery::of(ListKind::Asset.in_status(tenant, st));
             if let Some(c) = c {
                 q.filter = q.filter.eq(attrs::CAMPAIGN_ID, c);
             }
             q
         }
-        (None, Some(c)) => {
-            ListQuery::new(Index::Gsi2, keys::by_campaign(tenant, ListKind::Asset, c))
-        }
-        (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Asset)),
+        (None, Some(c)) => ListQuery::of(ListKind::Asset.of_campaign(tenant, c)),
+        (None, None) => ListQuery::of(ListKind::Asset.all(tenant)),
     };
     if let Some(k) = f.kind {
         q.filter = q.filter.eq(attrs::TYPE, k.as_str());

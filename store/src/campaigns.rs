@@ -1,7 +1,7 @@
 //! Campaign records.
 
 use crate::attrs;
-use crate::keys::{self, Index, ListKind, RECORD_SK, STAMP_SK};
+use crate::keys::{ListKind, RECORD_SK, STAMP_SK};
 use crate::page::{ListQuery, Page, PageRequest};
 use crate::tx::Tx;
 use crate::update::UpdateExpr;
@@ -15,11 +15,7 @@ use domain::tenant::Tenant;
 use domain::timestamp;
 
 fn item(tenant: &Tenant, c: &Campaign) -> Result<Item> {
-    let index = IndexKeys::new().with(
-        Index::Gsi1,
-        keys::tenant_list(tenant, ListKind::Campaign),
-        &c.id,
-    );
+    let index = IndexKeys::new().at(ListKind::Campaign.all(tenant), &c.id);
     record_item(&c.id, Some(&tenant.key()), c, &index)
 }
 
@@ -151,7 +147,7 @@ pub async fn get_each(store: &Store, tenant: &Tenant, ids: &[&str]) -> Result<Ve
 
 /// The tenant's campaigns, newest first.
 pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<Page<Campaign>> {
-    let q = ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Campaign));
+    let q = ListQuery::of(ListKind::Campaign.all(tenant));
     store.query_page(&q, page).await?.try_map(from_item)
 }
 

@@ -43,11 +43,7 @@ fn item(tenant: &Tenant, i: &Integration) -> Result<Item> {
     let index = if i.deleted {
         IndexKeys::new()
     } else {
-        IndexKeys::new().with(
-            Index::Gsi1,
-            keys::tenant_list(tenant, ListKind::Integration),
-            &i.id,
-        )
+        IndexKeys::new().at(ListKind::Integration.all(tenant), &i.id)
     };
     record_item(&i.id, Some(&tenant.key()), i, &index)
 }
@@ -182,10 +178,7 @@ pub async fn replace(
 
 /// The tenant's integrations, newest first.
 pub async fn list(store: &Store, tenant: &Tenant, page: &PageRequest) -> Result<Page<Integration>> {
-    let q = ListQuery::new(
-        Index::Gsi1,
-        keys::tenant_list(tenant, ListKind::Integration),
-    );
+    let q = ListQuery::of(ListKind::Integration.all(tenant));
     store.query_page(&q, page).await?.try_map(from_item)
 }
 

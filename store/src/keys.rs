@@ -126,6 +126,33 @@ pub enum ListKind {
     Referral,
 }
 
+/// A list partition: the index that holds it and its partition key.
+pub type Partition = (Index, String);
+
+/// The lists a record of a kind stands in, each in its own index (the
+/// table's convention, stated here once).
+impl ListKind {
+    /// GSI1: every record of the kind in the tenant.
+    pub fn all(self, tenant: &Tenant) -> Partition {
+        (Index::Gsi1, tenant_list(tenant, self))
+    }
+
+    /// GSI2: the records of the kind belonging to a campaign.
+    pub fn of_campaign(self, tenant: &Tenant, campaign_id: &str) -> Partition {
+        (Index::Gsi2, by_campaign(tenant, self, campaign_id))
+    }
+
+    /// GSI3: the records of the kind in a status.
+    pub fn in_status<S: Status>(self, tenant: &Tenant, status: S) -> Partition {
+        (Index::Gsi3, by_status(tenant, self, status))
+    }
+
+    /// GSI4: the records of the kind belonging to an affiliate.
+    pub fn of_affiliate(self, tenant: &Tenant, affiliate_id: &str) -> Partition {
+        (Index::Gsi4, by_affiliate(tenant, self, affiliate_id))
+    }
+}
+
 impl ListKind {
     /// Short tag used in index keys.
     pub fn tag(self) -> &'static str {

@@ -106,6 +106,11 @@ impl IndexKeys {
         self.0.push((index, pk.into(), sk.into()));
         self
     }
+
+    /// Adds the record to a list partition at a sort position.
+    pub fn at(self, (index, pk): keys::Partition, sk: impl Into<String>) -> Self {
+        self.with(index, pk, sk)
+    }
 }
 
 /// String attribute.

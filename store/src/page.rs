@@ -114,6 +114,11 @@ impl Filter {
         self
     }
 
+    /// The records that stand in a list partition as well.
+    pub fn in_list(self, (index, pk): crate::keys::Partition) -> Self {
+        self.eq(index.pk(), &pk)
+    }
+
     /// The records in `status` (a list's status filter).
     pub fn status<S: Status>(self, status: S) -> Self {
         self.eq(attrs::STATUS, status.name())
@@ -209,6 +214,11 @@ impl ListQuery {
             filter: Filter::new(),
             table_pk: None,
         }
+    }
+
+    /// Every record in a list partition.
+    pub fn of((index, pk): crate::keys::Partition) -> Self {
+        Self::new(index, pk)
     }
 
     /// The same list, of records that all share the table `pk` `shared`.

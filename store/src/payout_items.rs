@@ -41,21 +41,9 @@ pub fn item(tenant: &Tenant, p: &Payout) -> Result<Item> {
     let mut index = IndexKeys::new();
     if p.is_visible() {
         index = index
-            .with(
-                Index::Gsi1,
-                keys::tenant_list(tenant, ListKind::Payout),
-                &sk,
-            )
-            .with(
-                Index::Gsi3,
-                keys::by_status(tenant, ListKind::Payout, p.status),
-                &sk,
-            )
-            .with(
-                Index::Gsi4,
-                keys::by_affiliate(tenant, ListKind::Payout, &p.affiliate_id),
-                &sk,
-            );
+            .at(ListKind::Payout.all(tenant), &sk)
+            .at(ListKind::Payout.in_status(tenant, p.status), &sk)
+            .at(ListKind::Payout.of_affiliate(tenant, &p.affiliate_id), &sk);
     }
     if let Some(queue) = p.queue() {
         let shard = keys::shard_of(&p.id);

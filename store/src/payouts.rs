@@ -121,11 +121,11 @@ pub struct PayoutFilter {
 /// The query a filter runs: by affiliate, else by status, else every payout.
 pub fn list_query(tenant: &Tenant, f: &PayoutFilter) -> ListQuery {
     let mut q = if let Some(a) = &f.affiliate_id {
-        ListQuery::new(Index::Gsi4, keys::by_affiliate(tenant, ListKind::Payout, a))
+        ListQuery::of(ListKind::Payout.of_affiliate(tenant, a))
     } else if let Some(st) = f.status {
-        ListQuery::new(Index::Gsi3, keys::by_status(tenant, ListKind::Payout, st))
+        ListQuery::of(ListKind::Payout.in_status(tenant, st))
     } else {
-        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Payout))
+        ListQuery::of(ListKind::Payout.all(tenant))
     };
     q = q.within(f.from, f.to);
     if let (Some(st), Some(Index::Gsi4)) = (f.status, q.index) {

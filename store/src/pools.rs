@@ -26,8 +26,10 @@ pub fn adjustment_item(tenant: &Tenant, a: &Adjustment) -> Result<Item> {
     };
     let mut index = IndexKeys::new().with(Index::Gsi5, partition, sk.clone());
     if a.is_manual() {
-        let listed = keys::by_affiliate(tenant, ListKind::Adjustment, &a.affiliate_id);
-        index = index.with(Index::Gsi4, listed, sk);
+        index = index.at(
+            ListKind::Adjustment.of_affiliate(tenant, &a.affiliate_id),
+            sk,
+        );
     }
     record_item(&a.id, Some(&tenant.key()), a, &index)
 }

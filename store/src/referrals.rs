@@ -5,7 +5,7 @@
 //! affiliate's (GSI4), by `<boundAt>#<id>`.
 
 use crate::clicks;
-use crate::keys::{self, Index, ListKind, RECORD_SK};
+use crate::keys::{self, ListKind, RECORD_SK};
 use crate::page::{ListQuery, Page, PageRequest};
 use crate::tx::Tx;
 use crate::update::UpdateExpr;
@@ -108,19 +108,13 @@ pub fn item(tenant: &Tenant, referral: &Referral) -> Result<Item> {
     if let Some(id) = &referral.id {
         let sort = format!("{}#{id}", timestamp::format(&referral.bound_at));
         index = index
-            .with(
-                Index::Gsi1,
-                keys::tenant_list(tenant, ListKind::Referral),
+            .at(ListKind::Referral.all(tenant), &sort)
+            .at(
+                ListKind::Referral.of_campaign(tenant, &referral.campaign_id),
                 &sort,
             )
-            .with(
-                Index::Gsi2,
-                keys::by_campaign(tenant, ListKind::Referral, &referral.campaign_id),
-                &sort,
-            )
-            .with(
-                Index::Gsi4,
-                keys::by_affiliate(tenant, ListKind::Referral, &referral.affiliate_id),
+            .at(
+                ListKind::Referral.of_affiliate(tenant, &referral.affiliate_id),
                 &sort,
             );
     }
@@ -226,20 +220,16 @@ pub async fn list(
     f: &ReferralFilter,
     page: &PageRequest,
 ) -> Result<Page<Referral>> {
-    let by_campaign = |c: &str| keys::by_campaign(tenant, ListKind::Referral, c);
     let q = match (&f.affiliate_id, &f.campaign_id) {
         (Some(a), campaign) => {
-            let mut q = ListQuery::new(
-                Index::Gsi4,
-                keys::by_affiliate(tenant, ListKind::Referral, a),
-            );
+            let mut q = ListQuery::of(ListKind::Referral.of_affiliate(tenant, a));
             if let Some(c) = campaign {
-                q.filter = q.filter.eq(Index::Gsi2.pk(), &by_campaign(c));
+                q.filter = q.filter.in_list(ListKind::Referral.of_campaign(tenant, c));
             }
             q
         }
-        (None, Some(c)) => ListQuery::new(Index::Gsi2, by_campaign(c)),
-        (None, None) => ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Referral)),
+        (None, Some(c)) => ListQuery::of(ListKind::Referral.of_campaign(tenant, c)),
+        (None, None) => ListQuery::of(ListKind::Referral.all(tenant)),
     };
     store.query_page(&q, page).await?.try_map(from_item)
 }

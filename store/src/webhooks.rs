@@ -70,11 +70,7 @@ const ENDPOINT_FIELDS: [&str; 12] = [
 const NOT_FOUND: &str = "webhook endpoint";
 
 fn endpoint_item(tenant: &Tenant, e: &Endpoint) -> Result<Item> {
-    let index = IndexKeys::new().with(
-        Index::Gsi1,
-        keys::tenant_list(tenant, ListKind::WebhookEndpoint),
-        &e.id,
-    );
+    let index = IndexKeys::new().at(ListKind::WebhookEndpoint.all(tenant), &e.id);
     record_item(&e.id, Some(&tenant.key()), e, &index)
 }
 
@@ -299,10 +295,7 @@ pub async fn list_endpoints(
     tenant: &Tenant,
     page: &PageRequest,
 ) -> Result<Page<Endpoint>> {
-    let q = ListQuery::new(
-        Index::Gsi1,
-        keys::tenant_list(tenant, ListKind::WebhookEndpoint),
-    );
+    let q = ListQuery::of(ListKind::WebhookEndpoint.all(tenant));
     store.query_page(&q, page).await?.try_map(from_item)
 }
 

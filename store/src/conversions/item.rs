@@ -8,7 +8,7 @@ use crate::compact::Derived;
 use crate::keys::{self, Index, ListKind};
 use crate::page;
 use crate::{from_item, number_value, string_of, string_value, IndexKeys, Item};
-use domain::conversion::{Conversion, ConversionStatus, ConversionType, PayoutStage};
+use domain::conversion::{Conversion, ConversionType, PayoutStage};
 use domain::error::{Error, Result};
 use domain::tenant::Tenant;
 use domain::timestamp;
@@ -29,25 +29,13 @@ pub fn decimal_value(d: Decimal) -> aws_sdk_dynamodb::types::AttributeValue {
 pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
     let sk = c.sort_key();
     let mut index = IndexKeys::new()
-        .with(
-            Index::Gsi1,
-            keys::tenant_list(tenant, ListKind::Conversion),
-            &sk,
-        )
-        .with(Index::Gsi3, status_partition(tenant, c.status), &sk);
+        .at(ListKind::Conversion.all(tenant), &sk)
+        .at(ListKind::Conversion.in_status(tenant, c.status), &sk);
     if let Some(cmp) = &c.campaign_id {
-        index = index.with(
-            Index::Gsi2,
-            keys::by_campaign(tenant, ListKind::Conversion, cmp),
-            &sk,
-        );
+        index = index.at(ListKind::Conversion.of_campaign(tenant, cmp), &sk);
     }
     if let Some(aff) = &c.affiliate_id {
-        index = index.with(
-            Index::Gsi4,
-            keys::by_affiliate(tenant, ListKind::Conversion, aff),
-            &sk,
-        );
+        index = index.at(ListKind::Conversion.of_affiliate(tenant, aff), &sk);
     }
     match (c.payout_stage(), &c.affiliate_id) {
         (PayoutStage::AwaitingHold(at), _) => index.with(
@@ -63,12 +51,6 @@ pub fn index_keys(tenant: &Tenant, c: &Conversion) -> IndexKeys {
         (PayoutStage::InPayout(po), _) => index.with(Index::Gsi5, keys::payout_members(&po), &sk),
         _ => index,
     }
-}
-
-/// The GSI3 partition of conversions in a status. A status change must set
-/// `gsi3pk` to this (the sort key stays).
-pub fn status_partition(tenant: &Tenant, status: ConversionStatus) -> String {
-    keys::by_status(tenant, ListKind::Conversion, status)
 }
 
 /// The item of a conversion, without what [`decode`] derives again.

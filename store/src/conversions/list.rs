@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
-use super::item::{decode, item, status_partition};
+use super::item::{decode, item};
 use crate::attrs;
 use crate::keys::{self, Index, ListKind};
 use crate::page::{ListQuery, Page, PageRequest};
@@ -47,34 +47,26 @@ pub fn list_query(tenant: &Tenant, f: &ConversionFilter) -> ListQuery {
     let mut q = if let Some(po) = &f.payout_id {
         payout_members_query(tenant, po)
     } else if let Some(a) = &f.affiliate_id {
-        ListQuery::new(
-            Index::Gsi4,
-            keys::by_affiliate(tenant, ListKind::Conversion, a),
-        )
+        ListQuery::of(ListKind::Conversion.of_affiliate(tenant, a))
     } else if let Some(c) = &f.campaign_id {
-        ListQuery::new(
-            Index::Gsi2,
-            keys::by_campaign(tenant, ListKind::Conversion, c),
-        )
+        ListQuery::of(ListKind::Conversion.of_campaign(tenant, c))
     } else if let Some(st) = f.status {
-        ListQuery::new(Index::Gsi3, status_partition(tenant, st))
+        ListQuery::of(ListKind::Conversion.in_status(tenant, st))
     } else {
-        ListQuery::new(Index::Gsi1, keys::tenant_list(tenant, ListKind::Conversion))
+        ListQuery::of(ListKind::Conversion.all(tenant))
     };
     // Sort keys are `<occurredAt>#<id>`.
     q = q.within(f.from, f.to);
     if let (Some(a), Some(Index::Gsi5)) = (&f.affiliate_id, q.index) {
         // The item's GSI4 partition names it (`affiliateId` is left out).
-        q.filter = q.filter.eq(
-            Index::Gsi4.pk(),
-            &keys::by_affiliate(tenant, ListKind::Conversion, a),
-        );
+        q.filter = q
+            .filter
+            .in_list(ListKind::Conversion.of_affiliate(tenant, a));
     }
     if let (Some(c), Some(Index::Gsi4 | Index::Gsi5)) = (&f.campaign_id, q.index) {
-        q.filter = q.filter.eq(
-            Index::Gsi2.pk(),
-            &keys::by_campaign(tenant, ListKind::Conversion, c),
-        );
+        q.filter = q
+            .filter
+            .in_list(ListKind::Conversion.of_campaign(tenant, c));
     }
     if let (Some(st), Some(Index::Gsi4 | Index::Gsi2 | Index::Gsi5)) = (f.status, q.index) {
         q.filter = q.filter.status(st);

@@ -47,8 +47,7 @@ mod status_moves;
 pub use claims::{claim_alias, claimed, claimed_by, claimed_by_any};
 pub use commit::{commit, commit_late, Attributed, Committed, PostbackAction, Unchanged};
 pub use item::{
-    decimal_value, decode, index_keys, item, status_partition, COMMISSION_CLAWED_BACK,
-    COMMISSION_REVERSED,
+    decimal_value, decode, index_keys, item, COMMISSION_CLAWED_BACK, COMMISSION_REVERSED,
 };
 pub use list::{cursor_after, get, list, list_query, ConversionFilter};
 pub use postback_reads::{read_parties, read_sightings, PartyRecords};
