@@ -98,15 +98,12 @@ mod tests {
 
     /// A recorded conversion of 100.00 USD earning 10.00.
     fn recorded(status: &str, payout: Option<&str>, affiliate: Option<&str>) -> Conversion {
-        serde_json::from_value(serde_json::json!({
-            "id": "cnv_1", "externalId": "pi_1", "campaignId": "cmp_1",
-            "affiliateId": affiliate, "amount": "100.00", "currency": "USD",
-            "commission": "10.00", "status": status, "attribution": "CODE",
-            "holdDays": 30, "payableAt": "2026-12-01T00:00:00Z", "payoutId": payout,
-            "occurredAt": "2026-11-01T00:00:00Z", "createdAt": "2026-11-01T00:00:00Z",
-            "updatedAt": "2026-11-01T00:00:00Z",
+        let at = "2026-11-01T00:00:00Z";
+        crate::conversion::sample::stored(serde_json::json!({
+            "affiliateId": affiliate, "amount": "100.00", "commission": "10.00",
+            "status": status, "payoutId": payout, "payableAt": "2026-12-01T00:00:00Z",
+            "occurredAt": at, "createdAt": at, "updatedAt": at,
         }))
-        .unwrap()
     }
 
     fn refunded(c: &Conversion, payout: HoldingPayout, part: Option<&str>) -> Conversion {

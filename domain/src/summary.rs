@@ -572,19 +572,13 @@ mod tests {
 
     /// A conversion of 49.99 USD earning 5.00 on 2 March, partly reversed.
     fn conversion(status: ConversionStatus, campaign: Option<&str>) -> Conversion {
-        serde_json::from_value(serde_json::json!({
-            "id": "cnv_1", "externalId": "order-1", "campaignId": campaign,
-            "affiliateId": "aff_1", "amount": "49.99", "currency": "USD",
-            "commission": "5.00", "commissionReason": null, "status": status,
-            "attribution": "CODE", "customerRef": null, "clickId": null,
-            "sessionId": null, "customerId": null, "holdDays": 30,
-            "payableAt": "2026-04-01T23:30:00.000Z", "payoutId": null,
-            "occurredAt": "2026-03-02T23:30:00.000Z",
-            "createdAt": "2026-03-02T23:30:00.000Z",
-            "updatedAt": "2026-03-02T23:30:00.000Z",
+        let at = "2026-03-02T23:30:00.000Z";
+        crate::conversion::sample::stored(serde_json::json!({
+            "campaignId": campaign, "status": status,
+            "payableAt": "2026-04-01T23:30:00.000Z",
+            "occurredAt": at, "createdAt": at, "updatedAt": at,
             "reversedAmount": "9.99", "commissionReversed": "1.00",
         }))
-        .unwrap()
     }
 
     #[test]

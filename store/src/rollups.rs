@@ -383,18 +383,9 @@ mod tests {
 
     /// A conversion of 49.99 USD earning 5.00 on 2 January.
     fn conversion(id: &str, status: &str, affiliate: Option<&str>) -> Conversion {
-        serde_json::from_value(serde_json::json!({
-            "id": id, "externalId": id, "campaignId": "cmp_1",
-            "affiliateId": affiliate, "amount": "49.99", "currency": "USD",
-            "commission": "5.00", "commissionReason": null, "status": status,
-            "attribution": "CODE", "customerRef": null, "clickId": null,
-            "sessionId": null, "customerId": null, "holdDays": 30,
-            "payableAt": "2026-02-01T10:00:00.000Z", "payoutId": null,
-            "occurredAt": "2026-01-02T10:00:00.000Z",
-            "createdAt": "2026-01-02T10:00:00.000Z",
-            "updatedAt": "2026-01-02T10:00:00.000Z",
+        domain::conversion::sample::stored(serde_json::json!({
+            "id": id, "externalId": id, "status": status, "affiliateId": affiliate,
         }))
-        .unwrap()
     }
 
     /// Each update's key and the numbers it adds, in order.

@@ -347,5 +347,7 @@ pub use requests::{
     FUTURE_TOLERANCE_MINUTES,
 };
 
+#[cfg(any(test, feature = "testing"))]
+pub mod sample;
 #[cfg(test)]
 mod tests;

@@ -39,14 +39,10 @@ fn statuses_parse_and_reverse_rules() {
 /// A SALE of 19.99 USD earning 2.50 by code, recorded now with a 30-day hold.
 fn recorded(status: ConversionStatus, payout: Option<&str>) -> Conversion {
     let at = truncate_millis(Utc::now());
-    serde_json::from_value(serde_json::json!({
-        "id": "cnv_1", "externalId": "ord_1", "campaignId": "cmp_1",
-        "affiliateId": "aff_1", "amount": "19.99", "currency": "USD",
-        "conversionType": "SALE", "commission": "2.50", "status": status,
-        "attribution": "CODE", "holdDays": 30, "payableAt": at, "payoutId": payout,
-        "occurredAt": at, "createdAt": at, "updatedAt": at,
+    super::sample::stored(serde_json::json!({
+        "amount": "19.99", "commission": "2.50", "status": status, "payoutId": payout,
+        "payableAt": at, "occurredAt": at, "createdAt": at, "updatedAt": at,
     }))
-    .unwrap()
 }
 
 /// The merchant's reversal of `c`.

@@ -31,15 +31,12 @@ fn held(payout: &str, n: usize, m: usize, clawed_back: &str) -> (Vec<Conversion>
     let at = "2026-01-01T00:00:00Z";
     let conversions = (0..n)
         .map(|i| {
-            serde_json::from_value(serde_json::json!({
+            crate::conversion::sample::stored(serde_json::json!({
                 "id": format!("cnv_{i}"), "externalId": format!("order-{i}"),
-                "campaignId": "cmp_1", "affiliateId": "aff_1", "amount": "50.00",
-                "currency": "USD", "conversionType": "SALE", "commission": "5.00",
-                "commissionClawedBack": clawed_back, "status": "APPROVED",
-                "attribution": "CODE", "payoutId": payout, "holdDays": 0,
+                "amount": "50.00", "commissionClawedBack": clawed_back,
+                "status": "APPROVED", "payoutId": payout, "holdDays": 0,
                 "payableAt": at, "occurredAt": at, "createdAt": at, "updatedAt": at,
             }))
-            .unwrap()
         })
         .collect();
     let adjustments = (0..m)

@@ -137,15 +137,11 @@ mod tests {
     /// A stored conversion with the given times, metadata and recurrence.
     fn recorded(times: [&str; 4], recurring: bool, metadata: serde_json::Value) -> Conversion {
         let [occurred, created, updated, payable] = times;
-        serde_json::from_value(serde_json::json!({
-            "id": "cnv_01JD0000000000000000000001", "externalId": "order-1",
-            "campaignId": "cmp_1", "affiliateId": "aff_1", "amount": "49.99",
-            "currency": "USD", "conversionType": "SALE", "commission": "5.00",
-            "status": "PENDING", "attribution": "CODE", "isRecurring": recurring,
-            "holdDays": 30, "payableAt": payable, "metadata": metadata,
+        domain::conversion::sample::stored(serde_json::json!({
+            "id": "cnv_01JD0000000000000000000001", "isRecurring": recurring,
+            "payableAt": payable, "metadata": metadata,
             "occurredAt": occurred, "createdAt": created, "updatedAt": updated,
         }))
-        .unwrap()
     }
 
     #[test]
