@@ -288,12 +288,7 @@ impl Store {
             .into_iter()
             .map(|id| (id.to_string(), RECORD_SK.to_string()))
             .collect();
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut items = self.batch_get(&keys).await?;
-        items.retain(|item| string_of(item, attrs::TENANT) == Some(tenant));
-        Ok(items)
+        self.batch_get_owned_items(&keys, tenant).await
     }
 
     /// The item of the record `id` when `tenant` owns it (absent otherwise).
@@ -364,15 +359,19 @@ impl Store {
         keys: &[(String, String)],
         tenant: &str,
     ) -> Result<Vec<T>> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.batch_get(keys)
-            .await?
-            .into_iter()
-            .filter(|item| string_of(item, attrs::TENANT) == Some(tenant))
-            .map(from_item)
-            .collect()
+        let items = self.batch_get_owned_items(keys, tenant).await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    /// As [`Store::batch_get_owned`], the items as stored (no keys, no call).
+    async fn batch_get_owned_items(
+        &self,
+        keys: &[(String, String)],
+        tenant: &str,
+    ) -> Result<Vec<Item>> {
+        let mut items = self.batch_get(keys).await?;
+        items.retain(|item| string_of(item, attrs::TENANT) == Some(tenant));
+        Ok(items)
     }
 
     /// Reads several items in one BatchGetItem (at most 100 keys), strongly consistent.

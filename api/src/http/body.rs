@@ -60,11 +60,9 @@ pub async fn file_bytes(
     max: usize,
     what: &str,
 ) -> Result<bytes::Bytes, Error> {
-    axum::body::to_bytes(body, max.saturating_add(1))
+    axum::body::to_bytes(body, max)
         .await
-        .ok()
-        .filter(|b| b.len() <= max)
-        .ok_or_else(|| Error::InvalidRequest(format!("{what} is at most {max} bytes")))
+        .map_err(|_| Error::InvalidRequest(format!("{what} is at most {max} bytes")))
 }
 
 /// Parses a body into `T`. An empty body counts as `{}` so that operations
@@ -296,5 +294,16 @@ mod tests {
         )));
         assert!(!is_json_content_type(Some("text/plain")));
         assert!(!is_json_content_type(None));
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_up_to_its_limit_and_refused_past_it() {
+        let body = |n: usize| axum::body::Body::from(vec![b'x'; n]);
+        assert_eq!(read(body(8), 8).await.unwrap().len(), 8);
+        let past = read(body(9), 8).await.unwrap_err();
+        assert_eq!(past.to_string(), "request body is larger than 8 bytes");
+        assert_eq!(file_bytes(body(8), 8, "a file").await.unwrap().len(), 8);
+        let past = file_bytes(body(9), 8, "a file").await.unwrap_err();
+        assert_eq!(past.to_string(), "a file is at most 8 bytes");
     }
 }
