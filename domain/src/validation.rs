@@ -35,6 +35,11 @@ impl Issues {
         self.0.push(issue);
     }
 
+    /// Records another collection's issues after these.
+    pub fn append(&mut self, mut other: Issues) {
+        self.0.append(&mut other.0);
+    }
+
     /// Records an issue from a `Result`, keeping the value when there is none.
     pub fn check<T>(&mut self, result: Result<T, Issue>) -> Option<T> {
         match result {

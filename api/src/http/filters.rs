@@ -1,5 +1,5 @@
 //! How each list's query reads into the store's filter: the names it
-//! accepts and the rules of each (enums in any letter case, `from` not after
+//! accepts (those it reads) and the rules of each (enums in any letter case, `from` not after
 //! `to`, amounts as exact decimals).
 
 use crate::domain::affiliate::{AffiliateStatus, PayoutMethod};
@@ -12,7 +12,7 @@ use crate::domain::payout::PayoutStatus;
 use crate::domain::risk::RiskLevel;
 use crate::domain::tax_form::TaxFormFilter;
 use crate::domain::webhook::DeliveryStatus;
-use crate::http::query::{ListFilter, Query};
+use crate::http::query::{FromQuery, Query};
 use crate::store::affiliates::AffiliateFilter;
 use crate::store::applications::ApplicationFilter;
 use crate::store::assets::AssetFilter;
@@ -24,9 +24,7 @@ use crate::store::webhooks::AttemptFilter;
 use ::domain::money::Currency;
 use ::domain::validation::Issue;
 
-impl ListFilter for AffiliateFilter {
-    const NAMES: &'static [&'static str] = &["campaign_id", "status", "email", "tax_form"];
-
+impl FromQuery for AffiliateFilter {
     fn read(q: &mut Query<'_>) -> Self {
         let status = q.variant::<AffiliateStatus>("status");
         let email = match q.str("email").map(|e| Email::parse("email", e)) {
@@ -46,9 +44,7 @@ impl ListFilter for AffiliateFilter {
     }
 }
 
-impl ListFilter for ReferralFilter {
-    const NAMES: &'static [&'static str] = &["affiliate_id", "campaign_id"];
-
+impl FromQuery for ReferralFilter {
     fn read(q: &mut Query<'_>) -> Self {
         ReferralFilter {
             affiliate_id: q.str("affiliate_id").map(str::to_string),
@@ -57,9 +53,7 @@ impl ListFilter for ReferralFilter {
     }
 }
 
-impl ListFilter for ApplicationFilter {
-    const NAMES: &'static [&'static str] = &["campaign_id", "status", "risk_level"];
-
+impl FromQuery for ApplicationFilter {
     fn read(q: &mut Query<'_>) -> Self {
         ApplicationFilter {
             status: q.variant::<ApplicationStatus>("status"),
@@ -69,9 +63,7 @@ impl ListFilter for ApplicationFilter {
     }
 }
 
-impl ListFilter for AssetFilter {
-    const NAMES: &'static [&'static str] = &["status", "campaign_id", "type"];
-
+impl FromQuery for AssetFilter {
     fn read(q: &mut Query<'_>) -> Self {
         AssetFilter {
             status: q.variant::<AssetStatus>("status"),
@@ -81,20 +73,7 @@ impl ListFilter for AssetFilter {
     }
 }
 
-impl ListFilter for ConversionFilter {
-    const NAMES: &'static [&'static str] = &[
-        "payout_id",
-        "affiliate_id",
-        "campaign_id",
-        "status",
-        "currency",
-        "from",
-        "to",
-        "min_amount",
-        "max_amount",
-        "risk_level",
-    ];
-
+impl FromQuery for ConversionFilter {
     fn read(q: &mut Query<'_>) -> Self {
         let status = q.variant::<ConversionStatus>("status");
         let risk_level = q.variant::<RiskLevel>("risk_level");
@@ -133,9 +112,7 @@ impl ListFilter for ConversionFilter {
     }
 }
 
-impl ListFilter for PayoutFilter {
-    const NAMES: &'static [&'static str] = &["affiliate_id", "status", "method", "from", "to"];
-
+impl FromQuery for PayoutFilter {
     fn read(q: &mut Query<'_>) -> Self {
         let statuses = PayoutStatus::ALL.map(PayoutStatus::as_str);
         let status = q.one_of("status", &statuses).and_then(PayoutStatus::parse);
@@ -155,9 +132,7 @@ impl ListFilter for PayoutFilter {
     }
 }
 
-impl ListFilter for EventFilter {
-    const NAMES: &'static [&'static str] = &["type", "from", "to"];
-
+impl FromQuery for EventFilter {
     fn read(q: &mut Query<'_>) -> Self {
         let event_type = q.variant::<EventType>("type");
         let (from, to) = q.range();
@@ -169,9 +144,7 @@ impl ListFilter for EventFilter {
     }
 }
 
-impl ListFilter for AttemptFilter {
-    const NAMES: &'static [&'static str] = &["event_id", "status"];
-
+impl FromQuery for AttemptFilter {
     fn read(q: &mut Query<'_>) -> Self {
         AttemptFilter {
             event_id: q.str("event_id").map(str::to_string),

@@ -20,6 +20,6 @@ pub mod router;
 
 pub use access::{Admission, BaseUrl, Merchant, PathId, PathIds, Portal, Public, PublicCount};
 pub use body::{EventBody, Json};
-pub use query::{FromQuery, ListFilter, Listing, Params, Query};
+pub use query::{FromQuery, Listing, Params, Query};
 pub use reply::{Answer, Failure, Reply};
 pub use router::{service, with_cors, ApiRouter};

@@ -1,4 +1,9 @@
 //! Query-string parameters: typed getters, list paging, unknown names refused.
+//!
+//! A route accepts exactly the names its reader asks for: each name is
+//! written once, in the getter that reads it.
+
+use std::collections::HashSet;
 
 use axum::extract::FromRequestParts;
 use chrono::NaiveDate;
@@ -17,10 +22,9 @@ use ::domain::validation::{self, Issue, Issues};
 #[derive(Debug)]
 pub struct Params<T>(pub T);
 
-/// A value read from a query string: the names it accepts and how it reads them.
+/// A value read from a query string; the names it asks `q` for are the ones
+/// the route accepts.
 pub trait FromQuery: Sized {
-    /// Whether the route accepts a parameter of this name.
-    fn accepts(name: &str) -> bool;
     /// Reads the value; problems are recorded on `q`.
     fn read(q: &mut Query<'_>) -> Self;
 }
@@ -34,7 +38,7 @@ impl<T: FromQuery, S: Send + Sync> FromRequestParts<S> for Params<T> {
             .query()
             .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        let mut q = Query::with(&pairs, T::accepts);
+        let mut q = Query::new(&pairs);
         let value = T::read(&mut q);
         q.finish()?;
         Ok(Params(value))
@@ -54,14 +58,7 @@ pub fn with_param(query: Option<&str>, name: &str, value: &str) -> String {
     out.finish()
 }
 
-/// The paging parameters of every list.
-pub use store::page::PAGE_NAMES;
-
 impl FromQuery for PageRequest {
-    fn accepts(name: &str) -> bool {
-        PAGE_NAMES.contains(&name)
-    }
-
     fn read(q: &mut Query<'_>) -> Self {
         q.page()
     }
@@ -74,19 +71,8 @@ pub struct Listing<F> {
     pub filter: F,
 }
 
-/// The filters of a list, as its query names them (`http::filters`).
-pub trait ListFilter: Sized {
-    /// The filter parameters' names.
-    const NAMES: &'static [&'static str];
-    /// Reads the filters; problems are recorded on `q`.
-    fn read(q: &mut Query<'_>) -> Self;
-}
-
-impl<F: ListFilter> FromQuery for Listing<F> {
-    fn accepts(name: &str) -> bool {
-        PAGE_NAMES.contains(&name) || F::NAMES.contains(&name)
-    }
-
+/// A list's filters read as `http::filters` says.
+impl<F: FromQuery> FromQuery for Listing<F> {
     fn read(q: &mut Query<'_>) -> Self {
         let page = q.page();
         Listing {
@@ -96,36 +82,23 @@ impl<F: ListFilter> FromQuery for Listing<F> {
     }
 }
 
-/// The query of one request, with the names a route accepts.
+/// The query of one request, with the names its reader asked for.
 #[derive(Debug)]
 pub struct Query<'a> {
     pairs: &'a [(String, String)],
+    asked: HashSet<String>,
     issues: Issues,
 }
 
 impl<'a> Query<'a> {
-    /// Checks that every parameter is one of `allowed`.
-    pub fn new(pairs: &'a [(String, String)], allowed: &[&str]) -> Self {
-        Self::with(pairs, |name| allowed.contains(&name))
-    }
-
-    /// Checks that every parameter is one the route accepts.
-    pub fn with(pairs: &'a [(String, String)], accepts: impl Fn(&str) -> bool) -> Self {
+    /// Checks every value for control characters and every name for repeats.
+    pub fn new(pairs: &'a [(String, String)]) -> Self {
         let mut issues = Issues::new();
-        for (k, _) in pairs {
-            if !accepts(k.as_str()) {
-                issues.add(
-                    &[k],
-                    "unrecognized_keys",
-                    format!("unknown query parameter {k}"),
-                );
-            }
-        }
         for (k, v) in pairs {
             let path = [serde_json::Value::String(k.clone())];
             issues.check(validation::check_control(&path, v, false).map_or(Ok(()), Err));
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::new();
         for (k, _) in pairs {
             if !seen.insert(k) {
                 issues.add(
@@ -135,11 +108,21 @@ impl<'a> Query<'a> {
                 );
             }
         }
-        Query { pairs, issues }
+        Query {
+            pairs,
+            asked: HashSet::new(),
+            issues,
+        }
+    }
+
+    /// Accepts a parameter that the route reads elsewhere.
+    pub fn accept(&mut self, name: &str) {
+        self.asked.insert(name.to_string());
     }
 
     /// A parameter's raw value.
-    pub fn str(&self, name: &str) -> Option<&'a str> {
+    pub fn str(&mut self, name: &str) -> Option<&'a str> {
+        self.accept(name);
         self.pairs
             .iter()
             .find(|(k, _)| k == name)
@@ -288,9 +271,21 @@ impl<'a> Query<'a> {
         self.issues.check::<()>(Err(issue));
     }
 
-    /// `Ok` when every parameter was valid.
+    /// `Ok` when every parameter was asked for and valid; a name nobody
+    /// asked for is reported first.
     pub fn finish(self) -> Result<(), Error> {
-        self.issues.finish()
+        let mut all = Issues::new();
+        for (k, _) in self.pairs {
+            if !self.asked.contains(k) {
+                all.add(
+                    &[k],
+                    "unrecognized_keys",
+                    format!("unknown query parameter {k}"),
+                );
+            }
+        }
+        all.append(self.issues);
+        all.finish()
     }
 }
 
@@ -333,27 +328,29 @@ mod tests {
     #[test]
     fn limits_clamp_and_reject() {
         let p = pairs(&[("limit", "500")]);
-        let mut q = Query::new(&p, &["limit"]);
+        let mut q = Query::new(&p);
         assert_eq!(q.page().limit, 100);
         assert!(q.finish().is_ok());
         for bad in ["0", "-1", "abc", "1.5"] {
             let p = pairs(&[("limit", bad)]);
-            let mut q = Query::new(&p, &["limit"]);
+            let mut q = Query::new(&p);
             q.page();
             assert!(q.finish().is_err(), "limit={bad} must fail");
         }
         let p = pairs(&[("cursor", "x"), ("offset", "1")]);
-        let mut q = Query::new(&p, &["cursor", "offset"]);
+        let mut q = Query::new(&p);
         q.page();
         assert!(q.finish().is_err());
         let p = pairs(&[("limit", "99999999999999999999999")]);
-        let mut q = Query::new(&p, &["limit"]);
+        let mut q = Query::new(&p);
         assert_eq!(q.page().limit, 100);
         assert!(q.finish().is_ok());
         let p = pairs(&[("status", "pending\u{0}")]);
-        assert!(Query::new(&p, &["status"]).finish().is_err());
+        let mut q = Query::new(&p);
+        q.str("status");
+        assert!(q.finish().is_err());
         let p = pairs(&[("min_amount", "5e-324"), ("max_amount", "1.5e10")]);
-        let mut q = Query::new(&p, &["min_amount", "max_amount"]);
+        let mut q = Query::new(&p);
         assert_eq!(q.amount("min_amount"), Some(Decimal::ZERO));
         assert_eq!(
             q.amount("max_amount"),
@@ -362,7 +359,7 @@ mod tests {
         assert!(q.finish().is_ok());
         // Read digit for digit, exponent form too.
         let p = pairs(&[("max_amount", "9999999999999999e-4")]);
-        let mut q = Query::new(&p, &["max_amount"]);
+        let mut q = Query::new(&p);
         assert_eq!(
             q.amount("max_amount"),
             Some("999999999999.9999".parse().unwrap())
@@ -376,19 +373,41 @@ mod tests {
             "9.99999999999999999999999999999",
         ] {
             let p = pairs(&[("min_amount", bad)]);
-            let mut q = Query::new(&p, &["min_amount"]);
+            let mut q = Query::new(&p);
             q.amount("min_amount");
             assert!(q.finish().is_err(), "min_amount={bad} must fail");
         }
-        let p = pairs(&[("nope", "1")]);
-        assert!(Query::new(&p, &["limit"]).finish().is_err());
+    }
+
+    /// The names a reader asks for are the ones accepted; any other is
+    /// reported, before the issues of the values read.
+    #[test]
+    fn a_name_nobody_asks_for_is_refused_first() {
+        let p = pairs(&[("limit", "0"), ("nope", "1"), ("status", "x")]);
+        let mut q = Query::new(&p);
+        q.page();
+        q.accept("status");
+        let Err(Error::Validation(issues)) = q.finish() else {
+            panic!("an unknown name and a bad limit must fail");
+        };
+        let found: Vec<(String, &str)> = issues
+            .iter()
+            .map(|i| (i.path[0].to_string(), i.code.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("\"nope\"".to_string(), "unrecognized_keys"),
+                ("\"limit\"".to_string(), "too_small")
+            ]
+        );
     }
 
     #[test]
     fn offsets_are_capped_at_ten_thousand() {
         let offset = |raw: &str| {
             let p = pairs(&[("offset", raw)]);
-            let mut q = Query::new(&p, &["offset"]);
+            let mut q = Query::new(&p);
             let page = q.page();
             q.finish().map(|_| page.offset)
         };

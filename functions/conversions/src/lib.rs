@@ -148,10 +148,6 @@ struct SummaryQuery {
 }
 
 impl FromQuery for SummaryQuery {
-    fn accepts(name: &str) -> bool {
-        ["period", "group_by", "campaign_id", "from", "to"].contains(&name)
-    }
-
     fn read(q: &mut Query<'_>) -> Self {
         let period = q.variant::<Period>("period");
         let group_by = q.variant::<GroupBy>("group_by");

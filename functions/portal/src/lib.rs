@@ -173,10 +173,6 @@ struct StatsQuery {
 }
 
 impl FromQuery for StatsQuery {
-    fn accepts(name: &str) -> bool {
-        ["period", "series"].contains(&name)
-    }
-
     fn read(q: &mut Query<'_>) -> Self {
         let period = match q.str("period") {
             None => Some(Period::Days30),
@@ -340,10 +336,6 @@ async fn invoice(
 struct TaxFormQuery(TaxFormType);
 
 impl FromQuery for TaxFormQuery {
-    fn accepts(name: &str) -> bool {
-        name == "formType"
-    }
-
     fn read(q: &mut Query<'_>) -> Self {
         let found = q.variant::<TaxFormType>("formType");
         if q.str("formType").is_none() {

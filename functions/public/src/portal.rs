@@ -51,12 +51,9 @@ pub struct PageQuery {
 }
 
 impl FromQuery for PageQuery {
-    fn accepts(name: &str) -> bool {
-        name == "account" || name == "payouts"
-    }
-
     fn read(q: &mut Query<'_>) -> Self {
         // `payouts` is the page's own to read: any value serves the page.
+        q.accept("payouts");
         PageQuery {
             account: q.str("account").map(str::to_string),
         }

@@ -11,7 +11,7 @@ use api::http::csv;
 use api::http::import::Import;
 use api::http::query::with_param;
 use api::http::Answer;
-use api::http::{ApiRouter, FromQuery, ListFilter, Listing, Merchant, Params, Query, Reply};
+use api::http::{ApiRouter, FromQuery, Listing, Merchant, Params, Query, Reply};
 use api::routes;
 use api::services::app::App;
 use api::services::conversion_export::{self, Next, Position, ROWS_PER_ANSWER};
@@ -79,13 +79,8 @@ struct ExportQuery {
 }
 
 impl FromQuery for ExportQuery {
-    fn accepts(name: &str) -> bool {
-        ["cursor", "limit"].contains(&name)
-            || <ConversionFilter as ListFilter>::NAMES.contains(&name)
-    }
-
     fn read(q: &mut Query<'_>) -> Self {
-        let filter = <ConversionFilter as ListFilter>::read(q);
+        let filter = ConversionFilter::read(q);
         match (filter.from, filter.to.unwrap_or_else(timestamp::now)) {
             (None, _) => q.issue(Issue::new(&["from"], "required", "from is required")),
             (Some(from), to)
@@ -262,10 +257,6 @@ async fn import_referrals(
 struct YearQuery(i32);
 
 impl FromQuery for YearQuery {
-    fn accepts(name: &str) -> bool {
-        name == "year"
-    }
-
     fn read(q: &mut Query<'_>) -> Self {
         let now = timestamp::now().year();
         match q.str("year").map(str::parse::<i32>) {

@@ -627,3 +627,84 @@ fn the_webhook_streams_filter_lets_every_event_through() {
     campaign.insert("pk".into(), api::store::string_value("cmp_1"));
     assert!(!passes(&campaign), "a record keyed by its own id");
 }
+
+/// The query names each operation describes, its description resolving the
+/// shared parameters (`Limit`, ...); header parameters left out.
+fn described_query_names(doc: &Value, op: &Value) -> Vec<String> {
+    let shared = &doc["components"]["parameters"];
+    op["parameters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| match p["$ref"].as_str() {
+            Some(r) => &shared[r.rsplit('/').next().unwrap_or_default()],
+            None => p,
+        })
+        .filter(|p| p["in"] == "query")
+        .filter_map(|p| Some(p["name"].as_str()?.to_string()))
+        .collect()
+}
+
+/// The `unrecognized_keys` issues of an answer, by parameter name.
+fn unrecognized(r: &crate::support::Resp) -> Vec<String> {
+    r.body["error"]["details"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["code"] == "unrecognized_keys")
+        .map(|i| i["path"][0].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A route reads the names its description lists (whatever their values,
+/// none is refused as unknown) and refuses any other as unknown: the
+/// accepted names are the ones the route's reader asks for, so a described
+/// name it never reads, or a name read but not described, shows here.
+#[tokio::test]
+async fn every_query_accepts_the_names_it_describes_and_no_other() {
+    let m = merchant().await;
+    let c = crate::support::campaign(&m.test_key, json!({})).await;
+    let code = format!("QN{}", &ulid::Ulid::new().to_string()[16..]);
+    let a =
+        crate::support::affiliate_with_code(&m.test_key, c["id"].as_str().unwrap(), &code).await;
+    let sessions = format!(
+        "/api/v1/affiliates/{}/portal-sessions",
+        a["id"].as_str().unwrap()
+    );
+    let r = call("POST", &sessions, Some(&m.test_key), Some(json!({}))).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let token = r.data()["token"].as_str().unwrap().to_string();
+
+    let doc = openapi();
+    let mut checked = 0;
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for (method, op) in ops.as_object().unwrap() {
+            let names = described_query_names(&doc, op);
+            if names.is_empty() {
+                continue;
+            }
+            let key = match op["security"].to_string() {
+                s if s.contains("portalToken") => Some(token.as_str()),
+                _ if path.starts_with("/api/") => Some(m.test_key.as_str()),
+                _ => None,
+            };
+            let path = path.replace("{id}", "x_1");
+            let described: Vec<String> = names.iter().map(|n| format!("{n}=x")).collect();
+            let given = format!("{path}?{}", described.join("&"));
+            let r = call(&method.to_uppercase(), &given, key, None).await;
+            assert!(r.status != 401, "{method} {given}: {:?}", r.body);
+            assert_eq!(unrecognized(&r), Vec::<String>::new(), "{method} {given}");
+            let r = call(
+                &method.to_uppercase(),
+                &format!("{path}?not_described=1"),
+                key,
+                None,
+            )
+            .await;
+            r.assert_error(400, "VALIDATION_FAILED");
+            assert_eq!(unrecognized(&r), ["not_described"], "{method} {path}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} operations with a query");
+}

@@ -83,7 +83,7 @@ mod tests {
         let above = f64::from_bits(max.to_bits() + 1);
         let accepted = |text: String| {
             let pairs = vec![("max_amount".to_string(), text)];
-            let mut q = Query::new(&pairs, &["max_amount"]);
+            let mut q = Query::new(&pairs);
             let amount = q.amount("max_amount");
             q.finish().is_ok() && amount.is_some()
         };
