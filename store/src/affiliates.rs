@@ -12,8 +12,8 @@ use crate::page::{ListQuery, Page, PageRequest};
 use crate::tx::Tx;
 use crate::update::UpdateExpr;
 use crate::{
-    affiliate_totals, events, from_item, item_at, number_value, record_item, string_of,
-    string_value, IndexKeys, Item, Store,
+    affiliate_totals, events, from_item, item_at, record_item, string_of, string_value, IndexKeys,
+    Item, Store,
 };
 use domain::affiliate::{Affiliate, AffiliateStatus};
 use domain::affiliate_code::{AffiliateCode, CodeOwner};
@@ -278,8 +278,7 @@ pub async fn replace(
     fields.extend([Index::Gsi3.pk(), Index::Gsi4.pk()]);
     let update = UpdateExpr::new()
         .copy_from(&full, &fields)
-        .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.stamps.version));
+        .when_as_read(&tenant.key(), old.stamps.version);
     let email_changed = new.email.lower() != old.email.lower();
     let code_changed = new.code.lower() != old.code.lower();
     let mut tx = store.tx();
@@ -365,6 +364,7 @@ pub async fn list(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::number_value;
     use aws_sdk_dynamodb::types::AttributeValue;
     use domain::affiliate::{AffiliateDraft, AffiliateStatus};
     use domain::tenant::Mode;

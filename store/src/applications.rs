@@ -111,11 +111,9 @@ pub async fn commit_decisions<'a>(
     for plan in plans {
         decision_actions(&mut tx, tenant, plan)?;
     }
-    match store.transact(tx).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.failed(Write::Application) || e.failed(Write::Affiliate) => Ok(false),
-        Err(e) => Err(e.into_error()),
-    }
+    store
+        .transact_unless(tx, &[Write::Application, Write::Affiliate])
+        .await
 }
 
 /// The actions of a decision: the application (conditioned on the status

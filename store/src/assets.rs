@@ -6,7 +6,7 @@ use crate::attrs;
 use crate::keys::{Index, ListKind};
 use crate::page::{ListQuery, Page, PageRequest};
 use crate::update::UpdateExpr;
-use crate::{events, from_item, number_value, record_item, IndexKeys, Item, Store};
+use crate::{events, from_item, record_item, IndexKeys, Item, Store};
 use domain::asset::{Asset, AssetStatus, AssetType};
 use domain::error::{Error, Result};
 use domain::ids::IdKind;
@@ -59,8 +59,7 @@ pub async fn replace(store: &Store, tenant: &Tenant, new: &Asset, old: &Asset) -
     fields.extend(Index::attributes());
     let update = UpdateExpr::new()
         .copy_from(&item(tenant, new)?, &fields)
-        .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.stamps.version))
+        .when_as_read(&tenant.key(), old.stamps.version)
         .when_status(old.status);
     let event = new.changed_event();
     Ok(events::update_with(store, tenant, &new.id, &update, &event)

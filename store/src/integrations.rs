@@ -149,8 +149,7 @@ pub async fn replace(
     fields.extend([Index::Gsi1.pk(), Index::Gsi1.sk()]);
     let update = UpdateExpr::new()
         .copy_from(&item(tenant, new)?, &fields)
-        .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.stamps.version));
+        .when_as_read(&tenant.key(), old.stamps.version);
     if new.can_pay() == old.can_pay() {
         return Ok(matches!(
             store.update(&new.id, RECORD_SK, &update).await?,

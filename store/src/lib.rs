@@ -2,6 +2,9 @@
 //! Query-based pages) and S3 over the domain's types, with the SDK clients'
 //! configuration. It reads typed facts and commits plans; it decides nothing.
 
+#[macro_use]
+mod calls;
+
 pub mod accounts;
 pub mod adjustments;
 pub mod affiliate_totals;
@@ -50,12 +53,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 use aws_sdk_dynamodb::Client;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -64,21 +64,6 @@ use crate::keys::{Index, RECORD_SK};
 use crate::metrics::CallMetrics;
 use domain::error::{Error, Result};
 use domain::ids::{self, IdKind};
-
-/// Sends one DynamoDB call asking for its consumed capacity, which the
-/// store's `CallMetrics` method `$record` counts; the call's output, or the
-/// SDK's failure as the store's error. Every simple call is counted here.
-macro_rules! metered {
-    ($store:expr, $record:ident, $call:expr) => {{
-        let out = $call
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(crate::storage_error::sdk)?;
-        $store.metrics.$record(out.consumed_capacity());
-        out
-    }};
-}
 
 /// A raw DynamoDB item.
 pub type Item = HashMap<String, AttributeValue>;
@@ -426,27 +411,16 @@ impl Store {
     /// When the SDK retried a put whose first answer was lost, the item found is
     /// the one this call wrote: that counts as written, not as taken.
     pub async fn put_new(&self, item: Item) -> Result<bool> {
-        let res = self
+        let call = self
             .client
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item.clone()))
-            .condition_expression("attribute_not_exists(pk)")
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await;
-        match res {
-            Ok(out) => {
-                self.metrics.record_write_total(out.consumed_capacity());
-                Ok(true)
-            }
-            Err(SdkError::ServiceError(e)) => match e.err() {
-                PutItemError::ConditionalCheckFailedException(c) => Ok(c.item() == Some(&item)),
-                _ => Err(crate::storage_error::sdk(SdkError::ServiceError(e))),
-            },
-            Err(e) => Err(crate::storage_error::sdk(e)),
-        }
+            .condition_expression("attribute_not_exists(pk)");
+        Ok(match conditional!(self, call, PutItemError) {
+            Ok(_) => true,
+            Err(found) => found.as_ref() == Some(&item),
+        })
     }
 
     /// Writes an item unconditionally.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::affiliates::item;
 use crate::keys::{self, GUARD_SK, RECORD_SK};
 use crate::update::UpdateExpr;
-use crate::{attrs, from_item, item_at, number_value, string_of, string_value, Store};
+use crate::{attrs, from_item, item_at, string_of, string_value, Store};
 use domain::affiliate::Affiliate;
 use domain::error::{Error, Result};
 use domain::tenant::Tenant;
@@ -40,8 +40,7 @@ pub async fn replace(
 ) -> Result<bool> {
     let update = UpdateExpr::new()
         .copy_from(&item(tenant, new)?, &FIELDS)
-        .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.stamps.version));
+        .when_as_read(&tenant.key(), old.stamps.version);
     let mut tx = store.tx();
     tx.update(Write::Record, &new.id, RECORD_SK, &update);
     let added = new

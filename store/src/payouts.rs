@@ -26,7 +26,7 @@ use crate::keys::{self, Index, ListKind, RECORD_SK};
 use crate::page::{ListQuery, Page, PageRequest};
 use crate::payout_items::{decode, item};
 use crate::pools::{adjustment_item, touch_pool, touch_pools_joined};
-use crate::tx::{Tx, TxError};
+use crate::tx::Tx;
 use crate::update::UpdateExpr;
 use crate::work::WorkRange;
 use crate::{
@@ -215,11 +215,9 @@ pub async fn commit_transitions(
     plans: &[TransitionPlan],
 ) -> Result<bool> {
     let tx = transitions_tx(store, tenant, plans)?;
-    match store.transact(tx).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.failed(Write::Payout) || e.failed(Write::Member) => Ok(false),
-        Err(e) => Err(e.into_error()),
-    }
+    store
+        .transact_unless(tx, &[Write::Payout, Write::Member])
+        .await
 }
 
 /// How many actions [`commit_transitions`] sends for `plans`: one call
@@ -370,11 +368,7 @@ pub async fn start_claim(store: &Store, tenant: &Tenant, payout: &Payout) -> Res
     };
     let lock_sk = keys::claim_lock_sk(payout.currency.code());
     tx.put_new(Write::Lock, item_at(&payout.affiliate_id, &lock_sk, &lock)?);
-    match store.transact(tx).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.failed(Write::Lock) => Ok(false),
-        Err(e) => Err(e.into_error()),
-    }
+    store.transact_unless(tx, &[Write::Lock]).await
 }
 
 /// Drops a payout being assembled that has claimed nothing, and its lock
@@ -391,7 +385,7 @@ pub async fn abandon_claim(store: &Store, tenant: &Tenant, payout: &Payout) -> R
     let ours =
         UpdateExpr::new().when_absent_or_eq(attrs::PAYOUT_ID, string_value(payout.id.clone()));
     tx.delete(Write::Lock, &payout.affiliate_id, &lock_sk, &ours);
-    applied(store.transact(tx).await)
+    applied(store, tx).await
 }
 
 /// The lock of an affiliate's payout being assembled in a currency.
@@ -450,7 +444,7 @@ pub async fn finish_claim(
         UpdateExpr::new().when_absent_or_eq(attrs::PAYOUT_ID, string_value(after.id.clone()));
     tx.delete(Write::Lock, &after.affiliate_id, &lock_sk, &ours);
     events::append(&mut tx, Write::Event, tenant, &after.created_event())?;
-    applied(store.transact(tx).await)
+    applied(store, tx).await
 }
 
 /// Commits a settle chunk: each conversion becomes PAID (only while it is
@@ -531,7 +525,7 @@ async fn status_chunk(
     let mut tx = store.tx();
     move_statuses(&mut tx, tenant, changes, payout)?;
     finish(&mut tx)?;
-    applied(store.transact(tx).await)
+    applied(store, tx).await
 }
 
 /// The status moves `(before, after)` of conversions in `payout` (in none
@@ -580,7 +574,7 @@ pub async fn release_chunk(
     release_members(&mut tx, tenant, payout, released)?;
     let u = count_work(tenant, payout, chunk, (PayoutWork::Release, released.len()))?;
     tx.update(Write::Payout, &payout.id, RECORD_SK, &u);
-    applied(store.transact(tx).await)
+    applied(store, tx).await
 }
 
 /// The updates that return members to their pool (only while they are in
@@ -647,7 +641,7 @@ pub async fn finish_work(
     let u = end_work(u, tenant, p, done)?;
     let mut tx = store.tx();
     tx.update(Write::Payout, &p.id, RECORD_SK, &u);
-    applied(store.transact(tx).await)
+    applied(store, tx).await
 }
 
 /// Adds to `u` the end of `p`'s work, as `done` (the domain's
@@ -662,14 +656,12 @@ fn end_work(u: UpdateExpr, tenant: &Tenant, p: &Payout, done: &Payout) -> Result
         .when_count(attrs::RELEASED, p.progress.released))
 }
 
-fn applied(r: std::result::Result<(), TxError<Write>>) -> Result<bool> {
-    match r {
-        Ok(()) => Ok(true),
-        Err(e) if e.failed(Write::Member) || e.failed(Write::Payout) || e.failed(Write::Lock) => {
-            Ok(false)
-        }
-        Err(e) => Err(e.into_error()),
-    }
+/// Runs a step of a payout's work: false when the payout, one of its
+/// members or its lock changed since it was read.
+async fn applied(store: &Store, tx: Tx<Write>) -> Result<bool> {
+    store
+        .transact_unless(tx, &[Write::Member, Write::Payout, Write::Lock])
+        .await
 }
 
 /// The members of a GSI5 partition (a pool or a payout's), re-read

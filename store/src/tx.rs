@@ -236,6 +236,21 @@ impl Store {
         }
     }
 
+    /// Runs a transaction whose refusal is an answer: true when it applied,
+    /// false when an action of one of `lost` failed its condition (what that
+    /// action checks changed since it was read); any other failure is an error.
+    pub async fn transact_unless<R: Copy + PartialEq + std::fmt::Debug>(
+        &self,
+        tx: Tx<R>,
+        lost: &[R],
+    ) -> domain::error::Result<bool> {
+        match self.transact(tx).await {
+            Ok(()) => Ok(true),
+            Err(e) if lost.iter().any(|role| e.failed(*role)) => Ok(false),
+            Err(e) => Err(e.into_error()),
+        }
+    }
+
     /// Runs a transaction. Conflicts with a concurrent transaction are retried,
     /// so a racing writer ends with a clear condition failure, not a conflict.
     pub async fn transact<R: Copy>(&self, tx: Tx<R>) -> std::result::Result<(), TxError<R>> {

@@ -4,9 +4,8 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue};
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 
 use crate::attrs;
 use crate::{item_key, number_value, string_value, Item, Store};
@@ -212,6 +211,13 @@ impl UpdateExpr {
         self.when_eq(attrs::TENANT, string_value(tenant_key))
     }
 
+    /// Applies only while the tenant's record is as it was read: still at
+    /// `version`, so nobody changed it since.
+    pub fn when_as_read(self, tenant_key: &str, version: u64) -> Self {
+        self.when_tenant(tenant_key)
+            .when_eq(attrs::VERSION, number_value(version))
+    }
+
     /// The update expression.
     pub fn expression(&self) -> String {
         let mut out = String::new();
@@ -255,7 +261,7 @@ impl UpdateExpr {
 impl Store {
     /// Applies an [`UpdateExpr`] to one item; a failed condition is an answer, not an error.
     pub async fn update(&self, pk: &str, sk: &str, u: &UpdateExpr) -> Result<Updated> {
-        let res = self
+        let call = self
             .client()
             .update_item()
             .table_name(self.table())
@@ -264,27 +270,11 @@ impl Store {
             .set_condition_expression(u.condition())
             .set_expression_attribute_names(u.names())
             .set_expression_attribute_values(u.values())
-            .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await;
-        match res {
-            Ok(out) => {
-                self.metrics().record_write_total(out.consumed_capacity());
-                Ok(Updated::Applied(out.attributes.unwrap_or_default()))
-            }
-            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
-                let old = match e.err() {
-                    aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c) => {
-                        c.item().cloned()
-                    }
-                    _ => None,
-                };
-                Ok(Updated::Refused(old))
-            }
-            Err(e) => Err(crate::storage_error::sdk(e)),
-        }
+            .return_values(ReturnValue::AllNew);
+        Ok(match conditional!(self, call, UpdateItemError) {
+            Ok(out) => Updated::Applied(out.attributes.unwrap_or_default()),
+            Err(old) => Updated::Refused(old),
+        })
     }
 }
 

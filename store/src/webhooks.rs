@@ -128,15 +128,6 @@ fn attempt_item(tenant: &Tenant, d: &DeliveryAttempt) -> Result<Item> {
     child_item(tenant, &d.endpoint_id, &sk, d, &index, expires)
 }
 
-/// Runs a transaction; `false` when an action of `lost` failed its condition.
-async fn commit(store: &Store, tx: Tx<Role>, lost: Role) -> Result<bool> {
-    match store.transact(tx).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.failed(lost) => Ok(false),
-        Err(e) => Err(e.into_error()),
-    }
-}
-
 /// A tenant's endpoint count as a create or a delete read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EndpointCount {
@@ -261,8 +252,7 @@ pub async fn replace_endpoint(
 ) -> Result<bool> {
     let update = UpdateExpr::new()
         .copy_from(&endpoint_item(tenant, new)?, &ENDPOINT_FIELDS)
-        .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(old.stamps.version));
+        .when_as_read(&tenant.key(), old.stamps.version);
     let done = store.update(&new.id, RECORD_SK, &update).await?;
     Ok(matches!(done, Updated::Applied(_)))
 }
@@ -277,16 +267,12 @@ pub async fn delete_endpoint(
     count: EndpointCount,
 ) -> Result<bool> {
     let mut tx = store.tx();
-    let when = UpdateExpr::new()
-        .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(current.stamps.version));
+    let when = UpdateExpr::new().when_as_read(&tenant.key(), current.stamps.version);
     tx.delete(Role::Endpoint, &current.id, RECORD_SK, &when);
     count_deleted(&mut tx, tenant, count);
-    match store.transact(tx).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.failed(Role::Endpoint) || e.failed(Role::Count) => Ok(false),
-        Err(e) => Err(e.into_error()),
-    }
+    store
+        .transact_unless(tx, &[Role::Endpoint, Role::Count])
+        .await
 }
 
 /// The tenant's endpoints, newest first.
@@ -363,19 +349,12 @@ pub async fn put_task(
     read: Option<&Task>,
 ) -> Result<bool> {
     let when = match read {
-        Some(old) => as_read(tenant, old),
+        Some(old) => UpdateExpr::new().when_as_read(&tenant.key(), old.version),
         None => UpdateExpr::new().when_new(),
     };
     let mut tx = store.tx();
     tx.put(Role::Task, task_item(tenant, task)?, &when);
-    commit(store, tx, Role::Task).await
-}
-
-/// Applies only while a task is as `read` left it (by version).
-fn as_read(tenant: &Tenant, read: &Task) -> UpdateExpr {
-    UpdateExpr::new()
-        .when_tenant(&tenant.key())
-        .when_eq(attrs::VERSION, number_value(read.version))
+    store.transact_unless(tx, &[Role::Task]).await
 }
 
 /// Records an attempt and the task after it, if the task is still as the
@@ -387,10 +366,10 @@ pub async fn record_outcome(
     outcome: &Outcome,
 ) -> Result<bool> {
     let mut tx = store.tx();
-    let when = as_read(tenant, claimed);
+    let when = UpdateExpr::new().when_as_read(&tenant.key(), claimed.version);
     tx.put(Role::Task, task_item(tenant, &outcome.task)?, &when);
     tx.put_new(Role::Attempt, attempt_item(tenant, &outcome.attempt)?);
-    commit(store, tx, Role::Task).await
+    store.transact_unless(tx, &[Role::Task]).await
 }
 
 /// Records an attempt without a task (a `webhook.test` delivery).
@@ -435,12 +414,12 @@ pub async fn abandon_task(
     dropped: Option<&DeliveryAttempt>,
 ) -> Result<bool> {
     let mut tx = store.tx();
-    let when = as_read(tenant, claimed);
+    let when = UpdateExpr::new().when_as_read(&tenant.key(), claimed.version);
     tx.put(Role::Task, task_item(tenant, abandoned)?, &when);
     if let Some(d) = dropped {
         tx.put(Role::Attempt, attempt_item(tenant, d)?, &UpdateExpr::new());
     }
-    commit(store, tx, Role::Task).await
+    store.transact_unless(tx, &[Role::Task]).await
 }
 
 /// Attempt list filters.

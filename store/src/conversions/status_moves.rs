@@ -110,11 +110,7 @@ pub async fn commit_reversal(
         pools::add_adjustment(&mut tx, A::Clawback, tenant, a)?;
     }
     events::append(&mut tx, A::Event, tenant, &r.event)?;
-    match store.transact(tx).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.failed(A::Conversion) || e.failed(A::Earned) => Ok(false),
-        Err(e) => Err(e.into_error()),
-    }
+    store.transact_unless(tx, &[A::Conversion, A::Earned]).await
 }
 
 /// The update of a conversion's status change from `before` to `after`: the
@@ -158,9 +154,5 @@ pub async fn commit_release(store: &Store, tenant: &Tenant, r: &Release) -> Resu
     );
     pools::touch_pools_joined(&mut tx, A::Marker, tenant, [&r.after]);
     events::append_all(&mut tx, A::Event, tenant, &r.events)?;
-    match store.transact(tx).await {
-        Ok(()) => Ok(true),
-        Err(e) if e.failed(A::Conversion) => Ok(false),
-        Err(e) => Err(e.into_error()),
-    }
+    store.transact_unless(tx, &[A::Conversion]).await
 }
