@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use crate::keys::{self, Index, RECORD_SK};
 use crate::page::{ListQuery, PageRequest};
 use crate::update::UpdateExpr;
-use crate::{from_item, record_item, string_value, IndexKeys, Store};
+use crate::{created, from_item, record_item, string_value, IndexKeys, Store};
 use domain::account::{Account, ApiKey};
 use domain::error::{Error, Result};
 use domain::ids::{new_id, IdKind};
@@ -75,14 +75,10 @@ pub async fn set_frame_ancestors(store: &Store, id: &str, origins: &[String]) ->
 /// Stores a new key record (its value is never stored, only its hash).
 pub async fn insert_key(store: &Store, key: &ApiKey) -> Result<()> {
     let index = IndexKeys::new().with(Index::Gsi4, keys::account_keys(&key.account_id), &key.id);
-    if store
+    let written = store
         .put_new(record_item(&key.id, None, key, &index)?)
-        .await?
-    {
-        Ok(())
-    } else {
-        Err(Error::internal("key id collision"))
-    }
+        .await?;
+    created(written, "key")
 }
 
 /// Revokes a key for good.

@@ -8,7 +8,7 @@ use crate::page::{ListQuery, Page, PageRequest};
 use crate::update::UpdateExpr;
 use crate::{events, from_item, record_item, IndexKeys, Item, Store};
 use domain::asset::{Asset, AssetStatus, AssetType};
-use domain::error::{Error, Result};
+use domain::error::Result;
 use domain::ids::IdKind;
 use domain::tenant::Tenant;
 
@@ -38,11 +38,8 @@ fn item(tenant: &Tenant, a: &Asset) -> Result<Item> {
 /// Stores a new asset with its `asset.created` event.
 pub async fn insert(store: &Store, tenant: &Tenant, a: &Asset) -> Result<()> {
     let created = a.created_event();
-    if events::put_new_with(store, tenant, item(tenant, a)?, &created).await? {
-        Ok(())
-    } else {
-        Err(Error::internal("asset id collision"))
-    }
+    let written = events::put_new_with(store, tenant, item(tenant, a)?, &created).await?;
+    crate::created(written, "asset")
 }
 
 /// The tenant's asset (archived ones included), or NOT_FOUND.

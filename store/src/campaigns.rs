@@ -9,7 +9,7 @@ use crate::{
     events, from_item, item_key, record_item, string_of, string_value, IndexKeys, Item, Store,
 };
 use domain::campaign::Campaign;
-use domain::error::{Error, Result};
+use domain::error::Result;
 use domain::ids::{self, IdKind};
 use domain::tenant::Tenant;
 use domain::timestamp;
@@ -70,11 +70,7 @@ async fn write(
 /// Stores a new campaign with its `campaign.created` event.
 pub async fn insert(store: &Store, tenant: &Tenant, c: &Campaign) -> Result<()> {
     let created = c.created_event();
-    if write(store, tenant, c, None, &created).await? {
-        Ok(())
-    } else {
-        Err(Error::internal("campaign id collision"))
-    }
+    crate::created(write(store, tenant, c, None, &created).await?, "campaign")
 }
 
 /// The tenant's campaign, or NOT_FOUND.

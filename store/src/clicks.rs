@@ -13,7 +13,8 @@ use crate::attrs::{self, COUNT};
 use crate::keys::{self, RECORD_SK};
 use crate::update::UpdateExpr;
 use crate::{
-    counters, from_item, months, number_value, record_item, string_of, IndexKeys, Item, Store,
+    counters, created, from_item, months, number_value, record_item, string_of, IndexKeys, Item,
+    Store,
 };
 use domain::error::{Error, Result};
 use domain::tracking::{self, Click};
@@ -35,11 +36,7 @@ pub async fn insert(store: &Store, click: &Click) -> Result<()> {
     let month = month_key(at.date_naive());
     let (put, counted) = tokio::join!(store.put_new(item(click)?), store.update(&pk, &month, &one));
     counted?;
-    if put? {
-        Ok(())
-    } else {
-        Err(Error::internal("click id collision"))
-    }
+    created(put?, "click")
 }
 
 /// Adds one to the clicks this hour for a campaign's code from one network

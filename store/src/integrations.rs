@@ -81,10 +81,7 @@ fn already_paying() -> Error {
 /// ALREADY_EXISTS when another one of the tenant already does.
 pub async fn insert(store: &Store, tenant: &Tenant, i: &Integration) -> Result<()> {
     if !i.can_pay() {
-        return match store.put_new(item(tenant, i)?).await? {
-            true => Ok(()),
-            false => Err(Error::internal("integration id collision")),
-        };
+        return crate::created(store.put_new(item(tenant, i)?).await?, "integration");
     }
     let mut tx = store.tx();
     tx.put_new(Write::Record, item(tenant, i)?)

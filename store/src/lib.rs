@@ -65,6 +65,16 @@ use crate::metrics::CallMetrics;
 use domain::error::{Error, Result};
 use domain::ids::{self, IdKind};
 
+/// A new record's write: its random id was free, or an internal error naming
+/// `what` (a collision is never the caller's doing).
+pub(crate) fn created(written: bool, what: &str) -> Result<()> {
+    if written {
+        Ok(())
+    } else {
+        Err(Error::internal(format!("{what} id collision")))
+    }
+}
+
 /// A raw DynamoDB item.
 pub type Item = HashMap<String, AttributeValue>;
 
