@@ -657,9 +657,9 @@ fn unrecognized(r: &crate::support::Resp) -> Vec<String> {
 }
 
 /// A route reads the names its description lists (whatever their values,
-/// none is refused as unknown) and refuses any other as unknown: the
-/// accepted names are the ones the route's reader asks for, so a described
-/// name it never reads, or a name read but not described, shows here.
+/// none is refused as unknown) and refuses a name it does not describe as
+/// unknown: the accepted names are the ones the route's reader asks for, so
+/// a described name that no reader asks for shows here.
 #[tokio::test]
 async fn every_query_accepts_the_names_it_describes_and_no_other() {
     let m = merchant().await;
