@@ -220,20 +220,13 @@ pub async fn get_many(
     ids: &[&str],
 ) -> Result<std::collections::HashMap<String, Affiliate>> {
     let tenant_key = tenant.key();
-    let keys: Vec<(String, String)> = ids
-        .iter()
-        .map(|id| (id.to_string(), RECORD_SK.to_string()))
-        .collect();
     let (records, totals) = tokio::join!(
-        store.batch_get(&keys),
+        store.get_records_items(IdKind::Affiliate, ids, &tenant_key),
         affiliate_totals::read_many(store, ids)
     );
     let totals = totals?;
     let mut out = std::collections::HashMap::new();
     for record in records? {
-        if string_of(&record, attrs::TENANT) != Some(tenant_key.as_str()) {
-            continue;
-        }
         let Some(id) = string_of(&record, attrs::PK).map(str::to_string) else {
             continue;
         };
@@ -243,8 +236,8 @@ pub async fn get_many(
     Ok(out)
 }
 
-/// The tenant's affiliates among `ids`, any number of them: each id read
-/// once (a batch read refuses a key twice), 100 at a time.
+/// The tenant's affiliates among `ids`, any number of them: 100 distinct
+/// ones at a time.
 pub async fn get_each(
     store: &Store,
     tenant: &Tenant,

@@ -254,7 +254,8 @@ impl Store {
     }
 
     /// The records of `kind` among `ids` that `tenant` owns, in one
-    /// strongly consistent BatchGetItem (at most 100 distinct ids): ids not
+    /// strongly consistent BatchGetItem (at most 100 distinct ids, each read
+    /// once however often named): ids not
     /// of the kind's shape, unknown ones and another tenant's are left out.
     pub async fn get_records<T: DeserializeOwned>(
         &self,
@@ -274,13 +275,10 @@ impl Store {
         ids: &[impl AsRef<str>],
         tenant: &str,
     ) -> Result<Vec<Item>> {
-        let distinct: std::collections::BTreeSet<&str> = ids
+        let keys: Vec<(String, String)> = ids
             .iter()
             .map(AsRef::as_ref)
             .filter(|id| ids::is_valid(kind, id))
-            .collect();
-        let keys: Vec<(String, String)> = distinct
-            .into_iter()
             .map(|id| (id.to_string(), RECORD_SK.to_string()))
             .collect();
         self.batch_get_owned_items(&keys, tenant).await
@@ -374,7 +372,10 @@ impl Store {
         self.batch_get_with(keys, true).await
     }
 
-    /// Reads several items in one BatchGetItem (at most 100 keys).
+    /// Reads several items in one BatchGetItem (at most 100 distinct keys).
+    /// A key named twice is read once: DynamoDB refuses a batch that names
+    /// one twice, and callers read by what their records name (two payouts
+    /// of one affiliate).
     pub async fn batch_get_with(
         &self,
         keys: &[(String, String)],
@@ -382,7 +383,12 @@ impl Store {
     ) -> Result<Vec<Item>> {
         use aws_sdk_dynamodb::types::KeysAndAttributes;
         let mut out_items = Vec::new();
-        let mut pending: Vec<Item> = keys.iter().map(|(pk, sk)| item_key(pk, sk)).collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut pending: Vec<Item> = keys
+            .iter()
+            .filter(|key| seen.insert(*key))
+            .map(|(pk, sk)| item_key(pk, sk))
+            .collect();
         let mut rounds = 0;
         while !pending.is_empty() {
             let ka = KeysAndAttributes::builder()

@@ -285,6 +285,56 @@ async fn a_payout_is_paid_once_through_stripe_connect() {
     assert_eq!(transfer_keys(&id).await.len(), 1);
 }
 
+/// An affiliate owed in two currencies has two payouts; one batch-process
+/// of both pays both (the affiliate is one key of its reads, whichever
+/// payouts name it).
+#[tokio::test]
+async fn two_payouts_of_one_affiliate_are_paid_in_one_batch_process() {
+    let rails = Rails::new().await;
+    let (aff, account) = rails.connected(&[100]).await;
+    let code = rails.affiliate(&aff).await["code"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    rails.fx.sell(Mode::Test, &code, 200, "EUR").await;
+    let mut found = Vec::new();
+    for _ in 0..5 {
+        rails.fx.run_job().await;
+        found = rails.fx.payouts_of(Mode::Test, &aff).await;
+        if found.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(found.len(), 2, "{found:?}");
+    let mut ids = Vec::new();
+    for p in &found {
+        let id = p["id"].as_str().unwrap().to_string();
+        rails.fx.attach(Mode::Test, &id).await;
+        let approve = format!("/api/v1/payouts/{id}/approve");
+        let r = rails.fx.call("POST", &approve, None).await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        ids.push(id);
+    }
+    let r = rails
+        .fx
+        .call(
+            "POST",
+            "/api/v1/payouts/batch-process",
+            Some(json!({"payoutIds": ids})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.data()["failed"], json!([]), "{:?}", r.body);
+    let paid: Vec<&Value> = r.data()["processed"].as_array().unwrap().iter().collect();
+    assert_eq!(paid.len(), 2, "{:?}", r.body);
+    for (p, id) in paid.iter().zip(&ids) {
+        assert_eq!((&p["id"], &p["status"]), (&json!(id), &json!("PAID")));
+        let transfers = transfers_of(id).await;
+        assert_eq!(transfers.len(), 1, "{transfers:?}");
+        assert_eq!(transfers[0]["destination"], json!(account));
+    }
+}
+
 #[tokio::test]
 async fn an_answer_lost_after_the_transfer_is_asked_again_with_the_same_key() {
     let rails = Rails::new().await;
