@@ -114,12 +114,8 @@ impl FromQuery for ConversionFilter {
 
 impl FromQuery for PayoutFilter {
     fn read(q: &mut Query<'_>) -> Self {
-        let statuses = PayoutStatus::ALL.map(PayoutStatus::as_str);
-        let status = q.one_of("status", &statuses).and_then(PayoutStatus::parse);
-        let methods = PayoutMethod::ALL.map(PayoutMethod::as_str);
-        let method = q
-            .one_of("method", &methods)
-            .and_then(|name| PayoutMethod::ALL.into_iter().find(|m| m.as_str() == name));
+        let status = q.variant::<PayoutStatus>("status");
+        let method = q.variant::<PayoutMethod>("method");
         // `from`/`to` bound `requestedAt`, with the conversion list's rules.
         let (from, to) = q.range();
         PayoutFilter {

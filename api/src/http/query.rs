@@ -86,7 +86,8 @@ impl<F: FromQuery> FromQuery for Listing<F> {
 #[derive(Debug)]
 pub struct Query<'a> {
     pairs: &'a [(String, String)],
-    asked: HashSet<String>,
+    /// The names asked for (the route's own literals: nothing is copied).
+    asked: Vec<&'static str>,
     issues: Issues,
 }
 
@@ -110,18 +111,20 @@ impl<'a> Query<'a> {
         }
         Query {
             pairs,
-            asked: HashSet::new(),
+            asked: Vec::new(),
             issues,
         }
     }
 
     /// Accepts a parameter that the route reads elsewhere.
-    pub fn accept(&mut self, name: &str) {
-        self.asked.insert(name.to_string());
+    pub fn accept(&mut self, name: &'static str) {
+        if !self.asked.contains(&name) {
+            self.asked.push(name);
+        }
     }
 
     /// A parameter's raw value.
-    pub fn str(&mut self, name: &str) -> Option<&'a str> {
+    pub fn str(&mut self, name: &'static str) -> Option<&'a str> {
         self.accept(name);
         self.pairs
             .iter()
@@ -131,7 +134,7 @@ impl<'a> Query<'a> {
 
     /// A parameter that must be one of `values` (matched in any letter case),
     /// returned in the case `values` uses.
-    pub fn one_of(&mut self, name: &str, values: &[&'static str]) -> Option<&'static str> {
+    pub fn one_of(&mut self, name: &'static str, values: &[&'static str]) -> Option<&'static str> {
         let raw = self.str(name)?;
         let found = values.iter().find(|v| v.eq_ignore_ascii_case(raw)).copied();
         if found.is_none() {
@@ -146,12 +149,12 @@ impl<'a> Query<'a> {
 
     /// A parameter naming a variant of `E` (in any letter case), as
     /// [`Query::one_of`] judges it.
-    pub fn variant<E: WireEnum>(&mut self, name: &str) -> Option<E> {
+    pub fn variant<E: WireEnum>(&mut self, name: &'static str) -> Option<E> {
         self.one_of(name, E::names()).and_then(E::from_wire)
     }
 
     /// A non-negative decimal parameter.
-    pub fn amount(&mut self, name: &str) -> Option<Decimal> {
+    pub fn amount(&mut self, name: &'static str) -> Option<Decimal> {
         let raw = self.str(name)?;
         match decimal_of_number(raw) {
             Some(d) if d >= Decimal::ZERO => Some(d),
@@ -167,7 +170,7 @@ impl<'a> Query<'a> {
     }
 
     /// An ISO-8601 date or date-time bound.
-    pub fn bound(&mut self, name: &str) -> Option<Bound> {
+    pub fn bound(&mut self, name: &'static str) -> Option<Bound> {
         let raw = self.str(name)?;
         let b = Bound::parse(raw);
         if b.is_none() {
@@ -276,7 +279,7 @@ impl<'a> Query<'a> {
     pub fn finish(self) -> Result<(), Error> {
         let mut all = Issues::new();
         for (k, _) in self.pairs {
-            if !self.asked.contains(k) {
+            if !self.asked.contains(&k.as_str()) {
                 all.add(
                     &[k],
                     "unrecognized_keys",
