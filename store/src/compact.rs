@@ -12,16 +12,16 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::attrs::{self, ID};
-use crate::keys::{self, Index, ListKind};
+use crate::keys::{ListKind, Partition};
 use crate::{string_of, string_value, Item};
 use domain::tenant::Tenant;
 
 /// The ids that end an index partition's key: (attribute, index, partition).
-const IN_PARTITION: [(&str, Index, PartitionOf); 2] = [
-    (attrs::CAMPAIGN_ID, Index::Gsi2, keys::by_campaign),
-    (attrs::AFFILIATE_ID, Index::Gsi4, keys::by_affiliate),
+const IN_PARTITION: [(&str, PartitionOf); 2] = [
+    (attrs::CAMPAIGN_ID, ListKind::of_campaign),
+    (attrs::AFFILIATE_ID, ListKind::of_affiliate),
 ];
-type PartitionOf = fn(&Tenant, ListKind, &str) -> String;
+type PartitionOf = fn(ListKind, &Tenant, &str) -> Partition;
 
 /// What one kind of record leaves out.
 #[derive(Debug, Clone, Copy)]
@@ -40,8 +40,8 @@ impl Derived {
     /// Removes from `item` what [`Derived::restore`] gives back.
     pub fn leave_out(&self, item: &mut Item) {
         item.remove(ID);
-        for (attr, index, partition) in IN_PARTITION {
-            let ends = id_in_partition(item, self.kind, index, partition);
+        for (attr, partition) in IN_PARTITION {
+            let ends = id_in_partition(item, self.kind, partition);
             if string_of(item, attr).is_some() && string_of(item, attr).map(str::to_string) == ends
             {
                 item.remove(attr);
@@ -65,10 +65,10 @@ impl Derived {
         if let (false, Some(pk)) = (item.contains_key(ID), item.get(attrs::PK).cloned()) {
             item.insert(ID.into(), pk);
         }
-        for (attr, index, partition) in IN_PARTITION {
+        for (attr, partition) in IN_PARTITION {
             if let (false, Some(id)) = (
                 item.contains_key(attr),
-                id_in_partition(item, self.kind, index, partition),
+                id_in_partition(item, self.kind, partition),
             ) {
                 item.insert(attr.into(), string_value(id));
             }
@@ -81,16 +81,11 @@ impl Derived {
     }
 }
 
-/// The id an index partition key ends with, when it is that index's
-/// partition of the item's tenant for `kind`.
-pub fn id_in_partition(
-    item: &Item,
-    kind: ListKind,
-    index: Index,
-    partition: PartitionOf,
-) -> Option<String> {
+/// The id a list partition key of the item ends with, when it is that
+/// list's partition of the item's tenant for `kind`.
+fn id_in_partition(item: &Item, kind: ListKind, partition: PartitionOf) -> Option<String> {
     let tenant = Tenant::from_key(string_of(item, attrs::TENANT)?)?;
-    let prefix = partition(&tenant, kind, "");
+    let (index, prefix) = partition(kind, &tenant, "");
     Some(
         string_of(item, index.pk())?
             .strip_prefix(&prefix)?
