@@ -55,7 +55,7 @@ pub async fn process_many(
     };
     let on_rail = match on_rail(app, tenant, &paying, &ids).await {
         Ok(found) => found,
-        Err(e) => return failed_all(ids, "the paying integration", &e),
+        Err(e) => return failed_all(ids, "the payouts and their affiliates", &e),
     };
     let others: Vec<String> = ids
         .iter()
@@ -74,12 +74,15 @@ pub async fn process_many(
     ordered
 }
 
-/// Every payout answered 503: `what` could not be read.
+/// Every payout answered: `what` could not be read. An internal cause
+/// stays internal (500, logged by each item's answer, never sent); any
+/// other failure is 503 with its own words.
 fn failed_all(ids: Vec<String>, what: &str, e: &Error) -> Outcomes {
-    let message = format!("{what} could not be read: {e}");
-    ids.into_iter()
-        .map(|id| (id, Err(Error::Unavailable(message.clone()))))
-        .collect()
+    let failure = || match e {
+        Error::Internal(cause) => Error::Internal(format!("{what}: {cause}")),
+        other => Error::Unavailable(format!("{what} could not be read: {other}")),
+    };
+    ids.into_iter().map(|id| (id, Err(failure()))).collect()
 }
 
 /// The payouts among `ids` whose affiliate the rail pays, with that affiliate.
@@ -556,4 +559,39 @@ pub async fn redrive(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) 
     // Decided on the record as it is now: the job's index may lag behind.
     let current = store_payouts::get(&app.store, tenant, &p.id).await?;
     pay(app, tenant, &paying, current, &affiliate, now).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::error::ErrorCode;
+
+    #[test]
+    fn an_unreadable_batch_keeps_internal_causes_out_of_the_answers() {
+        let e = Error::internal("ValidationException: table refctl-items");
+        let out = failed_all(
+            vec!["po_1".into(), "po_2".into()],
+            "the paying integration",
+            &e,
+        );
+        let ids: Vec<&str> = out.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["po_1", "po_2"]);
+        for (id, answer) in &out {
+            let err = answer.as_ref().unwrap_err();
+            assert_eq!(err.code(), ErrorCode::ServerError);
+            assert!(!err.item_message(id).contains("refctl-items"));
+        }
+    }
+
+    #[test]
+    fn a_busy_store_is_503_in_its_own_words() {
+        let e = Error::Unavailable("a storage service is unavailable; retry later".into());
+        let out = failed_all(vec!["po_1".into()], "the affiliates' tax forms", &e);
+        let err = out[0].1.as_ref().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ServiceUnavailable);
+        assert_eq!(
+            err.item_message("po_1"),
+            "the affiliates' tax forms could not be read: a storage service is unavailable; retry later"
+        );
+    }
 }
