@@ -2,7 +2,7 @@
 
 use aws_sdk_s3::primitives::ByteStream;
 
-use domain::error::{Error, Result};
+use domain::error::Result;
 
 /// The bucket and its client.
 #[derive(Debug, Clone)]
@@ -16,10 +16,6 @@ pub struct Files {
 pub struct ObjectFacts {
     pub size: u64,
     pub content_type: Option<String>,
-}
-
-fn storage_error(e: impl std::fmt::Display) -> Error {
-    Error::Unavailable(format!("file storage: {e}"))
 }
 
 impl Files {
@@ -51,7 +47,7 @@ impl Files {
                 content_type: out.content_type().map(str::to_string),
             })),
             Err(e) if e.as_service_error().is_some_and(|s| s.is_not_found()) => Ok(None),
-            Err(e) => Err(storage_error(aws_sdk_s3::error::DisplayErrorContext(e))),
+            Err(e) => Err(crate::storage_error::sdk(e)),
         }
     }
 
@@ -67,14 +63,14 @@ impl Files {
         {
             Ok(out) => out,
             Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => return Ok(None),
-            Err(e) => return Err(storage_error(aws_sdk_s3::error::DisplayErrorContext(e))),
+            Err(e) => return Err(crate::storage_error::sdk(e)),
         };
         let content_type = out.content_type().map(str::to_string);
         let bytes = out
             .body
             .collect()
             .await
-            .map_err(storage_error)?
+            .map_err(crate::storage_error::body)?
             .into_bytes();
         Ok(Some((bytes.to_vec(), content_type)))
     }
@@ -89,7 +85,7 @@ impl Files {
             .body(ByteStream::from(bytes))
             .send()
             .await
-            .map_err(|e| storage_error(aws_sdk_s3::error::DisplayErrorContext(e)))?;
+            .map_err(crate::storage_error::sdk)?;
         Ok(())
     }
 
@@ -111,7 +107,7 @@ impl Files {
                 .bucket(&self.bucket)
                 .send()
                 .await
-                .map_err(|e| storage_error(aws_sdk_s3::error::DisplayErrorContext(e)))?;
+                .map_err(crate::storage_error::sdk)?;
             true
         };
         let block = aws_sdk_s3::types::PublicAccessBlockConfiguration::builder()
@@ -126,7 +122,7 @@ impl Files {
             .public_access_block_configuration(block)
             .send()
             .await
-            .map_err(|e| storage_error(aws_sdk_s3::error::DisplayErrorContext(e)))?;
+            .map_err(crate::storage_error::sdk)?;
         Ok(created)
     }
 }

@@ -39,13 +39,48 @@ where
         }
         _ => false,
     };
-    let cause = aws_smithy_types::error::display::DisplayErrorContext(&err).to_string();
+    let cause = cause(&err);
     if transient {
         tracing::warn!(cause = %cause, "storage call failed");
-        Error::Unavailable("a storage service is unavailable; retry later".into())
+        Error::Unavailable(UNAVAILABLE.into())
     } else {
         Error::Internal(cause)
     }
+}
+
+/// What the 503 of a storage failure says.
+const UNAVAILABLE: &str = "a storage service is unavailable; retry later";
+
+/// What a log may say of an SDK failure: a service's status, code and
+/// message, never its raw response (whose body can carry item images or
+/// object keys); a failure before any answer, its own chain of causes.
+fn cause<E>(err: &SdkError<E>) -> String
+where
+    E: aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    use aws_smithy_runtime_api::client::result::SdkError as E_;
+    use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+    match err {
+        E_::ServiceError(ctx) => format!(
+            "service error {}: {}: {}",
+            ctx.raw().status().as_u16(),
+            err.code().unwrap_or("no code"),
+            err.message().unwrap_or("no message")
+        ),
+        E_::ResponseError(ctx) => {
+            format!(
+                "unreadable response, status {}",
+                ctx.raw().status().as_u16()
+            )
+        }
+        _ => aws_smithy_types::error::display::DisplayErrorContext(err).to_string(),
+    }
+}
+
+/// A body that broke off while it was read: 503, as a dropped connection.
+pub fn body(err: impl std::fmt::Display) -> Error {
+    tracing::warn!(cause = %err, "storage body read failed");
+    Error::Unavailable(UNAVAILABLE.into())
 }
 
 /// An item that does not convert to or from its type: a bug, 500.
@@ -57,6 +92,8 @@ pub fn item(err: serde_dynamo::Error) -> Error {
 mod tests {
     use super::*;
     use aws_sdk_dynamodb::operation::get_item::GetItemError;
+    use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+    use aws_smithy_types::error::ErrorMetadata;
     use domain::error::ErrorCode;
 
     #[test]
@@ -65,5 +102,45 @@ mod tests {
         assert_eq!(sdk(timeout).code(), ErrorCode::ServiceUnavailable);
         let built: SdkError<GetItemError> = SdkError::construction_failure("bad input");
         assert_eq!(sdk(built).code(), ErrorCode::ServerError);
+    }
+
+    /// An answer of `status` with `body`, as the SDK hands it over.
+    fn raw(status: u16, body: &'static str) -> HttpResponse {
+        HttpResponse::new(
+            status.try_into().unwrap(),
+            aws_smithy_types::body::SdkBody::from(body),
+        )
+    }
+
+    #[test]
+    fn a_refused_call_names_its_code_and_message_and_never_the_raw_answer() {
+        let meta = ErrorMetadata::builder()
+            .code("AccessDeniedException")
+            .message("not authorized")
+            .build();
+        let body = r#"{"message":"not authorized","Key":"invoices/ten_1/po_1/invoice.pdf"}"#;
+        let refused: SdkError<GetItemError> =
+            SdkError::service_error(GetItemError::generic(meta), raw(400, body));
+        let Error::Internal(cause) = sdk(refused) else {
+            panic!("a refusal is a 500")
+        };
+        assert_eq!(
+            cause,
+            "service error 400: AccessDeniedException: not authorized"
+        );
+    }
+
+    #[test]
+    fn a_store_error_answer_is_503_in_fixed_words() {
+        let meta = ErrorMetadata::builder()
+            .code("InternalServerError")
+            .message("try again")
+            .build();
+        let body = r#"{"Item":{"email":{"S":"someone@example.com"}}}"#;
+        let failed: SdkError<GetItemError> =
+            SdkError::service_error(GetItemError::generic(meta), raw(500, body));
+        let err = sdk(failed);
+        assert_eq!(err.code(), ErrorCode::ServiceUnavailable);
+        assert_eq!(err.to_string(), UNAVAILABLE);
     }
 }
