@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use domain::error::{Error, Result};
 use store::config::{Config, ProviderBases};
 
 /// The rails' HTTP client and addresses, shared by a process.
@@ -57,7 +56,9 @@ impl Rails {
         }
     }
 
-    fn client(&self) -> Result<&reqwest::Client> {
+    /// The one HTTP client of the rails; when it cannot be built, no call
+    /// is sent: a provider's "no answer" in fixed words, the cause logged.
+    fn client(&self) -> std::result::Result<&reqwest::Client, String> {
         if let Some(c) = self.client.get() {
             return Ok(c);
         }
@@ -69,7 +70,10 @@ impl Rails {
             .user_agent(concat!("referrals-api/", env!("CARGO_PKG_VERSION")))
             .use_preconfigured_tls(store::tls::webhook_client_config())
             .build()
-            .map_err(|e| Error::internal(format!("provider client: {e}")))?;
+            .map_err(|e| {
+                tracing::error!(cause = %e, "the provider client could not be built");
+                "the provider client could not be built; nothing was sent".to_string()
+            })?;
         Ok(self.client.get_or_init(|| built))
     }
 }

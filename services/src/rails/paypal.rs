@@ -170,7 +170,7 @@ impl Paypal<'_> {
         };
         let client = match self.rails.client() {
             Ok(c) => c,
-            Err(e) => return Reply::NoAnswer(e.to_string()),
+            Err(e) => return Reply::NoAnswer(e),
         };
         let mut request = client
             .post(format!("{}{path}", self.base))
@@ -197,10 +197,7 @@ impl Paypal<'_> {
         if let Some(t) = self.rails.cached_token(&key) {
             return Ok(t);
         }
-        let client = self
-            .rails
-            .client()
-            .map_err(|e| Reply::NoAnswer(e.to_string()))?;
+        let client = self.rails.client().map_err(Reply::NoAnswer)?;
         let sent = client
             .post(format!("{}/v1/oauth2/token", self.base))
             .basic_auth(self.client_id, Some(self.client_secret))

@@ -184,7 +184,7 @@ impl Stripe<'_> {
     async fn post(&self, path: &str, form: &[(&str, String)], key: Option<&str>) -> Reply {
         let client = match self.rails.client() {
             Ok(c) => c,
-            Err(e) => return Reply::NoAnswer(e.to_string()),
+            Err(e) => return Reply::NoAnswer(e),
         };
         let body = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
