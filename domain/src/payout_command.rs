@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::event::EventType;
 use crate::payout::invoice::INVOICE_STATES;
 use crate::payout::{Invoice, InvoiceUpload, Payout, PayoutStatus, PayoutWork};
-use crate::payout_account::PaymentError;
+use crate::payout_account::{PaymentError, Rail};
 use chrono::{DateTime, NaiveDate, Utc};
 
 /// What the merchant, the provider or the storage event asks of a payout.
@@ -36,7 +36,12 @@ pub enum Command {
     /// `POST reject`.
     Reject { reason: String },
     /// `POST batch-process`: approve (when invoiced) and hand to the provider.
-    Process { checked_invoice: Option<String> },
+    /// `rail`: the provider it is sent to next, none when no provider of
+    /// the merchant's is asked (manual, sandbox).
+    Process {
+        checked_invoice: Option<String>,
+        rail: Option<Rail>,
+    },
     /// The provider confirmed the payment.
     ConfirmPayment { reference: Option<String> },
     /// The provider refused or failed; the payout is approved again.
@@ -217,8 +222,10 @@ impl Payout {
         if !command.from_states().contains(&self.status) {
             return Err(Self::wrong_state(self.status, &command));
         }
-        if let Command::Approve { checked_invoice } | Command::Process { checked_invoice } =
-            &command
+        if let Command::Approve { checked_invoice }
+        | Command::Process {
+            checked_invoice, ..
+        } = &command
         {
             self.check_invoice(checked_invoice.as_deref())?;
         }
@@ -287,10 +294,13 @@ impl Payout {
                 self.invoice_key = Some(upload.key);
             }
             Command::Approve { .. } => self.approved_at = Some(now),
-            Command::Process { .. } => {
+            Command::Process { rail, .. } => {
                 self.approved_at.get_or_insert(now);
                 self.payment_error = None;
                 self.payment_attempt += 1;
+                self.rail = rail;
+                // A reference is an earlier attempt's (PayPal's refused batch).
+                self.payment_reference = None;
             }
             Command::MarkPaid {
                 payment_date,

@@ -187,10 +187,12 @@ pub enum RailStep {
     Wait,
 }
 
-/// The step for `payout` as it is now.
+/// The step for `payout` as it is now. A PROCESSING payout no rail was
+/// asked for (paid by hand) is never sent to one: the merchant may be
+/// paying it already.
 pub fn step(payout: &Payout) -> RailStep {
     match payout.status {
-        PayoutStatus::Processing if payout.payment_attempt == 0 => RailStep::Wait,
+        PayoutStatus::Processing if payout.rail.is_none() => RailStep::Wait,
         PayoutStatus::Processing if payout.payment_reference.is_some() => RailStep::Wait,
         PayoutStatus::Processing => RailStep::Redrive,
         PayoutStatus::Paid => RailStep::Wait,
@@ -201,6 +203,36 @@ pub fn step(payout: &Payout) -> RailStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_attempt_sent_through_a_rail_and_not_taken_is_sent_again() {
+        use PayoutStatus::*;
+        let at = |status, rail, reference: Option<&str>| {
+            let mut p = crate::payout::tests::payout(status);
+            p.payment_attempt = 1;
+            p.rail = rail;
+            p.payment_reference = reference.map(str::to_string);
+            step(&p)
+        };
+        let cases = [
+            (Approved, None, None, RailStep::Begin),
+            (InvoiceUploaded, None, None, RailStep::Begin),
+            (Approved, Some(Rail::Paypal), Some("B1"), RailStep::Begin),
+            // Paid by hand: the merchant may be paying it now.
+            (Processing, None, None, RailStep::Wait),
+            (Processing, Some(Rail::Stripe), None, RailStep::Redrive),
+            // Taken by the provider: its event says the rest.
+            (Processing, Some(Rail::Paypal), Some("B1"), RailStep::Wait),
+            (Paid, Some(Rail::Stripe), Some("tr_1"), RailStep::Wait),
+        ];
+        for (status, rail, reference, want) in cases {
+            assert_eq!(
+                at(status, rail, reference),
+                want,
+                "{status:?} {rail:?} {reference:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_rail_pays_only_the_method_of_its_provider() {

@@ -120,8 +120,11 @@ pub async fn pay(
         RailStep::Wait => return Ok(payout),
         RailStep::Redrive => payout,
         RailStep::Begin => match payout_rail::destination(affiliate, paying.rail) {
-            Err((code, message)) => return refuse(app, tenant, payout, code, message, now).await,
-            Ok(_) => match begin(app, tenant, payout, now).await? {
+            Err((code, message)) => {
+                let refusal = (code, message);
+                return refuse(app, tenant, paying.rail, payout, refusal, now).await;
+            }
+            Ok(_) => match begin(app, tenant, paying.rail, payout, now).await? {
                 Some(p) => p,
                 None => return Err(Error::internal("a payout to pay did not move")),
             },
@@ -326,6 +329,7 @@ async fn plan(
         let checked = payouts::invoice_presence(app, &p).await?;
         let process = Command::Process {
             checked_invoice: checked,
+            rail: Some(paying.rail),
         };
         let Some(moved) = p.apply(process, now)?.moved(now)? else {
             return Err(Error::internal("a payout to pay did not move"));
@@ -425,13 +429,17 @@ async fn answer_plan(
 pub async fn begin(
     app: &App,
     tenant: &Tenant,
+    rail: Rail,
     payout: Payout,
     now: DateTime<Utc>,
 ) -> Result<Option<Payout>> {
     let checked = payouts::invoice_presence(app, &payout).await?;
     let id = payout.id.clone();
-    let process = |_: &Payout| Command::Process {
-        checked_invoice: checked.clone(),
+    let process = |_: &Payout| {
+        Ok(Command::Process {
+            checked_invoice: checked.clone(),
+            rail: Some(rail),
+        })
     };
     match payouts::transition_from(app, tenant, &id, Some(payout), process, now).await {
         Ok(p) => Ok(Some(p)),
@@ -450,14 +458,15 @@ pub async fn begin(
 async fn refuse(
     app: &App,
     tenant: &Tenant,
+    rail: Rail,
     payout: Payout,
-    code: String,
-    message: String,
+    (code, message): (String, String),
     now: DateTime<Utc>,
 ) -> Result<Payout> {
     let checked = payouts::invoice_presence(app, &payout).await?;
     let process = Command::Process {
         checked_invoice: checked,
+        rail: Some(rail),
     };
     let failed = Command::PaymentFailed {
         code: code.clone(),
@@ -537,27 +546,47 @@ async fn answered(
         )));
     };
     let id = p.id.clone();
-    let after =
-        payouts::transition_from(app, tenant, &id, Some(p), |_| command.clone(), now).await?;
+    let asked = p.payment_attempt;
+    // Decided again on a payout changed meanwhile: an answer is its
+    // attempt's, never a later one's.
+    let answer_of = |now_is: &Payout| {
+        if now_is.payment_attempt == asked {
+            Ok(command.clone())
+        } else {
+            Err(Error::state(
+                "payout",
+                now_is.status.as_str(),
+                "record an earlier attempt's answer",
+            ))
+        }
+    };
+    let after = payouts::transition_from(app, tenant, &id, Some(p), answer_of, now).await?;
     refused(after)
 }
 
-/// The payout job's turn at a PROCESSING payout: on the rail, its attempt
-/// is asked again once it has waited [`REDRIVE_AFTER_MINUTES`]; off the
-/// rail, the provider without one is asked (`payouts::pay`).
+/// The payout job's turn at a PROCESSING payout sent through a rail: its
+/// attempt is asked again, with the same key, once it has waited
+/// [`REDRIVE_AFTER_MINUTES`], through the rail it was sent to. Nothing
+/// else: a payout no rail was asked for is the merchant's to mark paid, one
+/// the provider took waits for its event, and one refused meanwhile waits
+/// for the merchant's next batch-process (a new attempt is never begun here).
 pub async fn redrive(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> Result<Payout> {
-    let paying = paying(app, tenant).await?;
-    let affiliate = affiliate_store::get(&app.store, tenant, &p.affiliate_id).await?;
-    let Some(paying) =
-        paying.filter(|r| Rail::for_method(affiliate.payout_method, r.rail).is_some())
-    else {
-        return payouts::pay(app, tenant, p, now).await;
+    let Some(rail) = p.rail else {
+        return Ok(p);
     };
     if now - p.updated_at < Duration::minutes(REDRIVE_AFTER_MINUTES) {
         return Ok(p);
     }
+    let Some(paying) = paying(app, tenant).await?.filter(|r| r.rail == rail) else {
+        tracing::warn!(payout = %p.id, "payout job: the rail the payout was sent through no longer pays; left PROCESSING");
+        return Ok(p);
+    };
     // Decided on the record as it is now: the job's index may lag behind.
     let current = store_payouts::get(&app.store, tenant, &p.id).await?;
+    if payout_rail::step(&current) != RailStep::Redrive {
+        return Ok(current);
+    }
+    let affiliate = affiliate_store::get(&app.store, tenant, &p.affiliate_id).await?;
     pay(app, tenant, &paying, current, &affiliate, now).await
 }
 

@@ -31,18 +31,19 @@ pub async fn transition(
     command: impl Fn(&Payout) -> Command,
     now: DateTime<Utc>,
 ) -> Result<Payout> {
-    transition_from(app, tenant, id, None, command, now).await
+    transition_from(app, tenant, id, None, |p| Ok(command(p)), now).await
 }
 
 /// [`transition`], deciding first on `read` (the payout as the caller just
 /// read it, which saves a round trip); a retry after a concurrent change
-/// reads it again.
+/// reads it again and decides again: `command` may refuse the payout as it
+/// has become (a provider's answer to an attempt that is no longer current).
 pub async fn transition_from(
     app: &App,
     tenant: &Tenant,
     id: &str,
     read: Option<Payout>,
-    command: impl Fn(&Payout) -> Command,
+    command: impl Fn(&Payout) -> Result<Command>,
     now: DateTime<Utc>,
 ) -> Result<Payout> {
     let store = &app.store;
@@ -55,7 +56,7 @@ pub async fn transition_from(
                 Some(p) => p,
                 None => store_payouts::get(store, tenant, id).await?,
             };
-            let Some(moved) = before.apply(command(&before), now)?.moved(now)? else {
+            let Some(moved) = before.apply(command(&before)?, now)?.moved(now)? else {
                 return Ok(Attempt::Done((before, false)));
             };
             commit(store, tenant, moved, now).await

@@ -33,8 +33,10 @@ pub async fn approve(app: &App, tenant: &Tenant, id: &str, now: DateTime<Utc>) -
         tenant,
         id,
         Some(payout),
-        |_| Command::Approve {
-            checked_invoice: checked.clone(),
+        |_| {
+            Ok(Command::Approve {
+                checked_invoice: checked.clone(),
+            })
         },
         now,
     )
@@ -103,7 +105,10 @@ async fn processed(
     checked_invoice: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Option<Moved>> {
-    let process = Command::Process { checked_invoice };
+    let process = Command::Process {
+        checked_invoice,
+        rail: None,
+    };
     let Some(processing) = before.apply(process, now)?.moved(now)? else {
         return Ok(None);
     };
@@ -431,16 +436,4 @@ fn failed_payment(after: Payout) -> Result<Payout> {
         ))),
         _ => Ok(after),
     }
-}
-
-/// Asks the provider to pay a payout the payout job found PROCESSING (left
-/// there by a crash, or by a provider that confirms later) and records its
-/// answer, decided on the record read again: the work index's copy `p` may
-/// lag behind it.
-pub async fn pay(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) -> Result<Payout> {
-    let Some(command) = answer(app.payments.pay(tenant.mode, &p).await) else {
-        return Ok(p);
-    };
-    let after = transition(app, tenant, &p.id, |_| command.clone(), now).await?;
-    failed_payment(after)
 }

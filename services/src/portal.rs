@@ -160,7 +160,7 @@ pub async fn upload_invoice(
         content_type: content_type.to_string(),
         size,
     };
-    let attach = |_: &Payout| Command::ReplaceInvoice(upload.clone());
+    let attach = |_: &Payout| Ok(Command::ReplaceInvoice(upload.clone()));
     // Decided first on the payout as read above (no second read).
     let id = p.id.clone();
     payout_service::transition_from(app, tenant, &id, Some(p), attach, now).await

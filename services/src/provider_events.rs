@@ -683,14 +683,16 @@ async fn payout_result(
     let Some(p) = store_payouts::read(&app.store, tenant, &r.payout_id).await? else {
         return Ok((None, Some("unknown payout".into())));
     };
-    let command = match r.command(&p) {
-        Ok(c) => c,
-        Err(reason) => return Ok((None, Some(reason))),
+    if let Err(reason) = r.command(&p) {
+        return Ok((None, Some(reason)));
+    }
+    // Decided again on a payout changed meanwhile (a new attempt begun).
+    let decide = |now_is: &domain::payout::Payout| {
+        r.command(now_is)
+            .map_err(|_| Error::state("payout", now_is.status.as_str(), "apply the event"))
     };
     let id = r.payout_id.clone();
-    match payout_transitions::transition_from(app, tenant, &id, Some(p), |_| command.clone(), now)
-        .await
-    {
+    match payout_transitions::transition_from(app, tenant, &id, Some(p), decide, now).await {
         Ok(_) => Ok((None, None)),
         // Moved meanwhile (paid by an earlier delivery, say): left as it is.
         Err(Error::InvalidState { current, .. }) => {

@@ -108,6 +108,11 @@ pub struct Payout {
     /// idempotency key is `{id}-{payment_attempt}`.
     #[serde(default)]
     pub payment_attempt: u32,
+    /// The rail the current attempt was sent through (STRIPE, PAYPAL);
+    /// none when no provider of the merchant's was asked (manual, sandbox),
+    /// and then nothing here ever sends it to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rail: Option<crate::payout_account::Rail>,
     /// The last refusal, with the provider's code.
     pub last_payment_error: Option<PaymentError>,
     /// Work on its conversions still to be completed (resumable, by the job).
@@ -245,6 +250,7 @@ impl Payout {
             cancellation_reason: None,
             payment_error: None,
             payment_attempt: 0,
+            rail: None,
             last_payment_error: None,
             work: None,
             progress: Progress::default(),
@@ -263,10 +269,15 @@ impl Payout {
         }
     }
 
-    /// Waiting on its provider's outcome (PROCESSING, no chunked work left):
-    /// the payout job polls it.
+    /// Waiting on its provider's outcome (PROCESSING, no chunked work left),
+    /// sent through a rail that has not taken it yet: the payout job asks
+    /// again. One paid by hand waits for mark-paid, one a provider took
+    /// (PayPal's batch) for its event: the job has nothing to do for either.
     pub fn awaits_provider(&self) -> bool {
-        self.work.is_none() && self.status == PayoutStatus::Processing
+        self.work.is_none()
+            && self.status == PayoutStatus::Processing
+            && self.rail.is_some()
+            && self.payment_reference.is_none()
     }
 
     /// Shown by the API: every payout but one still being assembled.

@@ -4,6 +4,7 @@ use super::*;
 use crate::change::{Event, Subject};
 use crate::conversion::ConversionStatus;
 use crate::event::EventType;
+use crate::payout_account::Rail;
 use crate::payout_command::{Command, FollowUp, Outcome};
 use crate::payout_work::{AtOnce, Releasing, TransitionPlan};
 use crate::timestamp::parse_datetime;
@@ -102,6 +103,7 @@ fn a_payout_approved_in_passing_records_its_approval_first() {
     let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
     let process = Command::Process {
         checked_invoice: Some(CHECKED.into()),
+        rail: None,
     };
     // (from, approved before?, approval recorded?)
     let cases = [
@@ -157,6 +159,7 @@ fn a_provider_answer_joins_the_move_to_processing_in_one_write() {
     let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
     let process = Command::Process {
         checked_invoice: Some(CHECKED.into()),
+        rail: None,
     };
     let paid = Command::ConfirmPayment {
         reference: Some("sandbox_po".into()),
@@ -289,7 +292,17 @@ fn a_payout_waits_in_the_queue_of_its_work_or_of_its_provider() {
         with(Rejected, Some(PayoutWork::Release)),
         Some(PayoutQueue::Release)
     );
-    assert_eq!(with(Processing, None), Some(PayoutQueue::Paying));
+    // PROCESSING: the job asks a rail again until it has taken the payout;
+    // one paid by hand, or taken (PayPal's batch), is not the job's.
+    assert_eq!(with(Processing, None), None);
+    let on_rail = |reference: Option<&str>| {
+        let mut p = payout(Processing);
+        p.rail = Some(Rail::Paypal);
+        p.payment_reference = reference.map(str::to_string);
+        p.queue()
+    };
+    assert_eq!(on_rail(None), Some(PayoutQueue::Paying));
+    assert_eq!(on_rail(Some("5UXD2E8A7EBQJ")), None);
     for status in [
         Pending,
         InvoiceUploaded,
@@ -342,6 +355,7 @@ fn commands() -> Vec<Command> {
         },
         Command::Process {
             checked_invoice: Some(CHECKED.into()),
+            rail: None,
         },
         Command::ConfirmPayment { reference: None },
         Command::PaymentFailed {
@@ -604,6 +618,7 @@ fn approving_needs_the_invoice_in_storage() {
         },
         Command::Process {
             checked_invoice: None,
+            rail: None,
         },
     ] {
         let err = payout(InvoiceUploaded).apply(command, now).unwrap_err();
@@ -619,6 +634,7 @@ fn approving_needs_the_invoice_in_storage() {
         },
         Command::Process {
             checked_invoice: Some("invoices/old".into()),
+            rail: None,
         },
     ] {
         let err = replaced.apply(command, now).unwrap_err();
@@ -632,7 +648,8 @@ fn approving_needs_the_invoice_in_storage() {
     assert!(payout(Approved)
         .apply(
             Command::Process {
-                checked_invoice: None
+                checked_invoice: None,
+                rail: None,
             },
             now
         )
@@ -677,6 +694,7 @@ fn transitions_record_what_happened() {
     let attempt = |p: &Payout| match p.apply(
         Command::Process {
             checked_invoice: None,
+            rail: None,
         },
         now,
     ) {
@@ -684,6 +702,20 @@ fn transitions_record_what_happened() {
         other => panic!("{other:?}"),
     };
     assert_eq!(attempt(&approved), approved.payment_attempt + 1);
+    // An attempt names its rail, and an earlier attempt's reference goes.
+    let mut refused = payout(Approved);
+    refused.payment_reference = Some("5UXD2E8A7EBQJ".into());
+    let process = Command::Process {
+        checked_invoice: None,
+        rail: Some(Rail::Stripe),
+    };
+    let Ok(Outcome::Changed { payout: next, .. }) = refused.apply(process, now) else {
+        panic!("an APPROVED payout is processed")
+    };
+    assert_eq!(
+        (next.rail, next.payment_reference),
+        (Some(Rail::Stripe), None)
+    );
     assert_eq!(
         PayoutStatus::parse("invoice_uploaded"),
         Some(InvoiceUploaded)

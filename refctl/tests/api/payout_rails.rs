@@ -8,6 +8,7 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use api::domain::payout_rail::Rail;
 use api::domain::tenant::Mode;
 use api::services::payout_job::{self as job, Budget};
 use api::services::payout_rails;
@@ -388,7 +389,7 @@ async fn a_crash_between_processing_and_the_call_is_paid_once_by_the_payout_job(
     let now = api::domain::timestamp::now();
     // The move to PROCESSING committed, and then nothing: the process died.
     let read = store_payouts::get(&app.store, &tenant, &id).await.unwrap();
-    let processing = payout_rails::begin(app, &tenant, read, now)
+    let processing = payout_rails::begin(app, &tenant, Rail::Stripe, read, now)
         .await
         .unwrap()
         .unwrap();
@@ -403,6 +404,41 @@ async fn a_crash_between_processing_and_the_call_is_paid_once_by_the_payout_job(
     job::run(app, later, Budget::default()).await.unwrap();
     assert_eq!(transfer_keys(&id).await, [format!("{id}-1")]);
     assert_eq!(transfers_of(&id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_payout_processed_without_a_rail_is_never_sent_to_one() {
+    // Processed before the merchant's integration paid (manual: the merchant
+    // pays it by hand), then its affiliate is on the rail: neither the job
+    // nor another batch-process sends it, since the merchant may be paying it.
+    let rails = Rails::on(rails_later_server()).await;
+    let (aff, _) = rails.connected(&[100]).await;
+    let id = rails.approved(&aff).await;
+    let tenant = rails.fx.tenant(Mode::Test);
+    let app = &rails.fx.app;
+    let now = api::domain::timestamp::now();
+    let by_hand = |_: &api::domain::payout::Payout| api::domain::payout_command::Command::Process {
+        checked_invoice: None,
+        rail: None,
+    };
+    let left = api::services::payouts::transition(app, &tenant, &id, by_hand, now)
+        .await
+        .unwrap();
+    assert_eq!(
+        (left.status.as_str(), left.payment_attempt),
+        ("PROCESSING", 1)
+    );
+    let later = now + chrono::Duration::minutes(11);
+    job::run(app, later, Budget::default()).await.unwrap();
+    let again = rails.batch_process(&id).await;
+    assert_eq!(
+        again.data()["processed"][0]["status"],
+        "PROCESSING",
+        "{:?}",
+        again.body
+    );
+    assert_eq!(rails.payout(&id).await["status"], "PROCESSING");
+    assert!(transfer_keys(&id).await.is_empty(), "no transfer");
 }
 
 #[tokio::test]

@@ -883,40 +883,49 @@ async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once()
 }
 
 #[tokio::test]
-async fn a_payout_left_processing_is_paid_once_by_the_payout_job() {
+async fn a_payout_left_processing_without_a_rail_is_the_merchants_to_mark_paid() {
     // batch-process commits the sandbox's answer with the move to
-    // PROCESSING; a payout left PROCESSING (a crash before the provider
-    // answered, or written before) waits in the job's queue, which asks the
-    // provider again.
+    // PROCESSING, so only a payout paid by hand (manual) stays PROCESSING
+    // without a rail: the merchant may be paying it, so the payout job never
+    // asks a provider for it, and only mark-paid moves it.
     let fx = Fx::new().await;
     let id = fx.approved(Mode::Test, 1).await.remove(0);
     let tenant = fx.tenant(Mode::Test);
     let now = api::domain::timestamp::now();
     let process = |_: &api::domain::payout::Payout| api::domain::payout_command::Command::Process {
         checked_invoice: None,
+        rail: None,
     };
     let left = api::services::payouts::transition(&fx.app, &tenant, &id, process, now)
         .await
         .unwrap();
     assert_eq!(left.status.as_str(), "PROCESSING");
-    // Any test's job run may be the one that pays it: two runs, one payment.
+    assert_eq!(left.queue(), None, "not in the job's queue");
     for _ in 0..2 {
         fx.run_job().await;
         let r = fx.call("GET", &format!("/api/v1/payouts/{id}"), None).await;
-        assert_eq!(r.data()["status"], "PAID", "{:?}", r.body);
-        assert_eq!(r.data()["paymentReference"], format!("sandbox_{id}"));
+        assert_eq!(r.data()["status"], "PROCESSING", "{:?}", r.body);
     }
+    let paid_events = |fx_body: &Value| -> usize {
+        fx_body
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["data"]["id"] == id.as_str())
+            .count()
+    };
     let r = fx
         .call("GET", "/api/v1/events?type=payout.paid", None)
         .await;
-    let paid: Vec<&Value> = r
-        .data()
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["data"]["id"] == id.as_str())
-        .collect();
-    assert_eq!(paid.len(), 1, "{:?}", r.body);
+    assert_eq!(paid_events(r.data()), 0, "{:?}", r.body);
+    let marked = fx
+        .call("PUT", &format!("/api/v1/payouts/{id}/mark-paid"), None)
+        .await;
+    assert_eq!(marked.data()["status"], "PAID", "{:?}", marked.body);
+    let r = fx
+        .call("GET", "/api/v1/events?type=payout.paid", None)
+        .await;
+    assert_eq!(paid_events(r.data()), 1, "{:?}", r.body);
     fx.assert_held(Mode::Test, &id, "PAID").await;
 }
 

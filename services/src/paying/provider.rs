@@ -8,9 +8,9 @@
 //!
 //! Neither moves money through this process, so batch-process asks them
 //! once the move to PROCESSING is decided and commits their answer with it
-//! (one write). An adapter that moves money must instead be asked after
-//! PROCESSING is committed, so that a crash between the two leaves a payout
-//! the payout job finds and asks again (`services::payouts::pay`).
+//! (one write). A rail that moves money (`services::payout_rails`) is
+//! instead asked after PROCESSING is committed, so that a crash between the
+//! two leaves a payout the payout job finds and asks again.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
