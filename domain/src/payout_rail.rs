@@ -127,6 +127,10 @@ pub struct PayoutResult {
     /// The provider's batch the item was paid in (the payout's reference
     /// while it waits): an event of an earlier attempt's batch is stale.
     pub batch_id: Option<String>,
+    /// The batch's `sender_batch_id`: the attempt's key it was sent with,
+    /// which names the attempt even when the answer that gave the batch id
+    /// was lost.
+    pub attempt_key: Option<String>,
     pub outcome: PayoutOutcome,
 }
 
@@ -157,7 +161,7 @@ impl PayoutResult {
                 p.status.as_str()
             ));
         }
-        if self.batch_id.is_some() && self.batch_id != p.payment_reference {
+        if !self.is_of_current_attempt(p) {
             return Err("an event of an earlier attempt".into());
         }
         Ok(match &self.outcome {
@@ -173,6 +177,17 @@ impl PayoutResult {
                 message: message.clone(),
             },
         })
+    }
+
+    /// Whether the event is about `p`'s current attempt: by the key the
+    /// attempt was sent with when the event names it, else by the batch the
+    /// payout holds (a batch the payout does not hold is an earlier one's).
+    fn is_of_current_attempt(&self, p: &Payout) -> bool {
+        match (&self.attempt_key, &self.batch_id) {
+            (Some(key), _) => *key == attempt_key(p),
+            (None, Some(_)) => self.batch_id == p.payment_reference,
+            (None, None) => true,
+        }
     }
 }
 
@@ -268,6 +283,7 @@ mod tests {
         let result = |batch: &str, outcome| PayoutResult {
             payout_id: "po_1".into(),
             batch_id: Some(batch.into()),
+            attempt_key: None,
             outcome,
         };
         let paid = PayoutOutcome::Paid {
@@ -288,6 +304,24 @@ mod tests {
         assert!(
             result("B1", paid.clone()).command(&p).is_err(),
             "an earlier attempt's batch"
+        );
+        // The answer that named the batch was lost: the attempt's key says it.
+        let keyed = |key: &str| PayoutResult {
+            attempt_key: Some(key.into()),
+            ..result("B2", paid.clone())
+        };
+        p.payment_reference = None;
+        assert!(
+            result("B2", paid.clone()).command(&p).is_err(),
+            "no key: a batch the payout does not hold"
+        );
+        assert!(matches!(
+            keyed("po_1-2").command(&p),
+            Ok(Command::ConfirmPayment { .. })
+        ));
+        assert!(
+            keyed("po_1-1").command(&p).is_err(),
+            "an earlier attempt's key"
         );
         p.status = PayoutStatus::Paid;
         assert!(

@@ -1478,6 +1478,18 @@ def control(method, path, query, body, base):
             ],
             False,
         )
+    if method == "POST" and path == "/_standin/paypal/forget-request-ids":
+        # PayPal keeps a PayPal-Request-Id for a while only: after that, the
+        # same sender_batch_id is refused as used instead of replayed.
+        prefix = body.get("prefix")
+        if not isinstance(prefix, str) or not prefix:
+            raise Reply(400, {"error": "prefix (a PayPal-Request-Id prefix) is required"})
+        forgotten = 0
+        for keyed in d["request_ids"].values():
+            for rid in [k for k in keyed if k.startswith(prefix)]:
+                del keyed[rid]
+                forgotten += 1
+        return 200, {"forgotten": forgotten}, True
     if method == "POST" and path == "/_standin/stripe/balance":
         key, cur = body.get("apiKey"), str(body.get("currency", "usd")).lower()
         if not isinstance(key, str) or not isinstance(body.get("available"), int):

@@ -57,6 +57,7 @@ fn item(kind: &str, resource: &Value) -> Outcome {
     Outcome::Apply(vec![Command::PayoutResult(PayoutResult {
         payout_id,
         batch_id: text_at(resource, "payout_batch_id"),
+        attempt_key: text_at(resource, "sender_batch_id"),
         outcome,
     })])
 }
@@ -70,6 +71,7 @@ mod tests {
         json!({"id": "WH-1", "event_version": "1.0", "resource_type": "payouts_item",
             "event_type": format!("PAYMENT.PAYOUTS-ITEM.{kind}"),
             "resource": {"payout_item_id": "8AELMXH8UB2P8", "payout_batch_id": "5UXD2E8A7EBQJ",
+                "sender_batch_id": "po_1-1",
                 "transaction_status": kind, "errors": errors,
                 "payout_item": {"sender_item_id": "po_1", "receiver": "a@example.com"}}})
         .to_string()
@@ -90,8 +92,12 @@ mod tests {
     fn each_item_event_says_what_became_of_the_payout() {
         let paid = result(&event("SUCCEEDED", Value::Null)).unwrap();
         assert_eq!(
-            (paid.payout_id.as_str(), paid.batch_id.as_deref()),
-            ("po_1", Some("5UXD2E8A7EBQJ"))
+            (
+                paid.payout_id.as_str(),
+                paid.batch_id.as_deref(),
+                paid.attempt_key.as_deref()
+            ),
+            ("po_1", Some("5UXD2E8A7EBQJ"), Some("po_1-1"))
         );
         assert_eq!(
             paid.outcome,

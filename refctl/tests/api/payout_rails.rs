@@ -442,6 +442,49 @@ async fn a_payout_processed_without_a_rail_is_never_sent_to_one() {
 }
 
 #[tokio::test]
+async fn a_refused_key_on_a_redrive_keeps_the_attempt_and_pays_once() {
+    // The transfer was made and its answer lost; then Stripe refuses the
+    // key (revoked, say) before looking at the request: that says nothing
+    // of the transfer, so the attempt and its key are kept.
+    let rails = Rails::new().await;
+    let (aff, _) = rails.connected(&[100]).await;
+    let id = rails.approved(&aff).await;
+    fault(&id, json!({"kind": "drop_after"})).await;
+    let lost = rails.batch_process(&id).await;
+    assert_eq!(lost.data()["failed"][0]["code"], "SERVICE_UNAVAILABLE");
+    let refused = json!({"error": {"type": "invalid_request_error",
+        "message": "Invalid API Key provided: sk_test_****abcd"}});
+    fault(
+        &id,
+        json!({"kind": "status", "status": 401, "body": refused}),
+    )
+    .await;
+    let r = rails.batch_process(&id).await;
+    assert_eq!(
+        r.data()["failed"][0]["code"],
+        "SERVICE_UNAVAILABLE",
+        "{:?}",
+        r.body
+    );
+    let kept = rails.payout(&id).await;
+    assert_eq!(
+        (&kept["status"], &kept["paymentAttempt"]),
+        (&json!("PROCESSING"), &json!(1)),
+        "{kept}"
+    );
+    let paid = rails.batch_process(&id).await;
+    assert_eq!(
+        paid.data()["processed"][0]["status"],
+        "PAID",
+        "{:?}",
+        paid.body
+    );
+    assert_eq!(transfers_of(&id).await.len(), 1, "one transfer");
+    let keys = transfer_keys(&id).await;
+    assert!(keys.iter().all(|k| *k == format!("{id}-1")), "{keys:?}");
+}
+
+#[tokio::test]
 async fn two_batch_processes_at_once_make_one_transfer() {
     let rails = Rails::new().await;
     let (aff, _) = rails.connected(&[100]).await;
@@ -985,6 +1028,85 @@ async fn a_paypal_failure_returns_the_payout_for_a_new_attempt() {
     // The first attempt's event again: answered once.
     let stale = pp.deliver(&failed, &headers).await;
     assert_eq!(stale.data()["outcome"], "DUPLICATE");
+}
+
+/// PayPal's payout items of a payout.
+async fn paypal_items(payout_id: &str) -> Vec<Value> {
+    let path = format!("/_standin/paypal/items?match={payout_id}");
+    standin_call("GET", &path, None)
+        .await
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// batch-process of `id` whose payout call PayPal takes and whose answer
+/// is lost: 503, PROCESSING, no batch id known.
+async fn taken_and_lost(pp: &Paypal, id: &str) {
+    let lost = json!({"path": "/v1/payments/payouts", "kind": "drop_after"});
+    fault(id, lost).await;
+    let r = pp.batch_process(id).await;
+    assert_eq!(
+        r.data()["failed"][0]["code"],
+        "SERVICE_UNAVAILABLE",
+        "{:?}",
+        r.body
+    );
+    let left = pp.payout(id).await;
+    assert_eq!(
+        (&left["status"], &left["paymentReference"]),
+        (&json!("PROCESSING"), &Value::Null),
+        "{left}"
+    );
+}
+
+#[tokio::test]
+async fn a_paypal_event_settles_the_attempt_whose_answer_was_lost() {
+    let pp = Paypal::new().await;
+    let (id, _) = pp.approved().await;
+    taken_and_lost(&pp, &id).await;
+    // The event names the attempt by its sender_batch_id.
+    let (paid, headers) = pp.item_event(&id, "SUCCESS", &pp.webhook_id).await;
+    assert_eq!(paid["resource"]["sender_batch_id"], format!("{id}-1"));
+    let r = pp.deliver(&paid, &headers).await;
+    assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
+    assert_eq!(pp.payout(&id).await["status"], "PAID");
+    assert_eq!(paypal_requests(&id).await.len(), 1, "one payout call");
+}
+
+#[tokio::test]
+async fn a_paypal_batch_made_before_is_found_when_paypal_forgets_the_request_id() {
+    let pp = Paypal::new().await;
+    let (id, _) = pp.approved().await;
+    taken_and_lost(&pp, &id).await;
+    // PayPal no longer replays the request: it refuses the sender_batch_id
+    // as used, and links to the batch it made.
+    let prefix = json!({"prefix": id});
+    standin_call("POST", "/_standin/paypal/forget-request-ids", Some(prefix)).await;
+    let again = pp.batch_process(&id).await;
+    let items = paypal_items(&id).await;
+    assert_eq!(items.len(), 1, "one batch: {items:?}");
+    let taken = &again.data()["processed"][0];
+    assert_eq!(
+        (&taken["status"], &taken["paymentAttempt"]),
+        (&json!("PROCESSING"), &json!(1)),
+        "{:?}",
+        again.body
+    );
+    assert_eq!(taken["paymentReference"], items[0]["payout_batch_id"]);
+    let statuses: Vec<(Value, Value)> = paypal_requests(&id)
+        .await
+        .iter()
+        .map(|r| (r["key"].clone(), r["status"].clone()))
+        .collect();
+    let key = json!(format!("{id}-1"));
+    assert_eq!(statuses, [(key.clone(), Value::Null), (key, json!(400))]);
+    let (paid, headers) = pp.item_event(&id, "SUCCESS", &pp.webhook_id).await;
+    assert_eq!(
+        pp.deliver(&paid, &headers).await.data()["outcome"],
+        "APPLIED"
+    );
+    assert_eq!(pp.payout(&id).await["status"], "PAID");
 }
 
 #[tokio::test]

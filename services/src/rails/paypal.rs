@@ -101,7 +101,19 @@ impl Rails {
 /// What a call came to.
 enum Reply {
     Done(Value),
-    Refused { code: String, message: String },
+    Refused {
+        code: String,
+        message: String,
+    },
+    /// PayPal refused the credentials (the token, 401, 403) before looking
+    /// at the request: nothing is known of an earlier call of the attempt.
+    CredentialsRefused {
+        code: String,
+        message: String,
+    },
+    /// The batch of this `sender_batch_id` exists already (an earlier call
+    /// of the attempt was taken): its id, from PayPal's link to it.
+    Taken(Option<String>),
     NoAnswer(String),
 }
 
@@ -137,6 +149,14 @@ impl Paypal<'_> {
                 },
             },
             Reply::Refused { code, message } => ProviderAnswer::Refused { code, message },
+            Reply::Taken(Some(batch)) => ProviderAnswer::Accepted { reference: batch },
+            Reply::Taken(None) => ProviderAnswer::NoAnswer {
+                cause: "PayPal has this attempt's batch already and did not name it".into(),
+            },
+            // The credentials refused say nothing of an earlier call of the attempt.
+            Reply::CredentialsRefused { code, message } => ProviderAnswer::NoAnswer {
+                cause: format!("{message} ({code})"),
+            },
             Reply::NoAnswer(cause) => ProviderAnswer::NoAnswer { cause },
         }
     }
@@ -156,7 +176,7 @@ impl Paypal<'_> {
             Reply::Done(answer) => Ok(answer["verification_status"] == "SUCCESS"),
             // PayPal refused the question (a header missing or malformed):
             // the event is not verified.
-            Reply::Refused { .. } => Ok(false),
+            Reply::Refused { .. } | Reply::CredentialsRefused { .. } | Reply::Taken(_) => Ok(false),
             Reply::NoAnswer(cause) => Err(Error::Unavailable(format!(
                 "PayPal's verification did not answer ({cause}); the event is refused for now"
             ))),
@@ -229,7 +249,7 @@ impl Paypal<'_> {
 /// A token request that failed: refused credentials (4xx), or no answer.
 fn sorted_token_failure(status: u16) -> Reply {
     match status {
-        400..=499 if status != 429 => Reply::Refused {
+        400..=499 if status != 429 => Reply::CredentialsRefused {
             code: "invalid_client".into(),
             message: "PayPal refused the integration's client id and secret".into(),
         },
@@ -237,9 +257,13 @@ fn sorted_token_failure(status: u16) -> Reply {
     }
 }
 
-/// Sorts an answer: 2xx done; 429 and 5xx unknown; another 4xx refused,
-/// with PayPal's `name` (or OAuth's `error`) and message.
+/// Sorts an answer: 2xx done; 429 and 5xx unknown; a `sender_batch_id`
+/// used already, the batch it made; 401 and 403, the credentials refused;
+/// another 4xx refused, with PayPal's `name` (or OAuth's `error`) and message.
 fn sorted(status: u16, answer: Value) -> Reply {
+    if status == 400 && issues(&answer).any(|i| i == "SENDER_BATCH_ID_ALREADY_USED") {
+        return Reply::Taken(linked_batch(&answer));
+    }
     let text = |field: &str| {
         answer
             .get(field)
@@ -261,12 +285,35 @@ fn sorted(status: u16, answer: Value) -> Reply {
             let message = text("message")
                 .or_else(|| text("error_description"))
                 .unwrap_or_else(|| format!("PayPal answered {status}"));
-            Reply::Refused {
-                code,
-                message: format!("{message}{detail}"),
+            let message = format!("{message}{detail}");
+            match status {
+                401 | 403 => Reply::CredentialsRefused { code, message },
+                _ => Reply::Refused { code, message },
             }
         }
     }
+}
+
+/// The `issue` of each of an error's details.
+fn issues(answer: &Value) -> impl Iterator<Item = &str> {
+    answer
+        .get("details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.get("issue").and_then(Value::as_str))
+}
+
+/// The batch id an error links to (`…/v1/payments/payouts/{batch}`).
+fn linked_batch(answer: &Value) -> Option<String> {
+    answer
+        .get("links")?
+        .as_array()?
+        .iter()
+        .filter_map(|l| l.get("href").and_then(Value::as_str))
+        .find_map(|href| href.split_once("/v1/payments/payouts/"))
+        .map(|(_, batch)| batch.trim_end_matches('/').to_string())
+        .filter(|b| !b.is_empty() && !b.contains('/'))
 }
 
 #[cfg(test)]
@@ -287,7 +334,12 @@ mod tests {
                 json!({"name": "INSUFFICIENT_FUNDS", "message": "m"}),
                 "refused",
             ),
-            (401, json!({"error": "invalid_token"}), "refused"),
+            (401, json!({"error": "invalid_token"}), "credentials"),
+            (
+                403,
+                json!({"name": "NOT_AUTHORIZED", "message": "m"}),
+                "credentials",
+            ),
             (429, json!({}), "unknown"),
             (500, json!({}), "unknown"),
         ];
@@ -295,6 +347,8 @@ mod tests {
             let got = match sorted(status, answer) {
                 Reply::Done(_) => "done",
                 Reply::Refused { .. } => "refused",
+                Reply::CredentialsRefused { .. } => "credentials",
+                Reply::Taken(_) => "taken",
                 Reply::NoAnswer(_) => "unknown",
             };
             assert_eq!(got, want, "{status}");
@@ -307,5 +361,16 @@ mod tests {
         };
         assert_eq!(code, "VALIDATION_ERROR");
         assert_eq!(message, "Invalid request (CURRENCY_NOT_SUPPORTED)");
+        // A sender_batch_id used already: the batch it made, by PayPal's link.
+        let used = |links: Value| {
+            json!({"name": "USER_BUSINESS_ERROR", "message": "User business error.",
+                "details": [{"field": "SENDER_BATCH_ID", "location": "body",
+                    "issue": "SENDER_BATCH_ID_ALREADY_USED"}],
+                "links": links})
+        };
+        let linked = json!([{"href": "https://api-m.paypal.com/v1/payments/payouts/5UXD2E8A7EBQJ",
+            "rel": "self", "method": "GET"}]);
+        assert!(matches!(sorted(400, used(linked)), Reply::Taken(Some(b)) if b == "5UXD2E8A7EBQJ"));
+        assert!(matches!(sorted(400, used(json!([]))), Reply::Taken(None)));
     }
 }

@@ -87,6 +87,10 @@ impl Stripe<'_> {
                 },
             },
             Reply::Refused { code, message } => ProviderAnswer::Refused { code, message },
+            // The key refused says nothing of an earlier call of the attempt.
+            Reply::KeyRefused { code, message } => ProviderAnswer::NoAnswer {
+                cause: format!("Stripe refused the integration's apiKey: {message} ({code})"),
+            },
             Reply::NoAnswer(cause) => ProviderAnswer::NoAnswer { cause },
         }
     }
@@ -220,6 +224,13 @@ enum Reply {
         code: String,
         message: String,
     },
+    /// Stripe refused the key itself (401, 403) before looking at the
+    /// request: nothing was done by this call, and nothing is known of an
+    /// earlier call with the same idempotency key.
+    KeyRefused {
+        code: String,
+        message: String,
+    },
     /// The outcome is unknown.
     NoAnswer(String),
 }
@@ -243,12 +254,17 @@ impl Reply {
             _ if kind.as_deref() == Some("idempotency_error") => {
                 Reply::NoAnswer("Stripe refused the idempotency key's reuse".into())
             }
-            _ => Reply::Refused {
-                code: text("code")
+            _ => {
+                let code = text("code")
                     .or(kind)
-                    .unwrap_or_else(|| format!("http_{status}")),
-                message: text("message").unwrap_or_else(|| format!("Stripe answered {status}")),
-            },
+                    .unwrap_or_else(|| format!("http_{status}"));
+                let message =
+                    text("message").unwrap_or_else(|| format!("Stripe answered {status}"));
+                match status {
+                    401 | 403 => Reply::KeyRefused { code, message },
+                    _ => Reply::Refused { code, message },
+                }
+            }
         }
     }
 
@@ -257,11 +273,13 @@ impl Reply {
     fn done(self) -> Result<Value> {
         match self {
             Reply::Done(body) => Ok(body),
-            Reply::Refused { code, message } => Err(Error::ProviderRefused {
-                current: "REFUSED_BY_STRIPE".into(),
-                code,
-                message,
-            }),
+            Reply::Refused { code, message } | Reply::KeyRefused { code, message } => {
+                Err(Error::ProviderRefused {
+                    current: "REFUSED_BY_STRIPE".into(),
+                    code,
+                    message,
+                })
+            }
             Reply::NoAnswer(cause) => Err(Error::Unavailable(format!("{cause}; retry"))),
         }
     }
@@ -282,7 +300,7 @@ mod tests {
             (
                 401,
                 json!({"error": {"type": "invalid_request_error", "message": "Invalid API Key"}}),
-                "refused",
+                "key refused",
             ),
             (
                 400,
@@ -297,11 +315,22 @@ mod tests {
             (429, json!({}), "unknown"),
             (500, json!({}), "unknown"),
             (503, json!({}), "unknown"),
+            (
+                401,
+                json!({"error": {"type": "invalid_request_error", "message": "Invalid API Key provided: sk_test_****1234"}}),
+                "key refused",
+            ),
+            (
+                403,
+                json!({"error": {"type": "invalid_request_error", "code": "secret_key_required"}}),
+                "key refused",
+            ),
         ];
         for (status, body, want) in cases {
             let got = match Reply::of(status, body) {
                 Reply::Done(_) => "done",
                 Reply::Refused { .. } => "refused",
+                Reply::KeyRefused { .. } => "key refused",
                 Reply::NoAnswer(_) => "unknown",
             };
             assert_eq!(got, want, "{status}");
