@@ -9,7 +9,10 @@
 //! which the provider answers once. Only a refusal (nothing was paid) starts
 //! a new attempt; an unknown outcome keeps the attempt and its key.
 
+use rust_decimal::Decimal;
+
 use crate::affiliate::{Affiliate, PayoutMethod};
+use crate::money::Currency;
 use crate::payout::{Payout, PayoutStatus};
 pub use crate::payout_account::{
     AccountUpdate, PaymentError, PayoutAccount, PayoutAccountStatus, Rail,
@@ -27,6 +30,58 @@ impl Rail {
             _ => None,
         }
     }
+}
+
+impl Rail {
+    /// Digits after the decimal point the provider counts `currency` in:
+    /// ISO 4217's, but Stripe counts ISK in hundredths and MGA in whole
+    /// ariary, and PayPal takes HUF, JPY and TWD in whole units.
+    pub fn exponent(self, currency: Currency) -> u32 {
+        match (self, currency.code()) {
+            (Rail::Stripe, "ISK") => 2,
+            (Rail::Stripe, "MGA") => 0,
+            (Rail::Paypal, "HUF" | "JPY" | "TWD") => 0,
+            _ => currency.exponent(),
+        }
+    }
+
+    /// `amount` in the provider's unit: Stripe's minor units are its
+    /// digits, PayPal's decimal string its text. An amount with a fraction
+    /// the provider's unit has not is refused (`(code, message)`): the rail
+    /// never pays other than the payout's amount.
+    pub fn amount(self, currency: Currency, amount: Decimal) -> Result<Decimal, (String, String)> {
+        let exponent = self.exponent(currency);
+        let mut exact = amount.normalize();
+        if exact.scale() > exponent {
+            return Err((
+                AMOUNT_NOT_PAYABLE.to_string(),
+                format!(
+                    "{} pays {} in units of {}; the payout's {amount} is not a whole number of them: adjust it",
+                    self.as_str(),
+                    currency.code(),
+                    Decimal::new(1, exponent),
+                ),
+            ));
+        }
+        exact.rescale(exponent);
+        Ok(exact)
+    }
+}
+
+/// The code of a refusal made before any call: the rail cannot pay the
+/// amount exactly.
+pub const AMOUNT_NOT_PAYABLE: &str = "amount_not_payable";
+
+/// Where `p`'s money goes on `rail`, once the rail can pay its amount
+/// exactly: the refusals made before any call.
+pub fn ready(
+    p: &Payout,
+    affiliate: &Affiliate,
+    rail: Rail,
+) -> Result<Destination, (String, String)> {
+    let to = destination(affiliate, rail)?;
+    rail.amount(p.currency, p.amount)?;
+    Ok(to)
 }
 
 /// Where a payout's money goes.
@@ -246,6 +301,43 @@ mod tests {
                 want,
                 "{status:?} {rail:?} {reference:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_rail_is_sent_the_payouts_amount_in_its_own_unit_or_nothing() {
+        let cur = |c: &str| Currency::parse("currency", c).unwrap();
+        let dec = |s: &str| s.parse::<Decimal>().unwrap();
+        // (rail, currency, amount, what is sent: Stripe's minor units as
+        // digits, PayPal's decimal string as text), None: refused.
+        let cases = [
+            (Rail::Stripe, "USD", "35", Some("3500")),
+            (Rail::Stripe, "USD", "12.5", Some("1250")),
+            (Rail::Stripe, "JPY", "500", Some("500")),
+            (Rail::Stripe, "KWD", "1.234", Some("1234")),
+            // Stripe counts ISK in hundredths, MGA in whole ariary.
+            (Rail::Stripe, "ISK", "5000", Some("500000")),
+            (Rail::Stripe, "MGA", "1200", Some("1200")),
+            (Rail::Stripe, "MGA", "1200.5", None),
+            (Rail::Paypal, "USD", "12.5", Some("12.50")),
+            (Rail::Paypal, "EUR", "100", Some("100.00")),
+            // PayPal takes HUF, JPY and TWD in whole units.
+            (Rail::Paypal, "HUF", "1000", Some("1000")),
+            (Rail::Paypal, "HUF", "1000.00", Some("1000")),
+            (Rail::Paypal, "TWD", "99.5", None),
+            (Rail::Paypal, "JPY", "500", Some("500")),
+        ];
+        for (rail, c, amount, want) in cases {
+            let got = rail.amount(cur(c), dec(amount));
+            let shown = got.as_ref().ok().map(|a| match rail {
+                Rail::Stripe => a.mantissa().to_string(),
+                Rail::Paypal => a.to_string(),
+            });
+            assert_eq!(shown.as_deref(), want, "{rail:?} {c} {amount}");
+            if let Err((code, message)) = got {
+                assert_eq!(code, AMOUNT_NOT_PAYABLE);
+                assert!(message.contains(c), "{message}");
+            }
         }
     }
 

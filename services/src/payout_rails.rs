@@ -119,7 +119,7 @@ pub async fn pay(
     let processing = match payout_rail::step(&payout) {
         RailStep::Wait => return Ok(payout),
         RailStep::Redrive => payout,
-        RailStep::Begin => match payout_rail::destination(affiliate, paying.rail) {
+        RailStep::Begin => match payout_rail::ready(&payout, affiliate, paying.rail) {
             Err((code, message)) => {
                 let refusal = (code, message);
                 return refuse(app, tenant, paying.rail, payout, refusal, now).await;
@@ -323,7 +323,7 @@ async fn plan(
     let begin = match payout_rail::step(&p) {
         RailStep::Wait => return Planned::Done(Box::new(Ok(p))),
         RailStep::Redrive => return Planned::Redrive(Box::new((p, a))),
-        RailStep::Begin => payout_rail::destination(&a, paying.rail),
+        RailStep::Begin => payout_rail::ready(&p, &a, paying.rail),
     };
     let planned = async {
         let checked = payouts::invoice_presence(app, &p).await?;
@@ -499,10 +499,21 @@ async fn call(
     destination: &Destination,
 ) -> ProviderAnswer {
     let key = payout_rail::attempt_key(p);
+    let amount = match paying.rail.amount(p.currency, p.amount) {
+        Ok(a) => a,
+        // An attempt begun before its amount was checked: never sent as is.
+        Err((_, message)) => return ProviderAnswer::NoAnswer { cause: message },
+    };
     match destination {
         Destination::StripeAccount(account) => {
+            // Amounts stay below 10^12 major units: the digits fit.
+            let Ok(amount_minor) = i64::try_from(amount.mantissa()) else {
+                return ProviderAnswer::NoAnswer {
+                    cause: format!("the amount {amount} is beyond what can be sent"),
+                };
+            };
             let transfer = Transfer {
-                amount_minor: p.currency.to_minor(p.amount),
+                amount_minor,
                 currency: p.currency.code(),
                 destination: account,
                 payout_id: &p.id,
@@ -513,7 +524,7 @@ async fn call(
         }
         Destination::PaypalEmail(receiver) => {
             let payout = PaypalPayout {
-                value: p.currency.round(p.amount).to_string(),
+                value: amount.to_string(),
                 currency: p.currency.code(),
                 receiver,
                 payout_id: &p.id,

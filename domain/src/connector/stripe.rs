@@ -429,17 +429,12 @@ fn refund_failed(refund: &Value) -> Outcome {
     })])
 }
 
-/// An amount Stripe sends in its minor units, in major units, rounded
-/// (half-even) to the currency's ISO 4217 exponent. Stripe's minor unit is
-/// ISO 4217's but for two currencies: ISK is sent in hundredths (a share of
-/// a charge, or its tax, may leave a fraction of a króna) and MGA in whole
-/// ariary.
+/// An amount Stripe sends in its minor units (`Rail::exponent`: ISK in
+/// hundredths, MGA in whole ariary), in major units, rounded (half-even) to
+/// the currency's ISO 4217 exponent (a share of an ISK charge, or its tax,
+/// may leave a fraction of a króna).
 fn major(currency: crate::money::Currency, minor: i64) -> Decimal {
-    let exponent = match currency.code() {
-        "ISK" => 2,
-        "MGA" => 0,
-        _ => currency.exponent(),
-    };
+    let exponent = crate::payout_rail::Rail::Stripe.exponent(currency);
     currency.round(Decimal::new(minor, exponent))
 }
 

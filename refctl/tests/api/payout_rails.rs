@@ -815,7 +815,20 @@ impl Paypal {
 
     /// A PAYPAL affiliate with a payout e-mail and its APPROVED payout.
     async fn approved(&self) -> (String, String) {
-        let aff = self.fx.earner(Mode::Test, "PAYPAL", &[100, 250]).await;
+        self.approved_in("USD", &[100, 250]).await
+    }
+
+    /// [`Paypal::approved`], of sales of `amounts` in `currency`.
+    async fn approved_in(&self, currency: &str, amounts: &[u32]) -> (String, String) {
+        let aff = self.fx.earner(Mode::Test, "PAYPAL", &[]).await;
+        let code = self
+            .fx
+            .call("GET", &format!("/api/v1/affiliates/{aff}"), None)
+            .await;
+        let code = code.data()["code"].as_str().unwrap().to_string();
+        for amount in amounts {
+            self.fx.sell(Mode::Test, &code, *amount, currency).await;
+        }
         let email = format!("{}@receivers.example.com", aff.to_lowercase());
         let path = format!("/api/v1/affiliates/{aff}");
         let r = self
@@ -1107,6 +1120,36 @@ async fn a_paypal_batch_made_before_is_found_when_paypal_forgets_the_request_id(
         "APPLIED"
     );
     assert_eq!(pp.payout(&id).await["status"], "PAID");
+}
+
+#[tokio::test]
+async fn paypal_is_sent_whole_forints_and_never_a_rounded_amount() {
+    let pp = Paypal::new().await;
+    // 10% of 10,000 HUF: 1,000, sent as PayPal takes HUF, in whole units.
+    let (id, _) = pp.approved_in("HUF", &[10_000]).await;
+    let sent = pp.batch_process(&id).await;
+    assert_eq!(
+        sent.data()["processed"][0]["status"],
+        "PROCESSING",
+        "{:?}",
+        sent.body
+    );
+    let requests = paypal_requests(&id).await;
+    let amount = &requests[0]["json"]["items"][0]["amount"];
+    assert_eq!(amount, &json!({"value": "1000", "currency": "HUF"}));
+    // 10% of 10,005 HUF: 1,000.50, which PayPal cannot pay exactly: refused
+    // before any call, for the merchant to adjust.
+    let (odd, _) = pp.approved_in("HUF", &[10_005]).await;
+    let r = pp.batch_process(&odd).await;
+    let failed = &r.data()["failed"][0];
+    assert_eq!(failed["code"], "INVALID_STATE", "{:?}", r.body);
+    let back = pp.payout(&odd).await;
+    assert_eq!(
+        (&back["status"], &back["lastPaymentError"]["code"]),
+        (&json!("APPROVED"), &json!("amount_not_payable")),
+        "{back}"
+    );
+    assert!(paypal_requests(&odd).await.is_empty(), "no call");
 }
 
 #[tokio::test]
