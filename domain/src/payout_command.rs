@@ -318,6 +318,10 @@ impl Payout {
             }
             Command::ConfirmPayment { reference } => {
                 self.payment_reference = reference.or(self.payment_reference.take());
+                // Paid through a rail: the rail is how it was paid.
+                if let Some(rail) = self.rail {
+                    self.payment_method = Some(rail.as_str().to_string());
+                }
             }
             Command::PaymentAccepted { reference } => self.payment_reference = Some(reference),
             Command::PaymentUnclaimed { code, message } => {

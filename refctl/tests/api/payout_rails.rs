@@ -250,8 +250,12 @@ async fn a_payout_is_paid_once_through_stripe_connect() {
     let r = rails.batch_process(&id).await;
     let paid = &r.data()["processed"][0];
     assert_eq!(
-        (&paid["status"], &paid["paymentAttempt"]),
-        (&json!("PAID"), &json!(1)),
+        (
+            &paid["status"],
+            &paid["paymentAttempt"],
+            &paid["paymentMethod"]
+        ),
+        (&json!("PAID"), &json!(1), &json!("STRIPE")),
         "{:?}",
         r.body
     );
@@ -1083,7 +1087,11 @@ async fn a_paypal_event_settles_the_attempt_whose_answer_was_lost() {
     assert_eq!(paid["resource"]["sender_batch_id"], format!("{id}-1"));
     let r = pp.deliver(&paid, &headers).await;
     assert_eq!(r.data()["outcome"], "APPLIED", "{:?}", r.body);
-    assert_eq!(pp.payout(&id).await["status"], "PAID");
+    let settled = pp.payout(&id).await;
+    assert_eq!(
+        (&settled["status"], &settled["paymentMethod"]),
+        (&json!("PAID"), &json!("PAYPAL"))
+    );
     assert_eq!(paypal_requests(&id).await.len(), 1, "one payout call");
 }
 
