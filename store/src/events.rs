@@ -72,7 +72,8 @@ fn data_text(deflated: Option<AttributeValue>, legacy: Option<String>) -> Result
         Some(AttributeValue::B(blob)) => {
             let bytes =
                 miniz_oxide::inflate::decompress_to_vec_with_limit(blob.as_ref(), DATA_LIMIT)
-                    .map_err(|e| Error::internal(format!("event data: {e:?}")))?;
+                    // Its status only: the error holds what was inflated so far.
+                    .map_err(|e| Error::internal(format!("event data: {:?}", e.status)))?;
             String::from_utf8(bytes).map_err(Error::internal)
         }
         _ => legacy.ok_or_else(|| Error::internal("event without data")),

@@ -83,18 +83,61 @@ pub fn body(err: impl std::fmt::Display) -> Error {
     Error::Unavailable(UNAVAILABLE.into())
 }
 
-/// An item that does not convert to or from its type: a bug, 500.
+/// An item that does not convert to or from its type: a bug, 500. The
+/// cause keeps the rule that failed and leaves out the value it quotes (an
+/// e-mail, a storage key).
 pub fn item(err: serde_dynamo::Error) -> Error {
-    Error::Internal(format!("item conversion: {err}"))
+    Error::Internal(format!(
+        "item conversion: {}",
+        without_values(&err.to_string())
+    ))
+}
+
+/// A conversion error's text without the values it quotes: serde quotes a
+/// value in double quotes (`invalid type: string "…"`) and an unknown
+/// variant in backticks (`unknown variant `…``); field and variant names
+/// it expects stay.
+fn without_values(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in text.split('"').enumerate() {
+        out.push_str(if i % 2 == 0 { part } else { "\"…\"" });
+    }
+    const VARIANT: &str = "unknown variant `";
+    if let Some(start) = out.find(VARIANT).map(|at| at + VARIANT.len()) {
+        if let Some(len) = out[start..].find('`') {
+            out.replace_range(start..start + len, "…");
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use aws_sdk_dynamodb::operation::get_item::GetItemError;
+    use aws_sdk_dynamodb::types::AttributeValue;
     use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
     use aws_smithy_types::error::ErrorMetadata;
     use domain::error::ErrorCode;
+
+    #[test]
+    fn an_item_that_does_not_convert_names_its_rule_not_its_value() {
+        let wrong: std::result::Result<domain::payout::PayoutStatus, _> =
+            serde_dynamo::from_attribute_value(AttributeValue::S("someone@example.com".into()));
+        let Error::Internal(cause) = item(wrong.unwrap_err()) else {
+            panic!("a 500")
+        };
+        assert!(
+            cause.starts_with("item conversion: unknown variant `…`, expected one of `PENDING`"),
+            "{cause}"
+        );
+        assert!(!cause.contains("someone@example.com"), "{cause}");
+        let quoted = "invalid type: string \"someone@example.com\", expected u32";
+        assert_eq!(
+            without_values(quoted),
+            "invalid type: string \"…\", expected u32"
+        );
+    }
 
     #[test]
     fn sdk_timeouts_are_503_and_other_failures_500() {
