@@ -130,8 +130,8 @@ pub async fn pay(
             },
         },
     };
-    if processing.status != PayoutStatus::Processing {
-        // Another caller paid or refused it meanwhile.
+    if payout_rail::step(&processing) != RailStep::Redrive {
+        // Another caller paid, refused or handed it over meanwhile.
         return Ok(processing);
     }
     let answer = call_again(app, tenant.mode, paying, &processing, affiliate).await;
