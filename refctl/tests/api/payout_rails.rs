@@ -16,7 +16,7 @@ use api::store::payouts as store_payouts;
 use serde_json::{json, Value};
 
 use crate::integrations::{official_signature, STRIPE_SECRET};
-use crate::payouts::Fx;
+use crate::payouts::{processed_by_hand, Fx};
 use crate::support::{
     call_on, http_client, rails_later_server, rails_server, raw, start, test_config, Resp, Server,
 };
@@ -184,6 +184,32 @@ impl Rails {
         .await
     }
 
+    /// A merchant whose payout job runs 11 minutes ahead (on a table of its
+    /// own), and an APPROVED payout of a connected affiliate.
+    async fn approved_ahead() -> (Rails, String) {
+        let rails = Rails::on(rails_later_server()).await;
+        let (aff, _) = rails.connected(&[100]).await;
+        let id = rails.approved(&aff).await;
+        (rails, id)
+    }
+
+    /// A connected affiliate's payout whose transfer Stripe made and whose
+    /// answer was lost: batch-process answered 503 for it.
+    async fn answer_lost() -> (Rails, String) {
+        let rails = Rails::new().await;
+        let (aff, _) = rails.connected(&[100]).await;
+        let id = rails.approved(&aff).await;
+        fault(&id, json!({"kind": "drop_after"})).await;
+        let lost = rails.batch_process(&id).await;
+        assert_eq!(
+            failure(&lost)["code"],
+            "SERVICE_UNAVAILABLE",
+            "{:?}",
+            lost.body
+        );
+        (rails, id)
+    }
+
     /// The affiliate's one payout, APPROVED.
     async fn approved(&self, aff: &str) -> String {
         // Another test's job run may be assembling this payout (invisible
@@ -219,6 +245,16 @@ impl Rails {
         .await;
         assert_eq!(r.status, 200, "{:?}", r.body);
         r
+    }
+
+    /// batch-process of `id`, Stripe answering its transfer `status` with `body`.
+    async fn answered(&self, id: &str, status: u16, body: Value) -> Resp {
+        fault(
+            id,
+            json!({"kind": "status", "status": status, "body": body}),
+        )
+        .await;
+        self.batch_process(id).await
     }
 
     async fn batch_process(&self, id: &str) -> Resp {
@@ -335,17 +371,7 @@ async fn two_payouts_of_one_affiliate_are_paid_in_one_batch_process() {
 
 #[tokio::test]
 async fn an_answer_lost_after_the_transfer_is_asked_again_with_the_same_key() {
-    let rails = Rails::new().await;
-    let (aff, _) = rails.connected(&[100]).await;
-    let id = rails.approved(&aff).await;
-    fault(&id, json!({"kind": "drop_after"})).await;
-    let lost = rails.batch_process(&id).await;
-    assert_eq!(
-        failure(&lost)["code"],
-        "SERVICE_UNAVAILABLE",
-        "{:?}",
-        lost.body
-    );
+    let (rails, id) = Rails::answer_lost().await;
     let waiting = rails.payout(&id).await;
     assert_eq!(
         (&waiting["status"], &waiting["paymentAttempt"]),
@@ -384,10 +410,7 @@ async fn an_answer_lost_after_the_transfer_is_asked_again_with_the_same_key() {
 
 #[tokio::test]
 async fn a_crash_between_processing_and_the_call_is_paid_once_by_the_payout_job() {
-    // Its job runs 11 minutes ahead: on a table of its own.
-    let rails = Rails::on(rails_later_server()).await;
-    let (aff, _) = rails.connected(&[100]).await;
-    let id = rails.approved(&aff).await;
+    let (rails, id) = Rails::approved_ahead().await;
     let tenant = rails.fx.tenant(Mode::Test);
     let app = &rails.fx.app;
     let now = api::domain::timestamp::now();
@@ -415,24 +438,15 @@ async fn a_payout_processed_without_a_rail_is_never_sent_to_one() {
     // Processed before the merchant's integration paid (manual: the merchant
     // pays it by hand), then its affiliate is on the rail: neither the job
     // nor another batch-process sends it, since the merchant may be paying it.
-    let rails = Rails::on(rails_later_server()).await;
-    let (aff, _) = rails.connected(&[100]).await;
-    let id = rails.approved(&aff).await;
+    let (rails, id) = Rails::approved_ahead().await;
     let tenant = rails.fx.tenant(Mode::Test);
     let app = &rails.fx.app;
-    let now = api::domain::timestamp::now();
-    let by_hand = |_: &api::domain::payout::Payout| api::domain::payout_command::Command::Process {
-        checked_invoice: None,
-        rail: None,
-    };
-    let left = api::services::payouts::transition(app, &tenant, &id, by_hand, now)
-        .await
-        .unwrap();
+    let left = processed_by_hand(app, &tenant, &id).await;
     assert_eq!(
         (left.status.as_str(), left.payment_attempt),
         ("PROCESSING", 1)
     );
-    let later = now + chrono::Duration::minutes(11);
+    let later = api::domain::timestamp::now() + chrono::Duration::minutes(11);
     job::run(app, later, Budget::default()).await.unwrap();
     let again = rails.batch_process(&id).await;
     assert_eq!(
@@ -450,20 +464,10 @@ async fn a_refused_key_on_a_redrive_keeps_the_attempt_and_pays_once() {
     // The transfer was made and its answer lost; then Stripe refuses the
     // key (revoked, say) before looking at the request: that says nothing
     // of the transfer, so the attempt and its key are kept.
-    let rails = Rails::new().await;
-    let (aff, _) = rails.connected(&[100]).await;
-    let id = rails.approved(&aff).await;
-    fault(&id, json!({"kind": "drop_after"})).await;
-    let lost = rails.batch_process(&id).await;
-    assert_eq!(lost.data()["failed"][0]["code"], "SERVICE_UNAVAILABLE");
+    let (rails, id) = Rails::answer_lost().await;
     let refused = json!({"error": {"type": "invalid_request_error",
         "message": "Invalid API Key provided: sk_test_****abcd"}});
-    fault(
-        &id,
-        json!({"kind": "status", "status": 401, "body": refused}),
-    )
-    .await;
-    let r = rails.batch_process(&id).await;
+    let r = rails.answered(&id, 401, refused).await;
     assert_eq!(
         r.data()["failed"][0]["code"],
         "SERVICE_UNAVAILABLE",
@@ -519,12 +523,7 @@ async fn a_refusal_then_a_retry_uses_two_keys_and_pays_once() {
     let id = rails.approved(&aff).await;
     let refusal = json!({"error": {"type": "invalid_request_error", "code": "balance_insufficient",
         "message": "You have insufficient available funds in your Stripe account."}});
-    fault(
-        &id,
-        json!({"kind": "status", "status": 400, "body": refusal}),
-    )
-    .await;
-    let refused = rails.batch_process(&id).await;
+    let refused = rails.answered(&id, 400, refusal).await;
     let f = failure(&refused);
     assert_eq!(f["code"], "INVALID_STATE", "{f}");
     assert!(
@@ -824,15 +823,10 @@ impl Paypal {
 
     /// [`Paypal::approved`], of sales of `amounts` in `currency`.
     async fn approved_in(&self, currency: &str, amounts: &[u32]) -> (String, String) {
-        let aff = self.fx.earner(Mode::Test, "PAYPAL", &[]).await;
-        let code = self
+        let aff = self
             .fx
-            .call("GET", &format!("/api/v1/affiliates/{aff}"), None)
+            .earner_in(Mode::Test, "PAYPAL", amounts, currency)
             .await;
-        let code = code.data()["code"].as_str().unwrap().to_string();
-        for amount in amounts {
-            self.fx.sell(Mode::Test, &code, *amount, currency).await;
-        }
         let email = format!("{}@receivers.example.com", aff.to_lowercase());
         let path = format!("/api/v1/affiliates/{aff}");
         let r = self

@@ -119,6 +119,18 @@ impl Fx {
     /// An ACTIVE affiliate paid by `method`, with one sale per amount,
     /// recorded while no test runs the payout job.
     pub(crate) async fn earner(&self, mode: Mode, method: &str, amounts: &[u32]) -> String {
+        self.earner_in(mode, method, amounts, "USD").await
+    }
+
+    /// [`Fx::earner`], of sales in `currency`.
+    pub(crate) async fn earner_in(
+        &self,
+        mode: Mode,
+        method: &str,
+        amounts: &[u32],
+        currency: &str,
+    ) -> String {
+        // No job run between its sales: they are one payout.
         let _alone = JOBS.lock().await;
         let code = unique("p").chars().take(20).collect::<String>();
         let campaign = match mode {
@@ -133,7 +145,7 @@ impl Fx {
             .await;
         assert_eq!(r.status, 201, "{:?}", r.body);
         for amount in amounts {
-            self.sell(mode, &code, *amount, "USD").await;
+            self.sell(mode, &code, *amount, currency).await;
         }
         r.data()["id"].as_str().unwrap().to_string()
     }
@@ -882,6 +894,24 @@ async fn a_failing_provider_leaves_the_payout_approved_until_a_retry_pays_once()
     assert_eq!(seen, want);
 }
 
+/// batch-process's move of an APPROVED payout as the `manual` provider
+/// makes it: PROCESSING, no rail asked, waiting for mark-paid.
+pub(crate) async fn processed_by_hand(
+    app: &App,
+    tenant: &Tenant,
+    id: &str,
+) -> api::domain::payout::Payout {
+    use api::domain::payout_command::Command;
+    let by_hand = |_: &api::domain::payout::Payout| Command::Process {
+        checked_invoice: None,
+        rail: None,
+    };
+    let now = api::domain::timestamp::now();
+    api::services::payouts::transition(app, tenant, id, by_hand, now)
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_payout_left_processing_without_a_rail_is_the_merchants_to_mark_paid() {
     // batch-process commits the sandbox's answer with the move to
@@ -891,14 +921,7 @@ async fn a_payout_left_processing_without_a_rail_is_the_merchants_to_mark_paid()
     let fx = Fx::new().await;
     let id = fx.approved(Mode::Test, 1).await.remove(0);
     let tenant = fx.tenant(Mode::Test);
-    let now = api::domain::timestamp::now();
-    let process = |_: &api::domain::payout::Payout| api::domain::payout_command::Command::Process {
-        checked_invoice: None,
-        rail: None,
-    };
-    let left = api::services::payouts::transition(&fx.app, &tenant, &id, process, now)
-        .await
-        .unwrap();
+    let left = processed_by_hand(&fx.app, &tenant, &id).await;
     assert_eq!(left.status.as_str(), "PROCESSING");
     assert_eq!(left.queue(), None, "not in the job's queue");
     for _ in 0..2 {
