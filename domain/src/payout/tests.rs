@@ -98,13 +98,18 @@ fn a_release_moves_only_what_the_payout_still_holds_and_gives_back_clawbacks() {
     assert!(p.releasing(vec![], vec![], now).is_empty());
 }
 
+/// batch-process's move without a rail, `checked` the invoice it found.
+fn process(checked: Option<&str>) -> Command {
+    Command::Process {
+        checked_invoice: checked.map(str::to_string),
+        rail: None,
+    }
+}
+
 #[test]
 fn a_payout_approved_in_passing_records_its_approval_first() {
     let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
-    let process = Command::Process {
-        checked_invoice: Some(CHECKED.into()),
-        rail: None,
-    };
+    let process = process(Some(CHECKED));
     // (from, approved before?, approval recorded?)
     let cases = [
         (PayoutStatus::InvoiceUploaded, false, true),
@@ -157,10 +162,7 @@ fn a_payout_approved_in_passing_records_its_approval_first() {
 #[test]
 fn a_provider_answer_joins_the_move_to_processing_in_one_write() {
     let now = parse_datetime("2026-02-01T00:00:00Z").unwrap();
-    let process = Command::Process {
-        checked_invoice: Some(CHECKED.into()),
-        rail: None,
-    };
+    let process = process(Some(CHECKED));
     let paid = Command::ConfirmPayment {
         reference: Some("sandbox_po".into()),
     };
@@ -353,10 +355,7 @@ fn commands() -> Vec<Command> {
         Command::Reject {
             reason: "no".into(),
         },
-        Command::Process {
-            checked_invoice: Some(CHECKED.into()),
-            rail: None,
-        },
+        process(Some(CHECKED)),
         Command::ConfirmPayment { reference: None },
         Command::PaymentFailed {
             code: "sandbox".into(),
@@ -616,10 +615,7 @@ fn approving_needs_the_invoice_in_storage() {
         Command::Approve {
             checked_invoice: None,
         },
-        Command::Process {
-            checked_invoice: None,
-            rail: None,
-        },
+        process(None),
     ] {
         let err = payout(InvoiceUploaded).apply(command, now).unwrap_err();
         assert!(matches!(err, Error::InvoiceMissing { .. }));
@@ -632,10 +628,7 @@ fn approving_needs_the_invoice_in_storage() {
         Command::Approve {
             checked_invoice: Some("invoices/old".into()),
         },
-        Command::Process {
-            checked_invoice: Some("invoices/old".into()),
-            rail: None,
-        },
+        process(Some("invoices/old")),
     ] {
         let err = replaced.apply(command, now).unwrap_err();
         assert!(matches!(err, Error::InvoiceReplaced { .. }), "{err:?}");
@@ -645,15 +638,7 @@ fn approving_needs_the_invoice_in_storage() {
     };
     assert!(replaced.apply(same, now).is_ok());
     // An approved payout's invoice was checked at approval.
-    assert!(payout(Approved)
-        .apply(
-            Command::Process {
-                checked_invoice: None,
-                rail: None,
-            },
-            now
-        )
-        .is_ok());
+    assert!(payout(Approved).apply(process(None), now).is_ok());
 }
 
 #[test]
@@ -691,13 +676,7 @@ fn transitions_record_what_happened() {
     assert_eq!((last.code.as_str(), last.at), ("sandbox", now));
     // Each move to PROCESSING starts a new attempt (a new idempotency key).
     let approved = payout(Approved);
-    let attempt = |p: &Payout| match p.apply(
-        Command::Process {
-            checked_invoice: None,
-            rail: None,
-        },
-        now,
-    ) {
+    let attempt = |p: &Payout| match p.apply(process(None), now) {
         Ok(Outcome::Changed { payout, .. }) => payout.payment_attempt,
         other => panic!("{other:?}"),
     };
