@@ -47,19 +47,25 @@ impl Rail {
 
     /// `amount` in the provider's unit: Stripe's minor units are its
     /// digits, PayPal's decimal string its text. An amount with a fraction
-    /// the provider's unit has not is refused (`(code, message)`): the rail
+    /// the provider cannot take is refused (`(code, message)`): the rail
     /// never pays other than the payout's amount.
     pub fn amount(self, currency: Currency, amount: Decimal) -> Result<Decimal, (String, String)> {
         let exponent = self.exponent(currency);
+        // Stripe takes three-decimal currencies (KWD, BHD, ...) in
+        // thousandths whose last digit is 0.
+        let precision = match self {
+            Rail::Stripe => exponent.min(2),
+            Rail::Paypal => exponent,
+        };
         let mut exact = amount.normalize();
-        if exact.scale() > exponent {
+        if exact.scale() > precision {
             return Err((
                 AMOUNT_NOT_PAYABLE.to_string(),
                 format!(
                     "{} pays {} in units of {}; the payout's {amount} is not a whole number of them: adjust it",
                     self.as_str(),
                     currency.code(),
-                    Decimal::new(1, exponent),
+                    Decimal::new(1, precision),
                 ),
             ));
         }
@@ -257,12 +263,13 @@ pub enum RailStep {
     Wait,
 }
 
-/// The step for `payout` as it is now. A PROCESSING payout no rail was
-/// asked for (paid by hand) is never sent to one: the merchant may be
-/// paying it already.
-pub fn step(payout: &Payout) -> RailStep {
+/// The step for `payout` as it is now, when `rail` pays. A PROCESSING
+/// payout is only ever asked again through the rail its attempt was sent
+/// to: one no rail was asked for (paid by hand: the merchant may be paying
+/// it) or sent through another rail is never sent to this one.
+pub fn step(payout: &Payout, rail: Rail) -> RailStep {
     match payout.status {
-        PayoutStatus::Processing if payout.rail.is_none() => RailStep::Wait,
+        PayoutStatus::Processing if payout.rail != Some(rail) => RailStep::Wait,
         PayoutStatus::Processing if payout.payment_reference.is_some() => RailStep::Wait,
         PayoutStatus::Processing => RailStep::Redrive,
         PayoutStatus::Paid => RailStep::Wait,
@@ -282,7 +289,7 @@ mod tests {
             p.payment_attempt = 1;
             p.rail = rail;
             p.payment_reference = reference.map(str::to_string);
-            step(&p)
+            step(&p, Rail::Stripe)
         };
         let cases = [
             (Approved, None, None, RailStep::Begin),
@@ -291,6 +298,8 @@ mod tests {
             // Paid by hand: the merchant may be paying it now.
             (Processing, None, None, RailStep::Wait),
             (Processing, Some(Rail::Stripe), None, RailStep::Redrive),
+            // Sent through PayPal: never asked again through Stripe.
+            (Processing, Some(Rail::Paypal), None, RailStep::Wait),
             // Taken by the provider: its event says the rest.
             (Processing, Some(Rail::Paypal), Some("B1"), RailStep::Wait),
             (Paid, Some(Rail::Stripe), Some("tr_1"), RailStep::Wait),
@@ -314,7 +323,8 @@ mod tests {
             (Rail::Stripe, "USD", "35", Some("3500")),
             (Rail::Stripe, "USD", "12.5", Some("1250")),
             (Rail::Stripe, "JPY", "500", Some("500")),
-            (Rail::Stripe, "KWD", "1.234", Some("1234")),
+            (Rail::Stripe, "KWD", "1.23", Some("1230")),
+            (Rail::Stripe, "KWD", "1.234", None),
             // Stripe counts ISK in hundredths, MGA in whole ariary.
             (Rail::Stripe, "ISK", "5000", Some("500000")),
             (Rail::Stripe, "MGA", "1200", Some("1200")),

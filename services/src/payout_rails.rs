@@ -116,7 +116,7 @@ pub async fn pay(
     affiliate: &Affiliate,
     now: DateTime<Utc>,
 ) -> Result<Payout> {
-    let processing = match payout_rail::step(&payout) {
+    let processing = match payout_rail::step(&payout, paying.rail) {
         RailStep::Wait => return Ok(payout),
         RailStep::Redrive => payout,
         RailStep::Begin => match payout_rail::ready(&payout, affiliate, paying.rail) {
@@ -130,7 +130,7 @@ pub async fn pay(
             },
         },
     };
-    if payout_rail::step(&processing) != RailStep::Redrive {
+    if payout_rail::step(&processing, paying.rail) != RailStep::Redrive {
         // Another caller paid, refused or handed it over meanwhile.
         return Ok(processing);
     }
@@ -320,7 +320,7 @@ async fn plan(
     a: Affiliate,
     now: DateTime<Utc>,
 ) -> Planned {
-    let begin = match payout_rail::step(&p) {
+    let begin = match payout_rail::step(&p, paying.rail) {
         RailStep::Wait => return Planned::Done(Box::new(Ok(p))),
         RailStep::Redrive => return Planned::Redrive(Box::new((p, a))),
         RailStep::Begin => payout_rail::ready(&p, &a, paying.rail),
@@ -594,7 +594,7 @@ pub async fn redrive(app: &App, tenant: &Tenant, p: Payout, now: DateTime<Utc>) 
     };
     // Decided on the record as it is now: the job's index may lag behind.
     let current = store_payouts::get(&app.store, tenant, &p.id).await?;
-    if payout_rail::step(&current) != RailStep::Redrive {
+    if payout_rail::step(&current, paying.rail) != RailStep::Redrive {
         return Ok(current);
     }
     let affiliate = affiliate_store::get(&app.store, tenant, &p.affiliate_id).await?;

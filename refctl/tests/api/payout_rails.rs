@@ -493,6 +493,47 @@ async fn a_refused_key_on_a_redrive_keeps_the_attempt_and_pays_once() {
 }
 
 #[tokio::test]
+async fn a_payout_sent_through_stripe_is_never_sent_through_paypal() {
+    // Its transfer's answer lost, the merchant then pays through PayPal and
+    // the affiliate moves to it: the payout waits for its own rail.
+    let (rails, id) = Rails::answer_lost().await;
+    let aff = rails.payout(&id).await["affiliateId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let fx = &rails.fx;
+    let stop = json!({"apiKey": null});
+    let path = format!("/api/v1/integrations/{}", rails.integration);
+    assert_eq!(fx.call("PATCH", &path, Some(stop)).await.status, 200);
+    let u = ulid::Ulid::new().to_string();
+    let paypal = json!({"provider": "PAYPAL", "clientId": format!("Ab{u}"),
+        "clientSecret": format!("EE{u}"), "webhookId": format!("WH{u}")});
+    let r = fx.call("POST", "/api/v1/integrations", Some(paypal)).await;
+    assert_eq!(
+        (r.status, &r.data()["canPay"]),
+        (201, &json!(true)),
+        "{:?}",
+        r.body
+    );
+    let moved = json!({"payoutMethod": "PAYPAL", "payoutEmail": format!("{}@receivers.example.com", aff.to_lowercase())});
+    let r = fx
+        .call("PUT", &format!("/api/v1/affiliates/{aff}"), Some(moved))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let again = rails.batch_process(&id).await;
+    assert_eq!(
+        again.data()["processed"][0]["status"],
+        "PROCESSING",
+        "{:?}",
+        again.body
+    );
+    assert!(
+        paypal_requests(&id).await.is_empty(),
+        "nothing sent to PayPal"
+    );
+}
+
+#[tokio::test]
 async fn two_batch_processes_at_once_make_one_transfer() {
     let rails = Rails::new().await;
     let (aff, _) = rails.connected(&[100]).await;
