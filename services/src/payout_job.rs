@@ -293,7 +293,7 @@ async fn complete_work(run: &mut Run<'_>, shard: u32) -> Result<()> {
         }
     }
     for (t, p) in store_payouts::with_work(store, PayoutQueue::Paying, shard, 100).await? {
-        // A failure leaves it APPROVED, as a failed request would.
+        // A failure is logged; the payout stays as the re-drive left it.
         if let Err(e) = payout_rails::redrive(run.app, &t, p, run.now).await {
             tracing::warn!(error = %e, "payout job: payment retry failed");
         }

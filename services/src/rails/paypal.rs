@@ -312,7 +312,8 @@ fn linked_batch(answer: &Value) -> Option<String> {
         .iter()
         .filter_map(|l| l.get("href").and_then(Value::as_str))
         .find_map(|href| href.split_once("/v1/payments/payouts/"))
-        .map(|(_, batch)| batch.trim_end_matches('/').to_string())
+        .map(|(_, rest)| rest.split(['?', '#']).next().unwrap_or_default())
+        .map(|batch| batch.trim_end_matches('/').to_string())
         .filter(|b| !b.is_empty() && !b.contains('/'))
 }
 
@@ -368,9 +369,16 @@ mod tests {
                     "issue": "SENDER_BATCH_ID_ALREADY_USED"}],
                 "links": links})
         };
-        let linked = json!([{"href": "https://api-m.paypal.com/v1/payments/payouts/5UXD2E8A7EBQJ",
-            "rel": "self", "method": "GET"}]);
-        assert!(matches!(sorted(400, used(linked)), Reply::Taken(Some(b)) if b == "5UXD2E8A7EBQJ"));
+        for href in [
+            "https://api-m.paypal.com/v1/payments/payouts/5UXD2E8A7EBQJ",
+            "https://api-m.paypal.com/v1/payments/payouts/5UXD2E8A7EBQJ?page_size=1000&page=1",
+        ] {
+            let linked = json!([{"href": href, "rel": "self", "method": "GET"}]);
+            assert!(
+                matches!(sorted(400, used(linked)), Reply::Taken(Some(b)) if b == "5UXD2E8A7EBQJ"),
+                "{href}"
+            );
+        }
         assert!(matches!(sorted(400, used(json!([]))), Reply::Taken(None)));
     }
 }
