@@ -41,15 +41,18 @@ pub(crate) async fn standin_call(method: &str, path: &str, body: Option<Value>) 
     r.json().await.unwrap()
 }
 
+/// What a stand-in list at `path` holds.
+async fn standin_list(path: &str) -> Vec<Value> {
+    standin_call("GET", path, None)
+        .await
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
 /// The transfers the stand-in made for a payout.
 async fn transfers_of(payout_id: &str) -> Vec<Value> {
-    let found = standin_call(
-        "GET",
-        &format!("/_standin/transfers?match={payout_id}"),
-        None,
-    )
-    .await;
-    found.as_array().unwrap().clone()
+    standin_list(&format!("/_standin/transfers?match={payout_id}")).await
 }
 
 /// The idempotency keys of the transfer requests the stand-in received for a payout.
@@ -247,6 +250,13 @@ impl Rails {
         r
     }
 
+    /// batch-process of `id`, which answers it processed as `status`.
+    async fn processed_as(&self, id: &str, status: &str) -> Resp {
+        let r = self.batch_process(id).await;
+        assert_eq!(r.data()["processed"][0]["status"], status, "{:?}", r.body);
+        r
+    }
+
     /// batch-process of `id`, Stripe answering its transfer `status` with `body`.
     async fn answered(&self, id: &str, status: u16, body: Value) -> Resp {
         fault(
@@ -389,13 +399,7 @@ async fn an_answer_lost_after_the_transfer_is_asked_again_with_the_same_key() {
         .unwrap()
         .iter()
         .any(|p| p["id"] == json!(id)));
-    let again = rails.batch_process(&id).await;
-    assert_eq!(
-        again.data()["processed"][0]["status"],
-        "PAID",
-        "{:?}",
-        again.body
-    );
+    let again = rails.processed_as(&id, "PAID").await;
     assert_eq!(
         transfer_keys(&id).await,
         [format!("{id}-1"), format!("{id}-1")]
@@ -448,13 +452,7 @@ async fn a_payout_processed_without_a_rail_is_never_sent_to_one() {
     );
     let later = api::domain::timestamp::now() + chrono::Duration::minutes(11);
     job::run(app, later, Budget::default()).await.unwrap();
-    let again = rails.batch_process(&id).await;
-    assert_eq!(
-        again.data()["processed"][0]["status"],
-        "PROCESSING",
-        "{:?}",
-        again.body
-    );
+    rails.processed_as(&id, "PROCESSING").await;
     assert_eq!(rails.payout(&id).await["status"], "PROCESSING");
     assert!(transfer_keys(&id).await.is_empty(), "no transfer");
 }
@@ -480,13 +478,7 @@ async fn a_refused_key_on_a_redrive_keeps_the_attempt_and_pays_once() {
         (&json!("PROCESSING"), &json!(1)),
         "{kept}"
     );
-    let paid = rails.batch_process(&id).await;
-    assert_eq!(
-        paid.data()["processed"][0]["status"],
-        "PAID",
-        "{:?}",
-        paid.body
-    );
+    rails.processed_as(&id, "PAID").await;
     assert_eq!(transfers_of(&id).await.len(), 1, "one transfer");
     let keys = transfer_keys(&id).await;
     assert!(keys.iter().all(|k| *k == format!("{id}-1")), "{keys:?}");
@@ -520,13 +512,7 @@ async fn a_payout_sent_through_stripe_is_never_sent_through_paypal() {
         .call("PUT", &format!("/api/v1/affiliates/{aff}"), Some(moved))
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
-    let again = rails.batch_process(&id).await;
-    assert_eq!(
-        again.data()["processed"][0]["status"],
-        "PROCESSING",
-        "{:?}",
-        again.body
-    );
+    rails.processed_as(&id, "PROCESSING").await;
     assert!(
         paypal_requests(&id).await.is_empty(),
         "nothing sent to PayPal"
@@ -543,13 +529,7 @@ async fn two_batch_processes_at_once_make_one_transfer() {
     let (a, b) = tokio::join!(rails.batch_process(&id), rails.batch_process(&id));
     let outcomes = [&a, &b].map(|r| r.data()["processed"].as_array().map_or(0, Vec::len));
     assert!(outcomes.contains(&1), "{:?} {:?}", a.body, b.body);
-    let settled = rails.batch_process(&id).await;
-    assert_eq!(
-        settled.data()["processed"][0]["status"],
-        "PAID",
-        "{:?}",
-        settled.body
-    );
+    rails.processed_as(&id, "PAID").await;
     assert_eq!(transfers_of(&id).await.len(), 1);
     assert!(transfer_keys(&id)
         .await
@@ -640,13 +620,7 @@ async fn the_provider_down_answers_503_in_seconds_and_loses_nothing() {
     assert_eq!(failure(&r)["code"], "SERVICE_UNAVAILABLE");
     assert_eq!(rails.payout(&id).await["status"], "PROCESSING");
     // Once it is back, the same attempt pays.
-    let paid = rails.batch_process(&id).await;
-    assert_eq!(
-        paid.data()["processed"][0]["status"],
-        "PAID",
-        "{:?}",
-        paid.body
-    );
+    rails.processed_as(&id, "PAID").await;
     assert_eq!(transfer_keys(&id).await, [format!("{id}-1")]);
 }
 
@@ -941,12 +915,10 @@ impl Paypal {
 
 /// The PayPal payout requests the stand-in received for a payout.
 async fn paypal_requests(payout_id: &str) -> Vec<Value> {
-    let path = format!("/_standin/requests?path=/v1/payments/payouts&match={payout_id}");
-    standin_call("GET", &path, None)
-        .await
-        .as_array()
-        .unwrap()
-        .clone()
+    standin_list(&format!(
+        "/_standin/requests?path=/v1/payments/payouts&match={payout_id}"
+    ))
+    .await
 }
 
 #[tokio::test]
@@ -1084,12 +1056,7 @@ async fn a_paypal_failure_returns_the_payout_for_a_new_attempt() {
 
 /// PayPal's payout items of a payout.
 async fn paypal_items(payout_id: &str) -> Vec<Value> {
-    let path = format!("/_standin/paypal/items?match={payout_id}");
-    standin_call("GET", &path, None)
-        .await
-        .as_array()
-        .unwrap()
-        .clone()
+    standin_list(&format!("/_standin/paypal/items?match={payout_id}")).await
 }
 
 /// batch-process of `id` whose payout call PayPal takes and whose answer
