@@ -269,10 +269,11 @@ pub enum RailStep {
 /// it) or sent through another rail is never sent to this one.
 pub fn step(payout: &Payout, rail: Rail) -> RailStep {
     match payout.status {
-        PayoutStatus::Processing if payout.rail != Some(rail) => RailStep::Wait,
-        PayoutStatus::Processing if payout.payment_reference.is_some() => RailStep::Wait,
-        PayoutStatus::Processing => RailStep::Redrive,
-        PayoutStatus::Paid => RailStep::Wait,
+        // What the payout job waits for (`Payout::awaits_provider`), on this rail.
+        PayoutStatus::Processing if payout.rail == Some(rail) && payout.awaits_provider() => {
+            RailStep::Redrive
+        }
+        PayoutStatus::Processing | PayoutStatus::Paid => RailStep::Wait,
         _ => RailStep::Begin,
     }
 }
