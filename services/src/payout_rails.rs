@@ -120,10 +120,7 @@ pub async fn pay(
         RailStep::Wait => return Ok(payout),
         RailStep::Redrive => payout,
         RailStep::Begin => match payout_rail::ready(&payout, affiliate, paying.rail) {
-            Err((code, message)) => {
-                let refusal = (code, message);
-                return refuse(app, tenant, paying.rail, payout, refusal, now).await;
-            }
+            Err(refusal) => return refuse(app, tenant, paying.rail, payout, refusal, now).await,
             Ok(_) => match begin(app, tenant, paying.rail, payout, now).await? {
                 Some(p) => p,
                 None => return Err(Error::internal("a payout to pay did not move")),
